@@ -1,4 +1,4 @@
-"""Training throughput of xling.bert.pretrain against the Hugging Face Trainer with the run_mlm.py recipe.
+"""Training throughput of xling.models.bert.pretrain against the Hugging Face Trainer with the run_mlm.py recipe.
 
 Same model config, data, batch size, steps and hardware for both; the first `--warmup` steps are not
 timed. Prints tokens/s of each, their ratio, model TFLOP/s and, with --peak-tflops, the model FLOPs
@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from xling import bert  # noqa: E402
+from xling.models import bert  # noqa: E402
 
 
 def synthetic_corpus(d: Path, vocab_size: int, n_tokens: int, seed: int = 0) -> tuple[list[Path], Path]:
@@ -150,7 +150,7 @@ def main() -> None:
             run = work / f"run{r}"
             if a.only != "hf":
                 rate = run_ours(tokens, vocab, hp, a.warmup, run)
-                results["xling.bert"] = max(rate, results.get("xling.bert", 0))
+                results["xling.models.bert"] = max(rate, results.get("xling.models.bert", 0))
             if a.only != "ours":
                 rate = run_hf(tokens, vocab, hp, a.warmup, a.device, run)
                 results["HF Trainer (run_mlm)"] = max(rate, results.get("HF Trainer (run_mlm)", 0))
@@ -160,7 +160,7 @@ def main() -> None:
         print(f"{name:22s} {rate:12,.0f} tokens/s  {tflops:8.3f} model TFLOP/s{mfu}")
     if len(results) == 2:
         ours, hf = results.values()
-        print(f"ratio xling.bert / HF Trainer: {ours / hf:.2f}")
+        print(f"ratio xling.models.bert / HF Trainer: {ours / hf:.2f}")
 
 
 if __name__ == "__main__":

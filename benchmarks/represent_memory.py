@@ -55,7 +55,7 @@ def _make_corpus(path: Path, n_docs: int, seed: int = 0) -> None:
 
 
 def _child(model_dir: str, tokens: str, out_dir: str, batch_size: int, max_length: int) -> None:
-    from xling import represent
+    from xling.represent import store as represent
 
     # the word set: every 1-3 letter word over the first 12 letters (1884 words) -> fixed O(words) sums
     first = LETTERS[:12]

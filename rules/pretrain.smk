@@ -79,6 +79,6 @@ rule bert_pretrain:
         else
             launch="python"
         fi
-        exec $launch -m xling.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
+        exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
             --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' > {log} 2>&1
         """

@@ -1,14 +1,14 @@
 # Real data (data.source: real): fetch each file of resources/sources.yaml that the configured
 # languages need - download (pinned URL, resumable, sha256-verified) or link a pre-staged copy
 # (data.paths) - into data.cache, then parse the upstream formats into the canonical layout under
-# DATA with xling.upstream. Fetch jobs are localrules (login nodes have internet); every URL shows
+# DATA with xling.data.upstream. Fetch jobs are localrules (login nodes have internet); every URL shows
 # in `snakemake -n -p`. `snakemake fetch_all` fetches everything a run may need, ahead of time.
 import math
 import re
 import sys
 
 sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
-from xling.sources import Sources  # noqa: E402
+from xling.data.sources import Sources  # noqa: E402
 
 if PIVOT != "en":
     raise ValueError(f"data.source: real needs English as the pivot (first) language, not {PIVOT!r}")

@@ -9,7 +9,7 @@ from xling.logs import setup_logging
 setup_logging(snakemake.log[0])
 import torch  # noqa: E402
 
-from xling.represent import extract_bert_shard  # noqa: E402
+from xling.represent.store import extract_bert_shard  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inputs, outputs, params = snakemake.input, snakemake.output, snakemake.params

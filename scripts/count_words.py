@@ -2,6 +2,6 @@
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
-from xling.wordpiece import count_words  # noqa: E402
+from xling.data.wordpiece import count_words  # noqa: E402
 
 count_words(list(snakemake.input), snakemake.output[0])

@@ -2,7 +2,7 @@
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
-from xling.sources import Sources, fetch  # noqa: E402
+from xling.data.sources import Sources, fetch  # noqa: E402
 
 sources = Sources(snakemake.config["data"])
 ref = sources.fetch_table(snakemake.config["languages"])[snakemake.output[0]]

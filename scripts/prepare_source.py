@@ -1,11 +1,11 @@
-"""Snakemake entry point: one upstream format -> canonical files (xling.upstream), by params.kind."""
+"""Snakemake entry point: one upstream format -> canonical files (xling.data.upstream), by params.kind."""
 import tempfile
 from pathlib import Path
 
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
-from xling import upstream  # noqa: E402
+from xling.data import upstream  # noqa: E402
 
 inp, out, params, lang = snakemake.input, snakemake.output, snakemake.params, snakemake.wildcards.get("lang")
 kind = params.kind

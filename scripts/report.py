@@ -4,8 +4,8 @@ from pathlib import Path
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
-import xling.report_language  # noqa: E402,F401  (registers the language-specific sections)
-from xling.report import render_report  # noqa: E402
+import xling.report.language  # noqa: E402,F401  (registers the language-specific sections)
+from xling.report.core import render_report  # noqa: E402
 
 tables = {"word_retrieval": Path(snakemake.input.retrieval)}
 tables["bert_training_logs"] = [Path(d) / "training_log.tsv" for d in snakemake.input.bert_models]

@@ -4,7 +4,7 @@ import logging
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
-from xling.corpus import sample  # noqa: E402
+from xling.data.corpus import sample  # noqa: E402
 
 counts = sample(snakemake.input[0], snakemake.output[0], int(snakemake.wildcards.size), snakemake.params.seed)
 logging.getLogger("xling").info("sampled %s: %s", snakemake.output[0], counts)

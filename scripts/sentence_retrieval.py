@@ -4,8 +4,8 @@ from xling.logs import setup_logging
 setup_logging(snakemake.log[0])
 import torch  # noqa: E402
 
-from xling.formats import read_bucc, read_tatoeba  # noqa: E402
-from xling.sentence_retrieval import run_bucc, run_tatoeba  # noqa: E402
+from xling.data.formats import read_bucc, read_tatoeba  # noqa: E402
+from xling.evaluate.sentence_retrieval import run_bucc, run_tatoeba  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)

@@ -4,9 +4,9 @@ from xling.logs import setup_logging
 setup_logging(snakemake.log[0])
 import torch  # noqa: E402
 
-from xling.formats import read_parallel  # noqa: E402
+from xling.data.formats import read_parallel  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
-from xling.translation import translate_pair  # noqa: E402
+from xling.evaluate.translation import translate_pair  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inp, lm, s = snakemake.input, snakemake.params.lm, snakemake.params.settings

@@ -4,7 +4,7 @@ import logging
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
-from xling.wordpiece import tokenize_corpus  # noqa: E402
+from xling.data.wordpiece import tokenize_corpus  # noqa: E402
 
 counts = tokenize_corpus(
     snakemake.input.corpus, snakemake.input.vocab, snakemake.output[0], lowercase=snakemake.params.lowercase

@@ -2,7 +2,7 @@
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
-from xling.wordpiece import train_vocab  # noqa: E402
+from xling.data.wordpiece import train_vocab  # noqa: E402
 
 train_vocab(
     list(snakemake.input),

@@ -4,7 +4,7 @@ import pandas as pd
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
-from xling.retrieval import word_retrieval  # noqa: E402
+from xling.evaluate.word_retrieval import word_retrieval  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
 
 wc, settings, pivot = snakemake.wildcards, snakemake.params.settings, snakemake.params.pivot

@@ -6,7 +6,7 @@ import random
 import pytest
 import torch
 
-from xling import bert
+from xling.models import bert
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64,
@@ -52,7 +52,7 @@ def test_load_blocks_packs_per_language(tmp_path, caplog):
     ids = write_vocab(tmp_path / "vocab.txt", ["a", "b", "c", "d", "e", "x", "y", "##z"])
     (tmp_path / "en.txt").write_text("a b c\nd e a b e\n\nc\n", encoding="utf-8")  # 9 pieces, 1 empty line
     (tmp_path / "de.txt").write_text("x y ##z x y\nunknown\n", encoding="utf-8")  # 6 pieces, one unknown
-    with caplog.at_level(logging.INFO, logger="xling.bert"):
+    with caplog.at_level(logging.INFO, logger="xling.models.bert"):
         blocks, langs = bert.load_blocks([tmp_path / "en.txt", tmp_path / "de.txt"], tmp_path / "vocab.txt", 6)
     assert blocks.dtype == torch.long and blocks.shape == (3, 6)
     assert langs == ["en", "en", "de"]

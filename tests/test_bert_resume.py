@@ -15,7 +15,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from xling import bert
+from xling.models import bert
 
 REPO = Path(__file__).resolve().parents[1]
 # dropout on and gradient accumulation on: both must replay exactly after a resume
@@ -62,7 +62,7 @@ def reference(corpus, tmp_path_factory):
 def cli(corpus, d: Path) -> subprocess.Popen:
     tokens, vocab = corpus
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    cmd = [sys.executable, "-m", "xling.bert", "--tokens", *map(str, tokens), "--vocab", str(vocab),
+    cmd = [sys.executable, "-m", "xling.models.bert", "--tokens", *map(str, tokens), "--vocab", str(vocab),
            "--out", str(d / "model"), "--checkpoint-dir", str(d / "ckpt"), "--hparams", json.dumps(HPARAMS),
            "--log", str(d / "log.tsv")]
     return subprocess.Popen(cmd, cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)

@@ -1,10 +1,10 @@
-"""Tests for xling.corpus: cleaning, deduplication, document structure and nested sampling."""
+"""Tests for xling.data.corpus: cleaning, deduplication, document structure and nested sampling."""
 
 import random
 
 import pytest
 
-from xling.corpus import clean_sentence, prepare, sample
+from xling.data.corpus import clean_sentence, prepare, sample
 
 
 def read_docs(path):

@@ -1,4 +1,4 @@
-"""`torchrun -m xling.bert` with 2 CPU processes (gloo) follows the single-process trajectory.
+"""`torchrun -m xling.models.bert` with 2 CPU processes (gloo) follows the single-process trajectory.
 
 Each rank trains on its half of the same global batch with the same masks, and the loss is normalised
 by the global number of masked tokens, so DDP (and gradient accumulation) change only the order of
@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from xling import bert
+from xling.models import bert
 
 REPO = Path(__file__).resolve().parents[1]
 HPARAMS = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64,
@@ -41,7 +41,7 @@ def test_torchrun_two_processes_match_single_process(tmp_path):
     # per rank 4 sequences in micro-batches of 2: DDP and accumulation at once
     ddp_hparams = {**HPARAMS, "micro_batch_size": 2}
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m", "xling.bert",
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m", "xling.models.bert",
            "--tokens", *map(str, tokens), "--vocab", str(vocab), "--out", str(tmp_path / "ddp"),
            "--checkpoint-dir", str(tmp_path / "ddp_ckpt"), "--hparams", json.dumps(ddp_hparams),
            "--log-file", str(tmp_path / "ddp.tsv")]  # torchrun's parser rejects --log as ambiguous

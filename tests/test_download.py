@@ -1,4 +1,4 @@
-"""xling.download against a local HTTP server (127.0.0.1, a thread) that can cut connections,
+"""xling.data.download against a local HTTP server (127.0.0.1, a thread) that can cut connections,
 ignore Range, or fail with 404/500 - the failures a long download on a login node meets."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import threading
 import pytest
 import yaml
 
-from xling import download as dl
+from xling.data import download as dl
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB, every byte value
 

@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from xling.formats import (
+from xling.data.formats import (
     FormatError,
     iter_corpus_documents,
     read_alignments,
@@ -31,7 +31,7 @@ def write(path, text, gz=False):
 # --------------------------------------------------------------------------- corpus
 def test_corpus_documents_and_tolerated_extra_blank_lines(tmp_path, caplog):
     path = write(tmp_path / "c.txt", "\na b.\nc d.\n\n\ne f.\n")
-    with caplog.at_level(logging.INFO, logger="xling.formats"):
+    with caplog.at_level(logging.INFO, logger="xling.data.formats"):
         docs = read_corpus(path)
     assert docs == [["a b.", "c d."], ["e f."]]
     assert "2 extra empty lines" in caplog.text
@@ -130,7 +130,7 @@ CONLLU = """# newdoc id = d1
 
 def test_conllu_parses_and_counts_skipped_lines(tmp_path, caplog):
     path = write(tmp_path / "x.conllu", CONLLU)
-    with caplog.at_level(logging.INFO, logger="xling.formats"):
+    with caplog.at_level(logging.INFO, logger="xling.data.formats"):
         sentences = read_conllu(path)
     assert [len(s) for s in sentences] == [5, 1]
     first = sentences[0]

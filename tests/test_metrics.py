@@ -1,9 +1,9 @@
-"""Reference tests for xling.metrics: hand-computed values and blockwise == brute force."""
+"""Reference tests for xling.evaluate.metrics: hand-computed values and blockwise == brute force."""
 
 import numpy as np
 import pytest
 
-from xling import metrics
+from xling.evaluate import metrics
 
 
 def test_chance_mrr_hand_values():

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from xling import report
-from xling.report import expected_figures, fmt_num, load_training_logs, render_report
+from xling.report import core as report
+from xling.report.core import expected_figures, fmt_num, load_training_logs, render_report
 
 PAIRS = ["en-de", "en-fr", "en-ru"]
 SIZES = [200000, 1000000]

@@ -1,4 +1,4 @@
-"""xling.represent: chunking at word boundaries, and map/reduce means == direct numpy means."""
+"""xling.represent.store: chunking at word boundaries, and map/reduce means == direct numpy means."""
 
 import numpy as np
 import pandas as pd
@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM, BertModel
 
-from xling import represent
+from xling.represent import store as represent
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 LETTERS = list("abcdefgh")
@@ -212,7 +212,7 @@ def test_max_documents_equals_a_truncated_corpus(tiny_model, token_file, tmp_pat
 
 def test_progress_is_logged(tiny_model, token_file, tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(represent, "LOG_EVERY_S", 0.0)
-    with caplog.at_level("INFO", logger="xling.represent"):
+    with caplog.at_level("INFO", logger="xling.represent.store"):
         represent.extract_bert_shard(tiny_model, token_file, "xx", {"a"}, 0, 1, tmp_path / "w.parquet",
                                      tmp_path / "l.parquet", 2, 8)
     assert any("tokens/s, ETA" in r.message for r in caplog.records)

@@ -1,11 +1,11 @@
-"""xling.retrieval.word_retrieval end to end on planted vectors in a store written by the test."""
+"""xling.evaluate.word_retrieval.word_retrieval end to end on planted vectors in a store written by the test."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from xling import metrics
-from xling.retrieval import COLUMNS, word_retrieval
+from xling.evaluate import metrics
+from xling.evaluate.word_retrieval import COLUMNS, word_retrieval
 
 N = 6
 EN = [f"e{i}" for i in range(N)]

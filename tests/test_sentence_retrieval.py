@@ -7,9 +7,9 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
-from xling.sentence_retrieval import (bucc_split_vectors, bucc_table, extract, language_mean, mine,
+from xling.evaluate.sentence_retrieval import (bucc_split_vectors, bucc_table, extract, language_mean, mine,
                                       optimize_threshold, prf, retrieval_accuracy, tatoeba, tatoeba_table, text_gold)
-from xling.translation import MaskedLM
+from xling.evaluate.translation import MaskedLM
 
 
 def planted(n=60, dim=16, offset=6.0, noise=0.05, seed=0):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from xling.sentences import LANGUAGES, check_sentence_count, split_sentences, splitter
+from xling.data.sentences import LANGUAGES, check_sentence_count, split_sentences, splitter
 
 
 @pytest.mark.parametrize("lang, text, expected", [

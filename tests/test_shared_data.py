@@ -4,8 +4,8 @@ Expected counts are those documented in shared/data/PROVENANCE.md; a parser that
 or truncates anything fails here.
 """
 
-from xling import upstream as U
-from xling.formats import (
+from xling.data import upstream as U
+from xling.data.formats import (
     read_alignments,
     read_bucc,
     read_conllu,
@@ -15,7 +15,7 @@ from xling.formats import (
     read_tatoeba,
     read_xnli,
 )
-from xling.sentences import split_sentences
+from xling.data.sentences import split_sentences
 
 PUD = "ar cs de en es fi fr hi id it ja ko pl pt ru sv th tr zh".split()
 UD_TESTS = {"UD_Bulgarian-BTB/bg_btb": 1116, "UD_Chinese-GSD/zh_gsd": 500, "UD_French-GSD/fr_gsd": 416,

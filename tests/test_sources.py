@@ -1,4 +1,4 @@
-"""resources/sources.yaml and xling.sources: the registry validates, and a run's `data:` config
+"""resources/sources.yaml and xling.data.sources: the registry validates, and a run's `data:` config
 resolves to the right files to fetch (URL or pre-staged copy, checksum, cache path)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from xling import download as dl
-from xling import sources as src
+from xling.data import download as dl
+from xling.data import sources as src
 
 REPO = Path(__file__).resolve().parents[1]
 

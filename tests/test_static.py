@@ -1,4 +1,4 @@
-"""Tests for xling.static: GloVe and word2vec on WordPiece token files, and word vectors from pieces."""
+"""Tests for xling.models.static: GloVe and word2vec on WordPiece token files, and word vectors from pieces."""
 
 import logging
 import random
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from gensim.models import KeyedVectors
 
-from xling.static import train_glove, train_word2vec, word_vectors
-from xling.wordpiece import SPECIAL_TOKENS
+from xling.models.static import train_glove, train_word2vec, word_vectors
+from xling.data.wordpiece import SPECIAL_TOKENS
 
 FREQUENT = [f"w{i}" for i in range(20)] + [f"##s{i}" for i in range(5)]
 
@@ -50,7 +50,7 @@ def test_word2vec_vectors_min_count_and_determinism(token_files, tmp_path):
 def test_word2vec_long_document_is_chunked_with_warning(tmp_path, caplog):
     path = tmp_path / "xx.txt"
     path.write_text(" ".join(f"t{i % 7}" for i in range(10_050)) + "\n", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="xling.static"):
+    with caplog.at_level(logging.WARNING, logger="xling.models.static"):
         train_word2vec([path], tmp_path / "v.bin", dim=4, window=2, epochs=1, min_count=1, sg=0, negative=2,
                        threads=1, seed=1)
     assert "1 documents exceed gensim's 10000-token line limit" in caplog.text

@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from xling import formats, synthetic
+from xling.data import formats
+
+from xling.data import synthetic
 
 LANGS = ["en", "xa", "xb", "xe", "xf"]
 SPEC = {

@@ -10,7 +10,7 @@ import torch
 from sacrebleu.metrics import BLEU
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
-from xling.translation import (MaskedLM, bleu1, bleu_tokenizer, convert_rate, convert_rate_by_alpha, detokenize,
+from xling.evaluate.translation import (MaskedLM, bleu1, bleu_tokenizer, convert_rate, convert_rate_by_alpha, detokenize,
                                piece_counts, sentence_means, store_means, token_translation, vocabulary)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -203,8 +203,8 @@ def test_report_sections_render(tmp_path):
     """The language sections render from tidy tables, with figures and published numbers beside ours."""
     import yaml
 
-    import xling.report_language  # noqa: F401  (registers the sections)
-    from xling.report import render_report
+    import xling.report.language  # noqa: F401  (registers the sections)
+    from xling.report.core import render_report
 
     rng = np.random.default_rng(0)
     translation = pd.DataFrame([

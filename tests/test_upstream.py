@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from xling import upstream as U
-from xling.formats import (
+from xling.data import upstream as U
+from xling.data.formats import (
     FormatError,
     read_bucc,
     read_conllu,

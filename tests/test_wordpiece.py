@@ -1,9 +1,9 @@
-"""Tests for xling.wordpiece: vocabulary training, mBERT vocabulary, token files and word counts."""
+"""Tests for xling.data.wordpiece: vocabulary training, mBERT vocabulary, token files and word counts."""
 
 import pandas as pd
 import pytest
 
-from xling.wordpiece import (
+from xling.data.wordpiece import (
     SPECIAL_TOKENS,
     count_words,
     join_pieces,
@@ -147,7 +147,7 @@ def test_mbert_matches_reference_python_tokenizer(shared_data):
 
 def test_trained_vocabulary_is_identical_on_every_run(tmp_path):
     """tokenizers' trainer alone tie-breaks in hash-map order (huggingface/tokenizers#1794)."""
-    from xling.synthetic import generate
+    from xling.data.synthetic import generate
 
     spec = {"seed": 3, "sentences": 1500, "concepts": 200, "topics": 10,
             "dictionary": {"train": [0, 100], "test": [100, 150]},

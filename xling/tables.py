@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from xling.formats import read_dictionary
+from xling.data.formats import read_dictionary
 from xling.io import atomic_path, atomic_write
 
 

@@ -14,7 +14,7 @@ as a single process with the same global batch:
 Checkpoints (model, optimizer, scheduler, RNG states, data position, step) are single files written
 atomically; SIGTERM/SIGUSR1 finish the current step, save, and exit with 128 + signal number.
 
-Run as `python -m xling.bert ...` or `torchrun --standalone --nproc_per_node=N -m xling.bert ...`.
+Run as `python -m xling.models.bert ...` or `torchrun --standalone --nproc_per_node=N -m xling.models.bert ...`.
 """
 
 from __future__ import annotations
@@ -673,7 +673,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
 
 
 # ----------------------------------------------------------------------------------------------
-# inference (used by xling.represent)
+# inference (used by xling.represent.store)
 
 
 def iter_hidden_states(model_dir, token_path, batch_size: int, max_length: int, device="cpu",
@@ -758,14 +758,14 @@ def _load_hparams(value: str) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m xling.bert", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m xling.models.bert", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", nargs="+", required=True, help="wordpiece token files, one per language")
     parser.add_argument("--vocab", required=True, help="vocab.txt")
     parser.add_argument("--out", required=True, help="output model directory (HF save_pretrained)")
     parser.add_argument("--checkpoint-dir", required=True, help="checkpoints; a rerun resumes from here")
     parser.add_argument("--hparams", required=True, help="JSON object or JSON/YAML file (bert config + window)")
     # --log-file: the same option under a name torchrun's own parser cannot mistake for an abbreviation
-    # of its --log-dir/--logs-specs (argparse rejects `torchrun ... -m xling.bert --log F` as ambiguous)
+    # of its --log-dir/--logs-specs (argparse rejects `torchrun ... -m xling.models.bert --log F` as ambiguous)
     parser.add_argument("--log", "--log-file", dest="log", default=None,
                         help="also copy training_log.tsv here (use --log-file under torchrun)")
     args = parser.parse_args(argv)

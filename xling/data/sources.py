@@ -21,11 +21,11 @@ from typing import Any
 import requests
 import yaml
 
-from xling import download as dl
+from xling.data import download as dl
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_SOURCES = Path(__file__).resolve().parents[1] / "resources" / "sources.yaml"
+DEFAULT_SOURCES = Path(__file__).resolve().parents[2] / "resources" / "sources.yaml"
 POLICIES = ("published", "trust-on-first-download", "hf-lfs", "computed")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -402,7 +402,7 @@ def fetch(ref: FileRef | dict, lock: str | os.PathLike | None, mirror: str | Non
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m xling.sources [--config data.yaml] [--languages en de ...]`: print the plan."""
+    """`python -m xling.data.sources [--config data.yaml] [--languages en de ...]`: print the plan."""
     import argparse
 
     parser = argparse.ArgumentParser(description=main.__doc__)

@@ -13,7 +13,7 @@ bit-reproducible (GloVe's Hogwild SGD and gensim's worker threads race on shared
 threads=1 both are deterministic for a seed.
 
 A word's vector (`word_vectors`) is the mean of its pieces' vectors, the same rule as for BERT's
-hidden states (see `xling.wordpiece`).
+hidden states (see `xling.data.wordpiece`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from xling.io import atomic_path, read_lines
-from xling.wordpiece import UNK, load_tokenizer, word_pieces
+from xling.data.wordpiece import UNK, load_tokenizer, word_pieces
 
 logger = logging.getLogger(__name__)
 

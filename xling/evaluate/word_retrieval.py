@@ -7,7 +7,7 @@ Definitions (also in the README):
   coverage = covered pairs / all pairs;
 - queries: the distinct source words of covered pairs; candidates: the distinct target words of ALL
   covered pairs of the dictionary (the search space); gold of a query: its covered translations;
-- rank of a query: 1 + candidates scoring strictly higher than its best gold (see xling.metrics);
+- rank of a query: 1 + candidates scoring strictly higher than its best gold (see xling.evaluate.metrics);
   MRR and P@k are averaged over queries; chance_mrr = the mean over queries of the
   expected reciprocal rank of the best of their golds placed at random (H_n / n with one gold).
 """
@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from xling import metrics
-from xling.formats import read_dictionary
-from xling.represent import read_vectors
+from xling.evaluate import metrics
+from xling.data.formats import read_dictionary
+from xling.represent.store import read_vectors
 
 logger = logging.getLogger(__name__)
 

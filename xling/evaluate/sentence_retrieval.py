@@ -2,9 +2,9 @@
 three variants of the vectors (Libovický et al. 2020; Liu et al. 2020):
 
 * original   — mean-pooled vectors of a layer;
-* zero_mean  — every language centred on its own mean (xling.transforms.zero_mean);
+* zero_mean  — every language centred on its own mean (xling.represent.transforms.zero_mean);
 * mds        — the query language moved toward the candidate language: q + alpha (R_cand - R_query)
-               (xling.transforms.mds; alpha = 1 puts both means on the same point).
+               (xling.represent.transforms.mds; alpha = 1 puts both means on the same point).
 
 Sentence vector: the mean of the sentence's real wordpiece vectors at a layer ([CLS]/[SEP] excluded;
 a sentence longer than the window is run in word-boundary chunks and pooled over all of them). The
@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from xling.transforms import mds, zero_mean
-from xling.translation import MaskedLM, pooled_vectors
+from xling.represent.transforms import mds, zero_mean
+from xling.evaluate.translation import MaskedLM, pooled_vectors
 
 logger = logging.getLogger(__name__)
 
@@ -290,7 +290,7 @@ def run_tatoeba(model, pairs: Sequence[tuple[str, str]], *, layers: Sequence[int
 def run_bucc(model, dev: tuple[dict, dict, set], test: tuple[dict, dict, set], *, layers: Sequence[int],
              mean_stat: str = "token", alpha: float = 1.0, k: int = 4, score: str = "margin", batch_size: int = 64,
              max_length: int | None = None, device: str | None = None, block: int = 1024) -> pd.DataFrame:
-    """BUCC for one language: dev (sample) and test splits as read by xling.formats.read_bucc."""
+    """BUCC for one language: dev (sample) and test splits as read by xling.data.formats.read_bucc."""
     mlm = MaskedLM(model, device=device, max_length=max_length)
     dev_vectors = bucc_split_vectors(mlm, dev[0], dev[1], layers, batch_size)
     test_vectors = bucc_split_vectors(mlm, test[0], test[1], layers, batch_size)

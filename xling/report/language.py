@@ -1,6 +1,6 @@
 """Report sections for the language-specific-information studies: token translation by the mean-difference
 shift (Liu et al. 2020) and sentence retrieval with original / zero-mean / MDS vectors (Libovický et al. 2020;
-XTREME's Tatoeba and BUCC). Importing this module registers the sections with xling.report.
+XTREME's Tatoeba and BUCC). Importing this module registers the sections with xling.report.core.
 
 Table keys (render_report(tables=...)): token_translation, token_translation_samples (optional), tatoeba,
 bucc. Published numbers: the same keys in resources/paper_results.yaml; an entry's rows name our `model`
@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from xling import figures
-from xling.report import (ReportContext, fmt_num, fmt_setting, published_matches, published_table,
+from xling.report import figures
+from xling.report.core import (ReportContext, fmt_num, fmt_setting, published_matches, published_table,
                           register_section, table_block, text)
-from xling.translation import convert_rate_by_alpha
+from xling.evaluate.translation import convert_rate_by_alpha
 
 MODEL_KEYS = ["model", "size", "window"]
 VARIANT_LABELS = {"original": "Original", "zero_mean": "Zero-mean", "mds": "MDS"}

@@ -28,13 +28,15 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from xling import __version__, figures
-from xling.figures import model_label, ordered_models, size_label
+from xling import __version__
+
+from xling.report import figures
+from xling.report.figures import model_label, ordered_models, size_label
 from xling.io import atomic_path, atomic_write
 
 logger = logging.getLogger(__name__)
 
-REPORTS_DIR = Path(__file__).resolve().parents[1] / "reports"
+REPORTS_DIR = Path(__file__).resolve().parents[2] / "reports"
 TEMPLATE = "report.html.j2"
 DEFAULT_PAPER_RESULTS = Path("resources/paper_results.yaml")
 NO_PUBLISHED = "No published numbers recorded"

@@ -122,7 +122,7 @@ class Lock:
                 "how": how,
             }
             text = (
-                "# Written by xling.download: sha256 of each file as first downloaded "
+                "# Written by xling.data.download: sha256 of each file as first downloaded "
                 "(trust-on-first-download).\n# Later downloads of the same URL must match. "
                 "To pin one for everyone, copy it into resources/sources.yaml.\n"
                 + yaml.safe_dump({"files": dict(sorted(entries.items()))}, sort_keys=False)

@@ -2,7 +2,7 @@
 
 One function per upstream format: `(input file / archive / directory, output paths, options) ->
 counts dict`. Each streams its input, validates it with the canonical readers' rules
-(xling.formats), writes its outputs atomically and logs what it kept and what it skipped, so a
+(xling.data.formats), writes its outputs atomically and logs what it kept and what it skipped, so a
 truncated download or a changed upstream layout fails with the file (and line) named instead of
 producing a silently smaller dataset. Upstream layouts are documented in spec/data.md.
 
@@ -31,7 +31,7 @@ from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import IO, Callable, Iterable, Iterator
 
-from xling.formats import (
+from xling.data.formats import (
     FormatError,
     PathLike,
     iter_conllu,
@@ -41,7 +41,7 @@ from xling.formats import (
     read_xnli,
 )
 from xling.io import atomic_write
-from xling.sentences import check_sentence_count, splitter
+from xling.data.sentences import check_sentence_count, splitter
 
 logger = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ def wikipedia_to_corpus(shards: Iterable[PathLike], out_path: PathLike, lang: st
     an article's text (all counted): empty lines; lines shorter than `min_line_chars` (default
     10, Thai 40) — section headings, captions; for every language but Thai (which has no sentence
     punctuation) lines that do not end in sentence-final punctuation — headings, list items and
-    table residue. Kept lines are split with xling.sentences; sentences shorter than
+    table residue. Kept lines are split with xling.data.sentences; sentences shorter than
     `min_sentence_chars` are dropped. Articles left empty are skipped. Fewer than
     `min_fraction` x `n_sentences` sentences in all shards is an error.
     """

@@ -1,7 +1,7 @@
 """Unsupervised token translation with the mean-difference shift (Liu et al. 2020, arXiv:2004.09205).
 
 Feed a source-language sentence to a masked-LM BERT, add alpha * (R_tgt - R_src) to the hidden states
-of layer l (xling.transforms.shift_layer), let the remaining layers and the MLM head run, and decode
+of layer l (xling.represent.transforms.shift_layer), let the remaining layers and the MLM head run, and decode
 EVERY position (no masking) by argmax. If the shift moves the language component, the output pieces
 turn into the target language: an unsupervised word-by-word translation.
 
@@ -18,7 +18,7 @@ Metrics, for each layer l and weight alpha:
 Decoding: the argmax runs over the non-special pieces (the special tokens' logits are masked), so every
 position yields a real piece. Sentences longer than the model's window are cut at word boundaries into
 chunks of at most max_length - 2 pieces, each run as [CLS] chunk [SEP]; their outputs are concatenated.
-The shift is applied to the real pieces only ([CLS]/[SEP]/padding untouched; see xling.transforms).
+The shift is applied to the real pieces only ([CLS]/[SEP]/padding untouched; see xling.represent.transforms).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import pyarrow.parquet as pq
 import torch
 
 from xling.io import read_lines
-from xling.transforms import mds_delta, shift_layer
+from xling.represent.transforms import mds_delta, shift_layer
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class Batch:
 class MaskedLM:
     """A BertForMaskedLM and its tokenizer, with chunking and batching for whole-sentence inference.
 
-    `path`: a model directory (save_pretrained + tokenizer files, as xling.bert writes) or a Hugging Face
+    `path`: a model directory (save_pretrained + tokenizer files, as xling.models.bert writes) or a Hugging Face
     model name. max_length caps the sequence length ([CLS] + pieces + [SEP]); None = the model's
     max_position_embeddings. Our small BERTs should get their training window here, since positions
     beyond it were never trained.
@@ -171,7 +171,7 @@ class MaskedLM:
 # ---------------------------------------------------------------------------------------------- means
 
 def store_means(langs_path: str | Path, lang: str, stat: str) -> np.ndarray:
-    """Language means [layers + 1, H] of one language from a reduced langs store (xling.represent)."""
+    """Language means [layers + 1, H] of one language from a reduced langs store (xling.represent.store)."""
     if stat not in ("token", "sentence"):
         raise ValueError(f"mean stat must be 'token' or 'sentence', got {stat!r}")
     table = pq.read_table(langs_path, filters=[("lang", "==", lang), ("stat", "==", stat)]).to_pandas()

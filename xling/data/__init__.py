@@ -1,0 +1,1 @@
+"""Data: sources, upstream parsers, synthetic languages, corpus preparation, WordPiece."""

@@ -1,0 +1,1 @@
+"""Evaluation: metrics, word / sentence retrieval, token translation."""

@@ -1,0 +1,1 @@
+"""Models trained from scratch: static embeddings (GloVe, Word2Vec) and the BERT MLM trainer."""

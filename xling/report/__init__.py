@@ -1,0 +1,1 @@
+"""The HTML report: core (registry, formatting, published numbers), one module per study, figures."""
