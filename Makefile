@@ -18,7 +18,9 @@ $(BIN)/activate:
 $(VENV)/.installed: $(BIN)/activate pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first and alone, CPU build, so no later dependency can bring CUDA packages
-	$(BIN)/pip install --quiet --extra-index-url $(TORCH_INDEX) -c constraints.txt torch
+	# a wheel already on the machine (pip's find-links) is used without asking PyTorch's index
+	$(BIN)/pip install --quiet -c constraints.txt torch \
+		|| $(BIN)/pip install --quiet --extra-index-url $(TORCH_INDEX) -c constraints.txt torch
 	$(BIN)/pip install --quiet -c constraints.txt -e ".[test]"
 	touch $@
 
