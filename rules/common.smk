@@ -4,11 +4,16 @@ import os
 import posixpath
 import re
 
+import yaml
+
 # Scripts and `python -m xling...` commands import the package from this checkout, in any environment
 # (venv, --sdm conda, or a SLURM job step that re-evaluates this file).
 os.environ.update(
     PYTHONPATH=os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH")) if p)
 )
+
+with open(os.path.join(workflow.basedir, "schemas", "config.schema.yaml"), encoding="utf-8") as handle:
+    SCHEMA = yaml.safe_load(handle)
 
 RUN = config["run"]
 RESULTS = f"results/{RUN}"
@@ -67,6 +72,7 @@ def synthetic_outputs():
         files += expand(f"{DATA}/dict/{PIVOT}-{lang}.{{split}}.txt", split=["train", "test", "full"])
         files += expand(f"{DATA}/parallel/{PIVOT}-{lang}.{{ext}}", ext=[PIVOT, lang, "align"])
         files += expand(f"{DATA}/tatoeba/tatoeba.{lang}-eng.{{side}}", side=[lang, "eng"])
+        files += expand(f"{DATA}/bucc/{lang}-en.{{split}}.{{ext}}", split=["dev", "test"], ext=[lang, "en", "gold"])
     return files
 
 
@@ -93,7 +99,7 @@ if len(HF_MODELS) != len(LANGUAGE["hf_models"]):
 def _available(dataset, langs):
     """Languages of `langs` that have `dataset` (real data: per resources/sources.yaml; synthetic: all)."""
     if config["data"]["source"] == "synthetic":
-        return list(langs) if dataset in ("parallel", "tatoeba") else []
+        return list(langs)
     have = DATASET_LANGS.get({"parallel": "europarl"}.get(dataset, dataset), [])
     return [lang for lang in langs if lang in have]
 
@@ -106,8 +112,24 @@ def tatoeba_langs():
     return _available("tatoeba", TARGETS)
 
 
+def _schema_default(*keys):
+    """Default of the config key at `keys` in schemas/config.schema.yaml."""
+    node = SCHEMA
+    for key in keys:
+        node = node["properties"][key]
+    return node["default"]
+
+
 def bucc_langs():
-    return _available("bucc", [lang for lang in SENT["bucc_languages"] if lang in TARGETS])
+    """Targets evaluated on BUCC: those named in sentence_retrieval.bucc_languages that have BUCC data. A synthetic
+    language cannot be named there (the schema lists the BUCC 2018 languages), so on synthetic data the schema's
+    default list means every target, and another list the targets it names ([]: no BUCC)."""
+    named = SENT["bucc_languages"]
+    if config["data"]["source"] == "synthetic" and named == _schema_default(
+        "language", "sentence_retrieval", "bucc_languages"
+    ):
+        return list(TARGETS)
+    return _available("bucc", [lang for lang in named if lang in TARGETS])
 
 
 def language_models():

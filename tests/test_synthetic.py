@@ -20,6 +20,7 @@ SPEC = {
     "parallel_sentences": 150,
     "ud_sentences": {"train": 40, "dev": 20, "test": 20},
     "tatoeba_sentences": 60,
+    "bucc_sentences": {"dev": 120, "test": 200},
     "xnli_pairs": {"train": 300, "dev": 90, "test": 91},
     "languages": {
         "xa": {"script": "cyrillic", "anchors": 0.2, "order": "SOV", "skew": 0.5},
@@ -60,13 +61,14 @@ def test_same_seed_same_bytes_other_seed_differs(data, tmp_path):
     other = _files(_generate(tmp_path / "other", {**SPEC, "seed": 8}))
     assert other.keys() == again.keys()
     assert other["corpus/xa.txt"] != again["corpus/xa.txt"]
+    assert other["bucc/xa-en.test.xa"] != again["bucc/xa-en.test.xa"]
 
 
 def test_adding_a_language_leaves_the_others_unchanged(data, tmp_path):
     fewer = _files(_generate(tmp_path / "fewer", SPEC, ["en", "xa"]))
     full = _files(data)
     for name in ("corpus/en.txt", "corpus/xa.txt", "dict/en-xa.test.txt", "parallel/en-xa.align",
-                 "ud/xa.dev.conllu", "xnli/test-xa.tsv"):
+                 "ud/xa.dev.conllu", "xnli/test-xa.tsv", "bucc/xa-en.dev.xa", "bucc/xa-en.test.gold"):
         assert fewer[name] == full[name], name
 
 
@@ -96,6 +98,13 @@ def test_every_canonical_file_parses(data):
         tatoeba = formats.read_tatoeba(data / "tatoeba" / f"tatoeba.{lang}-eng.{lang}",
                                        data / "tatoeba" / f"tatoeba.{lang}-eng.eng")
         assert len(tatoeba) == SPEC["tatoeba_sentences"]
+        for split, n in SPEC["bucc_sentences"].items():
+            stem = data / "bucc" / f"{lang}-en.{split}"
+            src, en, gold = formats.read_bucc(f"{stem}.{lang}", f"{stem}.en", f"{stem}.gold")
+            # BUCC ids: language prefix, 9-digit line number from 1 (upstream's own checks accept them)
+            assert list(src) == [f"{lang}-{k:09d}" for k in range(1, n + 1)]
+            assert list(en) == [f"en-{k:09d}" for k in range(1, n + 1)]
+            assert gold and all(src.values()) and all(en.values())
 
 
 def test_alignments_link_tokens_of_the_same_concept(data, built):
@@ -232,6 +241,102 @@ def test_xnli_labels_balanced_and_follow_latent_rules(data, built):
             assert [r[2] for r in other] == [r[2] for r in rows]
 
 
+def _bucc_files(data: Path, lang: str, split: str) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    """Sentences of both sides in id order and the gold lines as (src id, en id), duplicates kept."""
+    stem = data / "bucc" / f"{lang}-en.{split}"
+    src, en, _ = formats.read_bucc(f"{stem}.{lang}", f"{stem}.en", f"{stem}.gold")
+    gold = [tuple(line.split("\t")) for line in Path(f"{stem}.gold").read_text().splitlines()]
+    return list(src.values()), list(en.values()), gold
+
+
+def test_bucc_gold_pairs_are_the_sentences_realised_from_one_latent_sentence(data, built):
+    cfg, world, langs = built
+    en, neg = langs["en"], world.fid["NOT"]
+    for lang in LANGS[1:]:
+        for split in SPEC["bucc_sentences"]:
+            src, en_text, gold = _bucc_files(data, lang, split)
+            xx_latent, en_latent, _ = synthetic.bucc_split(cfg, world, en, langs[lang], split)
+            text = {code: [" ".join(synthetic.surface(langs[code], synthetic.realize(langs[code], s, neg)))
+                           for s in latent] for code, latent in ((lang, xx_latent), ("en", en_latent))}
+            assert (text[lang], text["en"]) == (src, en_text)  # the files are these latent sentences, in order
+            position = {s: j for j, s in enumerate(en_latent)}
+            same = {(f"{lang}-{i + 1:09d}", f"en-{position[s] + 1:09d}")
+                    for i, s in enumerate(xx_latent) if s in position}
+            assert sorted(gold) == sorted(same) and len(set(gold)) == len(gold)
+            # one-to-one, and no other pair is a translation even by its surface: the English realisation of
+            # a non-gold source sentence occurs nowhere on the English side, and every text is unique per side
+            assert len({s for s, _ in gold}) == len({e for _, e in gold}) == len(gold)
+            gold_src = {int(s.rsplit("-", 1)[1]) - 1 for s, _ in gold}
+            en_of_src = [" ".join(synthetic.surface(en, synthetic.realize(en, s, neg))) for s in xx_latent]
+            assert not {en_of_src[i] for i in range(len(src)) if i not in gold_src} & set(en_text)
+            assert len(set(src)) == len(src) and len(set(en_text)) == len(en_text)
+
+
+def test_bucc_copy_of_english_pairs_identical_texts_exactly_in_gold(data):
+    """Read from the files alone: in an exact copy of English a translation is the same string."""
+    src, en, gold = _bucc_files(data, "xe", "test")
+    identical = {(f"xe-{i + 1:09d}", f"en-{j + 1:09d}") for i, x in enumerate(src) for j, e in enumerate(en) if x == e}
+    assert identical == set(gold) and len(gold) == 5
+
+
+@pytest.mark.parametrize("rate, n, expected", [(0.025, 200, 5), (0.025, 120, 3), (0.1, 150, 15), (1.0, 40, 40)])
+def test_bucc_gold_rate(rate, n, expected):
+    spec = {**SPEC, "bucc_gold_rate": rate, "bucc_sentences": {"dev": n, "test": n}}
+    cfg, world, langs = synthetic.build(spec, ["en", "xa"])
+    xx, en, gold = synthetic.bucc_split(cfg, world, langs["en"], langs["xa"], "dev")
+    assert len(xx) == len(en) == n and len(gold) == expected
+    assert sorted(i for i, _ in gold) == sorted({i for i, _ in gold})  # one-to-one
+    assert [xx[i] for i, _ in gold] == [en[j] for _, j in gold]
+
+
+def _plural(sentence):
+    """The latent sentence with its first subject's number flipped (same text in a language without inflection)."""
+    (cconj, (verb, tense, neg, subj, obj, pps)), *rest = sentence
+    if subj[1] is not None:
+        subj = (subj[0], "Plur" if subj[1] == "Sing" else "Sing", *subj[2:])
+    return ((cconj, (verb, tense, neg, subj, obj, pps)), *rest)
+
+
+@pytest.mark.parametrize("code, en_knobs", [("xb", {}), ("xa", {"inflection": False})])
+def test_bucc_never_hides_an_unlisted_translation(monkeypatch, code, en_knobs):
+    """Repeated latent sentences, and ones that either language's surface cannot tell apart (the language
+    without inflection), are drawn again: no pair outside gold shares a text on either side. (Rare at test
+    sizes, so the sampler is made to repeat itself.)"""
+    drawn = []
+    original = synthetic.Sampler.sentence
+
+    def repeating(self, topic=None):
+        k = len(drawn)
+        s = original(self, topic) if k < 4 or k % 3 == 0 else drawn[k // 2] if k % 3 == 1 else _plural(drawn[k // 2])
+        drawn.append(s)
+        return s
+
+    monkeypatch.setattr(synthetic.Sampler, "sentence", repeating)
+    spec = {**SPEC, "bucc_gold_rate": 0.1, "languages": {**SPEC["languages"], "en": en_knobs}}
+    cfg, world, langs = synthetic.build(spec, LANGS)
+    en, other, neg = langs["en"], langs[code], world.fid["NOT"]
+    xx, en_side, gold = synthetic.bucc_split(cfg, world, en, other, "dev")
+    assert len(drawn) > 2 * len(xx) - len(gold) + 50  # many draws were rejected
+
+    def texts(lang, latent):
+        return [" ".join(synthetic.surface(lang, synthetic.realize(lang, s, neg))) for s in latent]
+
+    for lang in (en, other):
+        side = {"xx": texts(lang, xx), "en": texts(lang, en_side)}
+        assert len(set(side["xx"])) == len(set(side["en"])) == len(xx)
+        shared = {(i, j) for i, a in enumerate(side["xx"]) for j, b in enumerate(side["en"]) if a == b}
+        assert shared == set(gold), lang.code
+
+
+def test_bucc_is_deterministic_per_seed_and_language():
+    cfg, world, langs = synthetic.build(SPEC, LANGS)
+    first = synthetic.bucc_split(cfg, world, langs["en"], langs["xa"], "test")
+    assert synthetic.bucc_split(cfg, world, langs["en"], langs["xa"], "test") == first
+    assert synthetic.bucc_split(cfg, world, langs["en"], langs["xb"], "test")[0] != first[0]
+    cfg8, world8, langs8 = synthetic.build({**SPEC, "seed": 8}, LANGS)
+    assert synthetic.bucc_split(cfg8, world8, langs8["en"], langs8["xa"], "test")[0] != first[0]
+
+
 def test_few_duplicate_sentences(tmp_path):
     spec = {"sentences": 8000, "languages": {"xb": {"inflection": False}}}
     _, world, langs = synthetic.build(spec, ["en", "xb"])
@@ -256,6 +361,11 @@ def test_few_duplicate_sentences(tmp_path):
     ({"dictionary": {"train": [0, 200], "test": [100, 300]}}, ["en"], "synthetic.dictionary"),
     ({"dictionary": {"test": [300]}}, ["en"], "synthetic.dictionary.test"),
     ({"xnli_pairs": {"dev": -1}}, ["en"], "synthetic.xnli_pairs.dev"),
+    ({"bucc_sentences": {"dev": 0}}, ["en"], "synthetic.bucc_sentences.dev"),
+    ({"bucc_sentences": {"train": 10}}, ["en"], "synthetic.bucc_sentences.train"),
+    ({"bucc_gold_rate": 0}, ["en"], "synthetic.bucc_gold_rate"),
+    ({"bucc_gold_rate": 1.5}, ["en"], "synthetic.bucc_gold_rate"),
+    ({"bucc_sentences": {"dev": 100}, "bucc_gold_rate": 0.004}, ["en"], "synthetic.bucc_gold_rate"),
 ])
 def test_bad_spec_names_the_key(spec, langs, key):
     with pytest.raises(ValueError, match=key.replace(".", r"\.")):

@@ -68,6 +68,8 @@ DEFAULTS: dict = {
     "parallel_sentences": 1000,
     "ud_sentences": {"train": 2000, "dev": 300, "test": 500},
     "tatoeba_sentences": 1000,
+    "bucc_sentences": {"dev": 1000, "test": 2000},
+    "bucc_gold_rate": 0.025,
     "xnli_pairs": {"train": 5000, "dev": 500, "test": 1000},
     "languages": {},
 }
@@ -204,9 +206,15 @@ def resolve_spec(spec: dict | None, languages: list[str]) -> dict:
         _fail("dictionary.anchors_in_test", "expected true or false")
     _check_int(out["parallel_sentences"], "parallel_sentences", 1)
     _check_int(out["tatoeba_sentences"], "tatoeba_sentences", 1)
-    for group in ("ud_sentences", "xnli_pairs"):
+    for group in ("ud_sentences", "bucc_sentences", "xnli_pairs"):
         for split, n in out[group].items():
             _check_int(n, f"{group}.{split}", 3 if group == "xnli_pairs" else 1)
+    rate = out["bucc_gold_rate"]
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
+        _fail("bucc_gold_rate", f"expected a number in (0, 1], got {rate!r}")
+    for split, n in out["bucc_sentences"].items():
+        if bucc_gold_count(n, rate) < 1:  # BUCC's threshold is tuned on the dev gold pairs
+            _fail("bucc_gold_rate", f"{rate} of bucc_sentences.{split} = {n} hides no gold pair")
 
     if not languages or languages[0] != "en":
         raise ValueError(f"synthetic: the first language must be the pivot 'en', got {languages!r}")
@@ -705,8 +713,50 @@ def _latent_set(cfg: dict, world: World, purpose: str, n: int) -> list:
     return [s.sentence() for _ in range(n)]
 
 
+def bucc_gold_count(n: int, rate: float) -> int:
+    """Gold pairs hidden in a BUCC split of n sentences per side."""
+    return round(n * rate)
+
+
+def bucc_split(cfg: dict, world: World, en: Language, lang: Language, split: str) -> tuple[list, list, list]:
+    """Latent sentences of one BUCC split's two comparable corpora (lang side, English side, in file order) and
+    its gold pairs (lang index, English index), sorted.
+
+    Why: BUCC 2018 hides a few translations (2-3% of a side) among non-parallel sentences of the same world,
+    and mining must find them by similarity alone. A gold pair is one latent sentence realised on both sides;
+    every other sentence is drawn anew, and rejected when its surface form in either language already occurs
+    in the split, so no non-gold pair is a translation, not even one that surface forms cannot tell apart
+    (singular and plural in a language without inflection)."""
+    n = cfg["bucc_sentences"][split]
+    n_gold = bucc_gold_count(n, cfg["bucc_gold_rate"])
+    rng = _rng(cfg["seed"], "bucc", split, lang.code)
+    s = Sampler(world, Tables(world, world.weight), rng)
+    neg_id = world.fid["NOT"]
+    seen: dict[str, set[str]] = {"en": set(), "xx": set()}
+    latent = []  # n_gold shared, then n - n_gold of the lang side only, then n - n_gold of the English side only
+    while len(latent) < 2 * n - n_gold:
+        sentence = s.sentence()
+        texts = {"en": " ".join(surface(en, realize(en, sentence, neg_id))),
+                 "xx": " ".join(surface(lang, realize(lang, sentence, neg_id)))}
+        if any(texts[side] in seen[side] for side in texts):
+            continue
+        for side, text in texts.items():
+            seen[side].add(text)
+        latent.append(sentence)
+    sides = (latent[:n], latent[:n_gold] + latent[n:])
+    orders = [rng.permutation(n) for _ in sides]  # order[position] = index into the side
+    xx, en_side = ([side[i] for i in order] for side, order in zip(sides, orders))
+    where = [np.argsort(order) for order in orders]  # index -> position
+    gold = sorted((int(where[0][k]), int(where[1][k])) for k in range(n_gold))
+    return xx, en_side, gold
+
+
+def _bucc_id(code: str, position: int) -> str:
+    return f"{code}-{position + 1:09d}"
+
+
 def generate(spec: dict, languages: list[str], out_dir: Path) -> None:
-    """Write every canonical file (corpus, dict, parallel, ud, tatoeba, xnli) for `languages` under out_dir."""
+    """Write every canonical file (corpus, dict, parallel, ud, tatoeba, bucc, xnli) for `languages` under out_dir."""
     started = time.perf_counter()
     cfg, world, langs = build(spec, languages)
     out = Path(out_dir)
@@ -742,6 +792,18 @@ def generate(spec: dict, languages: list[str], out_dir: Path) -> None:
         _write_lines(out / "tatoeba" / f"tatoeba.{code}-eng.eng",
                      (" ".join(surface(en, realize(en, s, neg_id))) for s in tatoeba))
     logger.info("parallel/en-*: %d aligned pairs; tatoeba: %d pairs per language", len(parallel), len(tatoeba))
+
+    for code in languages[1:]:
+        lang = langs[code]
+        for split in cfg["bucc_sentences"]:
+            xx, en_side, gold = bucc_split(cfg, world, en, lang, split)
+            stem = out / "bucc" / f"{code}-en.{split}"
+            for side, sentences, ext in ((lang, xx, code), (en, en_side, "en")):
+                texts = (" ".join(surface(side, realize(side, s, neg_id))) for s in sentences)
+                _write_lines(Path(f"{stem}.{ext}"), (f"{_bucc_id(ext, k)}\t{t}" for k, t in enumerate(texts)))
+            _write_lines(Path(f"{stem}.gold"), (f"{_bucc_id(code, i)}\t{_bucc_id('en', j)}" for i, j in gold))
+    logger.info("bucc/{lang}-en.{split}.*: %s sentences per side, %s gold pairs", dict(cfg["bucc_sentences"]),
+                {split: bucc_gold_count(n, cfg["bucc_gold_rate"]) for split, n in cfg["bucc_sentences"].items()})
 
     for split, n in cfg["ud_sentences"].items():
         latent = _latent_set(cfg, world, f"ud-{split}", n)
