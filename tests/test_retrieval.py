@@ -1,5 +1,7 @@
 """xling.evaluate.word_retrieval.word_retrieval end to end on planted vectors in a store written by the test."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -208,3 +210,15 @@ def test_most_frequent_words(tmp_path):
     assert most_frequent_words(counts, "en", 3) == ["the", "a", "b"]  # equal counts: by word
     assert most_frequent_words(counts, "en", 10) == ["the", "a", "b", "rare"]
     assert most_frequent_words(counts, "xx", 1) == ["le"]
+
+
+def test_schema_requires_a_stored_vocabulary_for_vocabulary_candidates():
+    jsonschema = pytest.importorskip("jsonschema")
+    yaml = pytest.importorskip("yaml")
+    schema = yaml.safe_load((Path(__file__).resolve().parents[1] / "schemas/config.schema.yaml").read_text())
+    validator = jsonschema.Draft202012Validator(schema["properties"]["retrieval"])
+    assert validator.is_valid({"candidates": "vocabulary", "vocabulary_size": 5000})
+    assert validator.is_valid({"candidates": "dictionary", "vocabulary_size": 0})
+    assert not validator.is_valid({"candidates": "vocabulary"})
+    assert not validator.is_valid({"candidates": "vocabulary", "vocabulary_size": 0})
+    assert not validator.is_valid({"csls_neighbourhood": "sources"})

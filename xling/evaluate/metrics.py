@@ -6,10 +6,10 @@ O(block x candidates), never O(queries x candidates).
 Ties are broken uniformly at random, in expectation: when a query's best gold scores the same as other
 candidates, its reciprocal rank and its hit@k are their means over every order of the tied candidates.
 Why this rule: a model whose vectors collapsed (all equal, or all zero) then scores exactly chance
-(MRR = chance_mrr, P@k = chance P@k), whereas ties in the gold's favour gave it MRR 1 and ties against
-it push it below chance. The mean is taken of the reciprocal rank itself: the reciprocal of the mean
-rank (1 + above + (tied - 1) / 2) is smaller than the mean reciprocal rank and would also score collapsed
-vectors below chance. Without ties every rule gives MUSE's numbers.
+(MRR = chance_mrr, P@k = chance P@k), whereas ties in the gold's favour would give it MRR 1 and ties
+against it would push it below chance. The mean is taken of the reciprocal rank itself: the reciprocal
+of the mean rank (1 + above + (tied - 1) / 2 with one gold) is smaller than the mean reciprocal rank and
+would also score collapsed vectors below chance. Without ties every rule gives MUSE's numbers.
 
 Scores closer than TIE_ULPS x dim float64 epsilons are tied: identical vectors get cosines that differ
 in the last bits depending on their position in the matrix product, and no order below the rounding
