@@ -11,6 +11,9 @@ rule word_retrieval:
         f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet",
     params:
         settings=config["retrieval"],
+        candidates=config["retrieval"]["candidates"],
+        csls_neighbourhood=config["retrieval"]["csls_neighbourhood"],
+        vocabulary_size=config["retrieval"]["vocabulary_size"],
         pivot=PIVOT,
         targets=retrieval_targets(),
     log:

@@ -6,11 +6,14 @@ N_SHARDS = config["represent"]["shards"]
 
 rule dictionary_words:
     input:
-        [dictionary(lang) for lang in retrieval_targets()],
+        dictionaries=[dictionary(lang) for lang in retrieval_targets()],
+        # retrieval.vocabulary_size > 0: also the most frequent words of the largest sample
+        counts=f"{RESULTS}/tokens/{max(SIZES)}/word_counts.parquet" if config["retrieval"]["vocabulary_size"] else [],
     output:
         f"{RESULTS}/words/{{lang}}.txt",
     params:
         pivot=PIVOT,
+        vocabulary_size=config["retrieval"]["vocabulary_size"],
     log:
         f"{LOGS}/dictionary_words/{{lang}}.log",
     conda:

@@ -19,6 +19,8 @@ for lang, dictionary in zip(snakemake.params.targets, snakemake.input.dictionari
         min_count=settings["min_count"],
         metric=settings["metric"],
         csls_k=settings["csls_k"],
+        candidates=snakemake.params.candidates,
+        csls_neighbourhood=snakemake.params.csls_neighbourhood,
     )
     tables.append(with_settings(table, src=pivot, tgt=lang, pair=f"{pivot}-{lang}"))
 table = with_settings(
@@ -28,6 +30,9 @@ table = with_settings(
     window=int(wc.window),
     metric=settings["metric"],
     csls_k=settings["csls_k"],
+    candidates=snakemake.params.candidates,
+    csls_neighbourhood=snakemake.params.csls_neighbourhood,
+    vocabulary_size=snakemake.params.vocabulary_size,
     dictionary_split=settings["dictionary_split"],
     min_count=settings["min_count"],
     **run_settings(snakemake.config, wc.model),

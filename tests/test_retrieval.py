@@ -1,11 +1,13 @@
 """xling.evaluate.word_retrieval.word_retrieval end to end on planted vectors in a store written by the test."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from xling.evaluate import metrics
 from xling.evaluate.word_retrieval import COLUMNS, word_retrieval
+from xling.tables import most_frequent_words
 
 N = 6
 EN = [f"e{i}" for i in range(N)]
@@ -47,10 +49,12 @@ def setup(tmp_path):
     return store, dictionary, tmp_path / "counts.parquet"
 
 
-@pytest.mark.parametrize("metric", ["cosine", "csls"])
-def test_identity_and_permuted_layers(setup, metric):
+@pytest.mark.parametrize("metric, neighbourhood", [("cosine", "all_words"), ("csls", "all_words"),
+                                                   ("csls", "queries")])
+def test_identity_and_permuted_layers(setup, metric, neighbourhood):
     store, dictionary, counts = setup
-    df = word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, metric=metric, csls_k=3)
+    df = word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, metric=metric, csls_k=3,
+                        csls_neighbourhood=neighbourhood)
     assert list(df.columns) == COLUMNS
     assert df["layer"].tolist() == [0, 1]
     identity, swapped = df.iloc[0], df.iloc[1]
@@ -60,11 +64,13 @@ def test_identity_and_permuted_layers(setup, metric):
         assert row.coverage == pytest.approx(6 / 9)
         assert row.chance_mrr == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5 + 1 / 6) / 6)
     assert identity.mrr == pytest.approx(1.0) and identity.p_at_1 == pytest.approx(1.0)
-    # swapped: e0's nearest is x1 (score 1), gold x0 ties with the rest at 0 -> rank 2 (optimistic ties);
-    # e0..e3 rank 2, e4, e5 rank 1 -> MRR (4 * 1/2 + 2) / 6 = 2/3, P@1 = 2/6, P@5 = 1
-    assert swapped.mrr == pytest.approx(2 / 3)
-    assert swapped.p_at_1 == pytest.approx(1 / 3)
-    assert swapped.p_at_5 == pytest.approx(1.0)
+    # swapped: e0's nearest is x1 (score 1); gold x0 ties with x2..x5 at 0 -> rank 2..6, each with
+    # probability 1/5: expected 1/rank (1/2 + ... + 1/6) / 5 = 0.29, hit@5 4/5; same for e1..e3; e4, e5 rank 1.
+    # CSLS: every word has exactly one neighbour at cosine 1 in each neighbourhood, so r = 1/3 everywhere
+    # (csls_k=3) and CSLS = 2 cos - 2/3 orders like cosine.
+    assert swapped.mrr == pytest.approx((4 * 0.29 + 2) / 6)
+    assert swapped.p_at_1 == pytest.approx(2 / 6)
+    assert swapped.p_at_5 == pytest.approx((4 * 4 / 5 + 2) / 6)
 
 
 def test_min_count_changes_coverage(setup):
@@ -74,8 +80,9 @@ def test_min_count_changes_coverage(setup):
     row = df.iloc[0]
     assert (row.n_covered_pairs, row.n_queries, row.n_candidates) == (7, 7, 6)
     assert row.coverage == pytest.approx(7 / 9)
-    # "rare" (one-hot 6) is orthogonal to all candidates: every candidate ties with gold x0 -> rank 1
-    assert row.mrr == pytest.approx(1.0)
+    # "rare" (one-hot 6) is orthogonal to all 6 candidates: all tie with gold x0 -> rank 1..6 at random
+    assert row.mrr == pytest.approx((6 + (1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5 + 1 / 6) / 6) / 7)
+    assert row.p_at_1 == pytest.approx((6 + 1 / 6) / 7)
 
 
 def test_multiple_gold_translations(setup, tmp_path):
@@ -97,3 +104,121 @@ def test_no_coverage_is_an_error(setup, tmp_path):
     dictionary.write_text("missing x0\n", encoding="utf-8")
     with pytest.raises(ValueError, match="no pair covered"):
         word_retrieval(store, dictionary, "en", "xx", counts, min_count=2)
+
+
+def _counts(path, words: dict[str, dict[str, int]]):
+    rows = [(lang, w, c) for lang, counts in words.items() for w, c in counts.items()]
+    pd.DataFrame(rows, columns=["lang", "word", "count"]).to_parquet(path, index=False)
+    return path
+
+
+def test_vocabulary_candidates_include_words_outside_the_dictionary(tmp_path):
+    eye = np.eye(4)
+    en = {"e0": eye[0], "e1": eye[1], "e2": eye[2]}
+    # "xnear" is not in the dictionary and lies exactly on e0; e0's gold x0 is slightly off it
+    xx = {"x0": eye[0] + 0.1 * eye[3], "x1": eye[1], "x2": eye[2], "xnear": eye[0]}
+    store = tmp_path / "words.parquet"
+    _store(store, {0: {"en": en, "xx": xx}})
+    counts = _counts(tmp_path / "counts.parquet", {"en": dict.fromkeys(en, 5), "xx": dict.fromkeys(xx, 5)})
+    dictionary = tmp_path / "en-xx.txt"
+    dictionary.write_text("e0 x0\ne1 x1\ne2 x2\n", encoding="utf-8")
+    in_dict = word_retrieval(store, dictionary, "en", "xx", counts, min_count=2).iloc[0]
+    in_vocab = word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, candidates="vocabulary").iloc[0]
+    assert (in_dict.n_candidates, in_dict.mrr, in_dict.p_at_1) == (3, 1.0, 1.0)
+    assert in_dict.chance_mrr == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)
+    assert in_vocab.n_candidates == 4 and in_vocab.n_queries == 3
+    assert in_vocab.mrr == pytest.approx((1 / 2 + 1 + 1) / 3) and in_vocab.p_at_1 == pytest.approx(2 / 3)
+    assert in_vocab.chance_mrr == pytest.approx(25 / 48)
+    with pytest.raises(ValueError, match="candidates"):
+        word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, candidates="all")
+    with pytest.raises(ValueError, match="csls_neighbourhood"):
+        word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, csls_neighbourhood="all")
+
+
+def _muse_csls_retrieval(src, tgt, pairs, candidates, sources, targets, k=10):
+    """MRR and P@1 by MUSE's definition, on the full score matrix: CSLS(x, y) = 2 cos(x, y) - r_tgt(x) - r_src(y),
+    r_tgt(x) = mean cosine of x's k nearest `targets`, r_src(y) = mean cosine of y's k nearest `sources`."""
+    def unit(m):
+        return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+    def knn_mean(x, y):
+        return np.sort(unit(x) @ unit(y).T, axis=1)[:, -k:].mean(axis=1)
+
+    queries = sorted({s for s, _ in pairs})
+    q = np.array([src[w] for w in queries])
+    c = np.array([tgt[w] for w in candidates])
+    scores = 2 * unit(q) @ unit(c).T - knn_mean(q, targets)[:, None] - knn_mean(c, sources)[None, :]
+    ranks = []
+    for i, word in enumerate(queries):
+        best = max(scores[i, candidates.index(t)] for s, t in pairs if s == word)
+        ranks.append(1 + np.sum(scores[i] > best))
+    ranks = np.array(ranks)
+    return np.mean(1 / ranks), np.mean(ranks == 1)
+
+
+@pytest.mark.parametrize("candidates", ["dictionary", "vocabulary"])
+def test_csls_neighbourhoods_equal_muse(tmp_path, candidates):
+    """csls_neighbourhood all_words = MUSE: the hubness terms average over every word of each vocabulary
+    (here 120 English and 100 foreign words, two of them below min_count and so left out), not only over
+    the 30 queries and their candidates."""
+    rng = np.random.default_rng(11)
+    src = {f"e{i}": rng.normal(size=8) for i in range(120)}
+    tgt = {f"x{i}": rng.normal(size=8) for i in range(100)}
+    store = tmp_path / "words.parquet"
+    _store(store, {0: {"en": src, "xx": tgt}})
+    en_counts, xx_counts = dict.fromkeys(src, 5), dict.fromkeys(tgt, 5)
+    en_counts["e119"] = xx_counts["x99"] = 1  # below min_count: outside the vocabularies
+    counts = _counts(tmp_path / "counts.parquet", {"en": en_counts, "xx": xx_counts})
+    pairs = sorted({(f"e{i}", f"x{rng.integers(0, 99)}") for i in range(30)} | {("e0", "x98"), ("e1", "x97")})
+    dictionary = tmp_path / "en-xx.txt"
+    dictionary.write_text("".join(f"{s} {t}\n" for s, t in pairs), encoding="utf-8")
+    vocab_src = np.array([v for w, v in src.items() if w != "e119"])
+    vocab_tgt = np.array([v for w, v in tgt.items() if w != "x99"])
+    cands = sorted({t for _, t in pairs}) if candidates == "dictionary" else sorted(w for w in tgt if w != "x99")
+    queries = np.array([src[w] for w in sorted({s for s, _ in pairs})])
+    expected = {
+        "all_words": _muse_csls_retrieval(src, tgt, pairs, cands, vocab_src, vocab_tgt),
+        "queries": _muse_csls_retrieval(src, tgt, pairs, cands, queries, np.array([tgt[w] for w in cands])),
+    }
+    for neighbourhood, (mrr, p_at_1) in expected.items():
+        row = word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, metric="csls", csls_k=10,
+                             candidates=candidates, csls_neighbourhood=neighbourhood, block=7).iloc[0]
+        assert row.n_candidates == len(cands)
+        assert row.mrr == pytest.approx(mrr, rel=1e-12) and row.p_at_1 == pytest.approx(p_at_1, rel=1e-12)
+    assert expected["all_words"][0] != pytest.approx(expected["queries"][0])  # the setting matters here
+
+
+def test_collapsed_vectors_score_chance(setup, tmp_path):
+    _, dictionary, counts = setup
+    zero = np.zeros(4)
+    store = tmp_path / "zero.parquet"
+    _store(store, {0: {"en": {w: zero for w in EN + ["enonly"]}, "xx": {w: zero for w in XX + ["xrare"]}}})
+    multi = tmp_path / "multi.txt"
+    multi.write_text("e0 x0\ne0 x1\ne0 x2\ne1 x1\ne2 x3\n", encoding="utf-8")
+    for path in (dictionary, multi):
+        for candidates in ("dictionary", "vocabulary"):
+            row = word_retrieval(store, path, "en", "xx", counts, min_count=2, candidates=candidates).iloc[0]
+            assert row.mrr == pytest.approx(row.chance_mrr, rel=1e-12)
+    row = word_retrieval(store, multi, "en", "xx", counts, min_count=2, candidates="vocabulary").iloc[0]
+    # 7 candidates (x0..x5, xrare); e0 has 3 golds, e1 and e2 one each: P@1 = (3/7 + 1/7 + 1/7) / 3
+    assert row.n_candidates == 7 and row.p_at_1 == pytest.approx(5 / 21)
+
+
+def test_most_frequent_words(tmp_path):
+    counts = _counts(tmp_path / "counts.parquet",
+                     {"en": {"the": 9, "b": 4, "a": 4, "rare": 1}, "xx": {"le": 20, "la": 3}})
+    assert most_frequent_words(counts, "en", 3) == ["the", "a", "b"]  # equal counts: by word
+    assert most_frequent_words(counts, "en", 10) == ["the", "a", "b", "rare"]
+    assert most_frequent_words(counts, "xx", 1) == ["le"]
+
+
+def test_schema_requires_a_stored_vocabulary_for_vocabulary_candidates():
+    jsonschema = pytest.importorskip("jsonschema")
+    yaml = pytest.importorskip("yaml")
+    schema = yaml.safe_load((Path(__file__).resolve().parents[1] / "schemas/config.schema.yaml").read_text())
+    validator = jsonschema.Draft202012Validator(schema["properties"]["retrieval"])
+    assert validator.is_valid({"candidates": "vocabulary", "vocabulary_size": 5000})
+    assert validator.is_valid({"candidates": "dictionary", "vocabulary_size": 0})
+    assert not validator.is_valid({"candidates": "vocabulary"})
+    assert not validator.is_valid({"candidates": "vocabulary", "vocabulary_size": 0})
+    assert not validator.is_valid({"csls_neighbourhood": "sources"})

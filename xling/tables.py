@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from xling.data.formats import read_dictionary
 from xling.io import atomic_path, atomic_write
@@ -61,3 +62,11 @@ def dictionary_words(dictionary_paths: list[str | Path], lang: str, pivot: str) 
         elif lang == tgt:
             words.update(t for _, t in pairs)
     return sorted(words)
+
+
+def most_frequent_words(counts_path: str | Path, lang: str, n: int) -> list[str]:
+    """The `n` most frequent words of `lang` in a word-counts Parquet (lang, word, count), ties by word:
+    the retrieval vocabulary the store holds beyond the dictionaries' words."""
+    table = pq.read_table(counts_path, columns=["word", "count"], filters=[("lang", "==", lang)])
+    table = table.sort_by([("count", "descending"), ("word", "ascending")])
+    return table.column("word").to_pylist()[:n]

@@ -3,47 +3,105 @@
 Ranks are computed in blocks of queries (as MUSE and vecmap do) so that memory is
 O(block x candidates), never O(queries x candidates).
 
-Tie rule (optimistic): the rank of a query is 1 + the number of candidates whose score is STRICTLY
-higher than the best-scoring gold candidate. Candidates tied with the best gold do not push it down.
+Ties are broken uniformly at random, in expectation: when a query's best gold scores the same as other
+candidates, its reciprocal rank and its hit@k are their means over every order of the tied candidates.
+Why this rule: a model whose vectors collapsed (all equal, or all zero) then scores exactly chance
+(MRR = chance_mrr, P@k = chance P@k), whereas ties in the gold's favour would give it MRR 1 and ties
+against it would push it below chance. The mean is taken of the reciprocal rank itself: the reciprocal
+of the mean rank (1 + above + (tied - 1) / 2 with one gold) is smaller than the mean reciprocal rank and
+would also score collapsed vectors below chance. Without ties every rule gives MUSE's numbers.
+
+Scores closer than TIE_ULPS x dim float64 epsilons are tied: identical vectors get cosines that differ
+in the last bits depending on their position in the matrix product, and no order below the rounding
+error of the scores means anything.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
-from scipy.special import gammaln
+from scipy.stats import hypergeom, nhypergeom
 import torch
 
-
-def chance_mrr(n: int, n_gold: int = 1) -> float:
-    """Expected reciprocal rank of the best of `n_gold` golds placed at random among `n` candidates.
-
-    One gold: H_n / n. With g golds the best rank R has P(R = r) = C(n-r, g-1) / C(n, g); a query with
-    several translations is easier by chance, so the chance level must count them."""
-    if n < 1 or not 1 <= n_gold <= n:
-        raise ValueError(f"chance_mrr needs n >= 1 and 1 <= n_gold <= n, got n={n}, n_gold={n_gold}")
-    r = np.arange(1, n - n_gold + 2)
-    log_p = (gammaln(n - r + 1) - gammaln(n_gold) - gammaln(n - r - n_gold + 2)
-             - (gammaln(n + 1) - gammaln(n_gold + 1) - gammaln(n - n_gold + 1)))
-    return float(np.sum(np.exp(log_p) / r))
+# Scores within TIE_ULPS * H * eps (dimension H, float64 eps) are tied. A dot product of unit vectors errs
+# by at most about H * eps, normalising them adds about as much, a CSLS score (2 cos - r_tgt - r_src)
+# adds up four such terms, and a comparison takes the difference of two scores: 2 x 2 x 4 = 16.
+TIE_ULPS = 16
 
 
-def _ranks(ranks) -> np.ndarray:
-    ranks = np.asarray(ranks)
-    if ranks.size == 0:
-        raise ValueError("no ranks: a metric over zero queries is undefined")
-    if np.any(ranks < 1):
-        raise ValueError(f"ranks are 1-based; got minimum {ranks.min()}")
-    return ranks
+@dataclass(frozen=True)
+class Ranks:
+    """Where each query's best-scoring gold lands among the candidates: `above` candidates score higher,
+    and `tied` candidates (the gold itself included) score the same, `tied_gold` of them golds."""
+
+    above: np.ndarray
+    tied: np.ndarray
+    tied_gold: np.ndarray
+
+    def __post_init__(self):
+        arrays = [np.asarray(a, dtype=np.int64) for a in (self.above, self.tied, self.tied_gold)]
+        for name, array in zip(("above", "tied", "tied_gold"), arrays):
+            object.__setattr__(self, name, array)
+        if arrays[0].size == 0:
+            raise ValueError("no ranks: a metric over zero queries is undefined")
+        if not arrays[0].shape == arrays[1].shape == arrays[2].shape or arrays[0].ndim != 1:
+            raise ValueError(f"above, tied and tied_gold must be 1-D of one length, got shapes "
+                             f"{[a.shape for a in arrays]}")
+        if np.any(self.above < 0) or np.any(self.tied_gold < 1) or np.any(self.tied < self.tied_gold):
+            raise ValueError("ranks need above >= 0 and tied >= tied_gold >= 1 (the best gold ties with itself)")
 
 
-def mrr(ranks) -> float:
-    """Mean reciprocal rank over queries."""
-    return float(np.mean(1.0 / _ranks(ranks)))
+def expected_reciprocal_rank(ranks: Ranks) -> np.ndarray:
+    """Per query, the mean of 1 / rank over uniformly random orders of its tied candidates.
+
+    The best gold's rank is above + P, where P is the position of the first of the `tied_gold` golds
+    among the `tied` candidates in random order: P - 1 non-golds come first, a negative hypergeometric
+    count (scipy.stats.nhypergeom with r = 1)."""
+    out = 1.0 / (ranks.above + 1.0)  # no non-gold tied with the best gold: rank above + 1
+    tied = ranks.tied > ranks.tied_gold
+    triples, index = np.unique(np.stack([ranks.above[tied], ranks.tied[tied], ranks.tied_gold[tied]], axis=1),
+                               axis=0, return_inverse=True)
+    values = np.empty(len(triples))
+    for i, (above, n_tied, n_gold) in enumerate(triples):
+        before = np.arange(n_tied - n_gold + 1)  # non-golds drawn before the first gold
+        values[i] = np.sum(nhypergeom.pmf(before, n_tied, n_tied - n_gold, 1) / (above + 1 + before))
+    out[tied] = values[index.reshape(-1)]
+    return out
 
 
-def precision_at_k(ranks, k: int) -> float:
-    """Fraction of queries whose best gold candidate is ranked within the top k."""
-    return float(np.mean(_ranks(ranks) <= k))
+def expected_hit_at_k(ranks: Ranks, k: int) -> np.ndarray:
+    """Per query, the probability that the best gold is within the top k under random tie-breaking:
+    1 - P(no gold among the tied candidates that fall in the top k), a hypergeometric probability."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    in_top = np.clip(k - ranks.above, 0, ranks.tied)  # tied positions inside the top k
+    out = (in_top > 0).astype(np.float64)  # exact without ties: a single gold at rank above + 1
+    tied = ranks.tied > ranks.tied_gold
+    out[tied] = 1.0 - hypergeom.pmf(0, ranks.tied[tied], ranks.tied_gold[tied], in_top[tied])
+    return out
+
+
+def mrr(ranks: Ranks) -> float:
+    """Mean reciprocal rank over queries (ties: see the module docstring)."""
+    return float(np.mean(expected_reciprocal_rank(ranks)))
+
+
+def precision_at_k(ranks: Ranks, k: int) -> float:
+    """Share of queries whose best gold candidate is ranked within the top k (ties: module docstring)."""
+    return float(np.mean(expected_hit_at_k(ranks, k)))
+
+
+def chance_mrr(n: int, n_gold=1) -> float:
+    """Expected reciprocal rank of the best of `n_gold` golds placed at random among `n` candidates;
+    `n_gold` may be one count per query, and then the mean over queries is returned.
+
+    One gold: H_n / n. A query with several translations is easier by chance, so the chance level must
+    count them. It is exactly the MRR of collapsed vectors: every candidate tied with the golds."""
+    n_gold = np.atleast_1d(np.asarray(n_gold, dtype=np.int64))
+    if n < 1 or np.any(n_gold < 1) or np.any(n_gold > n):
+        raise ValueError(f"chance_mrr needs n >= 1 and 1 <= n_gold <= n, got n={n}, n_gold={n_gold.tolist()}")
+    return mrr(Ranks(np.zeros_like(n_gold), np.full_like(n_gold, n), n_gold))
 
 
 def _normalize(x: torch.Tensor) -> torch.Tensor:
@@ -61,26 +119,31 @@ def _knn_mean(x: torch.Tensor, y: torch.Tensor, k: int, block: int) -> torch.Ten
     return out
 
 
+def _matrix(name: str, x, width: int | None = None) -> torch.Tensor:
+    t = torch.as_tensor(np.asarray(x, dtype=np.float64))
+    if t.ndim != 2 or t.shape[0] == 0 or (width is not None and t.shape[1] != width):
+        raise ValueError(f"{name} must be a non-empty 2-D array" + (f" of width {width}" if width else "")
+                         + f", got shape {tuple(t.shape)}")
+    return t
+
+
 def nn_ranks(queries, candidates, gold: list[set[int]], block: int = 1024, metric: str = "cosine",
-             csls_k: int = 10) -> np.ndarray:
-    """1-based rank of the best-ranked gold candidate of each query (tie rule: see module docstring).
+             csls_k: int = 10, source_space=None, target_space=None) -> Ranks:
+    """Where the best-ranked gold candidate of each query lands (ties: see the module docstring).
 
     queries [Q, H], candidates [C, H]; gold[i] = indices into candidates of query i's translations
     (every query needs at least one). metric "cosine", or "csls" (Conneau et al. 2018, MUSE):
-    CSLS(x, y) = 2 cos(x, y) - r_src(x) - r_tgt(y), where r_src(x) is the mean cosine of query x to its
-    csls_k nearest candidates and r_tgt(y) the mean cosine of candidate y to its csls_k nearest queries
-    (the query set stands for the source space). Scores are float64, computed `block` queries at a time.
+    CSLS(x, y) = 2 cos(x, y) - r_tgt(x) - r_src(y), where r_tgt(x) is the mean cosine of query x to its
+    csls_k nearest rows of `target_space` and r_src(y) the mean cosine of candidate y to its csls_k
+    nearest rows of `source_space`. MUSE takes every word of each language (pass them); left out, they
+    are the candidates and the queries. Scores are float64, computed `block` queries at a time.
     """
     if metric not in ("cosine", "csls"):
         raise ValueError(f"metric must be 'cosine' or 'csls', got {metric!r}")
-    q = torch.as_tensor(np.asarray(queries, dtype=np.float64))
-    c = torch.as_tensor(np.asarray(candidates, dtype=np.float64))
-    if q.ndim != 2 or c.ndim != 2 or q.shape[1] != c.shape[1]:
-        raise ValueError(f"queries {tuple(q.shape)} and candidates {tuple(c.shape)} must be 2-D with equal width")
+    q = _matrix("queries", queries)
+    c = _matrix("candidates", candidates, q.shape[1])
     if len(gold) != q.shape[0]:
         raise ValueError(f"{len(gold)} gold sets for {q.shape[0]} queries")
-    if c.shape[0] == 0:
-        raise ValueError("no candidates")
     for i, g in enumerate(gold):
         if not g:
             raise ValueError(f"query {i} has no gold candidate")
@@ -89,20 +152,28 @@ def nn_ranks(queries, candidates, gold: list[set[int]], block: int = 1024, metri
             raise ValueError(f"query {i}: gold indices {bad[:5]} outside [0, {c.shape[0]})")
     q, c = _normalize(q), _normalize(c)
     if metric == "csls":
-        r_src = _knn_mean(q, c, csls_k, block)
-        r_tgt = _knn_mean(c, q, csls_k, block)
+        sources = q if source_space is None else _normalize(_matrix("source_space", source_space, q.shape[1]))
+        targets = c if target_space is None else _normalize(_matrix("target_space", target_space, q.shape[1]))
+        r_tgt = _knn_mean(q, targets, csls_k, block)
+        r_src = _knn_mean(c, sources, csls_k, block)
+    tol = TIE_ULPS * q.shape[1] * torch.finfo(torch.float64).eps
     # flat (row, column) index of every gold pair, to pick gold scores out of each block
     gold_rows = torch.tensor([i for i, g in enumerate(gold) for _ in g], dtype=torch.long)
     gold_cols = torch.tensor([j for g in gold for j in sorted(g)], dtype=torch.long)
-    ranks = np.empty(q.shape[0], dtype=np.int64)
+    above, tied, tied_gold = (np.empty(q.shape[0], dtype=np.int64) for _ in range(3))
     for start in range(0, q.shape[0], block):
         stop = min(start + block, q.shape[0])
         scores = q[start:stop] @ c.T
         if metric == "csls":
-            scores = 2 * scores - r_src[start:stop, None] - r_tgt[None, :]
+            scores = 2 * scores - r_tgt[start:stop, None] - r_src[None, :]
         sel = (gold_rows >= start) & (gold_rows < stop)
         rows, cols = gold_rows[sel] - start, gold_cols[sel]
+        gold_scores = scores[rows, cols]
         best = torch.full((stop - start,), -torch.inf, dtype=scores.dtype)
-        best.scatter_reduce_(0, rows, scores[rows, cols], reduce="amax")
-        ranks[start:stop] = (1 + (scores > best[:, None]).sum(dim=1)).numpy()
-    return ranks
+        best.scatter_reduce_(0, rows, gold_scores, reduce="amax")
+        n_above = (scores > best[:, None] + tol).sum(dim=1)
+        above[start:stop] = n_above.numpy()
+        tied[start:stop] = ((scores >= best[:, None] - tol).sum(dim=1) - n_above).numpy()
+        at_best = (gold_scores >= best[rows] - tol).long()
+        tied_gold[start:stop] = torch.zeros(stop - start, dtype=torch.long).scatter_add_(0, rows, at_best).numpy()
+    return Ranks(above, tied, tied_gold)

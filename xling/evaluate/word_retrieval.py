@@ -5,17 +5,19 @@ Definitions (also in the README):
   count) AND a vector in the store for that language (and layer);
 - a dictionary pair (distinct pairs only) is covered when both its words are in their vocabularies;
   coverage = covered pairs / all pairs;
-- queries: the distinct source words of covered pairs; candidates: the distinct target words of ALL
-  covered pairs of the dictionary (the search space); gold of a query: its covered translations;
-- rank of a query: 1 + candidates scoring strictly higher than its best gold (see xling.evaluate.metrics);
-  MRR and P@k are averaged over queries; chance_mrr = the mean over queries of the
-  expected reciprocal rank of the best of their golds placed at random (H_n / n with one gold).
+- queries: the distinct source words of covered pairs; gold of a query: its covered translations;
+- candidates (the search space): "dictionary" = the distinct target words of ALL covered pairs of the
+  dictionary (Liu et al. 2020), or "vocabulary" = the whole target vocabulary (MUSE, vecmap);
+- CSLS neighbourhoods: "all_words" = the whole source and target vocabularies (MUSE), or "queries" = the
+  queries and the candidates;
+- ties are broken at random, in expectation (see xling.evaluate.metrics); MRR and P@k are averaged over
+  queries; chance_mrr = the mean over queries of the expected reciprocal rank of the best of their golds
+  placed at random among the candidates (H_n / n with one gold).
 """
 
 from __future__ import annotations
 
 import logging
-import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
@@ -27,6 +29,8 @@ logger = logging.getLogger(__name__)
 
 COLUMNS = ["layer", "mrr", "p_at_1", "p_at_5", "coverage", "n_pairs", "n_covered_pairs", "n_queries",
            "n_candidates", "chance_mrr"]
+CANDIDATES = ("dictionary", "vocabulary")
+CSLS_NEIGHBOURHOODS = ("all_words", "queries")
 
 
 def frequent_words(vocab_counts_path, lang: str, min_count: int) -> set[str]:
@@ -42,13 +46,19 @@ def _layers(word_means_path, langs: tuple[str, str]) -> list[int]:
 
 
 def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: str, vocab_counts_path,
-                   min_count: int, metric: str = "cosine", csls_k: int = 10, block: int = 1024) -> pd.DataFrame:
-    """Retrieve each covered source word's translation among the covered target words, at every layer.
+                   min_count: int, metric: str = "cosine", csls_k: int = 10, candidates: str = "dictionary",
+                   csls_neighbourhood: str = "all_words", block: int = 1024) -> pd.DataFrame:
+    """Retrieve each covered source word's translation among the `candidates`, at every layer.
 
-    Returns one row per layer present in the store: layer, mrr, p_at_1, p_at_5, coverage, n_pairs,
-    n_covered_pairs, n_queries, n_candidates, chance_mrr (definitions in the module docstring).
+    candidates: "dictionary" or "vocabulary"; csls_neighbourhood (metric "csls" only): "all_words" or
+    "queries". Returns one row per layer present in the store: layer, mrr, p_at_1, p_at_5, coverage,
+    n_pairs, n_covered_pairs, n_queries, n_candidates, chance_mrr (definitions in the module docstring).
     Raises ValueError when a layer has no covered pair: a score over nothing would be meaningless.
     """
+    if candidates not in CANDIDATES:
+        raise ValueError(f"candidates must be one of {CANDIDATES}, got {candidates!r}")
+    if csls_neighbourhood not in CSLS_NEIGHBOURHOODS:
+        raise ValueError(f"csls_neighbourhood must be one of {CSLS_NEIGHBOURHOODS}, got {csls_neighbourhood!r}")
     pairs = sorted(set(read_dictionary(dictionary_path)))
     if not pairs:
         raise ValueError(f"{dictionary_path}: empty dictionary")
@@ -69,22 +79,26 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
                 f"{src_lang} {len(src_index)} words, {tgt_lang} {len(tgt_index)} words with count >= {min_count} "
                 f"in {vocab_counts_path} and a vector in {word_means_path})")
         queries = sorted({s for s, _ in covered})
-        candidates = sorted({t for _, t in covered})
+        targets = sorted({t for _, t in covered} if candidates == "dictionary" else tgt_index)
         q_pos = {w: i for i, w in enumerate(queries)}
-        c_pos = {w: i for i, w in enumerate(candidates)}
+        c_pos = {w: i for i, w in enumerate(targets)}
         gold: list[set[int]] = [set() for _ in queries]
         for s, t in covered:
             gold[q_pos[s]].add(c_pos[t])
+        spaces = {}
+        if metric == "csls" and csls_neighbourhood == "all_words":
+            spaces = dict(source_space=src_vecs[sorted(src_index.values())],
+                          target_space=tgt_vecs[sorted(tgt_index.values())])
         ranks = metrics.nn_ranks(src_vecs[[src_index[w] for w in queries]],
-                                 tgt_vecs[[tgt_index[w] for w in candidates]],
-                                 gold, block=block, metric=metric, csls_k=csls_k)
+                                 tgt_vecs[[tgt_index[w] for w in targets]],
+                                 gold, block=block, metric=metric, csls_k=csls_k, **spaces)
         rows.append({
             "layer": int(layer), "mrr": metrics.mrr(ranks), "p_at_1": metrics.precision_at_k(ranks, 1),
             "p_at_5": metrics.precision_at_k(ranks, 5), "coverage": len(covered) / len(pairs),
             "n_pairs": len(pairs), "n_covered_pairs": len(covered), "n_queries": len(queries),
-            "n_candidates": len(candidates), "chance_mrr": float(np.mean([metrics.chance_mrr(len(candidates), len(g)) for g in gold])),
+            "n_candidates": len(targets), "chance_mrr": metrics.chance_mrr(len(targets), [len(g) for g in gold]),
         })
-        logger.info("%s-%s layer %d (%s): MRR %.4f P@1 %.4f, %d queries, %d candidates, coverage %.3f",
+        logger.info("%s-%s layer %d (%s): MRR %.4f P@1 %.4f, %d queries, %d candidates (%s), coverage %.3f",
                     src_lang, tgt_lang, layer, metric, rows[-1]["mrr"], rows[-1]["p_at_1"], len(queries),
-                    len(candidates), rows[-1]["coverage"])
+                    len(targets), candidates, rows[-1]["coverage"])
     return pd.DataFrame(rows, columns=COLUMNS)
