@@ -100,9 +100,13 @@ def _column_value(df: pd.DataFrame, column: str) -> str:
     if len(values) <= 1:
         return fmt_setting(column, values[0]) if len(values) else DASH
     if column not in MODEL_KEYS and set(MODEL_KEYS) <= set(df):
-        per_model = df.groupby(MODEL_KEYS)[column]
+        per_model = df.groupby("model")[column]
         if (per_model.nunique() <= 1).all():
             first = per_model.first()
+            return "; ".join(f"{model_label(m)} {fmt_setting(column, first[m])}" for m in ordered_models(first.index))
+        per_group = df.groupby(MODEL_KEYS)[column]
+        if (per_group.nunique() <= 1).all():
+            first = per_group.first()
             return "; ".join(f"{model_name(dict(zip(MODEL_KEYS, g)))} {fmt_setting(column, first[g])}"
                              for g in model_groups(df) if g in first.index)
     try:
