@@ -1,4 +1,5 @@
 # Report: the study's tables and figures in one self-contained HTML file (and `snakemake --report`).
+from xling.report import expected_figures  # every registered study's figures, each with its caption
 
 
 localrules:
@@ -19,12 +20,19 @@ rule report:
             caption="../reports/report.rst",
             category="Report",
         ),
-        figures=report(
-            directory(f"{RESULTS}/figures"),
-            patterns=["{name}.png"],
-            caption="../reports/figures.rst",
-            category="Word retrieval",
-        ),
+        **{
+            figure["name"]: report(
+                f"{RESULTS}/figures/{figure['name']}.png",
+                caption=f"../reports/{figure['caption']}",
+                category=figure["category"],
+                labels=figure["labels"],
+            )
+            for figure in expected_figures(
+                config,
+                ["word_retrieval", *language_report_tables()]
+                + (["bert_training_logs"] if "bert" in MODELS else []),
+            )
+        },
     log:
         f"{LOGS}/report.log",
     conda:

@@ -4,18 +4,20 @@ from pathlib import Path
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
-import xling.report.language  # noqa: E402,F401  (registers the language-specific sections)
-from xling.report.core import render_report  # noqa: E402
+from xling.report import expected_figures, render_report  # noqa: E402  (registers every study's sections)
 
 tables = {"word_retrieval": Path(snakemake.input.retrieval)}
-tables["bert_training_logs"] = [Path(d) / "training_log.tsv" for d in snakemake.input.bert_models]
+if snakemake.input.bert_models:
+    tables["bert_training_logs"] = [Path(d) / "training_log.tsv" for d in snakemake.input.bert_models]
 for key in ("token_translation", "token_translation_samples", "tatoeba", "bucc"):
     if key in snakemake.input.keys():
         tables[key] = Path(snakemake.input[key])
+figures = [f["name"] for f in expected_figures(snakemake.config, tables)]  # the rule's outputs, one call
 render_report(
     tables,
     snakemake.config,
     Path(snakemake.output.html),
-    Path(snakemake.output.figures),
+    Path(snakemake.output[figures[0]]).parent,
     paper_results=Path(snakemake.input.paper_results),
+    expected=figures,
 )

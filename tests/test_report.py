@@ -1,7 +1,10 @@
-"""Tests of the HTML report: self-contained, every figure embedded and saved, numbers shown with settings."""
+"""Tests of the HTML report: self-contained, every figure embedded and saved, numbers shown with the settings
+the tables recorded (not the live config)."""
 
 from __future__ import annotations
 
+import copy
+import html as html_lib
 import json
 import math
 import re
@@ -12,7 +15,12 @@ import pandas as pd
 import pytest
 
 from xling.report import core as report
-from xling.report.core import expected_figures, fmt_num, load_training_logs, render_report
+from xling.report.blocks import fmt_num, text
+from xling.report.core import expected_figures, render_report
+from xling.report.figures import size_label
+from xling.report.pretraining import load_training_logs
+from xling.report.published import NO_PUBLISHED, load_paper_results
+from xling.tables import data_settings, run_settings
 
 PAIRS = ["en-de", "en-fr", "en-ru"]
 SIZES = [200000, 1000000]
@@ -20,13 +28,31 @@ WINDOWS = [512, 20]
 BERT_LAYERS = [0, 1, 2]
 PLANTED_MRR = 0.4321          # glove, 200k, window 512, en-fr, cosine -> must appear as "0.432"
 PLANTED_CHANCE = 0.0123       # chance for every en-ru row -> "0.012"
+# The config the tables were computed with (their settings columns come from it through run_settings).
+TABLE_CONFIG = {
+    "run": "unit-test-run",
+    "languages": ["en", "de", "fr", "ru"],
+    "data": {"source": "synthetic", "cache": "results/downloads", "corpus": "wikipedia"},
+    "synthetic": {"seed": 3, "concepts": 600},
+    "corpus": {"sizes": SIZES, "normalization": "NFC", "seed": 0},
+    "tokenizer": {"vocab": "train", "vocab_size": 8000, "min_frequency": 2, "lowercase": False},
+    "models": ["glove", "word2vec", "bert"],
+    "windows": WINDOWS,
+    "glove": {"dim": 300, "epochs": 15, "learning_rate": 0.05, "seed": 0, "threads": 8},
+    "word2vec": {"dim": 300, "epochs": 5, "sg": 1, "negative": 10, "seed": 0},
+    "bert": {"hidden_size": 768, "num_layers": 2, "learning_rate": 0.0001, "batch_size": 32, "max_steps": 300,
+             "seed": 0},
+    "represent": {"max_documents": 500, "batch_size": 64, "shards": 2, "threads": 4},
+    "retrieval": {"min_count": 5},
+}
 
 
 def harmonic_chance(n: int) -> float:
     return sum(1.0 / k for k in range(1, n + 1)) / n
 
 
-def word_retrieval_table(models=("glove", "word2vec", "bert"), metrics=("cosine", "csls")) -> pd.DataFrame:
+def word_retrieval_table(models=("glove", "word2vec", "bert"), metrics=("cosine", "csls"),
+                         config=TABLE_CONFIG) -> pd.DataFrame:
     rng = np.random.default_rng(1)
     rows = []
     for model in models:
@@ -45,9 +71,8 @@ def word_retrieval_table(models=("glove", "word2vec", "bert"), metrics=("cosine"
                                 model=model, size=size, window=window, layer=layer, src=src, tgt=tgt, pair=pair,
                                 mrr=mrr, p_at_1=mrr * 0.7, p_at_5=min(1.0, mrr * 1.4), coverage=0.9,
                                 n_pairs=500, n_covered_pairs=450, n_queries=300, n_candidates=n_candidates,
-                                chance_mrr=chance, metric=metric, dictionary_split="test", min_count=5, seed=0,
-                                dim=768 if model == "bert" else 300, source="synthetic", vocab="trained",
-                                csls_k=10, run="unit-test-run", hparams=json.dumps({"model": model, "epochs": 5})))
+                                chance_mrr=chance, metric=metric, dictionary_split="test", csls_k=10,
+                                min_count=config["retrieval"]["min_count"], **run_settings(config, model)))
     return pd.DataFrame(rows)
 
 
@@ -63,34 +88,26 @@ def training_log_table() -> pd.DataFrame:
 
 
 def make_config(models=("glove", "word2vec", "bert"), **report_settings) -> dict:
-    return {
-        "run": "unit-test-run",
-        "languages": ["en", "de", "fr", "ru"],
-        "data": {"source": "synthetic"},
-        "synthetic": {"seed": 3, "vocab_size": 1000},
-        "corpus": {"sizes": SIZES, "normalization": "NFC", "seed": 0},
-        "tokenizer": {"vocab": "train", "vocab_size": 8000, "min_frequency": 2, "lowercase": False},
-        "models": list(models),
-        "windows": WINDOWS,
-        "glove": {"dim": 300, "epochs": 15, "learning_rate": 0.05},
-        "word2vec": {"dim": 300, "epochs": 5, "sg": 1, "negative": 10},
-        "bert": {"hidden_size": 768, "num_hidden_layers": 2, "learning_rate": 1e-4, "batch_size": 32},
-        "retrieval": {"min_count": 5},
-        "report": {"layer": 2, "metric": "cosine", "dictionary_split": "test", **report_settings},
-    }
+    """The live config at render time: the tables' config plus the report's selection."""
+    config = copy.deepcopy(TABLE_CONFIG)
+    config["models"] = list(models)
+    config["report"] = {"layer": 2, "metric": "cosine", "dictionary_split": "test", **report_settings}
+    return config
 
 
-def render(tmp_path: Path, models=("glove", "word2vec", "bert"), paper_results=None, with_log=True, **kw):
+def render(tmp_path: Path, models=("glove", "word2vec", "bert"), paper_results=None, with_log=True, config=None,
+           **kw):
     table = word_retrieval_table(models)
     tables = {"word_retrieval": tmp_path / "word_retrieval.parquet"}
     table.to_parquet(tables["word_retrieval"], index=False)
     if with_log and "bert" in models:
         tables["bert_training"] = tmp_path / "bert_training.parquet"
         training_log_table().to_parquet(tables["bert_training"], index=False)
-    config = make_config(models, **kw)
+    config = config or make_config(models, **kw)
     out = tmp_path / "report.html"
     saved = render_report(tables, config, out, tmp_path / "figures",
-                          paper_results=paper_results if paper_results else tmp_path / "absent.yaml")
+                          paper_results=paper_results if paper_results else tmp_path / "absent.yaml",
+                          expected=[f["name"] for f in expected_figures(config, tables)])
     return out.read_text(encoding="utf-8"), saved, config
 
 
@@ -106,17 +123,56 @@ def rows_containing(html: str, needle: str) -> list[str]:
     return [row for row in re.findall(r"<tr>.*?</tr>", html, flags=re.S) if needle in row]
 
 
+def settings_tables(html: str) -> dict[str, dict[str, str]]:
+    """{caption: {setting: value}} of every settings (key-value) table of the report."""
+    out = {}
+    for caption, body in re.findall(r'<table class="kv">\s*<caption>(.*?)</caption>(.*?)</table>', html, flags=re.S):
+        rows = re.findall(r'<th scope="row">(.*?)</th><td>(.*?)</td>', body, flags=re.S)
+        out[html_lib.unescape(caption)] = {html_lib.unescape(k): html_lib.unescape(v) for k, v in rows}
+    return out
+
+
 def test_report_is_self_contained_with_every_figure(full_report):
     html, saved, config, tmp_path = full_report
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
     assert "<script" not in html and "<link" not in html and "url(" not in html and "@import" not in html
-    expected = {f["name"] for f in expected_figures(config)}
+    expected = {f["name"] for f in expected_figures(config, ["word_retrieval", "bert_training"])}
+    assert expected == {"word_retrieval_mrr_by_pair_w512", "word_retrieval_mrr_by_pair_w20",
+                        "word_retrieval_window_effect", "word_retrieval_bert_layers", "bert_pretraining_loss"}
     assert set(saved) == expected
     assert html.count('src="data:image/png;base64,') == len(expected)
     for name, path in saved.items():
         assert path == tmp_path / "figures" / f"{name}.png"
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f'id="fig-{name}"' in html
+
+
+def test_figure_list_comes_from_every_registered_study():
+    """One call lists each study's figures, with the caption file each `snakemake --report` entry needs."""
+    config = make_config()
+    config["language"] = {"sentence_retrieval": {"all_layers": True}}
+    tables = ["word_retrieval", "bert_training_logs", "token_translation", "tatoeba"]
+    figures = expected_figures(config, tables)
+    names = [f["name"] for f in figures]
+    assert names == ["word_retrieval_mrr_by_pair_w512", "word_retrieval_mrr_by_pair_w20",
+                     "word_retrieval_window_effect", "word_retrieval_bert_layers", "bert_pretraining_loss",
+                     "language_translation_convert_rate", "language_translation_bleu1", "language_translation_alpha",
+                     "language_tatoeba_layers"]
+    for figure in figures:
+        assert (report.REPORTS_DIR / figure["caption"]).is_file() and figure["category"] and figure["labels"]
+    # a study whose table the run does not make writes no figure
+    assert not {n for n in [f["name"] for f in expected_figures(config, ["word_retrieval"])]
+                if n.startswith(("language_", "bert_pretraining"))}
+    config["language"]["sentence_retrieval"]["all_layers"] = False
+    assert "language_tatoeba_layers" not in [f["name"] for f in expected_figures(config, tables)]
+
+
+def test_declared_figures_that_are_not_written_stop_the_report(tmp_path):
+    table = word_retrieval_table(("glove",), metrics=("cosine",))
+    with pytest.raises(ValueError, match=r"not written \['bert_pretraining_loss'\]"):
+        render_report({"word_retrieval": table}, make_config(("glove",)), tmp_path / "r.html", tmp_path / "f",
+                      expected=["word_retrieval_mrr_by_pair_w512", "word_retrieval_mrr_by_pair_w20",
+                                "word_retrieval_window_effect", "bert_pretraining_loss"])
 
 
 def test_numbers_are_shown_with_their_settings(full_report):
@@ -130,22 +186,80 @@ def test_numbers_are_shown_with_their_settings(full_report):
     assert "chance MRR" in html and "chance 0.012" in html
     assert "min_count" in html and "unit-test-run" in html
     assert "&#34;epochs&#34;" not in html  # the per-model JSON column stays out of the per-row table
-    # settings per model, from the config
-    for value in ("learning_rate", "num_hidden_layers", "negative"):
-        assert value in html
+    settings = settings_tables(html)
+    assert settings["GloVe"]["learning_rate"] == "0.05" and settings["Word2Vec"]["negative"] == "10"
+    assert settings["BERT"]["num_layers"] == "2" and "threads" not in settings["GloVe"]  # resources are no setting
+    assert settings["BERT: representation store"] == {"max_documents": "500"}
+
+
+def test_settings_are_those_the_tables_recorded(tmp_path):
+    """Rendered after a config edit: the report shows the settings that produced the tables' numbers."""
+    live = make_config()
+    live["glove"]["epochs"] = 99
+    live["bert"]["learning_rate"] = 0.5
+    live["synthetic"]["seed"] = 42
+    live["corpus"]["normalization"] = "NFKC"
+    live["retrieval"]["min_count"] = 77
+    live["represent"]["max_documents"] = 9
+    html, _, _ = render(tmp_path, config=live)
+    settings = settings_tables(html)
+    assert settings["GloVe"]["epochs"] == "15"
+    assert settings["BERT"]["learning_rate"] == "0.0001"
+    data = settings["Data, corpus and tokenizer"]
+    assert data["synthetic.seed"] == "3" and data["corpus.normalization"] == "NFC"
+    assert settings["word_retrieval"]["min_count"] == "5"
+    assert settings["BERT: representation store"]["max_documents"] == "500"
+    for edited in (">99<", ">0.5<", ">42<", "NFKC", ">77<"):
+        assert edited not in html, edited
+    # the loss figure's title and the pretraining summary name the recorded hyper-parameters
+    assert "learning_rate 0.0001" in html and "learning_rate 0.5" not in html
+
+
+def test_synthetic_run_shows_no_real_data_keys(full_report):
+    data = settings_tables(full_report[0])["Data, corpus and tokenizer"]
+    assert data["data.source"] == "synthetic" and data["synthetic.concepts"] == "600"
+    assert not [k for k in data if k.startswith("data.") and k != "data.source"]  # no cache, no corpus choice
+    assert data["languages"] == "en, de, fr, ru" and data["tokenizer.vocab_size"] == "8000"
+
+
+def test_data_settings_keep_only_what_applies():
+    real = {**copy.deepcopy(TABLE_CONFIG), "data": {"source": "real", "corpus": "leipzig", "staged": "/somewhere",
+                                                    "cache": "c", "download": {"retries": 3}, "wikipedia": {"dump": 1},
+                                                    "paths": {"muse": {"sha256": "ab"}}}}
+    real["tokenizer"] = {"vocab": "mbert", "vocab_size": 119547, "min_frequency": 2, "lowercase": False}
+    recorded = data_settings(real)
+    assert recorded["data"] == {"source": "real", "corpus": "leipzig", "paths": {"muse": {"sha256": "ab"}}}
+    assert "synthetic" not in recorded
+    assert recorded["tokenizer"] == {"vocab": "mbert", "lowercase": False}  # no training keys for a given vocab
+    synthetic = data_settings(TABLE_CONFIG)
+    assert synthetic["data"] == {"source": "synthetic"} and synthetic["synthetic"] == TABLE_CONFIG["synthetic"]
+    columns = run_settings(TABLE_CONFIG, "glove")
+    assert json.loads(columns["hparams"]) == {"dim": 300, "epochs": 15, "learning_rate": 0.05, "seed": 0}
+    assert json.loads(columns["data_settings"]) == json.loads(json.dumps(synthetic))
+    assert "represent_settings" not in columns
+    assert json.loads(run_settings(TABLE_CONFIG, "bert")["represent_settings"]) == {"max_documents": 500}
 
 
 def test_static_models_only_render_without_bert(tmp_path):
     html, saved, config = render(tmp_path, models=("glove", "word2vec"))
     assert "word_retrieval_bert_layers" not in saved and "bert_pretraining_loss" not in saved
-    assert set(saved) == {f["name"] for f in expected_figures(config)}
+    assert set(saved) == {f["name"] for f in expected_figures(config, ["word_retrieval"])}
     assert "BERT pretraining" not in html and "BERT layer" not in html and "by layer" not in html
     assert "GloVe" in html and "Word2Vec" in html
+    assert "BERT" not in settings_tables(html)  # no block for a model that is not in the tables
+
+
+def test_model_missing_from_tables_has_no_settings_block(tmp_path):
+    """The live config lists three models; the tables hold GloVe only: only GloVe's settings are shown."""
+    table = word_retrieval_table(("glove",), metrics=("cosine",))
+    render_report({"word_retrieval": table}, make_config(), tmp_path / "r.html", tmp_path / "f")
+    settings = settings_tables((tmp_path / "r.html").read_text())
+    assert "GloVe" in settings and "Word2Vec" not in settings and "BERT" not in settings
 
 
 def test_missing_paper_results_says_so(full_report):
     html = full_report[0]
-    assert report.NO_PUBLISHED in html
+    assert NO_PUBLISHED in html
 
 
 def test_paper_results_are_shown_beside_ours(tmp_path):
@@ -156,29 +270,39 @@ def test_paper_results_are_shown_beside_ours(tmp_path):
         "  - source: Test et al. (1999)\n"
         "    id: Figure 9\n"
         "    metric: mrr\n"
-        "    settings: {size: 200000, window: 512}\n"
+        "    model: glove\n"
+        "    settings: {size: 200000, window: 512, metric: cosine}\n"
         "    rows:\n"
-        "      - {model: glove, lang: fr, value: 0.5}\n"
-        "      - {model: bert, lang: xx, value: 0.25}\n", encoding="utf-8")
+        "      - {lang: fr, value: 0.512}\n"
+        "      - {lang: xx, value: 0.25}\n", encoding="utf-8")
     html, _, _ = render(tmp_path, models=("glove",), paper_results=published)
-    assert report.NO_PUBLISHED not in html
-    (row,) = rows_containing(html, "Test et al. (1999)")[:1]
-    assert "0.500" in row and "0.432" in row and "window 512" in row and "-0.068" in row
-    assert rows_containing(html, "no matching run")
+    assert NO_PUBLISHED not in html
+    assert "Published: Test et al. (1999), Figure 9" in html
+    (row,) = [r for r in rows_containing(html, ">0.512<") if ">fr<" in r]
+    # the paper's model, size and window are in the run: one column, ours = the planted MRR (3 decimals, as
+    # the paper printed), and their difference
+    assert ">0.432<" in row and "\u0394 -0.080" in row and "as in the paper" in html
+    assert "Not in this run: language xx" in html
 
 
 def test_paper_results_without_entry_for_table(tmp_path):
     published = tmp_path / "paper_results.yaml"
     published.write_text("xnli: []\n", encoding="utf-8")
     html, _, _ = render(tmp_path, models=("glove",), paper_results=published)
-    assert report.NO_PUBLISHED in html
+    assert NO_PUBLISHED in html
 
 
 def test_bad_paper_results_name_the_entry(tmp_path):
     published = tmp_path / "paper_results.yaml"
     published.write_text("word_retrieval:\n  - {source: S, id: T1, metric: mrr, rows: [{model: glove, lang: fr}]}\n")
-    with pytest.raises(ValueError, match=r"word_retrieval\[0\]\.rows\[0\]"):
-        report.load_paper_results(published)
+    with pytest.raises(ValueError, match=r"word_retrieval\[0\]\.rows\[0\]: needs a value"):
+        load_paper_results(published)
+    published.write_text("tatoeba:\n  - {source: S, id: T1, metric: accuracy, rows: [{lang: fr, value: 1}]}\n")
+    with pytest.raises(ValueError, match=r"tatoeba\[0\]: give one model"):
+        load_paper_results(published)
+    published.write_text("tatoeba:\n  - {source: S, id: T1, metric: accuracy, model: m, setings: {}, rows: []}\n")
+    with pytest.raises(ValueError, match=r"tatoeba\[0\]: unknown key\(s\) \['setings'\]"):
+        load_paper_results(published)
 
 
 def test_two_values_of_a_setting_are_not_averaged(tmp_path):
@@ -229,10 +353,12 @@ def test_workflow_inputs_log_paths_and_retrieval_settings(tmp_path):
     del config["report"]
     config["retrieval"] = {"metric": "csls", "dictionary_split": "test", "report_layer": 1, "min_count": 5}
     table = word_retrieval_table(("glove", "bert"))
-    saved = render_report({"word_retrieval": table, "bert_training_logs": logs}, config, tmp_path / "r.html",
-                          tmp_path / "figures")
+    tables = {"word_retrieval": table, "bert_training_logs": logs}
+    saved = render_report(tables, config, tmp_path / "r.html", tmp_path / "figures",
+                          expected=[f["name"] for f in expected_figures(config, tables)])
     html = (tmp_path / "r.html").read_text()
-    assert "metric csls" in html and "BERT layer 1" in html and "metric cosine" not in html
+    assert "Figures and the main table show: metric csls" in html and "BERT layer 1" in html
+    assert "MRR by language pair (metric cosine" not in html
     assert "bert_pretraining_loss" in saved and "BERT pretraining" in html
     summary = rows_containing(html, "1M</td><td>20</td>")
     assert any(">6.020<" in row for row in summary)  # last loss of the 1M, window-20 log: 9 - 3 + 0.02
@@ -244,7 +370,7 @@ def test_workflow_inputs_log_paths_and_retrieval_settings(tmp_path):
 def test_registered_section_is_skipped_without_its_table(tmp_path, monkeypatch):
     monkeypatch.setattr(report, "SECTIONS", dict(report.SECTIONS))
     report.register_section("extra", "Extra study", required=("extra_table",))(
-        lambda ctx: [report.text(f"extra rows: {len(ctx.tables['extra_table'])}")])
+        lambda ctx: [text(f"extra rows: {len(ctx.tables['extra_table'])}")])
     table = word_retrieval_table(("glove",), metrics=("cosine",))
     config = make_config(("glove",))
     render_report({"word_retrieval": table}, config, tmp_path / "a.html", tmp_path / "f")
@@ -260,6 +386,5 @@ def test_number_formatting():
     assert fmt_num(0.000512) == "0.000512"
     assert fmt_num(float("nan")) == "\u2014"
     assert fmt_num(np.int64(12345)) == "12,345"
-    assert report.size_label(200000) == "200k" and report.size_label(1500000) == "1.5M"
-    assert report.size_label(12345) == "12,345"
-
+    assert size_label(200000) == "200k" and size_label(1500000) == "1.5M"
+    assert size_label(12345) == "12,345"

@@ -12,21 +12,50 @@ from xling.data.formats import read_dictionary
 from xling.io import atomic_path, atomic_write
 
 
+RESOURCE_KEYS = ("threads", "mem_mb", "device")           # how fast a job runs, never what it computes
+REPRESENT_RESOURCE_KEYS = ("shards", "batch_size", "device", "threads")
+DATA_TRANSPORT_KEYS = ("cache", "lock", "mirror", "staged", "stage_mode", "download")  # where files come from
+TRAINED_VOCAB_KEYS = ("vocab_size", "min_frequency", "limit_alphabet")
+
+
+def data_settings(config: dict) -> dict:
+    """The settings that made the run's data, only those that apply to it: the languages, the synthetic
+    generator's block (synthetic data) or the real-data choices (not the download transport: files are
+    pinned by sha256), the corpus sampling and the tokenizer (training keys only for a trained vocabulary)."""
+    data = config.get("data") or {}
+    if data.get("source") == "synthetic":
+        source = {"data": {"source": "synthetic"}, "synthetic": config.get("synthetic") or {}}
+    else:
+        drop = set(DATA_TRANSPORT_KEYS) | ({"wikipedia"} if data.get("corpus", "wikipedia") != "wikipedia" else set())
+        source = {"data": {k: v for k, v in data.items() if k not in drop}}
+    tokenizer = {k: v for k, v in (config.get("tokenizer") or {}).items()
+                 if k not in TRAINED_VOCAB_KEYS or (config.get("tokenizer") or {}).get("vocab") == "train"}
+    return {"languages": config.get("languages"), **source, "corpus": config.get("corpus") or {},
+            "tokenizer": tokenizer}
+
+
 def run_settings(config: dict, model: str) -> dict:
     """Settings of the run and of `model` that every result row of that model carries.
 
-    The model's whole hyper-parameter block travels as compact JSON (`hparams`), so a row can always
-    be traced back to the exact configuration; the ones readers compare most get their own column.
+    JSON blocks trace each row to the exact configuration that produced it (the report's Settings
+    section reads them, never the live config): the model's hyper-parameters (`hparams`), the data
+    (`data_settings`) and, for our BERT, the representation store (`represent_settings`). The settings
+    readers compare most get their own column.
     """
-    hp = {k: v for k, v in config.get(model, {}).items() if k not in ("threads", "mem_mb", "device")}
-    return {
+    hp = {k: v for k, v in config.get(model, {}).items() if k not in RESOURCE_KEYS}
+    settings = {
         "dim": hp.get("dim", hp.get("hidden_size")),
         "seed": hp.get("seed"),
         "source": config["data"]["source"],
         "vocab": config["tokenizer"]["vocab"],
         "run": config["run"],
         "hparams": json.dumps(hp, sort_keys=True),
+        "data_settings": json.dumps(data_settings(config), sort_keys=True),
     }
+    if model == "bert":
+        represent = {k: v for k, v in (config.get("represent") or {}).items() if k not in REPRESENT_RESOURCE_KEYS}
+        settings["represent_settings"] = json.dumps(represent, sort_keys=True)
+    return settings
 
 
 def with_settings(table: pd.DataFrame, **settings) -> pd.DataFrame:

@@ -3,9 +3,12 @@ shift (Liu et al. 2020) and sentence retrieval with original / zero-mean / MDS v
 XTREME's Tatoeba and BUCC). Importing this module registers the sections with xling.report.core.
 
 Table keys (render_report(tables=...)): token_translation, token_translation_samples (optional), tatoeba,
-bucc. Published numbers: the same keys in resources/paper_results.yaml; an entry's rows name our `model`
-column (e.g. bert-base-multilingual-cased), `lang`, `value`, and may add setting columns (variant,
-direction, layer, alpha) that must match our rows; `scale` converts ours into the published unit.
+bucc. Published numbers (xling.report.published): the same keys in resources/paper_results.yaml, and
+token_sets (the sizes of the token sets V_s, V_t) shown with token translation.
+
+Directions: 'a->b' in our tables means queries (or source sentences) in a, candidates (or outputs) in b.
+XTREME's Tatoeba script indexes the xx sentences and searches them with English queries, so the papers'
+Tatoeba numbers are en->xx (XTREME_DIRECTION); the tables here show both directions, that one first.
 """
 
 from __future__ import annotations
@@ -18,11 +21,16 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from xling.report import figures
-from xling.report.core import (ReportContext, fmt_num, fmt_setting, published_matches, published_table,
-                          register_section, table_block, text)
-from xling.evaluate.translation import convert_rate_by_alpha
+from xling.report.blocks import MODEL_KEYS, fmt_num, fmt_setting, model_groups, model_name, table_block, text
+from xling.report.core import ReportContext, register_section
+from xling.report.published import BEST, Matching
 
-MODEL_KEYS = ["model", "size", "window"]
+XTREME_DIRECTION = "en->xx"   # English queries, xx candidates: what XTREME's Tatoeba (and the papers) report
+TRANSLATION_RESULTS = ("bleu1", "convert_rate", "n_sentences", "n_tokens", "n_tgt_only", "n_src_only", "n_shared",
+                       "n_neither")
+TATOEBA_RESULTS = ("accuracy", "n_queries", "n_candidates", "xtreme_direction")
+BUCC_RESULTS = ("f1", "precision", "recall", "threshold", "dev_f1", "dev_precision", "dev_recall", "n_gold",
+                "n_extracted", "n_src", "n_en")
 VARIANT_LABELS = {"original": "Original", "zero_mean": "Zero-mean", "mds": "MDS"}
 TRANSLATION_DESCRIPTION = (
     "Unsupervised token translation (Liu et al. 2020, arXiv:2004.09205): a source-language sentence is fed to "
@@ -40,20 +48,6 @@ RETRIEVAL_DESCRIPTION = (
     "candidate language, q + alpha (R_cand \u2212 R_query). Language means are computed on the whole "
     "evaluation set of each language, as in the papers."
 )
-
-
-def model_name(row: Mapping) -> str:
-    """'BERT 2k w128' for our BERTs (size, window), the checkpoint name for Hugging Face models."""
-    if row["model"] == "bert":
-        return f"BERT {fmt_setting('size', row['size'])} w{int(row['window'])}"
-    return str(row["model"])
-
-
-def _models(df: pd.DataFrame) -> list[tuple]:
-    keys = df[MODEL_KEYS].drop_duplicates()
-    order = keys.assign(_hf=keys["model"] != "bert").sort_values(["_hf", "model", "size", "window"],
-                                                                 ascending=[True, True, True, False])
-    return [tuple(r) for r in order[MODEL_KEYS].itertuples(index=False)]
 
 
 def _select(df: pd.DataFrame, key: tuple) -> pd.DataFrame:
@@ -107,7 +101,7 @@ def translation_table1(df: pd.DataFrame) -> dict:
     best = (df.sort_values(["bleu1", "layer"], ascending=[False, True], kind="stable")
             .groupby(MODEL_KEYS + ["pair", "direction", "alpha"], as_index=False, sort=False).head(1))
     rows = []
-    for key in _models(df):
+    for key in model_groups(df):
         part = _select(best, key)
         for (pair, direction), cell in part.groupby(["pair", "direction"]):
             cell = cell.set_index("alpha")
@@ -156,7 +150,7 @@ def translation_table2(df: pd.DataFrame) -> dict:
 
 def heatmaps(df: pd.DataFrame, metric: str, label: str, settings: str) -> Figure:
     """One heatmap (layer x alpha) per model and direction, the mean over language pairs."""
-    panels = [(key, direction) for key in _models(df) for direction in sorted(df["direction"].unique())]
+    panels = [(key, direction) for key in model_groups(df) for direction in sorted(df["direction"].unique())]
     ncols = min(len(panels), 4)
     nrows = int(np.ceil(len(panels) / ncols))
     fig = Figure(figsize=(3.2 * ncols + 0.8, 2.8 * nrows + 0.9), dpi=figures.DPI, layout="constrained")
@@ -187,6 +181,8 @@ def heatmaps(df: pd.DataFrame, metric: str, label: str, settings: str) -> Figure
 
 def alpha_curves(df: pd.DataFrame, settings: str) -> Figure:
     """Convert rate and BLEU-1 against alpha (mean over layers and pairs), a line per model x direction."""
+    from xling.evaluate.translation import convert_rate_by_alpha  # torch: imported only to draw this figure
+
     # src/tgt replaced by the direction: the mean runs over layers AND language pairs
     summary = convert_rate_by_alpha(df.assign(src=df["direction"], tgt=df["direction"]))
     fig = Figure(figsize=(10, 3.8), dpi=figures.DPI, layout="constrained")
@@ -219,8 +215,18 @@ def samples_table(samples: pd.DataFrame) -> dict:
                        note="Layer and \u03b1 with the best BLEU-1 for that model, pair and direction.")
 
 
+def translation_figures(config: Mapping) -> list[dict]:
+    """The PNGs the token-translation section writes."""
+    return [{"name": name, "caption": caption, "category": "Token translation", "labels": {"figure": label}}
+            for name, caption, label in (
+                ("language_translation_convert_rate", "language_translation_heatmap.rst", "convert rate heatmap"),
+                ("language_translation_bleu1", "language_translation_heatmap.rst", "BLEU-1 heatmap"),
+                ("language_translation_alpha", "language_translation_alpha.rst", "against alpha"))]
+
+
 @register_section("token_translation", "Token translation by the mean-difference shift",
-                  required=("token_translation",))
+                  required=("token_translation",), figures=translation_figures,
+                  results={"token_translation": TRANSLATION_RESULTS})
 def render_token_translation(ctx: ReportContext) -> list[dict]:
     where = ctx.table_paths["token_translation"]
     df = ctx.tables["token_translation"]
@@ -246,11 +252,12 @@ def render_token_translation(ctx: ReportContext) -> list[dict]:
     samples = ctx.tables.get("token_translation_samples")
     if samples is not None and len(samples):
         blocks.append(samples_table(samples))
-    blocks += published(ctx, "token_translation", df)
+    blocks += ctx.published_blocks("token_translation", df, Matching(
+        identity=("src", "tgt"), defaults={"layer": BEST, "alpha": BEST}))
+    blocks += ctx.published_blocks("token_sets", df, Matching(identity=("lang",)))
     blocks.append(full_table(df, "Token translation: all numbers",
                              ["model", "size", "window", "pair", "direction", "layer", "alpha"],
-                             ["bleu1", "convert_rate", "n_sentences", "n_tokens", "n_tgt_only", "n_src_only",
-                              "n_shared", "n_neither"]))
+                             list(TRANSLATION_RESULTS)))
     return blocks
 
 
@@ -268,7 +275,7 @@ def variant_table(df: pd.DataFrame, metric: str, title: str, note: str) -> dict:
     """Rows model x variant, a column per language (+ mean)."""
     langs = sorted(df["lang"].unique())
     rows = []
-    for key in _models(df):
+    for key in model_groups(df):
         part = _select(df, key)
         for variant in ("original", "zero_mean", "mds"):
             cell = part[part["variant"] == variant].groupby("lang")[metric].mean()
@@ -280,9 +287,10 @@ def variant_table(df: pd.DataFrame, metric: str, title: str, note: str) -> dict:
     return table_block(title, columns, rows, note=note, numeric=range(2, len(columns)))
 
 
-def tatoeba_layers(df: pd.DataFrame, settings: str) -> Figure:
-    """Accuracy (xx->en, mean over languages) against the layer, a panel per model, a line per variant."""
-    models = _models(df)
+def tatoeba_layers(df: pd.DataFrame, settings: str, direction: str = XTREME_DIRECTION) -> Figure:
+    """Accuracy (one direction, mean over languages) against the layer, a panel per model, a line per variant."""
+    df = df[df["direction"] == direction]
+    models = model_groups(df)
     ncols = min(len(models), 4)
     nrows = int(np.ceil(len(models) / ncols))
     fig = Figure(figsize=(3.4 * ncols + 0.5, 2.8 * nrows + 0.9), dpi=figures.DPI, layout="constrained")
@@ -297,7 +305,7 @@ def tatoeba_layers(df: pd.DataFrame, settings: str) -> Figure:
         ax.set_xlabel("layer")
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("accuracy (xx\u2192en)")
+    axes[0].set_ylabel(f"accuracy ({_arrow(direction)})")
     axes[0].legend(fontsize=8)
     for ax in axes[len(models):]:
         ax.set_visible(False)
@@ -306,7 +314,20 @@ def tatoeba_layers(df: pd.DataFrame, settings: str) -> Figure:
     return fig
 
 
-@register_section("sentence_retrieval", "Sentence retrieval: Tatoeba and BUCC", required=("tatoeba",))
+def _arrow(direction: str) -> str:
+    return direction.replace("->", "\u2192")
+
+
+def sentence_figures(config: Mapping) -> list[dict]:
+    """The Tatoeba-by-layer figure, drawn when every layer is evaluated (sentence_retrieval.all_layers)."""
+    if not ((config.get("language") or {}).get("sentence_retrieval") or {}).get("all_layers", True):
+        return []
+    return [{"name": "language_tatoeba_layers", "caption": "language_tatoeba_layers.rst",
+             "category": "Sentence retrieval", "labels": {"figure": "Tatoeba by layer"}}]
+
+
+@register_section("sentence_retrieval", "Sentence retrieval: Tatoeba and BUCC", required=("tatoeba",),
+                  figures=sentence_figures, results={"tatoeba": TATOEBA_RESULTS, "bucc": BUCC_RESULTS})
 def render_sentence_retrieval(ctx: ReportContext) -> list[dict]:
     df = ctx.tables["tatoeba"]
     where = ctx.table_paths["tatoeba"]
@@ -318,15 +339,20 @@ def render_sentence_retrieval(ctx: ReportContext) -> list[dict]:
     line = f"layer {layer}, MDS \u03b1 {alpha}; {_mean_line(df)}"
     blocks = [text(RETRIEVAL_DESCRIPTION, "Tatoeba: accuracy of the cosine nearest neighbour among all sentences of "
                    "the other side (ties go to the first candidate, as XTREME's argmax; a candidate with the same "
-                   "text as the reference translation also counts as correct); the tables show xx\u2192en (queries in xx, candidates English), the direction "
-                   "XTREME reports; the full table has both. " f"Shown: {line}.")]
-    shown = df[(df["layer"] == layer) & (df["direction"] == "xx->en")]
-    blocks.append(variant_table(shown, "accuracy", f"Tatoeba accuracy (xx\u2192en, layer {layer})", line))
+                   "text as the reference translation also counts as correct). a\u2192b: queries in a, candidates "
+                   f"in b. {_arrow(XTREME_DIRECTION)} (English queries) is what XTREME's script and the papers "
+                   f"report; it comes first. Shown: {line}.")]
+    directions = sorted(df["direction"].unique(), key=lambda d: (d != XTREME_DIRECTION, d))
+    for direction in directions:
+        shown = df[(df["layer"] == layer) & (df["direction"] == direction)]
+        blocks.append(variant_table(shown, "accuracy", f"Tatoeba accuracy ({_arrow(direction)}, layer {layer})",
+                                    line))
     if df["layer"].nunique() > 1:
         short = f"MDS \u03b1 {alpha}; {_short_mean_line(df)} (whole test sets)"
-        blocks.append(ctx.figure("language_tatoeba_layers", tatoeba_layers(df[df["direction"] == "xx->en"], short),
+        blocks.append(ctx.figure("language_tatoeba_layers", tatoeba_layers(df, short, directions[0]),
                                  "language_tatoeba_layers", line, "Tatoeba accuracy by layer"))
-    blocks += published(ctx, "tatoeba", df, defaults={"direction": "xx->en", "layer": layer})
+    blocks += ctx.published_blocks("tatoeba", df, Matching(
+        identity=("lang", "direction", "variant"), defaults={"layer": layer, "direction": XTREME_DIRECTION}))
     bucc = ctx.tables.get("bucc")
     if bucc is not None and len(bucc):
         b_layer = report_layer(bucc, ctx.config)
@@ -338,10 +364,10 @@ def render_sentence_retrieval(ctx: ReportContext) -> list[dict]:
         blocks.append(variant_table(bucc[bucc["layer"] == b_layer], "f1", f"BUCC F1 (test, {b_line})",
                                     f"{b_line}; {_mean_line(bucc)}. Precision, recall and the threshold are in the "
                                     "full table."))
-        blocks += published(ctx, "bucc", bucc, defaults={"layer": b_layer})
+        blocks += ctx.published_blocks("bucc", bucc, Matching(identity=("lang", "variant"),
+                                                              defaults={"layer": b_layer}))
         blocks.append(full_table(bucc, "BUCC: all numbers", ["model", "size", "window", "lang", "layer", "variant"],
-                                 ["f1", "precision", "recall", "threshold", "dev_f1", "n_gold", "n_extracted",
-                                  "n_src", "n_en"]))
+                                 [c for c in BUCC_RESULTS if not c.startswith("dev_") or c == "dev_f1"]))
     blocks.append(full_table(df, "Tatoeba: all numbers", ["model", "size", "window", "lang", "direction", "layer",
                                                           "variant"], ["accuracy", "n_queries", "n_candidates"]))
     return blocks
@@ -357,39 +383,3 @@ def full_table(df: pd.DataFrame, title: str, keys: list[str], results: list[str]
                                                      for c in results] for r in df[keys + results].to_dict("records")]
     return table_block(f"{title} ({len(rows)} rows)", keys + results, rows, collapsed=True,
                        numeric=range(len(keys), len(keys) + len(results)))
-
-
-def published(ctx: ReportContext, table: str, ours: pd.DataFrame, defaults: Mapping | None = None) -> list[dict]:
-    """Published numbers for `table` beside ours: an entry row matches our rows with the same model and
-    language and the same values of the entry's (and the row's) setting columns, `defaults` filling
-    settings the entry does not name. Ours are averaged over what is left and multiplied by `scale`."""
-    def wanted(entry, prow):
-        return {**(defaults or {}), **(entry.get("settings") or {}),
-                **{k: v for k, v in prow.items() if k not in ("model", "lang", "value")}}
-
-    where, entries, matches = published_matches(ctx, table, ours, wanted)
-    rows = []
-    for entry, prow, _, settings, match in matches:
-        metric = entry["metric"]
-        value = match[metric].mean() * float(entry.get("scale", 1)) if len(match) else np.nan
-        rows.append([f"{entry['source']} \u2014 {entry['id']}", str(prow["model"]), str(prow["lang"]), metric,
-                     ", ".join(f"{k} {fmt_setting(k, v)}" for k, v in settings.items()),
-                     fmt_num(prow["value"], 1), fmt_num(value, 1) if len(match) else "no matching run",
-                     fmt_num(value - prow["value"], 1) if len(match) else "\u2014"])
-    columns = ["source", "model", "lang", "metric", "settings", "published", "ours", "ours \u2212 published"]
-    return published_table(columns, rows, where, entries, table, numeric=(5, 6, 7), wrap=(0, 4))
-
-
-def language_figures(config: Mapping) -> list[dict]:
-    """The PNGs these sections write (name, caption file under reports/, category, labels), for Snakemake's
-    report(); the Tatoeba-by-layer figure needs language.sentence_retrieval.all_layers."""
-    out = [{"name": name, "caption": caption, "category": "Token translation", "labels": {"figure": label}}
-           for name, caption, label in (
-               ("language_translation_convert_rate", "language_translation_heatmap.rst", "convert rate heatmap"),
-               ("language_translation_bleu1", "language_translation_heatmap.rst", "BLEU-1 heatmap"),
-               ("language_translation_alpha", "language_translation_alpha.rst", "against alpha"))]
-    sent = ((config.get("language") or {}).get("sentence_retrieval") or {})
-    if sent.get("all_layers", True):
-        out.append({"name": "language_tatoeba_layers", "caption": "language_tatoeba_layers.rst",
-                    "category": "Sentence retrieval", "labels": {"figure": "Tatoeba by layer"}})
-    return out

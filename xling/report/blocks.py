@@ -1,0 +1,106 @@
+"""How the report writes things: number and setting formatting, and the blocks a section returns.
+
+A block is a plain dict (kind text, settings, group, table, figure or published) that the generic template
+reports/report.html.j2 lays out, so a new section needs no template change. A table cell, or a column
+header, is a string or {'text': str, 'sub': str} (a second, smaller line).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from xling.report.figures import model_label, ordered_models, size_label
+
+DASH = "\u2014"
+MODEL_KEYS = ["model", "size", "window"]  # what identifies one trained model (size, window 0 for a checkpoint)
+Block = dict
+
+
+def fmt_num(value: Any, digits: int = 3) -> str:
+    """0.4321 -> '0.432'; tiny values keep 3 significant digits (a chance MRR of 0.000512 stays visible)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return fmt_count(value)
+    if value is None or pd.isna(value):
+        return DASH
+    value = float(value)
+    if value == 0 or abs(value) >= 0.01:
+        return f"{value:.{digits}f}"
+    return f"{value:.3g}"
+
+
+def fmt_count(value: Any) -> str:
+    if value is None or pd.isna(value):
+        return DASH
+    return f"{int(value):,}"
+
+
+def fmt_setting(column: str, value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return DASH
+    if column == "size":
+        return size_label(value)
+    if column == "model":
+        return model_label(str(value))
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def model_name(row: Mapping) -> str:
+    """'BERT 4k w128' for a model we trained (size, window), the checkpoint name for a Hugging Face model."""
+    if int(row.get("size") or 0) == 0:
+        return str(row["model"])
+    return f"{model_label(str(row['model']))} {size_label(row['size'])} w{int(row['window'])}"
+
+
+def model_groups(df: pd.DataFrame) -> list[tuple]:
+    """The (model, size, window) keys of a table: ours first (GloVe, Word2Vec, BERT; sizes up, windows
+    down), then checkpoints by name."""
+    keys = df[MODEL_KEYS].drop_duplicates()
+    rank = {m: i for i, m in enumerate(ordered_models(keys["model"]))}
+    order = keys.assign(_hf=keys["size"] == 0, _m=keys["model"].map(rank)).sort_values(
+        ["_hf", "_m", "size", "window"], ascending=[True, True, True, False])
+    return [tuple(r) for r in order[MODEL_KEYS].itertuples(index=False)]
+
+
+def flatten(mapping: Mapping, prefix: str = "") -> list[tuple[str, str]]:
+    """Nested config dict -> [('a.b', 'value'), ...]; lists are joined so one setting is one table row."""
+    rows = []
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            rows.extend(flatten(value, f"{name}."))
+        elif isinstance(value, (list, tuple)):
+            rows.append((name, ", ".join(str(v) for v in value)))
+        else:
+            rows.append((name, DASH if value is None else str(value)))
+    return rows
+
+
+def text(*paragraphs: str) -> Block:
+    return {"kind": "text", "paragraphs": [p for p in paragraphs if p]}
+
+
+def settings_block(title: str, rows: list[tuple[str, str]]) -> Block:
+    return {"kind": "settings", "title": title, "rows": rows}
+
+
+def group(blocks: list[Block]) -> Block:
+    """Blocks laid out side by side (e.g. one settings table per model)."""
+    return {"kind": "group", "blocks": blocks}
+
+
+def table_block(title: str, columns: list, rows: list[list], note: str = "", collapsed: bool = False,
+                numeric: Iterable[int] = (), wrap: Iterable[int] = ()) -> Block:
+    """numeric: column indices right-aligned; wrap: columns of prose allowed to wrap (others stay on one line)."""
+    return {"kind": "table", "title": title, "columns": columns, "rows": rows, "note": note,
+            "collapsed": collapsed, "numeric": set(numeric), "wrap": set(wrap)}
+
+
+def empty_block(title: str, message: str) -> Block:
+    """A heading with one italic line saying why there is nothing to show."""
+    return {"kind": "published", "title": title, "empty": message}

@@ -1,0 +1,307 @@
+"""Report section for word retrieval (Liu et al. 2020): the MRR of each language pair per model, data size,
+context window and BERT layer, with the chance MRR beside every number.
+
+Figures and the main table show one selection of the table (metric, dictionary split, BERT layer and
+report.select filters; config report.*, falling back on retrieval.*); the full table shows every row.
+Seeds are averaged; any other setting that would be averaged stops the report and names the column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+import pandas as pd
+
+from xling.report import figures
+from xling.report.blocks import Block, fmt_count, fmt_num, fmt_setting, table_block, text
+from xling.report.core import ReportContext, register_section, require_columns
+from xling.report.figures import model_label, ordered_models, size_label
+from xling.report.published import Matching
+
+# Columns of the word-retrieval table: settings (each a column, one row per setting x pair) and results.
+REQUIRED = ("model", "size", "window", "layer", "pair", "mrr", "chance_mrr", "metric", "dictionary_split")
+SETTINGS = ("model", "size", "window", "layer", "metric", "dictionary_split", "min_count", "seed", "dim",
+            "source", "vocab")
+RESULTS = ("mrr", "p_at_1", "p_at_5", "coverage", "n_pairs", "n_covered_pairs", "n_queries", "n_candidates",
+           "chance_mrr")
+NOT_SETTINGS = ("pair", "src", "tgt")
+LONG_COLUMNS = ("hparams", "data_settings", "represent_settings")  # JSON blocks: in Settings, not per row
+COLUMN_LABELS = {
+    "model": "model", "size": "size (sentences/lang)", "window": "window", "layer": "layer",
+    "metric": "metric", "dictionary_split": "dictionary split", "min_count": "min_count", "seed": "seed",
+    "dim": "dim", "source": "data", "vocab": "vocab", "pair": "pair", "mrr": "MRR", "p_at_1": "P@1",
+    "p_at_5": "P@5", "coverage": "coverage", "n_pairs": "n dict pairs", "n_covered_pairs": "n covered pairs",
+    "n_queries": "n queries", "n_candidates": "n candidates", "chance_mrr": "chance MRR",
+}
+DESCRIPTION = (
+    "Each query is a source-language word of the bilingual dictionary that the model represents (static "
+    "vectors; for BERT the mean of its in-context vectors over the corpus at one layer). It is compared "
+    "with every candidate target-language word; the reciprocal rank of its best-ranked gold translation "
+    "is averaged into the MRR. Chance MRR = the expected MRR of a random ranking (H(n)/n for n candidates "
+    "when each word has one translation; higher for words with several); coverage = share of dictionary "
+    "pairs with both words represented.")
+
+
+def word_retrieval_figures(config: Mapping) -> list[dict]:
+    """The PNGs this section writes: MRR by pair per window, the window effect, BERT by layer."""
+    out = [{"name": f"word_retrieval_mrr_by_pair_w{w}", "caption": "word_retrieval_mrr_by_pair.rst",
+            "category": "Word retrieval", "labels": {"figure": "MRR by language pair", "window": str(w)}}
+           for w in sorted(config.get("windows") or [], reverse=True)]
+    out.append({"name": "word_retrieval_window_effect", "caption": "word_retrieval_window_effect.rst",
+                "category": "Word retrieval", "labels": {"figure": "window effect", "window": "all"}})
+    if "bert" in (config.get("models") or []):
+        out.append({"name": "word_retrieval_bert_layers", "caption": "word_retrieval_bert_layers.rst",
+                    "category": "Word retrieval", "labels": {"figure": "BERT by layer", "window": "all"}})
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- selection
+
+@dataclass(frozen=True)
+class Selection:
+    """The settings the figures and the main table show (the full table shows all)."""
+
+    metric: str
+    dictionary_split: str
+    layer: int | None          # BERT layer shown beside the static models; None when there is no BERT
+    select: tuple = ()         # extra (column, value) filters from report.select
+
+    def describe(self) -> str:
+        parts = [f"metric {self.metric}", f"dictionary split {self.dictionary_split}"]
+        if self.layer is not None:
+            parts.append(f"BERT layer {self.layer}")
+        parts += [f"{c} {v}" for c, v in self.select]
+        return ", ".join(parts)
+
+
+def _choose(df: pd.DataFrame, column: str, wanted, preferred: str | None, where: str):
+    present = sorted(df[column].dropna().unique().tolist())
+    if wanted is not None:
+        if wanted not in present:
+            raise ValueError(f"{where}: {column} {wanted!r} asked for (report.{column} or retrieval.{column}) "
+                             f"is not in the table (has {present})")
+        return wanted
+    if preferred in present:
+        return preferred
+    return present[0]
+
+
+def selection_config(config: Mapping) -> dict:
+    """report.{metric, dictionary_split, layer, select}, falling back on retrieval.{metric,
+    dictionary_split, report_layer}; None means the default (cosine / test / the last BERT layer)."""
+    report_cfg, retrieval = config.get("report") or {}, config.get("retrieval") or {}
+
+    def pick(key, fallback):
+        value = report_cfg[key] if report_cfg.get(key) is not None else retrieval.get(fallback)
+        return (value[0] if value else None) if isinstance(value, (list, tuple)) else value  # first = main
+    return {"metric": pick("metric", "metric"), "dictionary_split": pick("dictionary_split", "dictionary_split"),
+            "layer": pick("layer", "report_layer"), "select": report_cfg.get("select") or {}}
+
+
+def apply_select(df: pd.DataFrame, select: Iterable[tuple], where: str) -> pd.DataFrame:
+    """The rows with each (column, value) of report.select."""
+    for column, value in select:
+        if column not in df:
+            raise ValueError(f"{where}: report.select names {column!r}, not a column of the table")
+        df = df[df[column] == value]
+        if df.empty:
+            raise ValueError(f"{where}: no rows with {column} = {value!r} (report.select)")
+    return df
+
+
+def select_word_retrieval(df: pd.DataFrame, report_config: Mapping, where: str) -> tuple[Selection, pd.DataFrame]:
+    """Pick metric, dictionary split and BERT layer (config, else a default) and filter the table to them.
+
+    Returns the selection and the table filtered by metric, split and report.select — all layers kept.
+    """
+    select = tuple(sorted((report_config.get("select") or {}).items()))
+    df = apply_select(df, select, where)
+    metric = _choose(df, "metric", report_config.get("metric"), "cosine", where)
+    split = _choose(df, "dictionary_split", report_config.get("dictionary_split"), "test", where)
+    df = df[(df["metric"] == metric) & (df["dictionary_split"] == split)]
+    layer = None
+    bert_layers = sorted(df.loc[df["model"] == "bert", "layer"].unique().tolist())
+    if bert_layers:
+        wanted = report_config.get("layer")
+        if wanted is None:
+            layer = int(bert_layers[-1])
+        else:
+            wanted = int(wanted)
+            layer = int(bert_layers[-1]) + 1 + wanted if wanted < 0 else wanted
+            if layer not in bert_layers:
+                raise ValueError(f"{where}: BERT layer {wanted} asked for (report.layer or retrieval.report_layer) "
+                                 f"but the BERT rows have layers {bert_layers}; use one of them, -1 for the last, "
+                                 "or null")
+    return Selection(str(metric), str(split), layer, select), df
+
+
+def setting_columns(df: pd.DataFrame) -> list[str]:
+    """The table's setting columns: the known ones first, then any other column that is not a result."""
+    known = [c for c in SETTINGS if c in df]
+    return known + [c for c in df.columns if c not in SETTINGS and c not in RESULTS
+                    and c not in NOT_SETTINGS and not str(c).startswith("_")]
+
+
+def _check_single_setting(df: pd.DataFrame, keys: list[str], where: str) -> None:
+    """Refuse to average over a setting silently: within a figure cell only `seed` may vary, once each."""
+    others = [c for c in setting_columns(df) if c not in keys and c != "seed"]
+    if others:
+        counts = df.groupby(keys, dropna=False)[others].nunique(dropna=False)
+        bad = counts[(counts > 1).any(axis=1)]
+        if not bad.empty:
+            cell = dict(zip(keys, bad.index[0] if isinstance(bad.index[0], tuple) else (bad.index[0],)))
+            column = bad.columns[(bad.iloc[0] > 1).to_numpy()][0]
+            mask = pd.Series(True, index=df.index)
+            for k, v in cell.items():
+                mask &= df[k] == v
+            values = sorted(df.loc[mask, column].astype(str).unique())
+            raise ValueError(f"{where}: several values of {column} ({', '.join(values)}) for "
+                             + ", ".join(f"{k}={v}" for k, v in cell.items())
+                             + f"; choose one with report.select.{column}")
+    unique = keys + (["seed"] if "seed" in df else [])
+    duplicated = df.duplicated(unique, keep=False)
+    if duplicated.any():
+        row = df[duplicated].iloc[0]
+        raise ValueError(f"{where}: {int(duplicated.sum())} duplicate rows, e.g. "
+                         + ", ".join(f"{k}={row[k]}" for k in unique))
+
+
+def summarize(df: pd.DataFrame, keys: list[str], where: str) -> pd.DataFrame:
+    """Mean over seeds per cell (with the seeds' standard deviation), after checking nothing else varies."""
+    _check_single_setting(df, keys, where)
+    agg = dict(mrr=("mrr", "mean"), mrr_sd=("mrr", "std"), chance_mrr=("chance_mrr", "mean"))
+    if "seed" in df:
+        agg["n_seeds"] = ("seed", "nunique")
+    return df.groupby(keys, as_index=False).agg(**agg)
+
+
+def _constant_settings(df: pd.DataFrame, columns: Iterable[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """Split setting columns into those that vary (shown as columns) and constants (listed once)."""
+    varying, constant = [], []
+    for column in columns:
+        if column not in df:
+            continue
+        values = df[column].dropna().unique()
+        if len(values) == 1 and df[column].notna().all():
+            constant.append((COLUMN_LABELS.get(column, column), fmt_setting(column, values[0])))
+        else:
+            varying.append(column)
+    return varying, constant
+
+
+def _per_model(df: pd.DataFrame, column: str) -> str:
+    """'5' when one value; 'GloVe 300, Word2Vec 300, BERT 768' when it differs by model."""
+    if column not in df:
+        return ""
+    values = df[column].dropna().unique()
+    if len(values) == 1:
+        return fmt_setting(column, values[0])
+    parts = []
+    for model in ordered_models(df["model"]):
+        vals = sorted(df.loc[df["model"] == model, column].dropna().unique().tolist())
+        parts.append(f"{model_label(model)} {'/'.join(fmt_setting(column, v) for v in vals)}")
+    return ", ".join(parts)
+
+
+def _settings_line(df: pd.DataFrame, selection: Selection, extra: str = "") -> str:
+    parts = [selection.describe()]
+    for column, label in (("min_count", "min_count"), ("dim", "dim"), ("vocab", "vocab"), ("source", "data")):
+        value = _per_model(df, column)
+        if value:
+            parts.append(f"{label} {value}")
+    if "seed" in df:
+        seeds = sorted(df["seed"].dropna().unique().tolist())
+        parts.append(("seed " if len(seeds) == 1 else "mean over seeds ") + ", ".join(map(str, seeds)))
+    if extra:
+        parts.append(extra)
+    return "; ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------- section
+
+@register_section("word_retrieval", "Word retrieval", required=("word_retrieval",), figures=word_retrieval_figures,
+                  results={"word_retrieval": RESULTS})
+def render_word_retrieval(ctx: ReportContext) -> list[Block]:
+    where = ctx.table_paths["word_retrieval"]
+    full = ctx.tables["word_retrieval"]
+    require_columns(full, REQUIRED, where)
+    if full.empty:
+        raise ValueError(f"{where}: the word-retrieval table has no rows")
+    selection, df = select_word_retrieval(full, selection_config(ctx.config), where)
+    static = df[df["model"] != "bert"]
+    bert = df[df["model"] == "bert"]
+    shown = pd.concat([static, bert[bert["layer"] == selection.layer]]) if len(bert) else static
+    keys = ["model", "size", "window", "layer", "pair"]
+    summary = summarize(shown, keys, where)
+    line = _settings_line(shown, selection)
+    blocks = [text(DESCRIPTION, f"Figures and the main table show: {line}. The full table at the end lists "
+                                "every setting."), _main_table(summary, selection, line)]
+    for window in sorted(summary["window"].unique(), reverse=True):
+        fig = figures.mrr_by_pair(summary[summary["window"] == window], settings=selection.describe(),
+                                  title=f"Word retrieval by language pair, context window {window}")
+        blocks.append(ctx.figure(f"word_retrieval_mrr_by_pair_w{window}", fig, "word_retrieval_mrr_by_pair",
+                                 f"window {window}; {line}", f"MRR by language pair, window {window}"))
+    fig = figures.window_effect(summary, settings=selection.describe())
+    blocks.append(ctx.figure("word_retrieval_window_effect", fig, "word_retrieval_window_effect", line,
+                             "Effect of the context window"))
+    if len(bert):
+        bsum = summarize(bert, keys, where)
+        bline = _settings_line(bert, Selection(selection.metric, selection.dictionary_split, None,
+                                               selection.select), "all layers")
+        fig = figures.bert_layers(bsum, settings=f"metric {selection.metric}, dictionary split "
+                                  f"{selection.dictionary_split}", highlight_layer=selection.layer)
+        blocks.append(ctx.figure("word_retrieval_bert_layers", fig, "word_retrieval_bert_layers", bline,
+                                 "BERT word retrieval by layer"))
+    defaults = {"metric": selection.metric, "dictionary_split": selection.dictionary_split,
+                **({"layer": selection.layer} if selection.layer is not None else {})}
+    ours = apply_select(full, selection.select, where)
+    blocks += ctx.published_blocks("word_retrieval", ours.assign(lang=ours["tgt"] if "tgt" in ours else
+                                                                 ours["pair"].str.split("-").str[-1]),
+                                   Matching(identity=("lang",), defaults=defaults,
+                                            absent={"pos": "all dictionary words"}))
+    blocks.append(_full_table(full, "Word retrieval: all numbers"))
+    return blocks
+
+
+def _main_table(summary: pd.DataFrame, selection: Selection, line: str) -> Block:
+    """The papers' table: rows model x size x window, columns language pairs + mean; chance under each MRR."""
+    pairs = sorted(summary["pair"].unique())
+    rows = []
+    for model in ordered_models(summary["model"]):
+        rows_of_model = summary[summary["model"] == model].sort_values(["size", "window"], ascending=[True, False])
+        for (size, window), cell in rows_of_model.groupby(["size", "window"], sort=False):
+            cell = cell.set_index("pair")
+            row = [model_label(model), size_label(size), str(window), str(int(cell["layer"].iloc[0]))]
+            for pair in pairs:
+                if pair in cell.index:
+                    row.append({"text": fmt_num(cell.at[pair, "mrr"]),
+                                "sub": f"chance {fmt_num(cell.at[pair, 'chance_mrr'])}"})
+                else:
+                    row.append("\u2014")
+            row.append({"text": fmt_num(cell["mrr"].mean()), "sub": f"chance {fmt_num(cell['chance_mrr'].mean())}"})
+            rows.append(row)
+    columns = ["model", COLUMN_LABELS["size"], "window", "layer"] + pairs + ["mean"]
+    return table_block(f"MRR by language pair ({selection.describe()})", columns, rows,
+                       note=f"Settings: {line}. Small grey number: chance MRR for the same candidates.",
+                       numeric=range(4, len(columns)))
+
+
+def _full_table(df: pd.DataFrame, title: str) -> Block:
+    """Every row of the table, settings first; settings constant over the table are listed above it."""
+    order = {m: i for i, m in enumerate(ordered_models(df["model"]))}
+    df = df.assign(_m=df["model"].map(order))
+    sort = ["_m"] + [c for c in ("size", "window", "metric", "dictionary_split", "layer", "pair", "seed") if c in df]
+    df = df.sort_values(sort, ascending=[c != "window" for c in sort], kind="stable")  # windows large first
+    settings = [c for c in setting_columns(df) if c not in LONG_COLUMNS]
+    varying, constant = _constant_settings(df, settings)
+    results = [c for c in RESULTS if c in df]
+    columns = varying + ["pair"] + results
+    rows = [[fmt_setting(c, r[c]) for c in varying] + [str(r["pair"])]
+            + [fmt_count(r[c]) if c.startswith("n_") else fmt_num(r[c]) for c in results]
+            for r in df[columns].to_dict("records")]
+    note = "Same settings for every row: " + "; ".join(f"{k} {v}" for k, v in constant) + ". " if constant else ""
+    if any(c in df for c in LONG_COLUMNS):
+        note += "Each model's hyper-parameters and the data settings are in Settings (JSON columns of the table)."
+    return table_block(f"{title} ({len(rows)} rows)", [COLUMN_LABELS.get(c, c) for c in columns], rows, note=note,
+                       collapsed=len(rows) > 40, numeric=range(len(varying) + 1, len(columns)))
