@@ -9,15 +9,17 @@ import pandas as pd
 
 from xling.data.formats import read_dictionary
 from xling.io import atomic_path, atomic_write
+from xling.runtime import computed
 
 
 def run_settings(config: dict, model: str) -> dict:
     """Settings of the run and of `model` that every result row of that model carries.
 
-    The model's whole hyper-parameter block travels as compact JSON (`hparams`), so a row can always
-    be traced back to the exact configuration; the ones readers compare most get their own column.
+    The model's hyper-parameters that change numbers (runtime settings left out) travel as compact JSON
+    (`hparams`), so a row can always be traced back to the exact configuration; the ones readers compare
+    most get their own column.
     """
-    hp = {k: v for k, v in config.get(model, {}).items() if k not in ("threads", "mem_mb", "device")}
+    hp = computed(model, config.get(model, {}))
     return {
         "dim": hp.get("dim", hp.get("hidden_size")),
         "seed": hp.get("seed"),
