@@ -14,7 +14,7 @@ for key in ("token_translation", "token_translation_samples", "tatoeba", "bucc")
         tables[key] = Path(snakemake.input[key])
 render_report(
     tables,
-    snakemake.config,
+    snakemake.params.config,  # what the rule declares, so a setting it does not show cannot go stale in it
     Path(snakemake.output.html),
     Path(snakemake.output.figures),
     paper_results=Path(snakemake.input.paper_results),

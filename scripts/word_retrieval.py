@@ -19,6 +19,7 @@ for lang, dictionary in zip(snakemake.params.targets, snakemake.input.dictionari
         min_count=settings["min_count"],
         metric=settings["metric"],
         csls_k=settings["csls_k"],
+        block=snakemake.resources.block,
     )
     tables.append(with_settings(table, src=pivot, tgt=lang, pair=f"{pivot}-{lang}"))
 table = with_settings(
