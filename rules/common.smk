@@ -1,8 +1,22 @@
 # Helpers shared by the workflow: paths of the run, the experiment grid, input functions.
+#
+# How a setting reaches a job decides what reruns when it changes (Snakemake's default rerun triggers):
+#   params:     only settings that change a number the job writes; a change reruns the job and all
+#               downstream of it. Presentation settings (report.*, retrieval.report_layer) are params of
+#               the report alone.
+#   threads:, resources:
+#               every setting that changes no number (xling.runtime.RUNTIME: threads, mem_mb, device,
+#               inference batch sizes, query blocks, checkpoint and log intervals); a change reruns nothing.
+#               Scripts read snakemake.threads and snakemake.resources.<name>, shell commands {threads} and
+#               {resources.<name>}; a profile may override them per rule (set-threads, set-resources).
+#               Resources hold no null: a null device is "auto".
+#   the DAG:    languages, sizes, windows, models and data locations are wildcards and file lists; the
+#               fetch jobs read data.* from the config to know where a file comes from (checksum-verified).
 import json
 import os
 import posixpath
 import re
+import sys
 
 import yaml
 
@@ -11,6 +25,8 @@ import yaml
 os.environ.update(
     PYTHONPATH=os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH")) if p)
 )
+sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
+from xling.runtime import computed, without_runtime  # noqa: E402
 
 with open(os.path.join(workflow.basedir, "schemas", "config.schema.yaml"), encoding="utf-8") as handle:
     SCHEMA = yaml.safe_load(handle)
@@ -166,6 +182,21 @@ def lm_params(wildcards):
     return dict(kind=kind, path=name, label=name, size=0, window=0, max_length=cap)
 
 
+def translation_settings():
+    """The language.* settings that change token-translation numbers (the model's own are in lm_params)."""
+    keys = ("data", "directions", "layers", "alphas", "mean", "max_sentences", "vocab_min_count", "bleu_tokenize",
+            "samples")
+    return {key: LANGUAGE[key] for key in keys}
+
+
+def sentence_retrieval_settings(wildcards):
+    """The language.sentence_retrieval settings that change this task's numbers: a BUCC setting reruns no
+    Tatoeba job, and the other way round."""
+    keys = {"tatoeba": ("layer", "all_layers", "mds_alpha", "max_sentences"),
+            "bucc": ("layer", "bucc_layers", "bucc_score", "bucc_k", "mds_alpha")}[wildcards.task]
+    return {key: SENT[key] for key in keys}
+
+
 def translation_inputs(wildcards):
     kind, size, window, _ = _lm(wildcards)
     lang = wildcards.lang
@@ -222,3 +253,17 @@ def language_report_tables():
 def language_tables():
     """Every final language table (Parquet and CSV) this run builds, for rule all."""
     return [f"{stem}.{ext}" for _, (parts, stem) in language_table_specs().items() if parts for ext in ("parquet", "csv")]
+
+
+def report_config():
+    """All the report may read of the config, as its params: the grid, the settings it shows (runtime
+    settings left out, so changing one does not re-render it) and its presentation choices (report.*,
+    retrieval.report_layer, language.sentence_retrieval.layer). A section that reads another key gets
+    nothing until the key is added here."""
+    keys = ["run", "languages", "models", "windows", "data", "corpus", "tokenizer", "represent", "retrieval",
+            "report", *MODELS]
+    if config["data"]["source"] == "synthetic":
+        keys.append("synthetic")
+    shown = {key: config[key] for key in keys if key in config}
+    shown["language"] = {"sentence_retrieval": {"layer": SENT["layer"]}}
+    return without_runtime(shown)

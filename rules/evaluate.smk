@@ -10,12 +10,14 @@ rule word_retrieval:
     output:
         f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet",
     params:
-        settings=config["retrieval"],
+        settings={key: config["retrieval"][key] for key in ("dictionary_split", "min_count", "metric", "csls_k")},
         candidates=config["retrieval"]["candidates"],
         csls_neighbourhood=config["retrieval"]["csls_neighbourhood"],
         vocabulary_size=config["retrieval"]["vocabulary_size"],
         pivot=PIVOT,
         targets=retrieval_targets(),
+    resources:
+        block=config["retrieval"]["block"],
     log:
         f"{LOGS}/word_retrieval/{{model}}/{{size}}-w{{window}}.log",
     benchmark:

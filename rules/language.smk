@@ -15,11 +15,13 @@ rule token_translation:
     params:
         lm=lm_params,
         pivot=PIVOT,
-        settings={k: v for k, v in LANGUAGE.items() if k not in ("sentence_retrieval", "threads", "hf_models")},
+        settings=translation_settings(),
         lowercase=config["tokenizer"]["lowercase"],
     threads: LANGUAGE["threads"]
     resources:
         gpu=0,
+        device=LANGUAGE["device"] or "auto",
+        batch_size=LANGUAGE["batch_size"],
     log:
         f"{LOGS}/token_translation/{{lm}}/{{lang}}.log",
     benchmark:
@@ -43,12 +45,13 @@ rule sentence_retrieval:
         lm=lm_params,
         pivot=PIVOT,
         mean=LANGUAGE["mean"],
-        batch_size=LANGUAGE["batch_size"],
-        device=LANGUAGE["device"],
-        settings=SENT,
+        settings=sentence_retrieval_settings,
     threads: LANGUAGE["threads"]
     resources:
         gpu=0,
+        device=LANGUAGE["device"] or "auto",
+        batch_size=LANGUAGE["batch_size"],
+        block=SENT["block"],
     log:
         f"{LOGS}/sentence_retrieval/{{task}}/{{lm}}/{{lang}}.log",
     benchmark:

@@ -8,7 +8,7 @@ rule glove:
     output:
         f"{RESULTS}/models/glove/{{size}}-w{{window}}/vectors.bin",
     params:
-        hp=config["glove"],
+        hp=computed("glove", config["glove"]),
         # a context of `window` tokens = window // 2 on each side, the span of a BERT block of that length
         side_window=lambda wc: int(wc.window) // 2,
     threads: config["glove"]["threads"]
@@ -30,7 +30,7 @@ rule word2vec:
     output:
         f"{RESULTS}/models/word2vec/{{size}}-w{{window}}/vectors.bin",
     params:
-        hp=config["word2vec"],
+        hp=computed("word2vec", config["word2vec"]),
         # a context of `window` tokens = window // 2 on each side, the span of a BERT block of that length
         side_window=lambda wc: int(wc.window) // 2,
     threads: config["word2vec"]["threads"]
@@ -51,15 +51,17 @@ rule bert_pretrain:
     output:
         directory(f"{RESULTS}/models/bert/{{size}}-w{{window}}"),
     params:
-        # checkpoints live outside the output so a killed or failed job resumes instead of restarting
+        # checkpoints live outside the output so a killed or failed job resumes instead of restarting; the
+        # trainer keeps those of each setting apart (a subdirectory named by a hash of the settings and data)
         checkpoints=f"{RESULTS}/checkpoints/bert/{{size}}-w{{window}}",
-        # `threads` is a resource, not a hyper-parameter: changing it must not retrain
-        hparams=lambda wc: json.dumps(
-            {**{k: v for k, v in config["bert"].items() if k != "threads"}, "window": int(wc.window)}
-        ),
+        hparams=lambda wc: json.dumps({**computed("bert", config["bert"]), "window": int(wc.window)}, sort_keys=True),
     threads: config["bert"]["threads"]
     resources:
         gpu=0,
+        device=config["bert"]["device"] or "auto",
+        checkpoint_every=config["bert"]["checkpoint_every"],
+        keep_checkpoints=config["bert"]["keep_checkpoints"],
+        log_every=config["bert"]["log_every"],
     log:
         f"{LOGS}/bert_pretrain/{{size}}-w{{window}}.log",
     benchmark:
@@ -80,5 +82,7 @@ rule bert_pretrain:
             launch="python"
         fi
         exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
-            --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' > {log} 2>&1
+            --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
+            --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
+            --log-every {resources.log_every} > {log} 2>&1
         """

@@ -12,7 +12,7 @@ rule report:
         bert_models=expand(model_dir("bert", "{size}", "{window}"), size=SIZES, window=WINDOWS)
         if "bert" in MODELS
         else [],
-        paper_results=f"{workflow.basedir}/resources/paper_results.yaml",
+        paper_results=config["report"]["paper_results"] or f"{workflow.basedir}/resources/paper_results.yaml",
         **language_report_tables(),
     output:
         html=report(
@@ -33,6 +33,9 @@ rule report:
                 + (["bert_training_logs"] if "bert" in MODELS else []),
             )
         },
+    params:
+        # the only rule with the presentation settings (report.*, retrieval.report_layer): they re-render it
+        config=report_config(),
     log:
         f"{LOGS}/report.log",
     conda:

@@ -62,13 +62,14 @@ rule bert_extract:
         ),
     params:
         languages=LANGS,
+        # shards decide the jobs themselves (and the order of the float sums), so changing them reruns these
         n_shards=N_SHARDS,
-        batch_size=config["represent"]["batch_size"],
         max_documents=config["represent"]["max_documents"],
-        device=config["represent"]["device"],
     threads: config["represent"]["threads"]
     resources:
         gpu=0,
+        device=config["represent"]["device"] or "auto",
+        batch_size=config["represent"]["batch_size"],
     log:
         f"{LOGS}/bert_extract/{{size}}-w{{window}}/{{shard}}.log",
     benchmark:

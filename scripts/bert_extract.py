@@ -23,8 +23,8 @@ for i, lang in enumerate(params.languages):
         n_shards=params.n_shards,
         out_words=outputs.words[i],
         out_langs=outputs.langs[i],
-        batch_size=params.batch_size,
+        batch_size=snakemake.resources.batch_size,
         max_length=int(snakemake.wildcards.window),
         max_documents=params.max_documents,
-        device=params.device,
+        device=snakemake.resources.device,
     )

@@ -15,7 +15,7 @@ for key in ("token_translation", "token_translation_samples", "tatoeba", "bucc")
 figures = [f["name"] for f in expected_figures(snakemake.config, tables)]  # the rule's outputs, one call
 render_report(
     tables,
-    snakemake.config,
+    snakemake.params.config,  # what the rule declares, so a setting it does not show cannot go stale in it
     Path(snakemake.output.html),
     Path(snakemake.output[figures[0]]).parent,
     paper_results=Path(snakemake.input.paper_results),

@@ -19,8 +19,9 @@ table, samples = translate_pair(
     token_files=files if "vocab_files" in inp.keys() else None,
     corpus_files=files if "vocab_corpora" in inp.keys() else None,
     directions=s["directions"], layers=s["layers"], alphas=s["alphas"], mean_stat=s["mean"],
-    batch_size=s["batch_size"], max_length=lm["max_length"], device=s["device"], min_count=s["vocab_min_count"],
-    bleu_tokenize=s["bleu_tokenize"], lowercase=snakemake.params.lowercase, n_samples=s["samples"],
+    batch_size=snakemake.resources.batch_size, max_length=lm["max_length"], device=snakemake.resources.device,
+    min_count=s["vocab_min_count"], bleu_tokenize=s["bleu_tokenize"], lowercase=snakemake.params.lowercase,
+    n_samples=s["samples"],
     max_sentences=s["max_sentences"],
 )
 settings = dict(model=lm["label"], size=lm["size"], window=lm["window"], data=s["data"],

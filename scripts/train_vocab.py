@@ -9,5 +9,6 @@ train_vocab(
     snakemake.output[0],
     vocab_size=snakemake.params.vocab_size,
     min_frequency=snakemake.params.min_frequency,
+    limit_alphabet=snakemake.params.limit_alphabet,
     lowercase=snakemake.params.lowercase,
 )

@@ -21,6 +21,7 @@ for lang, dictionary in zip(snakemake.params.targets, snakemake.input.dictionari
         csls_k=settings["csls_k"],
         candidates=snakemake.params.candidates,
         csls_neighbourhood=snakemake.params.csls_neighbourhood,
+        block=snakemake.resources.block,
     )
     tables.append(with_settings(table, src=pivot, tgt=lang, pair=f"{pivot}-{lang}"))
 table = with_settings(

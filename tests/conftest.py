@@ -1,8 +1,10 @@
-"""Shared fixtures: the real public data beside the repository (../shared/data), skipped when absent."""
+"""Shared fixtures: the real public data beside the repository (../shared/data), skipped when absent, and
+one finished run of presets/test.yaml for the workflow tests."""
 
 from pathlib import Path
 
 import pytest
+from workflow_helpers import TEST_PRESET, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -14,3 +16,13 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data not present at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def test_run(tmp_path_factory) -> Path:
+    """presets/test.yaml run once, end to end, in a fresh working directory, shared by every workflow test.
+    Tests only read it or dry-run in it; a test that must change files copies it first."""
+    workdir = tmp_path_factory.mktemp("workflow")
+    done = snakemake("--configfile", str(TEST_PRESET), "--cores", "2", cwd=workdir, timeout=900)
+    assert done.returncode == 0, done.stderr[-5000:]
+    return workdir

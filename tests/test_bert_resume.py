@@ -1,6 +1,8 @@
-"""A killed pretraining job is harmless: the rerun resumes and ends with bit-identical weights (CPU)."""
+"""A killed pretraining job is harmless: the rerun resumes and ends with bit-identical weights (CPU).
+A changed setting trains beside the old checkpoints; a changed runtime setting resumes from them."""
 
 import json
+import logging
 import os
 import random
 import re
@@ -68,9 +70,14 @@ def cli(corpus, d: Path) -> subprocess.Popen:
     return subprocess.Popen(cmd, cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
 
 
+def checkpoint_dirs(root: Path) -> list[Path]:
+    """The per-setting checkpoint directories the trainer made under `root`."""
+    return sorted(d for d in root.iterdir() if d.is_dir()) if root.is_dir() else []
+
+
 def kill_after_first_checkpoint(proc: subprocess.Popen, ckpt: Path, sig: int) -> str:
     deadline = time.monotonic() + 45
-    while not any(ckpt.glob("ckpt-*.pt")):
+    while not any(ckpt.glob("*/ckpt-*.pt")):
         assert proc.poll() is None, f"exited early with {proc.returncode}: {proc.stderr.read()}"
         assert time.monotonic() < deadline, "no checkpoint after 45 s"
         time.sleep(0.005)
@@ -109,7 +116,7 @@ def test_sigusr1_checkpoints_and_raises_exit_code(corpus, tmp_path):
     ckpt = tmp_path / "ckpt"
 
     def signal_after_first_checkpoint():
-        while not any(ckpt.glob("ckpt-*.pt")):
+        while not any(ckpt.glob("*/ckpt-*.pt")):
             time.sleep(0.002)
         os.kill(os.getpid(), signal.SIGUSR1)
 
@@ -119,7 +126,8 @@ def test_sigusr1_checkpoints_and_raises_exit_code(corpus, tmp_path):
         bert.pretrain(*corpus, tmp_path / "model", ckpt, HPARAMS)
     assert stopped.value.code == 128 + signal.SIGUSR1
     assert signal.getsignal(signal.SIGUSR1) is previous  # handlers restored
-    steps = [s for s, _ in bert.list_checkpoints(ckpt)]
+    [keyed] = checkpoint_dirs(ckpt)
+    steps = [s for s, _ in bert.list_checkpoints(keyed)]
     assert 0 < steps[-1] < HPARAMS["max_steps"] and len(steps) <= HPARAMS["keep_checkpoints"]
     assert not (tmp_path / "model").exists()
 
@@ -132,9 +140,72 @@ def test_sigkill_resumes_from_last_periodic_checkpoint(corpus, reference, tmp_pa
     assert step % HPARAMS["checkpoint_every"] == 0
 
 
-def test_changed_hyperparameters_refuse_to_resume(corpus, tmp_path):
-    bert.pretrain(*corpus, tmp_path / "model", tmp_path / "ckpt",
-                  {**HPARAMS, "max_steps": 30, "hidden_size": 16, "intermediate_size": 32})
+SMALL = {**HPARAMS, "max_steps": 30, "hidden_size": 16, "intermediate_size": 32}
+
+
+def weights(d: Path) -> dict:
+    return load_file(d / "model.safetensors")
+
+
+def test_changed_setting_trains_beside_the_old_checkpoints(corpus, tmp_path, caplog):
+    """A new hyper-parameter or a new corpus starts its own checkpoint directory instead of stopping the run;
+    going back to the first setting resumes from its checkpoints and ends with the same weights."""
+    root = tmp_path / "ckpt"
+    bert.pretrain(*corpus, tmp_path / "a", root, SMALL)
+    [first] = checkpoint_dirs(root)
+    bert.pretrain(*corpus, tmp_path / "b", root, {**SMALL, "learning_rate": 2e-3})
+    assert len(checkpoint_dirs(root)) == 2
+    assert not all(torch.equal(weights(tmp_path / "a")[k], v) for k, v in weights(tmp_path / "b").items())
+    tokens, vocab = corpus
+    fewer = tmp_path / "fewer"
+    fewer.mkdir()
+    for path in tokens:  # the same languages, half of each corpus
+        lines = path.read_text().splitlines()
+        (fewer / path.name).write_text("\n".join(lines[: len(lines) // 2]) + "\n")
+    bert.pretrain([fewer / p.name for p in tokens], vocab, tmp_path / "c", root, SMALL)
+    assert len(checkpoint_dirs(root)) == 3
+    with caplog.at_level(logging.INFO, logger="xling.models.bert"):
+        bert.pretrain(*corpus, tmp_path / "a_again", root, SMALL)
+    assert f"resumed from {first}" in caplog.text
+    assert all(torch.equal(weights(tmp_path / "a")[k], v) for k, v in weights(tmp_path / "a_again").items())
+
+
+def test_changed_runtime_settings_resume_from_the_same_checkpoints(corpus, tmp_path, caplog):
+    root = tmp_path / "ckpt"
+    bert.pretrain(*corpus, tmp_path / "a", root, SMALL)
+    runtime = {"log_every": 5, "checkpoint_every": 7, "keep_checkpoints": 1, "device": "cpu"}
+    assert set(runtime) | {"threads"} == bert._RESUMABLE_CHANGES  # every runtime setting at once
+    with caplog.at_level(logging.INFO, logger="xling.models.bert"):
+        bert.pretrain(*corpus, tmp_path / "b", root, {**SMALL, **runtime})
+    assert len(checkpoint_dirs(root)) == 1
+    assert re.search(r"resumed from \S+: step 20,", caplog.text), caplog.text
+    assert all(torch.equal(weights(tmp_path / "a")[k], v) for k, v in weights(tmp_path / "b").items())
+
+
+def test_micro_batches_change_the_weights_with_dropout(corpus, tmp_path):
+    """Why micro_batch_size is a hyper-parameter, not a runtime setting: each micro-batch draws its own
+    dropout masks, so splitting a step's batch differently trains other weights (without dropout it
+    changes only the order of the gradient sums)."""
+    def difference(dropout: float) -> float:
+        h = {**SMALL, "max_steps": 5, "dropout": dropout}
+        bert.pretrain(*corpus, tmp_path / f"two{dropout}", tmp_path / "ckpt", h)
+        bert.pretrain(*corpus, tmp_path / f"one{dropout}", tmp_path / "ckpt", {**h, "micro_batch_size": 8})
+        a, b = weights(tmp_path / f"two{dropout}"), weights(tmp_path / f"one{dropout}")
+        return max(float((a[k] - b[k]).abs().max()) for k in a)
+
+    assert difference(0.1) > 1e-4  # 7e-4 after 5 warm-up steps
+    assert difference(0.0) < 1e-6  # float rounding
+    assert len(checkpoint_dirs(tmp_path / "ckpt")) == 4
+
+
+def test_checkpoints_of_other_settings_refuse_to_resume(corpus, tmp_path):
+    """A checkpoint directory moved under another setting's name is refused, not silently resumed."""
+    root = tmp_path / "ckpt"
+    bert.pretrain(*corpus, tmp_path / "model", root, SMALL)
+    [keyed] = checkpoint_dirs(root)
+    _, path = bert.list_checkpoints(keyed)[-1]
+    state = torch.load(path, weights_only=True)
+    state["hparams"]["max_steps"] = 40
+    torch.save(state, path)
     with pytest.raises(ValueError, match=r"ckpt-000000020\.pt: hyper-parameters differ.*max_steps"):
-        bert.pretrain(*corpus, tmp_path / "model2", tmp_path / "ckpt",
-                      {**HPARAMS, "max_steps": 40, "hidden_size": 16, "intermediate_size": 32})
+        bert.pretrain(*corpus, tmp_path / "model2", root, SMALL)

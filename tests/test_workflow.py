@@ -1,43 +1,17 @@
-"""The workflow as a researcher runs it: presets/test.yaml end to end, reruns, lint, the full-study DAG."""
+"""The workflow as a researcher runs it: presets/test.yaml end to end (the `test_run` fixture of
+conftest.py; what reruns after a change is in test_reruns.py), lint, the full-study DAG."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from workflow_helpers import REPO, job_counts, snakemake
 
-REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.workflow
-
-
-def snakemake(*args: str, cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
-    """Run Snakemake from this environment (its python must also run the `python -m` rules)."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-    )
-
-
-def job_counts(dry_run_output: str) -> dict[str, int]:
-    """The 'Job stats' table of a dry run as {rule: count}."""
-    table = dry_run_output.split("Job stats:", 1)[1]
-    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M) if m[1] != "total"}
-
-
-@pytest.fixture(scope="module")
-def test_run(tmp_path_factory) -> Path:
-    """presets/test.yaml run once, end to end, in a fresh working directory."""
-    workdir = tmp_path_factory.mktemp("workflow")
-    done = snakemake("--configfile", str(REPO / "presets/test.yaml"), "--cores", "2", cwd=workdir, timeout=900)
-    assert done.returncode == 0, done.stderr[-5000:]
-    return workdir
 
 
 def test_test_preset_runs_end_to_end(test_run):
@@ -66,7 +40,7 @@ def test_bert_pretraining_left_a_resumable_checkpoint_and_a_log(test_run):
     model = test_run / "results/test/models/bert/1500-w32"
     log = pd.read_csv(model / "training_log.tsv", sep="\t")
     assert log.step.max() == 60 and log.loss.notna().all()
-    assert any((test_run / "results/test/checkpoints/bert/1500-w32").iterdir())
+    assert any((test_run / "results/test/checkpoints/bert/1500-w32").glob("*/ckpt-*.pt"))
 
 
 def test_snakemake_report_collects_the_figures(test_run):
@@ -74,22 +48,6 @@ def test_snakemake_report_collects_the_figures(test_run):
     done = snakemake("--configfile", str(REPO / "presets/test.yaml"), "--report", str(out), cwd=test_run)
     assert done.returncode == 0, done.stderr[-3000:]
     assert out.stat().st_size > 0
-
-
-def test_finished_run_has_nothing_to_rerun(test_run):
-    dry = snakemake("-n", "--configfile", str(REPO / "presets/test.yaml"), cwd=test_run)
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    assert "Nothing to be done" in dry.stdout + dry.stderr
-
-
-def test_changed_retrieval_setting_reruns_only_retrieval_and_report(test_run, tmp_path):
-    override = tmp_path / "override.yaml"
-    override.write_text("retrieval: {min_count: 3}\n")
-    dry = snakemake("-n", "--configfile", str(REPO / "presets/test.yaml"), str(override), cwd=test_run)
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    counts = job_counts(dry.stdout)
-    assert set(counts) == {"word_retrieval", "retrieval_table", "report", "all"}
-    assert counts["word_retrieval"] == 3 * 2 * 2  # model x size x window, every pair in one job
 
 
 @pytest.mark.parametrize("preset", [None, "demo", "test", "mini"])

@@ -10,11 +10,9 @@ import pyarrow.parquet as pq
 
 from xling.data.formats import read_dictionary
 from xling.io import atomic_path, atomic_write
+from xling.runtime import computed
 
 
-RESOURCE_KEYS = ("threads", "mem_mb", "device")           # how fast a job runs, never what it computes
-REPRESENT_RESOURCE_KEYS = ("shards", "batch_size", "device", "threads")
-DATA_TRANSPORT_KEYS = ("cache", "lock", "mirror", "staged", "stage_mode", "download")  # where files come from
 TRAINED_VOCAB_KEYS = ("vocab_size", "min_frequency", "limit_alphabet")
 
 
@@ -26,8 +24,8 @@ def data_settings(config: dict) -> dict:
     if data.get("source") == "synthetic":
         source = {"data": {"source": "synthetic"}, "synthetic": config.get("synthetic") or {}}
     else:
-        drop = set(DATA_TRANSPORT_KEYS) | ({"wikipedia"} if data.get("corpus", "wikipedia") != "wikipedia" else set())
-        source = {"data": {k: v for k, v in data.items() if k not in drop}}
+        drop = {"wikipedia"} if data.get("corpus", "wikipedia") != "wikipedia" else set()
+        source = {"data": {k: v for k, v in computed("data", data).items() if k not in drop}}
     tokenizer = {k: v for k, v in (config.get("tokenizer") or {}).items()
                  if k not in TRAINED_VOCAB_KEYS or (config.get("tokenizer") or {}).get("vocab") == "train"}
     return {"languages": config.get("languages"), **source, "corpus": config.get("corpus") or {},
@@ -42,7 +40,7 @@ def run_settings(config: dict, model: str) -> dict:
     (`data_settings`) and, for our BERT, the representation store (`represent_settings`). The settings
     readers compare most get their own column.
     """
-    hp = {k: v for k, v in config.get(model, {}).items() if k not in RESOURCE_KEYS}
+    hp = computed(model, config.get(model, {}))
     settings = {
         "dim": hp.get("dim", hp.get("hidden_size")),
         "seed": hp.get("seed"),
@@ -53,7 +51,7 @@ def run_settings(config: dict, model: str) -> dict:
         "data_settings": json.dumps(data_settings(config), sort_keys=True),
     }
     if model == "bert":
-        represent = {k: v for k, v in (config.get("represent") or {}).items() if k not in REPRESENT_RESOURCE_KEYS}
+        represent = computed("represent", config.get("represent") or {})
         settings["represent_settings"] = json.dumps(represent, sort_keys=True)
     return settings
 

@@ -44,6 +44,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from xling.io import atomic_write, read_lines
+from xling.runtime import RUNTIME
 
 logger = logging.getLogger(__name__)
 
@@ -76,8 +77,9 @@ DEFAULTS: dict = {
 }
 #: Not part of the `bert` config object: the block length comes from the `windows` grid.
 EXTRA_KEYS = ("window",)
-#: Keys that may change between a checkpoint and its resumption without changing the trajectory.
-_RESUMABLE_CHANGES = {"checkpoint_every", "keep_checkpoints", "log_every", "micro_batch_size", "device", "threads"}
+#: Keys that may change between a checkpoint and its resumption without changing the trajectory: the
+#: runtime settings of the `bert` block (the workflow passes them as resources, so they retrain nothing).
+_RESUMABLE_CHANGES = RUNTIME["bert"]
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 LOG_COLUMNS = ("step", "epoch", "loss", "lr", "tokens_per_s", "elapsed_s")
 _CKPT_RE = re.compile(r"^ckpt-(\d{9})\.pt$")
@@ -320,6 +322,14 @@ def _trajectory(h: dict) -> dict:
     return {k: v for k, v in h.items() if k not in _RESUMABLE_CHANGES}
 
 
+def checkpoint_key(h: dict, n_blocks: int, fingerprint: int, vocab_size: int) -> str:
+    """Name of the checkpoint subdirectory of one training: a short hash of what decides the weights (the
+    trajectory hyper-parameters and the packed data), so a changed setting or corpus trains beside the
+    checkpoints of the old one, which a later change back resumes from."""
+    spec = {"hparams": _trajectory(h), "n_blocks": n_blocks, "fingerprint": fingerprint, "vocab_size": vocab_size}
+    return hashlib.blake2b(json.dumps(spec, sort_keys=True).encode(), digest_size=6).hexdigest()
+
+
 # ----------------------------------------------------------------------------------------------
 # training
 
@@ -385,7 +395,7 @@ def _distributed() -> tuple[int, int, int]:
 
 
 def _device(h: dict, local_rank: int) -> torch.device:
-    name = h["device"] or ("cuda" if torch.cuda.is_available() else "cpu")
+    name = h["device"] if h["device"] not in (None, "auto") else ("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", local_rank)
@@ -465,10 +475,12 @@ def _save_final(mlm, vocab_path, vocab, out_dir: Path, log: Path) -> None:
 def pretrain(token_paths: Sequence, vocab_path, out_dir, checkpoint_dir, hparams: dict, log_path=None) -> None:
     """Pretrain a BertForMaskedLM from scratch on the token files and write it to out_dir.
 
-    hparams: the `bert` config object plus "window" (block length). A rerun with the same checkpoint_dir
-    resumes from its last complete checkpoint. The live log is checkpoint_dir/training_log.tsv; on
-    completion it is copied into out_dir and to log_path (when given). Under torchrun (WORLD_SIZE > 1)
-    this runs DDP; only rank 0 writes. Raises Interrupted (exit code 128 + signal) after a SIGTERM/SIGUSR1.
+    hparams: the `bert` config object plus "window" (block length). Checkpoints go to a subdirectory of
+    checkpoint_dir named by `checkpoint_key` (settings and data): a rerun with the same settings and data
+    resumes from its last complete checkpoint, a changed one trains beside it. The live log is
+    training_log.tsv in that subdirectory; on completion it is copied into out_dir and to log_path (when
+    given). Under torchrun (WORLD_SIZE > 1) this runs DDP; only rank 0 writes. Raises Interrupted (exit
+    code 128 + signal) after a SIGTERM/SIGUSR1.
     """
     import torch.distributed as dist
 
@@ -523,6 +535,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
     blocks, languages = load_blocks(token_paths, vocab_path, window)
     n_blocks = len(blocks)
     fingerprint = zlib.crc32(blocks.numpy().tobytes())
+    checkpoint_dir = checkpoint_dir / checkpoint_key(h, n_blocks, fingerprint, len(vocab))
     special = [vocab[t] for t in SPECIAL_TOKENS]
     logger.info("%d blocks of %d tokens (%s); global batch %d = %d process(es) x %d x %d accumulation; "
                 "device %s, %s", n_blocks, window, ", ".join(f"{l} {languages.count(l)}" for l in dict.fromkeys(languages)),
@@ -535,7 +548,8 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
     mlm.train()
     optimizer = _optimizer(mlm, h, fused=cuda)
     scheduler = get_linear_schedule_with_warmup(optimizer, h["warmup_steps"], max_steps)
-    logger.info("BertForMaskedLM with %.1fM parameters", sum(p.numel() for p in mlm.parameters()) / 1e6)
+    logger.info("BertForMaskedLM with %.1fM parameters; checkpoints in %s",
+                sum(p.numel() for p in mlm.parameters()) / 1e6, checkpoint_dir)
 
     # resume
     step, elapsed = 0, 0.0
@@ -546,14 +560,14 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         chosen = [path]
         dist.broadcast_object_list(chosen, src=0, group=control)
         path = chosen[0]
-    if path is not None:
+    if path is not None:  # the directory's name says what it holds; these checks catch one moved by hand
         state = torch.load(path, map_location="cpu", weights_only=True)
         changed = {k: (state["hparams"].get(k), v) for k, v in _trajectory(h).items() if state["hparams"].get(k) != v}
         if changed:
             raise ValueError(f"{path}: hyper-parameters differ from the checkpoint (checkpoint, now): {changed}; "
-                             f"use another checkpoint_dir or delete this one")
+                             f"{checkpoint_dir} holds another setting's checkpoints: delete it")
         if (state["n_blocks"], state["fingerprint"], state["vocab_size"]) != (n_blocks, fingerprint, len(vocab)):
-            raise ValueError(f"{path}: the token files or vocabulary changed since this checkpoint "
+            raise ValueError(f"{path}: the token files or vocabulary differ from this checkpoint's "
                              f"({state['n_blocks']} blocks then, {n_blocks} now); delete {checkpoint_dir} to restart")
         mlm.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
@@ -762,18 +776,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tokens", nargs="+", required=True, help="wordpiece token files, one per language")
     parser.add_argument("--vocab", required=True, help="vocab.txt")
     parser.add_argument("--out", required=True, help="output model directory (HF save_pretrained)")
-    parser.add_argument("--checkpoint-dir", required=True, help="checkpoints; a rerun resumes from here")
+    parser.add_argument("--checkpoint-dir", required=True,
+                        help="checkpoints, one subdirectory per setting; a rerun resumes from its own")
     parser.add_argument("--hparams", required=True, help="JSON object or JSON/YAML file (bert config + window)")
     # --log-file: the same option under a name torchrun's own parser cannot mistake for an abbreviation
     # of its --log-dir/--logs-specs (argparse rejects `torchrun ... -m xling.models.bert --log F` as ambiguous)
     parser.add_argument("--log", "--log-file", dest="log", default=None,
                         help="also copy training_log.tsv here (use --log-file under torchrun)")
+    runtime = sorted(_RESUMABLE_CHANGES - {"threads"})  # threads: OMP_NUM_THREADS
+    for key in runtime:
+        parser.add_argument(f"--{key.replace('_', '-')}", dest=key, type=str if key == "device" else int,
+                            help=f"bert.{key}, replacing --hparams' (changes no weight: a checkpoint resumes across it)")
     args = parser.parse_args(argv)
     rank = int(os.environ.get("RANK", "0"))
     logging.basicConfig(level=logging.INFO if rank == 0 else logging.WARNING,
                         format=f"%(asctime)s [rank {rank}] %(levelname)s %(name)s: %(message)s")
+    hparams = _load_hparams(args.hparams)
+    hparams.update({key: getattr(args, key) for key in runtime if getattr(args, key) is not None})
     try:
-        pretrain(args.tokens, args.vocab, args.out, args.checkpoint_dir, _load_hparams(args.hparams), args.log)
+        pretrain(args.tokens, args.vocab, args.out, args.checkpoint_dir, hparams, args.log)
     except Interrupted as e:
         logger.warning("interrupted; exiting with %d (rerun to resume)", e.code)
         return int(e.code)

@@ -1,0 +1,127 @@
+"""A changed setting reruns exactly the jobs downstream of it: the jobs `snakemake -n` plans after each kind
+of change, on one finished run of presets/test.yaml (the `test_run` fixture of conftest.py, which these
+tests never modify: the change comes as an extra --configfile). Snakemake's default rerun triggers."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
+
+from xling.runtime import RUNTIME
+
+pytestmark = pytest.mark.workflow
+
+CONFIG = {**yaml.safe_load((REPO / "config.yaml").read_text()), **yaml.safe_load(TEST_PRESET.read_text())}
+GRID = len(CONFIG["corpus"]["sizes"]) * len(CONFIG["windows"])  # models of each kind
+PAIRS = len(CONFIG["languages"]) - 1  # the pivot with every other language
+SHARDS = CONFIG["represent"]["shards"]
+REPORT = {"report": 1, "all": 1}
+WORD_RETRIEVAL = {"retrieval_table": 1, **REPORT}
+
+#: a new value for every runtime setting (xling.runtime.RUNTIME), valid for the test preset
+EVERY_RUNTIME_SETTING = {
+    "data": {"cache": "elsewhere", "lock": "elsewhere/lock.yaml", "mirror": "https://mirror.example",
+             "staged": "staged", "paths": {"muse": "muse"}, "stage_mode": "copy", "download": {"retries": 1}},
+    "glove": {"threads": 2, "mem_mb": 2000},
+    "word2vec": {"threads": 2},
+    "bert": {"threads": 2, "device": "cpu", "checkpoint_every": 20, "keep_checkpoints": 3, "log_every": 5},
+    "represent": {"threads": 2, "device": "cpu", "batch_size": 7},
+    "retrieval": {"block": 7},
+    "language": {"threads": 2, "device": "cpu", "batch_size": 7, "sentence_retrieval": {"block": 7}},
+}
+
+
+def plan(run: Path, tmp_path: Path, change: dict | None = None) -> dict[str, int]:
+    """{rule: jobs} that `snakemake -n` plans in the finished run with `change` merged over the preset."""
+    configs = [str(TEST_PRESET)]
+    if change is not None:
+        (tmp_path / "change.yaml").write_text(yaml.safe_dump(change))
+        configs.append(str(tmp_path / "change.yaml"))
+    dry = snakemake("-n", "--configfile", *configs, cwd=run, timeout=300)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    return job_counts(dry.stdout + dry.stderr)
+
+
+def runtime_keys(change: dict, block: str = "") -> set[str]:
+    """Dotted paths of the settings a change sets, a block of RUNTIME read key by key."""
+    keys = set()
+    for key, value in change.items():
+        path = f"{block}.{key}" if block else key
+        keys |= runtime_keys(value, path) if path in RUNTIME else {path}
+    return keys
+
+
+def test_finished_run_plans_nothing(test_run, tmp_path):
+    assert plan(test_run, tmp_path) == {}
+
+
+@pytest.mark.parametrize("change", [
+    {"report": {"title": "Another title"}},
+    {"report": {"layer": 1}},
+    {"retrieval": {"report_layer": 1}},
+], ids=["report.title", "report.layer", "retrieval.report_layer"])
+def test_presentation_setting_reruns_only_the_report(test_run, tmp_path, change):
+    assert plan(test_run, tmp_path, change) == REPORT
+
+
+@pytest.mark.parametrize("change", [
+    {"glove": {"threads": 2, "mem_mb": 2000}},
+    {"represent": {"device": "cpu"}},
+    {"language": {"batch_size": 8}},
+    EVERY_RUNTIME_SETTING,
+], ids=["glove.threads+mem_mb", "represent.device", "language.batch_size", "every runtime setting"])
+def test_runtime_setting_reruns_nothing(test_run, tmp_path, change):
+    assert plan(test_run, tmp_path, change) == {}
+
+
+def test_every_runtime_setting_is_checked():
+    assert runtime_keys(EVERY_RUNTIME_SETTING) == {f"{block}.{key}" for block, keys in RUNTIME.items() for key in keys}
+
+
+@pytest.mark.parametrize("change", [{"bert": {"learning_rate": 0.002}}, {"bert": {"micro_batch_size": 8}}],
+                         ids=["bert.learning_rate", "bert.micro_batch_size"])
+def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path, change):
+    assert plan(test_run, tmp_path, change) == {
+        "bert_pretrain": GRID, "bert_extract": GRID * SHARDS, "bert_reduce": GRID, "word_retrieval": GRID,
+        "token_translation": GRID * PAIRS, "sentence_retrieval": GRID * PAIRS,  # Tatoeba (synthetic data: no BUCC)
+        "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, **WORD_RETRIEVAL,
+    }
+
+
+def test_word2vec_setting_reruns_only_word2vec_and_what_follows(test_run, tmp_path):
+    assert plan(test_run, tmp_path, {"word2vec": {"epochs": 4}}) == {
+        "word2vec": GRID, "static_word_vectors": GRID, "word_retrieval": GRID, **WORD_RETRIEVAL}
+
+
+def test_retrieval_setting_reruns_only_word_retrieval(test_run, tmp_path):
+    models = len(CONFIG["models"])
+    assert plan(test_run, tmp_path, {"retrieval": {"min_count": 3}}) == {"word_retrieval": models * GRID,
+                                                                         **WORD_RETRIEVAL}
+
+
+def test_language_settings_rerun_only_their_own_task(test_run, tmp_path):
+    tatoeba = {"sentence_retrieval": GRID * PAIRS, "tatoeba_table": 1, **REPORT}
+    translation = {"token_translation": GRID * PAIRS, "token_translation_table": 1,
+                   "token_translation_samples_table": 1, **REPORT}
+    assert plan(test_run, tmp_path, {"language": {"sentence_retrieval": {"max_sentences": 50}}}) == tatoeba
+    assert plan(test_run, tmp_path, {"language": {"samples": 3}}) == translation
+    assert plan(test_run, tmp_path, {"language": {"sentence_retrieval": {"bucc_k": 8}}}) == {}  # no BUCC job
+
+
+def test_changed_bert_setting_trains_beside_the_old_checkpoints(test_run, tmp_path):
+    """Not "hyper-parameters differ ... delete": the new setting gets its own checkpoint directory."""
+    run = tmp_path / "run"
+    shutil.copytree(test_run, run, symlinks=True)
+    size, window = min(CONFIG["corpus"]["sizes"]), min(CONFIG["windows"])
+    model = f"results/{CONFIG['run']}/models/bert/{size}-w{window}"
+    (tmp_path / "change.yaml").write_text("bert: {learning_rate: 0.002}\n")
+    done = snakemake(model, "--configfile", str(TEST_PRESET), str(tmp_path / "change.yaml"), "--cores", "1",
+                     cwd=run, timeout=600)
+    assert done.returncode == 0, done.stderr[-5000:]
+    checkpoints = run / f"results/{CONFIG['run']}/checkpoints/bert/{size}-w{window}"
+    assert len([d for d in checkpoints.iterdir() if any(d.glob("ckpt-*.pt"))]) == 2
+    assert (run / model / "model.safetensors").stat().st_mtime > (test_run / model / "model.safetensors").stat().st_mtime
