@@ -189,7 +189,8 @@ def test_numbers_are_shown_with_their_settings(full_report):
     settings = settings_tables(html)
     assert settings["GloVe"]["learning_rate"] == "0.05" and settings["Word2Vec"]["negative"] == "10"
     assert settings["BERT"]["num_layers"] == "2" and "threads" not in settings["GloVe"]  # resources are no setting
-    assert settings["BERT: representation store"] == {"max_documents": "500"}
+    # shards stay: they set the extraction jobs and the order of the float sums
+    assert settings["BERT: representation store"] == {"max_documents": "500", "shards": "2"}
 
 
 def test_settings_are_those_the_tables_recorded(tmp_path):
@@ -228,7 +229,7 @@ def test_data_settings_keep_only_what_applies():
                                                     "paths": {"muse": {"sha256": "ab"}}}}
     real["tokenizer"] = {"vocab": "mbert", "vocab_size": 119547, "min_frequency": 2, "lowercase": False}
     recorded = data_settings(real)
-    assert recorded["data"] == {"source": "real", "corpus": "leipzig", "paths": {"muse": {"sha256": "ab"}}}
+    assert recorded["data"] == {"source": "real", "corpus": "leipzig"}  # where copies come from is no setting
     assert "synthetic" not in recorded
     assert recorded["tokenizer"] == {"vocab": "mbert", "lowercase": False}  # no training keys for a given vocab
     synthetic = data_settings(TABLE_CONFIG)
@@ -237,7 +238,7 @@ def test_data_settings_keep_only_what_applies():
     assert json.loads(columns["hparams"]) == {"dim": 300, "epochs": 15, "learning_rate": 0.05, "seed": 0}
     assert json.loads(columns["data_settings"]) == json.loads(json.dumps(synthetic))
     assert "represent_settings" not in columns
-    assert json.loads(run_settings(TABLE_CONFIG, "bert")["represent_settings"]) == {"max_documents": 500}
+    assert json.loads(run_settings(TABLE_CONFIG, "bert")["represent_settings"]) == {"max_documents": 500, "shards": 2}
 
 
 def test_static_models_only_render_without_bert(tmp_path):
