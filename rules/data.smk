@@ -32,6 +32,7 @@ rule prepare_corpus:
         f"{RESULTS}/corpus/all/{{lang}}.txt",
     params:
         normalization=config["corpus"]["normalization"],
+        dedup=config["corpus"]["dedup"],
     log:
         f"{LOGS}/prepare_corpus/{{lang}}.log",
     benchmark:

@@ -10,7 +10,8 @@ rule word_retrieval:
     output:
         f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet",
     params:
-        settings=config["retrieval"],
+        settings={k: v for k, v in config["retrieval"].items() if k != "block"},  # block: speed only
+        lowercase=config["tokenizer"]["lowercase"],
         pivot=PIVOT,
         targets=retrieval_targets(),
     log:

@@ -57,6 +57,8 @@ rule bert_pretrain:
         hparams=lambda wc: json.dumps(
             {**{k: v for k, v in config["bert"].items() if k != "threads"}, "window": int(wc.window)}
         ),
+        # recorded in the model's tokenizer files, so inference normalizes text as the token files were
+        case="--lowercase" if config["tokenizer"]["lowercase"] else "--no-lowercase",
     threads: config["bert"]["threads"]
     resources:
         gpu=0,
@@ -80,5 +82,5 @@ rule bert_pretrain:
             launch="python"
         fi
         exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
-            --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' > {log} 2>&1
+            --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' {params.case} > {log} 2>&1
         """

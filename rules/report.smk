@@ -11,7 +11,7 @@ rule report:
         bert_models=expand(model_dir("bert", "{size}", "{window}"), size=SIZES, window=WINDOWS)
         if "bert" in MODELS
         else [],
-        paper_results=f"{workflow.basedir}/resources/paper_results.yaml",
+        paper_results=config["report"]["paper_results"] or f"{workflow.basedir}/resources/paper_results.yaml",
         **language_report_tables(),
     output:
         html=report(

@@ -11,6 +11,7 @@ rule dictionary_words:
         f"{RESULTS}/words/{{lang}}.txt",
     params:
         pivot=PIVOT,
+        lowercase=config["tokenizer"]["lowercase"],
     log:
         f"{LOGS}/dictionary_words/{{lang}}.log",
     conda:
@@ -26,6 +27,8 @@ rule static_word_vectors:
         words=expand(f"{RESULTS}/words/{{lang}}.txt", lang=LANGS),
     output:
         f"{RESULTS}/reps/{{static}}/{{size}}-w{{window}}/words.parquet",
+    params:
+        lowercase=config["tokenizer"]["lowercase"],
     log:
         f"{LOGS}/static_word_vectors/{{static}}/{{size}}-w{{window}}.log",
     benchmark:
@@ -61,6 +64,8 @@ rule bert_extract:
         languages=LANGS,
         n_shards=N_SHARDS,
         batch_size=config["represent"]["batch_size"],
+        # pieces per chunk: the training window, or less (positions beyond the window were never trained)
+        max_length=lambda wc: min(int(wc.window), config["represent"]["max_length"] or int(wc.window)),
         max_documents=config["represent"]["max_documents"],
         device=config["represent"]["device"],
     threads: config["represent"]["threads"]

@@ -10,6 +10,7 @@ rule train_vocab:
     params:
         vocab_size=config["tokenizer"]["vocab_size"],
         min_frequency=config["tokenizer"]["min_frequency"],
+        limit_alphabet=config["tokenizer"]["limit_alphabet"],
         lowercase=config["tokenizer"]["lowercase"],
     log:
         f"{LOGS}/train_vocab.log",

@@ -10,4 +10,5 @@ train_vocab(
     vocab_size=snakemake.params.vocab_size,
     min_frequency=snakemake.params.min_frequency,
     lowercase=snakemake.params.lowercase,
+    limit_alphabet=snakemake.params.limit_alphabet,
 )

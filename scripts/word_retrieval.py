@@ -19,6 +19,8 @@ for lang, dictionary in zip(snakemake.params.targets, snakemake.input.dictionari
         min_count=settings["min_count"],
         metric=settings["metric"],
         csls_k=settings["csls_k"],
+        lowercase=snakemake.params.lowercase,
+        block=snakemake.config["retrieval"]["block"],  # speed only: not a param, so a change reruns nothing
     )
     tables.append(with_settings(table, src=pivot, tgt=lang, pair=f"{pivot}-{lang}"))
 table = with_settings(
@@ -30,6 +32,7 @@ table = with_settings(
     csls_k=settings["csls_k"],
     dictionary_split=settings["dictionary_split"],
     min_count=settings["min_count"],
+    lowercase=snakemake.params.lowercase,
     **run_settings(snakemake.config, wc.model),
 )
 write_parquet(table, snakemake.output[0])
