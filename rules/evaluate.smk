@@ -14,6 +14,7 @@ rule word_retrieval:
         candidates=config["retrieval"]["candidates"],
         csls_neighbourhood=config["retrieval"]["csls_neighbourhood"],
         vocabulary_size=config["retrieval"]["vocabulary_size"],
+        lowercase=config["tokenizer"]["lowercase"],
         pivot=PIVOT,
         targets=retrieval_targets(),
     resources:

@@ -55,6 +55,8 @@ rule bert_pretrain:
         # trainer keeps those of each setting apart (a subdirectory named by a hash of the settings and data)
         checkpoints=f"{RESULTS}/checkpoints/bert/{{size}}-w{{window}}",
         hparams=lambda wc: json.dumps({**computed("bert", config["bert"]), "window": int(wc.window)}, sort_keys=True),
+        # recorded in the model's tokenizer files, so inference normalizes text as the token files were
+        case="--lowercase" if config["tokenizer"]["lowercase"] else "--no-lowercase",
     threads: config["bert"]["threads"]
     resources:
         gpu=0,
@@ -84,5 +86,5 @@ rule bert_pretrain:
         exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
             --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
             --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
-            --log-every {resources.log_every} > {log} 2>&1
+            --log-every {resources.log_every} {params.case} > {log} 2>&1
         """

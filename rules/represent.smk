@@ -14,6 +14,7 @@ rule dictionary_words:
     params:
         pivot=PIVOT,
         vocabulary_size=config["retrieval"]["vocabulary_size"],
+        lowercase=config["tokenizer"]["lowercase"],
     log:
         f"{LOGS}/dictionary_words/{{lang}}.log",
     conda:
@@ -29,6 +30,8 @@ rule static_word_vectors:
         words=expand(f"{RESULTS}/words/{{lang}}.txt", lang=LANGS),
     output:
         f"{RESULTS}/reps/{{static}}/{{size}}-w{{window}}/words.parquet",
+    params:
+        lowercase=config["tokenizer"]["lowercase"],
     log:
         f"{LOGS}/static_word_vectors/{{static}}/{{size}}-w{{window}}.log",
     benchmark:
@@ -64,6 +67,8 @@ rule bert_extract:
         languages=LANGS,
         # shards decide the jobs themselves (and the order of the float sums), so changing them reruns these
         n_shards=N_SHARDS,
+        # pieces per chunk: the training window, or less (positions beyond the window were never trained)
+        max_length=lambda wc: min(int(wc.window), config["represent"]["max_length"] or int(wc.window)),
         max_documents=config["represent"]["max_documents"],
     threads: config["represent"]["threads"]
     resources:

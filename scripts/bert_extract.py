@@ -24,7 +24,7 @@ for i, lang in enumerate(params.languages):
         out_words=outputs.words[i],
         out_langs=outputs.langs[i],
         batch_size=snakemake.resources.batch_size,
-        max_length=int(snakemake.wildcards.window),
+        max_length=params.max_length,
         max_documents=params.max_documents,
         device=snakemake.resources.device,
     )

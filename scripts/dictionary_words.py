@@ -7,7 +7,8 @@ from xling.io import atomic_write  # noqa: E402
 from xling.tables import dictionary_words, most_frequent_words  # noqa: E402
 
 lang, n_frequent = snakemake.wildcards.lang, snakemake.params.vocabulary_size
-words = set(dictionary_words(list(snakemake.input.dictionaries), lang, snakemake.params.pivot))
+words = set(dictionary_words(list(snakemake.input.dictionaries), lang, snakemake.params.pivot,
+                             lowercase=snakemake.params.lowercase))
 if n_frequent:
     words.update(most_frequent_words(snakemake.input.counts, lang, n_frequent))
 with atomic_write(snakemake.output[0]) as handle:

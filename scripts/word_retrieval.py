@@ -22,6 +22,7 @@ for lang, dictionary in zip(snakemake.params.targets, snakemake.input.dictionari
         candidates=snakemake.params.candidates,
         csls_neighbourhood=snakemake.params.csls_neighbourhood,
         block=snakemake.resources.block,
+        lowercase=snakemake.params.lowercase,
     )
     tables.append(with_settings(table, src=pivot, tgt=lang, pair=f"{pivot}-{lang}"))
 table = with_settings(
@@ -36,6 +37,7 @@ table = with_settings(
     vocabulary_size=snakemake.params.vocabulary_size,
     dictionary_split=settings["dictionary_split"],
     min_count=settings["min_count"],
+    lowercase=snakemake.params.lowercase,
     **run_settings(snakemake.config, wc.model),
 )
 write_parquet(table, snakemake.output[0])

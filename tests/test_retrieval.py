@@ -222,3 +222,20 @@ def test_schema_requires_a_stored_vocabulary_for_vocabulary_candidates():
     assert not validator.is_valid({"candidates": "vocabulary"})
     assert not validator.is_valid({"candidates": "vocabulary", "vocabulary_size": 0})
     assert not validator.is_valid({"csls_neighbourhood": "sources"})
+
+
+def test_lowercase_compares_dictionary_words_in_the_token_files_form(setup, tmp_path):
+    """In a lowercased run the store and counts hold "e0"; the dictionary's "É0" is that word, and the
+    "E0"/"É0" lines collapse into one pair. Cased, neither is covered."""
+    from xling.tables import dictionary_words
+
+    store, _, counts = setup
+    dictionary = tmp_path / "en-xx.test.txt"
+    dictionary.write_text("É0 X0\nE0 x0\ne1 X1\n", encoding="utf-8")
+    lower = word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, lowercase=True).iloc[0]
+    assert (lower.n_pairs, lower.n_covered_pairs, lower.mrr) == (2, 2, pytest.approx(1.0))
+    with pytest.raises(ValueError, match="no pair covered"):
+        word_retrieval(store, dictionary, "en", "xx", counts, min_count=2)
+    assert dictionary_words([dictionary], "en", "en", lowercase=True) == ["e0", "e1"]
+    assert dictionary_words([dictionary], "xx", "en", lowercase=True) == ["x0", "x1"]
+    assert dictionary_words([dictionary], "en", "en") == ["E0", "e1", "É0"]

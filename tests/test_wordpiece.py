@@ -8,6 +8,7 @@ from xling.data.wordpiece import (
     count_words,
     join_pieces,
     load_tokenizer,
+    normalize_word,
     tokenize_corpus,
     train_vocab,
     word_pieces,
@@ -161,3 +162,83 @@ def test_trained_vocabulary_is_identical_on_every_run(tmp_path):
         vocabs.append(out.read_text(encoding="utf-8"))
     assert len(set(vocabs)) == 1
     assert vocabs[0].split("\n")[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+LOWER_TEXT = "Éclair Über alles .\nDas éclair ist über dem Tisch .\n\n" * 40
+
+
+@pytest.fixture
+def lowercased_run(tmp_path):
+    """A lowercased run at library level: vocabulary, token file and a 2-step BERT, all with lowercase=True."""
+    from xling.models import bert
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(LOWER_TEXT, encoding="utf-8")
+    vocab, tokens = tmp_path / "vocab.txt", tmp_path / "xx.txt"
+    train_vocab([corpus], vocab, vocab_size=60, min_frequency=2, lowercase=True)
+    tokenize_corpus(corpus, vocab, tokens, lowercase=True)
+    hparams = {"hidden_size": 16, "num_layers": 1, "num_heads": 2, "intermediate_size": 32, "window": 8,
+               "batch_size": 4, "max_steps": 2, "warmup_steps": 1, "log_every": 1, "checkpoint_every": 2}
+    bert.pretrain([tokens], vocab, tmp_path / "bert", tmp_path / "ckpt", hparams, lowercase=True)
+    return vocab, tokens, tmp_path / "bert"
+
+
+def test_lowercase_training_vocabulary_and_token_files_agree(lowercased_run):
+    vocab, tokens, _ = lowercased_run
+    pieces = vocab.read_text(encoding="utf-8").split()[len(SPECIAL_TOKENS):]
+    assert not any(c.isupper() or c in "éÉüÜ" for p in pieces for c in p)  # lowercased AND accents stripped
+    tokenizer = load_tokenizer(vocab, lowercase=True)
+    first_line = tokens.read_text(encoding="utf-8").splitlines()[0].split()
+    expected = [p for w in "Éclair Über alles .".split() for p in word_pieces(tokenizer, w)]
+    assert first_line[:len(expected)] == expected
+    assert word_pieces(tokenizer, "Éclair") == word_pieces(tokenizer, "eclair") and "[UNK]" not in expected
+    assert join_pieces(word_pieces(tokenizer, "Über")) == normalize_word("Über", True) == "uber"
+
+
+def test_lowercase_static_word_lookup_uses_the_same_pieces(lowercased_run, tmp_path):
+    import numpy as np
+
+    from xling.models.static import train_word2vec, word_vectors
+
+    vocab, tokens, _ = lowercased_run
+    vectors = tmp_path / "w2v.bin"
+    train_word2vec([tokens], vectors, window=2, dim=4, epochs=1, min_count=1, sg=1, negative=2, seed=1, threads=1)
+    lower = word_vectors(vectors, vocab, {"xx": ["Éclair", "eclair"]}, lowercase=True)
+    assert list(lower.word) == ["Éclair", "eclair"]
+    np.testing.assert_array_equal(lower.iloc[0, 4:].to_numpy(float), lower.iloc[1, 4:].to_numpy(float))
+    # read cased, "É" is not in the lowercased vocabulary: the capitalised word would be lost
+    assert list(word_vectors(vectors, vocab, {"xx": ["Éclair", "eclair"]}).word) == ["eclair"]
+
+
+@pytest.mark.parametrize("use_fast", [True, False])
+def test_lowercase_is_recorded_for_bert_inference(lowercased_run, use_fast):
+    import json
+
+    from transformers import AutoTokenizer
+
+    vocab, _, model = lowercased_run
+    config = json.loads((model / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert config["do_lower_case"] is True and config["strip_accents"] is True
+    inference = AutoTokenizer.from_pretrained(model, use_fast=use_fast)
+    training = load_tokenizer(vocab, lowercase=True)
+    for text in ["Éclair", "ÜBER alles", "Das Éclair ist über dem Tisch ."]:
+        assert inference.tokenize(text) == training.encode(text, add_special_tokens=False).tokens, text
+
+
+def test_cased_bert_keeps_case_even_with_a_lowercase_only_vocabulary(tmp_path):
+    """The model records the run's setting, not a guess from the vocabulary (all lowercase here)."""
+    from transformers import AutoTokenizer
+
+    from xling.models import bert
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat .\n\n" * 40, encoding="utf-8")
+    vocab, tokens = tmp_path / "vocab.txt", tmp_path / "xx.txt"
+    train_vocab([corpus], vocab, vocab_size=40, min_frequency=2)
+    tokenize_corpus(corpus, vocab, tokens)
+    hparams = {"hidden_size": 16, "num_layers": 1, "num_heads": 2, "intermediate_size": 32, "window": 8,
+               "batch_size": 4, "max_steps": 1, "warmup_steps": 0, "log_every": 1, "checkpoint_every": 1}
+    bert.pretrain([tokens], vocab, tmp_path / "bert", tmp_path / "ckpt", hparams)
+    inference = AutoTokenizer.from_pretrained(tmp_path / "bert")
+    assert inference.tokenize("The cat") == word_pieces(load_tokenizer(vocab), "The") + ["cat"]
+    assert inference.tokenize("The cat")[0] != "the"

@@ -9,6 +9,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from xling.data.formats import read_dictionary
+from xling.data.wordpiece import normalize_word
 from xling.io import atomic_path, atomic_write
 from xling.runtime import computed
 
@@ -78,8 +79,9 @@ def gather(paths: list[str | Path], out_parquet: str | Path, out_csv: str | Path
     return table
 
 
-def dictionary_words(dictionary_paths: list[str | Path], lang: str, pivot: str) -> list[str]:
-    """The words of `lang` that appear in the pivot-x dictionaries (source side for the pivot)."""
+def dictionary_words(dictionary_paths: list[str | Path], lang: str, pivot: str, lowercase: bool = False) -> list[str]:
+    """The words of `lang` that appear in the pivot-x dictionaries (source side for the pivot), in the
+    form of the token files (`normalize_word`: lowercased and accent-stripped when `lowercase`)."""
     words: set[str] = set()
     for path in dictionary_paths:
         tgt = Path(path).name.split(".")[0].split("-", 1)[1]
@@ -88,7 +90,7 @@ def dictionary_words(dictionary_paths: list[str | Path], lang: str, pivot: str) 
             words.update(src for src, _ in pairs)
         elif lang == tgt:
             words.update(t for _, t in pairs)
-    return sorted(words)
+    return sorted({normalize_word(w, lowercase) for w in words})
 
 
 def most_frequent_words(counts_path: str | Path, lang: str, n: int) -> list[str]:

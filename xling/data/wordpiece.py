@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 import pandas as pd
-from tokenizers import Tokenizer
+from tokenizers import Tokenizer, normalizers
 from tokenizers.implementations import BertWordPieceTokenizer
 
 from xling.io import atomic_write, read_lines
@@ -47,6 +47,19 @@ def _bert_tokenizer(vocab, lowercase: bool) -> BertWordPieceTokenizer:
         lowercase=lowercase,
         wordpieces_prefix=PREFIX,
     )
+
+
+def normalize_word(word: str, lowercase: bool) -> str:
+    """A dictionary word as it appears in the token files: lowercased and accent-stripped (NFD, marks
+    removed) by the tokenizer's normalizer when `lowercase`, else unchanged.
+
+    Words in the representation store and the word counts are rebuilt from pieces, so a dictionary word
+    matches them only in this form ("Über" is "uber" in a lowercased run).
+    """
+    if not lowercase:
+        return word
+    return normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=False, strip_accents=True,
+                                      lowercase=True).normalize_str(word)
 
 
 def train_vocab(corpus_paths, out_vocab, vocab_size: int, min_frequency: int, lowercase: bool = False,

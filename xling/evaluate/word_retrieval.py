@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from xling.evaluate import metrics
 from xling.data.formats import read_dictionary
+from xling.data.wordpiece import normalize_word
 from xling.represent.store import read_vectors
 
 logger = logging.getLogger(__name__)
@@ -47,11 +48,15 @@ def _layers(word_means_path, langs: tuple[str, str]) -> list[int]:
 
 def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: str, vocab_counts_path,
                    min_count: int, metric: str = "cosine", csls_k: int = 10, candidates: str = "dictionary",
-                   csls_neighbourhood: str = "all_words", block: int = 1024) -> pd.DataFrame:
+                   csls_neighbourhood: str = "all_words", block: int = 1024, lowercase: bool = False) -> pd.DataFrame:
     """Retrieve each covered source word's translation among the `candidates`, at every layer.
 
     candidates: "dictionary" or "vocabulary"; csls_neighbourhood (metric "csls" only): "all_words" or
-    "queries". Returns one row per layer present in the store: layer, mrr, p_at_1, p_at_5, coverage,
+    "queries". With `lowercase` (the tokenizer's setting) the dictionary's words are compared in the token
+    files' form (`normalize_word`), so "Über"-"uber" pairs collapse into one. `block`: queries scored at
+    once (memory O(block x candidates)); results do not depend on it.
+
+    Returns one row per layer present in the store: layer, mrr, p_at_1, p_at_5, coverage,
     n_pairs, n_covered_pairs, n_queries, n_candidates, chance_mrr (definitions in the module docstring).
     Raises ValueError when a layer has no covered pair: a score over nothing would be meaningless.
     """
@@ -59,7 +64,8 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
         raise ValueError(f"candidates must be one of {CANDIDATES}, got {candidates!r}")
     if csls_neighbourhood not in CSLS_NEIGHBOURHOODS:
         raise ValueError(f"csls_neighbourhood must be one of {CSLS_NEIGHBOURHOODS}, got {csls_neighbourhood!r}")
-    pairs = sorted(set(read_dictionary(dictionary_path)))
+    pairs = sorted({(normalize_word(s, lowercase), normalize_word(t, lowercase))
+                    for s, t in read_dictionary(dictionary_path)})
     if not pairs:
         raise ValueError(f"{dictionary_path}: empty dictionary")
     frequent = {lang: frequent_words(vocab_counts_path, lang, min_count) for lang in (src_lang, tgt_lang)}

@@ -432,22 +432,19 @@ def _restart_log(path: Path, upto_step: int) -> None:
         handle.writelines(r + "\n" for r in rows)
 
 
-def _is_lowercase(vocab: dict[str, int]) -> bool:
-    """A vocabulary without any upper-case letter was trained on lower-cased text."""
-    return not any(c.isupper() for piece in vocab if piece not in SPECIAL_TOKENS and not piece.startswith("[")
-                   for c in piece)
+def _save_final(mlm, vocab_path, out_dir: Path, log: Path, lowercase: bool) -> None:
+    """save_pretrained + tokenizer files into a temp dir beside out_dir, then rename it onto out_dir.
 
-
-def _save_final(mlm, vocab_path, vocab, out_dir: Path, log: Path) -> None:
-    """save_pretrained + tokenizer files into a temp dir beside out_dir, then rename it onto out_dir."""
+    The tokenizer files record `lowercase` as do_lower_case and strip_accents, so a tokenizer loaded from
+    out_dir normalizes text as the token files were (xling.data.wordpiece: both or neither).
+    """
     from transformers import BertTokenizerFast
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
         mlm.save_pretrained(tmp)
-        lowercase = _is_lowercase(vocab)
-        tok = BertTokenizerFast(vocab=str(vocab_path), do_lower_case=lowercase, strip_accents=False,
+        tok = BertTokenizerFast(vocab=str(vocab_path), do_lower_case=lowercase, strip_accents=lowercase,
                                 model_max_length=mlm.config.max_position_embeddings)
         tok.save_pretrained(tmp)
         shutil.copyfile(vocab_path, tmp / "vocab.txt")  # byte-identical to the vocabulary used
@@ -472,10 +469,13 @@ def _save_final(mlm, vocab_path, vocab, out_dir: Path, log: Path) -> None:
             shutil.rmtree(tmp)
 
 
-def pretrain(token_paths: Sequence, vocab_path, out_dir, checkpoint_dir, hparams: dict, log_path=None) -> None:
+def pretrain(token_paths: Sequence, vocab_path, out_dir, checkpoint_dir, hparams: dict, log_path=None,
+             lowercase: bool = False) -> None:
     """Pretrain a BertForMaskedLM from scratch on the token files and write it to out_dir.
 
-    hparams: the `bert` config object plus "window" (block length). Checkpoints go to a subdirectory of
+    hparams: the `bert` config object plus "window" (block length). lowercase: the tokenizer setting the
+    token files were made with (tokenizer.lowercase), recorded in out_dir's tokenizer files so that
+    inference tokenizes text the same way. Checkpoints go to a subdirectory of
     checkpoint_dir named by `checkpoint_key` (settings and data): a rerun with the same settings and data
     resumes from its last complete checkpoint, a changed one trains beside it. The live log is
     training_log.tsv in that subdirectory; on completion it is copied into out_dir and to log_path (when
@@ -513,14 +513,14 @@ def pretrain(token_paths: Sequence, vocab_path, out_dir, checkpoint_dir, hparams
             control = dist.new_group(backend="gloo") if backend != "gloo" else None
         try:
             _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device, rank, world,
-                   per_rank, micro, stop, control)
+                   per_rank, micro, stop, control, lowercase)
         finally:
             if world > 1 and dist.is_initialized():
                 dist.destroy_process_group()
 
 
 def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device, rank, world, per_rank,
-           micro, stop, control) -> None:
+           micro, stop, control, lowercase) -> None:
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
     from transformers import BertForMaskedLM, get_linear_schedule_with_warmup
@@ -677,7 +677,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
             log_handle.close()
 
     if rank == 0:
-        _save_final(mlm, vocab_path, vocab, out_dir, live_log)
+        _save_final(mlm, vocab_path, out_dir, live_log, lowercase)
         if log_path:
             with atomic_write(log_path) as handle:
                 handle.write(live_log.read_text(encoding="utf-8"))
@@ -779,6 +779,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--checkpoint-dir", required=True,
                         help="checkpoints, one subdirectory per setting; a rerun resumes from its own")
     parser.add_argument("--hparams", required=True, help="JSON object or JSON/YAML file (bert config + window)")
+    parser.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=False,
+                        help="the token files are lowercased and accent-stripped (tokenizer.lowercase)")
     # --log-file: the same option under a name torchrun's own parser cannot mistake for an abbreviation
     # of its --log-dir/--logs-specs (argparse rejects `torchrun ... -m xling.models.bert --log F` as ambiguous)
     parser.add_argument("--log", "--log-file", dest="log", default=None,
@@ -794,7 +796,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     hparams = _load_hparams(args.hparams)
     hparams.update({key: getattr(args, key) for key in runtime if getattr(args, key) is not None})
     try:
-        pretrain(args.tokens, args.vocab, args.out, args.checkpoint_dir, hparams, args.log)
+        pretrain(args.tokens, args.vocab, args.out, args.checkpoint_dir, hparams, args.log, lowercase=args.lowercase)
     except Interrupted as e:
         logger.warning("interrupted; exiting with %d (rerun to resume)", e.code)
         return int(e.code)
