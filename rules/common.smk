@@ -140,8 +140,9 @@ def lm_params(wildcards):
     if kind == "bert":
         max_length = min(window, cap) if cap else window  # positions beyond the training window are untrained
         return dict(kind=kind, path=model_dir("bert", size, window), label="bert", size=size, window=window,
-                    max_length=max_length)
-    return dict(kind=kind, path=name, label=name, size=0, window=0, max_length=cap)
+                    max_length=max_length, revision=None)
+    return dict(kind=kind, path=name, label=name, size=0, window=0, max_length=cap,
+                revision=LANGUAGE["hf_revisions"].get(name))
 
 
 def translation_inputs(wildcards):

@@ -15,7 +15,11 @@ rule token_translation:
     params:
         lm=lm_params,
         pivot=PIVOT,
-        settings={k: v for k, v in LANGUAGE.items() if k not in ("sentence_retrieval", "threads", "hf_models")},
+        settings={
+            k: v
+            for k, v in LANGUAGE.items()
+            if k not in ("sentence_retrieval", "threads", "hf_models", "hf_revisions")
+        },
         lowercase=config["tokenizer"]["lowercase"],
     threads: LANGUAGE["threads"]
     resources:

@@ -63,6 +63,7 @@ rule bert_extract:
         batch_size=config["represent"]["batch_size"],
         max_documents=config["represent"]["max_documents"],
         device=config["represent"]["device"],
+        mean_positions=LANGUAGE["mean_positions"],
     threads: config["represent"]["threads"]
     resources:
         gpu=0,

@@ -27,4 +27,5 @@ for i, lang in enumerate(params.languages):
         max_length=int(snakemake.wildcards.window),
         max_documents=params.max_documents,
         device=params.device,
+        mean_positions=params.mean_positions,
     )

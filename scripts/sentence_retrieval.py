@@ -11,8 +11,8 @@ from xling.tables import run_settings, with_settings, write_parquet  # noqa: E40
 torch.set_num_threads(snakemake.threads)
 inp, lm, s, p = snakemake.input, snakemake.params.lm, snakemake.params.settings, snakemake.params
 task, lang = snakemake.wildcards.task, snakemake.wildcards.lang
-common = dict(mean_stat=p.mean, alpha=s["mds_alpha"], batch_size=p.batch_size, max_length=lm["max_length"],
-              device=p.device, block=s["block"])
+common = dict(mean_stat=p.mean, alpha=s["mds_alpha"], pooling=s[f"{task}_pooling"], batch_size=p.batch_size,
+              max_length=lm["max_length"], device=p.device, revision=lm["revision"], block=s["block"])
 if task == "tatoeba":
     table = run_tatoeba(lm["path"], read_tatoeba(inp.xx, inp.en), max_sentences=s["max_sentences"],
                         layers=None if s["all_layers"] else [s["layer"]], **common)
