@@ -24,11 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 def _make_model(root: Path, hidden: int, layers: int) -> list[str]:
     import torch
-    from transformers import BertConfig, BertForMaskedLM
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
     pieces = list(LETTERS) + ["##" + x for x in LETTERS]
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + pieces
     (root / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    BertTokenizerFast(vocab=str(root / "vocab.txt"), do_lower_case=False).save_pretrained(root)  # as pretraining
     torch.manual_seed(0)
     config = BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers,
                         num_attention_heads=max(1, hidden // 32), intermediate_size=4 * hidden,
@@ -55,13 +56,14 @@ def _make_corpus(path: Path, n_docs: int, seed: int = 0) -> None:
 
 
 def _child(model_dir: str, tokens: str, out_dir: str, batch_size: int, max_length: int) -> None:
+    from xling.encode.encoder import Encoder
     from xling.represent import store as represent
 
     # the word set: every 1-3 letter word over the first 12 letters (1884 words) -> fixed O(words) sums
     first = LETTERS[:12]
     words = {a for a in first} | {a + b for a in first for b in first} | {a + b + c for a in first for b in first
                                                                          for c in first}
-    represent.load_encoder(model_dir)  # imports + model: the baseline the sums and batches come on top of
+    Encoder.from_pretrained(model_dir, device="cpu")  # imports + model: the baseline the sums and batches add to
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
     represent.extract_bert_shard(model_dir, tokens, "xx", words, 0, 1, Path(out_dir) / "w.parquet",

@@ -178,14 +178,15 @@ def lm_params(wildcards):
     if kind == "bert":
         max_length = min(window, cap) if cap else window  # positions beyond the training window are untrained
         return dict(kind=kind, path=model_dir("bert", size, window), label="bert", size=size, window=window,
-                    max_length=max_length)
-    return dict(kind=kind, path=name, label=name, size=0, window=0, max_length=cap)
+                    max_length=max_length, revision=None)
+    return dict(kind=kind, path=name, label=name, size=0, window=0, max_length=cap,
+                revision=LANGUAGE["hf_revisions"].get(name))
 
 
 def translation_settings():
     """The language.* settings that change token-translation numbers (the model's own are in lm_params)."""
     keys = ("data", "directions", "layers", "alphas", "mean", "max_sentences", "vocab_min_count", "bleu_tokenize",
-            "samples")
+            "samples", "mean_positions", "shift_positions")
     return {key: LANGUAGE[key] for key in keys}
 
 
@@ -194,7 +195,7 @@ def sentence_retrieval_settings(wildcards):
     Tatoeba job, and the other way round."""
     keys = {"tatoeba": ("layer", "all_layers", "mds_alpha", "max_sentences"),
             "bucc": ("layer", "bucc_layers", "bucc_score", "bucc_k", "mds_alpha")}[wildcards.task]
-    return {key: SENT[key] for key in keys}
+    return {**{key: SENT[key] for key in keys}, "pooling": SENT[f"{wildcards.task}_pooling"]}
 
 
 def translation_inputs(wildcards):

@@ -70,6 +70,7 @@ rule bert_extract:
         # pieces per chunk: the training window, or less (positions beyond the window were never trained)
         max_length=lambda wc: min(int(wc.window), config["represent"]["max_length"] or int(wc.window)),
         max_documents=config["represent"]["max_documents"],
+        mean_positions=LANGUAGE["mean_positions"],
     threads: config["represent"]["threads"]
     resources:
         gpu=0,

@@ -27,4 +27,5 @@ for i, lang in enumerate(params.languages):
         max_length=params.max_length,
         max_documents=params.max_documents,
         device=snakemake.resources.device,
+        mean_positions=params.mean_positions,
     )

@@ -11,8 +11,8 @@ from xling.tables import run_settings, with_settings, write_parquet  # noqa: E40
 torch.set_num_threads(snakemake.threads)
 inp, lm, s, p = snakemake.input, snakemake.params.lm, snakemake.params.settings, snakemake.params
 task, lang, res = snakemake.wildcards.task, snakemake.wildcards.lang, snakemake.resources
-common = dict(mean_stat=p.mean, alpha=s["mds_alpha"], batch_size=res.batch_size, max_length=lm["max_length"],
-              device=res.device, block=res.block)
+common = dict(mean_stat=p.mean, alpha=s["mds_alpha"], pooling=s["pooling"], batch_size=res.batch_size,
+              max_length=lm["max_length"], device=res.device, revision=lm["revision"], block=res.block)
 if task == "tatoeba":
     table = run_tatoeba(lm["path"], read_tatoeba(inp.xx, inp.en), max_sentences=s["max_sentences"],
                         layers=None if s["all_layers"] else [s["layer"]], **common)

@@ -184,12 +184,20 @@ def test_masked_lm_loss_equals_hf_loss_and_gradients():
     assert all(torch.allclose(g, p.grad, atol=1e-6) for g, p in zip(grads, model.parameters()))
 
 
-def test_iter_hidden_states_shapes_and_shards(topics, tmp_path):
+def test_encoder_runs_a_saved_model(topics, tmp_path):
+    """The model directory pretrain writes is what xling.encode loads: its tokenizer (cased, as the
+    vocabulary) and every layer over the token files' pieces."""
+    from xling.encode.encoder import Encoder
+
     paths, vocab = topics
     out = tmp_path / "model"
     bert.pretrain(paths, vocab, out, tmp_path / "ckpt", {**TINY, "max_steps": 2})
-    docs = paths[0].read_text().splitlines()
-    got = list(bert.iter_hidden_states(out, paths[0], batch_size=8, max_length=10, shard=(1, 3)))
-    expect = [d.split()[i : i + 8] for d in docs[1::3] for i in range(0, len(d.split()), 8)]
-    assert [pieces for pieces, _ in got] == expect
-    assert all(h.shape == (3, len(p), 32) and h.dtype == torch.float32 for p, h in got)
+    docs = [d.split() for d in paths[0].read_text().splitlines()[:5]]
+    encoder = Encoder.from_pretrained(out, device="cpu", max_length=10)
+    assert encoder.tokenize(["en3 Cased"]) == [["en3", "Cased"]]
+    chunks = 0
+    for encoded in encoder.encode(docs, batch_size=8):
+        assert encoded.hidden_states.shape[:2] == (3, len(encoded.batch.items))
+        assert encoded.hidden_states.shape[-1] == 32 and encoded.batch.input_ids.shape[1] <= 10
+        chunks += len(encoded.batch.items)
+    assert chunks >= sum(len(d) for d in docs) // 8

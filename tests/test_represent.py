@@ -1,50 +1,18 @@
-"""xling.represent.store: chunking at word boundaries, and map/reduce means == direct numpy means."""
+"""xling.represent.store: map/reduce means == direct numpy means of each chunk run alone."""
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-from transformers import BertConfig, BertForMaskedLM, BertModel
+from transformers import BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
 
+from xling.encode import encoder as encode
+from xling.encode.words import chunk_words, word_spans, word_text
 from xling.represent import store as represent
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 LETTERS = list("abcdefgh")
 PIECES = LETTERS + ["##" + x for x in LETTERS]
-
-
-def test_group_words_and_word_string():
-    pieces = ["##x", "a", "##b", "c", "##d", "##e", "f"]
-    words = represent.group_words(pieces)
-    assert words == [["##x"], ["a", "##b"], ["c", "##d", "##e"], ["f"]]
-    assert [represent.word_string(w) for w in words] == ["x", "ab", "cde", "f"]
-
-
-def test_chunk_words_hand_cases():
-    words = [["a", "##b"], ["c", "##d", "##e"], ["f"]]
-    assert represent.chunk_words(words, 3) == ([[["a", "##b"]], [["c", "##d", "##e"]], [["f"]]], 0)
-    assert represent.chunk_words(words, 5) == ([[["a", "##b"], ["c", "##d", "##e"]], [["f"]]], 0)
-    # a word longer than a chunk is dropped and counted, never split
-    assert represent.chunk_words(words, 2) == ([[["a", "##b"]], [["f"]]], 1)
-    with pytest.raises(ValueError):
-        represent.chunk_words(words, 0)
-
-
-def test_chunking_never_splits_a_word():
-    rng = np.random.default_rng(3)
-    for _ in range(200):
-        pieces = _random_document(rng, int(rng.integers(1, 60)))
-        max_pieces = int(rng.integers(1, 12))
-        words = represent.group_words(pieces)
-        chunks, dropped = represent.chunk_words(words, max_pieces)
-        kept = [w for w in words if len(w) <= max_pieces]
-        assert dropped == len(words) - len(kept)
-        assert [w for chunk in chunks for w in chunk] == kept  # order kept, every word whole
-        for chunk in chunks:
-            assert 1 <= sum(map(len, chunk)) <= max_pieces
-        # greedy: the next chunk's first word would not have fitted
-        for a, b in zip(chunks, chunks[1:]):
-            assert sum(map(len, a)) + len(b[0]) > max_pieces
 
 
 def _random_document(rng, n_pieces):
@@ -57,10 +25,11 @@ def _random_document(rng, n_pieces):
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    """A random BertForMaskedLM saved like the pretraining step does (save_pretrained + vocab.txt)."""
+    """A random BertForMaskedLM saved like the pretraining step does (save_pretrained + tokenizer + vocab.txt)."""
     root = tmp_path_factory.mktemp("bert")
     vocab = SPECIAL + PIECES
     (root / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    BertTokenizerFast(vocab=str(root / "vocab.txt"), do_lower_case=False, strip_accents=False).save_pretrained(root)
     torch.manual_seed(0)
     config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                         intermediate_size=32, max_position_embeddings=16, hidden_dropout_prob=0.1)
@@ -79,31 +48,33 @@ def token_file(tmp_path_factory):
     return path
 
 
-def _direct_means(model_dir, token_path, words, max_length):
-    """Reference: every chunk run alone (no padding, no batching), averaged in numpy float64."""
+def _direct_means(model_dir, token_path, words, max_length, positions):
+    """Reference: every chunk run alone (no padding, no batching), averaged in numpy float64; the language
+    means over the wordpieces (positions "words") or every position of the chunk ("all")."""
     model = BertModel.from_pretrained(model_dir, add_pooling_layer=False).eval()
-    vocab = represent.read_vocab(model_dir / "vocab.txt")
+    vocab = {p: i for i, p in enumerate(SPECIAL + PIECES)}
     word_sum, word_n, tok_sum, sent_sum = {}, {}, 0.0, 0.0
     n_tok = n_sent = 0
     for line in token_path.read_text(encoding="utf-8").splitlines():
-        chunks, _ = represent.chunk_words(represent.group_words(line.split()), max_length - 2)
+        pieces = line.split()
+        chunks, _ = chunk_words(word_spans(pieces), max_length - 2)
         for chunk in chunks:
-            pieces = [p for w in chunk for p in w]
-            ids = [vocab["[CLS]"]] + [vocab[p] for p in pieces] + [vocab["[SEP]"]]
+            chunk_pieces = pieces[chunk[0][0] : chunk[-1][1]]
+            ids = [vocab["[CLS]"]] + [vocab[p] for p in chunk_pieces] + [vocab["[SEP]"]]
             with torch.no_grad():
                 hs = model(input_ids=torch.tensor([ids]), output_hidden_states=True).hidden_states
-            states = np.stack([h[0].double().numpy() for h in hs])[:, 1:-1]  # [layers, pieces, hidden]
-            tok_sum = tok_sum + states.sum(axis=1)
-            sent_sum = sent_sum + states.mean(axis=1)
-            n_tok += len(pieces)
+            states = np.stack([h[0].double().numpy() for h in hs])  # [layers, pieces + 2, hidden]
+            averaged = states[:, 1:-1] if positions == "words" else states
+            tok_sum = tok_sum + averaged.sum(axis=1)
+            sent_sum = sent_sum + averaged.mean(axis=1)
+            n_tok += averaged.shape[1]
             n_sent += 1
-            pos = 0
-            for w in chunk:
-                text = represent.word_string(w)
+            for start, end in chunk:
+                text = word_text(pieces[start:end])
                 if text in words:
-                    word_sum[text] = word_sum.get(text, 0.0) + states[:, pos : pos + len(w)].mean(axis=1)
+                    offset = 1 - chunk[0][0]  # [CLS] is position 0
+                    word_sum[text] = word_sum.get(text, 0.0) + states[:, start + offset : end + offset].mean(axis=1)
                     word_n[text] = word_n.get(text, 0) + 1
-                pos += len(w)
     means = {w: word_sum[w] / word_n[w] for w in word_sum}
     return means, word_n, tok_sum / n_tok, n_tok, sent_sum / n_sent, n_sent
 
@@ -113,10 +84,11 @@ def _matrix(df, layer_count):
     return df.sort_values("layer")[dcols].to_numpy().reshape(layer_count, len(dcols))
 
 
-def test_map_reduce_equals_direct_mean(tiny_model, token_file, tmp_path, monkeypatch):
+@pytest.mark.parametrize("positions", ["words", "all"])
+def test_map_reduce_equals_direct_mean(tiny_model, token_file, tmp_path, monkeypatch, positions):
     monkeypatch.setattr(represent, "ROWS_PER_GROUP", 7)  # shard files of several row groups
-    all_words = {represent.word_string(w) for line in token_file.read_text().splitlines()
-                 for w in represent.group_words(line.split())}
+    all_words = {word_text(line.split()[s:e]) for line in token_file.read_text().splitlines()
+                 for s, e in word_spans(line.split())}
     words = set(sorted(all_words)[::2]) | {"abcdefgha", "notthere"}
     max_length = 8
     n_shards = 3
@@ -125,11 +97,11 @@ def test_map_reduce_equals_direct_mean(tiny_model, token_file, tmp_path, monkeyp
         word_shards.append(tmp_path / f"w{shard}.parquet")
         lang_shards.append(tmp_path / f"l{shard}.parquet")
         represent.extract_bert_shard(tiny_model, token_file, "xx", words, shard, n_shards, word_shards[-1],
-                                     lang_shards[-1], batch_size=3, max_length=max_length)
+                                     lang_shards[-1], batch_size=3, max_length=max_length, mean_positions=positions)
     represent.reduce_shards(word_shards, tmp_path / "words.parquet")
     represent.reduce_shards(lang_shards, tmp_path / "langs.parquet")
 
-    means, counts, tok, n_tok, sent, n_sent = _direct_means(tiny_model, token_file, words, max_length)
+    means, counts, tok, n_tok, sent, n_sent = _direct_means(tiny_model, token_file, words, max_length, positions)
     got = pd.read_parquet(tmp_path / "words.parquet")
     assert list(got.columns[:4]) == ["lang", "word", "layer", "n"] and got.shape[1] == 4 + 16
     assert set(got["word"]) == set(means)  # every seen word of `words`, nothing else
@@ -211,9 +183,9 @@ def test_max_documents_equals_a_truncated_corpus(tiny_model, token_file, tmp_pat
 
 
 def test_progress_is_logged(tiny_model, token_file, tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr(represent, "LOG_EVERY_S", 0.0)
-    with caplog.at_level("INFO", logger="xling.represent.store"):
+    monkeypatch.setattr(encode, "LOG_EVERY_S", 0.0)
+    with caplog.at_level("INFO", logger="xling.encode.encoder"):
         represent.extract_bert_shard(tiny_model, token_file, "xx", {"a"}, 0, 1, tmp_path / "w.parquet",
                                      tmp_path / "l.parquet", 2, 8)
-    assert any("tokens/s, ETA" in r.message for r in caplog.records)
+    assert any("pieces/s, ETA" in r.message for r in caplog.records)
     assert any("longer than 6 pieces were left out" in r.message for r in caplog.records)

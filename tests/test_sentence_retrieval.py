@@ -9,7 +9,7 @@ from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
 from xling.evaluate.sentence_retrieval import (bucc_split_vectors, bucc_table, extract, language_mean, mine,
                                       optimize_threshold, prf, retrieval_accuracy, tatoeba, tatoeba_table, text_gold)
-from xling.evaluate.translation import MaskedLM
+from xling.encode.encoder import Encoder
 
 
 def planted(n=60, dim=16, offset=6.0, noise=0.05, seed=0):
@@ -138,15 +138,15 @@ def tiny_model(tmp_path_factory) -> Path:
 
 
 def test_tatoeba_and_bucc_with_a_tiny_bert(tiny_model):
-    mlm = MaskedLM(tiny_model, device="cpu", max_length=8)
+    encoder = Encoder.from_pretrained(tiny_model, device="cpu", max_length=8)
     rng = np.random.default_rng(0)
     xx = [" ".join(f"w{i}" for i in rng.integers(0, 20, rng.integers(1, 12))) for _ in range(12)]
     en = [" ".join(f"w{i}s" for i in map(int, s.replace("w", "").split())) for s in xx]
-    table = tatoeba(mlm, xx, en, layers=None, mean_stat="token", alpha=1.0, batch_size=5)
+    table = tatoeba(encoder, xx, en, layers=None, mean_stat="token", alpha=1.0, batch_size=5)
     assert len(table) == 3 * 3 * 2 and table["accuracy"].between(0, 1).all()
     src = {f"xx-{i}": s for i, s in enumerate(xx)}
     eng = {f"en-{i}": s for i, s in enumerate(en)}
-    split = bucc_split_vectors(mlm, src, eng, [1], batch_size=4)
+    split = bucc_split_vectors(encoder, src, eng, [1], batch_size=4)
     gold = {(f"xx-{i}", f"en-{i}") for i in range(6)}
     result = bucc_table(split, split, gold, gold, [1], "sentence", alpha=1.0)
     assert set(result["variant"]) == {"original", "zero_mean", "mds"}

@@ -10,8 +10,9 @@ import torch
 from sacrebleu.metrics import BLEU
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
-from xling.evaluate.translation import (MaskedLM, bleu1, bleu_tokenizer, convert_rate, convert_rate_by_alpha, detokenize,
-                               piece_counts, sentence_means, store_means, token_translation, vocabulary)
+from xling.encode.encoder import Encoder
+from xling.evaluate.translation import (bleu1, bleu_tokenizer, convert_rate, convert_rate_by_alpha, piece_counts,
+                                        sentence_means, store_means, token_translation, vocabulary)
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_TABLE = REPO / "results" / "demo" / "eval" / "token_translation.parquet"
@@ -79,8 +80,7 @@ def test_convert_rate_hand_computed():
     assert math.isnan(convert_rate([], src, tgt)[0])
 
 
-def test_detokenize_and_vocabulary(tmp_path):
-    assert detokenize(["##x", "un", "##believ", "##able", "!"]) == "x unbelievable !"
+def test_vocabulary(tmp_path):
     path = tmp_path / "xa.txt"
     path.write_text("a b ##c [UNK]\na a\n", encoding="utf-8")
     counts = piece_counts(path)
@@ -109,15 +109,15 @@ def random_model(tmp_path_factory):
 
 
 def test_token_translation_table_and_samples(random_model):
-    mlm = MaskedLM(random_model, device="cpu", max_length=6)  # 4 pieces per chunk: sentences are cut
+    encoder = Encoder.from_pretrained(random_model, device="cpu", max_length=6)  # 4 pieces a chunk: sentences are cut
     rng = np.random.default_rng(0)
     src = [" ".join(s) for s in sentences("a", 7, rng, length=9)] + [""]
     ref = [" ".join(s) for s in sentences("b", 8, rng)]
-    means = sentence_means(mlm, src, batch_size=3)
+    means = sentence_means(encoder, src, batch_size=3)
     assert means["token"].shape == (3, 32)
     mean_b = means["token"] + 1.0
-    table, samples = token_translation(mlm, src, ref, "a", "b", means["token"], mean_b, set(A_WORDS), set(B_WORDS),
-                                       layers=[0, 1, 2], alphas=[-1, 0, 2], batch_size=3, n_samples=2)
+    table, samples = token_translation(encoder, src, ref, "a", "b", means["token"], mean_b, set(A_WORDS),
+                                       set(B_WORDS), layers=[0, 1, 2], alphas=[-1, 0, 2], batch_size=3, n_samples=2)
     assert len(table) == 9 and set(table["alpha"]) == {-1.0, 0.0, 2.0}
     base = table[table["alpha"] == 0]
     assert base["bleu1"].nunique() == 1 and base["convert_rate"].nunique() <= 1
@@ -126,7 +126,7 @@ def test_token_translation_table_and_samples(random_model):
     assert len(samples) == 2 and samples["alpha"].iloc[0] == 2.0
     assert len(samples["output"].iloc[0].split()) <= 9
     with pytest.raises(ValueError, match="shape"):
-        token_translation(mlm, src, ref, "a", "b", mean_b[:2], mean_b, set(), set(), [0], [1], 3)
+        token_translation(encoder, src, ref, "a", "b", mean_b[:2], mean_b, set(), set(), [0], [1], 3)
 
 
 # ---------------------------------------------------------------------------------------------- acceptance
@@ -171,15 +171,26 @@ def train_two_languages(out: Path, steps: int, seed: int = 0) -> Path:
     return save_model(model.eval(), vocab, out)
 
 
-def test_mds_switches_language_on_a_tiny_trained_model(tmp_path, one_thread):
-    mlm = MaskedLM(train_two_languages(tmp_path / "m", steps=500), device="cpu")
+@pytest.fixture(scope="module")
+def trained_model(tmp_path_factory):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return train_two_languages(tmp_path_factory.mktemp("trained"), steps=500)
+    finally:
+        torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("positions", ["all", "words"])  # the means' and the shift's positions
+def test_mds_switches_language_on_a_tiny_trained_model(trained_model, one_thread, positions):
+    encoder = Encoder.from_pretrained(trained_model, device="cpu")
     rng = np.random.default_rng(7)
-    mean_a = sentence_means(mlm, [" ".join(s) for s in sentences("a", 200, rng)], 64)["token"]
-    mean_b = sentence_means(mlm, [" ".join(s) for s in sentences("b", 200, rng)], 64)["token"]
+    mean_a = sentence_means(encoder, [" ".join(s) for s in sentences("a", 200, rng)], 64, positions)["token"]
+    mean_b = sentence_means(encoder, [" ".join(s) for s in sentences("b", 200, rng)], 64, positions)["token"]
     src = [" ".join(s) for s in sentences("a", 40, rng)]
     ref = [" ".join("o" + w[1:] for w in s.split()) for s in src]
-    table, _ = token_translation(mlm, src, ref, "a", "b", mean_a, mean_b, set(A_WORDS), set(B_WORDS),
-                                 layers=[0, 1, 2], alphas=[-1, 0, 1, 2, 3], batch_size=64)
+    table, _ = token_translation(encoder, src, ref, "a", "b", mean_a, mean_b, set(A_WORDS), set(B_WORDS),
+                                 layers=[0, 1, 2], alphas=[-1, 0, 1, 2, 3], batch_size=64, shift_positions=positions)
     table = table.assign(model="bert", size=0, window=0, src="a", tgt="b")
     check_language_switch(table)
     summary = convert_rate_by_alpha(table).set_index("alpha")["convert_rate"]

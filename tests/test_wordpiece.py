@@ -6,14 +6,13 @@ import pytest
 from xling.data.wordpiece import (
     SPECIAL_TOKENS,
     count_words,
-    join_pieces,
     load_tokenizer,
     normalize_word,
     tokenize_corpus,
     train_vocab,
     word_pieces,
-    words_from_pieces,
 )
+from xling.encode.words import word_text
 
 TEXT = ("the lowest tower is lower than the newest tower .\nthe newer towers were low .\n\n") * 50 + "Hello World\n"
 
@@ -55,7 +54,7 @@ def test_train_vocab_special_tokens_first_and_round_trip(trained):
     for word in ["lowtower", "towerslow", "newlow", "Hello", "thewer"]:
         pieces = word_pieces(tokenizer, word)
         assert pieces == greedy_longest_match(word, set(vocab)), word
-        assert join_pieces(pieces) == word
+        assert word_text(pieces) == word
     assert len(word_pieces(tokenizer, "lowtower")) > 1
     assert word_pieces(tokenizer, "xyz") == ["[UNK]"]
     assert tokenizer.encode("the tower").tokens == ["[CLS]", "the", "tower", "[SEP]"]
@@ -79,15 +78,6 @@ def test_load_tokenizer_errors(tmp_path):
         load_tokenizer(bad)
 
 
-def test_words_from_pieces_and_join():
-    pieces = ["Un", "##beli", "##eva", "##bly", "good", ",", "##x", "##y", "a"]
-    assert words_from_pieces(pieces) == [[0, 1, 2, 3], [4], [5, 6, 7], [8]]
-    assert words_from_pieces(["##a", "##b", "c"]) == [[0, 1], [2]]   # leading continuation starts a word
-    assert words_from_pieces([]) == []
-    assert join_pieces(["Un", "##beli", "##eva", "##bly"]) == "Unbelievably"
-    assert join_pieces(["##a", "##b"]) == "##ab"
-
-
 def test_tokenize_corpus_one_document_per_line(trained, tmp_path):
     _, vocab_path = trained
     corpus = tmp_path / "en.txt"
@@ -104,14 +94,15 @@ def test_tokenize_corpus_one_document_per_line(trained, tmp_path):
 
 def test_count_words(tmp_path):
     (tmp_path / "en.txt").write_text("Un ##beli ##eva ##bly good good\ngood [UNK] x\n", encoding="utf-8")
-    (tmp_path / "de.txt").write_text("gut ##en gut\n", encoding="utf-8")
+    (tmp_path / "de.txt").write_text("gut ##en gut\n##x ##y\n", encoding="utf-8")  # a leading "##" loses it too
     out = tmp_path / "counts.parquet"
     count_words([tmp_path / "en.txt", tmp_path / "de.txt"], out)
     table = pd.read_parquet(out)
     assert list(table.columns) == ["lang", "word", "count"]
     assert table["count"].dtype == "int64"
     rows = set(table.itertuples(index=False, name=None))
-    assert rows == {("en", "good", 3), ("en", "Unbelievably", 1), ("en", "x", 1), ("de", "guten", 1), ("de", "gut", 1)}
+    assert rows == {("en", "good", 3), ("en", "Unbelievably", 1), ("en", "x", 1), ("de", "guten", 1), ("de", "gut", 1),
+                    ("de", "xy", 1)}
     with pytest.raises(ValueError, match="already counted"):
         count_words([tmp_path / "en.txt", tmp_path / "en.txt"], out)
 

@@ -7,10 +7,10 @@ pre-tokenization, greedy longest-match WordPiece with "##" marking a continuatio
 default with no accent stripping, as mBERT cased; with lowercase=True accents are stripped too, as
 BERT's uncased models do. The mBERT cased `vocab.txt` loads unchanged.
 
-How a word is represented: a word is a maximal run of pieces where every piece after the first
-starts with "##" (e.g. "Un ##beli ##eva ##bly" is the word "Unbelievably"); its text is the pieces
-concatenated with the "##" removed, and its vector (static models and BERT alike) is the mean of its
-pieces' vectors. A "word" is therefore BERT's pre-tokenized word: punctuation is split off
+How a word is represented: xling.encode.words holds the one definition (a maximal run of pieces where
+every piece after the first starts with "##", e.g. "Un ##beli ##eva ##bly" is the word "Unbelievably";
+its text is the pieces concatenated with the "##" removed); its vector (static models and BERT alike)
+is built from its pieces' vectors. A "word" is therefore BERT's pre-tokenized word: punctuation is split off
 ("don't" -> "don", "'", "t"), each CJK character is its own word.
 
 Token files (`tokenize_corpus`): one DOCUMENT per line, pieces joined by single spaces, no special
@@ -29,13 +29,13 @@ import pandas as pd
 from tokenizers import Tokenizer, normalizers
 from tokenizers.implementations import BertWordPieceTokenizer
 
+from xling.encode.words import PREFIX, word_spans, word_text
 from xling.io import atomic_write, read_lines
 
 logger = logging.getLogger(__name__)
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 UNK = "[UNK]"
-PREFIX = "##"
 
 
 def _bert_tokenizer(vocab, lowercase: bool) -> BertWordPieceTokenizer:
@@ -196,27 +196,8 @@ def word_pieces(tokenizer: Tokenizer, word: str) -> list[str]:
     return tokenizer.encode(word, add_special_tokens=False).tokens
 
 
-def words_from_pieces(pieces: list[str]) -> list[list[int]]:
-    """Group piece indices into words: a piece starting with "##" continues the word before it.
-
-    A leading continuation piece (no word to continue) starts a word of its own.
-    """
-    words: list[list[int]] = []
-    for i, piece in enumerate(pieces):
-        if piece.startswith(PREFIX) and words:
-            words[-1].append(i)
-        else:
-            words.append([i])
-    return words
-
-
-def join_pieces(pieces: list[str]) -> str:
-    """The text of one word from its pieces: "Un ##beli ##eva ##bly" -> "Unbelievably"."""
-    return "".join(p[len(PREFIX):] if i and p.startswith(PREFIX) else p for i, p in enumerate(pieces))
-
-
 def count_words(token_paths, out_parquet) -> None:
-    """Count words (rebuilt from pieces) per token file into Parquet: lang, word, count.
+    """Count words (grouped by xling.encode.words) per token file into Parquet: lang, word, count.
 
     `lang` is the file's stem (`tokens/1000/de.txt` -> "de"); words containing an [UNK] piece are not
     counted (their text is lost). Rows are sorted by lang, then count descending, then word.
@@ -232,12 +213,11 @@ def count_words(token_paths, out_parquet) -> None:
         unk_words = 0
         for _, line in read_lines(path):
             pieces = line.split()
-            for group in words_from_pieces(pieces):
-                word_pieces_ = [pieces[i] for i in group]
-                if UNK in word_pieces_:
+            for start, end in word_spans(pieces):
+                if UNK in pieces[start:end]:
                     unk_words += 1
                     continue
-                counter[join_pieces(word_pieces_)] += 1
+                counter[word_text(pieces[start:end])] += 1
         logger.info("%s: %d word types, %d tokens, %d words with [UNK] skipped", path, len(counter),
                     sum(counter.values()), unk_words)
         frame = pd.DataFrame({"word": list(counter.keys()), "count": list(counter.values())})

@@ -1,17 +1,19 @@
-"""Sentence retrieval with mean-pooled BERT vectors: Tatoeba accuracy and BUCC 2018 mining F1, each for
+"""Sentence retrieval with pooled BERT vectors: Tatoeba accuracy and BUCC 2018 mining F1, each for
 three variants of the vectors (Libovický et al. 2020; Liu et al. 2020):
 
-* original   — mean-pooled vectors of a layer;
+* original   — pooled vectors of a layer;
 * zero_mean  — every language centred on its own mean (xling.represent.transforms.zero_mean);
 * mds        — the query language moved toward the candidate language: q + alpha (R_cand - R_query)
                (xling.represent.transforms.mds; alpha = 1 puts both means on the same point).
 
-Sentence vector: the mean of the sentence's real wordpiece vectors at a layer ([CLS]/[SEP] excluded;
-a sentence longer than the window is run in word-boundary chunks and pooled over all of them). The
-transforms are linear, so applying them to pooled vectors equals applying them to every token and
-pooling. Language means are computed on the WHOLE evaluation set of each language (as the papers do):
-stat 'sentence' = the mean of the sentence vectors, 'token' = the mean over all pieces (sentence
-vectors weighted by their piece counts).
+Sentence vector (`pooling`, xling.encode.Encoder.sentence_vectors): mean_words = the mean of the
+wordpiece vectors at a layer; mean_all = the mean over every non-pad position, [CLS] and [SEP] included
+(XTREME's Tatoeba); cls = the [CLS] vector (XTREME's BUCC). A sentence longer than the window is run in
+word-boundary chunks and pooled over all of them. The transforms are linear, so applying them to pooled
+vectors equals applying them to every pooled position and pooling. Language means are computed on the
+WHOLE evaluation set of each language (as the papers do), over the pooled positions: stat 'sentence' =
+the mean of the sentence vectors, 'token' = the mean over all pooled positions (sentence vectors
+weighted by their position counts).
 
 Tatoeba: cosine nearest neighbour (argmax, in query blocks) among all sentences of the other side;
 accuracy = share of queries whose nearest neighbour is their translation (or a sentence with the same
@@ -38,7 +40,7 @@ import pandas as pd
 import torch
 
 from xling.represent.transforms import mds, zero_mean
-from xling.evaluate.translation import MaskedLM, pooled_vectors
+from xling.encode.encoder import Encoder
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +50,9 @@ VARIANTS = ("original", "zero_mean", "mds")
 # ---------------------------------------------------------------------------------------------- means, variants
 
 def language_mean(vectors: np.ndarray, counts: np.ndarray, stat: str) -> np.ndarray:
-    """Mean of a language from its pooled sentence vectors [n, ..., H] and piece counts [n]:
-    'sentence' = plain mean of the vectors, 'token' = mean weighted by piece counts (= over all pieces).
-    Sentences without pieces are left out."""
+    """Mean of a language from its pooled sentence vectors [n, ..., H] and pooled-position counts [n]:
+    'sentence' = plain mean of the vectors, 'token' = mean weighted by the counts (= over all pooled
+    positions). Sentences without pieces are left out."""
     keep = counts > 0
     if not keep.any():
         raise ValueError("language_mean: no sentence has any piece")
@@ -128,14 +130,15 @@ def tatoeba_table(xx_vectors: np.ndarray, xx_counts: np.ndarray, en_vectors: np.
     return pd.DataFrame(rows)
 
 
-def tatoeba(mlm: MaskedLM, xx_sentences: Sequence[str], en_sentences: Sequence[str], layers: Sequence[int] | None,
-            mean_stat: str, alpha: float, batch_size: int, block: int = 1024) -> pd.DataFrame:
+def tatoeba(encoder: Encoder, xx_sentences: Sequence[str], en_sentences: Sequence[str],
+            layers: Sequence[int] | None, mean_stat: str, alpha: float, batch_size: int, pooling: str = "mean_all",
+            block: int = 1024) -> pd.DataFrame:
     """Tatoeba retrieval for one language pair (line-aligned sentences); layers None = all."""
     if len(xx_sentences) != len(en_sentences):
         raise ValueError(f"{len(xx_sentences)} sentences but {len(en_sentences)} English ones (must be line-aligned)")
-    layers = list(range(mlm.n_layers + 1)) if layers is None else list(layers)
-    xx, xx_n = pooled_vectors(mlm, xx_sentences, batch_size, layers, "source sentences")
-    en, en_n = pooled_vectors(mlm, en_sentences, batch_size, layers, "English sentences")
+    layers = list(range(encoder.n_layers + 1)) if layers is None else list(layers)
+    xx, xx_n = encoder.sentence_vectors(xx_sentences, batch_size, layers, pooling, "source sentences")
+    en, en_n = encoder.sentence_vectors(en_sentences, batch_size, layers, pooling, "English sentences")
     return tatoeba_table(xx, xx_n, en, en_n, layers, mean_stat, alpha, block, xx_sentences, en_sentences)
 
 
@@ -230,12 +233,13 @@ def extract(candidates: dict, threshold: float) -> set:
     return {pair for pair, value in candidates.items() if value >= threshold}
 
 
-def bucc_split_vectors(mlm: MaskedLM, src: dict[str, str], en: dict[str, str], layers: Sequence[int],
-                       batch_size: int) -> tuple[list[str], np.ndarray, np.ndarray, list[str], np.ndarray, np.ndarray]:
-    """ids and pooled vectors (+ piece counts) of both sides of one BUCC split."""
+def bucc_split_vectors(encoder: Encoder, src: dict[str, str], en: dict[str, str], layers: Sequence[int],
+                       batch_size: int, pooling: str = "cls"
+                       ) -> tuple[list[str], np.ndarray, np.ndarray, list[str], np.ndarray, np.ndarray]:
+    """ids and pooled vectors (+ pooled position counts) of both sides of one BUCC split."""
     src_ids, en_ids = list(src), list(en)
-    xs, xn = pooled_vectors(mlm, [src[i] for i in src_ids], batch_size, layers, "BUCC source sentences")
-    ys, yn = pooled_vectors(mlm, [en[i] for i in en_ids], batch_size, layers, "BUCC English sentences")
+    xs, xn = encoder.sentence_vectors([src[i] for i in src_ids], batch_size, layers, pooling, "BUCC source sentences")
+    ys, yn = encoder.sentence_vectors([en[i] for i in en_ids], batch_size, layers, pooling, "BUCC English sentences")
     return src_ids, xs, xn, en_ids, ys, yn
 
 
@@ -274,27 +278,31 @@ def bucc_table(dev: tuple, test: tuple, dev_gold: set, test_gold: set, layers: S
 # ---------------------------------------------------------------------------------------------- one language
 
 def run_tatoeba(model, pairs: Sequence[tuple[str, str]], *, layers: Sequence[int] | None = None,
-                mean_stat: str = "token", alpha: float = 1.0, batch_size: int = 64, max_length: int | None = None,
-                device: str | None = None, block: int = 1024, max_sentences: int | None = None) -> pd.DataFrame:
-    """Tatoeba for one language: pairs (xx sentence, English sentence); layers None = all (0..L).
-    Adds xtreme_direction (True for xx->en, the direction XTREME reports)."""
+                mean_stat: str = "token", alpha: float = 1.0, pooling: str = "mean_all", batch_size: int = 64,
+                max_length: int | None = None, device: str | None = None, revision: str | None = None,
+                block: int = 1024, max_sentences: int | None = None) -> pd.DataFrame:
+    """Tatoeba for one language: pairs (xx sentence, English sentence); layers None = all (0..L). `model`: a
+    directory or a hub name, loaded at `revision`. Adds xtreme_direction (True for xx->en, the direction
+    XTREME reports)."""
     pairs = list(pairs)[:max_sentences] if max_sentences else list(pairs)
     if not pairs:
         raise ValueError("Tatoeba: no sentence pairs")
-    mlm = MaskedLM(model, device=device, max_length=max_length)
-    table = tatoeba(mlm, [x for x, _ in pairs], [e for _, e in pairs], layers, mean_stat, alpha, batch_size, block)
+    encoder = Encoder.from_pretrained(model, device=device, max_length=max_length, revision=revision)
+    table = tatoeba(encoder, [x for x, _ in pairs], [e for _, e in pairs], layers, mean_stat, alpha, batch_size,
+                    pooling, block)
     return table.assign(xtreme_direction=table["direction"] == "xx->en", mean_stat=mean_stat, mds_alpha=alpha,
-                        pooling="mean", metric="cosine", max_length=mlm.max_length)
+                        pooling=pooling, metric="cosine", max_length=encoder.max_length, revision=revision)
 
 
 def run_bucc(model, dev: tuple[dict, dict, set], test: tuple[dict, dict, set], *, layers: Sequence[int],
-             mean_stat: str = "token", alpha: float = 1.0, k: int = 4, score: str = "margin", batch_size: int = 64,
-             max_length: int | None = None, device: str | None = None, block: int = 1024) -> pd.DataFrame:
+             mean_stat: str = "token", alpha: float = 1.0, pooling: str = "cls", k: int = 4, score: str = "margin",
+             batch_size: int = 64, max_length: int | None = None, device: str | None = None,
+             revision: str | None = None, block: int = 1024) -> pd.DataFrame:
     """BUCC for one language: dev (sample) and test splits as read by xling.data.formats.read_bucc."""
-    mlm = MaskedLM(model, device=device, max_length=max_length)
-    dev_vectors = bucc_split_vectors(mlm, dev[0], dev[1], layers, batch_size)
-    test_vectors = bucc_split_vectors(mlm, test[0], test[1], layers, batch_size)
+    encoder = Encoder.from_pretrained(model, device=device, max_length=max_length, revision=revision)
+    dev_vectors = bucc_split_vectors(encoder, dev[0], dev[1], layers, batch_size, pooling)
+    test_vectors = bucc_split_vectors(encoder, test[0], test[1], layers, batch_size, pooling)
     table = bucc_table(dev_vectors, test_vectors, dev[2], test[2], layers, mean_stat, alpha, k, score, block,
-                       mlm.device)
+                       encoder.device)
     return table.assign(mean_stat=mean_stat, mds_alpha=alpha, score=score, k=k if score == "margin" else 1,
-                        pooling="mean", max_length=mlm.max_length)
+                        pooling=pooling, max_length=encoder.max_length, revision=revision)

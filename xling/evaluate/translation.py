@@ -15,10 +15,13 @@ Metrics, for each layer l and weight alpha:
   the share of language-specific output pieces that belong to the target language. Undefined (NaN,
   logged) when every output piece is shared by both vocabularies (denominator 0).
 
-Decoding: the argmax runs over the non-special pieces (the special tokens' logits are masked), so every
-position yields a real piece. Sentences longer than the model's window are cut at word boundaries into
-chunks of at most max_length - 2 pieces, each run as [CLS] chunk [SEP]; their outputs are concatenated.
-The shift is applied to the real pieces only ([CLS]/[SEP]/padding untouched; see xling.represent.transforms).
+The model runs through xling.encode (Encoder.encode with a Shift and predict=True). Decoding: the argmax
+runs over the non-special pieces (the special tokens' logits are masked), so every wordpiece position
+yields a real piece. Sentences longer than the model's window are cut at word boundaries into chunks of
+at most max_length - 2 pieces, each run as [CLS] chunk [SEP]; their outputs are concatenated.
+Shift positions (`shift_positions`): "all" adds the delta at every non-pad position, [CLS] and [SEP]
+included (Liu et al.'s code, the default), "words" at the wordpieces only. Language means of checkpoints
+without a store are computed on the evaluation sentences over `mean_positions` ("all" or "words").
 """
 
 from __future__ import annotations
@@ -27,145 +30,21 @@ import logging
 import math
 import time
 from collections import Counter
-from contextlib import nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
-import torch
 
+from xling.encode.encoder import Batch, Encoder, Shift
+from xling.encode.words import detokenize
 from xling.io import read_lines
-from xling.represent.transforms import mds_delta, shift_layer
+from xling.represent.transforms import mds_delta
 
 logger = logging.getLogger(__name__)
 
 LOG_EVERY_S = 30.0
-HEAD_POSITIONS = 2048  # positions per MLM-head call in decode (bounds the [positions, vocab] logits)
-PREFIX = "##"
-
-
-# ---------------------------------------------------------------------------------------------- models
-
-def resolve_device(device: str | None) -> torch.device:
-    """None or "auto": CUDA when available, else CPU."""
-    if device in (None, "auto"):
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    return torch.device(device)
-
-
-@dataclass
-class Batch:
-    """Padded chunks: input_ids/attention [B, T], real [B, T] (real pieces: not [CLS]/[SEP]/pad), and the
-    (sentence index, chunk order) of every row, so outputs can be put back in sentence order."""
-
-    input_ids: torch.Tensor
-    attention: torch.Tensor
-    real: torch.Tensor
-    rows: list[tuple[int, int]]
-
-
-class MaskedLM:
-    """A BertForMaskedLM and its tokenizer, with chunking and batching for whole-sentence inference.
-
-    `path`: a model directory (save_pretrained + tokenizer files, as xling.models.bert writes) or a Hugging Face
-    model name. max_length caps the sequence length ([CLS] + pieces + [SEP]); None = the model's
-    max_position_embeddings. Our small BERTs should get their training window here, since positions
-    beyond it were never trained.
-    """
-
-    def __init__(self, path: str | Path, device: str | None = None, max_length: int | None = None):
-        from transformers import AutoTokenizer, BertForMaskedLM
-        from transformers.utils import logging as hf_logging
-
-        self.path = str(path)
-        self.device = resolve_device(device)
-        verbosity = hf_logging.get_verbosity()
-        hf_logging.set_verbosity_error()
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(self.path)
-            self.model = BertForMaskedLM.from_pretrained(self.path).to(self.device).eval()
-        finally:
-            hf_logging.set_verbosity(verbosity)
-        positions = self.model.config.max_position_embeddings
-        self.max_length = min(int(max_length), positions) if max_length else positions
-        if self.max_length < 3:
-            raise ValueError(f"max_length must be >= 3 ([CLS] piece [SEP]), got {self.max_length}")
-        self.n_layers = self.model.config.num_hidden_layers
-        self.hidden = self.model.config.hidden_size
-        self.special_ids = sorted(set(self.tokenizer.all_special_ids))
-        self.cls_id, self.sep_id = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
-        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-
-    def pieces(self, sentence: str) -> list[str]:
-        return self.tokenizer.tokenize(sentence)
-
-    def chunks(self, sentences: Sequence[str]) -> tuple[list[tuple[int, int, list[int]]], int]:
-        """(sentence index, chunk order, piece ids) for every chunk, and the number of empty sentences.
-
-        Chunks hold at most max_length - 2 pieces and end at word boundaries; a single word longer than
-        that is cut (rare; it is counted in the log)."""
-        body = self.max_length - 2
-        out: list[tuple[int, int, list[int]]] = []
-        empty = cut_words = 0
-        encodings = self.tokenizer(list(sentences), add_special_tokens=False)["input_ids"]
-        for i, ids in enumerate(encodings):
-            if not ids:
-                empty += 1
-                continue
-            pieces = self.tokenizer.convert_ids_to_tokens(ids)
-            words: list[list[int]] = []
-            for piece, pid in zip(pieces, ids):
-                if piece.startswith(PREFIX) and words:
-                    words[-1].append(pid)
-                else:
-                    words.append([pid])
-            current: list[int] = []
-            order = 0
-            for word in words:
-                while len(word) > body:
-                    cut_words += 1
-                    if current:
-                        out.append((i, order, current))
-                        order, current = order + 1, []
-                    out.append((i, order, word[:body]))
-                    order, word = order + 1, word[body:]
-                if len(current) + len(word) > body:
-                    out.append((i, order, current))
-                    order, current = order + 1, []
-                current = current + word
-            if current:
-                out.append((i, order, current))
-        if cut_words:
-            logger.warning("%d words longer than %d pieces were cut across chunks", cut_words, body)
-        return out, empty
-
-    def batches(self, sentences: Sequence[str], batch_size: int) -> tuple[list[Batch], int]:
-        """Chunks sorted by length (fewer pad positions) and padded into batches; (batches, n_empty)."""
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        chunks, empty = self.chunks(sentences)
-        chunks.sort(key=lambda c: (len(c[2]), c[0], c[1]))
-        out = []
-        for start in range(0, len(chunks), batch_size):
-            group = chunks[start : start + batch_size]
-            width = max(len(c[2]) for c in group) + 2
-            ids = torch.full((len(group), width), self.pad_id, dtype=torch.long)
-            attention = torch.zeros((len(group), width), dtype=torch.long)
-            real = torch.zeros((len(group), width), dtype=torch.bool)
-            for row, (_, _, pieces) in enumerate(group):
-                n = len(pieces)
-                ids[row, : n + 2] = torch.tensor([self.cls_id, *pieces, self.sep_id])
-                attention[row, : n + 2] = 1
-                real[row, 1 : n + 1] = True
-            out.append(Batch(ids, attention, real, [(c[0], c[1]) for c in group]))
-        return out, empty
-
-    def forward(self, batch: Batch, output_hidden_states: bool = False):
-        return self.model(input_ids=batch.input_ids.to(self.device), attention_mask=batch.attention.to(self.device),
-                          output_hidden_states=output_hidden_states)
 
 
 # ---------------------------------------------------------------------------------------------- means
@@ -185,12 +64,16 @@ def store_means(langs_path: str | Path, lang: str, stat: str) -> np.ndarray:
     return table[dcols].to_numpy(dtype=np.float64)
 
 
-def sentence_means(mlm: MaskedLM, sentences: Sequence[str], batch_size: int) -> dict[str, np.ndarray]:
-    """Both language-mean definitions [layers + 1, H] from a set of sentences (no shift):
-    'token' = mean over all real pieces, 'sentence' = mean over sentences of their mean piece vector.
+def sentence_means(encoder: Encoder, sentences: Sequence[str], batch_size: int,
+                   positions: str = "all") -> dict[str, np.ndarray]:
+    """Both language-mean definitions [layers + 1, H] from a set of sentences (no shift), over `positions`
+    ("words" or "all"): 'token' = mean over all those positions, 'sentence' = mean over sentences of
+    their mean vector.
 
     Used where no store exists (Hugging Face checkpoints): the means of the evaluation sentences."""
-    pooled, counts = pooled_vectors(mlm, sentences, batch_size, layers=None)
+    if positions not in ("words", "all"):
+        raise ValueError(f"mean positions must be 'words' or 'all', got {positions!r}")
+    pooled, counts = encoder.sentence_vectors(sentences, batch_size, pooling=f"mean_{positions}")
     keep = counts > 0
     if not keep.any():
         raise ValueError("sentence_means: no sentence has any piece")
@@ -198,35 +81,6 @@ def sentence_means(mlm: MaskedLM, sentences: Sequence[str], batch_size: int) -> 
     token = np.einsum("n,nlh->lh", weights, pooled[keep].astype(np.float64)) / weights.sum()
     sentence = pooled[keep].astype(np.float64).mean(axis=0)
     return {"token": token, "sentence": sentence}
-
-
-def pooled_vectors(mlm: MaskedLM, sentences: Sequence[str], batch_size: int, layers: Sequence[int] | None = None,
-                   what: str = "sentences") -> tuple[np.ndarray, np.ndarray]:
-    """Mean-pooled sentence vectors [n, len(layers), H] (float32; layers None = all, 0..L) over each
-    sentence's real pieces (all its chunks), and the piece count per sentence. A sentence with no piece
-    gets a zero vector and count 0."""
-    layer_list = list(range(mlm.n_layers + 1)) if layers is None else [int(l) for l in layers]
-    for layer in layer_list:
-        if not 0 <= layer <= mlm.n_layers:
-            raise ValueError(f"layer {layer} outside 0..{mlm.n_layers}")
-    sums = np.zeros((len(sentences), len(layer_list), mlm.hidden), dtype=np.float32)  # BUCC: ~400k sentences
-    counts = np.zeros(len(sentences), dtype=np.int64)
-    batches, empty = mlm.batches(sentences, batch_size)
-    if empty:
-        logger.warning("%d of %d %s have no wordpiece (zero vectors)", empty, len(sentences), what)
-    progress = Progress(f"pooling {len(sentences)} {what}", len(batches))
-    with torch.inference_mode():
-        for batch in batches:
-            states = mlm.forward(batch, output_hidden_states=True).hidden_states
-            real = batch.real.to(mlm.device).to(torch.float64)
-            stacked = torch.stack([states[l].to(torch.float64) for l in layer_list], dim=1)  # [B, k, T, H]
-            chunk_sums = torch.einsum("bt,bkth->bkh", real, stacked).cpu().numpy()
-            rows = np.array([r[0] for r in batch.rows])
-            np.add.at(sums, rows, chunk_sums)
-            np.add.at(counts, rows, batch.real.sum(dim=1).numpy())
-            progress.step()
-    pooled = sums / np.maximum(counts, 1)[:, None, None]
-    return pooled.astype(np.float32), counts
 
 
 class Progress:
@@ -247,17 +101,6 @@ class Progress:
 
 
 # ---------------------------------------------------------------------------------------------- metrics
-
-def detokenize(pieces: Iterable[str]) -> str:
-    """Wordpieces -> text: a "##" piece is glued to the word before (a leading one loses its "##")."""
-    words: list[str] = []
-    for piece in pieces:
-        if piece.startswith(PREFIX) and words:
-            words[-1] += piece[len(PREFIX):]
-        else:
-            words.append(piece[len(PREFIX):] if piece.startswith(PREFIX) else piece)
-    return " ".join(words)
-
 
 def bleu_tokenizer(tgt_lang: str, tokenize: str = "auto") -> str:
     """sacrebleu tokenizer name: "auto" = zh for Chinese, char for Japanese and Thai, else 13a."""
@@ -304,23 +147,18 @@ def piece_counts(token_path: str | Path) -> Counter:
     return counts
 
 
-def corpus_piece_counts(corpus_path: str | Path, mlm: MaskedLM, batch_lines: int = 10_000) -> Counter:
+def corpus_piece_counts(corpus_path: str | Path, encoder: Encoder, batch_lines: int = 10_000) -> Counter:
     """Wordpiece counts of a raw corpus (one sentence per line) under the model's own tokenizer, for
     models whose vocabulary is not the run's (Hugging Face checkpoints with tokenizer.vocab != mbert)."""
     counts: Counter = Counter()
     lines: list[str] = []
-
-    def flush():
-        for ids in mlm.tokenizer(lines, add_special_tokens=False)["input_ids"]:
-            counts.update(mlm.tokenizer.convert_ids_to_tokens(ids))
-        lines.clear()
-
     for _, line in read_lines(corpus_path):
         if line.strip():
             lines.append(line)
             if len(lines) >= batch_lines:
-                flush()
-    flush()
+                counts.update(p for pieces in encoder.tokenize(lines) for p in pieces)
+                lines.clear()
+    counts.update(p for pieces in encoder.tokenize(lines) for p in pieces)
     if not counts:
         raise ValueError(f"{corpus_path}: no wordpieces")
     return counts
@@ -335,45 +173,29 @@ def vocabulary(counts: Counter, min_count: int) -> set[str]:
 
 # ---------------------------------------------------------------------------------------------- translation
 
-def decode(mlm: MaskedLM, batches: list[Batch], n_sentences: int, layer: int | None = None,
-           delta: np.ndarray | None = None) -> list[list[str]]:
-    """Argmax output pieces per sentence (real positions, chunks in order), with `delta` added at `layer`
-    (no shift when delta is None).
-
-    The MLM head runs on the real positions only, HEAD_POSITIONS at a time, so the [positions, vocab]
-    logits stay small even for mBERT's 120k-piece vocabulary."""
-    special = torch.tensor(mlm.special_ids, dtype=torch.long, device=mlm.device)
+def decode(encoder: Encoder, batches: list[Batch], n_sentences: int, shift: Shift | None = None) -> list[list[str]]:
+    """Argmax output pieces per sentence (every wordpiece position, chunks in order), with `shift` applied
+    in the forward pass (none when None)."""
     pieces: dict[tuple[int, int], list[str]] = {}
-    with torch.inference_mode():
-        for batch in batches:
-            real = batch.real.to(mlm.device)
-            with shift_layer(mlm.model, layer, delta, positions=real) if delta is not None else nullcontext():
-                states = mlm.model.bert(input_ids=batch.input_ids.to(mlm.device),
-                                        attention_mask=batch.attention.to(mlm.device)).last_hidden_state
-            states = states[real]  # [n real positions, H], row-major: row 0's pieces first
-            best = []
-            for start in range(0, states.shape[0], HEAD_POSITIONS):
-                logits = mlm.model.cls(states[start : start + HEAD_POSITIONS])
-                logits[:, special] = -torch.inf
-                best.append(logits.argmax(dim=-1))
-            ids = torch.cat(best).cpu().tolist()
-            start = 0
-            for row, key in enumerate(batch.rows):
-                n = int(batch.real[row].sum())
-                pieces[key] = mlm.tokenizer.convert_ids_to_tokens(ids[start : start + n])
-                start += n
-    out: list[list[str]] = [[] for _ in range(n_sentences)]
+    for batch in batches:
+        out = encoder.run(batch, layers=[], shift=shift, predict=True)
+        words = batch.positions("words")
+        predictions = out.predictions.cpu()
+        for row, key in enumerate(zip(batch.items, batch.chunks)):
+            pieces[key] = encoder.tokenizer.convert_ids_to_tokens(predictions[row][words[row]].tolist())
+    out_pieces: list[list[str]] = [[] for _ in range(n_sentences)]
     for (sentence, _order), chunk in sorted(pieces.items()):
-        out[sentence].extend(chunk)
-    return out
+        out_pieces[sentence].extend(chunk)
+    return out_pieces
 
 
-def token_translation(mlm: MaskedLM, sources: Sequence[str], references: Sequence[str], src_lang: str,
+def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequence[str], src_lang: str,
                       tgt_lang: str, mean_src: np.ndarray, mean_tgt: np.ndarray, src_vocab: set[str],
                       tgt_vocab: set[str], layers: Sequence[int], alphas: Sequence[float], batch_size: int,
-                      bleu_tokenize: str = "auto", lowercase: bool = False, n_samples: int = 5
-                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Translate `sources` (language src_lang) toward tgt_lang with MDS at each layer x alpha.
+                      bleu_tokenize: str = "auto", lowercase: bool = False, n_samples: int = 5,
+                      shift_positions: str = "all") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Translate `sources` (language src_lang) toward tgt_lang with MDS at each layer x alpha, the shift
+    added at `shift_positions` ("all" or "words").
 
     mean_src / mean_tgt: [layers + 1, H] language means. Returns (results, samples):
     results — one row per (layer, alpha): layer, alpha, bleu1, convert_rate, n_sentences, n_tokens,
@@ -386,14 +208,14 @@ def token_translation(mlm: MaskedLM, sources: Sequence[str], references: Sequenc
         raise ValueError(f"{len(sources)} source sentences but {len(references)} references")
     if not sources:
         raise ValueError(f"{src_lang}->{tgt_lang}: no sentences to translate")
-    expected = (mlm.n_layers + 1, mlm.hidden)
+    if shift_positions not in ("words", "all"):
+        raise ValueError(f"shift positions must be 'words' or 'all', got {shift_positions!r}")
+    expected = (encoder.n_layers + 1, encoder.hidden)
     for name, mean in (("mean_src", mean_src), ("mean_tgt", mean_tgt)):
         if np.shape(mean) != expected:
             raise ValueError(f"{name} has shape {np.shape(mean)}, expected {expected} (layers + 1, hidden)")
     tokenize = bleu_tokenizer(tgt_lang, bleu_tokenize)
-    batches, empty = mlm.batches(sources, batch_size)
-    if empty:
-        logger.warning("%s->%s: %d of %d source sentences have no wordpiece", src_lang, tgt_lang, empty, len(sources))
+    batches = list(encoder.batches(sources, batch_size))  # tokenized and batched once for every layer x alpha
 
     def score(outputs: list[list[str]]) -> dict:
         rate, counts = convert_rate((p for sent in outputs for p in sent), src_vocab, tgt_vocab)
@@ -404,20 +226,20 @@ def token_translation(mlm: MaskedLM, sources: Sequence[str], references: Sequenc
         return dict(bleu1=bleu1(hyps, references, tokenize, lowercase), convert_rate=rate,
                     n_sentences=len(sources), **counts)
 
-    baseline = decode(mlm, batches, len(sources))
+    baseline = decode(encoder, batches, len(sources))
     base_scores = score(baseline)
     rows, outputs_by_setting = [], {}
     settings = [(l, a) for l in layers for a in alphas if a != 0]
     progress = Progress(f"{src_lang}->{tgt_lang}: {len(settings)} layer x alpha settings", len(settings))
     for layer in layers:
-        if not 0 <= layer <= mlm.n_layers:
-            raise ValueError(f"layer {layer} outside 0..{mlm.n_layers}")
+        if not 0 <= layer <= encoder.n_layers:
+            raise ValueError(f"layer {layer} outside 0..{encoder.n_layers}")
         for alpha in alphas:
             if alpha == 0:
                 rows.append(dict(layer=int(layer), alpha=0.0, **base_scores))
                 continue
             delta = mds_delta(mean_src[layer], mean_tgt[layer], float(alpha))
-            outputs = decode(mlm, batches, len(sources), layer, delta)
+            outputs = decode(encoder, batches, len(sources), Shift(layer, delta, shift_positions))
             rows.append(dict(layer=int(layer), alpha=float(alpha), **score(outputs)))
             outputs_by_setting[(int(layer), float(alpha))] = outputs[:n_samples]
             progress.step()
@@ -456,17 +278,20 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
                    layers: Sequence[int] | None = None, alphas: Sequence[float] = (-1, 0, 1, 2, 3),
                    mean_stat: str = "token", batch_size: int = 64, max_length: int | None = None,
                    device: str | None = None, min_count: int = 5, bleu_tokenize: str = "auto",
-                   lowercase: bool = False, n_samples: int = 5, max_sentences: int | None = None
+                   lowercase: bool = False, n_samples: int = 5, max_sentences: int | None = None,
+                   mean_positions: str = "all", shift_positions: str = "all", revision: str | None = None
                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Token translation between the pivot and `lang` in the asked directions, from sentence pairs
     (pivot sentence, lang sentence) — the first max_sentences of them.
 
     Language means: from the representation store `langs_store` (our BERTs: means over the run's
     corpus), else computed on the evaluation sentences themselves (Hugging Face checkpoints; column
-    mean_source says which). Vocabularies V_s, V_t: pieces with count >= min_count in `token_files`
+    mean_source says which; mean_positions is the positions they average: the store's are set where it is
+    built, so pass the value it was built with). Vocabularies V_s, V_t: pieces with count >= min_count in `token_files`
     {lang: token file} (the run's tokenization), else in `corpus_files` {lang: corpus} tokenized by the
-    model's own tokenizer. layers None = 1..L (every encoder block, as the paper). Returns (results,
-    samples), both with columns src, tgt, direction."""
+    model's own tokenizer. layers None = 1..L (every encoder block, as the paper). `model`: a directory
+    or a hub name, loaded at `revision` (xling.encode.Encoder). Returns (results, samples), both with
+    columns src, tgt, direction."""
     unknown = sorted(set(directions) - set(DIRECTIONS))
     if unknown:
         raise ValueError(f"unknown direction(s) {unknown}; known: {', '.join(DIRECTIONS)}")
@@ -475,17 +300,18 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
     pairs = list(pairs)[:max_sentences] if max_sentences else list(pairs)
     if not pairs:
         raise ValueError(f"{pivot}-{lang}: no sentence pairs")
-    mlm = MaskedLM(model, device=device, max_length=max_length)
-    layers = list(range(1, mlm.n_layers + 1)) if layers is None else [int(l) for l in layers]
+    encoder = Encoder.from_pretrained(model, device=device, max_length=max_length, revision=revision)
+    layers = list(range(1, encoder.n_layers + 1)) if layers is None else [int(l) for l in layers]
     sentences = {pivot: [p for p, _ in pairs], lang: [x for _, x in pairs]}
     if langs_store is not None:
         means = {code: store_means(langs_store, code, mean_stat) for code in (pivot, lang)}
         mean_source = "store"
     else:
-        means = {code: sentence_means(mlm, sentences[code], batch_size)[mean_stat] for code in (pivot, lang)}
+        means = {code: sentence_means(encoder, sentences[code], batch_size, mean_positions)[mean_stat]
+                 for code in (pivot, lang)}
         mean_source = "eval"
     counts = ({code: piece_counts(token_files[code]) for code in (pivot, lang)} if token_files is not None
-              else {code: corpus_piece_counts(corpus_files[code], mlm) for code in (pivot, lang)})
+              else {code: corpus_piece_counts(corpus_files[code], encoder) for code in (pivot, lang)})
     vocab = {code: vocabulary(c, min_count) for code, c in counts.items()}
     for code, v in vocab.items():
         if not v:
@@ -497,13 +323,15 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
     tables, samples = [], []
     for direction in directions:
         src, tgt = (pivot, lang) if direction == "en-xx" else (lang, pivot)
-        table, sample = token_translation(mlm, sentences[src], sentences[tgt], src, tgt, means[src], means[tgt],
-                                          vocab[src], vocab[tgt], layers, alphas, batch_size, bleu_tokenize,
-                                          lowercase, n_samples)
+        table, sample = token_translation(encoder, sentences[src], sentences[tgt], src, tgt, means[src],
+                                          means[tgt], vocab[src], vocab[tgt], layers, alphas, batch_size,
+                                          bleu_tokenize, lowercase, n_samples, shift_positions)
         label = direction.replace("-", "->")  # generic: "en->xx" / "xx->en"; src and tgt name the languages
         tables.append(table.assign(src=src, tgt=tgt, direction=label))
         samples.append(sample.assign(src=src, tgt=tgt, direction=label))
-    settings = dict(pair=f"{pivot}-{lang}", mean_stat=mean_stat, mean_source=mean_source, vocab_min_count=min_count,
-                    max_length=mlm.max_length, n_model_layers=mlm.n_layers, hidden=mlm.hidden)
+    settings = dict(pair=f"{pivot}-{lang}", mean_stat=mean_stat, mean_source=mean_source,
+                    mean_positions=mean_positions, shift_positions=shift_positions, vocab_min_count=min_count,
+                    max_length=encoder.max_length, n_model_layers=encoder.n_layers, hidden=encoder.hidden,
+                    revision=revision)
     return (pd.concat(tables, ignore_index=True).assign(**settings),
             pd.concat(samples, ignore_index=True).assign(pair=settings["pair"]))

@@ -36,7 +36,7 @@ import time
 import zlib
 from array import array
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -684,66 +684,6 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         logger.info("saved %s after %d steps in %s; checkpoints left in %s", out_dir, step, _hms(elapsed), checkpoint_dir)
     if world > 1:
         dist.barrier()
-
-
-# ----------------------------------------------------------------------------------------------
-# inference (used by xling.represent.store)
-
-
-def iter_hidden_states(model_dir, token_path, batch_size: int, max_length: int, device="cpu",
-                       shard: tuple[int, int] = (0, 1)) -> Iterator[tuple[list[str], torch.Tensor]]:
-    """Yield (pieces, hidden) for each sequence of this shard: documents i with i % n == k, in file order,
-    each cut into consecutive sequences of max_length - 2 pieces run as [CLS] pieces [SEP].
-
-    hidden: float32 CPU tensor [layers + 1, len(pieces), hidden_size] (embeddings first, [CLS]/[SEP]
-    removed, so hidden[:, j] belongs to pieces[j]). Pieces missing from the vocabulary run as [UNK].
-    """
-    from transformers import BertModel
-
-    k, n = shard
-    if not 0 <= k < n:
-        raise ValueError(f"shard {k} of {n} does not exist")
-    body = int(max_length) - 2
-    if body < 1:
-        raise ValueError(f"max_length must be >= 3, not {max_length}")
-    vocab = read_vocab(Path(model_dir) / "vocab.txt")
-    unk, cls, sep, pad = (vocab[t] for t in ("[UNK]", "[CLS]", "[SEP]", "[PAD]"))
-    device = torch.device(device)
-    model = BertModel.from_pretrained(model_dir, add_pooling_layer=False).to(device).eval()
-    if body + 2 > model.config.max_position_embeddings:
-        raise ValueError(f"max_length {max_length} > the model's {model.config.max_position_embeddings} positions")
-
-    def sequences() -> Iterator[list[str]]:
-        for i, (lineno, line) in enumerate(read_lines(token_path)):
-            if i % n != k or not line:
-                continue
-            pieces = line.split(" ")
-            if "" in pieces:
-                raise ValueError(f"{token_path}:{lineno}: empty wordpiece (pieces must be separated by single spaces)")
-            for start in range(0, len(pieces), body):
-                yield pieces[start : start + body]
-
-    def run(group: list[list[str]]):
-        length = max(map(len, group)) + 2
-        ids = torch.full((len(group), length), pad, dtype=torch.long)
-        attention = torch.zeros((len(group), length), dtype=torch.long)
-        for row, pieces in enumerate(group):
-            ids[row, : len(pieces) + 2] = torch.tensor([cls] + [vocab.get(p, unk) for p in pieces] + [sep])
-            attention[row, : len(pieces) + 2] = 1
-        with torch.inference_mode():
-            out = model(input_ids=ids.to(device), attention_mask=attention.to(device), output_hidden_states=True)
-        stacked = torch.stack(out.hidden_states, dim=1).float().cpu()  # [batch, layers+1, seq, hidden]
-        for row, pieces in enumerate(group):
-            yield pieces, stacked[row, :, 1 : len(pieces) + 1]
-
-    group: list[list[str]] = []
-    for pieces in sequences():
-        group.append(pieces)
-        if len(group) == batch_size:
-            yield from run(group)
-            group = []
-    if group:
-        yield from run(group)
 
 
 # ----------------------------------------------------------------------------------------------

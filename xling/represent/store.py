@@ -10,11 +10,12 @@ Store schema (Parquet; shards hold sums, reduced files hold means, same columns)
   langs: lang (str), layer (int32), stat ('token' | 'sentence'), n (int64), d0 .. d{H-1} (float64)
 Layer 0 is the embedding layer, 1..L the transformer layers.
 
-A word is a whitespace word rebuilt from WordPiece pieces ("##" marks a continuation, and is removed
-when the word's string is rebuilt). Its occurrence vector at a layer is the mean of its pieces' vectors
-at that layer; the word's vector is the mean of its occurrence vectors. stat 'token' is the mean over all
-non-special tokens ([CLS]/[SEP]/padding excluded); stat 'sentence' is the mean over chunks (the
-model's input sequences) of each chunk's mean token vector.
+BERT runs through xling.encode, whose grouping defines a word (xling.encode.words: pieces after the first
+start with "##"; its text drops the markers). A word occurrence's vector at a layer is the mean of its
+pieces' vectors (as the static models' word vectors); the word's vector is the mean of its occurrence
+vectors. stat 'token' is the mean over the chosen positions of every chunk (the
+model's input sequences): the wordpieces ("words") or every position, [CLS] and [SEP] included ("all");
+stat 'sentence' is the mean over chunks of each chunk's mean over those positions. Padding never counts.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import logging
 import re
 import time
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -32,69 +33,13 @@ import torch
 
 from xling.io import atomic_path, read_lines
 
+if TYPE_CHECKING:
+    from xling.encode.encoder import Encoded
+
 logger = logging.getLogger(__name__)
 
 D_COLUMN = re.compile(r"d\d+")
-LOG_EVERY_S = 30.0
 ROWS_PER_GROUP = 8192  # Parquet row group of the shard files (also bounds the writer's memory)
-POOL_BATCHES = 64  # chunks are length-sorted within pools of this many batches: fast and streaming
-
-
-def word_string(pieces: list[str]) -> str:
-    """The whitespace word a group of pieces spells ("##" continuation markers removed)."""
-    return "".join(p[2:] if p.startswith("##") else p for p in pieces)
-
-
-def group_words(pieces: list[str]) -> list[list[str]]:
-    """Group WordPiece pieces into words: a "##" piece continues the previous word.
-
-    A "##" piece with no word before it (start of a document) starts a word of its own.
-    """
-    words: list[list[str]] = []
-    for piece in pieces:
-        if piece.startswith("##") and words:
-            words[-1].append(piece)
-        else:
-            words.append([piece])
-    return words
-
-
-def chunk_words(words: list[list[str]], max_pieces: int) -> tuple[list[list[list[str]]], int]:
-    """Pack consecutive words greedily into chunks of at most `max_pieces` pieces.
-
-    A word's pieces are never split across chunks: a split word would get a vector made from two
-    unrelated contexts. A word longer than `max_pieces` cannot fit any chunk; it is dropped (not run
-    through the model) and counted, so the caller can report it. Returns (chunks, n_dropped_words).
-    """
-    if max_pieces < 1:
-        raise ValueError(f"max_pieces must be >= 1, got {max_pieces}")
-    chunks: list[list[list[str]]] = []
-    current: list[list[str]] = []
-    size = 0
-    dropped = 0
-    for word in words:
-        if len(word) > max_pieces:
-            dropped += 1
-            continue
-        if size + len(word) > max_pieces:
-            chunks.append(current)
-            current, size = [], 0
-        current.append(word)
-        size += len(word)
-    if current:
-        chunks.append(current)
-    return chunks, dropped
-
-
-def read_vocab(vocab_path: str | Path) -> dict[str, int]:
-    """vocab.txt (one piece per line, line index = id), as BERT's tokenizer reads it."""
-    vocab: dict[str, int] = {}
-    for lineno, piece in read_lines(vocab_path):
-        vocab.setdefault(piece, lineno - 1)
-    for special in ("[CLS]", "[SEP]", "[PAD]"):
-        if special not in vocab:
-            raise ValueError(f"{vocab_path}: special token {special} missing from the vocabulary")
-    return vocab
 
 
 class _Accumulator:
@@ -124,6 +69,24 @@ class _Accumulator:
                 self.sums, self.counts = sums, counts
         return wid
 
+    def add(self, out: Encoded, words: set[str], mean_positions: str) -> None:
+        """Add one encoded batch: its words of `words` and its language statistics."""
+        mask = out.batch.positions(mean_positions).to(self.device).to(torch.float64)
+        n = mask.sum(dim=1)
+        # weights over positions: row 0 sums all positions (stat token), row 1 sums each chunk's mean (stat sentence)
+        lang_weights = torch.stack([mask, mask / n[:, None]])
+        for layer in range(self.n_layers):
+            states = out.hidden_states[layer].to(torch.float64)
+            self.lang_sums[:, layer] += torch.einsum("sbt,bth->sh", lang_weights, states)
+        self.n_tokens += int(n.sum())
+        self.n_sentences += len(out.batch.items)
+        keep = [i for i, word in enumerate(out.batch.words) if word in words]
+        if keep:
+            wids = torch.tensor([self.word_id(out.batch.words[i]) for i in keep], dtype=torch.long, device=self.device)
+            vectors = out.word_vectors("mean", torch.float64)[:, torch.tensor(keep, device=self.device)]
+            self.sums.index_add_(0, wids, vectors.transpose(0, 1))
+            self.counts.index_add_(0, wids, torch.ones_like(wids))
+
 
 def _shard_lines(token_path, shard: int, n_shards: int, max_documents: int | None) -> Iterator[tuple[int, str]]:
     """(line number, line) of the documents of this shard, in file order."""
@@ -134,71 +97,15 @@ def _shard_lines(token_path, shard: int, n_shards: int, max_documents: int | Non
             yield lineno, line
 
 
-def _iter_shard_chunks(lines, token_path, vocab, words, max_pieces, acc, stats) -> Iterator[tuple]:
-    """Yield (piece ids, [(start, end, word id)]) per chunk of this shard's documents, in file order."""
+def _documents(lines, token_path, vocab: dict[str, int]) -> Iterator[list[str]]:
+    """The pieces of each document; a piece outside the model's vocabulary is an error naming file and line."""
     for lineno, line in lines:
-        stats["documents"] += 1
         pieces = line.split()
         missing = next((p for p in pieces if p not in vocab), None)
         if missing is not None:
-            raise ValueError(f"{token_path}:{lineno}: piece {missing!r} is not in the model's vocab.txt "
-                             "(tokens and model must come from the same vocabulary)")
-        chunks, dropped = chunk_words(group_words(pieces), max_pieces)
-        stats["dropped_words"] += dropped
-        for chunk in chunks:
-            ids: list[int] = []
-            spans: list[tuple[int, int, int]] = []
-            for word in chunk:
-                start = len(ids)
-                ids.extend(vocab[p] for p in word)
-                text = word_string(word)
-                if text in words:
-                    spans.append((start, len(ids), acc.word_id(text)))
-            yield ids, spans
-
-
-def _run_batch(model, batch, acc, cls_id, sep_id, pad_id, device, autocast) -> None:
-    """Forward one batch of chunks and add its word and language sums to the accumulator."""
-    lengths = [len(ids) for ids, _ in batch]
-    width = max(lengths) + 2
-    input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-    attention = torch.zeros((len(batch), width), dtype=torch.long)
-    piece_pos: list[int] = []
-    piece_weight: list[float] = []
-    piece_word: list[int] = []
-    occ_word: list[int] = []
-    for b, (ids, spans) in enumerate(batch):
-        input_ids[b, 0] = cls_id
-        input_ids[b, 1 : len(ids) + 1] = torch.tensor(ids, dtype=torch.long)
-        input_ids[b, len(ids) + 1] = sep_id
-        attention[b, : len(ids) + 2] = 1
-        for start, end, wid in spans:
-            occ_word.append(wid)
-            for t in range(start, end):  # +1: [CLS] is position 0
-                piece_pos.append(b * width + t + 1)
-                piece_weight.append(1.0 / (end - start))
-                piece_word.append(wid)
-    input_ids, attention = input_ids.to(device), attention.to(device)
-    lengths_t = torch.tensor(lengths, dtype=torch.float64, device=device)
-    positions = torch.arange(width, device=device)
-    real = ((positions[None, :] >= 1) & (positions[None, :] <= lengths_t[:, None])).to(torch.float64)
-    # weights over positions: row 0 sums all tokens (stat token), row 1 sums each chunk's mean (stat sentence)
-    lang_weights = torch.stack([real, real / lengths_t[:, None]])
-    with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=autocast):
-        hidden_states = model(input_ids=input_ids, attention_mask=attention, output_hidden_states=True).hidden_states
-    pos = torch.tensor(piece_pos, dtype=torch.long, device=device)
-    weight = torch.tensor(piece_weight, dtype=torch.float64, device=device)[:, None]
-    wids = torch.tensor(piece_word, dtype=torch.long, device=device)
-    for layer, states in enumerate(hidden_states):
-        states = states.to(torch.float64)
-        acc.lang_sums[:, layer] += torch.einsum("sbt,bth->sh", lang_weights, states)
-        if piece_pos:
-            acc.sums[:, layer].index_add_(0, wids, states.reshape(-1, states.shape[-1])[pos] * weight)
-    if occ_word:
-        acc.counts.index_add_(0, torch.tensor(occ_word, dtype=torch.long, device=device),
-                              torch.ones(len(occ_word), dtype=torch.int64, device=device))
-    acc.n_tokens += sum(lengths)
-    acc.n_sentences += len(batch)
+            raise ValueError(f"{token_path}:{lineno}: piece {missing!r} is not in the model's vocabulary "
+                             "(tokens and model must come from the same vocab.txt)")
+        yield pieces
 
 
 def _write(path: str | Path, keys: dict[str, pa.Array], n: np.ndarray, matrix: np.ndarray) -> None:
@@ -213,84 +120,47 @@ def _write(path: str | Path, keys: dict[str, pa.Array], n: np.ndarray, matrix: n
             writer.write_table(pa.Table.from_arrays(arrays + [pa.array(c) for c in columns], schema=schema))
 
 
-def load_encoder(model_dir: str | Path, device: str | torch.device = "cpu"):
-    """The BERT encoder of a saved BertForMaskedLM (the MLM head is not needed), in eval mode."""
-    from transformers import BertModel
-    from transformers.utils import logging as hf_logging
-
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # the unused MLM-head weights are expected, not worth a warning
-    try:
-        model = BertModel.from_pretrained(model_dir, add_pooling_layer=False)
-    finally:
-        hf_logging.set_verbosity(verbosity)
-    return model.to(device).eval()
-
-
 def extract_bert_shard(model_dir, token_path, lang: str, words: Iterable[str], shard: int, n_shards: int,
-                       out_words, out_langs, batch_size: int, max_length: int, device: str = "cpu",
-                       autocast: bool = True, max_documents: int | None = None) -> None:
+                       out_words, out_langs, batch_size: int, max_length: int, device: str | None = "cpu",
+                       autocast: bool = True, max_documents: int | None = None, mean_positions: str = "all"
+                       ) -> None:
     """Run BERT over shard `shard` of `n_shards` (documents i with i % n_shards == shard) of a token file
     and write per-layer SUMS and counts: for each word of `words` seen (-> out_words) and per language
     (stats token and sentence -> out_langs), in the store schema of this module.
 
-    Documents (one per line, WordPiece pieces) are cut at word boundaries into chunks of at most
-    max_length - 2 pieces, wrapped in [CLS] ... [SEP], and batched after sorting by length within pools
-    of POOL_BATCHES batches (deterministic; reading stays streaming). `autocast` runs bf16 on CUDA only.
-    device "auto" (or None) means CUDA when available, else CPU. max_documents caps the corpus to its first N
-    documents (lines) before sharding; None = all.
+    The model runs through xling.encode: documents (one per line, WordPiece pieces) are cut at word
+    boundaries into chunks of at most max_length - 2 pieces (a longer word is left out and counted), run
+    as [CLS] chunk [SEP] in length-sorted batches. mean_positions: the language statistics average the
+    wordpieces ("words") or every position of a chunk, [CLS] and [SEP] included ("all", as Liu et al.'s
+    code). `autocast` runs bf16 on CUDA only. device "auto" (or None) means CUDA when available, else CPU.
+    max_documents caps the corpus to its first N documents (lines) before sharding; None = all.
     """
     if not 0 <= shard < n_shards:
         raise ValueError(f"shard must be in [0, {n_shards}), got {shard}")
     if max_length < 3:
         raise ValueError(f"max_length must be >= 3 ([CLS] word [SEP]), got {max_length}")
-    if device in (None, "auto"):
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    device = torch.device(device)
-    words = set(words)
-    vocab = read_vocab(Path(model_dir) / "vocab.txt")
-    model = load_encoder(model_dir, device)
-    if max_length > model.config.max_position_embeddings:
+    if mean_positions not in ("words", "all"):
+        raise ValueError(f"mean_positions must be 'words' or 'all', got {mean_positions!r}")
+    from xling.encode.encoder import Encoder, resolve_device
+
+    device = resolve_device(device)
+    encoder = Encoder.from_pretrained(model_dir, device=device, max_length=max_length,
+                                      dtype=torch.bfloat16 if autocast and device.type == "cuda" else None)
+    if encoder.max_length < max_length:
         raise ValueError(f"max_length {max_length} exceeds the model's max_position_embeddings "
-                         f"{model.config.max_position_embeddings} ({model_dir})")
-    n_layers, hidden = model.config.num_hidden_layers + 1, model.config.hidden_size
+                         f"{encoder.max_length} ({model_dir})")
+    words = set(words)
+    n_layers, hidden = encoder.n_layers + 1, encoder.hidden
     acc = _Accumulator(n_layers, hidden, max(len(words), 1), device)
     total_docs = sum(1 for _ in _shard_lines(token_path, shard, n_shards, max_documents))
-    stats = {"documents": 0, "dropped_words": 0}
-    ids = (vocab["[CLS]"], vocab["[SEP]"], vocab["[PAD]"])
-    use_autocast = autocast and device.type == "cuda"
-    started = last_log = time.monotonic()
-
-    def flush(pool: list) -> None:
-        nonlocal last_log
-        order = sorted(range(len(pool)), key=lambda i: len(pool[i][0]))  # stable: ties keep file order
-        for i in range(0, len(order), batch_size):
-            _run_batch(model, [pool[j] for j in order[i : i + batch_size]], acc, *ids, device, use_autocast)
-            now = time.monotonic()
-            if now - last_log >= LOG_EVERY_S:
-                last_log = now
-                done = stats["documents"]  # read so far (the current pool is being run)
-                eta = (total_docs - done) * (now - started) / max(done, 1)
-                logger.info("%s shard %d/%d: %d/%d documents read, %d tokens run, %.0f tokens/s, ETA %.0f s",
-                            lang, shard, n_shards, done, total_docs, acc.n_tokens,
-                            acc.n_tokens / (now - started), eta)
-
-    pool: list = []
-    with torch.inference_mode():
-        lines = _shard_lines(token_path, shard, n_shards, max_documents)
-        for chunk in _iter_shard_chunks(lines, token_path, vocab, words, max_length - 2, acc, stats):
-            pool.append(chunk)
-            if len(pool) >= batch_size * POOL_BATCHES:
-                flush(pool)
-                pool = []
-        if pool:
-            flush(pool)
-    elapsed = time.monotonic() - started
-    logger.info("%s shard %d/%d done: %d documents, %d chunks, %d tokens, %d/%d words seen, %.1f s", lang, shard,
-                n_shards, stats["documents"], acc.n_sentences, acc.n_tokens, len(acc.word_ids), len(words), elapsed)
-    if stats["dropped_words"]:
-        logger.warning("%s: %d word occurrences longer than %d pieces were left out (they fit no chunk)",
-                       token_path, stats["dropped_words"], max_length - 2)
+    documents = _documents(_shard_lines(token_path, shard, n_shards, max_documents), token_path, encoder.vocab)
+    started = time.monotonic()
+    for out in encoder.encode(documents, batch_size, long_words="drop", total=total_docs,
+                              what=f"{token_path} shard {shard}/{n_shards}"):
+        acc.add(out, words, mean_positions)
+    logger.info("%s shard %d/%d done: %d chunks, %d positions averaged (%s), %d/%d words seen, %.1f s", lang, shard,
+                n_shards, acc.n_sentences, acc.n_tokens, mean_positions, len(acc.word_ids), len(words),
+                time.monotonic() - started)
 
     n_words = len(acc.word_ids)
     word_list = list(acc.word_ids)  # dict order = word id order

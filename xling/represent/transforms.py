@@ -13,11 +13,11 @@ sentence vectors) and, through `shift_layer`, inside a forward pass: a forward h
 the output of layer l (layer 0 = the embedding output, l >= 1 = the output of encoder block l, the
 `output_hidden_states` indexing) and lets blocks l+1.. and the MLM head run on the shifted states.
 
-Which positions are shifted: `positions` (a [batch, seq] mask) selects them; the callers in this
-package pass the real wordpieces only ([CLS], [SEP] and padding are left alone), because the means
-were computed over real wordpieces (the store excludes special tokens). positions=None shifts every
-position. Padding never changes the outputs at real positions either way (it is masked out of
-attention), but [CLS]/[SEP] are attended to, so including them would change the result.
+Which positions are shifted: `positions` (a [batch, seq] mask) selects them; positions=None shifts
+every position. xling.encode.Encoder passes the mask of its Shift's positions: every non-pad position
+("all", [CLS] and [SEP] included, as Liu et al.'s code adds the shift) or the wordpieces only ("words").
+Padding never changes the outputs at real positions either way (it is masked out of attention), but
+[CLS]/[SEP] are attended to, so including them changes the result.
 """
 
 from __future__ import annotations
