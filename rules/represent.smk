@@ -6,7 +6,8 @@ N_SHARDS = config["represent"]["shards"]
 
 rule dictionary_words:
     input:
-        [dictionary(lang) for lang in retrieval_targets()],
+        dictionaries=[dictionary(lang) for lang in retrieval_targets()],
+        code=xling_code("scripts/dictionary_words.py"),
     output:
         f"{RESULTS}/words/{{lang}}.txt",
     params:
@@ -24,6 +25,7 @@ rule static_word_vectors:
         vectors=f"{RESULTS}/models/{{static}}/{{size}}-w{{window}}/vectors.bin",
         vocab=vocab_source(),
         words=expand(f"{RESULTS}/words/{{lang}}.txt", lang=LANGS),
+        code=xling_code("scripts/static_word_vectors.py"),
     output:
         f"{RESULTS}/reps/{{static}}/{{size}}-w{{window}}/words.parquet",
     log:
@@ -41,6 +43,7 @@ rule bert_extract:
         model=f"{RESULTS}/models/bert/{{size}}-w{{window}}",
         tokens=expand(f"{RESULTS}/tokens/{{size}}/{{lang}}.txt", lang=LANGS, allow_missing=True),
         words=expand(f"{RESULTS}/words/{{lang}}.txt", lang=LANGS),
+        code=xling_code("scripts/bert_extract.py"),
     output:
         # per-shard sums are only needed until the reduce step
         words=temp(
@@ -90,6 +93,7 @@ rule bert_reduce:
             shard=range(N_SHARDS),
             allow_missing=True,
         ),
+        code=xling_code("scripts/bert_reduce.py"),
     output:
         words=f"{RESULTS}/reps/bert/{{size}}-w{{window}}/words.parquet",
         langs=f"{RESULTS}/reps/bert/{{size}}-w{{window}}/langs.parquet",
