@@ -102,6 +102,6 @@ rule bert_reduce:
     benchmark:
         f"{BENCH}/bert_reduce/{{size}}-w{{window}}.tsv"
     conda:
-        "../envs/data.yaml"
+        "../envs/torch.yaml"
     script:
         "../scripts/bert_reduce.py"
