@@ -2,7 +2,7 @@
 
 presets/test.yaml runs once from a copy of the repository (the edits are planted in the copy, never
 in this checkout), in another working directory as `--directory` would give. Then one module at a
-time is touched and `snakemake -n` must plan exactly its users and what depends on their outputs.
+time is edited and `snakemake -n` must plan exactly its users and what depends on their outputs.
 """
 
 from __future__ import annotations
@@ -64,16 +64,19 @@ def finished(tmp_path_factory) -> tuple[Path, Path, dict[str, int]]:
     return repo, workdir, whole
 
 
-def plan_after_touching(finished, module: str) -> dict[str, int]:
-    """The dry run's plan with `module` (in the copy) newer than every output; its time is restored after."""
+def plan_after_edit(finished, module: str, edit: bool = True) -> dict[str, int]:
+    """The dry run's plan once `module` (in the copy) has a new line (or, edit=False, only a new time);
+    the file is restored after, bytes and times."""
     repo, workdir, _ = finished
     path = repo / module
-    before = path.stat()
+    before, text = path.stat(), path.read_bytes()
     try:
-        os.utime(path)
-        assert path.stat().st_mtime_ns > before.st_mtime_ns
+        if edit:
+            path.write_bytes(text + b"# a planted edit\n")
+        os.utime(path)  # now: after every output of the run
         return planned(repo, workdir)
     finally:
+        path.write_bytes(text)
         os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
@@ -83,18 +86,18 @@ def grid() -> int:
 
 
 def test_metrics_edit_reruns_word_retrieval_only(finished):
-    plan = plan_after_touching(finished, "xling/evaluate/metrics.py")
+    plan = plan_after_edit(finished, "xling/evaluate/metrics.py")
     assert plan == {"word_retrieval": 3 * grid(), "retrieval_table": 1, "report": 1, "all": 1}
 
 
 def test_synthetic_generator_edit_reruns_everything_downstream(finished):
     """Every job of the run descends from the synthetic data."""
-    assert plan_after_touching(finished, "xling/data/synthetic.py") == finished[2]
+    assert plan_after_edit(finished, "xling/data/synthetic.py") == finished[2]
 
 
 def test_bert_trainer_edit_reruns_the_bert_branch(finished):
     """The `python -m xling.models.bert` rule: its module is its code input too; the static models stay."""
-    plan = plan_after_touching(finished, "xling/models/bert.py")
+    plan = plan_after_edit(finished, "xling/models/bert.py")
     whole = finished[2]
     assert plan == {
         "bert_pretrain": grid(), "bert_extract": whole["bert_extract"], "bert_reduce": grid(),
@@ -108,9 +111,14 @@ def test_bert_trainer_edit_reruns_the_bert_branch(finished):
 
 
 def test_report_figures_edit_reruns_the_report_only(finished):
-    assert plan_after_touching(finished, "xling/report/figures.py") == {"report": 1, "all": 1}
+    assert plan_after_edit(finished, "xling/report/figures.py") == {"report": 1, "all": 1}
+
+
+def test_touched_but_unchanged_module_reruns_nothing(finished):
+    """A new time alone (a git checkout) reruns nothing: Snakemake compares the recorded checksum."""
+    assert plan_after_edit(finished, "xling/evaluate/metrics.py", edit=False) == {}
 
 
 def test_module_no_rule_of_the_run_imports_reruns_nothing(finished):
     """Sentence splitting serves the real-data parsers only: the synthetic run does not use it."""
-    assert plan_after_touching(finished, "xling/data/sentences.py") == {}
+    assert plan_after_edit(finished, "xling/data/sentences.py") == {}

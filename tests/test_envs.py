@@ -103,9 +103,9 @@ def version_problems(env: Path, root: Path = REPO) -> list[str]:
     pip, conda = env_requirements(env)
     problems = []
     for dep in conda:
-        name, _, version = dep.partition("=")
-        if name == "python" and version and Version(version.lstrip("=")) not in python:
-            problems.append(f"python={version} is outside requires-python {python}")
+        name, version = re.fullmatch(r"([\w.-]+)\s*[=<>!~]*\s*(\S*)", dep).groups()
+        if name == "python" and version and Version(version) not in python:
+            problems.append(f"{dep} is outside requires-python {python}")
         elif name not in ("python", "pip"):
             problems.append(f"{dep}: a conda package; list Python packages under pip: by their PyPI name")
     for name, req in pip.items():
