@@ -20,12 +20,14 @@ import sys
 
 import yaml
 
+sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
+from xling.imports import analyse  # noqa: E402
+
 # Scripts and `python -m xling...` commands import the package from this checkout, in any environment
 # (venv, --sdm conda, or a SLURM job step that re-evaluates this file).
 os.environ.update(
     PYTHONPATH=os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH")) if p)
 )
-sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
 from xling.runtime import computed, without_runtime  # noqa: E402
 
 with open(os.path.join(workflow.basedir, "schemas", "config.schema.yaml"), encoding="utf-8") as handle:
@@ -44,6 +46,13 @@ SIZES = config["corpus"]["sizes"]
 WINDOWS = config["windows"]
 MODELS = config["models"]
 STATIC_MODELS = [m for m in MODELS if m != "bert"]
+
+
+def xling_code(entry):
+    """The xling modules that `entry` (a script, or the module a rule runs with `python -m`; a path in
+    this checkout) executes, as a rule's input: Snakemake's code trigger sees only the script, so this
+    is what makes an edit to a module rerun exactly the jobs whose code imports it."""
+    return [str(path) for path in analyse(os.path.join(workflow.basedir, entry), workflow.basedir).local]
 
 
 def model_dir(model, size, window):

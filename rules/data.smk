@@ -5,6 +5,8 @@
 if config["data"]["source"] == "synthetic":
 
     rule synthetic_data:
+        input:
+            code=xling_code("scripts/synthetic_data.py"),
         output:
             synthetic_outputs(),
         params:
@@ -28,6 +30,7 @@ else:
 rule prepare_corpus:
     input:
         f"{DATA}/corpus/{{lang}}.txt",
+        code=xling_code("scripts/prepare_corpus.py"),
     output:
         f"{RESULTS}/corpus/all/{{lang}}.txt",
     params:
@@ -46,6 +49,7 @@ rule prepare_corpus:
 rule sample_corpus:
     input:
         f"{RESULTS}/corpus/all/{{lang}}.txt",
+        code=xling_code("scripts/sample_corpus.py"),
     output:
         f"{RESULTS}/corpus/{{size}}/{{lang}}.txt",
     params:

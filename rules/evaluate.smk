@@ -7,6 +7,7 @@ rule word_retrieval:
         words=f"{RESULTS}/reps/{{model}}/{{size}}-w{{window}}/words.parquet",
         dictionaries=[dictionary(lang) for lang in retrieval_targets()],
         counts=f"{RESULTS}/tokens/{{size}}/word_counts.parquet",
+        code=xling_code("scripts/word_retrieval.py"),
     output:
         f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet",
     params:
@@ -31,7 +32,8 @@ rule word_retrieval:
 
 rule retrieval_table:
     input:
-        grid(f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet"),
+        tables=grid(f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet"),
+        code=xling_code("scripts/gather_table.py"),
     output:
         parquet=f"{RESULTS}/eval/word_retrieval.parquet",
         csv=f"{RESULTS}/eval/word_retrieval.csv",

@@ -7,6 +7,7 @@ rule token_translation:
     input:
         unpack(translation_inputs),
         model=lm_model,
+        code=xling_code("scripts/token_translation.py"),
     output:
         table=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.parquet",
         samples=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.samples.parquet",
@@ -36,6 +37,7 @@ rule sentence_retrieval:
     input:
         unpack(retrieval_inputs),
         model=lm_model,
+        code=xling_code("scripts/sentence_retrieval.py"),
     output:
         f"{RESULTS}/eval/sentence_retrieval/{{task}}/{{lm}}/{{lang}}.parquet",
     wildcard_constraints:
@@ -70,7 +72,8 @@ for _key, (_parts, _stem) in language_table_specs().items():
         name:
             f"{_key}_table"
         input:
-            _parts,
+            tables=_parts,
+            code=xling_code("scripts/gather_table.py"),
         output:
             parquet=f"{_stem}.parquet",
             csv=f"{_stem}.csv",

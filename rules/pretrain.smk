@@ -4,7 +4,8 @@
 
 rule glove:
     input:
-        token_files,
+        tokens=token_files,
+        code=xling_code("scripts/train_static.py"),
     output:
         f"{RESULTS}/models/glove/{{size}}-w{{window}}/vectors.bin",
     params:
@@ -26,7 +27,8 @@ rule glove:
 
 rule word2vec:
     input:
-        token_files,
+        tokens=token_files,
+        code=xling_code("scripts/train_static.py"),
     output:
         f"{RESULTS}/models/word2vec/{{size}}-w{{window}}/vectors.bin",
     params:
@@ -48,6 +50,7 @@ rule bert_pretrain:
     input:
         tokens=token_files,
         vocab=vocab_source(),
+        code=xling_code("xling/models/bert.py"),
     output:
         directory(f"{RESULTS}/models/bert/{{size}}-w{{window}}"),
     params:

@@ -14,6 +14,7 @@ rule report:
         else [],
         paper_results=config["report"]["paper_results"] or f"{workflow.basedir}/resources/paper_results.yaml",
         **language_report_tables(),
+        code=xling_code("scripts/report.py"),
     output:
         html=report(
             f"{RESULTS}/report.html",

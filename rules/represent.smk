@@ -9,6 +9,7 @@ rule dictionary_words:
         dictionaries=[dictionary(lang) for lang in retrieval_targets()],
         # retrieval.vocabulary_size > 0: also the most frequent words of the largest sample
         counts=f"{RESULTS}/tokens/{max(SIZES)}/word_counts.parquet" if config["retrieval"]["vocabulary_size"] else [],
+        code=xling_code("scripts/dictionary_words.py"),
     output:
         f"{RESULTS}/words/{{lang}}.txt",
     params:
@@ -28,6 +29,7 @@ rule static_word_vectors:
         vectors=f"{RESULTS}/models/{{static}}/{{size}}-w{{window}}/vectors.bin",
         vocab=vocab_source(),
         words=expand(f"{RESULTS}/words/{{lang}}.txt", lang=LANGS),
+        code=xling_code("scripts/static_word_vectors.py"),
     output:
         f"{RESULTS}/reps/{{static}}/{{size}}-w{{window}}/words.parquet",
     params:
@@ -47,6 +49,7 @@ rule bert_extract:
         model=f"{RESULTS}/models/bert/{{size}}-w{{window}}",
         tokens=expand(f"{RESULTS}/tokens/{{size}}/{{lang}}.txt", lang=LANGS, allow_missing=True),
         words=expand(f"{RESULTS}/words/{{lang}}.txt", lang=LANGS),
+        code=xling_code("scripts/bert_extract.py"),
     output:
         # per-shard sums are only needed until the reduce step
         words=temp(
@@ -100,6 +103,7 @@ rule bert_reduce:
             shard=range(N_SHARDS),
             allow_missing=True,
         ),
+        code=xling_code("scripts/bert_reduce.py"),
     output:
         words=f"{RESULTS}/reps/bert/{{size}}-w{{window}}/words.parquet",
         langs=f"{RESULTS}/reps/bert/{{size}}-w{{window}}/langs.parquet",
@@ -108,6 +112,6 @@ rule bert_reduce:
     benchmark:
         f"{BENCH}/bert_reduce/{{size}}-w{{window}}.tsv"
     conda:
-        "../envs/data.yaml"
+        "../envs/torch.yaml"
     script:
         "../scripts/bert_reduce.py"

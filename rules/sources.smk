@@ -37,7 +37,7 @@ rule fetch_all:
         list(FETCH),
 
 
-rule fetch:
+rule fetch:  # no code input: a download is checked against its sha256, so downloader edits fetch nothing again
     output:
         "{fetched}",
     wildcard_constraints:
@@ -62,7 +62,8 @@ if SOURCES.config["corpus"] == "wikipedia":
 
     rule corpus_wikipedia:
         input:
-            lambda wc: [ref.local for ref in SOURCES.wikipedia(wc.lang)],
+            shards=lambda wc: [ref.local for ref in SOURCES.wikipedia(wc.lang)],
+            code=xling_code("scripts/prepare_source.py"),
         output:
             f"{DATA}/corpus/{{lang}}.txt",
         wildcard_constraints:
@@ -85,6 +86,7 @@ else:
     rule corpus_leipzig:
         input:
             lambda wc: SOURCES.locals("leipzig", LANGS, PIVOT, lang=wc.lang),
+            code=xling_code("scripts/prepare_source.py"),
         output:
             f"{DATA}/corpus/{{lang}}.txt",
         wildcard_constraints:
@@ -104,6 +106,7 @@ else:
 rule dict_muse:
     input:
         lambda wc: SOURCES.locals("muse", LANGS, PIVOT, lang=wc.lang, split=wc.split),
+        code=xling_code("scripts/prepare_source.py"),
     output:
         f"{DATA}/dict/{PIVOT}-{{lang}}.{{split}}.txt",
     wildcard_constraints:
@@ -124,6 +127,7 @@ rule dict_muse:
 rule parallel_europarl:
     input:
         lambda wc: SOURCES.locals("europarl", LANGS, PIVOT, lang=wc.lang),
+        code=xling_code("scripts/prepare_source.py"),
     output:
         en=f"{DATA}/parallel/{PIVOT}-{{lang}}.{PIVOT}",
         xx=f"{DATA}/parallel/{PIVOT}-{{lang}}.{{lang}}",
@@ -148,6 +152,7 @@ if UD_LANGS:
     rule ud_treebanks:  # one pass over the release tarball for all languages
         input:
             SOURCES.locals("ud", LANGS, PIVOT),
+            code=xling_code("scripts/prepare_source.py"),
         output:
             [f"{DATA}/ud/{lang}.{split}.conllu" for lang in UD_LANGS for split in SOURCES.ud_splits(lang)],
         params:
@@ -167,6 +172,7 @@ if UD_LANGS:
 rule xnli_dev_test:  # one pass over the XNLI zip for all languages
     input:
         SOURCES.file("xnli", "xnli").local,
+        code=xling_code("scripts/prepare_source.py"),
     output:
         [f"{DATA}/xnli/{split}-{lang}.tsv" for split in ("dev", "test") for lang in LANGS],
     params:
@@ -185,6 +191,7 @@ rule xnli_dev_test:  # one pass over the XNLI zip for all languages
 rule xnli_train:
     input:
         SOURCES.file("xnli", "multinli").local,
+        code=xling_code("scripts/prepare_source.py"),
     output:
         f"{DATA}/xnli/train-{PIVOT}.tsv",
     params:
@@ -202,6 +209,7 @@ rule xnli_train:
 rule tatoeba:
     input:
         lambda wc: SOURCES.locals("tatoeba", LANGS, PIVOT, lang=wc.lang),
+        code=xling_code("scripts/prepare_source.py"),
     output:
         xx=f"{DATA}/tatoeba/tatoeba.{{lang}}-eng.{{lang}}",
         eng=f"{DATA}/tatoeba/tatoeba.{{lang}}-eng.eng",
@@ -222,6 +230,7 @@ rule tatoeba:
 rule bucc:
     input:
         lambda wc: SOURCES.locals("bucc", LANGS, PIVOT, lang=wc.lang, split=wc.bucc_split),
+        code=xling_code("scripts/prepare_source.py"),
     output:
         xx=f"{DATA}/bucc/{{lang}}-en.{{bucc_split}}.{{lang}}",
         en=f"{DATA}/bucc/{{lang}}-en.{{bucc_split}}.en",
@@ -244,6 +253,7 @@ rule bucc:
 rule mbert_vocab:
     input:
         SOURCES.locals("mbert_vocab", LANGS, PIVOT),
+        code=xling_code("scripts/prepare_source.py"),
     output:
         f"{DATA}/vocab/mbert-cased.txt",
     params:

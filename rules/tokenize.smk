@@ -4,7 +4,8 @@
 
 rule train_vocab:
     input:
-        expand(f"{RESULTS}/corpus/{max(SIZES)}/{{lang}}.txt", lang=LANGS),
+        corpora=expand(f"{RESULTS}/corpus/{max(SIZES)}/{{lang}}.txt", lang=LANGS),
+        code=xling_code("scripts/train_vocab.py"),
     output:
         f"{RESULTS}/vocab/trained.txt",
     params:
@@ -26,6 +27,7 @@ rule tokenize:
     input:
         corpus=f"{RESULTS}/corpus/{{size}}/{{lang}}.txt",
         vocab=vocab_source(),
+        code=xling_code("scripts/tokenize.py"),
     output:
         f"{RESULTS}/tokens/{{size}}/{{lang}}.txt",
     params:
@@ -42,7 +44,8 @@ rule tokenize:
 
 rule count_words:
     input:
-        expand(f"{RESULTS}/tokens/{{size}}/{{lang}}.txt", lang=LANGS, allow_missing=True),
+        tokens=expand(f"{RESULTS}/tokens/{{size}}/{{lang}}.txt", lang=LANGS, allow_missing=True),
+        code=xling_code("scripts/count_words.py"),
     output:
         f"{RESULTS}/tokens/{{size}}/word_counts.parquet",
     log:

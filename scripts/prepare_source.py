@@ -12,12 +12,12 @@ kind = params.kind
 
 if kind == "wikipedia":
     try:
-        upstream.wikipedia_to_corpus(list(inp), out[0], lang, params.n_sentences,
+        upstream.wikipedia_to_corpus(list(inp.shards), out[0], lang, params.n_sentences,
                                      min_fraction=params.min_fraction)
     except ValueError as err:  # too few sentences (not a format error): say which setting reads more
         if isinstance(err, upstream.FormatError):
             raise
-        raise ValueError(f"{err}; read from {len(inp)} shard(s): raise data.wikipedia.max_shards") from err
+        raise ValueError(f"{err}; read from {len(inp.shards)} shard(s): raise data.wikipedia.max_shards") from err
 elif kind == "leipzig":
     upstream.leipzig_to_corpus(inp[0], out[0])
 elif kind == "muse":  # via a folder holding just this file: a gzipped copy (en-xx.txt.gz) reads as en-xx.txt

@@ -6,7 +6,7 @@ from xling.models import static  # noqa: E402
 
 train = {"glove": static.train_glove, "word2vec": static.train_word2vec}[snakemake.rule]
 train(
-    list(snakemake.input),
+    list(snakemake.input.tokens),
     snakemake.output[0],
     window=snakemake.params.side_window,
     threads=snakemake.threads,

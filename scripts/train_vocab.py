@@ -5,7 +5,7 @@ setup_logging(snakemake.log[0])
 from xling.data.wordpiece import train_vocab  # noqa: E402
 
 train_vocab(
-    list(snakemake.input),
+    list(snakemake.input.corpora),
     snakemake.output[0],
     vocab_size=snakemake.params.vocab_size,
     min_frequency=snakemake.params.min_frequency,

@@ -10,8 +10,10 @@ Three layers:
 - the real workflow (need a cluster; marked `workflow`): presets/test.yaml end to end through SLURM.
 
 The cluster tests run only when `sinfo` reaches a usable node of the throw-away CI cluster that
-`.ci/slurm-up` starts (ClusterName xlingci). Set XLING_SLURM_TESTS=1 to allow them on another
-cluster. Every subprocess has a timeout, so a stuck run fails the test instead of hanging it.
+`.ci/slurm-up` starts (ClusterName xlingci); they skip without one, or fail when XLING_REQUIRE_SLURM=1
+(as in CI, where a missing cluster is a broken setup, not a reason to skip). Set XLING_SLURM_TESTS=1
+to allow them on another cluster. Every subprocess has a timeout, so a stuck run fails the test
+instead of hanging it.
 """
 
 from __future__ import annotations
@@ -43,9 +45,7 @@ CI_FLAGS = [
     "--slurm-init-seconds-before-status-checks", "1",
     "--latency-wait", "5",
 ]  # fmt: skip
-GPU_RULES = ("bert_pretrain", "bert_extract", "xnli_finetune", "token_translation")
-# rules the profile configures before the workflow has them (they are added later)
-PLANNED_RULES = {"xnli_finetune", "token_translation"}
+GPU_RULES = ("bert_pretrain", "bert_extract", "token_translation", "sentence_retrieval")
 
 
 def run(cmd, timeout, **kwargs) -> subprocess.CompletedProcess:
@@ -79,8 +79,8 @@ def rule_names(list_rules_output: str) -> set[str]:
     return {line.strip() for line in lines if line.strip() and not line[0].isspace()}
 
 
-def profile() -> dict:
-    return yaml.safe_load((PROFILE / "config.yaml").read_text())
+def profile(path: Path = PROFILE) -> dict:
+    return yaml.safe_load((path / "config.yaml").read_text())
 
 
 def evaluate(value, attempt: int = 1, threads: int = 1):
@@ -186,19 +186,36 @@ def test_profile_sbatch_command_for_gpu_rule(tmp_path):
         assert evaluate(res["slurm_extra"]) in args, args
 
 
-def test_profile_names_workflow_rules(tmp_path):
-    """Every rule in set-resources exists in the workflow (typos silently configure nothing)."""
-    if not (REPO / "Snakefile").exists() or not (REPO / "presets" / "test.yaml").exists():
-        pytest.skip("the workflow (Snakefile, presets/test.yaml) is not there yet")
-    proc = run(
-        [*SNAKEMAKE, "--list-rules", "--snakefile", REPO / "Snakefile",
-         "--configfile", REPO / "config.yaml", REPO / "presets" / "test.yaml", "--directory", tmp_path],
-        timeout=120, cwd=tmp_path,
-    )  # fmt: skip
-    assert proc.returncode == 0, tail(proc)
-    rules = rule_names(proc.stdout)
-    unknown = set(profile()["set-resources"]) - rules - PLANNED_RULES
-    assert not unknown, f"profile configures rules the workflow does not have: {sorted(unknown)}"
+@pytest.fixture(scope="module")
+def workflow_rules(tmp_path_factory) -> set[str]:
+    """The workflow's rules on real data (config.yaml) and on synthetic data (presets/test.yaml)."""
+    work = tmp_path_factory.mktemp("list-rules")
+    rules = set()
+    for configs in ([REPO / "config.yaml"], [REPO / "config.yaml", REPO / "presets" / "test.yaml"]):
+        proc = run([*SNAKEMAKE, "--list-rules", "--snakefile", REPO / "Snakefile", "--configfile", *configs,
+                    "--directory", work], timeout=120, cwd=work)
+        assert proc.returncode == 0, tail(proc)
+        rules |= rule_names(proc.stdout)
+    return rules
+
+
+def unknown_rules(profile_config: dict, rules: set[str]) -> list[str]:
+    """Rules the profile configures that the workflow does not have (a typo configures nothing)."""
+    return sorted(set(profile_config.get("set-resources", {})) - rules)
+
+
+def test_profile_names_workflow_rules(workflow_rules):
+    unknown = unknown_rules(profile(), workflow_rules)
+    assert not unknown, f"{PROFILE / 'config.yaml'} configures rules the workflow does not have: {unknown}"
+
+
+def test_profile_naming_an_unknown_rule_is_caught(workflow_rules, tmp_path):
+    """A planted profile with a rule that does not exist (yet), beside the real profile's entries."""
+    text = (PROFILE / "config.yaml").read_text()
+    planted = text.replace("set-resources:\n", "set-resources:\n  xnli_finetune:\n    gpu: 1\n", 1)
+    assert planted != text
+    (tmp_path / "config.yaml").write_text(planted)
+    assert unknown_rules(profile(tmp_path), workflow_rules) == ["xnli_finetune"]
 
 
 # --- a real SLURM cluster -------------------------------------------------------------------------
@@ -225,11 +242,43 @@ def cluster_problem() -> str | None:
     return None
 
 
+def skip_or_fail(problem: str):
+    """Skip a test that needs the cluster, or fail it where XLING_REQUIRE_SLURM=1 (CI) says it must run."""
+    if os.environ.get("XLING_REQUIRE_SLURM") == "1":
+        pytest.fail(f"XLING_REQUIRE_SLURM=1 but {problem}")
+    pytest.skip(problem)
+
+
 @pytest.fixture(scope="module")
 def slurm_cluster():
     problem = cluster_problem()
     if problem:
-        pytest.skip(problem)
+        skip_or_fail(problem)
+
+
+@pytest.mark.parametrize("required", [False, True])
+def test_missing_cluster_skips_or_fails_as_required(tmp_path, required):
+    """A cluster test in a fresh pytest where `sinfo` fails: skipped, or failed under XLING_REQUIRE_SLURM=1."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sinfo").write_text('#!/bin/sh\necho "sinfo: error: no controller (test shim)" >&2\nexit 1\n')
+    (shim / "sinfo").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "XLING_REQUIRE_SLURM"}
+    env["PATH"] = f"{shim}{os.pathsep}{env['PATH']}"
+    if required:
+        env["XLING_REQUIRE_SLURM"] = "1"
+    proc = run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+         f"{Path(__file__).resolve()}::test_toy_workflow_runs_through_slurm"],
+        timeout=120, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    if required:
+        assert proc.returncode != 0 and "1 error" in out, tail(proc)
+        assert "XLING_REQUIRE_SLURM=1 but sinfo failed: sinfo: error: no controller" in out, tail(proc)
+    else:
+        assert proc.returncode == 0 and "1 skipped" in out, tail(proc)
+        assert "sinfo failed: sinfo: error: no controller" in out, tail(proc)
 
 
 def ci_profile_args(set_resources: list[str]) -> list[str]:

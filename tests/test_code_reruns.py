@@ -1,0 +1,124 @@
+"""An edit to an xling module reruns the jobs whose code imports it, and nothing else.
+
+presets/test.yaml runs once from a copy of the repository (the edits are planted in the copy, never
+in this checkout), in another working directory as `--directory` would give. Then one module at a
+time is edited and `snakemake -n` must plan exactly its users and what depends on their outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOW_FILES = ["Snakefile", "config.yaml", "rules", "scripts", "xling", "schemas", "envs", "resources",
+                  "reports", "presets"]
+pytestmark = pytest.mark.workflow
+
+
+def snakemake(repo: Path, workdir: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """Snakemake on the copy's Snakefile and the test preset, from this environment (its python also
+    runs the `python -m` rules)."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"),
+         "--configfile", str(repo / "presets/test.yaml"), *args],
+        cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+
+
+def planned(repo: Path, workdir: Path) -> dict[str, int]:
+    """{rule: jobs} that a dry run plans; empty when there is nothing to do."""
+    dry = snakemake(repo, workdir, "-n")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    if "Nothing to be done" in dry.stdout + dry.stderr:
+        return {}
+    table = dry.stdout.split("Job stats:", 1)[1]
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M) if m[1] != "total"}
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> tuple[Path, Path, dict[str, int]]:
+    """(repository copy, working directory, the jobs of the whole run) after a complete test-preset run."""
+    root = tmp_path_factory.mktemp("code-reruns")
+    repo, workdir = root / "repo", root / "work"
+    for name in WORKFLOW_FILES:
+        source = REPO / name
+        if source.is_dir():  # copies keep their times, so the run's outputs are newer than every module
+            shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            repo.mkdir(exist_ok=True)
+            shutil.copy2(source, repo / name)
+    workdir.mkdir()
+    whole = planned(repo, workdir)
+    done = snakemake(repo, workdir, "--cores", "2", timeout=1800)
+    assert done.returncode == 0, done.stderr[-5000:]
+    assert planned(repo, workdir) == {}, "a finished run has nothing to redo"
+    return repo, workdir, whole
+
+
+def plan_after_edit(finished, module: str, edit: bool = True) -> dict[str, int]:
+    """The dry run's plan once `module` (in the copy) has a new line (or, edit=False, only a new time);
+    the file is restored after, bytes and times."""
+    repo, workdir, _ = finished
+    path = repo / module
+    before, text = path.stat(), path.read_bytes()
+    try:
+        if edit:
+            path.write_bytes(text + b"# a planted edit\n")
+        os.utime(path)  # now: after every output of the run
+        return planned(repo, workdir)
+    finally:
+        path.write_bytes(text)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def grid() -> int:
+    config = yaml.safe_load((REPO / "presets/test.yaml").read_text())
+    return len(config["corpus"]["sizes"]) * len(config["windows"])
+
+
+def test_metrics_edit_reruns_word_retrieval_only(finished):
+    plan = plan_after_edit(finished, "xling/evaluate/metrics.py")
+    assert plan == {"word_retrieval": 3 * grid(), "retrieval_table": 1, "report": 1, "all": 1}
+
+
+def test_synthetic_generator_edit_reruns_everything_downstream(finished):
+    """Every job of the run descends from the synthetic data."""
+    assert plan_after_edit(finished, "xling/data/synthetic.py") == finished[2]
+
+
+def test_bert_trainer_edit_reruns_the_bert_branch(finished):
+    """The `python -m xling.models.bert` rule: its module is its code input too; the static models stay."""
+    plan = plan_after_edit(finished, "xling/models/bert.py")
+    whole = finished[2]
+    assert plan == {
+        "bert_pretrain": grid(), "bert_extract": whole["bert_extract"], "bert_reduce": grid(),
+        "word_retrieval": grid(),  # the BERT rows only
+        "retrieval_table": 1,
+        "token_translation": whole["token_translation"], "token_translation_table": 1,
+        "token_translation_samples_table": 1,
+        "sentence_retrieval": whole["sentence_retrieval"], "tatoeba_table": 1,
+        "report": 1, "all": 1,
+    }  # fmt: skip
+
+
+def test_report_figures_edit_reruns_the_report_only(finished):
+    assert plan_after_edit(finished, "xling/report/figures.py") == {"report": 1, "all": 1}
+
+
+def test_touched_but_unchanged_module_reruns_nothing(finished):
+    """A new time alone (a git checkout) reruns nothing: Snakemake compares the recorded checksum."""
+    assert plan_after_edit(finished, "xling/evaluate/metrics.py", edit=False) == {}
+
+
+def test_module_no_rule_of_the_run_imports_reruns_nothing(finished):
+    """Sentence splitting serves the real-data parsers only: the synthetic run does not use it."""
+    assert plan_after_edit(finished, "xling/data/sentences.py") == {}
