@@ -87,8 +87,9 @@ def test_every_runtime_setting_is_checked():
 def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path, change):
     assert plan(test_run, tmp_path, change) == {
         "bert_pretrain": GRID, "bert_extract": GRID * SHARDS, "bert_reduce": GRID, "word_retrieval": GRID,
-        "token_translation": GRID * PAIRS, "sentence_retrieval": GRID * PAIRS,  # Tatoeba (synthetic data: no BUCC)
-        "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, **WORD_RETRIEVAL,
+        "token_translation": GRID * PAIRS, "sentence_retrieval": 2 * GRID * PAIRS,  # Tatoeba and BUCC
+        "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, "bucc_table": 1,
+        **WORD_RETRIEVAL,
     }
 
 
@@ -109,7 +110,8 @@ def test_language_settings_rerun_only_their_own_task(test_run, tmp_path):
                    "token_translation_samples_table": 1, **REPORT}
     assert plan(test_run, tmp_path, {"language": {"sentence_retrieval": {"max_sentences": 50}}}) == tatoeba
     assert plan(test_run, tmp_path, {"language": {"samples": 3}}) == translation
-    assert plan(test_run, tmp_path, {"language": {"sentence_retrieval": {"bucc_k": 8}}}) == {}  # no BUCC job
+    bucc = {"sentence_retrieval": GRID * PAIRS, "bucc_table": 1, **REPORT}
+    assert plan(test_run, tmp_path, {"language": {"sentence_retrieval": {"bucc_k": 8}}}) == bucc
 
 
 def test_changed_bert_setting_trains_beside_the_old_checkpoints(test_run, tmp_path):
