@@ -11,8 +11,9 @@ from sacrebleu.metrics import BLEU
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
 from xling.encode.encoder import Encoder
-from xling.evaluate.translation import (bleu1, bleu_tokenizer, convert_rate, convert_rate_by_alpha, piece_counts,
-                                        sentence_means, store_means, token_translation, vocabulary)
+from xling.evaluate.translation import (bleu1, bleu_tokenizer, convert_rate, piece_counts, sentence_means,
+                                        store_means, token_translation, vocabulary)
+from xling.report.language import convert_rate_by_alpha, translation_flags
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_TABLE = REPO / "results" / "demo" / "eval" / "token_translation.parquet"
@@ -129,6 +130,64 @@ def test_token_translation_table_and_samples(random_model):
         token_translation(encoder, src, ref, "a", "b", mean_b[:2], mean_b, set(), set(), [0], [1], 3)
 
 
+@pytest.fixture(scope="module")
+def constant_model(tmp_path_factory):
+    """A planted degenerate MLM: its prediction head ignores the hidden state (the transform's LayerNorm
+    outputs 0) and its bias favours one piece, so it predicts "ab" whatever the input and the shift."""
+    torch.manual_seed(0)
+    vocab = SPECIALS + A_WORDS + B_WORDS + ["##s"]
+    model = BertForMaskedLM(tiny_config(len(vocab))).eval()
+    with torch.no_grad():
+        model.cls.predictions.transform.LayerNorm.weight.zero_()
+        model.cls.predictions.transform.LayerNorm.bias.zero_()
+        model.cls.predictions.bias.zero_()
+        model.cls.predictions.bias[vocab.index("ab")] = 10.0
+    return save_model(model, vocab, tmp_path_factory.mktemp("constant"))
+
+
+def constant_translation(model_dir, **kwargs):
+    encoder = Encoder.from_pretrained(model_dir, device="cpu")
+    mean_a = np.zeros((3, 32))
+    return token_translation(encoder, ["ab ac ad"], ["ab abs ob"], "a", "b", mean_a, mean_a + 1.0, set(A_WORDS),
+                             set(B_WORDS), layers=[1, 2], alphas=[-1, 0, 1, 2], batch_size=2, **kwargs)[0]
+
+
+def test_bleu1_units_against_sacrebleu(constant_model):
+    """The constant model outputs "ab ab ab" (one piece per input piece). Against "ab abs ob":
+    wordpieces: hypothesis pieces ab ab ab, reference pieces ab ab ##s ob -> 2 of 3 clipped matches, BP
+    exp(1 - 4/3); words: hypothesis words ab ab ab, reference words ab abs ob -> 1 of 3, BP 1."""
+    pieces = constant_translation(constant_model)
+    assert (pieces["bleu_unit"] == "wordpieces").all() and (pieces["bleu_tokenize"] == "none").all()
+    expected = BLEU(max_ngram_order=1, tokenize="none").corpus_score(["ab ab ab"], [["ab ab ##s ob"]]).score
+    assert expected == pytest.approx(100 * 2 / 3 * math.exp(1 - 4 / 3))
+    assert pieces["bleu1"].to_numpy() == pytest.approx(expected)
+    words = constant_translation(constant_model, bleu_unit="words")
+    assert (words["bleu_unit"] == "words").all() and (words["bleu_tokenize"] == "13a").all()
+    expected = BLEU(max_ngram_order=1, tokenize="13a").corpus_score(["ab ab ab"], [["ab abs ob"]]).score
+    assert expected == pytest.approx(100 / 3)
+    assert words["bleu1"].to_numpy() == pytest.approx(expected)
+    with pytest.raises(ValueError, match="BLEU unit"):
+        constant_translation(constant_model, bleu_unit="characters")
+
+
+def test_constant_model_is_flagged(constant_model, random_model):
+    table = constant_translation(constant_model)
+    assert (table["distinct_predictions"] == 1).all() and (table["changed_share"] == 0).all()
+    assert (table["n_src_only"] == 3).all() and (table["convert_rate"] == 0).all()  # "ab" is a source piece
+    flags = translation_flags(table)
+    assert "constant predictions" in flags and "do not depend on" in flags
+    normal = constant_translation(random_model)  # a random (untrained) model: its outputs follow its input
+    assert (normal["distinct_predictions"] > 1).all() and translation_flags(normal) == ""
+
+
+def test_layer_average_counts_dropped_layers():
+    table = pd.DataFrame(dict(model="bert", size=1, window=8, src="a", tgt="b", alpha=1.0, layer=[1, 2, 3],
+                              convert_rate=[0.2, math.nan, 0.6], bleu1=[1.0, 2.0, 6.0]))
+    (row,) = convert_rate_by_alpha(table).to_dict("records")
+    assert row["convert_rate"] == pytest.approx(0.4) and row["bleu1"] == pytest.approx(3.0)
+    assert row["n_layers"] == 3 and row["n_layers_undefined"] == 1
+
+
 # ---------------------------------------------------------------------------------------------- acceptance
 
 def check_language_switch(table: pd.DataFrame, tolerance: float = 0.02) -> None:
@@ -193,6 +252,7 @@ def test_mds_switches_language_on_a_tiny_trained_model(trained_model, one_thread
                                  layers=[0, 1, 2], alphas=[-1, 0, 1, 2, 3], batch_size=64, shift_positions=positions)
     table = table.assign(model="bert", size=0, window=0, src="a", tgt="b")
     check_language_switch(table)
+    assert translation_flags(table) == ""  # a working model is not flagged
     summary = convert_rate_by_alpha(table).set_index("alpha")["convert_rate"]
     assert summary[3.0] > 0.5 and summary[-1.0] < 0.1
 
