@@ -304,3 +304,46 @@ def test_report_sections_render(tmp_path):
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "Best layer and" in html and "Tatoeba accuracy (xx\u2192en, layer 8)" in html
     assert "A test (2020)" in html and "25.0" in html  # ours (0.25 x 100) beside the published 30.0
+
+
+def test_report_names_degenerate_results(tmp_path):
+    """An undefined convert rate prints its piece counts, layer means say how many layers they dropped, and a
+    constant model (one piece, unmoved by alpha) and collapsed sentence vectors are flagged beside their numbers;
+    a working model is not."""
+    import html as html_lib
+
+    import xling.report.language  # noqa: F401  (registers the sections)
+    from xling.report.core import render_report
+
+    rows = []
+    for model, size in (("bert", 500), ("bert", 900)):
+        constant = size == 500
+        for d, (s, t) in {"en->xx": ("en", "xa"), "xx->en": ("xa", "en")}.items():
+            for layer in (1, 2):
+                for a in (0.0, 1.0, 2.0):
+                    undefined = constant or (layer == 2 and a == 1.0)
+                    rows.append(dict(model=model, size=size, window=32, src=s, tgt=t, pair="en-xa", direction=d,
+                                     layer=layer, alpha=a, bleu1=5.0, convert_rate=math.nan if undefined else 0.25 * a,
+                                     n_sentences=3, n_tokens=12, n_src_only=0 if undefined else 6,
+                                     n_tgt_only=0 if undefined else 2, n_shared=12 if undefined else 4, n_neither=0,
+                                     distinct_predictions=1 if constant else 7,
+                                     changed_share=0.0 if constant or a == 0 else 0.5, bleu_unit="wordpieces",
+                                     mean_stat="token", mean_source="store"))
+    tatoeba = pd.DataFrame([
+        dict(model="bert", size=size, window=32, lang="xa", pair="en-xa", direction=d, layer=layer, variant=v,
+             accuracy=0.1, n_queries=10, n_candidates=10, vector_spread=0.0 if size == 500 else 0.3, mds_alpha=1.0,
+             mean_stat="token")
+        for size in (500, 900) for d in ("en->xx", "xx->en") for layer in (1, 2)
+        for v in ("original", "zero_mean", "mds")])
+    config = {"run": "t", "languages": ["en", "xa"], "data": {"source": "synthetic"}, "models": ["bert"],
+              "windows": [32], "language": {"sentence_retrieval": {"layer": 2}}}
+    render_report({"token_translation": pd.DataFrame(rows), "tatoeba": tatoeba}, config, tmp_path / "r.html",
+                  tmp_path / "figures", paper_results=tmp_path / "none.yaml")
+    html = html_lib.unescape((tmp_path / "r.html").read_text(encoding="utf-8"))
+    assert "undefined: 0 source-only, 0 target-only, 12 shared output pieces" in html
+    assert html.count("constant predictions: one output piece whatever the input") == 2  # both directions of 500
+    assert html.count("predictions do not depend on α") == 2
+    assert "undefined at every layer" in html  # the constant model's means over layers
+    assert "1 of 2" in html  # the working model at alpha 1: layer 2 undefined, left out of the mean
+    assert html.count("xa: collapsed vectors: spread 0.000 < 0.001") == 6  # 3 variants x 2 direction tables
+    assert html.count(">none<") >= 2  # the working model: no flag in either table
