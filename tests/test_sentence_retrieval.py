@@ -71,6 +71,7 @@ def test_vector_spread_flags_collapsed_vectors():
     cos = unit @ unit.T
     brute = 1 - (cos.sum() - np.trace(cos)) / (30 * 29)
     assert vector_spread(v) == pytest.approx(brute)
+    assert vector_spread(v, block=7) == pytest.approx(brute)  # blocks of rows sum to the same
     same = np.tile(rng.normal(size=5), (30, 1)) * rng.uniform(1, 2, size=(30, 1))  # one direction, any length
     assert vector_spread(same) == pytest.approx(0, abs=1e-12)
     ones = np.ones(30, dtype=int)

@@ -85,17 +85,21 @@ def variant_vectors(variant: str, queries: np.ndarray, candidates: np.ndarray, m
     raise ValueError(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
 
 
-def vector_spread(vectors: np.ndarray) -> float:
+def vector_spread(vectors: np.ndarray, block: int = 65536) -> float:
     """1 - mean cosine similarity over pairs of different rows of [n, H] (0 for n < 2 or collapsed rows):
-    mean_{i != j} cos = (|sum of unit rows|^2 - n) / (n (n - 1)), without an n x n matrix."""
-    v = np.asarray(vectors, dtype=np.float64)
-    n = len(v)
+    mean_{i != j} cos = (|sum of unit rows|^2 - sum of |unit row|^2) / (n (n - 1)), without an n x n matrix,
+    in float64 blocks of rows (BUCC sides hold ~400k sentences)."""
+    n = len(vectors)
     if n < 2:
         return 0.0
-    norms = np.linalg.norm(v, axis=1, keepdims=True)
-    unit = v / np.where(norms > 0, norms, 1.0)
-    total = unit.sum(axis=0)
-    mean_cos = (total @ total - (unit * unit).sum()) / (n * (n - 1))
+    total, squares = np.zeros(np.shape(vectors)[1]), 0.0
+    for start in range(0, n, block):
+        v = np.asarray(vectors[start : start + block], dtype=np.float64)
+        norms = np.linalg.norm(v, axis=1, keepdims=True)
+        unit = v / np.where(norms > 0, norms, 1.0)
+        total += unit.sum(axis=0)
+        squares += float((unit * unit).sum())
+    mean_cos = (total @ total - squares) / (n * (n - 1))
     return float(max(0.0, 1.0 - mean_cos))
 
 
