@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from xling.models import bert  # noqa: E402
+from xling.models import bert, mlm_data  # noqa: E402
 
 
 def synthetic_corpus(d: Path, vocab_size: int, n_tokens: int, seed: int = 0) -> tuple[list[Path], Path]:
@@ -69,7 +69,7 @@ def run_hf(tokens, vocab, hp: dict, warmup: int, device: str, work: Path) -> flo
                               TrainerCallback, TrainingArguments)
 
     tok = BertTokenizerFast(vocab=str(vocab), do_lower_case=False, strip_accents=False)
-    vocab_ids = bert.read_vocab(vocab)
+    vocab_ids = mlm_data.read_vocab(vocab)
     window = hp["window"]
     examples = []
     for path in tokens:  # group_texts per language file, as run_mlm does per dataset
@@ -139,7 +139,7 @@ def main() -> None:
             tokens, vocab = [Path(t) for t in a.tokens], Path(a.vocab)
         else:
             tokens, vocab = synthetic_corpus(work, a.vocab_size, n_tokens=max(200_000, 4 * a.batch * a.window))
-        n_vocab = len(bert.read_vocab(vocab))
+        n_vocab = len(mlm_data.read_vocab(vocab))
         fpt = flops_per_token(a.hidden, a.layers, hp["intermediate_size"], a.window, n_vocab, hp["mlm_probability"])
         print(json.dumps({"device": a.device, "torch": torch.__version__, "threads": torch.get_num_threads(),
                           **{k: hp[k] for k in ("hidden_size", "num_layers", "num_heads", "intermediate_size",

@@ -11,5 +11,4 @@ train_vocab(
     min_frequency=snakemake.params.min_frequency,
     limit_alphabet=snakemake.params.limit_alphabet,
     lowercase=snakemake.params.lowercase,
-    limit_alphabet=snakemake.params.limit_alphabet,
 )

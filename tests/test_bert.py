@@ -6,7 +6,7 @@ import random
 import pytest
 import torch
 
-from xling.models import bert
+from xling.models import bert, mlm_data
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64,
@@ -53,7 +53,7 @@ def test_load_blocks_packs_per_language(tmp_path, caplog):
     (tmp_path / "en.txt").write_text("a b c\nd e a b e\n\nc\n", encoding="utf-8")  # 9 pieces, 1 empty line
     (tmp_path / "de.txt").write_text("x y ##z x y\nunknown\n", encoding="utf-8")  # 6 pieces, one unknown
     with caplog.at_level(logging.INFO, logger="xling.models.bert"):
-        blocks, langs = bert.load_blocks([tmp_path / "en.txt", tmp_path / "de.txt"], tmp_path / "vocab.txt", 6)
+        blocks, langs = mlm_data.load_blocks([tmp_path / "en.txt", tmp_path / "de.txt"], tmp_path / "vocab.txt", 6)
     assert blocks.dtype == torch.long and blocks.shape == (3, 6)
     assert langs == ["en", "en", "de"]
     assert (blocks[:, 0] == ids["[CLS]"]).all() and (blocks[:, -1] == ids["[SEP]"]).all()
@@ -68,7 +68,7 @@ def test_load_blocks_never_mixes_languages(tmp_path):
     for lang in "ab":
         docs = [" ".join(f"{lang}{rng.randrange(30)}" for _ in range(rng.randint(1, 25))) for _ in range(50)]
         (tmp_path / f"{lang}.tok").write_text("\n".join(docs) + "\n", encoding="utf-8")
-    blocks, langs = bert.load_blocks([tmp_path / "a.tok", tmp_path / "b.tok"], tmp_path / "vocab.txt", 16)
+    blocks, langs = mlm_data.load_blocks([tmp_path / "a.tok", tmp_path / "b.tok"], tmp_path / "vocab.txt", 16)
     n_a = sum(len(line.split()) for line in (tmp_path / "a.tok").read_text().splitlines())
     assert langs.count("a") == n_a // 14
     inverse = {i: p for p, i in ids.items()}
@@ -80,10 +80,10 @@ def test_load_blocks_errors_name_file_and_line(tmp_path):
     write_vocab(tmp_path / "vocab.txt", ["a"])
     (tmp_path / "en.txt").write_text("a a\na  a\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"en.txt:2: empty wordpiece"):
-        bert.load_blocks([tmp_path / "en.txt"], tmp_path / "vocab.txt", 8)
+        mlm_data.load_blocks([tmp_path / "en.txt"], tmp_path / "vocab.txt", 8)
     (tmp_path / "bad_vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\na\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"\[MASK\]"):
-        bert.load_blocks([tmp_path / "en.txt"], tmp_path / "bad_vocab.txt", 8)
+        mlm_data.load_blocks([tmp_path / "en.txt"], tmp_path / "bad_vocab.txt", 8)
 
 
 def test_masking_matches_hf_collator_and_proportions(tmp_path):
@@ -98,11 +98,11 @@ def test_masking_matches_hf_collator_and_proportions(tmp_path):
     # the very same numbers as HF's collator with the same seed (it draws in the same order)
     tok = BertTokenizerFast(vocab=str(tmp_path / "vocab.txt"), do_lower_case=False)
     hf = DataCollatorForLanguageModeling(tok, mlm_probability=0.15, seed=11)([{"input_ids": r} for r in x[:50]])
-    ours = bert.mask_tokens(x[:50], special, ids["[MASK]"], len(ids), 0.15, torch.Generator().manual_seed(11))
+    ours = mlm_data.mask_tokens(x[:50], special, ids["[MASK]"], len(ids), 0.15, torch.Generator().manual_seed(11))
     assert torch.equal(ours[0], hf["input_ids"]) and torch.equal(ours[1], hf["labels"])
 
     x_before = x.clone()
-    inputs, labels = bert.mask_tokens(x, special, ids["[MASK]"], len(ids), 0.15, torch.Generator().manual_seed(5))
+    inputs, labels = mlm_data.mask_tokens(x, special, ids["[MASK]"], len(ids), 0.15, torch.Generator().manual_seed(5))
     assert torch.equal(x, x_before)  # masks a copy
     is_special = torch.isin(x, torch.tensor(special))
     chosen = labels != -100
@@ -118,12 +118,12 @@ def test_masking_matches_hf_collator_and_proportions(tmp_path):
 
 
 def test_batch_order_is_a_permutation_per_epoch():
-    order = bert.BatchOrder(n_blocks=10, batch_size=4, seed=1)
+    order = mlm_data.BatchOrder(n_blocks=10, batch_size=4, seed=1)
     seen = torch.cat([order.indices(s) for s in range(5)])  # 20 = two epochs
     assert sorted(seen[:10].tolist()) == list(range(10)) and sorted(seen[10:].tolist()) == list(range(10))
     assert not torch.equal(seen[:10], seen[10:])
     assert order.position(3) == (1, 2)
-    assert torch.equal(bert.BatchOrder(10, 4, 1).indices(3), order.indices(3))
+    assert torch.equal(mlm_data.BatchOrder(10, 4, 1).indices(3), order.indices(3))
 
 
 def test_hparams_and_config():
@@ -157,8 +157,8 @@ def test_pretrain_learns_and_saves_loadable_model(topics, tmp_path):
     assert len(tok) == 166 and not tok.do_lower_case
     assert tok.tokenize("en3 Cased") == ["en3", "Cased"]
     # the saved weights are the trained ones: far better than a fresh initialisation on the same masks
-    blocks, _ = bert.load_blocks(paths, vocab, 16)
-    inputs, labels = bert.mask_tokens(blocks[:64], list(range(5)), 4, 166, 0.15, torch.Generator().manual_seed(0))
+    blocks, _ = mlm_data.load_blocks(paths, vocab, 16)
+    inputs, labels = mlm_data.mask_tokens(blocks[:64], list(range(5)), 4, 166, 0.15, torch.Generator().manual_seed(0))
     fresh = type(model)(model.config).eval()
     with torch.no_grad():
         trained_loss, fresh_loss = (m(input_ids=inputs, labels=labels).loss.item() for m in (model, fresh))
@@ -172,7 +172,7 @@ def test_masked_lm_loss_equals_hf_loss_and_gradients():
     torch.manual_seed(0)
     model = BertForMaskedLM(bert.model_config({**TINY, "dropout": 0.0}, 50))
     x = torch.randint(5, 50, (4, 16))
-    inputs, labels = bert.mask_tokens(x, range(5), 4, 50, 0.3, torch.Generator().manual_seed(1))
+    inputs, labels = mlm_data.mask_tokens(x, range(5), 4, 50, 0.3, torch.Generator().manual_seed(1))
     positions = (labels.reshape(-1) != -100).nonzero().squeeze(1)
     ours = bert._MaskedLMLoss(model)(inputs, positions, labels.reshape(-1)[positions])
     ours.backward()

@@ -17,7 +17,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from xling.models import bert
+from xling.models import bert, checkpoints
 
 REPO = Path(__file__).resolve().parents[1]
 # dropout on and gradient accumulation on: both must replay exactly after a resume
@@ -127,7 +127,7 @@ def test_sigusr1_checkpoints_and_raises_exit_code(corpus, tmp_path):
     assert stopped.value.code == 128 + signal.SIGUSR1
     assert signal.getsignal(signal.SIGUSR1) is previous  # handlers restored
     [keyed] = checkpoint_dirs(ckpt)
-    steps = [s for s, _ in bert.list_checkpoints(keyed)]
+    steps = [s for s, _ in checkpoints.list_checkpoints(keyed)]
     assert 0 < steps[-1] < HPARAMS["max_steps"] and len(steps) <= HPARAMS["keep_checkpoints"]
     assert not (tmp_path / "model").exists()
 
@@ -174,7 +174,7 @@ def test_changed_runtime_settings_resume_from_the_same_checkpoints(corpus, tmp_p
     root = tmp_path / "ckpt"
     bert.pretrain(*corpus, tmp_path / "a", root, SMALL)
     runtime = {"log_every": 5, "checkpoint_every": 7, "keep_checkpoints": 1, "device": "cpu"}
-    assert set(runtime) | {"threads"} == bert._RESUMABLE_CHANGES  # every runtime setting at once
+    assert set(runtime) | {"threads"} == checkpoints.RESUMABLE_CHANGES  # every runtime setting at once
     with caplog.at_level(logging.INFO, logger="xling.models.bert"):
         bert.pretrain(*corpus, tmp_path / "b", root, {**SMALL, **runtime})
     assert len(checkpoint_dirs(root)) == 1
@@ -203,7 +203,7 @@ def test_checkpoints_of_other_settings_refuse_to_resume(corpus, tmp_path):
     root = tmp_path / "ckpt"
     bert.pretrain(*corpus, tmp_path / "model", root, SMALL)
     [keyed] = checkpoint_dirs(root)
-    _, path = bert.list_checkpoints(keyed)[-1]
+    _, path = checkpoints.list_checkpoints(keyed)[-1]
     state = torch.load(path, weights_only=True)
     state["hparams"]["max_steps"] = 40
     torch.save(state, path)

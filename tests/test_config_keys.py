@@ -10,19 +10,23 @@ parser), the `script:` entry points and the xling package. An object starts at a
     that module's functions.
 It stays traced through
   - subscripts and `.get` (the path grows by the literal key, or by each string constant the key's name can
-    hold; any other key adds "*", which matches only the "*" of a map in the schema: synthetic.languages.*);
+    hold: a literal, a tuple or list of them, a dict of such tuples subscripted by any key; an f-string with
+    constant parts is a glob naming every key it matches (`SENT[f"{task}_pooling"]`); any other key adds "*",
+    which matches only the "*" of a map in the schema: synthetic.languages.*);
   - names bound to it (assignment, tuple unpacking, `for k, v in obj.items()`), `obj or {}`, `a if c else b`,
-    filtered copies (`{k: v for k, v in obj.items() if ...}`, `{**obj, ...}`, `dict(obj)`, `json.dumps(obj)`);
-  - calls of workflow or xling functions: into the parameters they bind (by position or keyword), out through
-    `return`, and the result of such a call is the object again (a defaults-merged copy: `_merge(DEFAULTS,
-    data_config)`, `resolve_spec(spec)`);
+    filtered copies (`{k: v for k, v in obj.items() if ...}`, `{k: obj[k] for k in keys}`, `{**obj, ...}`,
+    `dict(obj)`, `json.dumps(obj)`);
+  - calls of workflow or xling functions (also re-exported by a package's __init__): into the parameters
+    they bind (by position or keyword), out through `return`, and the result of such a call is the object
+    again (a defaults-merged copy: `_merge(DEFAULTS, data_config)`, `resolve_spec(spec)`);
   - instances of classes in the code: what their attributes are assigned (`self.config = ...`, dataclass
     fields) and what their properties return; a parameter annotated with the class is such an instance.
 A leaf key a.b.c is read when a traced expression reaches a.b.c (or below it, e.g. one entry of a map), when
 `obj.items()` of a traced a.b filtered by `k in ("c", ...)` is copied, or when a traced a.b is unpacked as
 keywords (`f(**obj)`) into a function that has a parameter named c. Looping over an object's entries counts
 only for the objects in ITERATED, and only while the function named there loops over them (merging
-defaults and listing settings in the report loop over every key too).
+defaults and listing settings in the report loop over every key too). A rule's `threads:` and `resources:`
+are workflow code like any other: their subscripts read (scripts get them as snakemake.resources.<name>).
 Nothing else counts: the key in a comment, in a string, in a dict literal (a module's DEFAULTS, the schema's
 own defaults), or the same name under another object (`language.sentence_retrieval.block` does not read
 `retrieval.block`). The trace is flow-insensitive (a name holds everything ever bound to it), so it passes a
@@ -33,6 +37,7 @@ patterns above (a pattern it does not follow, such as getattr, makes it fail: ke
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
 import types
 from dataclasses import dataclass
@@ -78,6 +83,10 @@ class Str(str):
     """A string constant a name can hold (a possible subscript key)."""
 
 
+class Pattern(Str):
+    """An f-string key: a glob ("*" for each formatted part) that may name any key it matches."""
+
+
 def is_path(value) -> bool:
     """Config paths are plain tuples of keys; every other abstract value has its own type."""
     return type(value) is tuple
@@ -114,6 +123,14 @@ def _arg_names(node: ast.FunctionDef) -> list[str]:
 
 def _is_items_call(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "items"
+
+
+def _copies_by_key(node: ast.DictComp) -> bool:
+    """{key: obj[key] for key in ...}: a copy of obj (the keys it holds are read where it is subscripted)."""
+    value, gens = node.value, node.generators
+    return (isinstance(node.key, ast.Name) and isinstance(value, ast.Subscript)
+            and isinstance(value.slice, ast.Name) and value.slice.id == node.key.id
+            and len(gens) == 1 and getattr(gens[0].target, "id", None) == node.key.id)
 
 
 class ConfigTrace:
@@ -211,7 +228,14 @@ class ConfigTrace:
             return {()}
         if name == "snakemake" and module.startswith("scripts/"):
             return {Marker("snakemake", module)}
-        return {self.imports[module][name]} if name in self.imports[module] else set()
+        return {self._imported(module, name)} if name in self.imports[module] else set()
+
+    def _imported(self, module: str, name: str):
+        """What `name` imported in `module` is, through re-exports (`from xling.report import render_report`)."""
+        value = self.imports[module][name]
+        while type(value) is Func and value not in self.defs and value.name in self.imports.get(value.module, {}):
+            value = self.imports[value.module][value.name]
+        return value
 
     def _walk(self, node: ast.AST, scope: tuple) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -260,12 +284,11 @@ class ConfigTrace:
     def _iterate(self, loop: ast.For | ast.comprehension, scope: tuple) -> None:
         """Bind a loop target: the strings of a literal sequence, or the entries of a traced object."""
         iterable, target = loop.iter, loop.target
-        if isinstance(iterable, (ast.Tuple, ast.List, ast.Set)):
-            values = {v for e in iterable.elts for v in self.resolve(e, scope) if isinstance(v, Str)}
-            return self._assign(target, None, values, scope)
-        entries = {v + ("*",) for v in self.resolve(iterable, scope) if is_path(v)}
-        if _is_items_call(iterable):
-            self.iterated |= {(scope, e[:-1]) for e in entries}
+        values = self.resolve(iterable, scope)
+        entries = {v + ("*",) for v in values if is_path(v)}
+        self.iterated |= {(scope, e[:-1]) for e in entries}  # `for k in obj` or `for k, v in obj.items()`
+        if not entries:  # the strings of a sequence (`for key in ("a", "b")`, or a name bound to one)
+            return self._assign(target, None, {v for v in values if isinstance(v, Str)}, scope)
         if _is_items_call(iterable) and isinstance(target, ast.Tuple) and len(target.elts) == 2:
             self._assign(target.elts[1], None, entries, scope)
             key = target.elts[0]
@@ -286,6 +309,10 @@ class ConfigTrace:
         r = self.resolve
         if isinstance(node, ast.Constant):
             return {Str(node.value)} if isinstance(node.value, str) else set()
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):  # a sequence of keys: the strings it holds
+            return {v for e in node.elts for v in r(e, scope) if isinstance(v, Str)}
+        if isinstance(node, ast.JoinedStr) and any(isinstance(v, ast.Constant) for v in node.values):
+            return {Pattern("".join(v.value if isinstance(v, ast.Constant) else "*" for v in node.values))}
         if isinstance(node, ast.Name):
             return set(self._lookup(scope, node.id))
         if isinstance(node, ast.Attribute):
@@ -301,6 +328,8 @@ class ConfigTrace:
         if isinstance(node, ast.Dict):  # {**obj, "k": v} is (a copy of) obj; {"a": f, "b": g} holds functions
             return {v for k, e in zip(node.keys, node.values) for v in r(e, scope)
                     if (k is None and is_path(v)) or type(v) is Func}
+        if isinstance(node, ast.DictComp) and _copies_by_key(node):  # {key: obj[key] for key in keys}
+            return {v for v in r(node.value.value, scope) if is_path(v)}
         if isinstance(node, (ast.DictComp, ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             return {v for g in node.generators for v in r(g.iter, scope) if is_path(v)}
         if isinstance(node, ast.Starred):
@@ -338,8 +367,8 @@ class ConfigTrace:
 
     def _subscript(self, base: ast.expr, values: set, keys: set, scope: tuple) -> set:
         out: set = set()
-        if isinstance(base, ast.Dict):  # {name: function, ...}[key]
-            out |= {v for e in base.values for v in self.resolve(e, scope) if type(v) is Func}
+        if isinstance(base, ast.Dict):  # {name: function, ...}[key], {task: ("key", ...), ...}[task]
+            out |= {v for e in base.values for v in self.resolve(e, scope) if type(v) is Func or isinstance(v, Str)}
         names = {k for k in keys if isinstance(k, Str)} or {"*"}
         for v in values:
             if isinstance(v, Marker) and v.kind == "params":
@@ -398,10 +427,12 @@ class ConfigTrace:
 
 
 # Objects whose entries the code consumes by looping over them (one output per entry), with the function
-# that must do so: their keys are read when the trace sees that function iterate the object's .items().
-# (Iteration in general does not count: merging defaults and showing settings iterate every key too.)
+# that must do so: their keys are read when the trace sees that function loop over the object (`for k in obj`
+# or `for k, v in obj.items()`). (Iteration in general does not count: merging defaults, checking values and
+# showing settings iterate every key too.)
 ITERATED = {
     ("synthetic", "ud_sentences"): ("xling.data.synthetic", "generate"),
+    ("synthetic", "bucc_sentences"): ("xling.data.synthetic", "generate"),
     ("synthetic", "xnli_pairs"): ("xling.data.synthetic", "generate"),
 }
 
@@ -410,8 +441,13 @@ def unread_keys(schema: dict, trace: ConfigTrace, iterated: dict = ITERATED) -> 
     """Dotted schema keys that no code reads (the rule in the module docstring)."""
     looped = [path for path, scope in iterated.items() if (scope, path) in trace.iterated]
     return [".".join(leaf) for leaf in schema_leaves(schema)
-            if not any(len(p) >= len(leaf) and all(k in ("*", r) for k, r in zip(leaf, p)) for p in trace.reads)
+            if not any(len(p) >= len(leaf) and all(_key_matches(k, r) for k, r in zip(leaf, p)) for p in trace.reads)
             and not any(leaf[:len(p)] == p for p in looped)]
+
+
+def _key_matches(schema_key: str, read: str) -> bool:
+    """A read key names a schema key: the same key, a map's "*" or an f-string pattern that matches it."""
+    return schema_key in ("*", read) or isinstance(read, Pattern) and fnmatch.fnmatchcase(schema_key, read)
 
 
 def load_schema(path: Path = REPO / "schemas/config.schema.yaml") -> dict:
@@ -443,6 +479,7 @@ def test_a_loop_that_no_longer_runs_does_not_read(repo_trace):
     moved = {path: ("xling.data.synthetic", "build") for path in ITERATED}
     assert unread_keys(load_schema(), repo_trace, moved) == [
         f"synthetic.{group}.{split}" for group, splits in (("ud_sentences", ("train", "dev", "test")),
+                                                           ("bucc_sentences", ("dev", "test")),
                                                            ("xnli_pairs", ("train", "dev", "test")))
         for split in splits]
 
@@ -536,6 +573,65 @@ def test_the_trace_on_a_small_workflow(tmp_path):
     assert set(trace.params) - trace.params_read == {("scripts/s.py", "orphan")}
 
 
+HELPER_SCHEMA = {"properties": {
+    "t": {"properties": {"p": {}, "q": {}, "one_pooling": {}, "two_pooling": {}, "spare": {}}},
+    "r": {"properties": {"title": {}, "hidden": {}}},
+    "n": {"properties": {"sizes": {"properties": {"dev": {}, "test": {}}}}},
+}}
+
+HELPER_FILES = {
+    "Snakefile": """
+def task_settings(wildcards):
+    keys = {"one": ("p",), "two": ("q",)}[wildcards.task]
+    return {**{key: config["t"][key] for key in keys}, "pooling": config["t"][f"{wildcards.task}_pooling"]}
+
+
+def shown_config():
+    keys = ["r", "n"]
+    return {key: config[key] for key in keys if key in config}
+
+
+rule r:
+    params:
+        settings=task_settings,
+        config=shown_config(),
+    script:
+        "scripts/s.py"
+""",
+    "scripts/s.py": """
+from xling.pkg import render, make
+
+print(snakemake.params.settings["pooling"])
+render(snakemake.params.config)
+make(snakemake.params.config["n"])
+""",
+    "xling/__init__.py": "",
+    "xling/pkg/__init__.py": "from xling.pkg.core import render, make  # noqa: F401",
+    "xling/pkg/core.py": """
+def render(config):
+    return config["r"]["title"]
+
+
+def make(cfg):
+    for split in cfg["sizes"]:
+        print(split)
+""",
+}
+
+
+def test_the_trace_through_helpers_that_build_params(tmp_path):
+    """Settings dicts built from a tuple of keys (chosen by a wildcard), an f-string key, a copy of chosen top-level
+    blocks passed to a function re-exported by a package, a loop over a block's keys: each reads what it names."""
+    for name, text in HELPER_FILES.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    trace = ConfigTrace(tmp_path)
+    unread = ["t.spare", "r.hidden", "n.sizes.dev", "n.sizes.test"]
+    assert unread_keys(HELPER_SCHEMA, trace, {}) == unread
+    assert unread_keys(HELPER_SCHEMA, trace, {("n", "sizes"): ("xling.pkg.core", "make")}) == unread[:2]
+    assert unread_keys(HELPER_SCHEMA, trace, {("n", "sizes"): ("xling.pkg.core", "render")}) == unread
+
+
 # ------------------------------------------------------------------------------------------------------
 # The keys this check found ignored, now wired: the rule (as Snakemake loads it with a preset and an override)
 # runs its script, and the setting changes what the script computes or passes on.
@@ -559,7 +655,8 @@ def workflow(tmp_path, monkeypatch):
 
 @pytest.fixture
 def run_rule_script(tmp_path, monkeypatch):
-    """run(workflow, rule, input, output, wildcards): the rule's `script:` with its params, as Snakemake runs it."""
+    """run(workflow, rule, input, output, wildcards): the rule's `script:` with its params and resources (the
+    rule's own `resources:`, as set in its config), as Snakemake runs it."""
     import logging
     import runpy
     import sys
@@ -586,7 +683,8 @@ def run_rule_script(tmp_path, monkeypatch):
         rule = workflow.get_rule(rule_name)
         wc = Wildcards(fromdict=wildcards or {})
         params = Params(fromdict={k: v(wc) if callable(v) else v for k, v in rule.params.items()})
-        snakemake = Snakemake(named(InputFiles, input), named(OutputFiles, output), params, wc, 1, ResourceList(),
+        resources = ResourceList(fromdict={k: v for k, v in rule.resources.items() if not callable(v)})
+        snakemake = Snakemake(named(InputFiles, input), named(OutputFiles, output), params, wc, 1, resources,
                               Log([str(tmp_path / f"{rule_name}.log")]), workflow.config, rule_name, None)
         runpy.run_path(str(REPO / "scripts" / Path(rule.script).name), init_globals={"snakemake": snakemake})
         return params
@@ -618,7 +716,7 @@ def test_tokenizer_limit_alphabet_caps_the_trained_characters(workflow, run_rule
     for limit in (5, 1000):
         vocab = tmp_path / f"vocab-{limit}.txt"
         run_rule_script(workflow({"tokenizer": {"vocab": "train", "limit_alphabet": limit}}), "train_vocab",
-                        [corpus], [vocab])
+                        {"corpora": [corpus]}, [vocab])
         singles[limit] = {t for t in vocab.read_text(encoding="utf-8").split() if len(t) == 1}
     assert len(singles[1000]) == len(set("thequickbrownfoxjumpsoverthelazydog")) == 26
     # the 5 most frequent characters: o 4, e 3, then three of h r t u (2 each) by code point

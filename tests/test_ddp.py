@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from xling.models import bert
+from xling.models import bert, checkpoints
 
 REPO = Path(__file__).resolve().parents[1]
 HPARAMS = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64,
@@ -71,4 +71,4 @@ def test_torchrun_two_processes_match_single_process(tmp_path):
     assert all(torch.equal(a[k], again[k]) for k in a)
     # only rank 0 wrote: one log row per step, one checkpoint at step 4 (in the directory of these settings)
     [keyed] = (tmp_path / "ddp_ckpt").iterdir()
-    assert [s for s, _ in bert.list_checkpoints(keyed)] == [4]
+    assert [s for s, _ in checkpoints.list_checkpoints(keyed)] == [4]

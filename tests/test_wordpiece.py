@@ -183,7 +183,7 @@ def test_lowercase_training_vocabulary_and_token_files_agree(lowercased_run):
     expected = [p for w in "Éclair Über alles .".split() for p in word_pieces(tokenizer, w)]
     assert first_line[:len(expected)] == expected
     assert word_pieces(tokenizer, "Éclair") == word_pieces(tokenizer, "eclair") and "[UNK]" not in expected
-    assert join_pieces(word_pieces(tokenizer, "Über")) == normalize_word("Über", True) == "uber"
+    assert word_text(word_pieces(tokenizer, "Über")) == normalize_word("Über", True) == "uber"
 
 
 def test_lowercase_static_word_lookup_uses_the_same_pieces(lowercased_run, tmp_path):

@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import logging
 import os
-import random
-import re
 import shutil
 import signal
 import sys
@@ -34,17 +31,32 @@ import tempfile
 import threading
 import time
 import zlib
-from array import array
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from xling.io import atomic_write, read_lines
-from xling.runtime import RUNTIME
+from xling.models.checkpoints import (
+    RESUMABLE_CHANGES,
+    checkpoint_key,
+    fsync_dir,
+    list_checkpoints,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+    trajectory,
+)
+from xling.models.mlm_data import (
+    SPECIAL_TOKENS,
+    BatchOrder,
+    load_blocks,
+    mask_tokens,
+    read_vocab,
+    seed_of,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -77,12 +89,7 @@ DEFAULTS: dict = {
 }
 #: Not part of the `bert` config object: the block length comes from the `windows` grid.
 EXTRA_KEYS = ("window",)
-#: Keys that may change between a checkpoint and its resumption without changing the trajectory: the
-#: runtime settings of the `bert` block (the workflow passes them as resources, so they retrain nothing).
-_RESUMABLE_CHANGES = RUNTIME["bert"]
-SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 LOG_COLUMNS = ("step", "epoch", "loss", "lr", "tokens_per_s", "elapsed_s")
-_CKPT_RE = re.compile(r"^ckpt-(\d{9})\.pt$")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -123,211 +130,6 @@ def model_config(hparams: dict, vocab_size: int):
         attention_probs_dropout_prob=h["dropout"],
         attn_implementation="sdpa",
     )
-
-
-# ----------------------------------------------------------------------------------------------
-# data
-
-
-def read_vocab(vocab_path) -> dict[str, int]:
-    """vocab.txt → {piece: id} (id = 0-based line number); the BERT special tokens must be present."""
-    vocab: dict[str, int] = {}
-    for lineno, piece in read_lines(vocab_path):
-        if not piece:
-            raise ValueError(f"{vocab_path}:{lineno}: empty line in vocabulary")
-        if piece in vocab:
-            raise ValueError(f"{vocab_path}:{lineno}: duplicate piece {piece!r} (first on line {vocab[piece] + 1})")
-        vocab[piece] = lineno - 1
-    missing = [t for t in SPECIAL_TOKENS if t not in vocab]
-    if missing:
-        raise ValueError(f"{vocab_path}: special token(s) {missing} missing from the vocabulary")
-    return vocab
-
-
-def language_of(path) -> str:
-    """Language code of a token file: its name up to the first dot (tokens/1000/en.txt → en)."""
-    return Path(path).name.split(".")[0]
-
-
-def _language_ids(path, vocab: dict[str, int]) -> np.ndarray:
-    """All wordpiece ids of one token file, documents concatenated in file order."""
-    ids = array("q")
-    get = vocab.get
-    n_docs = n_empty = 0
-    for lineno, line in read_lines(path):
-        if not line:
-            n_empty += 1
-            continue
-        pieces = line.split(" ")
-        if "" in pieces:
-            raise ValueError(f"{path}:{lineno}: empty wordpiece (pieces must be separated by single spaces)")
-        ids.extend([get(p, -1) for p in pieces])
-        n_docs += 1
-    out = np.frombuffer(ids, dtype=np.int64).copy() if len(ids) else np.zeros(0, dtype=np.int64)
-    unknown = int((out == -1).sum())
-    out[out == -1] = vocab["[UNK]"]
-    log = logger.warning if unknown else logger.info
-    log("%s: %d documents (%d empty lines skipped), %d pieces, %d not in the vocabulary → [UNK] (%.3f%%)",
-        path, n_docs, n_empty, len(out), unknown, 100.0 * unknown / max(len(out), 1))
-    return out
-
-
-def load_blocks(token_paths: Sequence, vocab_path, window: int) -> tuple[torch.Tensor, list[str]]:
-    """Pack each language's documents into blocks of exactly `window` ids: [CLS] + window-2 ids + [SEP].
-
-    Like HF run_mlm's group_texts, documents are concatenated and cut into equal blocks (no padding, so
-    every position trains), but a block never mixes two languages; each language's remainder is dropped.
-    Returns (LongTensor [n_blocks, window], language code per block), languages in `token_paths` order.
-    """
-    window = int(window)
-    if window < 3:
-        raise ValueError(f"window must be >= 3 ([CLS] + at least one piece + [SEP]), not {window}")
-    vocab = read_vocab(vocab_path)
-    langs = [language_of(p) for p in token_paths]
-    if len(set(langs)) != len(langs):
-        raise ValueError(f"two token files for the same language in {list(map(str, token_paths))}")
-    body = window - 2
-    chunks, languages = [], []
-    for path, lang in zip(token_paths, langs):
-        ids = _language_ids(path, vocab)
-        n = len(ids) // body
-        if n == 0:
-            logger.warning("%s: %d pieces < one block of %d; language %s gets no block", path, len(ids), body, lang)
-            continue
-        block = np.empty((n, window), dtype=np.int64)
-        block[:, 0] = vocab["[CLS]"]
-        block[:, 1:-1] = ids[: n * body].reshape(n, body)
-        block[:, -1] = vocab["[SEP]"]
-        chunks.append(block)
-        languages += [lang] * n
-        logger.info("%s: %d blocks of %d tokens (%d trailing pieces dropped)", lang, n, window, len(ids) - n * body)
-    if not chunks:
-        raise ValueError(f"no block of {window} tokens in {list(map(str, token_paths))}")
-    return torch.from_numpy(np.concatenate(chunks)), languages
-
-
-def _seed(*parts) -> int:
-    """A 63-bit seed from any parts, stable across processes (unlike hash())."""
-    return int.from_bytes(hashlib.blake2b(repr(parts).encode(), digest_size=8).digest(), "little") >> 1
-
-
-class BatchOrder:
-    """Which blocks step t uses: positions [t*B, (t+1)*B) of the concatenated per-epoch permutations."""
-
-    def __init__(self, n_blocks: int, batch_size: int, seed: int):
-        self.n, self.batch, self.seed = n_blocks, batch_size, seed
-        self._epoch, self._perm = -1, None
-
-    def position(self, step: int) -> tuple[int, int]:
-        """(epoch, index in that epoch's permutation) after `step` completed steps."""
-        return divmod(step * self.batch, self.n)
-
-    def _permutation(self, epoch: int) -> torch.Tensor:
-        if epoch != self._epoch:
-            g = torch.Generator().manual_seed(_seed(self.seed, "epoch", epoch))
-            self._epoch, self._perm = epoch, torch.randperm(self.n, generator=g)
-        return self._perm
-
-    def indices(self, step: int) -> torch.Tensor:
-        """Global block indices of (0-based) step `step`."""
-        start, parts, need = step * self.batch, [], self.batch
-        while need:
-            epoch, index = divmod(start, self.n)
-            take = min(self.n - index, need)
-            parts.append(self._permutation(epoch)[index : index + take])
-            start, need = start + take, need - take
-        return torch.cat(parts)
-
-
-def mask_tokens(input_ids: torch.Tensor, special_ids: Sequence[int], mask_id: int, vocab_size: int,
-                mlm_probability: float, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """HF DataCollatorForLanguageModeling masking: each non-special token is chosen with mlm_probability;
-    of the chosen, 80% → [MASK], 10% → a random id of the vocabulary, 10% kept. Labels are -100 elsewhere.
-    Returns new (inputs, labels); the argument is not modified."""
-    inputs, labels = input_ids.clone(), input_ids.clone()
-    prob = torch.full(labels.shape, mlm_probability)
-    prob.masked_fill_(torch.isin(labels, torch.as_tensor(list(special_ids))), 0.0)
-    masked = torch.bernoulli(prob, generator=generator).bool()
-    labels[~masked] = -100
-    replaced = torch.bernoulli(torch.full(labels.shape, 0.8), generator=generator).bool() & masked
-    inputs[replaced] = mask_id
-    randomized = torch.bernoulli(torch.full(labels.shape, 0.5), generator=generator).bool() & masked & ~replaced
-    words = torch.randint(vocab_size, labels.shape, dtype=torch.long, generator=generator)
-    inputs[randomized] = words[randomized]
-    return inputs, labels
-
-
-# ----------------------------------------------------------------------------------------------
-# checkpoints
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def list_checkpoints(checkpoint_dir) -> list[tuple[int, Path]]:
-    """Complete checkpoints (a file only gets its final name once fully written), oldest first."""
-    d = Path(checkpoint_dir)
-    found = [(int(m.group(1)), p) for p in d.iterdir() if (m := _CKPT_RE.match(p.name))] if d.is_dir() else []
-    return sorted(found)
-
-
-def save_checkpoint(checkpoint_dir, state: dict, keep: int) -> Path:
-    """Write `state` atomically (temp file, fsync, rename, fsync dir) and keep only the last `keep`."""
-    d = Path(checkpoint_dir)
-    d.mkdir(parents=True, exist_ok=True)
-    path = d / f"ckpt-{state['step']:09d}.pt"
-    fd, tmp = tempfile.mkstemp(prefix=".ckpt-", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(state, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    _fsync_dir(d)
-    for _, old in list_checkpoints(d)[:-keep]:
-        old.unlink(missing_ok=True)
-    return path
-
-
-def _rng_state() -> dict:
-    np_state = np.random.get_state()
-    return {
-        "python": random.getstate(),
-        "numpy": (np_state[0], torch.from_numpy(np_state[1].copy()), *np_state[2:]),
-        "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-    }
-
-
-def _set_rng_state(state: dict) -> None:
-    random.setstate(state["python"])
-    name, key, *rest = state["numpy"]
-    np.random.set_state((name, key.numpy(), *rest))
-    torch.set_rng_state(state["torch"])
-    if state["cuda"] and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
-        torch.cuda.set_rng_state_all(state["cuda"])
-
-
-def _trajectory(h: dict) -> dict:
-    """The hyper-parameters a resumed run must share with its checkpoint."""
-    return {k: v for k, v in h.items() if k not in _RESUMABLE_CHANGES}
-
-
-def checkpoint_key(h: dict, n_blocks: int, fingerprint: int, vocab_size: int) -> str:
-    """Name of the checkpoint subdirectory of one training: a short hash of what decides the weights (the
-    trajectory hyper-parameters and the packed data), so a changed setting or corpus trains beside the
-    checkpoints of the old one, which a later change back resumes from."""
-    spec = {"hparams": _trajectory(h), "n_blocks": n_blocks, "fingerprint": fingerprint, "vocab_size": vocab_size}
-    return hashlib.blake2b(json.dumps(spec, sort_keys=True).encode(), digest_size=6).hexdigest()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -461,7 +263,7 @@ def _save_final(mlm, vocab_path, out_dir: Path, log: Path, lowercase: bool) -> N
             old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
             os.replace(out_dir, old)
         os.replace(tmp, out_dir)
-        _fsync_dir(out_dir.parent)
+        fsync_dir(out_dir.parent)
         if old is not None:
             shutil.rmtree(old)
     finally:
@@ -562,7 +364,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         path = chosen[0]
     if path is not None:  # the directory's name says what it holds; these checks catch one moved by hand
         state = torch.load(path, map_location="cpu", weights_only=True)
-        changed = {k: (state["hparams"].get(k), v) for k, v in _trajectory(h).items() if state["hparams"].get(k) != v}
+        changed = {k: (state["hparams"].get(k), v) for k, v in trajectory(h).items() if state["hparams"].get(k) != v}
         if changed:
             raise ValueError(f"{path}: hyper-parameters differ from the checkpoint (checkpoint, now): {changed}; "
                              f"{checkpoint_dir} holds another setting's checkpoints: delete it")
@@ -572,7 +374,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         mlm.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
-        _set_rng_state(state["rng"])
+        set_rng_state(state["rng"])
         step, elapsed = state["step"], state["elapsed_s"]
         logger.info("resumed from %s: step %d, epoch %d, index %d (saved on %s)",
                     path, step, state["epoch"], state["index"], state["reason"])
@@ -595,7 +397,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
             epoch, index = order.position(step)
             state = {"step": step, "epoch": epoch, "index": index, "reason": reason, "elapsed_s": elapsed,
                      "model": mlm.state_dict(), "optimizer": optimizer.state_dict(),
-                     "scheduler": scheduler.state_dict(), "rng": _rng_state(), "hparams": _trajectory(h),
+                     "scheduler": scheduler.state_dict(), "rng": rng_state(), "hparams": trajectory(h),
                      "n_blocks": n_blocks, "fingerprint": fingerprint, "vocab_size": len(vocab), "world_size": world}
             path = save_checkpoint(checkpoint_dir, state, int(h["keep_checkpoints"]))
             logger.info("step %d: checkpoint %s (%s)", step, path, reason)
@@ -626,11 +428,11 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
                 break
             idx = order.indices(step)
             inputs, labels = mask_tokens(blocks[idx], special, vocab["[MASK]"], len(vocab), h["mlm_probability"],
-                                         torch.Generator().manual_seed(_seed(seed, "mask", step)))
+                                         torch.Generator().manual_seed(seed_of(seed, "mask", step)))
             # every rank masks the whole global batch, so the loss normaliser is known everywhere
             n_masked = max(int((labels != -100).sum()), 1)
             inputs, labels = inputs[rank * per_rank : (rank + 1) * per_rank], labels[rank * per_rank : (rank + 1) * per_rank]
-            torch.manual_seed(_seed(seed, "dropout", step, rank))
+            torch.manual_seed(seed_of(seed, "dropout", step, rank))
             lr = scheduler.get_last_lr()[0]
             for start in range(0, per_rank, micro):
                 x, y = inputs[start : start + micro], labels[start : start + micro]
@@ -725,7 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # of its --log-dir/--logs-specs (argparse rejects `torchrun ... -m xling.models.bert --log F` as ambiguous)
     parser.add_argument("--log", "--log-file", dest="log", default=None,
                         help="also copy training_log.tsv here (use --log-file under torchrun)")
-    runtime = sorted(_RESUMABLE_CHANGES - {"threads"})  # threads: OMP_NUM_THREADS
+    runtime = sorted(RESUMABLE_CHANGES - {"threads"})  # threads: OMP_NUM_THREADS
     for key in runtime:
         parser.add_argument(f"--{key.replace('_', '-')}", dest=key, type=str if key == "device" else int,
                             help=f"bert.{key}, replacing --hparams' (changes no weight: a checkpoint resumes across it)")

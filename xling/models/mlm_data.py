@@ -1,0 +1,148 @@
+"""Pretraining data for the MLM trainer: the vocabulary, token files packed into blocks, a seeded batch order
+and 80/10/10 dynamic masking, each a pure function of (seed, step) so a resumed run sees the same batches."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from array import array
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from xling.io import read_lines
+
+logger = logging.getLogger(__name__)
+
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+
+def read_vocab(vocab_path) -> dict[str, int]:
+    """vocab.txt → {piece: id} (id = 0-based line number); the BERT special tokens must be present."""
+    vocab: dict[str, int] = {}
+    for lineno, piece in read_lines(vocab_path):
+        if not piece:
+            raise ValueError(f"{vocab_path}:{lineno}: empty line in vocabulary")
+        if piece in vocab:
+            raise ValueError(f"{vocab_path}:{lineno}: duplicate piece {piece!r} (first on line {vocab[piece] + 1})")
+        vocab[piece] = lineno - 1
+    missing = [t for t in SPECIAL_TOKENS if t not in vocab]
+    if missing:
+        raise ValueError(f"{vocab_path}: special token(s) {missing} missing from the vocabulary")
+    return vocab
+
+
+def language_of(path) -> str:
+    """Language code of a token file: its name up to the first dot (tokens/1000/en.txt → en)."""
+    return Path(path).name.split(".")[0]
+
+
+def _language_ids(path, vocab: dict[str, int]) -> np.ndarray:
+    """All wordpiece ids of one token file, documents concatenated in file order."""
+    ids = array("q")
+    get = vocab.get
+    n_docs = n_empty = 0
+    for lineno, line in read_lines(path):
+        if not line:
+            n_empty += 1
+            continue
+        pieces = line.split(" ")
+        if "" in pieces:
+            raise ValueError(f"{path}:{lineno}: empty wordpiece (pieces must be separated by single spaces)")
+        ids.extend([get(p, -1) for p in pieces])
+        n_docs += 1
+    out = np.frombuffer(ids, dtype=np.int64).copy() if len(ids) else np.zeros(0, dtype=np.int64)
+    unknown = int((out == -1).sum())
+    out[out == -1] = vocab["[UNK]"]
+    log = logger.warning if unknown else logger.info
+    log("%s: %d documents (%d empty lines skipped), %d pieces, %d not in the vocabulary → [UNK] (%.3f%%)",
+        path, n_docs, n_empty, len(out), unknown, 100.0 * unknown / max(len(out), 1))
+    return out
+
+
+def load_blocks(token_paths: Sequence, vocab_path, window: int) -> tuple[torch.Tensor, list[str]]:
+    """Pack each language's documents into blocks of exactly `window` ids: [CLS] + window-2 ids + [SEP].
+
+    Like HF run_mlm's group_texts, documents are concatenated and cut into equal blocks (no padding, so
+    every position trains), but a block never mixes two languages; each language's remainder is dropped.
+    Returns (LongTensor [n_blocks, window], language code per block), languages in `token_paths` order.
+    """
+    window = int(window)
+    if window < 3:
+        raise ValueError(f"window must be >= 3 ([CLS] + at least one piece + [SEP]), not {window}")
+    vocab = read_vocab(vocab_path)
+    langs = [language_of(p) for p in token_paths]
+    if len(set(langs)) != len(langs):
+        raise ValueError(f"two token files for the same language in {list(map(str, token_paths))}")
+    body = window - 2
+    chunks, languages = [], []
+    for path, lang in zip(token_paths, langs):
+        ids = _language_ids(path, vocab)
+        n = len(ids) // body
+        if n == 0:
+            logger.warning("%s: %d pieces < one block of %d; language %s gets no block", path, len(ids), body, lang)
+            continue
+        block = np.empty((n, window), dtype=np.int64)
+        block[:, 0] = vocab["[CLS]"]
+        block[:, 1:-1] = ids[: n * body].reshape(n, body)
+        block[:, -1] = vocab["[SEP]"]
+        chunks.append(block)
+        languages += [lang] * n
+        logger.info("%s: %d blocks of %d tokens (%d trailing pieces dropped)", lang, n, window, len(ids) - n * body)
+    if not chunks:
+        raise ValueError(f"no block of {window} tokens in {list(map(str, token_paths))}")
+    return torch.from_numpy(np.concatenate(chunks)), languages
+
+
+def seed_of(*parts) -> int:
+    """A 63-bit seed from any parts, stable across processes (unlike hash())."""
+    return int.from_bytes(hashlib.blake2b(repr(parts).encode(), digest_size=8).digest(), "little") >> 1
+
+
+class BatchOrder:
+    """Which blocks step t uses: positions [t*B, (t+1)*B) of the concatenated per-epoch permutations."""
+
+    def __init__(self, n_blocks: int, batch_size: int, seed: int):
+        self.n, self.batch, self.seed = n_blocks, batch_size, seed
+        self._epoch, self._perm = -1, None
+
+    def position(self, step: int) -> tuple[int, int]:
+        """(epoch, index in that epoch's permutation) after `step` completed steps."""
+        return divmod(step * self.batch, self.n)
+
+    def _permutation(self, epoch: int) -> torch.Tensor:
+        if epoch != self._epoch:
+            g = torch.Generator().manual_seed(seed_of(self.seed, "epoch", epoch))
+            self._epoch, self._perm = epoch, torch.randperm(self.n, generator=g)
+        return self._perm
+
+    def indices(self, step: int) -> torch.Tensor:
+        """Global block indices of (0-based) step `step`."""
+        start, parts, need = step * self.batch, [], self.batch
+        while need:
+            epoch, index = divmod(start, self.n)
+            take = min(self.n - index, need)
+            parts.append(self._permutation(epoch)[index : index + take])
+            start, need = start + take, need - take
+        return torch.cat(parts)
+
+
+def mask_tokens(input_ids: torch.Tensor, special_ids: Sequence[int], mask_id: int, vocab_size: int,
+                mlm_probability: float, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """HF DataCollatorForLanguageModeling masking: each non-special token is chosen with mlm_probability;
+    of the chosen, 80% → [MASK], 10% → a random id of the vocabulary, 10% kept. Labels are -100 elsewhere.
+    Returns new (inputs, labels); the argument is not modified."""
+    inputs, labels = input_ids.clone(), input_ids.clone()
+    prob = torch.full(labels.shape, mlm_probability)
+    prob.masked_fill_(torch.isin(labels, torch.as_tensor(list(special_ids))), 0.0)
+    masked = torch.bernoulli(prob, generator=generator).bool()
+    labels[~masked] = -100
+    replaced = torch.bernoulli(torch.full(labels.shape, 0.8), generator=generator).bool() & masked
+    inputs[replaced] = mask_id
+    randomized = torch.bernoulli(torch.full(labels.shape, 0.5), generator=generator).bool() & masked & ~replaced
+    words = torch.randint(vocab_size, labels.shape, dtype=torch.long, generator=generator)
+    inputs[randomized] = words[randomized]
+    return inputs, labels
