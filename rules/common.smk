@@ -195,7 +195,7 @@ def lm_params(wildcards):
 def translation_settings():
     """The language.* settings that change token-translation numbers (the model's own are in lm_params)."""
     keys = ("data", "directions", "layers", "alphas", "mean", "max_sentences", "vocab_min_count", "bleu_tokenize",
-            "samples", "mean_positions", "shift_positions")
+            "bleu_unit", "samples", "mean_positions", "shift_positions")
     return {key: LANGUAGE[key] for key in keys}
 
 

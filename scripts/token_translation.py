@@ -22,7 +22,7 @@ table, samples = translate_pair(
     batch_size=snakemake.resources.batch_size, max_length=lm["max_length"], device=snakemake.resources.device,
     min_count=s["vocab_min_count"], bleu_tokenize=s["bleu_tokenize"], lowercase=snakemake.params.lowercase,
     n_samples=s["samples"], max_sentences=s["max_sentences"], mean_positions=s["mean_positions"],
-    shift_positions=s["shift_positions"], revision=lm["revision"],
+    shift_positions=s["shift_positions"], revision=lm["revision"], bleu_unit=s["bleu_unit"],
 )
 settings = dict(model=lm["label"], size=lm["size"], window=lm["window"], data=s["data"],
                 max_sentences=s["max_sentences"], **run_settings(snakemake.config, lm["label"]))

@@ -89,7 +89,7 @@ def word_retrieval() -> pd.DataFrame:
 
 
 def token_translation() -> pd.DataFrame:
-    rows = []
+    rows, sizes = [], {"en": 9000, "de": 9100}
     for (model, size, window), layers in ((OURS, (1, 2, 3)), ((MBERT, 0, 0), (10, 11))):
         for direction, (src, tgt) in {"en->xx": ("en", "de"), "xx->en": ("de", "en")}.items():
             for layer in layers:
@@ -104,7 +104,8 @@ def token_translation() -> pd.DataFrame:
                     rows.append(dict(model=model, size=size, window=window, src=src, tgt=tgt, pair="en-de",
                                      direction=direction, layer=layer, alpha=alpha, bleu1=bleu, convert_rate=0.5,
                                      n_sentences=3, n_tokens=9, mean_stat="token", mean_source="store",
-                                     data="parallel"))
+                                     data="parallel", bleu_unit="wordpieces", src_vocab_size=sizes[src],
+                                     tgt_vocab_size=sizes[tgt], shared_vocab_size=3000))
     return pd.DataFrame(rows)
 
 
@@ -130,6 +131,7 @@ def tatoeba(with_mbert: bool = True) -> pd.DataFrame:
 
 def bucc() -> pd.DataFrame:
     return pd.DataFrame([dict(model=MBERT, size=0, window=0, lang="de", pair="en-de", layer=8, variant=variant,
+                              direction="xx<->en",
                               f1=0.6, dev_f1=0.7 if variant == "original" else 0.2, precision=0.6, recall=0.6,
                               threshold=1.0, n_gold=10, n_extracted=10, score="margin", k=4)
                          for variant in ("original", "zero_mean", "mds")])
@@ -194,8 +196,14 @@ def test_demo_like_tables_show_published_rows_beside_ours(tmp_path):
     assert de_closed[2] == "0.392" and "0.321 Δ -0.071" in de_closed  # BERT 12k w128, layer 2, en-de
     assert "No setting of ours: pos (ours: all dictionary words)" in note
 
-    # token-set sizes: no table of ours records them
-    assert "Our table has no column vocab_size: this run does not measure these numbers" in html
+    # token-set sizes from the token-translation table's vocabulary columns: |V_de| and |V_en & V_de|
+    _, rows, _ = published_table(html, "Liu, Hsu, Chuang & Lee (2020), arXiv:2004.09205, Table 3 — size of each")
+    (de,) = [r for r in rows if r[0] == "de"]
+    assert de[1] == "9,212" and de[2].startswith("9,100.0 Δ -112.0")
+    _, rows, _ = published_table(html, "Liu, Hsu, Chuang & Lee (2020), arXiv:2004.09205, Table 3 — size of the")
+    (de,) = [r for r in rows if r[0] == "de"]
+    assert de[1] == "3,230" and de[2].startswith("3,000.0 Δ -230.0")
+    assert "BLEU-1 unit" in html and "wordpieces" in html
 
 
 def test_our_bert_is_flagged_where_the_run_has_no_mbert(tmp_path):

@@ -7,8 +7,9 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
-from xling.evaluate.sentence_retrieval import (bucc_split_vectors, bucc_table, extract, language_mean, mine,
-                                      optimize_threshold, prf, retrieval_accuracy, tatoeba, tatoeba_table, text_gold)
+from xling.evaluate.sentence_retrieval import (BUCC_DIRECTION, bucc_split_vectors, bucc_table, extract,
+                                               language_mean, mine, optimize_threshold, prf, retrieval_accuracy,
+                                               tatoeba, tatoeba_table, text_gold, vector_spread)
 from xling.encode.encoder import Encoder
 
 
@@ -41,6 +42,43 @@ def test_tatoeba_planted_offset():
     assert acc["zero_mean", "xx->en"] == 1.0 and acc["zero_mean", "en->xx"] == 1.0
     assert acc["mds", "xx->en"] == 1.0 and acc["mds", "en->xx"] == 1.0
     assert set(table["layer"]) == {8} and (table["n_queries"] == len(src)).all()
+
+
+def test_tatoeba_directions_against_numpy_argmax():
+    """en->xx = English queries searching the xx sentences (XTREME's direction), xx->en the other way; the two
+    differ on these planted vectors, and each equals a direct numpy argmax over cosine similarities."""
+    rng = np.random.default_rng(3)
+    xx = rng.normal(size=(40, 8))
+    en = xx + 1.2 * rng.normal(size=(40, 8))  # noisy translations: some queries miss, differently per side
+
+    def numpy_accuracy(queries, candidates):
+        q = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+        c = candidates / np.linalg.norm(candidates, axis=1, keepdims=True)
+        return float(np.mean((q @ c.T).argmax(axis=1) == np.arange(len(q))))
+
+    ones = np.ones(len(xx), dtype=int)
+    table = tatoeba_table(xx[:, None], ones, en[:, None], ones, [8], "sentence", alpha=1.0)
+    acc = table[table["variant"] == "original"].set_index("direction")["accuracy"]
+    assert acc["en->xx"] == numpy_accuracy(en, xx)
+    assert acc["xx->en"] == numpy_accuracy(xx, en)
+    assert acc["en->xx"] != acc["xx->en"] and 0 < acc["en->xx"] < 1
+
+
+def test_vector_spread_flags_collapsed_vectors():
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(30, 5))
+    unit = v / np.linalg.norm(v, axis=1, keepdims=True)
+    cos = unit @ unit.T
+    brute = 1 - (cos.sum() - np.trace(cos)) / (30 * 29)
+    assert vector_spread(v) == pytest.approx(brute)
+    assert vector_spread(v, block=7) == pytest.approx(brute)  # blocks of rows sum to the same
+    same = np.tile(rng.normal(size=5), (30, 1)) * rng.uniform(1, 2, size=(30, 1))  # one direction, any length
+    assert vector_spread(same) == pytest.approx(0, abs=1e-12)
+    ones = np.ones(30, dtype=int)
+    collapsed = tatoeba_table(same[:, None], ones, same[:, None], ones, [1], "sentence", alpha=1.0)
+    assert (collapsed["vector_spread"] < 1e-9).all()
+    normal = tatoeba_table(v[:, None], ones, v[:, None] + 0.1, ones, [1], "sentence", alpha=1.0)
+    assert (normal["vector_spread"] > 0.5).all()
 
 
 def test_accuracy_ties_and_duplicate_texts():
@@ -120,6 +158,7 @@ def test_bucc_planted_threshold_from_dev_applied_to_test():
     assert table.loc["original", "f1"] < 1.0
     assert table.loc["mds", "f1"] > table.loc["original", "f1"]  # the means differ a little: non-gold sentences
     assert (table["n_gold"] == 15).all() and (table["n_src"] == 25).all()
+    assert (table["direction"] == BUCC_DIRECTION).all()  # symmetric mining: no query direction
 
 
 # ---------------------------------------------------------------------------------------------- tiny BERT

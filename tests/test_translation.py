@@ -11,8 +11,9 @@ from sacrebleu.metrics import BLEU
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
 from xling.encode.encoder import Encoder
-from xling.evaluate.translation import (bleu1, bleu_tokenizer, convert_rate, convert_rate_by_alpha, piece_counts,
-                                        sentence_means, store_means, token_translation, vocabulary)
+from xling.evaluate.translation import (bleu1, bleu_tokenizer, convert_rate, piece_counts, sentence_means,
+                                        store_means, token_translation, vocabulary)
+from xling.report.language import convert_rate_by_alpha, translation_flags
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_TABLE = REPO / "results" / "demo" / "eval" / "token_translation.parquet"
@@ -129,6 +130,64 @@ def test_token_translation_table_and_samples(random_model):
         token_translation(encoder, src, ref, "a", "b", mean_b[:2], mean_b, set(), set(), [0], [1], 3)
 
 
+@pytest.fixture(scope="module")
+def constant_model(tmp_path_factory):
+    """A planted degenerate MLM: its prediction head ignores the hidden state (the transform's LayerNorm
+    outputs 0) and its bias favours one piece, so it predicts "ab" whatever the input and the shift."""
+    torch.manual_seed(0)
+    vocab = SPECIALS + A_WORDS + B_WORDS + ["##s"]
+    model = BertForMaskedLM(tiny_config(len(vocab))).eval()
+    with torch.no_grad():
+        model.cls.predictions.transform.LayerNorm.weight.zero_()
+        model.cls.predictions.transform.LayerNorm.bias.zero_()
+        model.cls.predictions.bias.zero_()
+        model.cls.predictions.bias[vocab.index("ab")] = 10.0
+    return save_model(model, vocab, tmp_path_factory.mktemp("constant"))
+
+
+def constant_translation(model_dir, **kwargs):
+    encoder = Encoder.from_pretrained(model_dir, device="cpu")
+    mean_a = np.zeros((3, 32))
+    return token_translation(encoder, ["ab ac ad"], ["ab abs ob"], "a", "b", mean_a, mean_a + 1.0, set(A_WORDS),
+                             set(B_WORDS), layers=[1, 2], alphas=[-1, 0, 1, 2], batch_size=2, **kwargs)[0]
+
+
+def test_bleu1_units_against_sacrebleu(constant_model):
+    """The constant model outputs "ab ab ab" (one piece per input piece). Against "ab abs ob":
+    wordpieces: hypothesis pieces ab ab ab, reference pieces ab ab ##s ob -> 2 of 3 clipped matches, BP
+    exp(1 - 4/3); words: hypothesis words ab ab ab, reference words ab abs ob -> 1 of 3, BP 1."""
+    pieces = constant_translation(constant_model)
+    assert (pieces["bleu_unit"] == "wordpieces").all() and (pieces["bleu_tokenize"] == "none").all()
+    expected = BLEU(max_ngram_order=1, tokenize="none").corpus_score(["ab ab ab"], [["ab ab ##s ob"]]).score
+    assert expected == pytest.approx(100 * 2 / 3 * math.exp(1 - 4 / 3))
+    assert pieces["bleu1"].to_numpy() == pytest.approx(expected)
+    words = constant_translation(constant_model, bleu_unit="words")
+    assert (words["bleu_unit"] == "words").all() and (words["bleu_tokenize"] == "13a").all()
+    expected = BLEU(max_ngram_order=1, tokenize="13a").corpus_score(["ab ab ab"], [["ab abs ob"]]).score
+    assert expected == pytest.approx(100 / 3)
+    assert words["bleu1"].to_numpy() == pytest.approx(expected)
+    with pytest.raises(ValueError, match="BLEU unit"):
+        constant_translation(constant_model, bleu_unit="characters")
+
+
+def test_constant_model_is_flagged(constant_model, random_model):
+    table = constant_translation(constant_model)
+    assert (table["distinct_predictions"] == 1).all() and (table["changed_share"] == 0).all()
+    assert (table["n_src_only"] == 3).all() and (table["convert_rate"] == 0).all()  # "ab" is a source piece
+    flags = translation_flags(table)
+    assert "constant predictions" in flags and "do not depend on" in flags
+    normal = constant_translation(random_model)  # a random (untrained) model: its outputs follow its input
+    assert (normal["distinct_predictions"] > 1).all() and translation_flags(normal) == ""
+
+
+def test_layer_average_counts_dropped_layers():
+    table = pd.DataFrame(dict(model="bert", size=1, window=8, src="a", tgt="b", alpha=1.0, layer=[1, 2, 3],
+                              convert_rate=[0.2, math.nan, 0.6], bleu1=[1.0, 2.0, 6.0]))
+    (row,) = convert_rate_by_alpha(table).to_dict("records")
+    assert row["convert_rate"] == pytest.approx(0.4) and row["bleu1"] == pytest.approx(3.0)
+    assert row["n_layers"] == 3 and row["n_layers_undefined"] == 1
+
+
 # ---------------------------------------------------------------------------------------------- acceptance
 
 def check_language_switch(table: pd.DataFrame, tolerance: float = 0.02) -> None:
@@ -193,6 +252,7 @@ def test_mds_switches_language_on_a_tiny_trained_model(trained_model, one_thread
                                  layers=[0, 1, 2], alphas=[-1, 0, 1, 2, 3], batch_size=64, shift_positions=positions)
     table = table.assign(model="bert", size=0, window=0, src="a", tgt="b")
     check_language_switch(table)
+    assert translation_flags(table) == ""  # a working model is not flagged
     summary = convert_rate_by_alpha(table).set_index("alpha")["convert_rate"]
     assert summary[3.0] > 0.5 and summary[-1.0] < 0.1
 
@@ -244,3 +304,46 @@ def test_report_sections_render(tmp_path):
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "Best layer and" in html and "Tatoeba accuracy (xx\u2192en, layer 8)" in html
     assert "A test (2020)" in html and "25.0" in html  # ours (0.25 x 100) beside the published 30.0
+
+
+def test_report_names_degenerate_results(tmp_path):
+    """An undefined convert rate prints its piece counts, layer means say how many layers they dropped, and a
+    constant model (one piece, unmoved by alpha) and collapsed sentence vectors are flagged beside their numbers;
+    a working model is not."""
+    import html as html_lib
+
+    import xling.report.language  # noqa: F401  (registers the sections)
+    from xling.report.core import render_report
+
+    rows = []
+    for model, size in (("bert", 500), ("bert", 900)):
+        constant = size == 500
+        for d, (s, t) in {"en->xx": ("en", "xa"), "xx->en": ("xa", "en")}.items():
+            for layer in (1, 2):
+                for a in (0.0, 1.0, 2.0):
+                    undefined = constant or (layer == 2 and a == 1.0)
+                    rows.append(dict(model=model, size=size, window=32, src=s, tgt=t, pair="en-xa", direction=d,
+                                     layer=layer, alpha=a, bleu1=5.0, convert_rate=math.nan if undefined else 0.25 * a,
+                                     n_sentences=3, n_tokens=12, n_src_only=0 if undefined else 6,
+                                     n_tgt_only=0 if undefined else 2, n_shared=12 if undefined else 4, n_neither=0,
+                                     distinct_predictions=1 if constant else 7,
+                                     changed_share=0.0 if constant or a == 0 else 0.5, bleu_unit="wordpieces",
+                                     mean_stat="token", mean_source="store"))
+    tatoeba = pd.DataFrame([
+        dict(model="bert", size=size, window=32, lang="xa", pair="en-xa", direction=d, layer=layer, variant=v,
+             accuracy=0.1, n_queries=10, n_candidates=10, vector_spread=0.0 if size == 500 else 0.3, mds_alpha=1.0,
+             mean_stat="token")
+        for size in (500, 900) for d in ("en->xx", "xx->en") for layer in (1, 2)
+        for v in ("original", "zero_mean", "mds")])
+    config = {"run": "t", "languages": ["en", "xa"], "data": {"source": "synthetic"}, "models": ["bert"],
+              "windows": [32], "language": {"sentence_retrieval": {"layer": 2}}}
+    render_report({"token_translation": pd.DataFrame(rows), "tatoeba": tatoeba}, config, tmp_path / "r.html",
+                  tmp_path / "figures", paper_results=tmp_path / "none.yaml")
+    html = html_lib.unescape((tmp_path / "r.html").read_text(encoding="utf-8"))
+    assert "undefined: 0 source-only, 0 target-only, 12 shared output pieces" in html
+    assert html.count("constant predictions: one output piece whatever the input") == 2  # both directions of 500
+    assert html.count("predictions do not depend on α") == 2
+    assert "undefined at every layer" in html  # the constant model's means over layers
+    assert "1 of 2" in html  # the working model at alpha 1: layer 2 undefined, left out of the mean
+    assert html.count("xa: collapsed vectors: spread 0.000 < 0.001") == 6  # 3 variants x 2 direction tables
+    assert html.count(">none<") >= 2  # the working model: no flag in either table

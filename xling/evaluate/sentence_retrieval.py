@@ -18,7 +18,9 @@ weighted by their position counts).
 Tatoeba: cosine nearest neighbour (argmax, in query blocks) among all sentences of the other side;
 accuracy = share of queries whose nearest neighbour is their translation (or a sentence with the same
 text). Ties go to the first candidate, as XTREME's argmax: a model that maps every sentence to one
-vector scores 1/n, never 1. Both directions are computed; XTREME reports xx->en.
+vector scores 1/n, never 1. Both directions are computed, labelled 'queries->candidates': XTREME's
+evaluate_retrieval indexes the xx sentences and searches them with the English ones, so the accuracy
+XTREME and the papers report is en->xx.
 
 BUCC (XTREME's procedure, from LASER): for every source sentence its best English candidate among its
 k nearest neighbours by cosine, and for every English sentence its best source candidate, scored by the
@@ -26,7 +28,12 @@ ratio margin cos(x, y) / ((mean_k cos(x, .) + mean_k cos(., y)) / 2) (k = 4; or 
 candidates of both directions are sorted by score and taken greedily one-to-one ("max" retrieval).
 The threshold that maximises F1 on the sample ("dev") split is applied to the test split; precision,
 recall and F1 are over the gold (src id, en id) pairs. Everything is computed in query blocks, never
-a full similarity matrix.
+a full similarity matrix. BUCC has no query direction: candidates of both directions compete (BUCC 2018's
+task is to mine the pairs of two corpora, XTREME's bucc_optimize scores one set of pairs), so its rows
+are labelled xx<->en; only the MDS variant is one-sided (it moves the xx vectors onto English).
+
+Collapsed vectors: vector_spread = 1 - the mean cosine similarity of two different sentences' original
+vectors, the smaller of the two sides at that layer (0 = every sentence has the same direction).
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from xling.encode.encoder import Encoder
 logger = logging.getLogger(__name__)
 
 VARIANTS = ("original", "zero_mean", "mds")
+BUCC_DIRECTION = "xx<->en"  # candidates mined from both sides and kept one-to-one: no query direction
 
 
 # ---------------------------------------------------------------------------------------------- means, variants
@@ -75,6 +83,24 @@ def variant_vectors(variant: str, queries: np.ndarray, candidates: np.ndarray, m
     if variant == "mds":
         return mds(queries, mean_q, mean_c, alpha), candidates
     raise ValueError(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
+
+
+def vector_spread(vectors: np.ndarray, block: int = 65536) -> float:
+    """1 - mean cosine similarity over pairs of different rows of [n, H] (0 for n < 2 or collapsed rows):
+    mean_{i != j} cos = (|sum of unit rows|^2 - sum of |unit row|^2) / (n (n - 1)), without an n x n matrix,
+    in float64 blocks of rows (BUCC sides hold ~400k sentences)."""
+    n = len(vectors)
+    if n < 2:
+        return 0.0
+    total, squares = np.zeros(np.shape(vectors)[1]), 0.0
+    for start in range(0, n, block):
+        v = np.asarray(vectors[start : start + block], dtype=np.float64)
+        norms = np.linalg.norm(v, axis=1, keepdims=True)
+        unit = v / np.where(norms > 0, norms, 1.0)
+        total += unit.sum(axis=0)
+        squares += float((unit * unit).sum())
+    mean_cos = (total @ total - squares) / (n * (n - 1))
+    return float(max(0.0, 1.0 - mean_cos))
 
 
 # ---------------------------------------------------------------------------------------------- Tatoeba
@@ -111,7 +137,8 @@ def tatoeba_table(xx_vectors: np.ndarray, xx_counts: np.ndarray, en_vectors: np.
     """Accuracy per layer x variant x direction from pooled vectors [n, len(layers), H] of both sides.
     With the texts, a candidate identical to the reference translation also counts as correct.
 
-    Rows: layer, variant, direction ('xx->en' | 'en->xx'), accuracy, n_queries, n_candidates."""
+    Rows: layer, variant, direction ('xx->en' | 'en->xx', queries->candidates), accuracy, n_queries,
+    n_candidates, vector_spread."""
     n = len(xx_vectors)
     gold = {"xx->en": text_gold(en_texts) if en_texts is not None else [{i} for i in range(n)],
             "en->xx": text_gold(xx_texts) if xx_texts is not None else [{i} for i in range(n)]}
@@ -120,13 +147,14 @@ def tatoeba_table(xx_vectors: np.ndarray, xx_counts: np.ndarray, en_vectors: np.
         xx, en = xx_vectors[:, j], en_vectors[:, j]
         mean_xx = language_mean(xx, xx_counts, mean_stat)
         mean_en = language_mean(en, en_counts, mean_stat)
+        spread = min(vector_spread(xx), vector_spread(en))
         for direction, (q, c, mq, mc) in {"xx->en": (xx, en, mean_xx, mean_en),
                                           "en->xx": (en, xx, mean_en, mean_xx)}.items():
             for variant in VARIANTS:
                 vq, vc = variant_vectors(variant, q, c, mq, mc, alpha)
                 rows.append(dict(layer=int(layer), variant=variant, direction=direction,
                                  accuracy=retrieval_accuracy(vq, vc, gold[direction], block), n_queries=len(q),
-                                 n_candidates=len(c)))
+                                 n_candidates=len(c), vector_spread=spread))
     return pd.DataFrame(rows)
 
 
@@ -248,11 +276,13 @@ def bucc_table(dev: tuple, test: tuple, dev_gold: set, test_gold: set, layers: S
                device: str | torch.device = "cpu") -> pd.DataFrame:
     """BUCC F1 per layer x variant. dev/test: bucc_split_vectors outputs; gold: sets of (src id, en id).
 
-    Rows: layer, variant, threshold, dev_precision, dev_recall, dev_f1, precision, recall, f1, n_gold,
-    n_dev_gold, n_candidates, n_extracted, n_src, n_en."""
+    Rows: layer, variant, direction (xx<->en: mining is symmetric), threshold, dev_precision, dev_recall,
+    dev_f1, precision, recall, f1, n_gold, n_dev_gold, n_candidates, n_extracted, n_src, n_en,
+    vector_spread (of the test split's original vectors)."""
     rows = []
     for j, layer in enumerate(layers):
         results = {}
+        spread = min(vector_spread(test[1][:, j]), vector_spread(test[4][:, j]))
         for split, (src_ids, xs, xn, en_ids, ys, yn), gold in (("dev", dev, dev_gold), ("test", test, test_gold)):
             x, y = xs[:, j], ys[:, j]
             mean_x, mean_y = language_mean(x, xn, mean_stat), language_mean(y, yn, mean_stat)
@@ -267,9 +297,10 @@ def bucc_table(dev: tuple, test: tuple, dev_gold: set, test_gold: set, layers: S
             test_cands, n_src, n_en = results["test", variant]
             predicted = extract(test_cands, threshold)
             p, r, f = prf(predicted, test_gold)
-            rows.append(dict(layer=int(layer), variant=variant, threshold=threshold, dev_precision=dp, dev_recall=dr,
+            rows.append(dict(layer=int(layer), variant=variant, direction=BUCC_DIRECTION, threshold=threshold, dev_precision=dp, dev_recall=dr,
                              dev_f1=df, precision=p, recall=r, f1=f, n_gold=len(test_gold), n_dev_gold=len(dev_gold),
-                             n_candidates=len(test_cands), n_extracted=len(predicted), n_src=n_src, n_en=n_en))
+                             n_candidates=len(test_cands), n_extracted=len(predicted), n_src=n_src, n_en=n_en,
+                             vector_spread=spread))
             logger.info("BUCC layer %d %s: threshold %.4f (dev F1 %.3f) -> test P %.3f R %.3f F1 %.3f", layer,
                         variant, threshold, df, p, r, f)
     return pd.DataFrame(rows)
@@ -282,16 +313,15 @@ def run_tatoeba(model, pairs: Sequence[tuple[str, str]], *, layers: Sequence[int
                 max_length: int | None = None, device: str | None = None, revision: str | None = None,
                 block: int = 1024, max_sentences: int | None = None) -> pd.DataFrame:
     """Tatoeba for one language: pairs (xx sentence, English sentence); layers None = all (0..L). `model`: a
-    directory or a hub name, loaded at `revision`. Adds xtreme_direction (True for xx->en, the direction
-    XTREME reports)."""
+    directory or a hub name, loaded at `revision`."""
     pairs = list(pairs)[:max_sentences] if max_sentences else list(pairs)
     if not pairs:
         raise ValueError("Tatoeba: no sentence pairs")
     encoder = Encoder.from_pretrained(model, device=device, max_length=max_length, revision=revision)
     table = tatoeba(encoder, [x for x, _ in pairs], [e for _, e in pairs], layers, mean_stat, alpha, batch_size,
                     pooling, block)
-    return table.assign(xtreme_direction=table["direction"] == "xx->en", mean_stat=mean_stat, mds_alpha=alpha,
-                        pooling=pooling, metric="cosine", max_length=encoder.max_length, revision=revision)
+    return table.assign(mean_stat=mean_stat, mds_alpha=alpha, pooling=pooling, metric="cosine",
+                        max_length=encoder.max_length, revision=revision)
 
 
 def run_bucc(model, dev: tuple[dict, dict, set], test: tuple[dict, dict, set], *, layers: Sequence[int],

@@ -7,13 +7,20 @@ turn into the target language: an unsupervised word-by-word translation.
 
 Metrics, for each layer l and weight alpha:
 * BLEU-1: sacrebleu corpus BLEU with max n-gram order 1 (clipped unigram precision times the brevity
-  penalty, 0-100) of the detokenized output against the reference translation. Tokenization: sacrebleu
-  "13a" on both sides ("zh" for Chinese, "char" for Japanese and Thai with `tokenize="auto"`); the
-  output is the decoded pieces joined into words ("##" continuation pieces glued to the word before).
+  penalty, 0-100) of the output against the reference translation, in one of two units (`bleu_unit`):
+  "wordpieces" (default, as the papers: their outputs y are "the output tokens of the model", and the
+  convert rate counts the same units) scores the space-joined output pieces against the reference's
+  pieces under the model's tokenizer, with sacrebleu tokenize="none"; "words" scores the detokenized
+  output ("##" pieces glued to the word before) against the raw reference with sacrebleu's tokenizer
+  (`bleu_tokenize`: "13a"; "zh" for Chinese, "char" for Japanese and Thai with "auto").
 * convert rate = #(y in V_t - V_s) / (#y - #(y in V_s & V_t)), over the output wordpieces y, where V_s,
   V_t are the wordpieces seen at least `min_count` times in the tokenized corpora of the two languages:
   the share of language-specific output pieces that belong to the target language. Undefined (NaN,
-  logged) when every output piece is shared by both vocabularies (denominator 0).
+  logged) when every output piece is shared by both vocabularies (denominator 0); the counts of output
+  pieces in the source-only, target-only and shared vocabularies are columns, so the reason is visible.
+* Degenerate models: distinct_predictions = the number of distinct output pieces over all sentences
+  (1 = the MLM predicts one piece whatever the input), changed_share = the share of output positions
+  whose piece differs from the unshifted (alpha 0) output (0 at every alpha = the shift changes nothing).
 
 The model runs through xling.encode (Encoder.encode with a Shift and predict=True). Decoding: the argmax
 runs over the non-special pieces (the special tokens' logits are masked), so every wordpiece position
@@ -109,6 +116,9 @@ def bleu_tokenizer(tgt_lang: str, tokenize: str = "auto") -> str:
     return {"zh": "zh", "ja": "char", "th": "char"}.get(tgt_lang, "13a")
 
 
+BLEU_UNITS = ("wordpieces", "words")
+
+
 def bleu1(hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a",
           lowercase: bool = False) -> float:
     """Corpus BLEU-1 (0-100): sacrebleu BLEU with max_ngram_order=1 (clipped unigram precision x BP)."""
@@ -193,13 +203,15 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
                       tgt_lang: str, mean_src: np.ndarray, mean_tgt: np.ndarray, src_vocab: set[str],
                       tgt_vocab: set[str], layers: Sequence[int], alphas: Sequence[float], batch_size: int,
                       bleu_tokenize: str = "auto", lowercase: bool = False, n_samples: int = 5,
-                      shift_positions: str = "all") -> tuple[pd.DataFrame, pd.DataFrame]:
+                      shift_positions: str = "all", bleu_unit: str = "wordpieces"
+                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Translate `sources` (language src_lang) toward tgt_lang with MDS at each layer x alpha, the shift
-    added at `shift_positions` ("all" or "words").
+    added at `shift_positions` ("all" or "words"), BLEU-1 in `bleu_unit` (module docstring).
 
     mean_src / mean_tgt: [layers + 1, H] language means. Returns (results, samples):
     results — one row per (layer, alpha): layer, alpha, bleu1, convert_rate, n_sentences, n_tokens,
-    n_tgt_only, n_src_only, n_shared, n_neither, bleu_tokenize; alpha 0 (no shift) is computed once and
+    n_tgt_only, n_src_only, n_shared, n_neither, distinct_predictions, changed_share, bleu_unit,
+    bleu_tokenize; alpha 0 (no shift) is computed once and
     reported for every layer when asked for.
     samples — the first n_samples sentences at the best (layer, alpha > 0) by BLEU-1 (ties: lower layer,
     smaller alpha): source, reference, output, unshifted output (alpha 0), layer, alpha.
@@ -214,20 +226,28 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
     for name, mean in (("mean_src", mean_src), ("mean_tgt", mean_tgt)):
         if np.shape(mean) != expected:
             raise ValueError(f"{name} has shape {np.shape(mean)}, expected {expected} (layers + 1, hidden)")
-    tokenize = bleu_tokenizer(tgt_lang, bleu_tokenize)
+    if bleu_unit not in BLEU_UNITS:
+        raise ValueError(f"BLEU unit must be one of {', '.join(BLEU_UNITS)}, got {bleu_unit!r}")
+    if bleu_unit == "wordpieces":
+        tokenize, bleu_refs = "none", [" ".join(pieces) for pieces in encoder.tokenize(references)]
+    else:
+        tokenize, bleu_refs = bleu_tokenizer(tgt_lang, bleu_tokenize), list(references)
     batches = list(encoder.batches(sources, batch_size))  # tokenized and batched once for every layer x alpha
 
-    def score(outputs: list[list[str]]) -> dict:
+    def score(outputs: list[list[str]], unshifted: list[list[str]]) -> dict:
         rate, counts = convert_rate((p for sent in outputs for p in sent), src_vocab, tgt_vocab)
         if math.isnan(rate):
             logger.warning("%s->%s: convert rate undefined (every output piece is in both vocabularies)",
                            src_lang, tgt_lang)
-        hyps = [detokenize(sent) for sent in outputs]
-        return dict(bleu1=bleu1(hyps, references, tokenize, lowercase), convert_rate=rate,
-                    n_sentences=len(sources), **counts)
+        hyps = [" ".join(sent) if bleu_unit == "wordpieces" else detokenize(sent) for sent in outputs]
+        changed = sum(a != b for out, base in zip(outputs, unshifted) for a, b in zip(out, base))
+        return dict(bleu1=bleu1(hyps, bleu_refs, tokenize, lowercase), convert_rate=rate,
+                    n_sentences=len(sources), **counts,
+                    distinct_predictions=len({p for sent in outputs for p in sent}),
+                    changed_share=changed / counts["n_tokens"] if counts["n_tokens"] else math.nan)
 
     baseline = decode(encoder, batches, len(sources))
-    base_scores = score(baseline)
+    base_scores = score(baseline, baseline)
     rows, outputs_by_setting = [], {}
     settings = [(l, a) for l in layers for a in alphas if a != 0]
     progress = Progress(f"{src_lang}->{tgt_lang}: {len(settings)} layer x alpha settings", len(settings))
@@ -240,11 +260,11 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
                 continue
             delta = mds_delta(mean_src[layer], mean_tgt[layer], float(alpha))
             outputs = decode(encoder, batches, len(sources), Shift(layer, delta, shift_positions))
-            rows.append(dict(layer=int(layer), alpha=float(alpha), **score(outputs)))
+            rows.append(dict(layer=int(layer), alpha=float(alpha), **score(outputs, baseline)))
             outputs_by_setting[(int(layer), float(alpha))] = outputs[:n_samples]
             progress.step()
     results = pd.DataFrame(rows)
-    results["bleu_tokenize"] = tokenize
+    results["bleu_unit"], results["bleu_tokenize"] = bleu_unit, tokenize
     samples = pd.DataFrame(columns=["sample", "layer", "alpha", "source", "reference", "output", "unshifted"])
     positive = results[results["alpha"] > 0]
     if n_samples > 0 and not positive.empty:
@@ -255,16 +275,6 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
                                      output=detokenize(outs[i]), unshifted=detokenize(baseline[i]))
                                 for i in range(min(n_samples, len(sources)))])
     return results, samples
-
-
-def convert_rate_by_alpha(table: pd.DataFrame, layers: Sequence[int] | None = None) -> pd.DataFrame:
-    """Convert rate and BLEU-1 per model x size x window x src x tgt x alpha, averaged over layers (all, or
-    `layers`): the curve behind "the convert rate rises with alpha"."""
-    if layers is not None:
-        table = table[table["layer"].isin(list(layers))]
-    keys = [c for c in ("model", "size", "window", "src", "tgt") if c in table] + ["alpha"]
-    return (table.groupby(keys, dropna=False, as_index=False)
-            .agg(convert_rate=("convert_rate", "mean"), bleu1=("bleu1", "mean"), n_layers=("layer", "nunique")))
 
 
 # ---------------------------------------------------------------------------------------------- one language pair
@@ -279,8 +289,8 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
                    mean_stat: str = "token", batch_size: int = 64, max_length: int | None = None,
                    device: str | None = None, min_count: int = 5, bleu_tokenize: str = "auto",
                    lowercase: bool = False, n_samples: int = 5, max_sentences: int | None = None,
-                   mean_positions: str = "all", shift_positions: str = "all", revision: str | None = None
-                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                   mean_positions: str = "all", shift_positions: str = "all", revision: str | None = None,
+                   bleu_unit: str = "wordpieces") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Token translation between the pivot and `lang` in the asked directions, from sentence pairs
     (pivot sentence, lang sentence) — the first max_sentences of them.
 
@@ -291,7 +301,8 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
     {lang: token file} (the run's tokenization), else in `corpus_files` {lang: corpus} tokenized by the
     model's own tokenizer. layers None = 1..L (every encoder block, as the paper). `model`: a directory
     or a hub name, loaded at `revision` (xling.encode.Encoder). Returns (results, samples), both with
-    columns src, tgt, direction."""
+    columns src, tgt, direction; results also src_vocab_size, tgt_vocab_size and shared_vocab_size (the
+    token sets V_s, V_t and their intersection: the paper's Table 3)."""
     unknown = sorted(set(directions) - set(DIRECTIONS))
     if unknown:
         raise ValueError(f"unknown direction(s) {unknown}; known: {', '.join(DIRECTIONS)}")
@@ -325,9 +336,10 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
         src, tgt = (pivot, lang) if direction == "en-xx" else (lang, pivot)
         table, sample = token_translation(encoder, sentences[src], sentences[tgt], src, tgt, means[src],
                                           means[tgt], vocab[src], vocab[tgt], layers, alphas, batch_size,
-                                          bleu_tokenize, lowercase, n_samples, shift_positions)
+                                          bleu_tokenize, lowercase, n_samples, shift_positions, bleu_unit)
         label = direction.replace("-", "->")  # generic: "en->xx" / "xx->en"; src and tgt name the languages
-        tables.append(table.assign(src=src, tgt=tgt, direction=label))
+        tables.append(table.assign(src=src, tgt=tgt, direction=label, src_vocab_size=len(vocab[src]),
+                                   tgt_vocab_size=len(vocab[tgt]), shared_vocab_size=len(vocab[src] & vocab[tgt])))
         samples.append(sample.assign(src=src, tgt=tgt, direction=label))
     settings = dict(pair=f"{pivot}-{lang}", mean_stat=mean_stat, mean_source=mean_source,
                     mean_positions=mean_positions, shift_positions=shift_positions, vocab_min_count=min_count,
