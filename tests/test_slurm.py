@@ -403,7 +403,7 @@ def fields_of(line: str) -> dict[str, str]:
 
 @pytest.mark.workflow
 def test_workflow_test_preset_on_slurm(slurm_cluster, tmp_path):
-    """presets/test.yaml end to end, every rule that is not a localrule as a SLURM job.
+    """presets/test.yaml (cut to one size and window) end to end, every rule that is not a localrule as a SLURM job.
 
     Runs in a temporary --directory (results/<run>/ land there), so the workflow must find its own
     files (schemas, resources, reports) through workflow.basedir, not the working directory.
@@ -411,7 +411,10 @@ def test_workflow_test_preset_on_slurm(slurm_cluster, tmp_path):
     snakefile, preset = REPO / "Snakefile", REPO / "presets" / "test.yaml"
     if not snakefile.exists() or not preset.exists():
         pytest.skip("the workflow (Snakefile, presets/test.yaml) is not there yet")
-    base = ["--snakefile", snakefile, "--configfile", REPO / "config.yaml", preset, "--directory", tmp_path]
+    # one data size and one window: every rule still runs as a SLURM job, in a quarter of the time
+    small_grid = tmp_path / "small-grid.yaml"
+    small_grid.write_text(yaml.safe_dump({"corpus": {"sizes": [500]}, "windows": [8]}), encoding="utf-8")
+    base = ["--snakefile", snakefile, "--configfile", REPO / "config.yaml", preset, small_grid, "--directory", tmp_path]
     listed = run([*SNAKEMAKE, *base, "--list-rules"], timeout=120, cwd=tmp_path)
     assert listed.returncode == 0, tail(listed)
     node_cpus = int(run(["sinfo", "-h", "-o", "%c"], timeout=15).stdout.split()[0])
