@@ -60,6 +60,8 @@ rule bert_pretrain:
         hparams=lambda wc: json.dumps({**computed("bert", config["bert"]), "window": int(wc.window)}, sort_keys=True),
         # recorded in the model's tokenizer files, so inference normalizes text as the token files were
         case="--lowercase" if config["tokenizer"]["lowercase"] else "--no-lowercase",
+    # the longest jobs start first: the static models and the language jobs fill the other cores around them
+    priority: 10
     threads: config["bert"]["threads"]
     resources:
         gpu=0,
