@@ -221,3 +221,6 @@ def test_synthetic_languages_have_no_published_numbers(tmp_path):
                          .str.replace("fr", "xb"))
     html = render(tmp_path, {"word_retrieval": table}, {**CONFIG, "languages": ["en", "xa", "xb"]})
     assert "None of the published numbers is for a setting of this run (language de, es, ar, fr, ru, tr)" in html
+    # listed all the same, with their source and table, beside ours
+    header, rows, _ = published_table(html, "Liu, Hsu, Chuang & Lee (2020), ")  # the only table rendered
+    assert header[-1] == "published" and rows and all(r[-1] for r in rows)

@@ -200,8 +200,11 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
         else:
             absent.append(settings)
     missing = _not_in_run(absent, ours, matching.identity)
-    if not matched:
-        return empty_block(title, f"None of the published numbers is for a setting of this run ({missing}). {paper}")
+    if not matched:  # e.g. synthetic languages: the published numbers are listed for reference, not compared
+        cells = [[fmt_setting(c, r.get(c)) for c in shown] + [f"{r['value']:,.{digits}f}"] for r in rows]
+        return table_block(title, labels + ["published"], cells, numeric=[len(shown)], collapsed=len(cells) > 40,
+                           note=f"None of the published numbers is for a setting of this run ({missing}): they "
+                                f"stand beside ours for reference, not as a comparison. {paper} From {where}.")
     groups = _groups(entry, [m[2] for m in matched])
     header = [{"text": model_name(dict(zip(MODEL_KEYS, g))), "sub": _group_flags(entry, g)} for g in groups]
     cells = []
