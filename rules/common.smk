@@ -158,8 +158,13 @@ def bucc_langs():
 
 
 def language_models():
-    """Model ids ({lm} wildcard): bert/{size}-w{window} for every BERT of the run, hf/{slug} per checkpoint."""
-    lms = [f"bert/{s}-w{w}" for s in SIZES for w in WINDOWS] if "bert" in MODELS else []
+    """Model ids ({lm} wildcard): bert/{size}-w{window} for the BERTs of language.sizes (all windows), hf/{slug}
+    per checkpoint."""
+    sizes = LANGUAGE["sizes"] or SIZES
+    unknown = sorted(set(sizes) - set(SIZES))
+    if unknown:
+        raise ValueError(f"language.sizes: {unknown} are not in corpus.sizes {SIZES}")
+    lms = [f"bert/{s}-w{w}" for s in SIZES if s in sizes for w in WINDOWS] if "bert" in MODELS else []
     return lms + [f"hf/{slug}" for slug in HF_MODELS]
 
 
