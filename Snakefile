@@ -37,6 +37,7 @@ include: "rules/pretrain.smk"
 include: "rules/represent.smk"
 include: "rules/evaluate.smk"
 include: "rules/language.smk"
+include: "rules/transfer.smk"
 include: "rules/report.smk"
 
 

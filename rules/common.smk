@@ -257,6 +257,7 @@ def language_table_specs():
         "token_translation_samples": (_translation_parts("samples"), f"{RESULTS}/eval/token_translation_samples"),
         "tatoeba": (_retrieval_parts("tatoeba"), f"{RESULTS}/eval/tatoeba"),
         "bucc": (_retrieval_parts("bucc"), f"{RESULTS}/eval/bucc"),
+        "transfer": (transfer_parts(), f"{RESULTS}/eval/transfer"),
     }
 
 
@@ -282,3 +283,138 @@ def report_config():
     shown = {key: config[key] for key in keys if key in config}
     shown["language"] = {"sentence_retrieval": {"layer": SENT["layer"]}}
     return without_runtime(shown)
+
+
+# Zero-shot transfer (rules/transfer.smk): which model fine-tunes which task, and the files each job reads.
+TRANSFER = config["transfer"]
+TRANSFER_LM = r"(bert|glove|word2vec)/\d+-w\d+|hf/[A-Za-z0-9._-]+"
+TASK_KEYS = {"parsing": ("arc_dim", "label_dim")}  # head settings only one task has
+
+
+def finetune_settings(task, static=False):
+    """The settings that decide a fine-tuned model's weights for `task` (the test languages left out)."""
+    block = {k: v for k, v in TRANSFER[task].items() if k != "languages"}
+    block = {k: v for k, v in block.items() if k not in ("arc_dim", "label_dim") or k in TASK_KEYS.get(task, ())}
+    if static:
+        block.update(static_hidden=TRANSFER["static"]["hidden"], learning_rate=TRANSFER["static"]["learning_rate"])
+    return block
+
+
+def transfer_variants(lm):
+    """Fine-tuning variants of a model: `static` (frozen vectors), f{k} (embeddings + layers 1..k frozen) and
+    f{k}-zm (zero-mean in training and testing). The BERTs of the language experiments get every depth (and
+    zero-mean); the others the first depth only (the XNLI grid)."""
+    if not lm.startswith(("bert/", "hf/")):
+        return ["static"]
+    if lm not in language_models():
+        return [f"f{TRANSFER['freeze'][0]}"]
+    return [f"f{k}" for k in TRANSFER["freeze"]] + ([f"f{k}-zm" for k in TRANSFER["freeze"]] if TRANSFER["zero_mean"] else [])
+
+
+def transfer_runs():
+    """(task, lm, variant) of every fine-tuning: XNLI on every model x size x window (and Hugging Face
+    checkpoint); the other tasks on the language experiments' BERTs."""
+    runs = []
+    for task in TRANSFER["tasks"]:
+        lms = [f"{m}/{s}-w{w}" for m in MODELS for s in SIZES for w in WINDOWS] + [f"hf/{x}" for x in HF_MODELS]
+        if task != "xnli":
+            lms = language_models()
+        runs += [(task, lm, variant) for lm in lms for variant in transfer_variants(lm) if transfer_langs(task)]
+    return runs
+
+
+def transfer_langs(task):
+    """Languages a task is tested on: the pivot and the configured ones that have the task's data (real UD:
+    a test split)."""
+    named = TRANSFER[task]["languages"]
+    langs = [lang for lang in LANGS if named is None or lang in named or lang == PIVOT]
+    if config["data"]["source"] == "synthetic":
+        return langs
+    if task in ("pos", "parsing"):
+        return [lang for lang in langs if lang in UD_LANGS and "test" in SOURCES.ud_splits(lang)]
+    return _available({"xnli": "xnli", "ner": "wikiann"}[task], langs)
+
+
+def task_file(task, lang, split):
+    return {"xnli": f"{DATA}/xnli/{split}-{lang}.tsv", "pos": f"{DATA}/ud/{lang}.{split}.conllu",
+            "parsing": f"{DATA}/ud/{lang}.{split}.conllu", "ner": f"{DATA}/wikiann/{lang}.{split}.tsv"}[task]
+
+
+def task_splits(task, lang):
+    """Evaluation splits of a language (real UD treebanks without dev: test only, so no alpha is chosen)."""
+    if task in ("pos", "parsing") and config["data"]["source"] != "synthetic":
+        return [split for split in ("dev", "test") if split in SOURCES.ud_splits(lang)]
+    return ["dev", "test"]
+
+
+def selection_langs(task):
+    """Languages whose dev sets select the epoch: the pivot, or (avg_dev) every tested language with a dev split."""
+    langs = transfer_langs(task) if TRANSFER["selection"] == "avg_dev" else [PIVOT]
+    return [lang for lang in langs if "dev" in task_splits(task, lang)]
+
+
+def _transfer_lm(wildcards):
+    model, _, rest = wildcards.lm.partition("/")
+    if model in ("glove", "word2vec"):
+        size, window = re.fullmatch(r"(\d+)-w(\d+)", rest).groups()
+        return dict(kind="static", label=model, size=int(size), window=int(window), path=None, revision=None)
+    return lm_params(wildcards)
+
+
+def transfer_model_inputs(wildcards):
+    """The pretrained model (BERT directory, or static vectors + the run's vocabulary) and, for zero-mean
+    or MDS, the corpus samples the language means are computed on."""
+    lm = _transfer_lm(wildcards)
+    if lm["kind"] == "static":
+        return dict(vectors=f"{model_dir(lm['label'], lm['size'], lm['window'])}/vectors.bin", vocab=vocab_source())
+    return dict(model=lm_model(wildcards))
+
+
+def mean_corpora(wildcards, langs):
+    lm = _transfer_lm(wildcards)
+    size = lm["size"] or max(SIZES)
+    return {lang: f"{RESULTS}/corpus/{size}/{lang}.txt" for lang in langs}
+
+
+def finetune_inputs(wildcards):
+    task, variant = wildcards.task, wildcards.variant
+    inputs = transfer_model_inputs(wildcards)
+    inputs["train"] = task_file(task, PIVOT, "train")
+    inputs["dev"] = [task_file(task, lang, "dev") for lang in selection_langs(task)]
+    if variant.endswith("-zm"):
+        inputs["corpus"] = mean_corpora(wildcards, [PIVOT])[PIVOT]
+    return inputs
+
+
+def transfer_eval_inputs(wildcards):
+    task, variant = wildcards.task, wildcards.variant
+    inputs = transfer_model_inputs(wildcards)
+    inputs["finetuned"] = f"{RESULTS}/finetuned/{task}/{wildcards.lm}/{variant}/seed{wildcards.seed}"
+    inputs["data"] = [task_file(task, lang, split) for lang in transfer_langs(task) for split in task_splits(task, lang)]
+    if variant != "static" and (variant.endswith("-zm") or TRANSFER["mds"]):
+        inputs["corpora"] = list(mean_corpora(wildcards, transfer_langs(task)).values())
+    return inputs
+
+
+def transfer_params(wildcards):
+    """Everything but the model that changes a fine-tuning's numbers."""
+    variant = wildcards.variant
+    freeze = -1 if variant == "static" else int(variant[1:].split("-")[0])
+    return dict(task=wildcards.task, settings=finetune_settings(wildcards.task, static=variant == "static"),
+                seed=int(wildcards.seed), freeze=freeze, zero_mean=variant.endswith("-zm"),
+                selection=TRANSFER["selection"], dev_langs=selection_langs(wildcards.task), layer=TRANSFER["layer"],
+                pivot=PIVOT,
+                mean=dict(sentences=TRANSFER["mean_sentences"], stat=LANGUAGE["mean"],
+                          positions=LANGUAGE["mean_positions"], shift_positions=LANGUAGE["shift_positions"]),
+                lowercase=config["tokenizer"]["lowercase"])
+
+
+def transfer_eval_params(wildcards):
+    langs = transfer_langs(wildcards.task)
+    return dict(**transfer_params(wildcards), alphas=TRANSFER["alphas"], mds=TRANSFER["mds"],
+                ner_repair=TRANSFER["ner_repair"], langs={lang: task_splits(wildcards.task, lang) for lang in langs})
+
+
+def transfer_parts():
+    return [f"{RESULTS}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
+            for task, lm, variant in transfer_runs() for seed in TRANSFER["seeds"]]

@@ -22,6 +22,7 @@ RUNTIME: dict[str, frozenset[str]] = {
     "retrieval": frozenset({"block"}),
     "language": frozenset({"threads", "device", "batch_size"}),
     "language.sentence_retrieval": frozenset({"block"}),
+    "transfer": frozenset({"threads", "device", "batch_size", "checkpoint_every"}),
 }
 
 

@@ -28,7 +28,6 @@ import shutil
 import signal
 import sys
 import tempfile
-import threading
 import time
 import zlib
 from pathlib import Path
@@ -41,8 +40,11 @@ from torch import nn
 from xling.io import atomic_write, read_lines
 from xling.models.checkpoints import (
     RESUMABLE_CHANGES,
+    Interrupted,
+    StopSignal,
     checkpoint_key,
     fsync_dir,
+    hms,
     list_checkpoints,
     rng_state,
     save_checkpoint,
@@ -156,38 +158,6 @@ class _MaskedLMLoss(nn.Module):
         return F.cross_entropy(logits.float(), targets, reduction="sum")
 
 
-class _StopSignal:
-    """Remembers SIGTERM/SIGUSR1 so the loop can finish its step, checkpoint and exit."""
-
-    SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
-
-    def __init__(self):
-        self.signum = 0
-        self._previous = {}
-
-    def _handle(self, signum, frame):
-        if not self.signum:
-            logger.warning("received %s: finishing the current step, then checkpoint and exit",
-                           signal.Signals(signum).name)
-        self.signum = signum
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            for s in self.SIGNALS:
-                self._previous[s] = signal.signal(s, self._handle)
-        else:
-            logger.warning("not in the main thread: SIGTERM/SIGUSR1 will not trigger a checkpoint")
-        return self
-
-    def __exit__(self, *exc):
-        for s, handler in self._previous.items():
-            signal.signal(s, handler)
-
-
-class Interrupted(SystemExit):
-    """Raised after the checkpoint that a SIGTERM/SIGUSR1 asked for; code = 128 + signal number."""
-
-
 def _distributed() -> tuple[int, int, int]:
     """(rank, world size, local rank) from the torchrun environment; (0, 1, 0) otherwise."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -216,11 +186,6 @@ def _optimizer(model: nn.Module, h: dict, fused: bool) -> torch.optim.AdamW:
     groups = [{"params": decay, "weight_decay": h["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}]
     return torch.optim.AdamW(groups, lr=h["learning_rate"], betas=(h["adam_beta1"], h["adam_beta2"]),
                              eps=h["adam_epsilon"], **({"fused": True} if fused else {}))
-
-
-def _hms(seconds: float) -> str:
-    seconds = int(seconds)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 def _restart_log(path: Path, upto_step: int) -> None:
@@ -304,7 +269,7 @@ def pretrain(token_paths: Sequence, vocab_path, out_dir, checkpoint_dir, hparams
         logger.warning("warmup_steps %d >= max_steps %d: the learning rate never reaches its peak",
                        h["warmup_steps"], max_steps)
 
-    with _StopSignal() as stop:
+    with StopSignal() as stop:
         control = None
         if world > 1:
             backend = "nccl" if device.type == "cuda" else "gloo"
@@ -468,7 +433,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
                     log_handle.flush()
                     logger.info("step %d/%d (%.1f%%) epoch %.2f loss %.4f lr %.2e %.0f tokens/s elapsed %s ETA %s",
                                 step, max_steps, 100 * step / max_steps, step * batch / n_blocks, mean_loss, lr, rate,
-                                _hms(elapsed), _hms(eta))
+                                hms(elapsed), hms(eta))
                 loss_sum.zero_()
                 logged_step, t_log = step, now
             elapsed = elapsed_at_start + time.perf_counter() - t_start
@@ -483,7 +448,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         if log_path:
             with atomic_write(log_path) as handle:
                 handle.write(live_log.read_text(encoding="utf-8"))
-        logger.info("saved %s after %d steps in %s; checkpoints left in %s", out_dir, step, _hms(elapsed), checkpoint_dir)
+        logger.info("saved %s after %d steps in %s; checkpoints left in %s", out_dir, step, hms(elapsed), checkpoint_dir)
     if world > 1:
         dist.barrier()
 

@@ -6,16 +6,21 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import random
 import re
+import signal
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from xling.runtime import RUNTIME
+
+logger = logging.getLogger(__name__)
 
 #: Keys that may change between a checkpoint and its resumption without changing the trajectory: the
 #: runtime settings of the `bert` block (the workflow passes them as resources, so they retrain nothing).
@@ -91,3 +96,40 @@ def checkpoint_key(h: dict, n_blocks: int, fingerprint: int, vocab_size: int) ->
     checkpoints of the old one, which a later change back resumes from."""
     spec = {"hparams": trajectory(h), "n_blocks": n_blocks, "fingerprint": fingerprint, "vocab_size": vocab_size}
     return hashlib.blake2b(json.dumps(spec, sort_keys=True).encode(), digest_size=6).hexdigest()
+
+
+class StopSignal:
+    """Remembers SIGTERM/SIGUSR1 so the loop can finish its step, checkpoint and exit."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
+
+    def __init__(self):
+        self.signum = 0
+        self._previous = {}
+
+    def _handle(self, signum, frame):
+        if not self.signum:
+            logger.warning("received %s: finishing the current step, then checkpoint and exit",
+                           signal.Signals(signum).name)
+        self.signum = signum
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for s in self.SIGNALS:
+                self._previous[s] = signal.signal(s, self._handle)
+        else:
+            logger.warning("not in the main thread: SIGTERM/SIGUSR1 will not trigger a checkpoint")
+        return self
+
+    def __exit__(self, *exc):
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
+
+
+class Interrupted(SystemExit):
+    """Raised after the checkpoint that a SIGTERM/SIGUSR1 asked for; code = 128 + signal number."""
+
+
+def hms(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"

@@ -1,0 +1,64 @@
+# Zero-shot transfer (config object `transfer`): fine-tune on the pivot language, test on every language, as it
+# is and with zero-mean / MDS at one layer. XNLI for every model; POS, parsing and NER for the BERTs of the
+# language experiments. Which runs exist, and their inputs and settings, live in common.smk.
+
+
+rule finetune:
+    input:
+        unpack(finetune_inputs),
+        code=xling_code("scripts/finetune.py"),
+    output:
+        directory(f"{RESULTS}/finetuned/{{task}}/{{lm}}/{{variant}}/seed{{seed}}"),
+    wildcard_constraints:
+        lm=TRANSFER_LM,
+        task="xnli|pos|parsing|ner",
+        variant=r"static|f\d+(-zm)?",
+        seed=r"\d+",
+    params:
+        lm=_transfer_lm,
+        run=transfer_params,
+        # resume checkpoints live outside the output (a killed job resumes; a changed setting trains beside them)
+        checkpoints=f"{RESULTS}/checkpoints/finetune/{{task}}/{{lm}}/{{variant}}/seed{{seed}}",
+    threads: TRANSFER["threads"]
+    resources:
+        gpu=0,
+        device=TRANSFER["device"] or "auto",
+        batch_size=TRANSFER["batch_size"],
+        checkpoint_every=TRANSFER["checkpoint_every"],
+    log:
+        f"{LOGS}/finetune/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.log",
+    benchmark:
+        f"{BENCH}/finetune/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/finetune.py"
+
+
+rule transfer_eval:
+    input:
+        unpack(transfer_eval_inputs),
+        code=xling_code("scripts/transfer_eval.py"),
+    output:
+        f"{RESULTS}/eval/transfer/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.parquet",
+    wildcard_constraints:
+        lm=TRANSFER_LM,
+        task="xnli|pos|parsing|ner",
+        variant=r"static|f\d+(-zm)?",
+        seed=r"\d+",
+    params:
+        lm=_transfer_lm,
+        run=transfer_eval_params,
+    threads: TRANSFER["threads"]
+    resources:
+        gpu=0,
+        device=TRANSFER["device"] or "auto",
+        batch_size=TRANSFER["batch_size"],
+    log:
+        f"{LOGS}/transfer_eval/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.log",
+    benchmark:
+        f"{BENCH}/transfer_eval/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/transfer_eval.py"

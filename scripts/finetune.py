@@ -1,0 +1,34 @@
+"""Snakemake entry point: fine-tune one model on one task (English), one variant and seed."""
+from xling.logs import setup_logging
+
+setup_logging(snakemake.log[0])
+import torch  # noqa: E402
+
+from xling.evaluate.transfer import corpus_sentences, language_means, score  # noqa: E402
+from xling.encode.encoder import resolve_device  # noqa: E402
+from xling.models.finetune import fingerprint, finetune  # noqa: E402
+from xling.models.heads import load_bert, load_static, read_examples  # noqa: E402
+
+torch.set_num_threads(snakemake.threads)
+device = resolve_device(res.device)
+inp, lm, run, res = snakemake.input, snakemake.params.lm, snakemake.params.run, snakemake.resources
+task, settings, pivot = run["task"], run["settings"], run["pivot"]
+if lm["kind"] == "static":
+    backbone = load_static(inp.vectors, inp.vocab, run["lowercase"])
+else:
+    backbone = load_bert(lm["path"], lm["revision"])
+train = read_examples(task, inp.train)[: settings["max_train"] or None]
+dev = {lang: read_examples(task, path) for lang, path in zip(run["dev_langs"], inp.dev)}
+zero_mean = None
+if run["zero_mean"]:
+    mean = run["mean"]
+    means = language_means(lm["path"], {pivot: corpus_sentences(inp.corpus, mean["sentences"])}, run["layer"],
+                           stat=mean["stat"], positions=mean["positions"], batch_size=res.batch_size,
+                           device=device, revision=lm["revision"])
+    zero_mean = (run["layer"], means[pivot], mean["shift_positions"])
+finetune(task, backbone, train, dev, snakemake.output[0], snakemake.params.checkpoints, settings, seed=run["seed"],
+         freeze=max(run["freeze"], 0), selection=run["selection"], pivot=pivot, zero_mean=zero_mean, score=score,
+         identity={"model": fingerprint(inp.get("model") or inp.vectors), "hub": [lm["path"], lm["revision"]],
+                   "data": fingerprint([inp.train, *inp.dev])},
+         device=device,
+         checkpoint_every=res.checkpoint_every)

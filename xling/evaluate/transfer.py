@@ -1,0 +1,159 @@
+"""Zero-shot transfer: score a fine-tuned model (xling.models.finetune) on every language, as it is and with
+the language-mean transforms of Liu et al. (2020) at one layer, through the shared shift hook.
+
+  none       the fine-tuned model as it is
+  zero_mean  for a model fine-tuned with zero-mean (English mean subtracted at `layer`): each language's
+             own mean subtracted at `layer` when testing. Means by the pretrained model (short paper §5.1).
+  mds        h + alpha * (R_en - R_xx) at `layer` when testing (Liu et al. 2020, Table 4), alpha chosen per
+             language on that language's dev split from a grid, then applied to its test split. Means by the
+             fine-tuned model (short paper §5.1).
+
+Language means R_L are the mean hidden state at `layer` over the first `n` sentences of each language's
+corpus sample (xling.evaluate.translation.sentence_means: `token` = over all positions chosen, `sentence` =
+mean of per-sentence means).
+
+Rows: one per (language, split, transform, alpha, metric), the columns of the transfer table (README); values
+in percent. For mds, every alpha of the grid has dev rows (the curve alpha is chosen on) and the chosen one
+has selected=True on dev and test.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from xling.data.formats import iter_corpus_documents
+from xling.evaluate.tasks import accuracy, attachment_scores, span_f1, upos_accuracy
+from xling.models.finetune import predict
+from xling.models.heads import MAIN_METRIC, build_model, load_bert, load_static
+
+logger = logging.getLogger(__name__)
+
+
+def score(task: str, examples: list, predictions: list, labels: Sequence[str], ner_repair: bool = True) -> dict:
+    """{metric: (percent, n)} of predictions (label ids, as the heads return them) against the gold examples."""
+    if task == "xnli":
+        return {"accuracy": accuracy([e[2] for e in examples], [labels[p] for p in predictions])}
+    if task == "pos":
+        return {"upos": upos_accuracy([[t["upos"] for t in s] for s in examples],
+                                      [[labels[i] for i in p] for p in predictions])}
+    if task == "parsing":
+        s = attachment_scores(examples, [heads for heads, _ in predictions],
+                              [[labels[i] for i in rels] for _, rels in predictions])
+        return {"uas": (s.uas, s.n), "las": (s.las, s.n)}
+    if task == "ner":
+        s = span_f1([tags for _, tags in examples], [[labels[i] for i in p] for p in predictions], repair=ner_repair)
+        return {"f1": (s.f1, s.n), "precision": (s.precision, s.n), "recall": (s.recall, s.n)}
+    raise ValueError(f"unknown task {task!r}")
+
+
+def corpus_sentences(path, n: int) -> list[str]:
+    """The first n sentences of a corpus file (documents of one sentence per line)."""
+    out: list[str] = []
+    for document in iter_corpus_documents(path):
+        out.extend(document[: n - len(out)])
+        if len(out) >= n:
+            break
+    return out
+
+
+def language_means(model_path, sentences: dict[str, list[str]], layer: int, *, stat: str, positions: str,
+                   batch_size: int, device, max_length: int | None = None, revision: str | None = None
+                   ) -> dict[str, np.ndarray]:
+    """{lang: mean [H] at `layer`} of a BERT directory or checkpoint over each language's sentences."""
+    from xling.encode.encoder import Encoder
+    from xling.evaluate.translation import sentence_means
+
+    encoder = Encoder.from_pretrained(model_path, device=device, revision=revision, max_length=max_length)
+    return {lang: sentence_means(encoder, texts, batch_size, positions)[stat][layer]
+            for lang, texts in sentences.items()}
+
+
+def load_finetuned(path, vectors=None, vocab=None, lowercase: bool = False):
+    """(record, model, backbone) of a fine-tuned output directory; static models also need their vectors and
+    the run's vocabulary (the frozen embedding is not stored twice)."""
+    path = Path(path)
+    record = json.loads((path / "finetune.json").read_text(encoding="utf-8"))
+    if record["backbone"] == "bert":
+        backbone = load_bert(path / "encoder")
+    else:
+        backbone = load_static(vectors, vocab, lowercase)
+    model = build_model(record["task"], backbone, len(record["labels"]), record["settings"])
+    missing, unexpected = model.load_state_dict(torch.load(path / "head.pt", map_location="cpu",
+                                                           weights_only=True), strict=False)
+    stray = [k for k in missing if not (k.startswith("encoder.") or k == "embed.weight")]
+    if stray or unexpected:
+        raise ValueError(f"{path}/head.pt does not fit the {record['task']} model: missing {stray}, "
+                         f"unexpected {unexpected}")
+    return record, model, backbone
+
+
+def evaluate(path, data: dict[str, dict[str, list]], *, pivot: str, layer: int, alphas: Sequence[float],
+             positions: str, mds: bool, pretrained_means: dict[str, np.ndarray] | None = None,
+             finetuned_means: dict[str, np.ndarray] | None = None, batch_size: int, device="cpu",
+             ner_repair: bool = True, vectors=None, vocab=None, lowercase: bool = False) -> pd.DataFrame:
+    """Score the fine-tuned model at `path` on data = {lang: {"dev": examples, "test": examples}}.
+
+    A model fine-tuned with zero-mean is tested with zero-mean (pretrained_means: {lang: R_lang at layer}).
+    Otherwise it is tested as it is and, when `mds` (a BERT), with MDS toward `pivot` for every other
+    language (finetuned_means), alpha chosen on dev among `alphas`."""
+    record, model, backbone = load_finetuned(path, vectors, vocab, lowercase)
+    device = torch.device(device)
+    model.to(device)
+    task, labels = record["task"], record["labels"]
+    featurize = backbone.featurizer(task, record["settings"]["max_length"], labels)
+    features = {lang: {split: featurize(examples) for split, examples in splits.items()}
+                for lang, splits in data.items()}
+    encoder = backbone.encoder
+    rows: list[dict] = []
+
+    def run(lang: str, split: str, transform: str, delta: np.ndarray | None, alpha: float | None,
+            selected: bool) -> float:
+        if encoder is not None:
+            encoder.shift = None if delta is None else (layer, torch.as_tensor(delta, dtype=torch.float32),
+                                                        positions)
+        predictions = predict(model, task, features[lang][split], batch_size, device, backbone.pad_id)
+        scores = score(task, data[lang][split], predictions, labels, ner_repair)
+        for metric, (value, n) in scores.items():
+            rows.append({"lang": lang, "split": split, "transform": transform, "layer": -1 if delta is None else layer,
+                         "alpha": np.nan if alpha is None else float(alpha), "selected": selected, "metric": metric,
+                         "value": float(value), "n": int(n)})
+        return scores[MAIN_METRIC[task]][0]
+
+    for lang in sorted(data):
+        if record["zero_mean"]:
+            for split in data[lang]:
+                run(lang, split, "zero_mean", -np.asarray(pretrained_means[lang]), None, True)
+            continue
+        for split in data[lang]:
+            run(lang, split, "none", None, None, True)
+        if not (mds and encoder is not None and lang != pivot):
+            continue
+        shift = np.asarray(finetuned_means[pivot]) - np.asarray(finetuned_means[lang])
+        curve = {alpha: run(lang, "dev", "mds", alpha * shift, alpha, False) for alpha in alphas}
+        best = max(curve.items(), key=lambda item: (item[1], -abs(item[0])))[0]  # ties: the smaller shift
+        for row in rows:
+            if row["lang"] == lang and row["transform"] == "mds" and row["alpha"] == best:
+                row["selected"] = True
+        logger.info("%s: MDS alpha %s chosen on dev (%s %.2f; unshifted %.2f)", lang, best, MAIN_METRIC[task],
+                    curve[best], next(r["value"] for r in rows if r["lang"] == lang and r["split"] == "dev"
+                                      and r["transform"] == "none" and r["metric"] == MAIN_METRIC[task]))
+        if "test" in data[lang]:
+            run(lang, "test", "mds", best * shift, best, True)
+    if encoder is not None:
+        encoder.shift = None
+    table = pd.DataFrame(rows)
+    table["task"] = task
+    table["freeze"] = record["freeze"]
+    table["train_transform"] = "zero_mean" if record["zero_mean"] else "none"
+    table["seed"] = record["seed"]
+    table["selection"] = record["selection"]
+    table["best_epoch"] = record["best_epoch"]
+    table["finetune_settings"] = json.dumps(record["settings"], sort_keys=True)
+    return table

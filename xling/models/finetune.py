@@ -1,0 +1,300 @@
+"""Fine-tuning for zero-shot transfer: one loop for every task and encoder (xling.models.heads).
+
+AdamW (weight decay on weights, not on biases and LayerNorm) with a linear warm-up over the first
+`warmup` fraction of the steps and a linear decay to 0 (Devlin et al.; Cao et al. 2020); gradients clipped
+at norm 1. `freeze` = k freezes the embeddings and encoder layers 1..k (Liu et al. 2020 fine-tune the last
+6 layers of mBERT: k = 6; k = 0 trains everything). Zero-mean training (Liu et al. 2020, short paper §5.1)
+subtracts the pretrained model's English mean at one layer in every forward pass.
+
+Selection: after every epoch the model is scored on the English dev set (`en_dev`, the papers' default)
+or on the average of every language's dev set (`avg_dev`, Cao et al.); the best epoch's weights are kept.
+
+Deterministic for a seed: the order of examples in epoch e is a permutation drawn from a generator seeded
+with (seed, e), dropout draws from the global torch RNG seeded with `seed`, whose state every checkpoint
+saves. Checkpoints (atomic; xling.models.checkpoints) are written every `checkpoint_every` steps and at
+each epoch end, in a subdirectory named by a hash of everything that decides the weights; a killed run
+resumes from the last one and ends with the same weights as an uninterrupted run. SIGTERM/SIGUSR1 finish
+the step, checkpoint and exit (Interrupted).
+
+Output directory: `finetune.json` (task, labels, settings, dev scores per epoch, the chosen epoch),
+`head.pt` (the task model's weights outside the BERT encoder and the frozen static vectors) and, for a
+BERT, `encoder/` (save_pretrained + tokenizer: a BERT directory xling.encode.Encoder loads, which MDS
+uses to compute the fine-tuned model's language means).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+from torch import nn
+
+from xling.io import atomic_write
+from xling.models.checkpoints import (
+    Interrupted,
+    StopSignal,
+    hms,
+    list_checkpoints,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+)
+from xling.models.heads import MAIN_METRIC, Backbone, InferSent, build_model, collate, label_inventory, n_pieces
+
+logger = logging.getLogger(__name__)
+
+LOG_EVERY_S = 30.0
+SELECTIONS = ("en_dev", "avg_dev")
+ScoreFn = Callable[[str, list, list, list], dict]  # (task, examples, predictions, labels) -> {metric: (value, n)}
+
+
+def set_seed(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def optimizer_for(model: nn.Module, learning_rate: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW over the trainable parameters: decay on weights, none on biases and LayerNorm (BERT recipe)."""
+    decay, no_decay = [], []
+    for module in model.modules():
+        for name, p in module.named_parameters(recurse=False):
+            if p.requires_grad:
+                (no_decay if name == "bias" or isinstance(module, nn.LayerNorm) else decay).append(p)
+    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}], lr=learning_rate)
+
+
+def linear_schedule(optimizer, warmup_steps: int, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up to the peak learning rate, then linear decay to 0 at total_steps."""
+    def factor(step: int) -> float:
+        if step < warmup_steps:
+            return (step + 1) / warmup_steps
+        return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
+    generator = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
+    return torch.randperm(n, generator=generator).tolist()
+
+
+def batches(features: list[dict], order: list[int], size: int) -> list[list[dict]]:
+    return [[features[i] for i in order[start : start + size]] for start in range(0, len(order), size)]
+
+
+@torch.no_grad()
+def predict(model: nn.Module, task: str, features: list[dict], batch_size: int, device: torch.device,
+            pad_id: int) -> list:
+    """The model's predictions for every feature, in input order (eval mode; batches sorted by length)."""
+    model.eval()
+    order = sorted(range(len(features)), key=lambda i: _length(features[i]))
+    pair = not isinstance(model, InferSent)
+    out: list = [None] * len(features)
+    for start in range(0, len(order), batch_size):
+        index = order[start : start + batch_size]
+        batch = {k: v.to(device) for k, v in collate(task, [features[i] for i in index], pad_id, pair).items()}
+        for i, prediction in zip(index, model.predict(batch)):
+            out[i] = prediction
+    return out
+
+
+def _length(feature: dict) -> int:
+    if "rows" in feature:
+        return sum(len(r) for r in feature["rows"])
+    return len(feature["a"]) + len(feature["b"])
+
+
+def fingerprint(paths) -> str:
+    """A content hash of files (a directory: every file in it, by relative path); "" for no path (a hub
+    name: its pinned revision identifies it). Part of a checkpoint's key, so retrained inputs never resume
+    a stale checkpoint."""
+    if not paths:
+        return ""
+    digest = hashlib.blake2b(digest_size=8)
+    for path in [paths] if isinstance(paths, (str, Path)) else paths:
+        path = Path(path)
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in files:
+            digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())
+            with open(file, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+    return digest.hexdigest()
+
+
+def checkpoint_key(spec: dict) -> str:
+    return hashlib.blake2b(json.dumps(spec, sort_keys=True, default=str).encode(), digest_size=6).hexdigest()
+
+
+def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], out_dir, checkpoint_dir,
+             settings: dict, *, seed: int, freeze: int = 0, selection: str = "en_dev", pivot: str = "en",
+             zero_mean: tuple[int, np.ndarray, str] | None = None, score: ScoreFn, identity: dict | None = None,
+             device: str | torch.device = "cpu", checkpoint_every: int = 500) -> dict:
+    """Fine-tune `backbone` on `train` (English examples of `task`), select on `dev` ({lang: examples}),
+    write out_dir (see the module docstring) and return its finetune.json record.
+
+    settings: epochs, batch_size, learning_rate, warmup (fraction of steps), weight_decay, dropout,
+    max_length, and the head's sizes (xling.models.heads.build_model). zero_mean: (layer, English mean [H],
+    positions) to subtract while training. identity: what else decides the weights (e.g. the model path,
+    data fingerprints), hashed with the settings into the checkpoint subdirectory's name.
+    """
+    if selection not in SELECTIONS:
+        raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
+    if pivot not in dev:
+        raise ValueError(f"no {pivot} dev set to select on (dev languages: {sorted(dev)})")
+    device = torch.device(device)
+    set_seed(seed)
+    labels = label_inventory(task, train)
+    featurize = backbone.featurizer(task, settings["max_length"], labels)
+    train_features = featurize(train)
+    dev_langs = sorted(dev) if selection == "avg_dev" else [pivot]
+    dev_features = {lang: featurize(dev[lang]) for lang in dev_langs}
+    model = build_model(task, backbone, len(labels), settings)
+    if backbone.encoder is not None:
+        backbone.encoder.freeze(freeze)
+        if zero_mean is not None:
+            layer, mean, positions = zero_mean
+            backbone.encoder.shift = (layer, -torch.as_tensor(mean, dtype=torch.float32), positions)
+    model.to(device)
+    n_train = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    steps_per_epoch = math.ceil(len(train_features) / settings["batch_size"])
+    total = steps_per_epoch * settings["epochs"]
+    optimizer = optimizer_for(model, settings["learning_rate"], settings["weight_decay"])
+    scheduler = linear_schedule(optimizer, round(settings["warmup"] * total), total)
+    pair = backbone.kind == "bert"
+
+    key = checkpoint_key({"task": task, "settings": settings, "seed": seed, "freeze": freeze, "selection": selection,
+                          "zero_mean": None if zero_mean is None else [zero_mean[0], zero_mean[2],
+                                                                     np.asarray(zero_mean[1]).tolist()],
+                          "identity": identity or {}, "n_train": len(train_features)})
+    ckpt_dir = Path(checkpoint_dir) / key
+    state = {"epoch": 0, "batch": 0, "step": 0, "scores": [], "best": None, "best_epoch": None, "seconds": 0.0,
+             "pieces": 0}
+    found = list_checkpoints(ckpt_dir)
+    if found:
+        saved = torch.load(found[-1][1], map_location="cpu", weights_only=False)
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        scheduler.load_state_dict(saved["scheduler"])
+        set_rng_state(saved["rng"])
+        state = saved["state"]
+        logger.info("resuming from %s (epoch %d, step %d of %d)", found[-1][1], state["epoch"] + 1, state["step"], total)
+    best_path = ckpt_dir / "best.pt"
+    logger.info("%s: %d train examples, dev %s, %d epochs x %d steps of %d, %d trainable parameters, freeze %d, "
+                "zero-mean %s, %s", task, len(train_features), {k: len(v) for k, v in dev_features.items()},
+                settings["epochs"], steps_per_epoch, settings["batch_size"], n_train, freeze,
+                "off" if zero_mean is None else f"at layer {zero_mean[0]}", device)
+
+    def save(reason: str) -> None:
+        save_checkpoint(ckpt_dir, {"step": state["step"], "model": model.state_dict(),
+                                   "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                                   "rng": rng_state(), "state": state}, keep=1)
+        logger.info("checkpoint at step %d (%s)", state["step"], reason)
+
+    started = time.monotonic() - state["seconds"]
+    last_log = time.monotonic()
+    with StopSignal() as stop:
+        while state["epoch"] < settings["epochs"]:
+            order = epoch_order(len(train_features), seed, state["epoch"])
+            epoch_batches = batches(train_features, order, settings["batch_size"])
+            model.train()
+            while state["batch"] < len(epoch_batches):
+                batch = {k: v.to(device) for k, v in collate(task, epoch_batches[state["batch"]], backbone.pad_id,
+                                                             pair).items()}
+                loss = model.loss(batch)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
+                optimizer.step()
+                scheduler.step()
+                state["batch"] += 1
+                state["step"] += 1
+                state["pieces"] += n_pieces(batch)
+                state["seconds"] = time.monotonic() - started
+                if time.monotonic() - last_log >= LOG_EVERY_S or state["step"] == 1:
+                    last_log = time.monotonic()
+                    rate = state["step"] / max(state["seconds"], 1e-9)
+                    logger.info("epoch %d step %d/%d loss %.4f lr %.2e, %.0f pieces/s, %s elapsed, ETA %s",
+                                state["epoch"] + 1, state["step"], total, loss.item(), scheduler.get_last_lr()[0],
+                                state["pieces"] / max(state["seconds"], 1e-9), hms(state["seconds"]),
+                                hms((total - state["step"]) / max(rate, 1e-9)))
+                if stop.signum:
+                    save(f"signal {stop.signum}")
+                    raise Interrupted(128 + stop.signum)
+                if state["step"] % checkpoint_every == 0 and state["batch"] < len(epoch_batches):
+                    save("interval")
+            dev_scores = {lang: score(task, dev[lang],
+                                      predict(model, task, feats, settings["batch_size"], device, backbone.pad_id),
+                                      labels)[MAIN_METRIC[task]][0]
+                          for lang, feats in dev_features.items()}
+            value = float(np.mean(list(dev_scores.values())))
+            state["scores"].append({"epoch": state["epoch"] + 1, "step": state["step"], "dev": dev_scores,
+                                    "selection_score": value})
+            logger.info("epoch %d: dev %s %s (%s = %.2f)", state["epoch"] + 1, MAIN_METRIC[task],
+                        {k: round(v, 2) for k, v in dev_scores.items()}, selection, value)
+            if state["best"] is None or value > state["best"]:
+                state["best"], state["best_epoch"] = value, state["epoch"] + 1
+                _save_atomic(model.state_dict(), best_path)
+            state["epoch"] += 1
+            state["batch"] = 0
+            save("epoch end")
+    model.load_state_dict(torch.load(best_path, map_location="cpu", weights_only=True))
+    record = {"task": task, "labels": labels, "settings": settings, "seed": seed, "freeze": freeze,
+              "selection": selection, "pivot": pivot, "backbone": backbone.kind,
+              "zero_mean": None if zero_mean is None else {"layer": zero_mean[0], "positions": zero_mean[2]},
+              "epochs": state["scores"], "best_epoch": state["best_epoch"], "selection_score": state["best"],
+              "steps": state["step"], "train_seconds": round(state["seconds"], 1),
+              "pieces_per_second": state["pieces"] / max(state["seconds"], 1e-9), "trainable_parameters": n_train}
+    _write_output(model, backbone, record, Path(out_dir))
+    logger.info("selected epoch %d (%s %.2f); wrote %s in %s", state["best_epoch"], selection, state["best"],
+                out_dir, hms(state["seconds"]))
+    return record
+
+
+def _save_atomic(obj, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            torch.save(obj, handle)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def head_state(model: nn.Module) -> dict:
+    """The weights a fine-tuned model adds to its backbone: all but the BERT encoder and the frozen vectors."""
+    return {k: v for k, v in model.state_dict().items() if not k.startswith("encoder.") and k != "embed.weight"}
+
+
+def _write_output(model: nn.Module, backbone: Backbone, record: dict, out_dir: Path) -> None:
+    """Everything into a temp directory beside out_dir, then renamed onto it."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        torch.save(head_state(model), tmp / "head.pt")
+        if backbone.encoder is not None:
+            backbone.encoder.bert.save_pretrained(tmp / "encoder")
+            backbone.tokenizer.save_pretrained(tmp / "encoder")
+        with atomic_write(tmp / "finetune.json") as handle:
+            json.dump(record, handle, indent=1)
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.replace(tmp, out_dir)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)

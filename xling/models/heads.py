@@ -1,0 +1,414 @@
+"""Task models for zero-shot transfer: an encoder (a BERT, or frozen static vectors) plus a task head, and the
+inputs each task feeds them. xling.models.finetune trains them; xling.evaluate.transfer scores them.
+
+Tasks and heads:
+  xnli     BERT: the pair `[CLS] premise [SEP] hypothesis [SEP]`, a linear layer on the last layer's [CLS]
+           vector (Devlin et al.; Conneau et al. 2020; Cao et al. 2020). Static vectors: the InferSent recipe
+           (Conneau et al. 2017), each sentence through a BiLSTM over its frozen wordpiece vectors, max-pooled
+           to u and v, then an MLP on [u, v, |u - v|, u * v] (the papers do not say which classifier they used).
+  pos      a linear layer on each word's first-subword vector (17 UPOS tags).
+  ner      the same on IOB2 tags (WikiAnn).
+  parsing  the biaffine parser of xling.models.parser on the first-subword vectors.
+
+Word-level tasks run each sentence cut at word boundaries into chunks of at most max_length - 2 pieces, each
+as `[CLS] chunk [SEP]` (xling.encode.words.chunk_words, as the encoder does), so no word of a long sentence is
+lost; the first-subword vectors of all chunks are gathered back into one row of words per sentence.
+
+A BERT backbone is transformers' BertModel; zero-mean and MDS reach it only through
+xling.represent.transforms.shift_layer (the one hook), with the delta added at every non-pad position
+("all") or the wordpieces ("words") of the chosen layer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from xling.data.formats import XNLI_LABELS, read_conllu, read_wikiann, read_xnli
+from xling.encode.words import chunk_words
+from xling.evaluate.tasks import universal_relation
+from xling.represent.transforms import shift_layer
+
+TASKS = ("xnli", "pos", "parsing", "ner")
+MAIN_METRIC = {"xnli": "accuracy", "pos": "upos", "parsing": "las", "ner": "f1"}
+
+
+# ---------------------------------------------------------------------------------------------- inputs
+
+def read_examples(task: str, path) -> list:
+    """A task's examples from its canonical file: XNLI (premise, hypothesis, label); UD sentences (conllu
+    TokenLists of syntactic words); WikiAnn (tokens, tags)."""
+    if task == "xnli":
+        return read_xnli(path)
+    if task in ("pos", "parsing"):
+        return read_conllu(path)
+    if task == "ner":
+        return read_wikiann(path)
+    raise ValueError(f"unknown task {task!r} (known: {', '.join(TASKS)})")
+
+
+def label_inventory(task: str, train: list) -> list[str]:
+    """The labels a head predicts, fixed by the English training data (sorted, so ids are stable)."""
+    if task == "xnli":
+        return list(XNLI_LABELS)
+    if task == "pos":
+        return sorted({token["upos"] for sentence in train for token in sentence})
+    if task == "parsing":
+        return sorted({universal_relation(token["deprel"]) for sentence in train for token in sentence})
+    return sorted({tag for _, tags in train for tag in tags})
+
+
+def words_of(task: str, example) -> list[str]:
+    if task == "ner":
+        return list(example[0])
+    return [token["form"] for token in example]
+
+
+@dataclass
+class Featurizer:
+    """Turns examples into model inputs with a model's tokenizer (`pieces(texts)` -> wordpieces per text)."""
+
+    task: str
+    pieces_of: object  # callable: list[str] -> list[list[str]]
+    vocab: dict[str, int]
+    unk_id: int
+    cls_id: int
+    sep_id: int
+    max_length: int
+    labels: list[str]
+
+    def ids(self, pieces: Sequence[str]) -> list[int]:
+        return [self.vocab.get(p, self.unk_id) for p in pieces]
+
+    def pair(self, a: list[int], b: list[int]) -> dict:
+        """Both sentences cut to fit `[CLS] a [SEP] b [SEP]` in max_length, the longer one first (BERT's
+        longest_first truncation); the static encoder reads the same pieces."""
+        a, b = list(a), list(b)
+        while len(a) + len(b) > self.max_length - 3:
+            (a if len(a) > len(b) else b).pop()
+        return {"a": a, "b": b, "cls": self.cls_id, "sep": self.sep_id}
+
+    def __call__(self, examples: list) -> list[dict]:
+        index = {label: i for i, label in enumerate(self.labels)}
+        if self.task == "xnli":
+            premises = self.pieces_of([e[0] for e in examples])
+            hypotheses = self.pieces_of([e[1] for e in examples])
+            return [{**self.pair(self.ids(p), self.ids(h)), "label": index[e[2]]}
+                    for e, p, h in zip(examples, premises, hypotheses)]
+        features = []
+        for example in examples:
+            words = words_of(self.task, example)
+            pieces_per_word = [p or ["[UNK]"] for p in self.pieces_of(words)]
+            pieces = [p for word in pieces_per_word for p in word]
+            # the word boundaries are the tokenizer's (a word is never merged with the next one)
+            starts = np.cumsum([0] + [len(p) for p in pieces_per_word])
+            spans = [(int(starts[i]), int(starts[i + 1])) for i in range(len(words))]
+            chunks, _ = chunk_words(spans, self.max_length - 2, long_words="split")
+            ids = self.ids(pieces)
+            rows, first = [], []
+            for chunk in chunks:
+                start, end = chunk[0][0], chunk[-1][1]
+                offset = 1 - start  # position in the row: [CLS] at 0
+                seen = set()
+                for s, e in chunk:
+                    # a word cut across chunks ("split") is represented by its first part
+                    key = int(np.searchsorted(starts, s, side="right") - 1)
+                    if key not in seen and len(first) == key:
+                        first.append((len(rows), s + offset))
+                    seen.add(key)
+                rows.append([self.cls_id, *ids[start:end], self.sep_id])
+            feature = {"rows": rows, "first": first, "n_words": len(words)}
+            if self.task == "pos":
+                feature["labels"] = [index.get(t["upos"], -1) for t in example]
+            elif self.task == "ner":
+                feature["labels"] = [index.get(tag, -1) for tag in example[1]]
+            else:
+                feature["heads"] = [int(t["head"]) for t in example]
+                feature["labels"] = [index.get(universal_relation(t["deprel"]), -1) for t in example]
+            features.append(feature)
+        return features
+
+
+def collate(task: str, features: list[dict], pad_id: int, pair: bool) -> dict[str, torch.Tensor]:
+    """A batch of features as padded tensors. xnli: input_ids/token_type_ids/attention_mask of the pair
+    (`pair`, BERT) or of each sentence (a_ids, b_ids; static vectors). Word tasks: the chunks of all
+    sentences as rows, and `gather` [B, W] = flat index of each word's first piece (-1: padding)."""
+    if task == "xnli":
+        labels = torch.tensor([f["label"] for f in features])
+        if pair:
+            seqs = [[f["cls"], *f["a"], f["sep"], *f["b"], f["sep"]] for f in features]
+            types = [[0] * (len(f["a"]) + 2) + [1] * (len(f["b"]) + 1) for f in features]
+            ids, mask = _pad(seqs, pad_id)
+            return {"input_ids": ids, "attention_mask": mask, "token_type_ids": _pad(types, 0)[0],
+                    "labels": labels}
+        a, a_mask = _pad([f["a"] or [pad_id] for f in features], pad_id)
+        b, b_mask = _pad([f["b"] or [pad_id] for f in features], pad_id)
+        return {"a_ids": a, "a_mask": a_mask, "b_ids": b, "b_mask": b_mask, "labels": labels}
+    rows = [row for f in features for row in f["rows"]]
+    ids, mask = _pad(rows, pad_id)
+    width = ids.shape[1]
+    n_words = max(f["n_words"] for f in features)
+    gather = torch.full((len(features), n_words), -1, dtype=torch.long)
+    labels = torch.full((len(features), n_words), -1, dtype=torch.long)
+    heads = torch.full((len(features), n_words), -1, dtype=torch.long)
+    row0 = 0
+    for i, f in enumerate(features):
+        for w, (row, col) in enumerate(f["first"]):
+            gather[i, w] = (row0 + row) * width + col
+        labels[i, : f["n_words"]] = torch.tensor(f["labels"])
+        if "heads" in f:
+            heads[i, : f["n_words"]] = torch.tensor(f["heads"])
+        row0 += len(f["rows"])
+    batch = {"input_ids": ids, "attention_mask": mask, "gather": gather, "labels": labels}
+    if task == "parsing":
+        batch["heads"] = heads
+    return batch
+
+
+def _pad(seqs: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+        mask[i, : len(s)] = 1
+    return ids, mask
+
+
+def n_pieces(batch: dict[str, torch.Tensor]) -> int:
+    """Non-pad input positions of a batch (the tokens/s of progress lines and the benchmark)."""
+    return int(sum(batch[k].sum() for k in ("attention_mask", "a_mask", "b_mask") if k in batch))
+
+
+# ---------------------------------------------------------------------------------------------- encoders
+
+class BertEncoder(nn.Module):
+    """A transformers BertModel; `shift` (layer, delta [H], positions) adds delta at that layer in every
+    forward pass (zero-mean while fine-tuning and testing, MDS when testing)."""
+
+    def __init__(self, bert):
+        super().__init__()
+        self.bert = bert
+        self.hidden_size = bert.config.hidden_size
+        self.shift: tuple[int, torch.Tensor, str] | None = None
+
+    def forward(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
+        hook = contextlib.nullcontext()
+        if self.shift is not None:
+            layer, delta, positions = self.shift
+            mask = attention_mask.bool() if positions == "all" else _word_positions(input_ids, attention_mask)
+            hook = shift_layer(self.bert, layer, delta.to(input_ids.device), mask)
+        with hook:
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                             token_type_ids=token_type_ids).last_hidden_state
+
+    def freeze(self, k: int) -> None:
+        """Freeze the embeddings and encoder layers 1..k (k = 0: nothing frozen)."""
+        if not 0 <= k <= len(self.bert.encoder.layer):
+            raise ValueError(f"freeze must be in 0..{len(self.bert.encoder.layer)}, got {k}")
+        modules = ([self.bert.embeddings] + list(self.bert.encoder.layer[:k])) if k else []
+        for module in modules:
+            for p in module.parameters():
+                p.requires_grad_(False)
+
+
+def _word_positions(input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Non-pad positions other than the first ([CLS]) and the last ([SEP]) of each row."""
+    mask = attention_mask.bool().clone()
+    mask[:, 0] = False
+    last = attention_mask.sum(dim=1) - 1
+    mask[torch.arange(mask.shape[0]), last] = False
+    return mask
+
+
+def word_states(states: torch.Tensor, gather: torch.Tensor) -> torch.Tensor:
+    """[rows, T, H] chunk states -> [B, W, H] first-subword vectors (zeros at padded word slots)."""
+    flat = states.reshape(-1, states.shape[-1])
+    out = flat[gather.clamp(min=0)]
+    return out * (gather >= 0).unsqueeze(-1).to(out.dtype)
+
+
+# ---------------------------------------------------------------------------------------------- heads
+
+class PairClassifier(nn.Module):
+    """XNLI on a BERT: a linear layer on the [CLS] vector of the pair."""
+
+    def __init__(self, encoder: BertEncoder, n_labels: int, dropout: float):
+        super().__init__()
+        self.encoder, self.dropout = encoder, nn.Dropout(dropout)
+        self.out = nn.Linear(encoder.hidden_size, n_labels)
+
+    def logits(self, batch):
+        states = self.encoder(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
+        return self.out(self.dropout(states[:, 0]))
+
+    def loss(self, batch):
+        return F.cross_entropy(self.logits(batch), batch["labels"])
+
+    def predict(self, batch) -> list[int]:
+        return self.logits(batch).argmax(dim=-1).tolist()
+
+
+class InferSent(nn.Module):
+    """XNLI on static vectors (Conneau et al. 2017): frozen wordpiece vectors -> BiLSTM -> max pooling for
+    each sentence (u, v) -> MLP on [u, v, |u - v|, u * v]."""
+
+    def __init__(self, vectors: torch.Tensor, hidden: int, n_labels: int, dropout: float):
+        super().__init__()
+        self.embed = nn.Embedding.from_pretrained(vectors, freeze=True)
+        self.lstm = nn.LSTM(vectors.shape[1], hidden, batch_first=True, bidirectional=True)
+        self.mlp = nn.Sequential(nn.Dropout(dropout), nn.Linear(8 * hidden, hidden), nn.Tanh(),
+                                 nn.Dropout(dropout), nn.Linear(hidden, n_labels))
+
+    def sentence(self, ids, mask):
+        states, _ = self.lstm(self.embed(ids))
+        return states.masked_fill(~mask.bool().unsqueeze(-1), -torch.inf).max(dim=1).values
+
+    def logits(self, batch):
+        u = self.sentence(batch["a_ids"], batch["a_mask"])
+        v = self.sentence(batch["b_ids"], batch["b_mask"])
+        return self.mlp(torch.cat([u, v, (u - v).abs(), u * v], dim=-1))
+
+    def loss(self, batch):
+        return F.cross_entropy(self.logits(batch), batch["labels"])
+
+    def predict(self, batch) -> list[int]:
+        return self.logits(batch).argmax(dim=-1).tolist()
+
+
+class Tagger(nn.Module):
+    """POS / NER: a linear layer on each word's first-subword vector."""
+
+    def __init__(self, encoder: BertEncoder, n_labels: int, dropout: float):
+        super().__init__()
+        self.encoder, self.dropout = encoder, nn.Dropout(dropout)
+        self.out = nn.Linear(encoder.hidden_size, n_labels)
+
+    def logits(self, batch):
+        states = self.encoder(batch["input_ids"], batch["attention_mask"])
+        return self.out(self.dropout(word_states(states, batch["gather"])))
+
+    def loss(self, batch):
+        logits = self.logits(batch)
+        return F.cross_entropy(logits.flatten(0, 1), batch["labels"].flatten(), ignore_index=-1)
+
+    def predict(self, batch) -> list[list[int]]:
+        best = self.logits(batch).argmax(dim=-1)
+        lengths = (batch["gather"] >= 0).sum(dim=1).tolist()
+        return [best[i, :n].tolist() for i, n in enumerate(lengths)]
+
+
+class Parser(nn.Module):
+    """Dependency parsing: the biaffine parser (xling.models.parser) on the first-subword vectors."""
+
+    def __init__(self, encoder: BertEncoder, n_labels: int, dropout: float, arc_dim: int, label_dim: int):
+        from xling.models.parser import BiaffineParser
+
+        super().__init__()
+        self.encoder = encoder
+        self.parser = BiaffineParser(encoder.hidden_size, n_labels, arc_dim=arc_dim, label_dim=label_dim,
+                                     dropout=dropout)
+
+    def words(self, batch):
+        states = self.encoder(batch["input_ids"], batch["attention_mask"])
+        return word_states(states, batch["gather"]), batch["gather"] >= 0
+
+    def loss(self, batch):
+        words, mask = self.words(batch)
+        return self.parser.loss(words, mask, batch["heads"], batch["labels"])
+
+    def predict(self, batch) -> list[tuple[list[int], list[int]]]:
+        words, mask = self.words(batch)
+        return self.parser.predict(words, mask)
+
+
+# ---------------------------------------------------------------------------------------------- building
+
+@dataclass
+class Backbone:
+    """What a task model is built on: a BERT (ours or a Hugging Face checkpoint) or static vectors, with
+    the tokenizer that makes its wordpieces."""
+
+    kind: str  # bert | static
+    encoder: BertEncoder | None
+    vectors: torch.Tensor | None
+    featurizer_args: dict  # pieces_of, vocab, unk_id, cls_id, sep_id, pad_id
+    tokenizer: object = None  # a BERT's transformers tokenizer (saved beside the fine-tuned encoder)
+
+    def featurizer(self, task: str, max_length: int, labels: list[str]) -> Featurizer:
+        args = {k: v for k, v in self.featurizer_args.items() if k != "pad_id"}
+        return Featurizer(task, max_length=max_length, labels=labels, **args)
+
+    @property
+    def pad_id(self) -> int:
+        return self.featurizer_args["pad_id"]
+
+
+def load_bert(path_or_name: str | Path, revision: str | None = None) -> Backbone:
+    """Our BERT's directory (xling.models.bert) or a Hugging Face checkpoint: its BertModel and tokenizer."""
+    from transformers import AutoTokenizer, BertModel
+    from transformers.utils import logging as hf_logging
+
+    kwargs = {"revision": revision} if revision else {}
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # the MLM head of a checkpoint is unused here, as expected
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(path_or_name), **kwargs)
+        bert = BertModel.from_pretrained(str(path_or_name), add_pooling_layer=False, **kwargs)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+
+    def pieces_of(texts: list[str]) -> list[list[str]]:
+        rows = tokenizer(list(texts), add_special_tokens=False)["input_ids"] if texts else []
+        return [tokenizer.convert_ids_to_tokens(row) for row in rows]
+
+    args = {"pieces_of": pieces_of, "vocab": tokenizer.get_vocab(), "unk_id": tokenizer.unk_token_id,
+                "cls_id": tokenizer.cls_token_id, "sep_id": tokenizer.sep_token_id,
+                "pad_id": tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0}
+    return Backbone("bert", BertEncoder(bert), None, args, tokenizer)
+
+
+def load_static(vectors_path, vocab_path, lowercase: bool) -> Backbone:
+    """GloVe / Word2Vec vectors of the run's wordpieces, as a frozen embedding matrix over the run's
+    WordPiece vocabulary (pieces without a vector, below min_count, get zeros), tokenized as in training."""
+    from gensim.models import KeyedVectors
+
+    from xling.data.wordpiece import load_tokenizer
+
+    kv = KeyedVectors.load_word2vec_format(str(vectors_path), binary=True)
+    tokenizer = load_tokenizer(vocab_path, lowercase)
+    vocab = tokenizer.get_vocab()
+    matrix = np.zeros((len(vocab), kv.vector_size), dtype=np.float32)
+    for piece, i in vocab.items():
+        if piece in kv.key_to_index:
+            matrix[i] = kv[piece]
+
+    def pieces_of(texts: list[str]) -> list[list[str]]:
+        return [e.tokens for e in tokenizer.encode_batch(list(texts), add_special_tokens=False)] if texts else []
+
+    args = {"pieces_of": pieces_of, "vocab": vocab, "unk_id": vocab["[UNK]"], "cls_id": vocab["[CLS]"],
+                "sep_id": vocab["[SEP]"], "pad_id": vocab["[PAD]"]}
+    return Backbone("static", None, torch.from_numpy(matrix), args)
+
+
+def build_model(task: str, backbone: Backbone, n_labels: int, settings: dict) -> nn.Module:
+    """The task model on `backbone` with the head settings of `settings` (dropout; static: hidden; parsing:
+    arc_dim, label_dim)."""
+    if backbone.kind == "static":
+        if task != "xnli":
+            raise ValueError(f"static vectors are evaluated on XNLI only, not {task!r}")
+        return InferSent(backbone.vectors, settings["static_hidden"], n_labels, settings["dropout"])
+    if task == "xnli":
+        return PairClassifier(backbone.encoder, n_labels, settings["dropout"])
+    if task in ("pos", "ner"):
+        return Tagger(backbone.encoder, n_labels, settings["dropout"])
+    if task == "parsing":
+        return Parser(backbone.encoder, n_labels, settings["dropout"], settings["arc_dim"], settings["label_dim"])
+    raise ValueError(f"unknown task {task!r} (known: {', '.join(TASKS)})")
