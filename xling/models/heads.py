@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from xling.data.formats import XNLI_LABELS, read_conllu, read_wikiann, read_xnli
+from xling.data import formats
 from xling.encode.words import chunk_words
 from xling.evaluate.tasks import universal_relation
 from xling.represent.transforms import shift_layer
@@ -46,18 +46,18 @@ def read_examples(task: str, path) -> list:
     """A task's examples from its canonical file: XNLI (premise, hypothesis, label); UD sentences (conllu
     TokenLists of syntactic words); WikiAnn (tokens, tags)."""
     if task == "xnli":
-        return read_xnli(path)
+        return formats.read_xnli(path)
     if task in ("pos", "parsing"):
-        return read_conllu(path)
+        return formats.read_conllu(path)
     if task == "ner":
-        return read_wikiann(path)
+        return formats.read_wikiann(path)
     raise ValueError(f"unknown task {task!r} (known: {', '.join(TASKS)})")
 
 
 def label_inventory(task: str, train: list) -> list[str]:
     """The labels a head predicts, fixed by the English training data (sorted, so ids are stable)."""
     if task == "xnli":
-        return list(XNLI_LABELS)
+        return list(formats.XNLI_LABELS)
     if task == "pos":
         return sorted({token["upos"] for sentence in train for token in sentence})
     if task == "parsing":
@@ -357,13 +357,16 @@ def load_bert(path_or_name: str | Path, revision: str | None = None) -> Backbone
     from transformers.utils import logging as hf_logging
 
     kwargs = {"revision": revision} if revision else {}
-    verbosity = hf_logging.get_verbosity()
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()  # the MLM head of a checkpoint is unused here, as expected
+    hf_logging.disable_progress_bar()  # no loading bars in the jobs' logs
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(path_or_name), **kwargs)
         bert = BertModel.from_pretrained(str(path_or_name), add_pooling_layer=False, **kwargs)
     finally:
         hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
 
     def pieces_of(texts: list[str]) -> list[list[str]]:
         rows = tokenizer(list(texts), add_special_tokens=False)["input_ids"] if texts else []

@@ -1,0 +1,192 @@
+"""The fine-tuning layer (xling.models.finetune, xling.models.heads) and zero-shot evaluation
+(xling.evaluate.transfer) on a tiny randomly initialised BERT and toy tasks the tests make."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load_file
+from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+
+from xling.evaluate import transfer
+from xling.models import finetune as ft
+from xling.models.heads import load_bert
+
+REPO = Path(__file__).resolve().parents[1]
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+WORDS = [f"w{i}" for i in range(20)]
+LABEL_WORD = {"entailment": "w10", "neutral": "w11", "contradiction": "w12"}
+SETTINGS = {"epochs": 2, "batch_size": 8, "learning_rate": 3e-3, "warmup": 0.1, "weight_decay": 0.01,
+            "dropout": 0.1, "max_length": 16, "max_train": None}
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def save_tiny_bert(out: Path, layers: int = 2) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "vocab.txt").write_text("".join(v + "\n" for v in SPECIALS + WORDS), encoding="utf-8")
+    BertTokenizerFast(vocab=str(out / "vocab.txt"), do_lower_case=False, strip_accents=False).save_pretrained(out)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(SPECIALS + WORDS), hidden_size=16, num_hidden_layers=layers,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)
+    BertForMaskedLM(config).eval().save_pretrained(out)
+    return out
+
+
+def toy_xnli(n: int, seed: int) -> list[tuple[str, str, str]]:
+    """The label is named by one word of the hypothesis: learnable in a few steps."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        label = list(LABEL_WORD)[i % 3]
+        premise = " ".join(rng.choice(WORDS[:10]) for _ in range(rng.randint(3, 6)))
+        words = [rng.choice(WORDS[:10]) for _ in range(rng.randint(1, 3))] + [LABEL_WORD[label]]
+        rng.shuffle(words)
+        out.append((premise, " ".join(words), label))
+    return out
+
+
+@pytest.fixture(scope="module")
+def bert_dir(tmp_path_factory) -> Path:
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny"))
+
+
+def run(bert_dir: Path, out: Path, **kwargs) -> dict:
+    options = {"seed": 3, "freeze": 0, "checkpoint_every": 1000, **kwargs}
+    settings = {**SETTINGS, **options.pop("settings", {})}
+    return ft.finetune("xnli", load_bert(bert_dir), toy_xnli(240, 1), {"en": toy_xnli(60, 2)}, out / "model",
+                       out / "ckpt", settings, score=transfer.score, **options)
+
+
+def test_learns_the_toy_task_and_selects_on_english_dev(bert_dir, tmp_path):
+    record = run(bert_dir, tmp_path, settings={"epochs": 5})
+    assert record["selection_score"] > 80  # chance is 33.3
+    assert record["best_epoch"] == 1 + int(np.argmax([e["selection_score"] for e in record["epochs"]]))
+    table = transfer.evaluate(tmp_path / "model", {"en": {"dev": toy_xnli(60, 2), "test": toy_xnli(60, 5)}},
+                              pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=16)
+    dev = table[(table["split"] == "dev") & (table.metric == "accuracy")].value.item()
+    assert dev == pytest.approx(record["selection_score"])  # the saved model is the selected one
+
+
+def test_frozen_layers_are_bit_identical_after_fine_tuning(bert_dir, tmp_path):
+    run(bert_dir, tmp_path, freeze=1, settings={"epochs": 1})
+    before = load_file(bert_dir / "model.safetensors")
+    after = load_file(tmp_path / "model" / "encoder" / "model.safetensors")
+    frozen = [k for k in after if k.startswith("embeddings.") or k.startswith("encoder.layer.0.")]
+    trained = [k for k in after if k.startswith("encoder.layer.1.")]
+    assert frozen and trained
+    assert all(torch.equal(after[k], before[f"bert.{k}"]) for k in frozen)
+    assert not all(torch.equal(after[k], before[f"bert.{k}"]) for k in trained)
+
+
+def test_same_seed_same_weights_other_seed_other_weights(bert_dir, tmp_path):
+    heads = [torch.load(tmp_path / name / "model" / "head.pt") for name, seed in (("a", 3), ("b", 3), ("c", 4))
+             if run(bert_dir, tmp_path / name, seed=seed, settings={"epochs": 1})]
+    assert all(torch.equal(heads[0][k], heads[1][k]) for k in heads[0])
+    assert not all(torch.equal(heads[0][k], heads[2][k]) for k in heads[0])
+
+
+RUNNER = """
+import sys, torch
+from pathlib import Path
+torch.set_num_threads(1)
+sys.path.insert(0, {tests!r})
+import test_finetune as t
+t.run(Path({bert!r}), Path({out!r}), checkpoint_every=5, settings={{"epochs": 3, "batch_size": 2}})
+"""
+
+
+def test_resumes_after_sigkill_with_the_same_weights(bert_dir, tmp_path):
+    reference = run(bert_dir, tmp_path / "ref", checkpoint_every=5, settings={"epochs": 3, "batch_size": 2})
+    code = RUNNER.format(tests=str(REPO / "tests"), bert=str(bert_dir), out=str(tmp_path / "killed"))
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "killed" / "ckpt").glob("*/ckpt-*.pt")):
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert not (tmp_path / "killed" / "model").exists()
+    resumed = run(bert_dir, tmp_path / "killed", checkpoint_every=5, settings={"epochs": 3, "batch_size": 2})
+    assert resumed["epochs"] == reference["epochs"]
+    a, b = (load_file(tmp_path / d / "model" / "encoder" / "model.safetensors") for d in ("ref", "killed"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    ha, hb = (torch.load(tmp_path / d / "model" / "head.pt") for d in ("ref", "killed"))
+    assert all(torch.equal(ha[k], hb[k]) for k in ha)
+
+
+def test_mds_goes_through_the_shared_hook_and_alpha_is_chosen_on_dev_only(bert_dir, tmp_path, monkeypatch):
+    """Planted data: dev rewards alpha 2 and test rewards alpha 1 (a stub scorer keyed by the shift used);
+    the chosen alpha must be dev's, and every shift must pass through xling.represent.transforms.shift_layer."""
+    run(bert_dir, tmp_path, settings={"epochs": 1})
+    calls = []
+    real_shift_layer = transfer_shift_layer()
+
+    def spy(model, layer, delta, positions=None):
+        calls.append((layer, np.asarray(delta).copy()))
+        return real_shift_layer(model, layer, delta, positions)
+
+    monkeypatch.setattr("xling.models.heads.shift_layer", spy)
+    planted = {"dev": {2.0: 90.0, 1.0: 50.0}, "test": {2.0: 40.0, 1.0: 99.0}}
+
+    def score(task, examples, predictions, labels, ner_repair=True):
+        split = examples[0][0]  # the split's name is planted in the premise
+        alpha = None if not calls else round(float(np.linalg.norm(calls[-1][1]) / unit), 6)
+        calls.clear()
+        return {"accuracy": (planted[split].get(alpha, 10.0), len(examples))}
+
+    monkeypatch.setattr(transfer, "score", score)
+    means = {"en": np.ones(16), "fr": np.zeros(16)}
+    unit = float(np.linalg.norm(means["en"] - means["fr"]))
+    data = {"fr": {"dev": [("dev", "w1 w10", "entailment")], "test": [("test", "w1 w10", "entailment")]},
+            "en": {"dev": [("dev", "w1 w10", "entailment")], "test": [("test", "w1 w10", "entailment")]}}
+    table = transfer.evaluate(tmp_path / "model", data, pivot="en", layer=1, alphas=[1.0, 2.0], positions="all",
+                              mds=True, finetuned_means=means, batch_size=4)
+    chosen = table[(table["transform"] == "mds") & table.selected]
+    assert set(chosen["split"]) == {"dev", "test"} and set(chosen["alpha"]) == {2.0}
+    assert chosen[chosen["split"] == "test"].value.item() == 40.0  # dev's choice, although test prefers 1.0
+    assert set(table[table["transform"] == "mds"]["lang"]) == {"fr"}  # no shift of the pivot toward itself
+
+
+def transfer_shift_layer():
+    from xling.represent.transforms import shift_layer
+    return shift_layer
+
+
+def test_static_vectors_xnli_with_infersent(tmp_path):
+    from gensim.models import KeyedVectors
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("".join(v + "\n" for v in SPECIALS + WORDS), encoding="utf-8")
+    kv = KeyedVectors(vector_size=8)
+    rng = np.random.default_rng(0)
+    kv.add_vectors(WORDS, rng.normal(size=(len(WORDS), 8)).astype(np.float32))
+    kv.save_word2vec_format(str(tmp_path / "vectors.bin"), binary=True)
+    from xling.models.heads import load_static
+
+    backbone = load_static(tmp_path / "vectors.bin", vocab, lowercase=False)
+    record = ft.finetune("xnli", backbone, toy_xnli(240, 1), {"en": toy_xnli(60, 2)}, tmp_path / "model",
+                         tmp_path / "ckpt", {**SETTINGS, "static_hidden": 16, "learning_rate": 1e-2}, seed=1,
+                         score=transfer.score)
+    assert record["selection_score"] > 80
+    assert json.loads((tmp_path / "model" / "finetune.json").read_text())["backbone"] == "static"
+    table = transfer.evaluate(tmp_path / "model", {"en": {"dev": toy_xnli(60, 2), "test": toy_xnli(30, 3)}},
+                              pivot="en", layer=1, alphas=[1.0], positions="all", mds=True, batch_size=8,
+                              vectors=tmp_path / "vectors.bin", vocab=vocab)
+    assert set(table["transform"]) == {"none"} and len(table) == 2
