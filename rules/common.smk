@@ -302,13 +302,13 @@ def finetune_settings(task, static=False):
 
 def transfer_variants(lm):
     """Fine-tuning variants of a model: `static` (frozen vectors), f{k} (embeddings + layers 1..k frozen) and
-    f{k}-zm (zero-mean in training and testing). The BERTs of the language experiments get every depth (and
-    zero-mean); the others the first depth only (the XNLI grid)."""
+    f{k}-zm (zero-mean in training and testing, at the first depth). The BERTs of the language experiments get
+    every depth and zero-mean; the others the first depth only (the XNLI grid)."""
     if not lm.startswith(("bert/", "hf/")):
         return ["static"]
     if lm not in language_models():
         return [f"f{TRANSFER['freeze'][0]}"]
-    return [f"f{k}" for k in TRANSFER["freeze"]] + ([f"f{k}-zm" for k in TRANSFER["freeze"]] if TRANSFER["zero_mean"] else [])
+    return [f"f{k}" for k in TRANSFER["freeze"]] + ([f"f{TRANSFER['freeze'][0]}-zm"] if TRANSFER["zero_mean"] else [])
 
 
 def transfer_runs():

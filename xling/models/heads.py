@@ -322,11 +322,12 @@ class Parser(nn.Module):
 
     def loss(self, batch):
         words, mask = self.words(batch)
-        return self.parser.loss(words, mask, batch["heads"], batch["labels"])
+        return self.parser(words, mask, batch["heads"], batch["labels"])
 
     def predict(self, batch) -> list[tuple[list[int], list[int]]]:
         words, mask = self.words(batch)
-        return self.parser.predict(words, mask)
+        heads, labels = self.parser.predict(words, mask)
+        return list(zip(heads, labels))
 
 
 # ---------------------------------------------------------------------------------------------- building
