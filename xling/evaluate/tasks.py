@@ -8,7 +8,8 @@ only counts.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import conllu
 from seqeval.metrics import f1_score, precision_score, recall_score
