@@ -10,8 +10,8 @@ from xling.models.finetune import fingerprint, finetune  # noqa: E402
 from xling.models.heads import load_bert, load_static, read_examples  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
-device = resolve_device(res.device)
 inp, lm, run, res = snakemake.input, snakemake.params.lm, snakemake.params.run, snakemake.resources
+device = resolve_device(res.device)
 task, settings, pivot = run["task"], run["settings"], run["pivot"]
 if lm["kind"] == "static":
     backbone = load_static(inp.vectors, inp.vocab, run["lowercase"])
