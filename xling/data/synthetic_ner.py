@@ -30,6 +30,7 @@ ARGUMENT_TYPES = {"subj": (("PER", 0.6), ("ORG", 0.4)), "obj": (("PER", 0.4), ("
 #: the type the noun of an adposition phrase names, by adposition (function concept name)
 ADPOSITION_TYPES = {"IN": "LOC", "ON": "LOC", "FROM": "LOC", "TO": "LOC", "WITH": "PER", "FOR": "ORG"}
 
+
 @dataclass
 class Names:
     """The world's entities: part concept -> type, and per type the names (tuples of parts) by frequency rank."""
