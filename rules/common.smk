@@ -93,6 +93,7 @@ def synthetic_outputs():
         files += [f"{DATA}/corpus/{lang}.txt"]
         files += expand(f"{DATA}/ud/{lang}.{{split}}.conllu", split=["train", "dev", "test"])
         files += expand(f"{DATA}/xnli/{{split}}-{lang}.tsv", split=["dev", "test"])
+        files += expand(f"{DATA}/wikiann/{lang}.{{split}}.tsv", split=["train", "dev", "test"])
     for lang in TARGETS:
         files += expand(f"{DATA}/dict/{PIVOT}-{lang}.{{split}}.txt", split=["train", "test", "full"])
         files += expand(f"{DATA}/parallel/{PIVOT}-{lang}.{{ext}}", ext=[PIVOT, lang, "align"])

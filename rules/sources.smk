@@ -25,6 +25,7 @@ FETCH = SOURCES.fetch_table(LANGS, PIVOT)
 DATASET_LANGS = {name: SOURCES.available(name, LANGS) for name in SOURCES.datasets}
 LANG_RE = {name: "|".join(langs) or "(?!)" for name, langs in DATASET_LANGS.items()}
 UD_LANGS = [lang for lang in LANGS if SOURCES.treebanks(lang)]
+WIKIANN_LANGS = DATASET_LANGS["wikiann"]
 
 
 localrules:
@@ -204,6 +205,27 @@ rule xnli_train:
         "../envs/data.yaml"
     script:
         "../scripts/prepare_source.py"
+
+
+if WIKIANN_LANGS:
+
+    rule wikiann:  # one pass over the zip for all languages; every split upstream has (train is read for English)
+        input:
+            SOURCES.locals("wikiann", LANGS, PIVOT),
+            code=xling_code("scripts/prepare_source.py"),
+        output:
+            [f"{DATA}/wikiann/{lang}.{split}.tsv" for lang in WIKIANN_LANGS for split in ("train", "dev", "test")],
+        params:
+            kind="wikiann",
+            languages=WIKIANN_LANGS,
+        log:
+            f"{LOGS}/wikiann.log",
+        benchmark:
+            f"{BENCH}/wikiann.tsv"
+        conda:
+            "../envs/data.yaml"
+        script:
+            "../scripts/prepare_source.py"
 
 
 rule tatoeba:

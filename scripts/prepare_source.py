@@ -31,6 +31,8 @@ elif kind == "ud":
     upstream.ud_to_canonical(inp[0], Path(out[0]).parent, params.treebanks, params.splits)
 elif kind == "xnli":
     upstream.xnli_to_canonical(inp[0], Path(out[0]).parent, params.languages)
+elif kind == "wikiann":
+    upstream.wikiann_to_canonical(inp[0], Path(out[0]).parent, params.languages)
 elif kind == "multinli":
     upstream.multinli_to_train(inp[0], out[0])
 elif kind == "tatoeba":  # the folder holding both LASER files

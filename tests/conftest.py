@@ -1,6 +1,9 @@
 """Shared fixtures: the real public data beside the repository (../shared/data), skipped when absent, and
-one finished run of presets/test.yaml for the workflow tests."""
+one finished run of presets/test.yaml for the workflow tests, and a builder of WikiAnn's upstream archive."""
 
+import io
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -26,3 +29,22 @@ def test_run(tmp_path_factory) -> Path:
     done = snakemake("--configfile", str(TEST_PRESET), "--cores", "2", cwd=workdir, timeout=900)
     assert done.returncode == 0, done.stderr[-5000:]
     return workdir
+
+
+@pytest.fixture
+def panx_zip():
+    """make(path, {lang: {member: text}}) -> path: a zip laid out as WikiAnn's `panx_dataset.zip` (one
+    `{lang}.tar.gz` per language holding members such as `train`, `dev`, `test`)."""
+    def make(path: Path, languages: dict[str, dict[str, str]]) -> Path:
+        with zipfile.ZipFile(path, "w") as zf:
+            for lang, members in languages.items():
+                buffer = io.BytesIO()
+                with tarfile.open(fileobj=buffer, mode="w:gz") as tf:
+                    for name, text in members.items():
+                        data = text.encode()
+                        info = tarfile.TarInfo(name)
+                        info.size = len(data)
+                        tf.addfile(info, io.BytesIO(data))
+                zf.writestr(f"{lang}.tar.gz", buffer.getvalue())
+        return path
+    return make

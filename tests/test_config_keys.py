@@ -434,6 +434,7 @@ ITERATED = {
     ("synthetic", "ud_sentences"): ("xling.data.synthetic", "generate"),
     ("synthetic", "bucc_sentences"): ("xling.data.synthetic", "generate"),
     ("synthetic", "xnli_pairs"): ("xling.data.synthetic", "generate"),
+    ("synthetic", "ner_sentences"): ("xling.data.synthetic", "generate"),
 }
 
 
@@ -480,7 +481,8 @@ def test_a_loop_that_no_longer_runs_does_not_read(repo_trace):
     assert unread_keys(load_schema(), repo_trace, moved) == [
         f"synthetic.{group}.{split}" for group, splits in (("ud_sentences", ("train", "dev", "test")),
                                                            ("bucc_sentences", ("dev", "test")),
-                                                           ("xnli_pairs", ("train", "dev", "test")))
+                                                           ("xnli_pairs", ("train", "dev", "test")),
+                                                           ("ner_sentences", ("train", "dev", "test")))
         for split in splits]
 
 

@@ -3,6 +3,7 @@ ignore Range, or fail with 404/500 - the failures a long download on a login nod
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import http.server
 import os
@@ -12,6 +13,9 @@ import pytest
 import yaml
 
 from xling.data import download as dl
+from xling.data import sources as src
+from xling.data.formats import read_wikiann
+from xling.data.upstream import wikiann_to_canonical
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB, every byte value
 
@@ -208,6 +212,28 @@ def test_mirror_rewrites_url(server, tmp_path):
     dl.download(canonical, tmp_path / "data.bin", lock=lock, mirror=server.url, **FAST)
     assert server.requests[0]["path"] == "/upstream.example.org/data.bin"
     assert canonical in yaml.safe_load(lock.read_text())["files"]
+
+
+def test_wikiann_from_a_mirror_is_verified_then_parsed(server, panx_zip, tmp_path):
+    """The pinned WikiAnn entry of sources.yaml fetched through a mirror on 127.0.0.1 that serves a small archive
+    in the upstream layout: the published sha256 rejects it (naming both checksums); with the archive's own
+    checksum it downloads and parses into the canonical files."""
+    archive = panx_zip(tmp_path / "panx_dataset.zip", {
+        "en": {"train": "en:Ana\tB-PER\nen:Lima\tB-LOC\n\n", "dev": "en:IBM\tB-ORG\n\n", "test": "en:x\tO\n\n"},
+        "fr": {"train": "fr:a\tO\n\n", "dev": "fr:Paris\tB-LOC\n\n", "test": "fr:Le\tO\nfr:Monde\tB-ORG\n\n"},
+    }).read_bytes()
+    ref = src.Sources({"cache": str(tmp_path / "cache"), "mirror": server.url}).file("wikiann", "panx")
+    server.files[ref.url.split("://", 1)[1]] = archive
+    options = dict(lock=None, mirror=server.url, backoff=0.001, timeout=5)
+    with pytest.raises(dl.ChecksumError) as err:
+        src.fetch(ref, **options)
+    assert ref.sha256 in str(err.value) and sha(archive) in str(err.value)
+    assert server.requests[0]["path"] == "/s3.amazonaws.com/datasets.huggingface.co/wikiann/1.1.0/panx_dataset.zip"
+    out = src.fetch(dataclasses.replace(ref, sha256=sha(archive)), **options)
+    assert out == tmp_path / "cache" / "wikiann" / "panx_dataset.zip"
+    counts = wikiann_to_canonical(out, tmp_path / "data" / "wikiann", ["en", "fr"])
+    assert counts == {f"{lang}.{split}": 1 for lang in ("en", "fr") for split in ("train", "dev", "test")}
+    assert read_wikiann(tmp_path / "data" / "wikiann" / "fr.test.tsv") == [(["Le", "Monde"], ["O", "B-ORG"])]
 
 
 def test_local_directory_mirror(tmp_path):

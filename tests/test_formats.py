@@ -2,6 +2,7 @@
 
 import gzip
 import logging
+import re
 
 import pytest
 
@@ -15,6 +16,7 @@ from xling.data.formats import (
     read_dictionary,
     read_parallel,
     read_tatoeba,
+    read_wikiann,
     read_xnli,
 )
 
@@ -207,6 +209,40 @@ def test_xnli_wrong_field_count(tmp_path):
     path = write(tmp_path / "dev-en.tsv", "A.\tB.\n")
     with pytest.raises(FormatError, match=rf"^{path}:1: expected 3 tab-separated fields"):
         read_xnli(path)
+
+
+# --------------------------------------------------------------------------- WikiAnn
+def test_wikiann_sentences_tags_and_counts(tmp_path, caplog):
+    path = write(tmp_path / "en.dev.tsv", "\nSioux\tB-ORG\nFalls\tI-ORG\nArena\tI-ORG\n(\tO\n,\tI-LOC\n\n\n"
+                                          "Ana\tB-PER\nin\tO\nNew York\tB-LOC\nCity\tI-LOC\nIBM\tB-ORG\n")
+    with caplog.at_level(logging.INFO, logger="xling.data.formats"):
+        sentences = read_wikiann(path)
+    assert sentences == [(["Sioux", "Falls", "Arena", "(", ","], ["B-ORG", "I-ORG", "I-ORG", "O", "I-LOC"]),
+                         (["Ana", "in", "New York", "City", "IBM"], ["B-PER", "O", "B-LOC", "I-LOC", "B-ORG"])]
+    # an I- after O is kept (silver data has it) and counted as a span of its own
+    assert "2 sentences, 10 tokens, spans PER 1, ORG 2, LOC 2 (1 starting with I-)" in caplog.text
+    assert "skipped 2 extra empty lines" in caplog.text
+
+
+@pytest.mark.parametrize("line, message", [
+    ("Paris", "expected 2 tab-separated fields (token, tag), got 1"),
+    ("Paris\tB-LOC\tx", "expected 2 tab-separated fields (token, tag), got 3"),
+    ("Paris\tB-MISC", "unknown tag 'B-MISC'"),
+    ("Paris\tb-loc", "unknown tag 'b-loc'"),
+    ("Paris\t", "unknown tag ''"),
+    (" \tO", "empty token"),
+    ("\tO", "empty token"),
+])
+def test_wikiann_bad_line_names_file_and_line(tmp_path, line, message):
+    path = write(tmp_path / "fr.test.tsv", f"Le\tO\n\n{line}\n")
+    with pytest.raises(FormatError, match="^" + re.escape(f"{path}:3: {message}")):
+        read_wikiann(path)
+
+
+def test_wikiann_empty_file(tmp_path):
+    path = write(tmp_path / "fr.test.tsv", "\n\n")
+    with pytest.raises(FormatError, match=rf"^{path}: no sentences"):
+        read_wikiann(path)
 
 
 # --------------------------------------------------------------------------- BUCC

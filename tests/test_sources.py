@@ -51,6 +51,9 @@ def test_registry_covers_the_study(registry):
     assert sources.languages("europarl") == sorted(["de", "fr", "es", "bg", "el"])
     assert sources.languages("bucc") == sorted(["de", "fr", "ru", "zh"])
     assert "sw" not in sources.languages("ud")
+    wikiann = sources.languages("wikiann")  # one zip for all: the languages are listed, not per file
+    assert len(wikiann) == 176 and set(study) <= set(wikiann) and "no" in wikiann
+    assert sources.available("wikiann", ["sw", "xa", "en"]) == ["sw", "en"]
 
 
 @pytest.mark.parametrize("mutate, message", [
@@ -62,6 +65,7 @@ def test_registry_covers_the_study(registry):
     (lambda d: d["datasets"]["xnli"]["files"]["xnli"].pop("checksum_source"), "checksum_source"),
     (lambda d: d["datasets"]["bucc"]["files"]["de/dev"].update(url=None), "no url and no 'reason'"),
     (lambda d: d["datasets"]["bucc"]["files"]["de/dev"].update(checksum="md5"), "checksum policy must be"),
+    (lambda d: d["datasets"]["wikiann"]["languages"].append(False), "wikiann: 'languages' must be a list"),
 ])
 def test_validate_rejects_bad_entries(registry, mutate, message):
     bad = copy.deepcopy(registry)
@@ -82,6 +86,8 @@ def test_needed_files_follow_the_languages(registry):
     assert langs["tatoeba"] == {"de", "sw", "ur"}
     assert langs["bucc"] == {"de"}
     assert [r.key for r in needed["ud"]] == ["2.5"]
+    assert [r.key for r in needed["wikiann"]] == ["panx"]
+    assert sources.needed(["xa", "xb"], pivot="xa")["wikiann"] == []  # no language WikiAnn has
     table = sources.fetch_table(["en", "de", "sw", "ur"])
     assert "cache/ud/ud-treebanks-v2.5.tgz" in table
     assert all(local.startswith("cache/") for local in table)
@@ -279,7 +285,7 @@ def test_fetch_published_file_through_a_local_mirror(registry, shared_data, tmp_
         src.fetch(ref2, lock=None, mirror=str(tmp_path / "mirror"))
 
 
-def _fake_upstream(root: Path) -> dict:
+def _fake_upstream(root: Path, panx_zip) -> dict:
     """Tiny files in each upstream format (as the releases pack them), and data.paths for them."""
     import io
     import tarfile
@@ -322,6 +328,8 @@ def _fake_upstream(root: Path) -> dict:
                                 "bucc2018/de-en/de-en.sample.gold": "de-000000001\ten-000000001\n"}, "w:bz2")
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     (root / "vocab.txt").write_text("\n".join(specials + [f"w{i}" for i in range(119547 - 5)]) + "\n")
+    panx_zip(root / "panx_dataset.zip", {lang: {split: f"{lang}:Berlin\tB-LOC\n{lang}:!\tO\n\n"
+                                               for split in ("train", "dev", "test")} for lang in ("en", "de")})
     (root / "tatoeba.deu-eng.deu").write_text("Hallo.\n")
     (root / "tatoeba.deu-eng.eng").write_text("Hello.\n")
 
@@ -332,19 +340,19 @@ def _fake_upstream(root: Path) -> dict:
             "europarl": {"de": unverified("de-en.tgz")}, "ud": {"2.5": unverified("ud.tgz")},
             "xnli": {"xnli": unverified("XNLI-1.0.zip"), "multinli": unverified("multinli_1.0.zip")},
             "bucc": {"de": {"dev": unverified("bucc.tar.bz2")}},
-            "mbert_vocab": {"cased": unverified("vocab.txt")},
+            "mbert_vocab": {"cased": unverified("vocab.txt")}, "wikiann": {"panx": unverified("panx_dataset.zip")},
             "tatoeba": {"de": {"de": unverified("tatoeba.deu-eng.deu"), "eng": unverified("tatoeba.deu-eng.eng")}}}
 
 
 @pytest.mark.workflow
-def test_workflow_real_data_rules_end_to_end(tmp_path):
+def test_workflow_real_data_rules_end_to_end(tmp_path, panx_zip):
     """Every parse rule of rules/sources.smk on tiny upstream-format files (pre-staged, unverified),
     plus a MUSE dictionary through a local mirror (trust-on-first-download): canonical files out,
     URLs in the dry run, the first download's sha256 in the lock."""
     import subprocess
     import sys
 
-    paths = _fake_upstream(tmp_path / "staged")
+    paths = _fake_upstream(tmp_path / "staged", panx_zip)
     muse = tmp_path / "mirror" / "dl.fbaipublicfiles.com" / "arrival" / "dictionaries"
     muse.mkdir(parents=True)
     (muse / "en-de.5000-6500.txt").write_text("house Haus\ndog\tHund\n")
@@ -356,7 +364,7 @@ def test_workflow_real_data_rules_end_to_end(tmp_path):
     targets = [f"{data}/corpus/en.txt", f"{data}/corpus/de.txt", f"{data}/dict/en-de.test.txt",
                f"{data}/parallel/en-de.en", f"{data}/ud/de.test.conllu", f"{data}/xnli/dev-de.tsv",
                f"{data}/xnli/train-en.tsv", f"{data}/tatoeba/tatoeba.de-eng.de", f"{data}/bucc/de-en.dev.gold",
-               f"{data}/vocab/mbert-cased.txt"]
+               f"{data}/vocab/mbert-cased.txt", f"{data}/wikiann/de.test.tsv"]
     cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
            "-c2", *targets, "--configfile", str(tmp_path / "config.yaml")]
     dry = subprocess.run(cmd + ["-n", "-p"], capture_output=True, text=True, timeout=120)
@@ -376,5 +384,7 @@ def test_workflow_real_data_rules_end_to_end(tmp_path):
     assert (out / "tatoeba" / "tatoeba.de-eng.de").read_text() == "Hallo.\n"
     assert (out / "bucc" / "de-en.dev.gold").read_text() == "de-000000001\ten-000000001\n"
     assert len((out / "vocab" / "mbert-cased.txt").read_text().splitlines()) == 119547
+    assert (out / "wikiann" / "de.test.tsv").read_text() == "Berlin\tB-LOC\n!\tO\n\n"
+    assert (out / "wikiann" / "en.train.tsv").exists()
     lock = yaml.safe_load((tmp_path / "dl" / "sources.lock.yaml").read_text())["files"]
     assert list(lock) == ["https://dl.fbaipublicfiles.com/arrival/dictionaries/en-de.5000-6500.txt"]

@@ -8,6 +8,7 @@ import pytest
 from xling.data import formats
 
 from xling.data import synthetic
+from xling.data import synthetic_ner as ner
 
 LANGS = ["en", "xa", "xb", "xe", "xf"]
 SPEC = {
@@ -22,6 +23,7 @@ SPEC = {
     "tatoeba_sentences": 60,
     "bucc_sentences": {"dev": 120, "test": 200},
     "xnli_pairs": {"train": 300, "dev": 90, "test": 91},
+    "ner_sentences": {"train": 60, "dev": 30, "test": 31},
     "languages": {
         "xa": {"script": "cyrillic", "anchors": 0.2, "order": "SOV", "skew": 0.5},
         "xb": {"script": "greek", "anchors": 0.1, "adjective": "after", "inflection": False},
@@ -62,13 +64,15 @@ def test_same_seed_same_bytes_other_seed_differs(data, tmp_path):
     assert other.keys() == again.keys()
     assert other["corpus/xa.txt"] != again["corpus/xa.txt"]
     assert other["bucc/xa-en.test.xa"] != again["bucc/xa-en.test.xa"]
+    assert other["wikiann/xa.test.tsv"] != again["wikiann/xa.test.tsv"]
 
 
 def test_adding_a_language_leaves_the_others_unchanged(data, tmp_path):
     fewer = _files(_generate(tmp_path / "fewer", SPEC, ["en", "xa"]))
     full = _files(data)
     for name in ("corpus/en.txt", "corpus/xa.txt", "dict/en-xa.test.txt", "parallel/en-xa.align",
-                 "ud/xa.dev.conllu", "xnli/test-xa.tsv", "bucc/xa-en.dev.xa", "bucc/xa-en.test.gold"):
+                 "ud/xa.dev.conllu", "xnli/test-xa.tsv", "bucc/xa-en.dev.xa", "bucc/xa-en.test.gold",
+                 "wikiann/en.train.tsv", "wikiann/xa.dev.tsv"):
         assert fewer[name] == full[name], name
 
 
@@ -241,6 +245,108 @@ def test_xnli_labels_balanced_and_follow_latent_rules(data, built):
             assert [r[2] for r in other] == [r[2] for r in rows]
 
 
+def _spans(tags: list[str]) -> list[tuple[str, int, int]]:
+    """(type, start, end) of each entity of a valid IOB2 sequence."""
+    spans = []
+    for i, tag in enumerate(tags):
+        if tag.startswith("B-"):
+            spans.append((tag[2:], i, i + 1))
+        elif tag.startswith("I-"):
+            spans[-1] = (*spans[-1][:2], i + 1)
+    return spans
+
+
+def test_wikiann_spans_are_valid_iob2_and_the_same_entities_in_every_language(data, built):
+    _, world, langs = built
+    parses = {lang: langs[lang].concept_of() for lang in LANGS}
+    for split, n in SPEC["ner_sentences"].items():
+        files = {lang: formats.read_wikiann(data / "wikiann" / f"{lang}.{split}.tsv") for lang in LANGS}
+        entities = {}
+        for lang, sentences in files.items():
+            assert len(sentences) == n
+            entities[lang] = []
+            for tokens, tags in sentences:
+                for i, tag in enumerate(tags):  # IOB2: an I- continues an entity of its own type
+                    assert tag == "O" or tag[0] == "B" or (i and tags[i - 1][2:] == tag[2:]), (lang, tags)
+                spans = _spans(tags)
+                assert spans, (lang, tokens)  # every sentence names an entity, as WikiAnn's do
+                # each span is one whole entity of the world, of the type it is tagged with
+                found = []
+                for etype, start, end in spans:
+                    parts = tuple(parses[lang][t][0] for t in tokens[start:end])
+                    assert parts in world.names.entities[etype], (lang, tokens[start:end], etype)
+                    found.append((etype, parts))
+                # no name part outside a span
+                assert all(parses[lang][t][0] not in world.names.part_type
+                           for t, tag in zip(tokens, tags) if tag == "O")
+                entities[lang].append(sorted(found))
+        for lang in LANGS[1:]:  # the same latent sentences: the same entities, whatever the word order
+            assert entities[lang] == entities["en"], lang
+    tags = Counter(tag for _, sentence_tags in formats.read_wikiann(data / "wikiann" / "en.train.tsv")
+                   for tag in sentence_tags)
+    assert all(tags[f"{p}-{t}"] for p in "BI" for t in ("PER", "ORG", "LOC"))  # multi-token names of every type
+
+
+def test_entity_type_follows_from_the_slot(built):
+    cfg, world, _ = built
+    adposition = {world.fid[name]: etype for name, etype in ner.ADPOSITION_TYPES.items()}
+    seen = Counter()
+    for sentence in synthetic.ner_set(cfg, world, "train", 200):
+        for _, (*_, subj, obj, pps) in sentence:
+            for role, np_ in [("subj", subj), ("obj", obj)] + [(adposition[adp], np_) for adp, np_ in pps]:
+                if np_ is None or np_[2] != ner.NAME:
+                    continue
+                etype = world.names.part_type[np_[0][0]]
+                assert etype in (("PER", "ORG") if role in ("subj", "obj") else (role,))
+                seen[role, etype] += 1
+    assert {etype for _, etype in seen} == {"PER", "ORG", "LOC"} and seen["subj", "PER"] and seen["obj", "ORG"]
+
+
+def test_locations_follow_locative_prepositions_in_the_english_file(data, built):
+    """Read from the file: English has prepositions and a name no determiner, so the word before a location is
+    IN, ON, FROM or TO."""
+    _, world, langs = built
+    locative = {langs["en"].lemma[world.fid[name]] for name in ("IN", "ON", "FROM", "TO")}
+    before = [tokens[i - 1] for tokens, tags in formats.read_wikiann(data / "wikiann" / "en.train.tsv")
+              for i, tag in enumerate(tags) if tag == "B-LOC"]
+    assert before and set(before) <= locative
+
+
+def test_add_names_rate_and_at_least_one(built):
+    cfg, world, _ = built
+    sentences = synthetic._latent_set(cfg, world, "probe", 50)
+    d = synthetic._Draw(synthetic._rng(1, "probe-names"))
+
+    def names(sentence):
+        return [np_ for _, (_, _, _, subj, obj, pps) in sentence for np_ in [subj, obj] + [np_ for _, np_ in pps]
+                if np_ is not None and np_[2] == ner.NAME]
+
+    assert [ner.add_names(d, world.names, s, 0.0) for s in sentences] == sentences
+    assert all(len(names(ner.add_names(d, world.names, s, 0.0, at_least_one=True))) == 1 for s in sentences)
+    for s in sentences:  # rate 1: every subject, object and adposition phrase names an entity
+        named = ner.add_names(d, world.names, s, 1.0)
+        assert len(names(named)) == sum(2 + len(pps) if obj else 1 + len(pps) for _, (*_, obj, pps) in s)
+
+
+def test_corpora_contain_the_names_in_their_own_script(data, built):
+    _, world, langs = built
+    en_forms = {f for fs in langs["en"].forms for f in fs.values()}
+    for lang in LANGS:
+        corpus = Counter(_tokens(data / "corpus" / f"{lang}.txt"))
+        parse = langs[lang].concept_of()
+        named = [t for t in corpus if parse[t][0] in world.names.part_type]
+        # the most frequent entity of each type occurs whole in every corpus
+        for etype, entities in world.names.entities.items():
+            assert all(langs[lang].lemma[part] in corpus for part in entities[0]), (lang, etype)
+        # nearly every entity token of the NER files is a word the pretraining corpus has
+        tokens = [t for split in SPEC["ner_sentences"]
+                  for words, tags in formats.read_wikiann(data / "wikiann" / f"{lang}.{split}.tsv")
+                  for t, tag in zip(words, tags) if tag != "O"]
+        assert sum(t in corpus for t in tokens) >= 0.85 * len(tokens), lang
+        if langs[lang].knobs["copy_of"] is None and lang != "en":  # never anchors: no name shared with English
+            assert named and not set(named) & en_forms, lang
+
+
 def _bucc_files(data: Path, lang: str, split: str) -> tuple[list[str], list[str], list[tuple[str, str]]]:
     """Sentences of both sides in id order and the gold lines as (src id, en id), duplicates kept."""
     stem = data / "bucc" / f"{lang}-en.{split}"
@@ -366,6 +472,10 @@ def test_few_duplicate_sentences(tmp_path):
     ({"bucc_gold_rate": 0}, ["en"], "synthetic.bucc_gold_rate"),
     ({"bucc_gold_rate": 1.5}, ["en"], "synthetic.bucc_gold_rate"),
     ({"bucc_sentences": {"dev": 100}, "bucc_gold_rate": 0.004}, ["en"], "synthetic.bucc_gold_rate"),
+    ({"ner_sentences": {"dev": 0}}, ["en"], "synthetic.ner_sentences.dev"),
+    ({"ner_sentences": {"valid": 10}}, ["en"], "synthetic.ner_sentences.valid"),
+    ({"named_entities": 0}, ["en"], "synthetic.named_entities"),
+    ({"name_rate": 1.5}, ["en"], "synthetic.name_rate"),
 ])
 def test_bad_spec_names_the_key(spec, langs, key):
     with pytest.raises(ValueError, match=key.replace(".", r"\.")):

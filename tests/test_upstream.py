@@ -20,6 +20,7 @@ from xling.data.formats import (
     read_dictionary,
     read_parallel,
     read_tatoeba,
+    read_wikiann,
     read_xnli,
 )
 
@@ -391,6 +392,63 @@ def test_xtreme_copy_normalises_and_validates(tmp_path):
     src.write_text("A.\tB.\n", encoding="utf-8")
     with pytest.raises(FormatError, match=rf"^{src}:1:"):
         U.xtreme_xnli_copy(src, tmp_path / "out" / "x.tsv")
+
+
+# ============================================================================ WikiAnn
+PANX_EN = "en:Sioux\tB-ORG\nen:Falls\tI-ORG\nen:(\tO\nen:10:30\tO\n\n\nen:Ana\tB-PER\n"
+PANX_ZH = "zh:北京\tB-LOC\nzh:是\tO\n\n"
+
+
+def test_wikiann_zip_to_canonical(tmp_path, panx_zip, caplog):
+    source = panx_zip(tmp_path / "panx_dataset.zip", {
+        "en": {"train": PANX_EN, "dev": PANX_EN, "test": "en:x\tO\n", "extra": "en:y\tO\n"},
+        "zh": {"dev": PANX_ZH, "test": PANX_ZH, "train": PANX_ZH},
+        "de": {"train": "not even read\n"}})
+    with caplog.at_level(logging.INFO, logger="xling.data.upstream"):
+        counts = U.wikiann_to_canonical(source, tmp_path / "wikiann", ["en", "zh"])
+    assert counts == {"en.train": 2, "en.dev": 2, "en.test": 1, "en.other_members_skipped": 1,
+                      "zh.dev": 1, "zh.test": 1, "zh.train": 1}
+    # the prefix stripped up to its own colon only; one blank line ends each sentence
+    assert (tmp_path / "wikiann" / "en.train.tsv").read_text() == (
+        "Sioux\tB-ORG\nFalls\tI-ORG\n(\tO\n10:30\tO\n\nAna\tB-PER\n\n")
+    assert read_wikiann(tmp_path / "wikiann" / "zh.test.tsv") == [(["北京", "是"], ["B-LOC", "O"])]
+    assert not (tmp_path / "wikiann" / "de.train.tsv").exists()
+    assert "en.other_members_skipped=1" in caplog.text
+
+
+def test_wikiann_from_a_directory_of_language_archives(tmp_path, panx_zip):
+    source = panx_zip(tmp_path / "panx.zip", {"en": {s: PANX_EN for s in ("train", "dev", "test")}})
+    unpacked = tmp_path / "panx_dataset"
+    with zipfile.ZipFile(source) as zf:
+        zf.extractall(unpacked)
+    U.wikiann_to_canonical(unpacked, tmp_path / "out", ["en"])
+    assert len(read_wikiann(tmp_path / "out" / "en.dev.tsv")) == 2
+
+
+@pytest.mark.parametrize("member, message", [
+    ("en:Paris\tB-MISC\n", r"\[en.tar.gz\]\[test\]:1: unknown tag 'B-MISC'"),
+    ("en:a\tO\nfr:Paris\tB-LOC\n", r"\[en.tar.gz\]\[test\]:2: token 'fr:Paris' lacks the 'en:' prefix"),
+    ("en:Paris B-LOC\n", r"\[en.tar.gz\]\[test\]:1: expected 2 tab-separated fields"),
+    ("en:\tO\n", r"\[en.tar.gz\]\[test\]:1: empty token"),
+    ("\n\n", r"\[en.tar.gz\]\[test\]: no sentences"),
+])
+def test_wikiann_bad_member_names_archive_member_and_line(tmp_path, panx_zip, member, message):
+    source = panx_zip(tmp_path / "p.zip", {"en": {"train": PANX_EN, "dev": PANX_EN, "test": member}})
+    with pytest.raises(FormatError, match=rf"^{source}" + message):
+        U.wikiann_to_canonical(source, tmp_path / "out", ["en"])
+
+
+def test_wikiann_missing_language_split_or_truncated(tmp_path, panx_zip):
+    source = panx_zip(tmp_path / "p.zip", {"en": {"train": PANX_EN, "test": PANX_EN}})
+    with pytest.raises(FormatError, match=r"p.zip: no fr.tar.gz, sw.tar.gz"):
+        U.wikiann_to_canonical(source, tmp_path / "out", ["en", "fr", "sw"])
+    with pytest.raises(FormatError, match=r"p.zip\[en.tar.gz\]: no dev member \(found: train, test\)"):
+        U.wikiann_to_canonical(source, tmp_path / "out", ["en"])
+    U.wikiann_to_canonical(source, tmp_path / "out", ["en"], ["train", "test"])  # what a caller asks for
+    big = panx_zip(tmp_path / "big.zip", {"en": {"train": "".join(f"en:{w}\tO\n" for w in filler(20000).split())}})
+    cut_in_half(big)
+    with pytest.raises(FormatError, match=rf"^{big}.*truncated or corrupt archive"):
+        U.wikiann_to_canonical(big, tmp_path / "out", ["en"], ["train"])
 
 
 # ============================================================================ Tatoeba

@@ -39,6 +39,9 @@ UPOS_TAGS = frozenset("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN P
 XNLI_LABELS = ("entailment", "neutral", "contradiction")
 #: XTREME/XNLI-1.0 spelling -> canonical label
 XNLI_LABEL_ALIASES = {"contradictory": "contradiction"}
+NER_TYPES = ("PER", "ORG", "LOC")
+#: WikiAnn's IOB2 tag set
+NER_TAGS = frozenset(["O"] + [f"{p}-{t}" for t in NER_TYPES for p in "BI"])
 
 
 class FormatError(ValueError):
@@ -323,6 +326,54 @@ def read_xnli(path: PathLike) -> list[tuple[str, str, str]]:
         raise _fail(path, None, "no examples")
     logger.info("%s: %d examples %s", path, len(rows), dict(Counter(r[2] for r in rows)))
     return rows
+
+
+# --------------------------------------------------------------------------- WikiAnn
+def parse_ner_tag(path: PathLike, lineno: int, tag: str) -> str:
+    """One IOB2 tag of WikiAnn's set (O, B-/I- of PER, ORG, LOC)."""
+    if tag not in NER_TAGS:
+        raise _fail(path, lineno, f"unknown tag {tag!r} (expected O or B-/I- of {', '.join(NER_TYPES)})")
+    return tag
+
+
+def read_wikiann(path: PathLike) -> list[tuple[list[str], list[str]]]:
+    """XTREME PAN-X layout: `token<TAB>tag` per line, a blank line between sentences -> [(tokens, tags)].
+
+    Tags are IOB2; an I- tag that starts a span (after O or another type) is kept, since silver data
+    has it and the span metric decides what it means; the log counts spans per type and such tags.
+    """
+    sentences: list[tuple[list[str], list[str]]] = []
+    tokens: list[str] = []
+    tags: list[str] = []
+    spans: Counter = Counter()
+    extra_blank = 0
+    for lineno, line in numbered_lines(path):
+        if not line.strip():
+            if tokens:
+                sentences.append((tokens, tags))
+                tokens, tags = [], []
+            else:
+                extra_blank += 1
+            continue
+        fields = line.split("\t")
+        if len(fields) != 2:
+            raise _fail(path, lineno, f"expected 2 tab-separated fields (token, tag), got {len(fields)}")
+        if not fields[0].strip():
+            raise _fail(path, lineno, "empty token")
+        tag = parse_ner_tag(path, lineno, fields[1])
+        if tag != "O" and (tag[0] == "B" or not tags or tags[-1][2:] != tag[2:]):
+            spans[tag[2:]] += 1
+            spans["starting with I-"] += tag[0] == "I"
+        tokens.append(fields[0])
+        tags.append(tag)
+    if tokens:
+        sentences.append((tokens, tags))
+    if not sentences:
+        raise _fail(path, None, "no sentences")
+    logger.info("%s: %d sentences, %d tokens, spans %s (%d starting with I-)%s", path, len(sentences),
+                sum(len(t) for t, _ in sentences), ", ".join(f"{t} {spans[t]}" for t in NER_TYPES),
+                spans["starting with I-"], f"; skipped {extra_blank} extra empty lines" if extra_blank else "")
+    return sentences
 
 
 # --------------------------------------------------------------------------- BUCC

@@ -70,6 +70,9 @@ def validate(data: dict, path: str | os.PathLike = "sources.yaml") -> None:
         for key in ("title", "license", "homepage", "canonical", "files"):
             if not ds.get(key):
                 fail(name, f"missing '{key}'")
+        listed = ds.get("languages", [])
+        if not isinstance(listed, list) or not all(isinstance(code, str) and code for code in listed):
+            fail(name, f"'languages' must be a list of language codes (quote YAML booleans like 'no'): {listed!r}")
         for key, f in ds["files"].items():
             where = f"{name}.files.{key}"
             if f.get("url") is None and not f.get("reason"):
@@ -156,10 +159,14 @@ class Sources:
         return self.datasets[name]
 
     def languages(self, name: str) -> list[str]:
-        """Languages a dataset has files for (for `ud`: languages with a treebank)."""
+        """Languages a dataset has files for (for `ud`: languages with a treebank; a dataset whose one
+        file holds many languages, like WikiAnn, lists them under `languages`)."""
         if name == "ud":
             return sorted(self.treebanks_all())
-        return sorted({f["lang"] for f in self.dataset(name)["files"].values() if f.get("lang")})
+        ds = self.dataset(name)
+        if "languages" in ds:
+            return sorted(ds["languages"])
+        return sorted({f["lang"] for f in ds["files"].values() if f.get("lang")})
 
     def treebanks_all(self) -> dict[str, list[str]]:
         return {**self.dataset("ud").get("treebanks", {}), **self.config["treebanks"]}
@@ -311,6 +318,7 @@ class Sources:
         out["ud"] = ([self.file("ud", str(self.config["ud_release"]))]
                      if any(self.treebanks(lang) for lang in languages) else [])
         out["xnli"] = self.files("xnli")
+        out["wikiann"] = self.files("wikiann") if self.available("wikiann", languages) else []
         out["mbert_vocab"] = self.files("mbert_vocab")
         return out
 

@@ -13,10 +13,12 @@ Structure of the world (shared by all languages):
 - selectional preferences: verbs prefer some subjects and objects, nouns prefer some adjectives (local
   structure that a short window keeps);
 - a small grammar of clauses (subject, verb, object, adjectives, prepositional phrases, negation, tense,
-  number, coordination) whose latent tree is written as UD-style CoNLL-U.
+  number, coordination) whose latent tree is written as UD-style CoNLL-U;
+- named entities (PER, ORG, LOC) that fill some noun-phrase slots in the corpora and the NER sentences
+  (xling.data.synthetic_ner).
 
-Per-language knobs (see DEFAULT_LANGUAGE): script, anchors (concepts written exactly as in English, like
-names and numbers), order, adjective, adposition, inflection, skew, copy_of.
+Per-language knobs (see DEFAULT_LANGUAGE): script, anchors (content concepts written exactly as in English,
+like shared names and numbers), order, adjective, adposition, inflection, skew, copy_of.
 
 Everything is drawn from numpy Generators seeded by (seed, purpose, language), so one language's files do
 not change when another language is added.
@@ -37,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from xling.data import synthetic_ner as ner
 from xling.io import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -71,6 +74,9 @@ DEFAULTS: dict = {
     "bucc_sentences": {"dev": 1000, "test": 2000},
     "bucc_gold_rate": 0.025,
     "xnli_pairs": {"train": 5000, "dev": 500, "test": 1000},
+    "named_entities": 30,
+    "name_rate": 0.1,
+    "ner_sentences": {"train": 2000, "dev": 300, "test": 500},
     "languages": {},
 }
 DEFAULT_LANGUAGE: dict = {
@@ -206,7 +212,9 @@ def resolve_spec(spec: dict | None, languages: list[str]) -> dict:
         _fail("dictionary.anchors_in_test", "expected true or false")
     _check_int(out["parallel_sentences"], "parallel_sentences", 1)
     _check_int(out["tatoeba_sentences"], "tatoeba_sentences", 1)
-    for group in ("ud_sentences", "bucc_sentences", "xnli_pairs"):
+    _check_int(out["named_entities"], "named_entities", 1)
+    _check_number(out["name_rate"], "name_rate", 0.0, 1.0)
+    for group in ("ud_sentences", "bucc_sentences", "xnli_pairs", "ner_sentences"):
         for split, n in out[group].items():
             _check_int(n, f"{group}.{split}", 3 if group == "xnli_pairs" else 1)
     rate = out["bucc_gold_rate"]
@@ -285,6 +293,7 @@ class World:
     antonym: dict[int, int]        # verb -> contrasting verb (symmetric), for XNLI contradictions
     anchor_order: list[int]        # content ids; a language with anchors=a shares the first round(a*n)
     fid: dict[str, int]            # function concept name -> id
+    names: ner.Names               # named entities; their parts are the last concept ids (PROPN)
 
     def ids(self, upos: str) -> list[int]:
         return [c for c in range(self.n_content, len(self.pos)) if self.pos[c] == upos]
@@ -325,8 +334,10 @@ def build_world(cfg: dict) -> World:
     anchor_order = [int(c) for c in rng.permutation(n)]
     pos_all = pos_of + [upos for _, upos, _ in FUNCTION]
     fid = {name: n + i for i, (name, _, _) in enumerate(FUNCTION)}
+    names = ner.draw_names(_Draw(_rng(cfg["seed"], "names")), cfg["named_entities"], len(pos_all), cfg["zipf"], fid)
+    pos_all += ["PROPN"] * len(names.part_type)
     return World(n, n_topics, cfg["topic_weight"], cfg["local_weight"], [str(p) for p in pos_all], weight,
-                 members, home, transitive, subj_pref, obj_pref, adj_pref, antonym, anchor_order, fid)
+                 members, home, transitive, subj_pref, obj_pref, adj_pref, antonym, anchor_order, fid, names)
 
 
 class Tables:
@@ -472,12 +483,16 @@ def build_language(world: World, cfg: dict, code: str, en: Language | None) -> L
         used = set()
         if en is not None and en.script == script:
             used = {f for fs in en.forms for f in fs.values()}
-        order = list(range(n, len(world.pos))) + list(range(n))  # function words first: short forms
+        first_name = n + len(FUNCTION)  # name parts come last (see build_world)
+        # function words first (short forms), then content words, then names (so names change no other form)
+        order = list(range(n, first_name)) + list(range(n)) + list(range(first_name, len(world.pos)))
         for c in order:
             if c in anchors:
                 continue
             for attempt in itertools.count():
-                if c >= n:
+                if c >= first_name:
+                    syl = 2 + (d.u() < 0.5) + attempt // 50
+                elif c >= n:
                     syl = 1 + (attempt > 20)
                 else:
                     syl = 1 + int(0.8 * math.log10(c + 2) + d.u()) + attempt // 50
@@ -516,6 +531,9 @@ def _np_tokens(lang: Language, np_, key: str, deprel: str, head: str) -> list[tu
     nk = key + "n"
     if det is None:
         return [(nk, noun, None, "PRON", deprel, head)]
+    if det == ner.NAME:  # noun: the name's parts; the first heads the others
+        return [(nk, noun[0], None, "PROPN", deprel, head)] + [
+            (f"{nk}{k}", part, None, "PROPN", "flat", nk) for k, part in enumerate(noun[1:], start=1)]
     head_tok = (nk, noun, number, "NOUN", deprel, head)
     adj_toks = [(f"{key}a{j}", a, None, "ADJ", "amod", nk) for j, a in enumerate(adjs)]
     det_tok = (key + "d", det, None, "DET", "det", nk)
@@ -676,6 +694,7 @@ def _write_lines(path: Path, lines) -> int:
 def _corpus(cfg: dict, world: World, lang: Language, out: Path) -> Counter:
     """Write the monolingual corpus; return content-concept counts (for the dictionaries)."""
     s = Sampler(world, lang.tables, _rng(cfg["seed"], "corpus", lang.code))
+    name_draw = _Draw(_rng(cfg["seed"], "corpus-names", lang.code))  # a stream of its own: the sentences stay
     lo, hi = cfg["document_length"]
     left, counts, docs = cfg["sentences"], Counter(), []
     neg_id = world.fid["NOT"]
@@ -684,7 +703,8 @@ def _corpus(cfg: dict, world: World, lang: Language, out: Path) -> Counter:
         topic = int(s.d.u() * world.n_topics)
         doc = []
         for _ in range(size):
-            records = realize(lang, s.sentence(topic), neg_id)
+            sentence = ner.add_names(name_draw, world.names, s.sentence(topic), cfg["name_rate"])
+            records = realize(lang, sentence, neg_id)
             counts.update(r[1] for r in records if r[1] < world.n_content)
             doc.append(" ".join(surface(lang, records)))
         docs.append("\n".join(doc))
@@ -711,6 +731,13 @@ def dictionaries(cfg: dict, world: World, en: Language, lang: Language, en_count
 def _latent_set(cfg: dict, world: World, purpose: str, n: int) -> list:
     s = Sampler(world, Tables(world, world.weight), _rng(cfg["seed"], purpose))
     return [s.sentence() for _ in range(n)]
+
+
+def ner_set(cfg: dict, world: World, split: str, n: int) -> list:
+    """n latent sentences of a WikiAnn split, each naming at least one entity (as WikiAnn's sentences do)."""
+    d = _Draw(_rng(cfg["seed"], "ner-names", split))
+    return [ner.add_names(d, world.names, s, cfg["name_rate"], at_least_one=True)
+            for s in _latent_set(cfg, world, f"ner-{split}", n)]
 
 
 def bucc_gold_count(n: int, rate: float) -> int:
@@ -756,7 +783,8 @@ def _bucc_id(code: str, position: int) -> str:
 
 
 def generate(spec: dict, languages: list[str], out_dir: Path) -> None:
-    """Write every canonical file (corpus, dict, parallel, ud, tatoeba, bucc, xnli) for `languages` under out_dir."""
+    """Write every canonical file (corpus, dict, parallel, ud, tatoeba, bucc, xnli, wikiann) for `languages` under
+    out_dir."""
     started = time.perf_counter()
     cfg, world, langs = build(spec, languages)
     out = Path(out_dir)
@@ -823,6 +851,15 @@ def generate(spec: dict, languages: list[str], out_dir: Path) -> None:
                           + " ".join(surface(lang, realize(lang, h, neg_id))) + "\t" + label
                           for p, h, label in pairs))
     logger.info("xnli: %s pairs (train English only), labels balanced", dict(cfg["xnli_pairs"]))
+
+    for split, n in cfg["ner_sentences"].items():
+        latent = ner_set(cfg, world, split, n)
+        for code, lang in langs.items():
+            records = (realize(lang, s, neg_id) for s in latent)
+            _write_lines(out / "wikiann" / f"{code}.{split}.tsv", (
+                line for r in records for line in ner.wikiann_lines(surface(lang, r), ner.iob2(r, world.names))))
+    logger.info("wikiann/{lang}.{split}.tsv: %s sentences (parallel across languages), %d entities per type",
+                dict(cfg["ner_sentences"]), cfg["named_entities"])
     logger.info("synthetic data for %s written to %s in %.1f s", ",".join(languages), out,
                 time.perf_counter() - started)
 
