@@ -362,8 +362,8 @@ def render_xnli(ctx: ReportContext) -> list[Block]:
     pivot = ctx.pivot
     blocks = [text(DESCRIPTION, "This section follows Liu et al. (2020) Figures 2 and 4: XNLI test accuracy of "
                    "every model, without transforms, each at its smallest number of frozen layers (the static "
-                   "models' vectors are always frozen; their classifier is a BiLSTM with max pooling, the "
-                   "InferSent recipe). English is the fine-tuning language; the other columns are zero-shot.")]
+                   "models' vectors are always frozen; their classifier is named in the fine-tuning settings "
+                   "below). English is the fine-tuning language; the other columns are zero-shot.")]
     xnli = df[df["task"] == "xnli"]
     if xnli.empty:
         blocks.append(empty_block("XNLI", f"The transfer table ({where}) has no XNLI rows: this run does not "
