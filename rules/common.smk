@@ -267,6 +267,13 @@ def language_report_tables():
     return {key: f"{stem}.parquet" for key, (parts, stem) in language_table_specs().items() if parts}
 
 
+def transfer_report_tables():
+    """{report table key: Parquet path}: the zero-shot transfer table when the run fine-tunes any task
+    (transfer.tasks), else nothing; the report renders without it (a report input)."""
+    tasks = (config.get("transfer") or {}).get("tasks")
+    return {"transfer": f"{RESULTS}/eval/transfer.parquet"} if tasks else {}
+
+
 def language_tables():
     """Every final language table (Parquet and CSV) this run builds, for rule all."""
     return [f"{stem}.{ext}" for _, (parts, stem) in language_table_specs().items() if parts for ext in ("parquet", "csv")]

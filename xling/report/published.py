@@ -34,7 +34,8 @@ ENTRY_KEYS = {"source", "id", "paper", "metric", "scale", "model", "settings", "
               "in_source", "rows"}
 NOT_SETTINGS = {"value", "at"}
 COLUMN_LABELS = {"lang": "language", "src": "from", "tgt": "into", "alpha": "\u03b1", "pos": "part of speech"}
-PUBLISHED_MODELS = {"bert-base-multilingual-cased": "Google's mBERT", "bert": "BERT from scratch"}
+PUBLISHED_MODELS = {"bert-base-multilingual-cased": "Google's mBERT", "bert": "BERT from scratch",
+                    "bilingual-mlm": "a bilingual MLM per language pair"}
 
 
 def load_paper_results(path: str | Path | None) -> dict[str, list[dict]]:

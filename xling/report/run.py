@@ -18,7 +18,7 @@ from xling.report.blocks import (DASH, MODEL_KEYS, Block, flatten, fmt_setting, 
 from xling.report.core import SECTIONS, ReportContext, recorded_json, register_section
 from xling.report.figures import model_label, ordered_models, size_label
 
-JSON_COLUMNS = ("hparams", "data_settings", "represent_settings")
+JSON_COLUMNS = ("hparams", "data_settings", "represent_settings", "finetune_settings")
 LISTED = 12  # a setting with more values than this lists the first ones and the count
 STUDY_DESCRIPTION = (
     "Why is multilingual BERT multilingual? Following Liu, Hsu, Chuang and Lee (2020, \u201cA Study of "
