@@ -263,15 +263,8 @@ def language_table_specs():
 
 
 def language_report_tables():
-    """{report table key: Parquet path} of the language tables this run builds (report inputs)."""
+    """{report table key: Parquet path} of the language and transfer tables this run builds (report inputs)."""
     return {key: f"{stem}.parquet" for key, (parts, stem) in language_table_specs().items() if parts}
-
-
-def transfer_report_tables():
-    """{report table key: Parquet path}: the zero-shot transfer table when the run fine-tunes any task
-    (transfer.tasks), else nothing; the report renders without it (a report input)."""
-    tasks = (config.get("transfer") or {}).get("tasks")
-    return {"transfer": f"{RESULTS}/eval/transfer.parquet"} if tasks else {}
 
 
 def language_tables():

@@ -14,7 +14,6 @@ rule report:
         else [],
         paper_results=config["report"]["paper_results"] or f"{workflow.basedir}/resources/paper_results.yaml",
         **language_report_tables(),
-        **transfer_report_tables(),
         code=xling_code("scripts/report.py"),
     output:
         html=report(
@@ -31,7 +30,7 @@ rule report:
             )
             for figure in expected_figures(
                 config,
-                ["word_retrieval", *language_report_tables(), *transfer_report_tables()]
+                ["word_retrieval", *language_report_tables()]
                 + (["bert_training_logs"] if "bert" in MODELS else []),
             )
         },

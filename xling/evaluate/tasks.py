@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import conllu
-from seqeval.metrics import f1_score, precision_score, recall_score
-from seqeval.metrics.sequence_labeling import get_entities
 
 
 class Score(NamedTuple):
@@ -141,6 +139,10 @@ def span_f1(gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequenc
     _check_iob2(predicted_tags, "predicted")
     gold = [list(tags) for tags in gold_tags]
     predicted = [repair_spans(tags) if repair else list(tags) for tags in predicted_tags]
+    # imported here: seqeval pulls in scikit-learn (~1 s), which only NER needs
+    from seqeval.metrics import f1_score, precision_score, recall_score
+    from seqeval.metrics.sequence_labeling import get_entities
+
     return SpanScores(100.0 * precision_score(gold, predicted, zero_division=0),
                       100.0 * recall_score(gold, predicted, zero_division=0),
                       100.0 * f1_score(gold, predicted, zero_division=0),
