@@ -289,16 +289,23 @@ def report_config():
 # Zero-shot transfer (rules/transfer.smk): which model fine-tunes which task, and the files each job reads.
 TRANSFER = config["transfer"]
 TRANSFER_LM = r"(bert|glove|word2vec)/\d+-w\d+|hf/[A-Za-z0-9._-]+"
-TASK_KEYS = {"parsing": ("arc_dim", "label_dim")}  # head settings only one task has
+TASKS = ("xnli", "pos", "parsing", "ner")
 
 
-def finetune_settings(task, static=False):
-    """The settings that decide a fine-tuned model's weights for `task` (the test languages left out)."""
-    block = {k: v for k, v in TRANSFER[task].items() if k != "languages"}
-    block = {k: v for k, v in block.items() if k not in ("arc_dim", "label_dim") or k in TASK_KEYS.get(task, ())}
-    if static:
-        block.update(static_hidden=TRANSFER["static"]["hidden"], learning_rate=TRANSFER["static"]["learning_rate"])
-    return block
+WEIGHT_KEYS = ("epochs", "batch_size", "learning_rate", "warmup", "weight_decay", "dropout", "max_length", "max_train")
+PARSER_KEYS = ("arc_dim", "label_dim")
+
+
+def finetune_settings(task):
+    """The settings that decide a fine-tuned model's weights for `task` (not the test languages)."""
+    settings = {key: TRANSFER[task][key] for key in WEIGHT_KEYS}
+    if task == "parsing":
+        settings.update({key: TRANSFER[task][key] for key in PARSER_KEYS})
+    return settings
+
+
+FINETUNE_SETTINGS = {task: finetune_settings(task) for task in TASKS}
+TEST_LANGUAGES = {task: TRANSFER[task]["languages"] for task in TASKS}
 
 
 def transfer_variants(lm):
@@ -327,7 +334,7 @@ def transfer_runs():
 def transfer_langs(task):
     """Languages a task is tested on: the pivot and the configured ones that have the task's data (real UD:
     a test split)."""
-    named = TRANSFER[task]["languages"]
+    named = TEST_LANGUAGES[task]
     langs = [lang for lang in LANGS if named is None or lang in named or lang == PIVOT]
     if config["data"]["source"] == "synthetic":
         return langs
@@ -401,7 +408,11 @@ def transfer_params(wildcards):
     """Everything but the model that changes a fine-tuning's numbers."""
     variant = wildcards.variant
     freeze = -1 if variant == "static" else int(variant[1:].split("-")[0])
-    return dict(task=wildcards.task, settings=finetune_settings(wildcards.task, static=variant == "static"),
+    settings = FINETUNE_SETTINGS[wildcards.task]
+    if variant == "static":
+        settings = {**settings, "static_hidden": TRANSFER["static"]["hidden"],
+                    "learning_rate": TRANSFER["static"]["learning_rate"]}
+    return dict(task=wildcards.task, settings=settings,
                 seed=int(wildcards.seed), freeze=freeze, zero_mean=variant.endswith("-zm"),
                 selection=TRANSFER["selection"], dev_langs=selection_langs(wildcards.task), layer=TRANSFER["layer"],
                 pivot=PIVOT,

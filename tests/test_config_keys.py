@@ -103,18 +103,29 @@ def compile_smk(path: Path) -> str:
     return parse(source, workflow, {})[0]
 
 
-def schema_leaves(schema: dict, prefix: tuple = ()) -> list[tuple]:
-    """Key paths of the schema's leaves; a map's entries (additionalProperties with properties) are '*'."""
+def schema_leaves(schema: dict, prefix: tuple = (), root: dict | None = None) -> list[tuple]:
+    """Key paths of the schema's leaves; a map's entries (additionalProperties with properties) are '*'; a
+    `$ref: '#/definitions/x'` block has the leaves of the definition."""
+    root = root or schema
     leaves = []
     for key, node in (schema.get("properties") or {}).items():
+        if "$ref" in node:
+            node = {**_resolve(root, node["$ref"]), **{k: v for k, v in node.items() if k != "$ref"}}
         entry = node.get("additionalProperties")
         if node.get("properties"):
-            leaves += schema_leaves(node, prefix + (key,))
+            leaves += schema_leaves(node, prefix + (key,), root)
         elif isinstance(entry, dict) and entry.get("properties"):
-            leaves += schema_leaves(entry, prefix + (key, "*"))
+            leaves += schema_leaves(entry, prefix + (key, "*"), root)
         else:
             leaves.append(prefix + (key,))
     return leaves
+
+
+def _resolve(root: dict, ref: str) -> dict:
+    node = root
+    for part in ref.removeprefix("#/").split("/"):
+        node = node[part]
+    return node
 
 
 def _arg_names(node: ast.FunctionDef) -> list[str]:
