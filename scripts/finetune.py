@@ -27,7 +27,7 @@ if run["zero_mean"]:
                            device=device, revision=lm["revision"])
     zero_mean = (run["layer"], means[pivot], mean["shift_positions"])
 finetune(task, backbone, train, dev, snakemake.output[0], snakemake.params.checkpoints, settings, seed=run["seed"],
-         freeze=max(run["freeze"], 0), selection=run["selection"], pivot=pivot, zero_mean=zero_mean, score=score,
+         freeze=run["freeze"], selection=run["selection"], pivot=pivot, zero_mean=zero_mean, score=score,
          identity={"model": fingerprint(inp.get("model") or inp.vectors), "hub": [lm["path"], lm["revision"]],
                    "data": fingerprint([inp.train, *inp.dev])},
          device=device,

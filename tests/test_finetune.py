@@ -190,3 +190,50 @@ def test_static_vectors_xnli_with_infersent(tmp_path):
                               pivot="en", layer=1, alphas=[1.0], positions="all", mds=True, batch_size=8,
                               vectors=tmp_path / "vectors.bin", vocab=vocab)
     assert set(table["transform"]) == {"none"} and len(table) == 2
+
+
+def save_mbert_vocab_bert(out: Path, vocab: Path) -> Path:
+    """A tiny random BERT on the mBERT cased vocabulary (the real tokenizer, a small network)."""
+    out.mkdir(parents=True, exist_ok=True)
+    BertTokenizerFast(vocab=str(vocab), do_lower_case=False, strip_accents=False).save_pretrained(out)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=sum(1 for _ in open(vocab, encoding="utf-8")), hidden_size=16,
+                        num_hidden_layers=2, num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
+    BertForMaskedLM(config).save_pretrained(out)
+    return out
+
+
+@pytest.mark.parametrize("task", ["pos", "parsing"])
+def test_a_few_steps_on_ud_ewt_then_zero_shot_on_pud(shared_data, tmp_path, task):
+    from xling.models.heads import read_examples
+
+    bert = save_mbert_vocab_bert(tmp_path / "bert", shared_data / "mbert" / "vocab-cased.txt")
+    ewt = shared_data / "ud" / "UD_English-EWT"
+    train = read_examples(task, ewt / "en_ewt-ud-train.conllu.gz")[:64]
+    dev = {"en": read_examples(task, ewt / "en_ewt-ud-dev.conllu")[:32]}
+    settings = {**SETTINGS, "epochs": 1, "max_length": 64, "arc_dim": 16, "label_dim": 8}
+    record = ft.finetune(task, load_bert(bert), train, dev, tmp_path / "model", tmp_path / "ckpt", settings,
+                         seed=1, score=transfer.score)
+    assert record["steps"] == 8
+    data = {lang: {"test": read_examples(task, shared_data / "ud" / "pud" / f"{lang}_pud-ud-test.conllu")}
+            for lang in ("en", "de")}
+    table = transfer.evaluate(tmp_path / "model", data, pivot="en", layer=1, alphas=[1.0], positions="all",
+                              mds=False, batch_size=64)
+    words = {"en": 21180, "de": 21332}  # syntactic words of the PUD test files (multiword tokens expanded)
+    metrics = {"pos": {"upos"}, "parsing": {"uas", "las"}}[task]
+    assert set(table["metric"]) == metrics and set(table["lang"]) == {"en", "de"}
+    for row in table.itertuples():
+        assert row.n == words[row.lang] and 0 <= row.value <= 100
+
+
+def test_xnli_dev_is_read_and_scored(shared_data, tmp_path, bert_dir):
+    from xling.models.heads import read_examples
+
+    run(bert_dir, tmp_path, settings={"epochs": 1})
+    data = {lang: {"dev": read_examples("xnli", shared_data / "xnli" / f"dev-{lang}.tsv")[:300]}
+            for lang in ("en", "de", "zh")}
+    table = transfer.evaluate(tmp_path / "model", data, pivot="en", layer=1, alphas=[1.0], positions="all",
+                              mds=False, batch_size=64)
+    assert list(table["n"]) == [300, 300, 300] and table["value"].between(0, 100).all()
+    labels = read_examples("xnli", shared_data / "xnli" / "dev-de.tsv")
+    assert len(labels) == 2490 and {label for *_, label in labels} == {"entailment", "neutral", "contradiction"}

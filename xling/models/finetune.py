@@ -146,6 +146,7 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     """Fine-tune `backbone` on `train` (English examples of `task`), select on `dev` ({lang: examples}),
     write out_dir (see the module docstring) and return its finetune.json record.
 
+    freeze: k frozen encoder layers (a BERT; static vectors are always frozen and record -1).
     settings: epochs, batch_size, learning_rate, warmup (fraction of steps), weight_decay, dropout,
     max_length, and the head's sizes (xling.models.heads.build_model). zero_mean: (layer, English mean [H],
     positions) to subtract while training. identity: what else decides the weights (e.g. the model path,
