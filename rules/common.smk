@@ -399,32 +399,54 @@ def transfer_eval_inputs(wildcards):
     inputs = transfer_model_inputs(wildcards)
     inputs["finetuned"] = f"{RESULTS}/finetuned/{task}/{wildcards.lm}/{variant}/seed{wildcards.seed}"
     inputs["data"] = [task_file(task, lang, split) for lang in transfer_langs(task) for split in task_splits(task, lang)]
-    if variant != "static" and (variant.endswith("-zm") or TRANSFER["mds"]):
+    if variant.endswith("-zm") or uses_mds(wildcards):
         inputs["corpora"] = list(mean_corpora(wildcards, transfer_langs(task)).values())
     return inputs
 
 
+def shift_settings():
+    """How zero-mean and MDS shift a BERT: the layer, and the language means (language.* say which mean over which
+    positions, and which positions are shifted)."""
+    return dict(layer=TRANSFER["layer"], sentences=TRANSFER["mean_sentences"], stat=LANGUAGE["mean"],
+                positions=LANGUAGE["mean_positions"], shift_positions=LANGUAGE["shift_positions"])
+
+
+def uses_mds(wildcards):
+    return TRANSFER["mds"] and wildcards.variant.startswith("f") and not wildcards.variant.endswith("-zm") \
+        and wildcards.lm in language_models()
+
+
 def transfer_params(wildcards):
-    """Everything but the model that changes a fine-tuning's numbers."""
+    """What changes a fine-tuning's weights, besides the model and the data: only the settings this variant uses."""
     variant = wildcards.variant
-    freeze = -1 if variant == "static" else int(variant[1:].split("-")[0])
     settings = FINETUNE_SETTINGS[wildcards.task]
-    if variant == "static":
+    run = dict(task=wildcards.task, seed=int(wildcards.seed), selection=TRANSFER["selection"],
+               dev_langs=selection_langs(wildcards.task), pivot=PIVOT)
+    if variant == "static":  # the run's WordPiece tokenizer; the InferSent classifier's own size and rate
+        run.update(freeze=-1, lowercase=config["tokenizer"]["lowercase"])
         settings = {**settings, "static_hidden": TRANSFER["static"]["hidden"],
                     "learning_rate": TRANSFER["static"]["learning_rate"]}
-    return dict(task=wildcards.task, settings=settings,
-                seed=int(wildcards.seed), freeze=freeze, zero_mean=variant.endswith("-zm"),
-                selection=TRANSFER["selection"], dev_langs=selection_langs(wildcards.task), layer=TRANSFER["layer"],
-                pivot=PIVOT,
-                mean=dict(sentences=TRANSFER["mean_sentences"], stat=LANGUAGE["mean"],
-                          positions=LANGUAGE["mean_positions"], shift_positions=LANGUAGE["shift_positions"]),
-                lowercase=config["tokenizer"]["lowercase"])
+    else:
+        run["freeze"] = int(variant[1:].split("-")[0])
+    if variant.endswith("-zm"):
+        run["zero_mean"] = shift_settings()
+    return {**run, "settings": settings}
 
 
 def transfer_eval_params(wildcards):
-    langs = transfer_langs(wildcards.task)
-    return dict(**transfer_params(wildcards), alphas=TRANSFER["alphas"], mds=TRANSFER["mds"],
-                ner_repair=TRANSFER["ner_repair"], langs={lang: task_splits(wildcards.task, lang) for lang in langs})
+    """What changes the scores of a fine-tuned model (its own settings come with it): the test languages and
+    splits, and the shift settings and NER repair where they apply."""
+    task, variant = wildcards.task, wildcards.variant
+    run = dict(task=task, pivot=PIVOT, langs={lang: task_splits(task, lang) for lang in transfer_langs(task)})
+    if variant == "static":
+        run["lowercase"] = config["tokenizer"]["lowercase"]
+    elif variant.endswith("-zm"):
+        run["zero_mean"] = shift_settings()
+    elif uses_mds(wildcards):
+        run["mds"] = {**shift_settings(), "alphas": TRANSFER["alphas"]}
+    if task == "ner":
+        run["ner_repair"] = TRANSFER["ner_repair"]
+    return run
 
 
 def transfer_parts():

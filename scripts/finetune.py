@@ -4,8 +4,8 @@ from xling.logs import setup_logging
 setup_logging(snakemake.log[0])
 import torch  # noqa: E402
 
-from xling.evaluate.transfer import corpus_sentences, language_means, score  # noqa: E402
 from xling.encode.encoder import resolve_device  # noqa: E402
+from xling.evaluate.transfer import corpus_sentences, language_means, score  # noqa: E402
 from xling.models.finetune import fingerprint, finetune  # noqa: E402
 from xling.models.heads import load_bert, load_static, read_examples  # noqa: E402
 
@@ -20,15 +20,14 @@ else:
 train = read_examples(task, inp.train)[: settings["max_train"] or None]
 dev = {lang: read_examples(task, path) for lang, path in zip(run["dev_langs"], inp.dev)}
 zero_mean = None
-if run["zero_mean"]:
-    mean = run["mean"]
-    means = language_means(lm["path"], {pivot: corpus_sentences(inp.corpus, mean["sentences"])}, run["layer"],
-                           stat=mean["stat"], positions=mean["positions"], batch_size=res.batch_size,
-                           device=device, revision=lm["revision"])
-    zero_mean = (run["layer"], means[pivot], mean["shift_positions"])
+if "zero_mean" in run:  # the pretrained model's English mean, subtracted while fine-tuning
+    shift = run["zero_mean"]
+    means = language_means(lm["path"], {pivot: corpus_sentences(inp.corpus, shift["sentences"])}, shift["layer"],
+                           stat=shift["stat"], positions=shift["positions"], batch_size=res.batch_size,
+                           device=device, revision=lm["revision"], max_length=lm["max_length"])
+    zero_mean = (shift["layer"], means[pivot], shift["shift_positions"])
 finetune(task, backbone, train, dev, snakemake.output[0], snakemake.params.checkpoints, settings, seed=run["seed"],
          freeze=run["freeze"], selection=run["selection"], pivot=pivot, zero_mean=zero_mean, score=score,
          identity={"model": fingerprint(inp.get("model") or inp.vectors), "hub": [lm["path"], lm["revision"]],
                    "data": fingerprint([inp.train, *inp.dev])},
-         device=device,
-         checkpoint_every=res.checkpoint_every)
+         device=device, checkpoint_every=res.checkpoint_every)

@@ -14,21 +14,19 @@ inp, lm, run, res = snakemake.input, snakemake.params.lm, snakemake.params.run, 
 device = resolve_device(res.device)
 paths = iter(inp.data)
 data = {lang: {split: read_examples(run["task"], next(paths)) for split in splits} for lang, splits in run["langs"].items()}
-pretrained = finetuned = None
-if "corpora" in inp.keys():
-    mean = run["mean"]
-    sentences = {lang: corpus_sentences(path, mean["sentences"]) for lang, path in zip(run["langs"], inp.corpora)}
-    common = dict(stat=mean["stat"], positions=mean["positions"], batch_size=res.batch_size, device=device)
-    if run["zero_mean"]:  # zero-mean: each language's mean by the pretrained model
-        pretrained = language_means(lm["path"], sentences, run["layer"], revision=lm["revision"],
-                                    max_length=lm["max_length"], **common)
-    else:  # MDS: the means by the fine-tuned model
-        finetuned = language_means(f"{inp.finetuned}/encoder", sentences, run["layer"], max_length=lm["max_length"],
-                                   **common)
-table = evaluate(inp.finetuned, data, pivot=run["pivot"], layer=run["layer"], alphas=run["alphas"],
-                 positions=run["mean"]["shift_positions"], mds=run["mds"], pretrained_means=pretrained,
-                 finetuned_means=finetuned, batch_size=res.batch_size, device=device, ner_repair=run["ner_repair"],
-                 vectors=inp.get("vectors"), vocab=inp.get("vocab"), lowercase=run["lowercase"])
+shift = run.get("zero_mean") or run.get("mds")
+means = {}
+if shift:  # zero-mean: each language's mean by the pretrained model; MDS: by the fine-tuned one
+    sentences = {lang: corpus_sentences(path, shift["sentences"]) for lang, path in zip(run["langs"], inp.corpora)}
+    model, revision = (lm["path"], lm["revision"]) if "zero_mean" in run else (f"{inp.finetuned}/encoder", None)
+    means = language_means(model, sentences, shift["layer"], stat=shift["stat"], positions=shift["positions"],
+                           batch_size=res.batch_size, device=device, revision=revision, max_length=lm["max_length"])
+table = evaluate(inp.finetuned, data, pivot=run["pivot"], layer=shift["layer"] if shift else -1,
+                 alphas=run["mds"]["alphas"] if "mds" in run else [], positions=shift["shift_positions"] if shift else "all",
+                 mds="mds" in run, pretrained_means=means if "zero_mean" in run else None,
+                 finetuned_means=means if "mds" in run else None, batch_size=res.batch_size, device=device,
+                 ner_repair=run.get("ner_repair", True), vectors=inp.get("vectors"), vocab=inp.get("vocab"),
+                 lowercase=run.get("lowercase", False))
 settings = run_settings(snakemake.config, lm["label"])
 settings["pretrain_seed"] = settings.pop("seed")
 settings.update(model=lm["label"], size=lm["size"], window=lm["window"], lm=snakemake.wildcards.lm)

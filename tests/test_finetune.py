@@ -203,14 +203,20 @@ def save_mbert_vocab_bert(out: Path, vocab: Path) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def ewt(shared_data) -> tuple[list, list]:
+    from xling.data.formats import read_conllu
+
+    ewt = shared_data / "ud" / "UD_English-EWT"
+    return read_conllu(ewt / "en_ewt-ud-train.conllu.gz")[:64], read_conllu(ewt / "en_ewt-ud-dev.conllu")[:32]
+
+
 @pytest.mark.parametrize("task", ["pos", "parsing"])
-def test_a_few_steps_on_ud_ewt_then_zero_shot_on_pud(shared_data, tmp_path, task):
+def test_a_few_steps_on_ud_ewt_then_zero_shot_on_pud(shared_data, ewt, tmp_path, task):
     from xling.models.heads import read_examples
 
     bert = save_mbert_vocab_bert(tmp_path / "bert", shared_data / "mbert" / "vocab-cased.txt")
-    ewt = shared_data / "ud" / "UD_English-EWT"
-    train = read_examples(task, ewt / "en_ewt-ud-train.conllu.gz")[:64]
-    dev = {"en": read_examples(task, ewt / "en_ewt-ud-dev.conllu")[:32]}
+    train, dev = ewt[0], {"en": ewt[1]}
     settings = {**SETTINGS, "epochs": 1, "max_length": 64, "arc_dim": 16, "label_dim": 8}
     record = ft.finetune(task, load_bert(bert), train, dev, tmp_path / "model", tmp_path / "ckpt", settings,
                          seed=1, score=transfer.score)
@@ -237,3 +243,27 @@ def test_xnli_dev_is_read_and_scored(shared_data, tmp_path, bert_dir):
     assert list(table["n"]) == [300, 300, 300] and table["value"].between(0, 100).all()
     labels = read_examples("xnli", shared_data / "xnli" / "dev-de.tsv")
     assert len(labels) == 2490 and {label for *_, label in labels} == {"entailment", "neutral", "contradiction"}
+
+
+def test_zero_mean_subtracts_the_pivot_mean_in_training_and_each_language_mean_in_testing(bert_dir, tmp_path,
+                                                                                           monkeypatch):
+    """Zero-mean (Liu et al. 2020b §5.1): the English mean at layer l while fine-tuning, each language's own mean
+    when testing, both through the shared hook; the rows say so."""
+    seen = []
+    real = transfer_shift_layer()
+
+    def spy(model, layer, delta, positions=None):
+        seen.append((layer, np.asarray(delta).copy()))
+        return real(model, layer, delta, positions)
+
+    monkeypatch.setattr("xling.models.heads.shift_layer", spy)
+    means = {"en": np.full(16, 0.5), "fr": np.full(16, -0.25)}
+    record = run(bert_dir, tmp_path, zero_mean=(1, means["en"], "all"), settings={"epochs": 1})
+    assert record["zero_mean"] == {"layer": 1, "positions": "all"}
+    assert seen and all(layer == 1 and np.allclose(delta, -0.5) for layer, delta in seen)
+    seen.clear()
+    data = {lang: {"test": toy_xnli(30, 4)} for lang in ("en", "fr")}
+    table = transfer.evaluate(tmp_path / "model", data, pivot="en", layer=1, alphas=[1.0], positions="all",
+                              mds=True, pretrained_means=means, batch_size=64)
+    assert set(table["transform"]) == {"zero_mean"} and set(table["train_transform"]) == {"zero_mean"}
+    assert {round(float(delta[0]), 6) for _, delta in seen} == {-0.5, 0.25}

@@ -19,6 +19,12 @@ CONFIG = {**yaml.safe_load((REPO / "config.yaml").read_text()), **yaml.safe_load
 GRID = len(CONFIG["corpus"]["sizes"]) * len(CONFIG["windows"])  # models of each kind
 PAIRS = len(CONFIG["languages"]) - 1  # the pivot with every other language
 SHARDS = CONFIG["represent"]["shards"]
+LMS = len(CONFIG["language"]["sizes"]) * len(CONFIG["windows"])  # BERTs of the language experiments
+TRANSFER = CONFIG["transfer"]
+VARIANTS = len(TRANSFER["freeze"]) + 1  # each freeze depth, and zero-mean at the first
+STATIC_XNLI = GRID  # XNLI fine-tunings of each static model
+BERT_XNLI = GRID + LMS * (VARIANTS - 1)  # the grid at the first depth, the other variants on the LMS
+BERT_TRANSFER = BERT_XNLI + LMS * VARIANTS * 3  # and POS, parsing, NER
 REPORT = {"report": 1, "all": 1}
 WORD_RETRIEVAL = {"retrieval_table": 1, **REPORT}
 
@@ -32,6 +38,7 @@ EVERY_RUNTIME_SETTING = {
     "represent": {"threads": 2, "device": "cpu", "batch_size": 7},
     "retrieval": {"block": 7},
     "language": {"threads": 2, "device": "cpu", "batch_size": 7, "sentence_retrieval": {"block": 7}},
+    "transfer": {"threads": 2, "device": "cpu", "batch_size": 7, "checkpoint_every": 5},
 }
 
 
@@ -87,15 +94,16 @@ def test_every_runtime_setting_is_checked():
 def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path, change):
     assert plan(test_run, tmp_path, change) == {
         "bert_pretrain": GRID, "bert_extract": GRID * SHARDS, "bert_reduce": GRID, "word_retrieval": GRID,
-        "token_translation": GRID * PAIRS, "sentence_retrieval": 2 * GRID * PAIRS,  # Tatoeba and BUCC
+        "token_translation": LMS * PAIRS, "sentence_retrieval": 2 * LMS * PAIRS,  # Tatoeba and BUCC
         "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, "bucc_table": 1,
-        **WORD_RETRIEVAL,
+        "finetune": BERT_TRANSFER, "transfer_eval": BERT_TRANSFER, "transfer_table": 1, **WORD_RETRIEVAL,
     }
 
 
 def test_word2vec_setting_reruns_only_word2vec_and_what_follows(test_run, tmp_path):
     assert plan(test_run, tmp_path, {"word2vec": {"epochs": 4}}) == {
-        "word2vec": GRID, "static_word_vectors": GRID, "word_retrieval": GRID, **WORD_RETRIEVAL}
+        "word2vec": GRID, "static_word_vectors": GRID, "word_retrieval": GRID, "finetune": STATIC_XNLI,
+        "transfer_eval": STATIC_XNLI, "transfer_table": 1, **WORD_RETRIEVAL}
 
 
 def test_retrieval_setting_reruns_only_word_retrieval(test_run, tmp_path):
@@ -105,13 +113,31 @@ def test_retrieval_setting_reruns_only_word_retrieval(test_run, tmp_path):
 
 
 def test_language_settings_rerun_only_their_own_task(test_run, tmp_path):
-    tatoeba = {"sentence_retrieval": GRID * PAIRS, "tatoeba_table": 1, **REPORT}
-    translation = {"token_translation": GRID * PAIRS, "token_translation_table": 1,
+    tatoeba = {"sentence_retrieval": LMS * PAIRS, "tatoeba_table": 1, **REPORT}
+    translation = {"token_translation": LMS * PAIRS, "token_translation_table": 1,
                    "token_translation_samples_table": 1, **REPORT}
     assert plan(test_run, tmp_path, {"language": {"sentence_retrieval": {"max_sentences": 50}}}) == tatoeba
     assert plan(test_run, tmp_path, {"language": {"samples": 3}}) == translation
-    bucc = {"sentence_retrieval": GRID * PAIRS, "bucc_table": 1, **REPORT}
+    bucc = {"sentence_retrieval": LMS * PAIRS, "bucc_table": 1, **REPORT}
     assert plan(test_run, tmp_path, {"language": {"sentence_retrieval": {"bucc_k": 8}}}) == bucc
+
+
+def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
+    table = {"transfer_table": 1, **REPORT}
+    pos = LMS * VARIANTS  # POS fine-tunings
+    assert plan(test_run, tmp_path, {"transfer": {"pos": {"epochs": 2}}}) == {
+        "finetune": pos, "transfer_eval": pos, **table}
+    assert plan(test_run, tmp_path, {"transfer": {"static": {"hidden": 8}}}) == {
+        "finetune": 2 * STATIC_XNLI, "transfer_eval": 2 * STATIC_XNLI, **table}
+    # alphas: only the MDS scoring of the LMS' fine-tunings at each depth, no fine-tuning
+    assert plan(test_run, tmp_path, {"transfer": {"alphas": [0.5]}}) == {
+        "transfer_eval": LMS * len(TRANSFER["freeze"]) * 4, **table}
+    # ner_repair: only the NER scoring
+    assert plan(test_run, tmp_path, {"transfer": {"ner_repair": False}}) == {"transfer_eval": LMS * VARIANTS, **table}
+    # the shift layer: zero-mean fine-tunings and every shifted scoring
+    shifted = LMS * 4  # the zero-mean variant of each task
+    assert plan(test_run, tmp_path, {"transfer": {"layer": 2}}) == {
+        "finetune": shifted, "transfer_eval": shifted + LMS * len(TRANSFER["freeze"]) * 4, **table}
 
 
 def test_changed_bert_setting_trains_beside_the_old_checkpoints(test_run, tmp_path):
