@@ -289,6 +289,10 @@ def report_config():
 # Zero-shot transfer (rules/transfer.smk): which model fine-tunes which task, and the files each job reads.
 TRANSFER = config["transfer"]
 TRANSFER_LM = r"(bert|glove|word2vec)/\d+-w\d+|hf/[A-Za-z0-9._-]+"
+if TRANSFER["selection"] == "avg_dev" and TRANSFER["zero_mean"]:
+    # a zero-mean model needs each dev language's own mean to be scored; the loop selects with the pivot's only
+    raise ValueError("transfer.selection: avg_dev cannot select zero-mean fine-tunings; set transfer.zero_mean: "
+                     "false or selection: en_dev")
 TASKS = ("xnli", "pos", "parsing", "ner")
 
 

@@ -289,6 +289,9 @@ def _write_output(model: nn.Module, backbone: Backbone, record: dict, out_dir: P
     try:
         torch.save(head_state(model), tmp / "head.pt")
         if backbone.encoder is not None:
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # no "Writing model shards" bar in the job's log
             backbone.encoder.bert.save_pretrained(tmp / "encoder")
             backbone.tokenizer.save_pretrained(tmp / "encoder")
         with atomic_write(tmp / "finetune.json") as handle:
