@@ -1,6 +1,7 @@
 """The fine-tuning layer (xling.models.finetune, xling.models.heads) and zero-shot evaluation
 (xling.evaluate.transfer) on a tiny randomly initialised BERT and toy tasks the tests make."""
 
+import functools
 import json
 import os
 import random
@@ -203,20 +204,21 @@ def save_mbert_vocab_bert(out: Path, vocab: Path) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def ewt(shared_data) -> tuple[list, list]:
+@functools.lru_cache(maxsize=1)
+def ewt(root: Path) -> tuple[list, list]:
+    """The first 64 training and 32 dev sentences of UD English-EWT (read once for both tasks)."""
     from xling.data.formats import read_conllu
 
-    ewt = shared_data / "ud" / "UD_English-EWT"
+    ewt = root / "ud" / "UD_English-EWT"
     return read_conllu(ewt / "en_ewt-ud-train.conllu.gz")[:64], read_conllu(ewt / "en_ewt-ud-dev.conllu")[:32]
 
 
 @pytest.mark.parametrize("task", ["pos", "parsing"])
-def test_a_few_steps_on_ud_ewt_then_zero_shot_on_pud(shared_data, ewt, tmp_path, task):
+def test_a_few_steps_on_ud_ewt_then_zero_shot_on_pud(shared_data, tmp_path, task):
     from xling.models.heads import read_examples
 
     bert = save_mbert_vocab_bert(tmp_path / "bert", shared_data / "mbert" / "vocab-cased.txt")
-    train, dev = ewt[0], {"en": ewt[1]}
+    train, dev = ewt(shared_data)[0], {"en": ewt(shared_data)[1]}
     settings = {**SETTINGS, "epochs": 1, "max_length": 64, "arc_dim": 16, "label_dim": 8}
     record = ft.finetune(task, load_bert(bert), train, dev, tmp_path / "model", tmp_path / "ckpt", settings,
                          seed=1, score=transfer.score)
