@@ -9,7 +9,8 @@ length on either side: the Trainer reads the pairs in finetune's shuffled order 
 sequential sampler, so both train on the same batches, tokens and padding (checked). The two differ
 only where their recipes do: BertForSequenceClassification adds the pooler (one H x H layer on [CLS])
 and the Trainer uses its default optimizer, fused AdamW for torch >= 2.8; finetune puts a linear layer
-on [CLS] and uses torch's default AdamW.
+on [CLS] and uses torch's default AdamW (--hf-optim adamw_torch gives the Trainer the same, to compare
+the loops alone).
 
 Timing: the steps after the first --warmup, on both sides from the end of step --warmup to the end of
 the last step (CUDA synchronised), taken by a callback after the optimizer step: finetune's `on_step`
@@ -17,7 +18,9 @@ and a TrainerCallback's on_step_end. tokens/s counts non-pad input positions (th
 as finetune's progress counts them and the Trainer's include_num_input_tokens_seen="non_padding").
 Nothing else runs inside the timed steps: finetune checkpoints at the epoch end only (checkpoint_every
 > steps) and scores its one-example English dev set after the last step; the Trainer never evaluates
-or saves. Not a test: a script that prints figures.
+or saves. Whichever side trains first in the process runs slower (measured at BERT-base size on CPU:
+about 12 % with a 1-step warm-up), so the two take turns to go first and each side's best repeat is
+reported (--repeats, at least 2 for a fair ratio). Not a test: a script that prints figures.
 
     python benchmarks/finetune_throughput.py --device cpu --threads 2 --hidden 64 --layers 2 --batch 32 --steps 40
     python benchmarks/finetune_throughput.py --device cuda --hidden 768 --layers 12 --vocab-size 119547 --steps 100
@@ -26,6 +29,7 @@ or saves. Not a test: a script that prints figures.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import random
@@ -89,7 +93,8 @@ def run_ours(model_dir: Path, train: list, settings: dict, warmup: int, device: 
     return timed(marks, warmup, steps)
 
 
-def run_hf(model_dir: Path, train: list, settings: dict, warmup: int, device: str, work: Path) -> dict:
+def run_hf(model_dir: Path, train: list, settings: dict, warmup: int, device: str, work: Path,
+           optim: str | None = None) -> dict:
     """HF run_glue.py: tokenize the pairs (truncation, no padding), DataCollatorWithPadding,
     BertForSequenceClassification, Trainer with AdamW + linear schedule."""
     from transformers import (BertForSequenceClassification, BertTokenizerFast, DataCollatorWithPadding, Trainer,
@@ -120,6 +125,7 @@ def run_hf(model_dir: Path, train: list, settings: dict, warmup: int, device: st
         weight_decay=settings["weight_decay"], max_grad_norm=1.0, lr_scheduler_type="linear",
         train_sampling_strategy="sequential", eval_strategy="no", save_strategy="no", logging_steps=steps,
         report_to=[], disable_tqdm=True, seed=SEED, use_cpu=not cuda, include_num_input_tokens_seen="non_padding",
+        **({"optim": optim} if optim else {}),
     )
     Trainer(model=model, args=args, train_dataset=examples, data_collator=DataCollatorWithPadding(tok),
             callbacks=[Timer()]).train()
@@ -139,9 +145,13 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=40, help="optimizer steps (one epoch of steps x batch pairs)")
     p.add_argument("--warmup", type=int, default=5, help="untimed first steps")
     p.add_argument("--learning-rate", type=float, default=5e-5)
+    p.add_argument("--hf-optim", default=None,
+                   help="the Trainer's optimizer (default: its own, adamw_torch_fused for torch >= 2.8); "
+                        "adamw_torch is torch's default AdamW, as finetune uses: compares the loops alone")
     p.add_argument("--only", choices=["ours", "hf"], default=None)
     p.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
-    p.add_argument("--repeats", type=int, default=1, help="alternate the two runs this often; report the best")
+    p.add_argument("--repeats", type=int, default=2,
+                   help="run both this often, ours first on odd repeats, HF first on even; report the best of each")
     a = p.parse_args()
     if not 0 < a.warmup < a.steps:
         p.error("--warmup must be in 1 .. --steps - 1")
@@ -163,7 +173,7 @@ def main() -> None:
                       **{k: hp[k] for k in ("hidden_size", "num_layers", "num_heads", "intermediate_size")},
                       "vocab": a.vocab_size, "max_length": a.max_length, "batch_size": a.batch, "steps": a.steps,
                       "timed_steps": a.steps - a.warmup, "learning_rate": a.learning_rate}), flush=True)
-    runners = {"xling finetune": run_ours, "HF Trainer (run_glue)": run_hf}
+    runners = {"xling finetune": run_ours, "HF Trainer (run_glue)": functools.partial(run_hf, optim=a.hf_optim)}
     if a.only:
         runners = {name: run for name, run in runners.items() if (run is run_ours) == (a.only == "ours")}
     results: dict[str, list[dict]] = {name: [] for name in runners}
@@ -171,13 +181,14 @@ def main() -> None:
         work = Path(tmp)
         model_dir = save_model(work / "model", pieces, hp)
         for r in range(a.repeats):
-            for name, run in runners.items():
-                results[name].append(run(model_dir, train, settings, a.warmup, a.device, work / f"run{r}"))
+            for name in list(runners)[:: -1 if r % 2 else 1]:  # the first run of a process is slower
+                results[name].append(runners[name](model_dir, train, settings, a.warmup, a.device, work / f"run{r}"))
             if len(runners) == 2:
                 ours, hf = (runs[-1] for runs in results.values())
                 if ours["tokens"] != hf["tokens"]:  # same batches on both sides, so this is a bug
                     raise SystemExit(f"the timed steps saw {ours['tokens']} vs {hf['tokens']} tokens")
-                print(f"repeat {r + 1}: ratio {rate(ours) / rate(hf):.2f}", flush=True)
+                print(f"repeat {r + 1}: {rate(ours):,.0f} vs {rate(hf):,.0f} tokens/s, "
+                      f"ratio {rate(ours) / rate(hf):.2f}", flush=True)
     best = {name: max(runs, key=rate) for name, runs in results.items()}
     for name, run in best.items():
         optim = f"  ({run['optim']})" if "optim" in run else ""
