@@ -18,9 +18,8 @@ and a TrainerCallback's on_step_end. tokens/s counts non-pad input positions (th
 as finetune's progress counts them and the Trainer's include_num_input_tokens_seen="non_padding").
 Nothing else runs inside the timed steps: finetune checkpoints at the epoch end only (checkpoint_every
 > steps) and scores its one-example English dev set after the last step; the Trainer never evaluates
-or saves. Whichever side trains first in the process runs slower (measured at BERT-base size on CPU:
-about 12 % with a 1-step warm-up), so the two take turns to go first and each side's best repeat is
-reported (--repeats, at least 2 for a fair ratio). Not a test: a script that prints figures.
+or saves. The two take turns to go first in the process (neither gains from a process the other has
+warmed up) and each side's best repeat is reported. Not a test: a script that prints figures.
 
     python benchmarks/finetune_throughput.py --device cpu --threads 2 --hidden 64 --layers 2 --batch 32 --steps 40
     python benchmarks/finetune_throughput.py --device cuda --hidden 768 --layers 12 --vocab-size 119547 --steps 100
@@ -181,7 +180,7 @@ def main() -> None:
         work = Path(tmp)
         model_dir = save_model(work / "model", pieces, hp)
         for r in range(a.repeats):
-            for name in list(runners)[:: -1 if r % 2 else 1]:  # the first run of a process is slower
+            for name in list(runners)[:: -1 if r % 2 else 1]:
                 results[name].append(runners[name](model_dir, train, settings, a.warmup, a.device, work / f"run{r}"))
             if len(runners) == 2:
                 ours, hf = (runs[-1] for runs in results.values())
