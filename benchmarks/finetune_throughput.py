@@ -77,6 +77,10 @@ def timed(marks: dict, warmup: int, steps: int) -> dict:
     return {"steps": steps - warmup, "tokens": n1 - n0, "seconds": t1 - t0}
 
 
+def rate(run: dict) -> float:
+    return run["tokens"] / run["seconds"]
+
+
 def run_ours(model_dir: Path, train: list, settings: dict, warmup: int, device: str, work: Path) -> dict:
     steps = len(train) // settings["batch_size"]
     marks = {}
@@ -174,7 +178,7 @@ def main() -> None:
                       "timed_steps": a.steps - a.warmup, "learning_rate": a.learning_rate}), flush=True)
     runners = {"xling finetune": run_ours, "HF Trainer (run_glue)": functools.partial(run_hf, optim=a.hf_optim)}
     if a.only:
-        runners = {name: run for name, run in runners.items() if (run is run_ours) == (a.only == "ours")}
+        runners = {name: run for name, run in runners.items() if name.startswith("xling") == (a.only == "ours")}
     results: dict[str, list[dict]] = {name: [] for name in runners}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -197,9 +201,6 @@ def main() -> None:
         ours, hf = best.values()
         print(f"ratio xling finetune / HF Trainer: {rate(ours) / rate(hf):.2f} (best of {a.repeats})")
 
-
-def rate(run: dict) -> float:
-    return run["tokens"] / run["seconds"]
 
 if __name__ == "__main__":
     main()
