@@ -142,7 +142,8 @@ def checkpoint_key(spec: dict) -> str:
 def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], out_dir, checkpoint_dir,
              settings: dict, *, seed: int, freeze: int = 0, selection: str = "en_dev", pivot: str = "en",
              zero_mean: tuple[int, np.ndarray, str] | None = None, score: ScoreFn, identity: dict | None = None,
-             device: str | torch.device = "cpu", checkpoint_every: int = 500) -> dict:
+             device: str | torch.device = "cpu", checkpoint_every: int = 500,
+             on_step: Callable[[dict], None] | None = None) -> dict:
     """Fine-tune `backbone` on `train` (English examples of `task`), select on `dev` ({lang: examples}),
     write out_dir (see the module docstring) and return its finetune.json record.
 
@@ -150,7 +151,9 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     settings: epochs, batch_size, learning_rate, warmup (fraction of steps), weight_decay, dropout,
     max_length, and the head's sizes (xling.models.heads.build_model). zero_mean: (layer, English mean [H],
     positions) to subtract while training. identity: what else decides the weights (e.g. the model path,
-    data fingerprints), hashed with the settings into the checkpoint subdirectory's name.
+    data fingerprints), hashed with the settings into the checkpoint subdirectory's name. on_step: called
+    after every optimizer step with the loop's state (step, pieces, seconds; benchmarks/finetune_throughput.py
+    times the steps after a warm-up with it).
     """
     if selection not in SELECTIONS:
         raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
@@ -225,6 +228,8 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
                 state["step"] += 1
                 state["pieces"] += n_pieces(batch)
                 state["seconds"] = time.monotonic() - started
+                if on_step is not None:
+                    on_step(state)
                 if time.monotonic() - last_log >= LOG_EVERY_S or state["step"] == 1:
                     last_log = time.monotonic()
                     rate = state["step"] / max(state["seconds"], 1e-9)
