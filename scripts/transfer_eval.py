@@ -1,4 +1,6 @@
 """Snakemake entry point: score one fine-tuned model on every language (as it is, zero-mean, MDS)."""
+import json
+
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
@@ -29,5 +31,7 @@ table = evaluate(inp.finetuned, data, pivot=run["pivot"], layer=shift["layer"] i
                  lowercase=run.get("lowercase", False))
 settings = run_settings(snakemake.config, lm["label"])
 settings["pretrain_seed"] = settings.pop("seed")
-settings.update(model=lm["label"], size=lm["size"], window=lm["window"], lm=snakemake.wildcards.lm)
+settings.update(model=lm["label"], size=lm["size"], window=lm["window"], lm=snakemake.wildcards.lm,
+                # the test-time settings behind the numbers (zero-mean / MDS means and alpha grid, NER repair)
+                shift_settings=json.dumps(shift or {}, sort_keys=True), ner_repair=run.get("ner_repair"))
 write_parquet(with_settings(table, **settings), snakemake.output[0])

@@ -269,3 +269,13 @@ def test_zero_mean_subtracts_the_pivot_mean_in_training_and_each_language_mean_i
                               mds=True, pretrained_means=means, batch_size=64)
     assert set(table["transform"]) == {"zero_mean"} and set(table["train_transform"]) == {"zero_mean"}
     assert {round(float(delta[0]), 6) for _, delta in seen} == {-0.5, 0.25}
+
+
+def test_a_language_without_dev_split_gets_no_mds_rows(bert_dir, tmp_path):
+    """Real UD: Thai has a test split only. Alpha is chosen on dev, so no dev means no MDS (and no crash)."""
+    run(bert_dir, tmp_path, settings={"epochs": 1})
+    means = {"en": np.ones(16), "th": np.zeros(16)}
+    data = {"en": {"dev": toy_xnli(20, 2), "test": toy_xnli(20, 3)}, "th": {"test": toy_xnli(20, 4)}}
+    table = transfer.evaluate(tmp_path / "model", data, pivot="en", layer=1, alphas=[1.0], positions="all",
+                              mds=True, finetuned_means=means, batch_size=16)
+    assert set(table["transform"]) == {"none"} and set(table[table["lang"] == "th"]["split"]) == {"test"}

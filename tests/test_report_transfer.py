@@ -290,3 +290,13 @@ def test_a_setting_other_than_the_seed_is_never_averaged(tmp_path):
         finetune_settings=json.dumps({"learning_rate": 0.01}), seed=3)
     with pytest.raises(ValueError, match="several values of finetune_settings in one cell"):
         render(tmp_path, {"transfer": pd.concat([table, twin], ignore_index=True)})
+
+
+def test_per_seed_results_and_test_time_settings_do_not_stop_the_report(tmp_path):
+    """best_epoch differs between seeds (each seed's selection); the shift settings and NER repair are shown."""
+    table = transfer_table()
+    table["best_epoch"] = table["seed"] + 1
+    table["shift_settings"] = json.dumps({"layer": 6, "alphas": [0.5, 1.0], "sentences": 300})
+    table["ner_repair"] = (table["task"] == "ner").map({True: True, False: None})
+    html, _ = render(tmp_path, {"transfer": table})
+    assert "MDS (test time).alphas" in html and "0.5, 1.0" in html and "NER span repair" in html

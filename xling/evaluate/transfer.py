@@ -135,6 +135,9 @@ def evaluate(path, data: dict[str, dict[str, list]], *, pivot: str, layer: int, 
             run(lang, split, "none", None, None, True)
         if not (mds and encoder is not None and lang != pivot):
             continue
+        if "dev" not in data[lang]:  # alpha is chosen on dev only: no dev split, no MDS row
+            logger.warning("%s: no dev split, so no alpha can be chosen: no MDS rows", lang)
+            continue
         shift = np.asarray(finetuned_means[pivot]) - np.asarray(finetuned_means[lang])
         curve = {alpha: run(lang, "dev", "mds", alpha * shift, alpha, False) for alpha in alphas}
         best = max(curve.items(), key=lambda item: (item[1], -abs(item[0])))[0]  # ties: the smaller shift

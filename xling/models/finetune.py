@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from xling.io import atomic_write
+from xling.io import atomic_path, atomic_write
 from xling.models.checkpoints import (
     Interrupted,
     StopSignal,
@@ -253,7 +253,8 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
                         {k: round(v, 2) for k, v in dev_scores.items()}, selection, value)
             if state["best"] is None or value > state["best"]:
                 state["best"], state["best_epoch"] = value, state["epoch"] + 1
-                _save_atomic(model.state_dict(), best_path)
+                with atomic_path(best_path) as tmp:
+                    torch.save(model.state_dict(), tmp)
             state["epoch"] += 1
             state["batch"] = 0
             save("epoch end")
@@ -268,18 +269,6 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     logger.info("selected epoch %d (%s %.2f); wrote %s in %s", state["best_epoch"], selection, state["best"],
                 out_dir, hms(state["seconds"]))
     return record
-
-
-def _save_atomic(obj, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(obj, handle)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def head_state(model: nn.Module) -> dict:

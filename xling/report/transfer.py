@@ -34,7 +34,7 @@ from xling.report.published import Matching
 TABLE = "transfer"
 REQUIRED = ("task", "model", "size", "window", "freeze", "train_transform", "seed", "selection", "lang", "split",
             "transform", "layer", "alpha", "selected", "metric", "value", "finetune_settings")
-RESULTS = ("value", "n")
+RESULTS = ("value", "n", "best_epoch")  # best_epoch: what each seed's selection chose
 TASK_ORDER = ("xnli", "pos", "parsing", "ner")
 TASK_LABELS = {"xnli": "XNLI", "pos": "UD POS tagging", "parsing": "UD dependency parsing", "ner": "WikiAnn NER"}
 MAIN_METRIC = {"xnli": "accuracy", "pos": "upos", "parsing": "las", "ner": "f1"}  # what alpha curves show
@@ -243,8 +243,16 @@ def finetune_blocks(df: pd.DataFrame, tasks: Iterable[str]) -> list[Block]:
         rows = df[df["task"] == task]
         for value, part in rows.groupby("finetune_settings", sort=False):
             models = ", ".join(model_name(dict(zip(MODEL_KEYS, key))) for key in model_groups(part))
-            blocks.append(settings_block(f"{TASK_LABELS.get(task, task)} fine-tuning: {models}",
-                                         flatten(recorded_json(value)) or [(DASH, "none recorded")]))
+            pairs = flatten(recorded_json(value)) or [(DASH, "none recorded")]
+            # the test-time settings the scoring recorded: the zero-mean / MDS means and alpha grid, NER repair
+            if "shift_settings" in part:
+                shifts = part[["train_transform", "shift_settings"]].dropna().drop_duplicates()
+                for name, shift in shifts.itertuples(index=False):
+                    label = "zero-mean" if name == "zero_mean" else "MDS"
+                    pairs += flatten(recorded_json(shift), f"{label} (test time).")
+            if "ner_repair" in part and part["ner_repair"].notna().any():
+                pairs += [("NER span repair", ", ".join(str(v) for v in part["ner_repair"].dropna().unique()))]
+            blocks.append(settings_block(f"{TASK_LABELS.get(task, task)} fine-tuning: {models}", pairs))
     return [group(blocks)] if blocks else []
 
 
