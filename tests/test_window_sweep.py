@@ -28,7 +28,8 @@ def test_gather_marks_the_rows_of_an_experiment(tmp_path):
     assert pd.read_csv(tmp_path / "all.csv")["window_sweep"].tolist() == table["window_sweep"].tolist()
     assert "window_sweep" not in gather(parts, tmp_path / "b.parquet", tmp_path / "b.csv")
     with pytest.raises(ValueError, match="not gathered.*elsewhere.parquet"):
-        gather(parts, tmp_path / "c.parquet", tmp_path / "c.csv", marks={"window_sweep": [tmp_path / "elsewhere.parquet"]})
+        gather(parts, tmp_path / "c.parquet", tmp_path / "c.csv",
+               marks={"window_sweep": [tmp_path / "elsewhere.parquet"]})
 
 
 def sweep_table() -> pd.DataFrame:

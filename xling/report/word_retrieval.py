@@ -4,8 +4,8 @@ context window and BERT layer, with the chance MRR beside every number.
 Figures and the main table show one selection of the table (metric, dictionary split, BERT layer and
 report.select filters; config report.*, falling back on retrieval.*); the full table shows every row.
 Seeds are averaged; any other setting that would be averaged stops the report and names the column.
-The grid's figures and main table show the grid's windows (config `windows`); the static models' window
-sweep (rows marked window_sweep, Liu et al.'s Figure 4) has its own section.
+The static models' window sweep (rows marked window_sweep, Liu et al.'s Figure 4) has its own section; the
+grid's figures and main table leave out its windows that are not the grid's.
 """
 
 from __future__ import annotations
@@ -221,10 +221,12 @@ def _settings_line(df: pd.DataFrame, selection: Selection, extra: str = "") -> s
 
 
 def grid_rows(df: pd.DataFrame, config: Mapping) -> pd.DataFrame:
-    """The rows of the grid's windows (config `windows`; all rows when the config names none): the window
-    sweep's other windows are in its own section."""
-    windows = config.get("windows")
-    return df[df["window"].isin(windows)] if windows else df
+    """The table without the window sweep's own rows (marked window_sweep, at a window the grid, config
+    `windows`, does not have): they are in the sweep's section."""
+    if "window_sweep" not in df:
+        return df
+    sweep_only = df["window_sweep"].astype(bool) & ~df["window"].isin(config.get("windows") or [])
+    return df[~sweep_only]
 
 
 # ---------------------------------------------------------------------------------------------- section
