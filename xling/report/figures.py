@@ -133,7 +133,10 @@ def mrr_by_pair(summary: pd.DataFrame, settings: str, title: str = "Word retriev
     axes[-1].set_xlabel("language pair (query language – candidate language)")
     handles = [Patch(color=PALETTE[j % len(PALETTE)], label=_bar_label(bars, v))
                for j, v in enumerate(values)] + [_chance_handle()]
-    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
+    # one row when it fits the width (about 0.065 in per 9-point character, 0.55 in per key), else two
+    one_row = 0.065 * sum(len(h.get_label()) for h in handles) + 0.55 * len(handles)
+    ncol = len(handles) if one_row <= width else math.ceil(len(handles) / 2)
+    fig.legend(handles=handles, loc="outside lower center", ncol=ncol, fontsize=9, frameon=False)
     _title(fig, title, settings)
     return fig
 
