@@ -64,6 +64,29 @@ def grid(pattern, **extra):
     return expand(pattern, model=MODELS, size=SIZES, window=WINDOWS, **extra)
 
 
+def window_sweep():
+    """(model, size, window) of the static models' window sweep (Liu et al.'s Figure 4): the swept models this
+    run trains, at window_sweep.sizes (null: the smallest size), each sweep window. A window is a span, as in
+    the grid, so a sweep setting that is also a grid setting is the grid's model."""
+    sweep = config["window_sweep"]  # defaults filled in by the schema
+    sizes = sweep["sizes"] or [min(SIZES)]
+    unknown = sorted(set(sizes) - set(SIZES))
+    if unknown:
+        raise ValueError(f"window_sweep.sizes: {unknown} are not in corpus.sizes {SIZES}")
+    return [(model, size, window) for model in sweep["models"] if model in MODELS
+            for size in sizes for window in sweep["windows"]]
+
+
+def window_sweep_tables():
+    return [f"{RESULTS}/eval/retrieval/{model}/{size}-w{window}.parquet" for model, size, window in window_sweep()]
+
+
+def retrieval_tables():
+    """The word-retrieval tables the run gathers: the grid's, then the window sweep's that are not in it."""
+    tables = grid(f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet")
+    return tables + [table for table in window_sweep_tables() if table not in tables]
+
+
 def vocab_source():
     """The WordPiece vocabulary every model uses: trained on the corpus, the mBERT one, or a given file."""
     vocab = config["tokenizer"]["vocab"]
@@ -277,8 +300,8 @@ def report_config():
     settings left out, so changing one does not re-render it) and its presentation choices (report.*,
     retrieval.report_layer, language.sentence_retrieval.layer). A section that reads another key gets
     nothing until the key is added here."""
-    keys = ["run", "languages", "models", "windows", "data", "corpus", "tokenizer", "represent", "retrieval",
-            "report", *MODELS]
+    keys = ["run", "languages", "models", "windows", "window_sweep", "data", "corpus", "tokenizer", "represent",
+            "retrieval", "report", *MODELS]
     if config["data"]["source"] == "synthetic":
         keys.append("synthetic")
     shown = {key: config[key] for key in keys if key in config}

@@ -32,11 +32,15 @@ rule word_retrieval:
 
 rule retrieval_table:
     input:
-        tables=grid(f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet"),
+        tables=retrieval_tables(),
         code=xling_code("scripts/gather_table.py"),
     output:
         parquet=f"{RESULTS}/eval/word_retrieval.parquet",
         csv=f"{RESULTS}/eval/word_retrieval.csv",
+    params:
+        # a boolean column per experiment, True on the rows read from its tables: the window sweep's rows
+        # (some of them grid rows too)
+        marks={"window_sweep": window_sweep_tables()},
     log:
         f"{LOGS}/retrieval_table.log",
     conda:

@@ -21,7 +21,7 @@ def test_test_preset_runs_end_to_end(test_run):
     assert not re.search(r"""(src|href)=["']https?://""", html)
     table = pd.read_parquet(results / "eval/word_retrieval.parquet")
     config = yaml.safe_load((REPO / "presets/test.yaml").read_text())
-    grid = table.groupby(["model", "size", "window", "pair"]).size()
+    grid = table[table.window.isin(config["windows"])].groupby(["model", "size", "window", "pair"]).size()
     assert len(grid) == 3 * len(config["corpus"]["sizes"]) * len(config["windows"]) * 2
     bert_layers = table[table.model == "bert"].layer.unique()
     assert sorted(bert_layers) == list(range(config["bert"]["num_layers"] + 1))
@@ -29,10 +29,26 @@ def test_test_preset_runs_end_to_end(test_run):
         assert table[column].notna().all(), column
 
 
+def test_window_sweep_rows_are_marked_and_reported(test_run):
+    """The test preset's Word2Vec sweep: its own window (4) trained beside the grid's, at the smallest size;
+    the gathered table marks exactly the sweep's rows, and the report shows them."""
+    results = test_run / "results/test"
+    config = yaml.safe_load((REPO / "presets/test.yaml").read_text())
+    table = pd.read_parquet(results / "eval/word_retrieval.parquet")
+    swept = table[table.window_sweep]
+    size = min(config["corpus"]["sizes"])
+    assert set(zip(swept.model, swept["size"], swept.window)) == {
+        ("word2vec", size, window) for window in config["window_sweep"]["windows"]}
+    assert set(swept.pair) == {"en-xa", "en-xe"} and swept.mrr.between(0, 1).all()
+    assert not table[~table.window_sweep & ~table.window.isin(config["windows"])].shape[0]
+    assert (results / "figures/word_retrieval_window_sweep.png").stat().st_size > 0
+    assert "Window sweep of the static models" in (results / "report.html").read_text(encoding="utf-8")
+
+
 def test_copy_of_english_is_retrieved_perfectly_by_static_models(test_run):
     table = pd.read_parquet(test_run / "results/test/eval/word_retrieval.parquet")
     copy = table[(table.pair == "en-xe") & table.model.isin(["glove", "word2vec"])]
-    assert len(copy) == 8
+    assert len(copy) == 8 + 1  # the grid's, and the window sweep's own Word2Vec (w4)
     assert (copy.mrr == 1.0).all() and (copy.coverage > 0.5).all()
 
 
@@ -64,8 +80,15 @@ def test_full_study_dag_builds_offline_with_every_pretraining_job(tmp_path):
     counts = job_counts(dry.stdout)
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     grid = len(config["corpus"]["sizes"]) * len(config["windows"])
-    for model in ("glove", "word2vec", "bert_pretrain"):
+    for model in ("glove", "bert_pretrain"):
         assert counts[model] == grid, model
+    # the window sweep (Liu et al.'s Figure 4): Word2Vec at its own windows too, at the smallest size
+    sweep = config["window_sweep"]
+    assert sweep["models"] == ["word2vec"] and sweep["sizes"] is None
+    sweep_only = set(sweep["windows"]) - set(config["windows"])
+    assert counts["word2vec"] == grid + len(sweep_only) and sweep_only
+    for window in sweep_only:
+        assert f"models/word2vec/{min(config['corpus']['sizes'])}-w{window}/vectors.bin" in dry.stdout
     assert counts["fetch"] > 0
     assert re.search(r"fetch \S+ <- https://", dry.stdout)
 

@@ -81,37 +81,49 @@ def _ylim_top(*arrays) -> float:
     return min(1.05, max(0.05, top * 1.15))
 
 
-def mrr_by_pair(summary: pd.DataFrame, settings: str, title: str = "Word retrieval by language pair") -> Figure:
+def _bar_label(bars: str, value) -> str:
+    if bars == "window":
+        return f"window {int(value)} ({int(value) // 2} each side)"
+    return f"{size_label(value)} sentences/language"
+
+
+def mrr_by_pair(summary: pd.DataFrame, settings: str, title: str = "Word retrieval by language pair",
+                bars: str = "size") -> Figure:
     """One panel per model (stacked, sharing x = language pair), a bar per data size, chance per bar.
 
     `summary`: one row per model × size × pair (already one window and one BERT layer), columns
     model, size, pair, mrr, chance_mrr and optionally mrr_sd (seed spread, drawn as error bars) and layer.
+    bars="window" (the window sweep, Liu et al.'s Figure 4): a bar per window, one panel per model and size.
     """
-    models = ordered_models(summary["model"])
+    by_model = [(model, summary[summary["model"] == model]) for model in ordered_models(summary["model"])]
+    if bars == "size":
+        panels = [(model, None, rows) for model, rows in by_model]
+    else:  # a panel per model and size
+        panels = [(model, size, cell) for model, rows in by_model for size, cell in rows.groupby("size")]
     pairs = sorted(summary["pair"].unique())
-    sizes = sorted(summary["size"].unique())
-    n_pairs, n_sizes = len(pairs), len(sizes)
-    width = float(np.clip(2.5 + 0.42 * n_pairs * n_sizes + 0.25 * n_pairs, 6.5, 12))
-    fig = _new_figure(width, 0.9 + 2.3 * len(models))
-    axes = fig.subplots(len(models), 1, sharex=True, sharey=True, squeeze=False)[:, 0]
-    bar = min(0.8 / n_sizes, 0.35)  # a lone size gets a bar, not a slab
-    group = bar * n_sizes
+    values = sorted(summary[bars].unique())
+    n_pairs, n_bars = len(pairs), len(values)
+    width = float(np.clip(2.5 + 0.42 * n_pairs * n_bars + 0.25 * n_pairs, 6.5, 12))
+    fig = _new_figure(width, 0.9 + 2.3 * len(panels))
+    axes = fig.subplots(len(panels), 1, sharex=True, sharey=True, squeeze=False)[:, 0]
+    bar = min(0.8 / n_bars, 0.35)  # a lone bar per pair gets a bar, not a slab
+    group = bar * n_bars
     x = np.arange(n_pairs)
     spread = summary["mrr_sd"].fillna(0) if "mrr_sd" in summary else 0
     top = _ylim_top(summary["mrr"] + spread, summary["chance_mrr"])
-    for ax, model in zip(axes, models):
-        rows = summary[summary["model"] == model]
+    for ax, (model, size, rows) in zip(axes, panels):
         layer = rows["layer"].iloc[0] if "layer" in rows and model == "bert" else None
-        for j, size in enumerate(sizes):
-            cell = rows[rows["size"] == size].set_index("pair").reindex(pairs)
+        for j, value in enumerate(values):
+            cell = rows[rows[bars] == value].set_index("pair").reindex(pairs)
             offsets = x - group / 2 + bar * (j + 0.5)
             yerr = cell["mrr_sd"].to_numpy() if "mrr_sd" in cell and cell["mrr_sd"].notna().any() else None
             ax.bar(offsets, cell["mrr"], bar * 0.92, color=PALETTE[j % len(PALETTE)], yerr=yerr,
-                   capsize=2, error_kw=dict(elinewidth=0.8), label=f"{size_label(size)} sentences/language")
+                   capsize=2, error_kw=dict(elinewidth=0.8), label=_bar_label(bars, value))
             ok = cell["chance_mrr"].notna().to_numpy()
             ax.hlines(cell["chance_mrr"].to_numpy()[ok], (offsets - bar / 2)[ok], (offsets + bar / 2)[ok],
                       zorder=3, **CHANCE_STYLE)
-        ax.set_title(model_label(model, layer), fontsize=10, loc="left")
+        panel = model_label(model, layer) + (f", {size_label(size)} sentences/language" if size is not None else "")
+        ax.set_title(panel, fontsize=10, loc="left")
         ax.set_title(_chance_text(rows["chance_mrr"]), fontsize=8, loc="right", color="0.25")
         ax.set_ylabel("MRR")
         ax.set_ylim(0, top)
@@ -119,9 +131,12 @@ def mrr_by_pair(summary: pd.DataFrame, settings: str, title: str = "Word retriev
         ax.set_axisbelow(True)
     axes[-1].set_xticks(x, pairs, rotation=45 if n_pairs > 8 else 0, ha="right" if n_pairs > 8 else "center")
     axes[-1].set_xlabel("language pair (query language – candidate language)")
-    handles = [Patch(color=PALETTE[j % len(PALETTE)], label=f"{size_label(s)} sentences/language")
-               for j, s in enumerate(sizes)] + [_chance_handle()]
-    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
+    handles = [Patch(color=PALETTE[j % len(PALETTE)], label=_bar_label(bars, v))
+               for j, v in enumerate(values)] + [_chance_handle()]
+    # one row when it fits the width (about 0.065 in per 9-point character, 0.55 in per key), else two
+    one_row = 0.065 * sum(len(h.get_label()) for h in handles) + 0.55 * len(handles)
+    ncol = len(handles) if one_row <= width else math.ceil(len(handles) / 2)
+    fig.legend(handles=handles, loc="outside lower center", ncol=ncol, fontsize=9, frameon=False)
     _title(fig, title, settings)
     return fig
 

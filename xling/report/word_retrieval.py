@@ -4,6 +4,8 @@ context window and BERT layer, with the chance MRR beside every number.
 Figures and the main table show one selection of the table (metric, dictionary split, BERT layer and
 report.select filters; config report.*, falling back on retrieval.*); the full table shows every row.
 Seeds are averaged; any other setting that would be averaged stops the report and names the column.
+The static models' window sweep (rows marked window_sweep, Liu et al.'s Figure 4) has its own section; the
+grid's figures and main table leave out its windows that are not the grid's.
 """
 
 from __future__ import annotations
@@ -218,6 +220,15 @@ def _settings_line(df: pd.DataFrame, selection: Selection, extra: str = "") -> s
     return "; ".join(parts)
 
 
+def grid_rows(df: pd.DataFrame, config: Mapping) -> pd.DataFrame:
+    """The table without the window sweep's own rows (marked window_sweep, at a window the grid, config
+    `windows`, does not have): they are in the sweep's section."""
+    if "window_sweep" not in df:
+        return df
+    sweep_only = df["window_sweep"].astype(bool) & ~df["window"].isin(config.get("windows") or [])
+    return df[~sweep_only]
+
+
 # ---------------------------------------------------------------------------------------------- section
 
 @register_section("word_retrieval", "Word retrieval", required=("word_retrieval",), figures=word_retrieval_figures,
@@ -228,7 +239,8 @@ def render_word_retrieval(ctx: ReportContext) -> list[Block]:
     require_columns(full, REQUIRED, where)
     if full.empty:
         raise ValueError(f"{where}: the word-retrieval table has no rows")
-    selection, df = select_word_retrieval(full, selection_config(ctx.config), where)
+    grid = grid_rows(full, ctx.config)
+    selection, df = select_word_retrieval(grid, selection_config(ctx.config), where)
     static = df[df["model"] != "bert"]
     bert = df[df["model"] == "bert"]
     shown = pd.concat([static, bert[bert["layer"] == selection.layer]]) if len(bert) else static
@@ -255,7 +267,7 @@ def render_word_retrieval(ctx: ReportContext) -> list[Block]:
                                  "BERT word retrieval by layer"))
     defaults = {"metric": selection.metric, "dictionary_split": selection.dictionary_split,
                 **({"layer": selection.layer} if selection.layer is not None else {})}
-    ours = apply_select(full, selection.select, where)
+    ours = apply_select(grid, selection.select, where)
     blocks += ctx.published_blocks("word_retrieval", ours.assign(lang=ours["tgt"] if "tgt" in ours else
                                                                  ours["pair"].str.split("-").str[-1]),
                                    Matching(identity=("lang",), defaults=defaults,
@@ -264,7 +276,57 @@ def render_word_retrieval(ctx: ReportContext) -> list[Block]:
     return blocks
 
 
-def _main_table(summary: pd.DataFrame, selection: Selection, line: str) -> Block:
+# ---------------------------------------------------------------------------------------------- window sweep
+
+SWEEP_DESCRIPTION = (
+    "Liu et al. (\"What makes multilingual BERT multilingual?\", Figure 4) trained Word2Vec with windows 5, 128 "
+    "and 256 on their small data and found that a larger window is not always better. Here each static model of "
+    "window_sweep is trained at each sweep window on the same data as the grid (word retrieval only). A window "
+    "of w tokens is a span of w // 2 tokens on each side, the unit of the grid's windows, so the paper's "
+    "Word2Vec windows 5, 128, 256 (tokens on each side) are the spans 10, 256, 512; a sweep window that is also "
+    "a grid window is the grid's model.")
+
+
+def window_sweep_declared(config: Mapping) -> bool:
+    """Whether the run sweeps a window: window_sweep names a window and a static model the run trains."""
+    sweep = config.get("window_sweep") or {}
+    models = config.get("models") or []
+    return bool(sweep.get("windows")) and any(model in models for model in sweep.get("models") or [])
+
+
+def window_sweep_figures(config: Mapping) -> list[dict]:
+    if not window_sweep_declared(config):
+        return []
+    return [{"name": "word_retrieval_window_sweep", "caption": "word_retrieval_window_sweep.rst",
+             "category": "Word retrieval", "labels": {"figure": "window sweep of the static models",
+                                                      "window": "sweep"}}]
+
+
+@register_section("window_sweep", "Window sweep of the static models", required=("word_retrieval",),
+                  figures=window_sweep_figures, results={"word_retrieval": RESULTS})
+def render_window_sweep(ctx: ReportContext) -> list[Block]:
+    if not window_sweep_declared(ctx.config):
+        return [text("This run sweeps no window (window_sweep names no window, or no static model the run "
+                     "trains).")]
+    where = ctx.table_paths["word_retrieval"]
+    full = ctx.tables["word_retrieval"]
+    require_columns(full, REQUIRED + ("window_sweep",), where)
+    sweep = full[full["window_sweep"].astype(bool)]
+    if sweep.empty:
+        raise ValueError(f"{where}: no row has window_sweep true, but the config declares a window sweep")
+    selection, df = select_word_retrieval(sweep, selection_config(ctx.config), where)
+    summary = summarize(df, ["model", "size", "window", "layer", "pair"], where)
+    line = _settings_line(df, selection)
+    fig = figures.mrr_by_pair(summary, settings=selection.describe(), bars="window",
+                              title="Effect of the window on the static models' word retrieval")
+    return [text(SWEEP_DESCRIPTION),
+            _main_table(summary, selection, line, title="Window sweep: MRR by language pair"),
+            ctx.figure("word_retrieval_window_sweep", fig, "word_retrieval_window_sweep", line,
+                       "MRR by language pair, one bar per window")]
+
+
+def _main_table(summary: pd.DataFrame, selection: Selection, line: str,
+                title: str = "MRR by language pair") -> Block:
     """The papers' table: rows model x size x window, columns language pairs + mean; chance under each MRR."""
     pairs = sorted(summary["pair"].unique())
     rows = []
@@ -282,7 +344,7 @@ def _main_table(summary: pd.DataFrame, selection: Selection, line: str) -> Block
             row.append({"text": fmt_num(cell["mrr"].mean()), "sub": f"chance {fmt_num(cell['chance_mrr'].mean())}"})
             rows.append(row)
     columns = ["model", COLUMN_LABELS["size"], "window", "layer"] + pairs + ["mean"]
-    return table_block(f"MRR by language pair ({selection.describe()})", columns, rows,
+    return table_block(f"{title} ({selection.describe()})", columns, rows,
                        note=f"Settings: {line}. Small grey number: chance MRR for the same candidates.",
                        numeric=range(4, len(columns)))
 
