@@ -1,5 +1,26 @@
 # Evaluation: word retrieval from the pivot into every language with a dictionary, for each model,
-# data size, window and layer; gathered into one tidy table (a row per setting x language pair).
+# data size, window and layer; gathered into one tidy table (a row per setting x language pair), and the
+# same queries' MRR by part of speech (retrieval.pos).
+POS = config["retrieval"]["pos"]
+
+
+def pos_treebanks():
+    """The pivot's UD files that tag the query words (retrieval.pos.splits); a split the pivot lacks stops the run."""
+    if config["data"]["source"] != "synthetic":
+        have = SOURCES.ud_splits(PIVOT) if PIVOT in UD_LANGS else []
+        missing = [split for split in POS["splits"] if split not in have]
+        if missing:
+            raise ValueError(f"retrieval.pos.splits: the pivot {PIVOT} has no UD {missing} split (its treebank "
+                             f"{SOURCES.treebanks(PIVOT)} has {have}); set retrieval.pos.splits to some of them, "
+                             "or [] for no MRR by part of speech")
+    return [f"{DATA}/ud/{PIVOT}.{split}.conllu" for split in POS["splits"]]
+
+
+def pos_treebank_name():
+    """Which treebank tags the words, for the table: the gold trees of the synthetic generator, or data.treebanks."""
+    if config["data"]["source"] == "synthetic":
+        return "synthetic gold"
+    return ", ".join(SOURCES.treebanks(PIVOT))
 
 
 rule word_retrieval:
@@ -10,6 +31,7 @@ rule word_retrieval:
         code=xling_code("scripts/word_retrieval.py"),
     output:
         f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet",
+        ranks=f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.ranks.parquet",
     params:
         settings={key: config["retrieval"][key] for key in ("dictionary_split", "min_count", "metric", "csls_k")},
         candidates=config["retrieval"]["candidates"],
@@ -43,3 +65,29 @@ rule retrieval_table:
         "../envs/data.yaml"
     script:
         "../scripts/gather_table.py"
+
+
+if POS["splits"]:
+
+    rule word_retrieval_pos:
+        input:
+            # the per-query ranks beside every table the word-retrieval table gathers
+            ranks=[re.sub(r"\.parquet$", ".ranks.parquet", path) for path in rules.retrieval_table.input.tables],
+            treebanks=pos_treebanks(),
+            code=xling_code("scripts/word_retrieval_pos.py"),
+        output:
+            parquet=f"{RESULTS}/eval/word_retrieval_pos.parquet",
+            csv=f"{RESULTS}/eval/word_retrieval_pos.csv",
+        params:
+            open_class=POS["open_class"],
+            splits=POS["splits"],
+            treebank=pos_treebank_name(),
+            lowercase=config["tokenizer"]["lowercase"],
+        log:
+            f"{LOGS}/word_retrieval_pos.log",
+        benchmark:
+            f"{BENCH}/word_retrieval_pos.tsv"
+        conda:
+            "../envs/torch.yaml"
+        script:
+            "../scripts/word_retrieval_pos.py"
