@@ -1,26 +1,6 @@
 # Evaluation: word retrieval from the pivot into every language with a dictionary, for each model,
 # data size, window and layer; gathered into one tidy table (a row per setting x language pair), and the
 # same queries' MRR by part of speech (retrieval.pos).
-POS = config["retrieval"]["pos"]
-
-
-def pos_treebanks():
-    """The pivot's UD files that tag the query words (retrieval.pos.splits); a split the pivot lacks stops the run."""
-    if config["data"]["source"] != "synthetic":
-        have = SOURCES.ud_splits(PIVOT) if PIVOT in UD_LANGS else []
-        missing = [split for split in POS["splits"] if split not in have]
-        if missing:
-            raise ValueError(f"retrieval.pos.splits: the pivot {PIVOT} has no UD {missing} split (its treebank "
-                             f"{SOURCES.treebanks(PIVOT)} has {have}); set retrieval.pos.splits to some of them, "
-                             "or [] for no MRR by part of speech")
-    return [f"{DATA}/ud/{PIVOT}.{split}.conllu" for split in POS["splits"]]
-
-
-def pos_treebank_name():
-    """Which treebank tags the words, for the table: the gold trees of the synthetic generator, or data.treebanks."""
-    if config["data"]["source"] == "synthetic":
-        return "synthetic gold"
-    return ", ".join(SOURCES.treebanks(PIVOT))
 
 
 rule word_retrieval:

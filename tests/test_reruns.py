@@ -26,7 +26,7 @@ STATIC_XNLI = GRID  # XNLI fine-tunings of each static model
 BERT_XNLI = GRID + LMS * (VARIANTS - 1)  # the grid at the first depth, the other variants on the LMS
 BERT_TRANSFER = BERT_XNLI + LMS * VARIANTS * 3  # and POS, parsing, NER
 REPORT = {"report": 1, "all": 1}
-WORD_RETRIEVAL = {"retrieval_table": 1, **REPORT}
+WORD_RETRIEVAL = {"retrieval_table": 1, "word_retrieval_pos": 1, **REPORT}
 
 #: a new value for every runtime setting (xling.runtime.RUNTIME), valid for the test preset
 EVERY_RUNTIME_SETTING = {
@@ -110,6 +110,13 @@ def test_retrieval_setting_reruns_only_word_retrieval(test_run, tmp_path):
     models = len(CONFIG["models"])
     assert plan(test_run, tmp_path, {"retrieval": {"min_count": 3}}) == {"word_retrieval": models * GRID,
                                                                          **WORD_RETRIEVAL}
+
+
+def test_pos_settings_rerun_only_the_pos_table(test_run, tmp_path):
+    assert plan(test_run, tmp_path, {"retrieval": {"pos": {"open_class": ["NOUN"]}}}) == {"word_retrieval_pos": 1,
+                                                                                           **REPORT}
+    assert plan(test_run, tmp_path, {"retrieval": {"pos": {"splits": ["train"]}}}) == {"word_retrieval_pos": 1,
+                                                                                       **REPORT}
 
 
 def test_language_settings_rerun_only_their_own_task(test_run, tmp_path):

@@ -1,11 +1,14 @@
 """Word retrieval by part of speech (xling.evaluate.word_pos): tags from a hand-made CoNLL-U treebank (multiword
 tokens, ties) and the MRR of each tag and class, against hand computations."""
 
+import html as html_lib
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from test_report_published import CONFIG, render, word_retrieval, word_retrieval_pos
 from xling.data.formats import FormatError
 from xling.evaluate.word_pos import mrr_by_pos, word_tags
 
@@ -102,3 +105,25 @@ def test_english_ewt_tags_function_and_content_words(shared_data):
     tags = word_tags([shared_data / "ud/UD_English-EWT/en_ewt-ud-dev.conllu"]).set_index("word")["upos"]
     assert (tags["the"], tags["of"], tags["and"], tags["people"], tags["said"]) == ("DET", "ADP", "CCONJ", "NOUN",
                                                                                    "VERB")
+
+
+def test_report_shows_table_1_layout_at_the_largest_size(tmp_path):
+    """The report section: Table 1's rows per model at the largest size, BERT at the report layer, with the
+    tags' source, the closed tags present and the untagged share."""
+    html = render(tmp_path, {"word_retrieval": word_retrieval(), "word_retrieval_pos": word_retrieval_pos()}, CONFIG)
+    start = html.index("MRR by part of speech (metric cosine, dictionary split test, BERT layer 2)")
+    block = html[start:html.index("</table>", start)]
+    rows = [[" ".join(re.sub(r"<[^>]+>", " ", cell).split()) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row,
+                                                                                    flags=re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", block.split("</thead>")[1], flags=re.S)]
+    assert [r[:3] for r in rows if r[2] == "closed"] == [["GloVe 12k w128", "0", "closed"],
+                                                          ["GloVe 12k w16", "0", "closed"],
+                                                          ["BERT 12k w128", "2", "closed"],
+                                                          ["BERT 12k w16", "2", "closed"]]
+    assert [r[2] for r in rows[:6]] == ["closed", "open", "noun", "verb", "adverb", "adjective"]
+    (bert_closed,) = [r for r in rows if r[0] == "BERT 12k w128" and r[2] == "closed"]
+    assert bert_closed[3:] == ["0.321 n 10", "0.100 n 10", f"{(0.321 + 0.1) / 2:.3f}"]  # en-de, en-fr, avg
+    text = html_lib.unescape(html)
+    assert "Tags: UD_English-EWT (train, dev, test), 100 words tagged" in text
+    assert "closed class: every other tag, here DET" in text
+    assert "10 to 10 per model and pair, 33% to 33% of the queries" in text
