@@ -127,3 +127,10 @@ def test_report_shows_table_1_layout_at_the_largest_size(tmp_path):
     assert "Tags: UD_English-EWT (train, dev, test), 100 words tagged" in text
     assert "closed class: every other tag, here DET" in text
     assert "10 to 10 per model and pair, 33% to 33% of the queries" in text
+
+
+def test_report_refuses_to_mix_two_settings_in_one_cell(tmp_path):
+    pos = word_retrieval_pos()
+    tables = {"word_retrieval": word_retrieval(), "word_retrieval_pos": pd.concat([pos, pos.assign(min_count=5)])}
+    with pytest.raises(ValueError, match="several rows for glove 4000 w128 layer 0 en-de NOUN: they differ in a setting"):
+        render(tmp_path, tables, CONFIG)

@@ -1,6 +1,7 @@
 """The HTML report: core (registry, context, render_report), blocks (formatting), published (numbers from
 the papers beside ours), one module per study (run: study and settings; word_retrieval; word_pos: word
-retrieval by part of speech; pretraining; language: token translation and sentence retrieval; transfer: zero-shot XNLI, POS, parsing and NER), figures.
+retrieval by part of speech; pretraining; language: token translation and sentence retrieval; transfer:
+zero-shot XNLI, POS, parsing and NER), figures.
 
 Importing the package registers every section, in report order.
 """

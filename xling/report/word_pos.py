@@ -46,6 +46,12 @@ def render_word_retrieval_pos(ctx: ReportContext) -> list[Block]:
     contextual = (df["model"] == "bert") | (df["size"] == 0)  # our BERTs and Hugging Face checkpoints
     layer = selection.layer if selection.layer is not None else df.loc[contextual, "layer"].max()
     df = df[~contextual | (df["layer"] == layer)]
+    duplicated = df.duplicated(["model", "size", "window", "layer", "pair", "pos"], keep=False)
+    if duplicated.any():
+        row = df[duplicated].iloc[0]
+        raise ValueError(f"{where}: several rows for {row['model']} {row['size']} w{row['window']} layer "
+                         f"{row['layer']} {row['pair']} {row['pos']}: they differ in a setting; choose one with "
+                         "report.select")
     closed_tags = _values(df[(df["pos_class"] == "closed") & (df["pos"] != "closed")], "pos")
     counts = df.pivot_table(index=["model", "size", "window", "pair"], columns="pos", values="n_queries",
                             aggfunc="sum", fill_value=0)
