@@ -56,6 +56,7 @@ def word_tags(conllu_paths: Iterable[str | Path], lowercase: bool = False) -> pd
     Words are compared in the token files' form (`normalize_word`, as the retrieval queries are).
     Returns TAG_COLUMNS, one row per word: its tag, the occurrences with that tag and all its occurrences.
     A malformed file raises FormatError naming the file and line."""
+    conllu_paths = list(conllu_paths)
     counts: Counter = Counter()
     for path in conllu_paths:
         for sentence in iter_conllu(numbered_lines(path), path, keep_multiword=True):
@@ -75,8 +76,8 @@ def mrr_by_pos(ranks: pd.DataFrame, tags: pd.DataFrame, open_class: Iterable[str
 
     ranks: per-query ranks (xling.evaluate.word_retrieval RANK_COLUMNS, plus constant setting columns such
     as model, size, window, pair); tags: `word_tags`. Each group of the other columns (a model, size, window,
-    pair, layer, ...) gets one row per tag present, one per class with queries, and one for untagged
-    queries: RESULT_COLUMNS, where pos_class says which class a tag row counts in (open, closed, untagged).
+    pair, layer, ...) gets one row per tag, class and "untagged" that has queries: RESULT_COLUMNS, where
+    pos_class says which class a tag row counts in (open, closed, untagged).
     """
     open_class = set(open_class)
     if ranks.empty:
