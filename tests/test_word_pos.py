@@ -125,7 +125,7 @@ def test_report_shows_table_1_layout_at_the_largest_size(tmp_path):
     assert bert_closed[3:] == ["0.321 n 10", "0.100 n 10", f"{(0.321 + 0.1) / 2:.3f}"]  # en-de, en-fr, avg
     text = html_lib.unescape(html)
     assert "Tags: UD_English-EWT (train, dev, test), 100 words tagged" in text
-    assert "closed class: every other tag, here DET" in text
+    assert "closed class: every other tag (here DET)" in text
     assert "10 to 10 per model and pair, 33% to 33% of the queries" in text
 
 

@@ -57,11 +57,12 @@ def render_word_retrieval_pos(ctx: ReportContext) -> list[Block]:
                             aggfunc="sum", fill_value=0)
     untagged = counts["untagged"] if "untagged" in counts else pd.Series(0, index=counts.index)
     total = untagged + sum(counts[c] for c in ("open", "closed") if c in counts)
+    closed = f"here {closed_tags}" if closed_tags else "no query has one"
     tagged = (f"Tags: {_values(df, 'pos_treebank')} ({_values(df, 'pos_splits').replace(',', ', ')}), "
               f"{fmt_count(df['pos_tagged_words'].max())} words tagged. Open class: "
-              f"{_values(df, 'open_class').replace(',', ', ')}; closed class: every other tag, here "
-              f"{closed_tags or 'none'}. Untagged queries (in neither class; part of speech 'untagged' in the full "
-              f"table): {fmt_count(untagged.min())} to {fmt_count(untagged.max())} per model and pair, "
+              f"{_values(df, 'open_class').replace(',', ', ')}; closed class: every other tag ({closed}). "
+              f"Untagged queries (in neither class; part of speech 'untagged' in the full table): "
+              f"{fmt_count(untagged.min())} to {fmt_count(untagged.max())} per model and pair, "
               f"{(untagged / total).min():.0%} to {(untagged / total).max():.0%} of the queries.")
     blocks = [text(DESCRIPTION, tagged), _table1(df, selection.describe())]
     defaults = {"metric": selection.metric, "dictionary_split": selection.dictionary_split,
