@@ -295,6 +295,29 @@ def language_tables():
     return [f"{stem}.{ext}" for _, (parts, stem) in language_table_specs().items() if parts for ext in ("parquet", "csv")]
 
 
+# Word retrieval by part of speech (rules/evaluate.smk): the pivot's treebank files tag the query words.
+POS = config["retrieval"]["pos"]
+
+
+def pos_treebanks():
+    """The pivot's UD files that tag the query words (retrieval.pos.splits); a split the pivot lacks stops the run."""
+    if config["data"]["source"] != "synthetic":
+        have = SOURCES.ud_splits(PIVOT) if PIVOT in UD_LANGS else []
+        missing = [split for split in POS["splits"] if split not in have]
+        if missing:
+            raise ValueError(f"retrieval.pos.splits: the pivot {PIVOT} has no UD {missing} split (its treebank "
+                             f"{SOURCES.treebanks(PIVOT)} has {have}); set retrieval.pos.splits to some of them, "
+                             "or [] for no MRR by part of speech")
+    return [f"{DATA}/ud/{PIVOT}.{split}.conllu" for split in POS["splits"]]
+
+
+def pos_treebank_name():
+    """Which treebank tags the words, for the table: the gold trees of the synthetic generator, or data.treebanks."""
+    if config["data"]["source"] == "synthetic":
+        return "synthetic gold"
+    return ", ".join(SOURCES.treebanks(PIVOT))
+
+
 def report_config():
     """All the report may read of the config, as its params: the grid, the settings it shows (runtime
     settings left out, so changing one does not re-render it) and its presentation choices (report.*,

@@ -1,5 +1,6 @@
 # Evaluation: word retrieval from the pivot into every language with a dictionary, for each model,
-# data size, window and layer; gathered into one tidy table (a row per setting x language pair).
+# data size, window and layer; gathered into one tidy table (a row per setting x language pair), and the
+# same queries' MRR by part of speech (retrieval.pos).
 
 
 rule word_retrieval:
@@ -10,6 +11,7 @@ rule word_retrieval:
         code=xling_code("scripts/word_retrieval.py"),
     output:
         f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet",
+        ranks=f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.ranks.parquet",
     params:
         settings={key: config["retrieval"][key] for key in ("dictionary_split", "min_count", "metric", "csls_k")},
         candidates=config["retrieval"]["candidates"],
@@ -47,3 +49,29 @@ rule retrieval_table:
         "../envs/data.yaml"
     script:
         "../scripts/gather_table.py"
+
+
+if POS["splits"]:
+
+    rule word_retrieval_pos:
+        input:
+            # the per-query ranks beside every table the word-retrieval table gathers
+            ranks=[re.sub(r"\.parquet$", ".ranks.parquet", path) for path in rules.retrieval_table.input.tables],
+            treebanks=pos_treebanks(),
+            code=xling_code("scripts/word_retrieval_pos.py"),
+        output:
+            parquet=f"{RESULTS}/eval/word_retrieval_pos.parquet",
+            csv=f"{RESULTS}/eval/word_retrieval_pos.csv",
+        params:
+            open_class=POS["open_class"],
+            splits=POS["splits"],
+            treebank=pos_treebank_name(),
+            lowercase=config["tokenizer"]["lowercase"],
+        log:
+            f"{LOGS}/word_retrieval_pos.log",
+        benchmark:
+            f"{BENCH}/word_retrieval_pos.tsv"
+        conda:
+            "../envs/torch.yaml"
+        script:
+            "../scripts/word_retrieval_pos.py"

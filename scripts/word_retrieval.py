@@ -1,4 +1,5 @@
-"""Snakemake entry point: word retrieval pivot -> every language, for one model, data size and window."""
+"""Snakemake entry point: word retrieval pivot -> every language, for one model, data size and window (the table,
+and each query's rank for the MRR by part of speech)."""
 import pandas as pd
 
 from xling.logs import setup_logging
@@ -8,9 +9,9 @@ from xling.evaluate.word_retrieval import word_retrieval  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
 
 wc, settings, pivot = snakemake.wildcards, snakemake.params.settings, snakemake.params.pivot
-tables = []
+tables, ranks = [], []
 for lang, dictionary in zip(snakemake.params.targets, snakemake.input.dictionaries):
-    table = word_retrieval(
+    table, query_ranks = word_retrieval(
         snakemake.input.words,
         dictionary,
         pivot,
@@ -23,10 +24,11 @@ for lang, dictionary in zip(snakemake.params.targets, snakemake.input.dictionari
         csls_neighbourhood=snakemake.params.csls_neighbourhood,
         block=snakemake.resources.block,
         lowercase=snakemake.params.lowercase,
+        return_ranks=True,
     )
     tables.append(with_settings(table, src=pivot, tgt=lang, pair=f"{pivot}-{lang}"))
-table = with_settings(
-    pd.concat(tables, ignore_index=True),
+    ranks.append(with_settings(query_ranks, src=pivot, tgt=lang, pair=f"{pivot}-{lang}"))
+row_settings = dict(
     model=wc.model,
     size=int(wc.size),
     window=int(wc.window),
@@ -40,4 +42,5 @@ table = with_settings(
     lowercase=snakemake.params.lowercase,
     **run_settings(snakemake.config, wc.model),
 )
-write_parquet(table, snakemake.output[0])
+write_parquet(with_settings(pd.concat(tables, ignore_index=True), **row_settings), snakemake.output[0])
+write_parquet(with_settings(pd.concat(ranks, ignore_index=True), **row_settings), snakemake.output.ranks)

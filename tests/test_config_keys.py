@@ -762,12 +762,13 @@ def test_retrieval_block_reaches_the_ranking_without_a_param(workflow, run_rule_
 
     def spy(*args, **kwargs):
         calls.append(kwargs)
-        return pd.DataFrame({"layer": [0], "mrr": [1.0]})
+        return pd.DataFrame({"layer": [0], "mrr": [1.0]}), pd.DataFrame({"layer": [0], "word": ["a"]})
 
     monkeypatch.setattr(xling.evaluate.word_retrieval, "word_retrieval", spy)
     wf = workflow({"retrieval": {"block": 7}, "tokenizer": {"lowercase": True}})
     params = run_rule_script(wf, "word_retrieval", {"words": "w", "dictionaries": ["d1", "d2"], "counts": "c"},
-                             [tmp_path / "out.parquet"], {"model": "glove", "size": "500", "window": "8"})
+                             {"table": tmp_path / "out.parquet", "ranks": tmp_path / "out.ranks.parquet"},
+                             {"model": "glove", "size": "500", "window": "8"})
     assert [(kw["block"], kw["lowercase"]) for kw in calls] == [(7, True), (7, True)]
     assert "block" not in params.settings  # speed only: changing it must not rerun the retrieval
     assert pd.read_parquet(tmp_path / "out.parquet").lowercase.all()

@@ -28,7 +28,7 @@ BERT_TRANSFER = BERT_XNLI + LMS * VARIANTS * 3  # and POS, parsing, NER
 # Word2Vec models of the window sweep that are not grid models (the sweep is at the smallest size)
 SWEEP_ONLY = len(set(CONFIG["window_sweep"]["windows"]) - set(CONFIG["windows"]))
 REPORT = {"report": 1, "all": 1}
-WORD_RETRIEVAL = {"retrieval_table": 1, **REPORT}
+WORD_RETRIEVAL = {"retrieval_table": 1, "word_retrieval_pos": 1, **REPORT}
 
 #: a new value for every runtime setting (xling.runtime.RUNTIME), valid for the test preset
 EVERY_RUNTIME_SETTING = {
@@ -125,6 +125,11 @@ def test_retrieval_setting_reruns_only_word_retrieval(test_run, tmp_path):
     models = len(CONFIG["models"])
     assert plan(test_run, tmp_path, {"retrieval": {"min_count": 3}}) == {
         "word_retrieval": models * GRID + SWEEP_ONLY, **WORD_RETRIEVAL}
+
+
+def test_pos_settings_rerun_only_the_pos_table(test_run, tmp_path):
+    change = {"retrieval": {"pos": {"open_class": ["NOUN"], "splits": ["train"]}}}
+    assert plan(test_run, tmp_path, change) == {"word_retrieval_pos": 1, **REPORT}
 
 
 def test_language_settings_rerun_only_their_own_task(test_run, tmp_path):

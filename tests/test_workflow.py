@@ -52,6 +52,24 @@ def test_copy_of_english_is_retrieved_perfectly_by_static_models(test_run):
     assert (copy.mrr == 1.0).all() and (copy.coverage > 0.5).all()
 
 
+def test_mrr_by_part_of_speech_partitions_every_retrieval_row(test_run):
+    """The POS table of the run: open, closed and untagged queries make up each word-retrieval row (same
+    queries, the MRR their weighted mean). The synthetic dictionaries pair content words only, and the gold
+    trees tag them so: every tagged query is a noun, verb or adjective."""
+    keys = ["model", "size", "window", "layer", "pair"]
+    table = pd.read_parquet(test_run / "results/test/eval/word_retrieval.parquet").set_index(keys)
+    pos = pd.read_parquet(test_run / "results/test/eval/word_retrieval_pos.parquet")
+    parts = pos[pos.pos.isin(["open", "closed", "untagged"])]
+    n = parts.groupby(keys)["n_queries"].sum()
+    mrr = (parts.mrr * parts.n_queries).groupby([parts[k] for k in keys]).sum() / n
+    assert n.sort_index().to_dict() == table["n_queries"].sort_index().to_dict()
+    assert mrr.sort_index().to_numpy() == pytest.approx(table["mrr"].sort_index().to_numpy())
+    assert set(pos.pos_treebank) == {"synthetic gold"} and set(pos.pos_class) == {"open", "untagged"}
+    assert set(pos.pos) == {"NOUN", "VERB", "ADJ", "open", "untagged"}
+    assert parts[parts.pos == "untagged"].n_queries.sum() < 0.5 * n.sum()
+    assert (test_run / "results/test/eval/word_retrieval_pos.csv").exists()
+
+
 def test_bert_pretraining_left_a_resumable_checkpoint_and_a_log(test_run):
     model = test_run / "results/test/models/bert/1500-w32"
     log = pd.read_csv(model / "training_log.tsv", sep="\t")

@@ -270,8 +270,7 @@ def render_word_retrieval(ctx: ReportContext) -> list[Block]:
     ours = apply_select(grid, selection.select, where)
     blocks += ctx.published_blocks("word_retrieval", ours.assign(lang=ours["tgt"] if "tgt" in ours else
                                                                  ours["pair"].str.split("-").str[-1]),
-                                   Matching(identity=("lang",), defaults=defaults,
-                                            absent={"pos": "all dictionary words"}))
+                                   Matching(identity=("lang",), defaults=defaults))
     blocks.append(_full_table(full, "Word retrieval: all numbers"))
     return blocks
 
