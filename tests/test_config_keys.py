@@ -744,11 +744,11 @@ def test_represent_max_length_caps_the_extraction_chunks(workflow, run_rule_scri
     words = [tmp_path / f"{lang}.words" for lang in ("en", "xa", "xe")]
     for path in words:
         path.write_text("a\n", encoding="utf-8")
-    inputs = {"model": tmp_path, "tokens": words, "words": words}
+    inputs = {"model": tmp_path, "text": words, "words": words}
     outputs = {"words": words, "langs": words}
     for cap, window, expect in ((None, "32", 32), (8, "32", 8), (100, "32", 32)):
         run_rule_script(workflow({"represent": {"max_length": cap}}), "bert_extract", inputs, outputs,
-                        {"size": "500", "window": window, "shard": "0"})
+                        {"lm": f"bert/500-w{window}", "shard": "0"})
         assert {kw["max_length"] for kw in calls} == {expect}
         calls.clear()
 
@@ -767,7 +767,7 @@ def test_retrieval_block_reaches_the_ranking_without_a_param(workflow, run_rule_
     monkeypatch.setattr(xling.evaluate.word_retrieval, "word_retrieval", spy)
     wf = workflow({"retrieval": {"block": 7}, "tokenizer": {"lowercase": True}})
     params = run_rule_script(wf, "word_retrieval", {"words": "w", "dictionaries": ["d1", "d2"], "counts": "c"},
-                             [tmp_path / "out.parquet"], {"model": "glove", "size": "500", "window": "8"})
+                             [tmp_path / "out.parquet"], {"lm": "glove/500-w8"})
     assert [(kw["block"], kw["lowercase"]) for kw in calls] == [(7, True), (7, True)]
     assert "block" not in params.settings  # speed only: changing it must not rerun the retrieval
     assert pd.read_parquet(tmp_path / "out.parquet").lowercase.all()
