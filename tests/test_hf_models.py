@@ -150,24 +150,17 @@ def _main_table_rows(html: str) -> list[str]:
     return re.findall(r"<tr>.*?</tr>", table, re.S)
 
 
-def test_checkpoint_is_a_reference_row_and_bars_at_the_report_layer(tmp_path):
-    html, saved = _render(tmp_path, _with_checkpoint(), layer=2)
-    rows = [r for r in _main_table_rows(html) if "bert-base-multilingual-cased" in r]
-    assert len(rows) == 1 and ">0.777<" in rows[0]  # layer 2 of the checkpoint, en-de
-    cells = re.findall(r"<td[^>]*>(.*?)</td>", rows[0], re.S)
-    assert cells[1:4] == ["\u2014", "\u2014", "2"]  # no size or window of ours
-    assert "bert-base-multilingual-cased layer 2" in html
-    # the checkpoint joins every window's figure (no figure of its own) and the window-effect figure
-    assert set(saved) == {"word_retrieval_mrr_by_pair_w512", "word_retrieval_mrr_by_pair_w20",
-                          "word_retrieval_window_effect", "word_retrieval_bert_layers"}
-
-
-def test_checkpoint_layer_is_counted_like_ours(tmp_path):
-    """report.layer -1: each BERT's last layer (ours 2, the checkpoint's 4); a layer the checkpoint lacks is an
-    error naming it."""
-    html, _ = _render(tmp_path, _with_checkpoint(planted=0.888, at=4), layer=-1)
+def test_checkpoint_is_a_reference_row_at_the_report_layer_counted_like_ours(tmp_path):
+    """report.layer -1: each BERT's last layer (ours 2, the checkpoint's 4), in the main table with no size or
+    window of ours and beside every window's figure; a layer the checkpoint lacks is an error naming it."""
+    html, saved = _render(tmp_path, _with_checkpoint(planted=0.888, at=4), layer=-1)
     assert "BERT layer 2" in html and "bert-base-multilingual-cased layer 4" in html
-    assert ">0.888<" in [r for r in _main_table_rows(html) if "bert-base-multilingual-cased" in r][0]
+    rows = [r for r in _main_table_rows(html) if "bert-base-multilingual-cased" in r]
+    assert len(rows) == 1 and ">0.888<" in rows[0]  # layer 4 of the checkpoint, en-de
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", rows[0], re.S)
+    assert cells[1:4] == ["\u2014", "\u2014", "4"]
+    assert set(saved) == {"word_retrieval_mrr_by_pair_w512", "word_retrieval_mrr_by_pair_w20",
+                          "word_retrieval_window_effect", "word_retrieval_bert_layers"}  # no figure of its own
     with pytest.raises(ValueError, match=r"BERT layer 2 .*bert-base-multilingual-cased have layers \[0, 1\]"):
         _render(tmp_path, _with_checkpoint(layers=(0, 1), at=1), layer=2)
 
