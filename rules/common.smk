@@ -82,9 +82,11 @@ def window_sweep_tables():
 
 
 def retrieval_tables():
-    """The word-retrieval tables the run gathers: the grid's, then the window sweep's that are not in it."""
+    """The word-retrieval tables the run gathers: the models x sizes x windows grid, the window sweep's that are
+    not in it, then each Hugging Face checkpoint's."""
     tables = grid(f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet")
-    return tables + [table for table in window_sweep_tables() if table not in tables]
+    tables += [table for table in window_sweep_tables() if table not in tables]
+    return tables + [f"{RESULTS}/eval/retrieval/hf/{slug}.parquet" for slug in HF_MODELS]
 
 
 def vocab_source():
@@ -192,8 +194,12 @@ def language_models():
     return lms + [f"hf/{slug}" for slug in HF_MODELS]
 
 
+BERT_LM = r"bert/\d+-w\d+|hf/[A-Za-z0-9._-]+"  # {lm} of a BERT: ours (size, window) or a Hugging Face checkpoint
+ANY_LM = r"(bert|glove|word2vec)/\d+-w\d+|hf/[A-Za-z0-9._-]+"  # {lm} of any model
+
+
 def _lm(wildcards):
-    """(kind, size, window, hf name) of the {lm} wildcard."""
+    """(kind, size, window, hf name) of the {lm} wildcard of a BERT."""
     kind, _, rest = wildcards.lm.partition(posixpath.sep)
     if kind == "bert":
         size, window = re.fullmatch(r"(\d+)-w(\d+)", rest).groups()
@@ -219,6 +225,48 @@ def lm_params(wildcards):
                     max_length=max_length, revision=None)
     return dict(kind=kind, path=name, label=name, size=0, window=0, max_length=cap,
                 revision=LANGUAGE["hf_revisions"].get(name))
+
+
+def hf_reads_token_files():
+    """Whether a Hugging Face checkpoint reads the run's token files: they are in its vocabulary when the run uses
+    mBERT's (tokenizer.vocab: mbert); otherwise it tokenizes the largest corpus sample with its own tokenizer."""
+    return config["tokenizer"]["vocab"] == "mbert"
+
+
+def represent_text(wildcards):
+    """The text (one file per language) a BERT's word and language means are taken over: our BERT's token files
+    of its data size; a checkpoint's the largest sample, as token files or as corpus (`hf_reads_token_files`)."""
+    kind, size, _, _ = _lm(wildcards)
+    if kind == "hf":
+        size = max(SIZES)
+        if not hf_reads_token_files():
+            return expand(f"{RESULTS}/corpus/{size}/{{lang}}.txt", lang=LANGS)
+    return expand(f"{RESULTS}/tokens/{size}/{{lang}}.txt", lang=LANGS)
+
+
+def represent_lm(wildcards):
+    """What the extraction loads and how it reads the text: the model (path, hub revision), the chunk length
+    (our BERT: its training window, or represent.max_length below it; a checkpoint: represent.max_length, null =
+    its own maximum), and for a checkpoint reading the corpus, the run's lowercasing its words are compared in."""
+    kind, size, window, name = _lm(wildcards)
+    cap = config["represent"]["max_length"]
+    if kind == "bert":
+        return dict(path=model_dir("bert", size, window), revision=None, max_length=min(window, cap or window),
+                    corpus=False)
+    corpus = not hf_reads_token_files()
+    return dict(path=name, revision=LANGUAGE["hf_revisions"].get(name), max_length=cap, corpus=corpus,
+                **({"lowercase": config["tokenizer"]["lowercase"]} if corpus else {}))
+
+
+def retrieval_counts(wildcards):
+    """Word counts that define a model's retrieval vocabulary: those of its data size (a checkpoint: the largest)."""
+    size = any_lm(wildcards)["size"] or max(SIZES)
+    return f"{RESULTS}/tokens/{size}/word_counts.parquet"
+
+
+def retrieval_lm(wildcards):
+    """The model's columns of the word-retrieval table (nothing else of the model: that comes with its vectors)."""
+    return {key: any_lm(wildcards)[key] for key in ("kind", "label", "size", "window")}
 
 
 def translation_settings():
@@ -247,7 +295,7 @@ def translation_inputs(wildcards):
     if kind == "bert":
         inputs["langs"] = f"{RESULTS}/reps/bert/{size}-w{window}/langs.parquet"
         inputs["vocab_files"] = [f"{RESULTS}/tokens/{size}/{code}.txt" for code in (PIVOT, lang)]
-    elif config["tokenizer"]["vocab"] == "mbert":  # the run's token files are in the checkpoint's vocabulary
+    elif hf_reads_token_files():
         inputs["vocab_files"] = [f"{RESULTS}/tokens/{max(SIZES)}/{code}.txt" for code in (PIVOT, lang)]
     else:  # count the checkpoint's own pieces on the run's corpus sample
         inputs["vocab_corpora"] = [f"{RESULTS}/corpus/{max(SIZES)}/{code}.txt" for code in (PIVOT, lang)]
@@ -334,7 +382,6 @@ def report_config():
 
 # Zero-shot transfer (rules/transfer.smk): which model fine-tunes which task, and the files each job reads.
 TRANSFER = config["transfer"]
-TRANSFER_LM = r"(bert|glove|word2vec)/\d+-w\d+|hf/[A-Za-z0-9._-]+"
 if TRANSFER["selection"] == "avg_dev" and TRANSFER["zero_mean"]:
     # a zero-mean model needs each dev language's own mean to be scored; the loop selects with the pivot's only
     raise ValueError("transfer.selection: avg_dev cannot select zero-mean fine-tunings; set transfer.zero_mean: "
@@ -411,7 +458,9 @@ def selection_langs(task):
     return [lang for lang in langs if "dev" in task_splits(task, lang)]
 
 
-def _transfer_lm(wildcards):
+def any_lm(wildcards):
+    """Settings of the {lm} wildcard of any model: kind (static, bert, hf), label (the table's model), size,
+    window (0 for a checkpoint), path and revision."""
     model, _, rest = wildcards.lm.partition("/")
     if model in ("glove", "word2vec"):
         size, window = re.fullmatch(r"(\d+)-w(\d+)", rest).groups()
@@ -422,14 +471,14 @@ def _transfer_lm(wildcards):
 def transfer_model_inputs(wildcards):
     """The pretrained model (BERT directory, or static vectors + the run's vocabulary) and, for zero-mean
     or MDS, the corpus samples the language means are computed on."""
-    lm = _transfer_lm(wildcards)
+    lm = any_lm(wildcards)
     if lm["kind"] == "static":
         return dict(vectors=f"{model_dir(lm['label'], lm['size'], lm['window'])}/vectors.bin", vocab=vocab_source())
     return dict(model=lm_model(wildcards))
 
 
 def mean_corpora(wildcards, langs):
-    lm = _transfer_lm(wildcards)
+    lm = any_lm(wildcards)
     size = lm["size"] or max(SIZES)
     return {lang: f"{RESULTS}/corpus/{size}/{lang}.txt" for lang in langs}
 

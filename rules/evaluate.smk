@@ -1,18 +1,22 @@
 # Evaluation: word retrieval from the pivot into every language with a dictionary, for each model,
-# data size, window and layer; gathered into one tidy table (a row per setting x language pair), and the
-# same queries' MRR by part of speech (retrieval.pos).
+# data size, window and layer, and each Hugging Face checkpoint of language.hf_models ({lm} hf/{slug});
+# gathered into one tidy table (a row per setting x language pair), and the same queries' MRR by part of
+# speech (retrieval.pos).
 
 
 rule word_retrieval:
     input:
-        words=f"{RESULTS}/reps/{{model}}/{{size}}-w{{window}}/words.parquet",
+        words=f"{RESULTS}/reps/{{lm}}/words.parquet",
         dictionaries=[dictionary(lang) for lang in retrieval_targets()],
-        counts=f"{RESULTS}/tokens/{{size}}/word_counts.parquet",
+        counts=retrieval_counts,
         code=xling_code("scripts/word_retrieval.py"),
     output:
-        f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet",
-        ranks=f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.ranks.parquet",
+        f"{RESULTS}/eval/retrieval/{{lm}}.parquet",
+        ranks=f"{RESULTS}/eval/retrieval/{{lm}}.ranks.parquet",
+    wildcard_constraints:
+        lm=ANY_LM,
     params:
+        lm=retrieval_lm,
         settings={key: config["retrieval"][key] for key in ("dictionary_split", "min_count", "metric", "csls_k")},
         candidates=config["retrieval"]["candidates"],
         csls_neighbourhood=config["retrieval"]["csls_neighbourhood"],
@@ -23,9 +27,9 @@ rule word_retrieval:
     resources:
         block=config["retrieval"]["block"],
     log:
-        f"{LOGS}/word_retrieval/{{model}}/{{size}}-w{{window}}.log",
+        f"{LOGS}/word_retrieval/{{lm}}.log",
     benchmark:
-        f"{BENCH}/word_retrieval/{{model}}/{{size}}-w{{window}}.tsv"
+        f"{BENCH}/word_retrieval/{{lm}}.tsv"
     conda:
         "../envs/torch.yaml"
     script:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import REPO, job_counts, snakemake
+from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -128,6 +128,30 @@ def test_language_sizes_choose_the_berts_of_the_language_experiments(tmp_path):
     wrong = snakemake("-n", "--configfile", str(REPO / "presets/demo.yaml"), str(tmp_path / "wrong.yaml"),
                       cwd=tmp_path)
     assert wrong.returncode != 0 and "language.sizes: [7]" in wrong.stdout + wrong.stderr
+
+
+def test_hf_checkpoint_joins_every_representation_experiment(tmp_path):
+    """A local checkpoint in language.hf_models (its own vocabulary: the test preset trains one) gets the store's
+    map/reduce over the largest corpus sample, word retrieval into the gathered table, token translation,
+    Tatoeba/BUCC and fine-tuning, beside the models trained from scratch."""
+    checkpoint = tmp_path / "tiny-bert"
+    checkpoint.mkdir()
+    (tmp_path / "hf.yaml").write_text(yaml.safe_dump({"language": {"hf_models": [str(checkpoint)]}}), "utf-8")
+    dry = snakemake("-n", "--configfile", str(TEST_PRESET), str(tmp_path / "hf.yaml"), cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    config = yaml.safe_load(TEST_PRESET.read_text())
+    grid, shards = len(config["corpus"]["sizes"]) * len(config["windows"]), config["represent"]["shards"]
+    pairs, language_berts = len(config["languages"]) - 1, len(config["windows"])  # language.sizes: one size
+    counts = job_counts(dry.stdout)
+    assert counts["bert_extract"] == (grid + 1) * shards and counts["bert_reduce"] == grid + 1
+    assert counts["word_retrieval"] == 3 * grid + 1
+    assert counts["token_translation"] == (language_berts + 1) * pairs
+    assert counts["sentence_retrieval"] == 2 * (language_berts + 1) * pairs  # Tatoeba and BUCC
+    jobs = dry.stdout.split("\n\n")
+    extract = [j for j in jobs if "rule bert_extract:" in j and "reps/hf/tiny-bert/shards/en.0." in j]
+    assert len(extract) == 1 and f"results/test/corpus/{max(config['corpus']['sizes'])}/en.txt" in extract[0]
+    assert any("rule retrieval_table:" in j and "results/test/eval/retrieval/hf/tiny-bert.parquet" in j for j in jobs)
+    assert "results/test/finetuned/xnli/hf/tiny-bert/" in dry.stdout
 
 
 def test_wrong_config_key_stops_with_its_name(tmp_path):
