@@ -807,14 +807,16 @@ def test_hf_models_reach_extraction_and_word_retrieval(workflow, run_rule_script
     check_extraction(wf, "hf/tiny-bert", str(local), None, True)
     check_extraction(wf, "hf/org--hub-bert", "org/hub-bert", "abc123", True)
     monkeypatch.setattr(xling.evaluate.word_retrieval, "word_retrieval",
-                        lambda *a, **kw: pd.DataFrame({"layer": [0, 1], "mrr": [0.5, 0.6]}))
+                        lambda *a, **kw: (pd.DataFrame({"layer": [0, 1], "mrr": [0.5, 0.6]}),
+                                          pd.DataFrame({"layer": [0, 1], "word": ["a", "a"]})))
     store = tmp_path / "words.parquet"
     pd.DataFrame({"lang": ["en"], "word": ["a"], "layer": [0], "n": [1], **{f"d{j}": [0.0] for j in range(24)}}
                  ).to_parquet(store)
     assert wf.get_rule("word_retrieval").input["counts"](Wildcards(fromdict={"lm": "hf/tiny-bert"})).endswith(
         "tokens/1500/word_counts.parquet")  # the largest sample's counts
     run_rule_script(wf, "word_retrieval", {"words": store, "dictionaries": ["d1", "d2"], "counts": "c"},
-                    [tmp_path / "out.parquet"], {"lm": "hf/tiny-bert"})
+                    {"table": tmp_path / "out.parquet", "ranks": tmp_path / "out.ranks.parquet"},
+                    {"lm": "hf/tiny-bert"})
     table = pd.read_parquet(tmp_path / "out.parquet")
     assert set(table.model) == {str(local)} and set(table["size"]) == {0} and set(table.window) == {0}
     assert set(table.dim) == {24} and len(table) == 4  # two layers x two pairs

@@ -249,7 +249,8 @@ def render_word_retrieval(ctx: ReportContext) -> list[Block]:
     require_columns(full, REQUIRED, where)
     if full.empty:
         raise ValueError(f"{where}: the word-retrieval table has no rows")
-    selection, df = select_word_retrieval(grid_rows(full, ctx.config), selection_config(ctx.config), where)
+    grid = grid_rows(full, ctx.config)
+    selection, df = select_word_retrieval(grid, selection_config(ctx.config), where)
     ours, checkpoints = df[df["size"] > 0], df[df["size"] == 0]
     static = ours[ours["model"] != "bert"]
     bert = ours[ours["model"] == "bert"]
