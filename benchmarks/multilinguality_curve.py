@@ -3,8 +3,9 @@
 Reads the checkpoints a pretraining job of a workflow run left (keep `bert.keep_checkpoints` >= the number of
 checkpoints, as presets/study.yaml does) and, for each, runs the workflow's own word-retrieval path on the run's
 files: word-type means over the token files (xling.represent.store), then MRR from the pivot language into
-every other language at every layer (xling.evaluate.word_retrieval); the finished model last. Prints, per checkpoint, the MRR at the
-best layer (by mean over pairs) and its ratio to chance. Not a test: a script that prints figures.
+every other language at every layer (xling.evaluate.word_retrieval); the finished model last. Prints, per
+checkpoint, the training loss there, the layer best on average over the pairs, and each pair's MRR at that layer
+with its ratio to chance. Not a test: a script that prints figures.
 
     python benchmarks/multilinguality_curve.py --run results/study --size 20000 --window 128 \\
         --languages en xa xb xc --min-count 3
@@ -77,17 +78,21 @@ def main(argv=None) -> int:
     p.add_argument("--split", default="test", help="retrieval.dictionary_split of the run")
     p.add_argument("--lowercase", action="store_true", help="tokenizer.lowercase of the run")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--checkpoints", type=Path,
+                   help="checkpoint directory (default: the only one under the run's checkpoints/bert/SIZE-wWINDOW)")
     p.add_argument("--steps", type=int, nargs="*", help="only these checkpoint steps (default: every one)")
     p.add_argument("--out", type=Path, help="also write the rows (step, layer, pair, mrr, chance_mrr) as CSV")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     vocab = args.vocab or args.run / "vocab" / "trained.txt"
-    directories = sorted((args.run / "checkpoints" / "bert" / f"{args.size}-w{args.window}").iterdir())
+    parent = args.run / "checkpoints" / "bert" / f"{args.size}-w{args.window}"
+    directories = [args.checkpoints] if args.checkpoints else sorted(d for d in parent.iterdir() if d.is_dir())
     if len(directories) != 1:
-        raise SystemExit(f"expected one checkpoint directory (one setting) in {directories[0].parent}, "
-                         f"found {[d.name for d in directories]}")
+        raise SystemExit(f"{parent} holds the checkpoints of {len(directories)} settings: choose with --checkpoints")
+    log = [line.split("\t") for _, line in read_lines(directories[0] / "training_log.tsv")][1:]
+    losses = {int(row[0]): float(row[2]) for row in log}  # mean MLM loss of the log_every steps up to each row
     rows = []
-    print(f"{'step':>6} {'layer':>5} " + " ".join(f"{pair:>13}" for pair in
+    print(f"{'step':>6} {'loss':>6} {'layer':>5} " + " ".join(f"{pair:>13}" for pair in
                                                   (f"{args.languages[0]}-{t}" for t in args.languages[1:])))
     points = [(step, path) for step, path in list_checkpoints(directories[0])]
     final = args.run / "models" / "bert" / f"{args.size}-w{args.window}"
@@ -106,7 +111,7 @@ def main(argv=None) -> int:
         rows.append(table)
         best = table.groupby("layer").mrr.mean().idxmax()  # as the findings: the layer best on average
         at_best = table[table.layer == best]
-        print(f"{step:6d} {best:5d} " + " ".join(f"{r.mrr:.3f} ({r.mrr / r.chance_mrr:3.1f}x)"
+        print(f"{step:6d} {losses.get(step, float('nan')):6.3f} {best:5d} " + " ".join(f"{r.mrr:.3f} ({r.mrr / r.chance_mrr:3.1f}x)"
                                                 for r in at_best.itertuples()), flush=True)
     if args.out and rows:
         pd.concat(rows, ignore_index=True).to_csv(args.out, index=False)
