@@ -209,3 +209,30 @@ def test_checkpoints_of_other_settings_refuse_to_resume(corpus, tmp_path):
     torch.save(state, path)
     with pytest.raises(ValueError, match=r"ckpt-000000020\.pt: hyper-parameters differ.*max_steps"):
         bert.pretrain(*corpus, tmp_path / "model2", root, SMALL)
+
+
+def test_bf16_autocast_resumes_exactly_and_trains_beside_fp32(corpus, tmp_path, caplog):
+    """precision bf16 (CPU autocast) changes the numbers, so it trains in its own checkpoint directory; its
+    weights stay fp32, and a run resumed from a mid-run checkpoint ends with the uninterrupted run's bits."""
+    h = {**SMALL, "precision": "bf16", "keep_checkpoints": 5}
+    root = tmp_path / "ckpt"
+    bert.pretrain(*corpus, tmp_path / "whole", root, h)
+    [keyed] = checkpoint_dirs(root)
+    assert [s for s, _ in checkpoints.list_checkpoints(keyed)] == [10, 20]
+    checkpoints.list_checkpoints(keyed)[-1][1].unlink()  # as if killed between steps 20 and 30
+    with caplog.at_level(logging.INFO, logger="xling.models.bert"):
+        bert.pretrain(*corpus, tmp_path / "resumed", root, h)
+    assert re.search(r"resumed from \S+: step 10,", caplog.text), caplog.text
+    whole, resumed = weights(tmp_path / "whole"), weights(tmp_path / "resumed")
+    assert all(v.dtype == torch.float32 and torch.equal(resumed[k], v) for k, v in whole.items())
+
+    bert.pretrain(*corpus, tmp_path / "fp32", root, SMALL)
+    assert len(checkpoint_dirs(root)) == 2
+    fp32 = weights(tmp_path / "fp32")
+    difference = max(float((fp32[k] - v).abs().max()) for k, v in whole.items())
+    assert 0 < difference < 0.05  # bf16 rounding of the forward pass, not another trajectory
+
+
+def test_precision_must_be_fp32_or_bf16():
+    with pytest.raises(ValueError, match="precision must be bf16 or fp32, not 'auto'"):
+        bert.resolve_hparams({"precision": "auto"})

@@ -845,3 +845,33 @@ def test_tokenizer_lowercase_reaches_every_rule_that_meets_text(workflow, monkey
         assert case == flag and f"{{params.case}}" in wf.get_rule("bert_pretrain").shellcmd
         bert.main(["--tokens", "t", "--vocab", "v", "--out", "o", "--checkpoint-dir", "c", "--hparams", "{}", case])
     assert seen == [True, False]  # what the shell command's flag makes of the saved tokenizer files
+
+
+
+def merged_config(preset: Path | None = None) -> dict:
+    """config.yaml with a preset merged over it, as `--configfile` does."""
+    from snakemake.utils import update_config
+
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    if preset is not None:
+        update_config(config, yaml.safe_load(preset.read_text()))
+    return config
+
+
+def schema_errors(config: dict) -> list[str]:
+    """What the Snakefile's validate() would reject (the same JSON schema draft)."""
+    from jsonschema import Draft202012Validator
+
+    return [error.message for error in Draft202012Validator(load_schema()).iter_errors(config)]
+
+
+@pytest.mark.parametrize("preset", sorted((REPO / "presets").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_preset_validates_against_the_schema(preset):
+    """A preset no test runs (presets/study.yaml) would otherwise break unnoticed when the schema changes."""
+    assert schema_errors(merged_config(preset)) == []
+
+
+def test_schema_validation_rejects_a_bad_preset_value():
+    config = merged_config()
+    config["bert"]["precision"] = "auto"
+    assert schema_errors(config) == ["'auto' is not one of ['fp32', 'bf16']"]

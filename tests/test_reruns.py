@@ -91,8 +91,9 @@ def test_every_runtime_setting_is_checked():
     assert runtime_keys(EVERY_RUNTIME_SETTING) == {f"{block}.{key}" for block, keys in RUNTIME.items() for key in keys}
 
 
-@pytest.mark.parametrize("change", [{"bert": {"learning_rate": 0.002}}, {"bert": {"micro_batch_size": 8}}],
-                         ids=["bert.learning_rate", "bert.micro_batch_size"])
+@pytest.mark.parametrize("change", [{"bert": {"learning_rate": 0.002}}, {"bert": {"micro_batch_size": 8}},
+                                    {"bert": {"precision": "bf16"}}],
+                         ids=["bert.learning_rate", "bert.micro_batch_size", "bert.precision"])
 def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path, change):
     assert plan(test_run, tmp_path, change) == {
         "bert_pretrain": GRID, "bert_extract": GRID * SHARDS, "bert_reduce": GRID, "word_retrieval": GRID,

@@ -86,7 +86,7 @@ DEFAULTS: dict = {
     "log_every": 100,
     "seed": 1,
     "device": None,
-    "precision": "auto",
+    "precision": "fp32",
     "threads": 8,
 }
 #: Not part of the `bert` config object: the block length comes from the `windows` grid.
@@ -106,8 +106,8 @@ def resolve_hparams(hparams: dict) -> dict:
     h = {**DEFAULTS, **hparams}
     if h["hidden_size"] % h["num_heads"]:
         raise ValueError(f"hidden_size {h['hidden_size']} is not a multiple of num_heads {h['num_heads']}")
-    if h["precision"] not in ("auto", "bf16", "fp32"):
-        raise ValueError(f"precision must be auto, bf16 or fp32, not {h['precision']!r}")
+    if h["precision"] not in ("bf16", "fp32"):
+        raise ValueError(f"precision must be bf16 or fp32, not {h['precision']!r}")
     if not 0 < h["mlm_probability"] < 1:
         raise ValueError(f"mlm_probability must be in (0, 1), not {h['mlm_probability']}")
     for key in ("batch_size", "max_steps", "checkpoint_every", "log_every", "keep_checkpoints"):
@@ -199,22 +199,27 @@ def _restart_log(path: Path, upto_step: int) -> None:
         handle.writelines(r + "\n" for r in rows)
 
 
+def save_model_dir(mlm, vocab_path, out_dir: Path, lowercase: bool) -> None:
+    """save_pretrained + tokenizer files + the vocabulary into out_dir (what xling.encode loads)."""
+    from transformers import BertTokenizerFast
+
+    mlm.save_pretrained(out_dir)
+    tok = BertTokenizerFast(vocab=str(vocab_path), do_lower_case=lowercase, strip_accents=lowercase,
+                            model_max_length=mlm.config.max_position_embeddings)
+    tok.save_pretrained(out_dir)
+    shutil.copyfile(vocab_path, Path(out_dir) / "vocab.txt")  # byte-identical to the vocabulary used
+
+
 def _save_final(mlm, vocab_path, out_dir: Path, log: Path, lowercase: bool) -> None:
     """save_pretrained + tokenizer files into a temp dir beside out_dir, then rename it onto out_dir.
 
     The tokenizer files record `lowercase` as do_lower_case and strip_accents, so a tokenizer loaded from
     out_dir normalizes text as the token files were (xling.data.wordpiece: both or neither).
     """
-    from transformers import BertTokenizerFast
-
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
-        mlm.save_pretrained(tmp)
-        tok = BertTokenizerFast(vocab=str(vocab_path), do_lower_case=lowercase, strip_accents=lowercase,
-                                model_max_length=mlm.config.max_position_embeddings)
-        tok.save_pretrained(tmp)
-        shutil.copyfile(vocab_path, tmp / "vocab.txt")  # byte-identical to the vocabulary used
+        save_model_dir(mlm, vocab_path, tmp, lowercase)
         shutil.copyfile(log, tmp / "training_log.tsv")
         umask = os.umask(0)
         os.umask(umask)
@@ -294,7 +299,9 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
 
     window, batch, seed, max_steps = int(h["window"]), int(h["batch_size"]), int(h["seed"]), int(h["max_steps"])
     cuda = device.type == "cuda"
-    bf16 = cuda and (h["precision"] == "bf16" or (h["precision"] == "auto" and torch.cuda.is_bf16_supported()))
+    # bf16 autocast of the forward and loss on CPU and CUDA alike; weights, gradients, AdamW state and
+    # checkpoints stay fp32. A number-changing setting, so it is part of the checkpoint key.
+    bf16 = h["precision"] == "bf16"
     if cuda:
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
@@ -407,7 +414,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
                     x, positions, targets = (t.pin_memory().to(device, non_blocking=True) for t in (x, positions, targets))
                 last = start + micro >= per_rank
                 with (net.no_sync() if world > 1 and not last else contextlib.nullcontext()):
-                    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+                    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
                         loss = net(x, positions, targets)
                     (loss * (world / n_masked)).backward()
                 loss_sum += loss.detach() / n_masked
