@@ -164,6 +164,15 @@ def _common(series: Mapping[str, pd.Series]) -> tuple[dict[str, float], list[str
     return {name: float(s[pairs].mean()) for name, s in series.items()}, pairs
 
 
+def _chance(retrieval: pd.DataFrame, size: int, window: int, layer: int, pairs: list[str]) -> str:
+    """"; chance x" for BERT's rows when the table has the chance MRR: a BERT at chance aligns nothing."""
+    if "chance_mrr" not in retrieval:
+        return ""
+    rows = retrieval[(retrieval["model"] == "bert") & (retrieval["size"] == size) & (retrieval["window"] == window)
+                     & (retrieval["layer"] == layer) & retrieval["pair"].isin(pairs)]
+    return f"; chance {_num(rows['chance_mrr'].mean())}"
+
+
 def _bert_against_static(tables: Tables, criteria: Criteria, large: bool) -> Finding:
     """Small data: GloVe and Word2Vec align better than BERT; large data: BERT better than both."""
     retrieval = _table(tables, "word_retrieval")
@@ -176,7 +185,8 @@ def _bert_against_static(tables: Tables, criteria: Criteria, large: bool) -> Fin
         holds = all(criteria.greater(means["bert"], means[m]) for m in STATIC)
     else:
         holds = all(criteria.greater(means[m], means["bert"]) for m in STATIC)
-    evidence = f"mean MRR over {len(pairs)} pairs: BERT {_num(means['bert'])} (layer {layer}) " + ", ".join(
+    chance = _chance(retrieval, size, window, layer, pairs)
+    evidence = f"mean MRR over {len(pairs)} pairs: BERT {_num(means['bert'])} (layer {layer}{chance}) " + ", ".join(
         f"{criteria.sign(means['bert'], means[m])} {LABEL[m]} {_num(means[m])}" for m in STATIC)
     return Finding(_verdict(holds), evidence, dict(table="word_retrieval", metric="mrr",
                                                    models="bert, glove, word2vec", corpus_size=size, windows=window,
@@ -206,8 +216,8 @@ def short_window_hurts_bert(tables: Tables, criteria: Criteria, pivot: str) -> F
                 f"{criteria.sign(means['long'], means['short'])} window {short} {_num(means['short'])} "
                 f"(layer {short_layer})")
     return Finding(_verdict(criteria.greater(means["long"], means["short"])), evidence,
-                   dict(table="word_retrieval", metric="mrr", models="bert", corpus_size=size, windows=f"{long}, {short}",
-                        layers=f"w{long} {long_layer}, w{short} {short_layer}", pairs=pairs))
+                   dict(table="word_retrieval", metric="mrr", models="bert", corpus_size=size,
+                        windows=f"{long}, {short}", layers=f"w{long} {long_layer}, w{short} {short_layer}", pairs=pairs))
 
 
 def word2vec_window_not_always_better(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
@@ -278,8 +288,11 @@ def _xnli_against_static(tables: Tables, criteria: Criteria, pivot: str, large: 
     size = sizes[-1 if large else 0]
     window = int(bert[bert["size"] == size]["window"].max())
     at = xnli[(xnli["size"] == size) & (xnli["window"] == window)]
-    # the freeze depth every BERT of the XNLI grid has (its first), the static models' frozen vectors
-    freeze = min(set.intersection(*(set(g["freeze"]) for _, g in bert.groupby(["size", "window"]))))
+    # the freeze depth every BERT of the XNLI grid was fine-tuned at (its first); static models: frozen vectors
+    common = set.intersection(*(set(g["freeze"]) for _, g in bert.groupby(["size", "window"])))
+    if not common:
+        raise NotMeasured("the BERTs of the XNLI grid share no freeze depth")
+    freeze = min(common)
     series = {m: at[(at["model"] == m) & (at["freeze"] == (freeze if m == "bert" else -1))].groupby("lang")["value"]
               .mean() for m in ("bert", *STATIC)}
     missing = [LABEL[m] for m, s in series.items() if s.empty]
@@ -321,7 +334,8 @@ def _language_model(table: pd.DataFrame, name: str) -> tuple[pd.DataFrame, str]:
 
 
 def _model_settings(rows: pd.DataFrame, label: str) -> dict:
-    return dict(models=label.split(" ")[0], corpus_size=int(rows["size"].iloc[0]), windows=int(rows["window"].iloc[0]))
+    return dict(models=label.split(" ")[0], corpus_size=int(rows["size"].iloc[0]),
+                windows=int(rows["window"].iloc[0]))
 
 
 def mds_improves_transfer(task: str) -> Judge:
