@@ -22,7 +22,7 @@ rule findings:
     benchmark:
         f"{BENCH}/findings.tsv"
     conda:
-        "../envs/report.yaml"
+        "../envs/data.yaml"  # the tables' env (xling.tables), as the rules that gather them
     script:
         "../scripts/findings.py"
 

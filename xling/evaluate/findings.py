@@ -217,7 +217,8 @@ def short_window_hurts_bert(tables: Tables, criteria: Criteria, pivot: str) -> F
                 f"(layer {short_layer})")
     return Finding(_verdict(criteria.greater(means["long"], means["short"])), evidence,
                    dict(table="word_retrieval", metric="mrr", models="bert", corpus_size=size,
-                        windows=f"{long}, {short}", layers=f"w{long} {long_layer}, w{short} {short_layer}", pairs=pairs))
+                        windows=f"{long}, {short}", layers=f"w{long} {long_layer}, w{short} {short_layer}",
+                        pairs=pairs))
 
 
 def word2vec_window_not_always_better(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
@@ -339,6 +340,8 @@ def _model_settings(rows: pd.DataFrame, label: str) -> dict:
 
 
 def mds_improves_transfer(task: str) -> Judge:
+    """The judge of "MDS at test time improves zero-shot `task`": MDS (alpha chosen on dev) against no
+    transform, at each freeze depth that has MDS scores."""
     def judge(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
         rows = _zero_shot(_table(tables, "transfer"), pivot, task)
         rows, label = _language_model(rows, "transfer")
@@ -407,6 +410,8 @@ def negative_alpha_stays(tables: Tables, criteria: Criteria, pivot: str) -> Find
 
 
 def mds_at_least_zero_mean(task: str) -> Judge:
+    """The judge of "MDS retrieves at least as well as zero-mean" in sentence retrieval `task` (Tatoeba accuracy,
+    BUCC test F1), at the layer the run reports."""
     metric = {"tatoeba": "accuracy", "bucc": "f1"}[task]
 
     def judge(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
