@@ -65,6 +65,31 @@ def grid(pattern, **extra):
     return expand(pattern, model=MODELS, size=SIZES, window=WINDOWS, **extra)
 
 
+def window_sweep():
+    """(model, size, window) of the static models' window sweep (Liu et al.'s Figure 4): the swept models this
+    run trains, at window_sweep.sizes (null: the smallest size), each sweep window. A window is a span, as in
+    the grid, so a sweep setting that is also a grid setting is the grid's model."""
+    sweep = config["window_sweep"]  # defaults filled in by the schema
+    sizes = sweep["sizes"] or [min(SIZES)]
+    unknown = sorted(set(sizes) - set(SIZES))
+    if unknown:
+        raise ValueError(f"window_sweep.sizes: {unknown} are not in corpus.sizes {SIZES}")
+    return [(model, size, window) for model in sweep["models"] if model in MODELS
+            for size in sizes for window in sweep["windows"]]
+
+
+def window_sweep_tables():
+    return [f"{RESULTS}/eval/retrieval/{model}/{size}-w{window}.parquet" for model, size, window in window_sweep()]
+
+
+def retrieval_tables():
+    """The word-retrieval tables the run gathers: the models x sizes x windows grid, the window sweep's that are
+    not in it, then each Hugging Face checkpoint's."""
+    tables = grid(f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet")
+    tables += [table for table in window_sweep_tables() if table not in tables]
+    return tables + [f"{RESULTS}/eval/retrieval/hf/{slug}.parquet" for slug in HF_MODELS]
+
+
 def vocab_source():
     """The WordPiece vocabulary every model uses: trained on the corpus, the mBERT one, or a given file."""
     vocab = config["tokenizer"]["vocab"]
@@ -170,8 +195,12 @@ def language_models():
     return lms + [f"hf/{slug}" for slug in HF_MODELS]
 
 
+BERT_LM = r"bert/\d+-w\d+|hf/[A-Za-z0-9._-]+"  # {lm} of a BERT: ours (size, window) or a Hugging Face checkpoint
+ANY_LM = r"(bert|glove|word2vec)/\d+-w\d+|hf/[A-Za-z0-9._-]+"  # {lm} of any model
+
+
 def _lm(wildcards):
-    """(kind, size, window, hf name) of the {lm} wildcard."""
+    """(kind, size, window, hf name) of the {lm} wildcard of a BERT."""
     kind, _, rest = wildcards.lm.partition(posixpath.sep)
     if kind == "bert":
         size, window = re.fullmatch(r"(\d+)-w(\d+)", rest).groups()
@@ -197,6 +226,48 @@ def lm_params(wildcards):
                     max_length=max_length, revision=None)
     return dict(kind=kind, path=name, label=name, size=0, window=0, max_length=cap,
                 revision=LANGUAGE["hf_revisions"].get(name))
+
+
+def hf_reads_token_files():
+    """Whether a Hugging Face checkpoint reads the run's token files: they are in its vocabulary when the run uses
+    mBERT's (tokenizer.vocab: mbert); otherwise it tokenizes the largest corpus sample with its own tokenizer."""
+    return config["tokenizer"]["vocab"] == "mbert"
+
+
+def represent_text(wildcards):
+    """The text (one file per language) a BERT's word and language means are taken over: our BERT's token files
+    of its data size; a checkpoint's the largest sample, as token files or as corpus (`hf_reads_token_files`)."""
+    kind, size, _, _ = _lm(wildcards)
+    if kind == "hf":
+        size = max(SIZES)
+        if not hf_reads_token_files():
+            return expand(f"{RESULTS}/corpus/{size}/{{lang}}.txt", lang=LANGS)
+    return expand(f"{RESULTS}/tokens/{size}/{{lang}}.txt", lang=LANGS)
+
+
+def represent_lm(wildcards):
+    """What the extraction loads and how it reads the text: the model (path, hub revision), the chunk length
+    (our BERT: its training window, or represent.max_length below it; a checkpoint: represent.max_length, null =
+    its own maximum), and for a checkpoint reading the corpus, the run's lowercasing its words are compared in."""
+    kind, size, window, name = _lm(wildcards)
+    cap = config["represent"]["max_length"]
+    if kind == "bert":
+        return dict(path=model_dir("bert", size, window), revision=None, max_length=min(window, cap or window),
+                    corpus=False)
+    corpus = not hf_reads_token_files()
+    return dict(path=name, revision=LANGUAGE["hf_revisions"].get(name), max_length=cap, corpus=corpus,
+                **({"lowercase": config["tokenizer"]["lowercase"]} if corpus else {}))
+
+
+def retrieval_counts(wildcards):
+    """Word counts that define a model's retrieval vocabulary: those of its data size (a checkpoint: the largest)."""
+    size = any_lm(wildcards)["size"] or max(SIZES)
+    return f"{RESULTS}/tokens/{size}/word_counts.parquet"
+
+
+def retrieval_lm(wildcards):
+    """The model's columns of the word-retrieval table (nothing else of the model: that comes with its vectors)."""
+    return {key: any_lm(wildcards)[key] for key in ("kind", "label", "size", "window")}
 
 
 def translation_settings():
@@ -225,7 +296,7 @@ def translation_inputs(wildcards):
     if kind == "bert":
         inputs["langs"] = f"{RESULTS}/reps/bert/{size}-w{window}/langs.parquet"
         inputs["vocab_files"] = [f"{RESULTS}/tokens/{size}/{code}.txt" for code in (PIVOT, lang)]
-    elif config["tokenizer"]["vocab"] == "mbert":  # the run's token files are in the checkpoint's vocabulary
+    elif hf_reads_token_files():
         inputs["vocab_files"] = [f"{RESULTS}/tokens/{max(SIZES)}/{code}.txt" for code in (PIVOT, lang)]
     else:  # count the checkpoint's own pieces on the run's corpus sample
         inputs["vocab_corpora"] = [f"{RESULTS}/corpus/{max(SIZES)}/{code}.txt" for code in (PIVOT, lang)]
@@ -272,6 +343,8 @@ def findings_tables():
     """{table key: Parquet path} of the run's tables the findings are judged on (xling.evaluate.findings.TABLES;
     one the run does not build makes its claims "not measured")."""
     tables = {"word_retrieval": f"{RESULTS}/eval/word_retrieval.parquet", **language_report_tables()}
+    if POS["splits"]:
+        tables["word_retrieval_pos"] = f"{RESULTS}/eval/word_retrieval_pos.parquet"
     return {key: path for key, path in tables.items() if key in FINDINGS_TABLES}
 
 
@@ -280,13 +353,36 @@ def language_tables():
     return [f"{stem}.{ext}" for _, (parts, stem) in language_table_specs().items() if parts for ext in ("parquet", "csv")]
 
 
+# Word retrieval by part of speech (rules/evaluate.smk): the pivot's treebank files tag the query words.
+POS = config["retrieval"]["pos"]
+
+
+def pos_treebanks():
+    """The pivot's UD files that tag the query words (retrieval.pos.splits); a split the pivot lacks stops the run."""
+    if config["data"]["source"] != "synthetic":
+        have = SOURCES.ud_splits(PIVOT) if PIVOT in UD_LANGS else []
+        missing = [split for split in POS["splits"] if split not in have]
+        if missing:
+            raise ValueError(f"retrieval.pos.splits: the pivot {PIVOT} has no UD {missing} split (its treebank "
+                             f"{SOURCES.treebanks(PIVOT)} has {have}); set retrieval.pos.splits to some of them, "
+                             "or [] for no MRR by part of speech")
+    return [f"{DATA}/ud/{PIVOT}.{split}.conllu" for split in POS["splits"]]
+
+
+def pos_treebank_name():
+    """Which treebank tags the words, for the table: the gold trees of the synthetic generator, or data.treebanks."""
+    if config["data"]["source"] == "synthetic":
+        return "synthetic gold"
+    return ", ".join(SOURCES.treebanks(PIVOT))
+
+
 def report_config():
     """All the report may read of the config, as its params: the grid, the settings it shows (runtime
     settings left out, so changing one does not re-render it) and its presentation choices (report.*,
     retrieval.report_layer, language.sentence_retrieval.layer). A section that reads another key gets
     nothing until the key is added here."""
-    keys = ["run", "languages", "models", "windows", "data", "corpus", "tokenizer", "represent", "retrieval",
-            "report", *MODELS]
+    keys = ["run", "languages", "models", "windows", "window_sweep", "data", "corpus", "tokenizer", "represent",
+            "retrieval", "report", *MODELS]
     if config["data"]["source"] == "synthetic":
         keys.append("synthetic")
     shown = {key: config[key] for key in keys if key in config}
@@ -296,7 +392,6 @@ def report_config():
 
 # Zero-shot transfer (rules/transfer.smk): which model fine-tunes which task, and the files each job reads.
 TRANSFER = config["transfer"]
-TRANSFER_LM = r"(bert|glove|word2vec)/\d+-w\d+|hf/[A-Za-z0-9._-]+"
 if TRANSFER["selection"] == "avg_dev" and TRANSFER["zero_mean"]:
     # a zero-mean model needs each dev language's own mean to be scored; the loop selects with the pivot's only
     raise ValueError("transfer.selection: avg_dev cannot select zero-mean fine-tunings; set transfer.zero_mean: "
@@ -373,7 +468,9 @@ def selection_langs(task):
     return [lang for lang in langs if "dev" in task_splits(task, lang)]
 
 
-def _transfer_lm(wildcards):
+def any_lm(wildcards):
+    """Settings of the {lm} wildcard of any model: kind (static, bert, hf), label (the table's model), size,
+    window (0 for a checkpoint), path and revision."""
     model, _, rest = wildcards.lm.partition("/")
     if model in ("glove", "word2vec"):
         size, window = re.fullmatch(r"(\d+)-w(\d+)", rest).groups()
@@ -384,14 +481,14 @@ def _transfer_lm(wildcards):
 def transfer_model_inputs(wildcards):
     """The pretrained model (BERT directory, or static vectors + the run's vocabulary) and, for zero-mean
     or MDS, the corpus samples the language means are computed on."""
-    lm = _transfer_lm(wildcards)
+    lm = any_lm(wildcards)
     if lm["kind"] == "static":
         return dict(vectors=f"{model_dir(lm['label'], lm['size'], lm['window'])}/vectors.bin", vocab=vocab_source())
     return dict(model=lm_model(wildcards))
 
 
 def mean_corpora(wildcards, langs):
-    lm = _transfer_lm(wildcards)
+    lm = any_lm(wildcards)
     size = lm["size"] or max(SIZES)
     return {lang: f"{RESULTS}/corpus/{size}/{lang}.txt" for lang in langs}
 

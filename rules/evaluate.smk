@@ -1,16 +1,22 @@
 # Evaluation: word retrieval from the pivot into every language with a dictionary, for each model,
-# data size, window and layer; gathered into one tidy table (a row per setting x language pair).
+# data size, window and layer, and each Hugging Face checkpoint of language.hf_models ({lm} hf/{slug});
+# gathered into one tidy table (a row per setting x language pair), and the same queries' MRR by part of
+# speech (retrieval.pos).
 
 
 rule word_retrieval:
     input:
-        words=f"{RESULTS}/reps/{{model}}/{{size}}-w{{window}}/words.parquet",
+        words=f"{RESULTS}/reps/{{lm}}/words.parquet",
         dictionaries=[dictionary(lang) for lang in retrieval_targets()],
-        counts=f"{RESULTS}/tokens/{{size}}/word_counts.parquet",
+        counts=retrieval_counts,
         code=xling_code("scripts/word_retrieval.py"),
     output:
-        f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet",
+        f"{RESULTS}/eval/retrieval/{{lm}}.parquet",
+        ranks=f"{RESULTS}/eval/retrieval/{{lm}}.ranks.parquet",
+    wildcard_constraints:
+        lm=ANY_LM,
     params:
+        lm=retrieval_lm,
         settings={key: config["retrieval"][key] for key in ("dictionary_split", "min_count", "metric", "csls_k")},
         candidates=config["retrieval"]["candidates"],
         csls_neighbourhood=config["retrieval"]["csls_neighbourhood"],
@@ -21,9 +27,9 @@ rule word_retrieval:
     resources:
         block=config["retrieval"]["block"],
     log:
-        f"{LOGS}/word_retrieval/{{model}}/{{size}}-w{{window}}.log",
+        f"{LOGS}/word_retrieval/{{lm}}.log",
     benchmark:
-        f"{BENCH}/word_retrieval/{{model}}/{{size}}-w{{window}}.tsv"
+        f"{BENCH}/word_retrieval/{{lm}}.tsv"
     conda:
         "../envs/torch.yaml"
     script:
@@ -32,14 +38,44 @@ rule word_retrieval:
 
 rule retrieval_table:
     input:
-        tables=grid(f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet"),
+        tables=retrieval_tables(),
         code=xling_code("scripts/gather_table.py"),
     output:
         parquet=f"{RESULTS}/eval/word_retrieval.parquet",
         csv=f"{RESULTS}/eval/word_retrieval.csv",
+    params:
+        # a boolean column per experiment, True on the rows read from its tables: the window sweep's rows
+        # (some of them grid rows too)
+        marks={"window_sweep": window_sweep_tables()},
     log:
         f"{LOGS}/retrieval_table.log",
     conda:
         "../envs/data.yaml"
     script:
         "../scripts/gather_table.py"
+
+
+if POS["splits"]:
+
+    rule word_retrieval_pos:
+        input:
+            # the per-query ranks beside every table the word-retrieval table gathers
+            ranks=[re.sub(r"\.parquet$", ".ranks.parquet", path) for path in rules.retrieval_table.input.tables],
+            treebanks=pos_treebanks(),
+            code=xling_code("scripts/word_retrieval_pos.py"),
+        output:
+            parquet=f"{RESULTS}/eval/word_retrieval_pos.parquet",
+            csv=f"{RESULTS}/eval/word_retrieval_pos.csv",
+        params:
+            open_class=POS["open_class"],
+            splits=POS["splits"],
+            treebank=pos_treebank_name(),
+            lowercase=config["tokenizer"]["lowercase"],
+        log:
+            f"{LOGS}/word_retrieval_pos.log",
+        benchmark:
+            f"{BENCH}/word_retrieval_pos.tsv"
+        conda:
+            "../envs/torch.yaml"
+        script:
+            "../scripts/word_retrieval_pos.py"

@@ -12,7 +12,7 @@ rule token_translation:
         table=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.parquet",
         samples=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.samples.parquet",
     wildcard_constraints:
-        lm=r"bert/\d+-w\d+|hf/[A-Za-z0-9._-]+",
+        lm=BERT_LM,
     params:
         lm=lm_params,
         pivot=PIVOT,
@@ -41,7 +41,7 @@ rule sentence_retrieval:
     output:
         f"{RESULTS}/eval/sentence_retrieval/{{task}}/{{lm}}/{{lang}}.parquet",
     wildcard_constraints:
-        lm=r"bert/\d+-w\d+|hf/[A-Za-z0-9._-]+",
+        lm=BERT_LM,
         task="tatoeba|bucc",
     params:
         lm=lm_params,

@@ -31,6 +31,7 @@ rule report:
     input:
         retrieval=f"{RESULTS}/eval/word_retrieval.parquet",
         findings=f"{RESULTS}/eval/findings.parquet",
+        **({"word_retrieval_pos": rules.word_retrieval_pos.output.parquet} if POS["splits"] else {}),
         bert_models=expand(model_dir("bert", "{size}", "{window}"), size=SIZES, window=WINDOWS)
         if "bert" in MODELS
         else [],
@@ -53,6 +54,7 @@ rule report:
             for figure in expected_figures(
                 config,
                 ["word_retrieval", "findings", *language_report_tables()]
+                + (["word_retrieval_pos"] if POS["splits"] else [])
                 + (["bert_training_logs"] if "bert" in MODELS else []),
             )
         },

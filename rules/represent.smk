@@ -1,5 +1,6 @@
 # Word-type representations in one store for every model (Parquet, one row per lang x word x layer):
-# static vectors directly; BERT as map/reduce - per-shard sums of contextual vectors, reduced by DuckDB.
+# static vectors directly; BERT as map/reduce - per-shard sums of contextual vectors, reduced by DuckDB -
+# for our BERTs ({lm} bert/{size}-w{window}) and every checkpoint of language.hf_models ({lm} hf/{slug}).
 
 N_SHARDS = config["represent"]["shards"]
 
@@ -46,32 +47,26 @@ rule static_word_vectors:
 
 rule bert_extract:
     input:
-        model=f"{RESULTS}/models/bert/{{size}}-w{{window}}",
-        tokens=expand(f"{RESULTS}/tokens/{{size}}/{{lang}}.txt", lang=LANGS, allow_missing=True),
+        model=lm_model,
+        text=represent_text,
         words=expand(f"{RESULTS}/words/{{lang}}.txt", lang=LANGS),
         code=xling_code("scripts/bert_extract.py"),
     output:
         # per-shard sums are only needed until the reduce step
         words=temp(
-            expand(
-                f"{RESULTS}/reps/bert/{{size}}-w{{window}}/shards/{{lang}}.{{shard}}.words.parquet",
-                lang=LANGS,
-                allow_missing=True,
-            )
+            expand(f"{RESULTS}/reps/{{lm}}/shards/{{lang}}.{{shard}}.words.parquet", lang=LANGS, allow_missing=True)
         ),
         langs=temp(
-            expand(
-                f"{RESULTS}/reps/bert/{{size}}-w{{window}}/shards/{{lang}}.{{shard}}.langs.parquet",
-                lang=LANGS,
-                allow_missing=True,
-            )
+            expand(f"{RESULTS}/reps/{{lm}}/shards/{{lang}}.{{shard}}.langs.parquet", lang=LANGS, allow_missing=True)
         ),
+    wildcard_constraints:
+        lm=BERT_LM,
     params:
         languages=LANGS,
         # shards decide the jobs themselves (and the order of the float sums), so changing them reruns these
         n_shards=N_SHARDS,
-        # pieces per chunk: the training window, or less (positions beyond the window were never trained)
-        max_length=lambda wc: min(int(wc.window), config["represent"]["max_length"] or int(wc.window)),
+        # the model, its chunk length and how it reads the text (common.smk represent_lm)
+        lm=represent_lm,
         max_documents=config["represent"]["max_documents"],
         mean_positions=LANGUAGE["mean_positions"],
     threads: config["represent"]["threads"]
@@ -80,9 +75,9 @@ rule bert_extract:
         device=config["represent"]["device"] or "auto",
         batch_size=config["represent"]["batch_size"],
     log:
-        f"{LOGS}/bert_extract/{{size}}-w{{window}}/{{shard}}.log",
+        f"{LOGS}/bert_extract/{{lm}}/{{shard}}.log",
     benchmark:
-        f"{BENCH}/bert_extract/{{size}}-w{{window}}/{{shard}}.tsv"
+        f"{BENCH}/bert_extract/{{lm}}/{{shard}}.tsv"
     conda:
         "../envs/torch.yaml"
     script:
@@ -92,25 +87,27 @@ rule bert_extract:
 rule bert_reduce:
     input:
         words=expand(
-            f"{RESULTS}/reps/bert/{{size}}-w{{window}}/shards/{{lang}}.{{shard}}.words.parquet",
+            f"{RESULTS}/reps/{{lm}}/shards/{{lang}}.{{shard}}.words.parquet",
             lang=LANGS,
             shard=range(N_SHARDS),
             allow_missing=True,
         ),
         langs=expand(
-            f"{RESULTS}/reps/bert/{{size}}-w{{window}}/shards/{{lang}}.{{shard}}.langs.parquet",
+            f"{RESULTS}/reps/{{lm}}/shards/{{lang}}.{{shard}}.langs.parquet",
             lang=LANGS,
             shard=range(N_SHARDS),
             allow_missing=True,
         ),
         code=xling_code("scripts/bert_reduce.py"),
     output:
-        words=f"{RESULTS}/reps/bert/{{size}}-w{{window}}/words.parquet",
-        langs=f"{RESULTS}/reps/bert/{{size}}-w{{window}}/langs.parquet",
+        words=f"{RESULTS}/reps/{{lm}}/words.parquet",
+        langs=f"{RESULTS}/reps/{{lm}}/langs.parquet",
+    wildcard_constraints:
+        lm=BERT_LM,
     log:
-        f"{LOGS}/bert_reduce/{{size}}-w{{window}}.log",
+        f"{LOGS}/bert_reduce/{{lm}}.log",
     benchmark:
-        f"{BENCH}/bert_reduce/{{size}}-w{{window}}.tsv"
+        f"{BENCH}/bert_reduce/{{lm}}.tsv"
     conda:
         "../envs/torch.yaml"
     script:

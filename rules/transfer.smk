@@ -10,12 +10,12 @@ rule finetune:
     output:
         directory(f"{RESULTS}/finetuned/{{task}}/{{lm}}/{{variant}}/seed{{seed}}"),
     wildcard_constraints:
-        lm=TRANSFER_LM,
+        lm=ANY_LM,
         task="xnli|pos|parsing|ner",
         variant=r"static|f\d+(-zm)?",
         seed=r"\d+",
     params:
-        lm=_transfer_lm,
+        lm=any_lm,
         run=transfer_params,
         # resume checkpoints live outside the output (a killed job resumes; a changed setting trains beside them)
         checkpoints=f"{RESULTS}/checkpoints/finetune/{{task}}/{{lm}}/{{variant}}/seed{{seed}}",
@@ -42,12 +42,12 @@ rule transfer_eval:
     output:
         f"{RESULTS}/eval/transfer/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.parquet",
     wildcard_constraints:
-        lm=TRANSFER_LM,
+        lm=ANY_LM,
         task="xnli|pos|parsing|ner",
         variant=r"static|f\d+(-zm)?",
         seed=r"\d+",
     params:
-        lm=_transfer_lm,
+        lm=any_lm,
         run=transfer_eval_params,
     threads: TRANSFER["threads"]
     resources:

@@ -1,4 +1,5 @@
-"""Snakemake entry point: per-shard sums of BERT hidden states per word type and per language (map step).
+"""Snakemake entry point: per-shard sums of BERT hidden states per word type and per language (map step),
+for one of our BERTs or a Hugging Face checkpoint.
 
 One job covers shard k of every language, so the model is loaded once per shard.
 """
@@ -13,10 +14,11 @@ from xling.represent.store import extract_bert_shard  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inputs, outputs, params = snakemake.input, snakemake.output, snakemake.params
+lm = params.lm
 for i, lang in enumerate(params.languages):
     extract_bert_shard(
-        inputs.model,
-        inputs.tokens[i],
+        lm["path"],
+        inputs.text[i],
         lang=lang,
         words=set(Path(inputs.words[i]).read_text(encoding="utf-8").split()),
         shard=int(snakemake.wildcards.shard),
@@ -24,8 +26,11 @@ for i, lang in enumerate(params.languages):
         out_words=outputs.words[i],
         out_langs=outputs.langs[i],
         batch_size=snakemake.resources.batch_size,
-        max_length=params.max_length,
+        max_length=lm["max_length"],
         max_documents=params.max_documents,
         device=snakemake.resources.device,
         mean_positions=params.mean_positions,
+        corpus=lm["corpus"],
+        lowercase=lm.get("lowercase", False),
+        revision=lm["revision"],
     )

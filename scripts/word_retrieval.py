@@ -1,16 +1,18 @@
-"""Snakemake entry point: word retrieval pivot -> every language, for one model, data size and window."""
+"""Snakemake entry point: word retrieval pivot -> every language, for one model, data size and window, or one
+Hugging Face checkpoint (size and window 0): the table, and each query's rank for the MRR by part of speech."""
 import pandas as pd
 
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
 from xling.evaluate.word_retrieval import word_retrieval  # noqa: E402
+from xling.represent.store import vector_dim  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
 
-wc, settings, pivot = snakemake.wildcards, snakemake.params.settings, snakemake.params.pivot
-tables = []
+lm, settings, pivot = snakemake.params.lm, snakemake.params.settings, snakemake.params.pivot
+tables, ranks = [], []
 for lang, dictionary in zip(snakemake.params.targets, snakemake.input.dictionaries):
-    table = word_retrieval(
+    table, query_ranks = word_retrieval(
         snakemake.input.words,
         dictionary,
         pivot,
@@ -23,13 +25,17 @@ for lang, dictionary in zip(snakemake.params.targets, snakemake.input.dictionari
         csls_neighbourhood=snakemake.params.csls_neighbourhood,
         block=snakemake.resources.block,
         lowercase=snakemake.params.lowercase,
+        return_ranks=True,
     )
     tables.append(with_settings(table, src=pivot, tgt=lang, pair=f"{pivot}-{lang}"))
-table = with_settings(
-    pd.concat(tables, ignore_index=True),
-    model=wc.model,
-    size=int(wc.size),
-    window=int(wc.window),
+    ranks.append(with_settings(query_ranks, src=pivot, tgt=lang, pair=f"{pivot}-{lang}"))
+model = run_settings(snakemake.config, lm["label"])
+if lm["kind"] == "hf":  # a checkpoint's size is not in the config
+    model["dim"] = vector_dim(snakemake.input.words)
+row_settings = dict(
+    model=lm["label"],
+    size=lm["size"],
+    window=lm["window"],
     metric=settings["metric"],
     csls_k=settings["csls_k"],
     candidates=snakemake.params.candidates,
@@ -38,6 +44,7 @@ table = with_settings(
     dictionary_split=settings["dictionary_split"],
     min_count=settings["min_count"],
     lowercase=snakemake.params.lowercase,
-    **run_settings(snakemake.config, wc.model),
+    **model,
 )
-write_parquet(table, snakemake.output[0])
+write_parquet(with_settings(pd.concat(tables, ignore_index=True), **row_settings), snakemake.output[0])
+write_parquet(with_settings(pd.concat(ranks, ignore_index=True), **row_settings), snakemake.output.ranks)

@@ -22,8 +22,9 @@ REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ["Snakefile", "config.yaml", "rules", "scripts", "xling", "schemas", "envs", "resources",
                   "reports", "presets"]
 pytestmark = pytest.mark.workflow
-# XNLI is the one transfer task kept: its rules are the other tasks' rules
-SMALL = {"corpus": {"sizes": [500]}, "windows": [8], "language": {"sizes": [500]}, "transfer": {"tasks": ["xnli"]}}
+# XNLI is the one transfer task kept: its rules are the other tasks' rules; no window sweep (the grid's rules)
+SMALL = {"corpus": {"sizes": [500]}, "windows": [8], "window_sweep": {"windows": []}, "language": {"sizes": [500]},
+         "transfer": {"tasks": ["xnli"]}}
 
 
 def snakemake(repo: Path, workdir: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -90,7 +91,8 @@ def grid() -> int:
 
 def test_metrics_edit_reruns_word_retrieval_only(finished):
     plan = plan_after_edit(finished, "xling/evaluate/metrics.py")
-    assert plan == {"word_retrieval": 3 * grid(), "retrieval_table": 1, "findings": 1, "report": 1, "all": 1}
+    assert plan == {"word_retrieval": 3 * grid(), "retrieval_table": 1, "word_retrieval_pos": 1, "findings": 1,
+                    "report": 1, "all": 1}
 
 
 def test_synthetic_generator_edit_reruns_everything_downstream(finished):
@@ -105,7 +107,7 @@ def test_bert_trainer_edit_reruns_the_bert_branch(finished):
     assert plan == {
         "bert_pretrain": grid(), "bert_extract": whole["bert_extract"], "bert_reduce": grid(),
         "word_retrieval": grid(),  # the BERT rows only
-        "retrieval_table": 1,
+        "retrieval_table": 1, "word_retrieval_pos": 1,
         "token_translation": whole["token_translation"], "token_translation_table": 1,
         "token_translation_samples_table": 1,
         "sentence_retrieval": whole["sentence_retrieval"], "tatoeba_table": 1, "bucc_table": 1,

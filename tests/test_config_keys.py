@@ -744,11 +744,11 @@ def test_represent_max_length_caps_the_extraction_chunks(workflow, run_rule_scri
     words = [tmp_path / f"{lang}.words" for lang in ("en", "xa", "xe")]
     for path in words:
         path.write_text("a\n", encoding="utf-8")
-    inputs = {"model": tmp_path, "tokens": words, "words": words}
+    inputs = {"model": tmp_path, "text": words, "words": words}
     outputs = {"words": words, "langs": words}
     for cap, window, expect in ((None, "32", 32), (8, "32", 8), (100, "32", 32)):
         run_rule_script(workflow({"represent": {"max_length": cap}}), "bert_extract", inputs, outputs,
-                        {"size": "500", "window": window, "shard": "0"})
+                        {"lm": f"bert/500-w{window}", "shard": "0"})
         assert {kw["max_length"] for kw in calls} == {expect}
         calls.clear()
 
@@ -762,15 +762,66 @@ def test_retrieval_block_reaches_the_ranking_without_a_param(workflow, run_rule_
 
     def spy(*args, **kwargs):
         calls.append(kwargs)
-        return pd.DataFrame({"layer": [0], "mrr": [1.0]})
+        return pd.DataFrame({"layer": [0], "mrr": [1.0]}), pd.DataFrame({"layer": [0], "word": ["a"]})
 
     monkeypatch.setattr(xling.evaluate.word_retrieval, "word_retrieval", spy)
     wf = workflow({"retrieval": {"block": 7}, "tokenizer": {"lowercase": True}})
     params = run_rule_script(wf, "word_retrieval", {"words": "w", "dictionaries": ["d1", "d2"], "counts": "c"},
-                             [tmp_path / "out.parquet"], {"model": "glove", "size": "500", "window": "8"})
+                             {"table": tmp_path / "out.parquet", "ranks": tmp_path / "out.ranks.parquet"},
+                             {"lm": "glove/500-w8"})
     assert [(kw["block"], kw["lowercase"]) for kw in calls] == [(7, True), (7, True)]
     assert "block" not in params.settings  # speed only: changing it must not rerun the retrieval
     assert pd.read_parquet(tmp_path / "out.parquet").lowercase.all()
+
+
+def test_hf_models_reach_extraction_and_word_retrieval(workflow, run_rule_script, tmp_path, monkeypatch):
+    """language.hf_models: a checkpoint's extraction loads it (hub revision pinned), reads the corpus with its own
+    tokenizer unless the run's token files are in its vocabulary (tokenizer.vocab mbert); its word-retrieval rows
+    carry its name, size and window 0 and its vector size."""
+    import pandas as pd
+    from snakemake.iocontainers import Wildcards
+
+    import xling.evaluate.word_retrieval
+    import xling.represent.store
+
+    calls = []
+    monkeypatch.setattr(xling.represent.store, "extract_bert_shard", lambda *a, **kw: calls.append((a, kw)))
+    files = [tmp_path / f"{lang}.txt" for lang in ("en", "xa", "xe")]
+    for path in files:
+        path.write_text("a\n", encoding="utf-8")
+    local = tmp_path / "tiny-bert"
+    local.mkdir()
+    hub = {"hf_models": [str(local), "org/hub-bert"], "hf_revisions": {"org/hub-bert": "abc123"}}
+
+    def check_extraction(wf, lm, path, revision, corpus):
+        text = wf.get_rule("bert_extract").input["text"]
+        assert text(Wildcards(fromdict={"lm": lm}))[0].endswith("corpus/1500/en.txt" if corpus else
+                                                                "tokens/1500/en.txt")
+        run_rule_script(wf, "bert_extract", {"text": files, "words": files}, {"words": files, "langs": files},
+                        {"lm": lm, "shard": "0"})
+        assert {(a[0], kw["revision"], kw["corpus"], kw["lowercase"] if corpus else None, kw["max_length"])
+                for a, kw in calls} == {(path, revision, corpus, True if corpus else None, None)}
+        calls.clear()
+
+    wf = workflow({"language": hub, "tokenizer": {"lowercase": True}})  # a trained vocabulary: not a checkpoint's
+    check_extraction(wf, "hf/tiny-bert", str(local), None, True)
+    check_extraction(wf, "hf/org--hub-bert", "org/hub-bert", "abc123", True)
+    monkeypatch.setattr(xling.evaluate.word_retrieval, "word_retrieval",
+                        lambda *a, **kw: (pd.DataFrame({"layer": [0, 1], "mrr": [0.5, 0.6]}),
+                                          pd.DataFrame({"layer": [0, 1], "word": ["a", "a"]})))
+    store = tmp_path / "words.parquet"
+    pd.DataFrame({"lang": ["en"], "word": ["a"], "layer": [0], "n": [1], **{f"d{j}": [0.0] for j in range(24)}}
+                 ).to_parquet(store)
+    assert wf.get_rule("word_retrieval").input["counts"](Wildcards(fromdict={"lm": "hf/tiny-bert"})).endswith(
+        "tokens/1500/word_counts.parquet")  # the largest sample's counts
+    run_rule_script(wf, "word_retrieval", {"words": store, "dictionaries": ["d1", "d2"], "counts": "c"},
+                    {"table": tmp_path / "out.parquet", "ranks": tmp_path / "out.ranks.parquet"},
+                    {"lm": "hf/tiny-bert"})
+    table = pd.read_parquet(tmp_path / "out.parquet")
+    assert set(table.model) == {str(local)} and set(table["size"]) == {0} and set(table.window) == {0}
+    assert set(table.dim) == {24} and len(table) == 4  # two layers x two pairs
+    check_extraction(workflow({"language": hub, "tokenizer": {"vocab": "mbert", "lowercase": True}}),
+                     "hf/org--hub-bert", "org/hub-bert", "abc123", False)  # the run's token files are mBERT's
 
 
 def test_report_paper_results_is_the_report_input(workflow, tmp_path):

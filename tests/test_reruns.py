@@ -25,9 +25,11 @@ VARIANTS = len(TRANSFER["freeze"]) + 1  # each freeze depth, and zero-mean at th
 STATIC_XNLI = GRID  # XNLI fine-tunings of each static model
 BERT_XNLI = GRID + LMS * (VARIANTS - 1)  # the grid at the first depth, the other variants on the LMS
 BERT_TRANSFER = BERT_XNLI + LMS * VARIANTS * 3  # and POS, parsing, NER
+# Word2Vec models of the window sweep that are not grid models (the sweep is at the smallest size)
+SWEEP_ONLY = len(set(CONFIG["window_sweep"]["windows"]) - set(CONFIG["windows"]))
 REPORT = {"report": 1, "all": 1}
 FINDINGS = {"findings": 1, **REPORT}  # a changed result table: the findings judged on it, and the report
-WORD_RETRIEVAL = {"retrieval_table": 1, **FINDINGS}
+WORD_RETRIEVAL = {"retrieval_table": 1, "word_retrieval_pos": 1, **FINDINGS}
 
 #: a new value for every runtime setting (xling.runtime.RUNTIME), valid for the test preset
 EVERY_RUNTIME_SETTING = {
@@ -107,15 +109,33 @@ def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path,
 
 
 def test_word2vec_setting_reruns_only_word2vec_and_what_follows(test_run, tmp_path):
+    word2vecs = GRID + SWEEP_ONLY  # the sweep's own models too; they are not fine-tuned
     assert plan(test_run, tmp_path, {"word2vec": {"epochs": 4}}) == {
-        "word2vec": GRID, "static_word_vectors": GRID, "word_retrieval": GRID, "finetune": STATIC_XNLI,
-        "transfer_eval": STATIC_XNLI, "transfer_table": 1, **WORD_RETRIEVAL}
+        "word2vec": word2vecs, "static_word_vectors": word2vecs, "word_retrieval": word2vecs,
+        "finetune": STATIC_XNLI, "transfer_eval": STATIC_XNLI, "transfer_table": 1, **WORD_RETRIEVAL}
+
+
+def test_window_sweep_change_runs_only_the_new_sweep_models(test_run, tmp_path):
+    """A new sweep window trains one model and evaluates it; a dropped one only re-gathers the table (the
+    grid's models the sweep shares are not retrained); a swept model trains at the sweep's own windows."""
+    windows = CONFIG["window_sweep"]["windows"]
+    new = {"word2vec": 1, "static_word_vectors": 1, "word_retrieval": 1, **WORD_RETRIEVAL}
+    assert plan(test_run, tmp_path, {"window_sweep": {"windows": [*windows, 6]}}) == new
+    assert plan(test_run, tmp_path, {"window_sweep": {"windows": windows[1:]}}) == WORD_RETRIEVAL
+    glove = {"glove": 1, "static_word_vectors": 1, "word_retrieval": 1}
+    assert plan(test_run, tmp_path, {"window_sweep": {"models": ["glove", "word2vec"]}}) == {
+        key: SWEEP_ONLY * count for key, count in glove.items()} | WORD_RETRIEVAL
 
 
 def test_retrieval_setting_reruns_only_word_retrieval(test_run, tmp_path):
     models = len(CONFIG["models"])
-    assert plan(test_run, tmp_path, {"retrieval": {"min_count": 3}}) == {"word_retrieval": models * GRID,
-                                                                         **WORD_RETRIEVAL}
+    assert plan(test_run, tmp_path, {"retrieval": {"min_count": 3}}) == {
+        "word_retrieval": models * GRID + SWEEP_ONLY, **WORD_RETRIEVAL}
+
+
+def test_pos_settings_rerun_only_the_pos_table(test_run, tmp_path):
+    change = {"retrieval": {"pos": {"open_class": ["NOUN"], "splits": ["train"]}}}
+    assert plan(test_run, tmp_path, change) == {"word_retrieval_pos": 1, **REPORT}
 
 
 def test_language_settings_rerun_only_their_own_task(test_run, tmp_path):

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from xling.evaluate.word_retrieval import COLUMNS, word_retrieval
+from xling.evaluate.word_retrieval import COLUMNS, RANK_COLUMNS, word_retrieval
 from xling.tables import most_frequent_words
 
 N = 6
@@ -71,6 +71,20 @@ def test_identity_and_permuted_layers(setup, metric, neighbourhood):
     assert swapped.mrr == pytest.approx((4 * 0.29 + 2) / 6)
     assert swapped.p_at_1 == pytest.approx(2 / 6)
     assert swapped.p_at_5 == pytest.approx((4 * 4 / 5 + 2) / 6)
+
+
+def test_query_ranks_average_to_the_mrr(setup):
+    """return_ranks: each query's rank per layer, the numbers the MRR by part of speech averages."""
+    store, dictionary, counts = setup
+    table, ranks = word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, return_ranks=True)
+    assert list(ranks.columns) == RANK_COLUMNS
+    assert sorted(ranks["word"].unique()) == EN and len(ranks) == 2 * N
+    swapped = ranks[ranks["layer"] == 1].set_index("word")
+    # e0..e3: gold tied with 4 other candidates below the swapped partner (see above); e4, e5 rank 1
+    assert swapped.loc["e0", ["above", "tied", "tied_gold"]].tolist() == [1, 5, 1]
+    assert swapped.loc["e0", "reciprocal_rank"] == pytest.approx(0.29)
+    assert swapped.loc["e4", "reciprocal_rank"] == 1.0
+    assert ranks.groupby("layer")["reciprocal_rank"].mean().tolist() == pytest.approx(table["mrr"].tolist())
 
 
 def test_min_count_changes_coverage(setup):

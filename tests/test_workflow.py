@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import REPO, job_counts, snakemake
+from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -21,7 +21,7 @@ def test_test_preset_runs_end_to_end(test_run):
     assert not re.search(r"""(src|href)=["']https?://""", html)
     table = pd.read_parquet(results / "eval/word_retrieval.parquet")
     config = yaml.safe_load((REPO / "presets/test.yaml").read_text())
-    grid = table.groupby(["model", "size", "window", "pair"]).size()
+    grid = table[table.window.isin(config["windows"])].groupby(["model", "size", "window", "pair"]).size()
     assert len(grid) == 3 * len(config["corpus"]["sizes"]) * len(config["windows"]) * 2
     bert_layers = table[table.model == "bert"].layer.unique()
     assert sorted(bert_layers) == list(range(config["bert"]["num_layers"] + 1))
@@ -29,11 +29,45 @@ def test_test_preset_runs_end_to_end(test_run):
         assert table[column].notna().all(), column
 
 
+def test_window_sweep_rows_are_marked_and_reported(test_run):
+    """The test preset's Word2Vec sweep: its own window (4) trained beside the grid's, at the smallest size;
+    the gathered table marks exactly the sweep's rows, and the report shows them."""
+    results = test_run / "results/test"
+    config = yaml.safe_load((REPO / "presets/test.yaml").read_text())
+    table = pd.read_parquet(results / "eval/word_retrieval.parquet")
+    swept = table[table.window_sweep]
+    size = min(config["corpus"]["sizes"])
+    assert set(zip(swept.model, swept["size"], swept.window)) == {
+        ("word2vec", size, window) for window in config["window_sweep"]["windows"]}
+    assert set(swept.pair) == {"en-xa", "en-xe"} and swept.mrr.between(0, 1).all()
+    assert not table[~table.window_sweep & ~table.window.isin(config["windows"])].shape[0]
+    assert (results / "figures/word_retrieval_window_sweep.png").stat().st_size > 0
+    assert "Window sweep of the static models" in (results / "report.html").read_text(encoding="utf-8")
+
+
 def test_copy_of_english_is_retrieved_perfectly_by_static_models(test_run):
     table = pd.read_parquet(test_run / "results/test/eval/word_retrieval.parquet")
     copy = table[(table.pair == "en-xe") & table.model.isin(["glove", "word2vec"])]
-    assert len(copy) == 8
+    assert len(copy) == 8 + 1  # the grid's, and the window sweep's own Word2Vec (w4)
     assert (copy.mrr == 1.0).all() and (copy.coverage > 0.5).all()
+
+
+def test_mrr_by_part_of_speech_partitions_every_retrieval_row(test_run):
+    """The POS table of the run: open, closed and untagged queries make up each word-retrieval row (same
+    queries, the MRR their weighted mean). The synthetic dictionaries pair content words only, and the gold
+    trees tag them so: every tagged query is a noun, verb or adjective."""
+    keys = ["model", "size", "window", "layer", "pair"]
+    table = pd.read_parquet(test_run / "results/test/eval/word_retrieval.parquet").set_index(keys)
+    pos = pd.read_parquet(test_run / "results/test/eval/word_retrieval_pos.parquet")
+    parts = pos[pos.pos.isin(["open", "closed", "untagged"])]
+    n = parts.groupby(keys)["n_queries"].sum()
+    mrr = (parts.mrr * parts.n_queries).groupby([parts[k] for k in keys]).sum() / n
+    assert n.sort_index().to_dict() == table["n_queries"].sort_index().to_dict()
+    assert mrr.sort_index().to_numpy() == pytest.approx(table["mrr"].sort_index().to_numpy())
+    assert set(pos.pos_treebank) == {"synthetic gold"} and set(pos.pos_class) == {"open", "untagged"}
+    assert set(pos.pos) == {"NOUN", "VERB", "ADJ", "open", "untagged"}
+    assert parts[parts.pos == "untagged"].n_queries.sum() < 0.5 * n.sum()
+    assert (test_run / "results/test/eval/word_retrieval_pos.csv").exists()
 
 
 def test_bert_pretraining_left_a_resumable_checkpoint_and_a_log(test_run):
@@ -64,8 +98,15 @@ def test_full_study_dag_builds_offline_with_every_pretraining_job(tmp_path):
     counts = job_counts(dry.stdout)
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     grid = len(config["corpus"]["sizes"]) * len(config["windows"])
-    for model in ("glove", "word2vec", "bert_pretrain"):
+    for model in ("glove", "bert_pretrain"):
         assert counts[model] == grid, model
+    # the window sweep (Liu et al.'s Figure 4): Word2Vec at its own windows too, at the smallest size
+    sweep = config["window_sweep"]
+    assert sweep["models"] == ["word2vec"] and sweep["sizes"] is None
+    sweep_only = set(sweep["windows"]) - set(config["windows"])
+    assert counts["word2vec"] == grid + len(sweep_only) and sweep_only
+    for window in sweep_only:
+        assert f"models/word2vec/{min(config['corpus']['sizes'])}-w{window}/vectors.bin" in dry.stdout
     assert counts["fetch"] > 0
     assert re.search(r"fetch \S+ <- https://", dry.stdout)
 
@@ -87,6 +128,30 @@ def test_language_sizes_choose_the_berts_of_the_language_experiments(tmp_path):
     wrong = snakemake("-n", "--configfile", str(REPO / "presets/demo.yaml"), str(tmp_path / "wrong.yaml"),
                       cwd=tmp_path)
     assert wrong.returncode != 0 and "language.sizes: [7]" in wrong.stdout + wrong.stderr
+
+
+def test_hf_checkpoint_joins_every_representation_experiment(tmp_path):
+    """A local checkpoint in language.hf_models (its own vocabulary: the test preset trains one) gets the store's
+    map/reduce over the largest corpus sample, word retrieval into the gathered table, token translation,
+    Tatoeba/BUCC and fine-tuning, beside the models trained from scratch."""
+    checkpoint = tmp_path / "tiny-bert"
+    checkpoint.mkdir()
+    (tmp_path / "hf.yaml").write_text(yaml.safe_dump({"language": {"hf_models": [str(checkpoint)]}}), "utf-8")
+    dry = snakemake("-n", "--configfile", str(TEST_PRESET), str(tmp_path / "hf.yaml"), cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    config = yaml.safe_load(TEST_PRESET.read_text())
+    grid, shards = len(config["corpus"]["sizes"]) * len(config["windows"]), config["represent"]["shards"]
+    pairs, language_berts = len(config["languages"]) - 1, len(config["windows"])  # language.sizes: one size
+    counts = job_counts(dry.stdout)
+    assert counts["bert_extract"] == (grid + 1) * shards and counts["bert_reduce"] == grid + 1
+    assert counts["word_retrieval"] == 3 * grid + 1
+    assert counts["token_translation"] == (language_berts + 1) * pairs
+    assert counts["sentence_retrieval"] == 2 * (language_berts + 1) * pairs  # Tatoeba and BUCC
+    jobs = dry.stdout.split("\n\n")
+    extract = [j for j in jobs if "rule bert_extract:" in j and "reps/hf/tiny-bert/shards/en.0." in j]
+    assert len(extract) == 1 and f"results/test/corpus/{max(config['corpus']['sizes'])}/en.txt" in extract[0]
+    assert any("rule retrieval_table:" in j and "results/test/eval/retrieval/hf/tiny-bert.parquet" in j for j in jobs)
+    assert "results/test/finetuned/xnli/hf/tiny-bert/" in dry.stdout
 
 
 def test_wrong_config_key_stops_with_its_name(tmp_path):

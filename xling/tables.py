@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Iterable, Mapping
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -70,9 +71,20 @@ def write_parquet(table: pd.DataFrame, path: str | Path) -> None:
         table.to_parquet(tmp, index=False)
 
 
-def gather(paths: list[str | Path], out_parquet: str | Path, out_csv: str | Path) -> pd.DataFrame:
-    """Concatenate per-setting tables (same columns) into one table, also as CSV for spreadsheets."""
-    table = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+def gather(paths: list[str | Path], out_parquet: str | Path, out_csv: str | Path,
+           marks: Mapping[str, Iterable[str | Path]] | None = None) -> pd.DataFrame:
+    """Concatenate per-setting tables (same columns) into one table, also as CSV for spreadsheets.
+
+    `marks` {column: paths}: a boolean column per experiment, True on the rows read from its paths, so an
+    experiment that shares some tables with another (the window sweep, the grid) keeps its rows identifiable.
+    """
+    marked = {column: {Path(p) for p in experiment} for column, experiment in (marks or {}).items()}
+    stray = set().union(*marked.values()) - {Path(p) for p in paths}
+    if stray:
+        raise ValueError(f"marked tables that are not gathered: {sorted(map(str, stray))}")
+    tables = [pd.read_parquet(p).assign(**{column: Path(p) in experiment for column, experiment in marked.items()})
+              for p in paths]
+    table = pd.concat(tables, ignore_index=True)
     write_parquet(table, out_parquet)
     with atomic_write(out_csv) as handle:
         table.to_csv(handle, index=False)

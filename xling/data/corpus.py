@@ -48,7 +48,7 @@ def clean_sentence(line: str, normalization: str | None = "NFC") -> str:
     return " ".join(line.split())
 
 
-def _iter_raw_documents(path: str | os.PathLike) -> Iterator[list[tuple[int, str]]]:
+def read_documents(path: str | os.PathLike) -> Iterator[list[tuple[int, str]]]:
     """Yield documents as lists of (line number, line); any run of blank lines separates documents."""
     doc: list[tuple[int, str]] = []
     for lineno, line in read_lines(path):
@@ -80,7 +80,7 @@ def prepare(raw_path, out_path, normalization: str | None = "NFC", dedup: bool =
     counts = dict(read=0, kept=0, duplicates=0, empty=0, documents=0, documents_read=0, documents_dropped=0)
     start = last_log = time.monotonic()
     with atomic_write(out_path) as out:
-        for doc in _iter_raw_documents(raw_path):
+        for doc in read_documents(raw_path):
             counts["documents_read"] += 1
             kept: list[str] = []
             for _, line in doc:

@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 COLUMNS = ["layer", "mrr", "p_at_1", "p_at_5", "coverage", "n_pairs", "n_covered_pairs", "n_queries",
            "n_candidates", "chance_mrr"]
+RANK_COLUMNS = ["layer", "word", "reciprocal_rank", "above", "tied", "tied_gold"]
 CANDIDATES = ("dictionary", "vocabulary")
 CSLS_NEIGHBOURHOODS = ("all_words", "queries")
 
@@ -48,7 +49,8 @@ def _layers(word_means_path, langs: tuple[str, str]) -> list[int]:
 
 def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: str, vocab_counts_path,
                    min_count: int, metric: str = "cosine", csls_k: int = 10, candidates: str = "dictionary",
-                   csls_neighbourhood: str = "all_words", block: int = 1024, lowercase: bool = False) -> pd.DataFrame:
+                   csls_neighbourhood: str = "all_words", block: int = 1024, lowercase: bool = False,
+                   return_ranks: bool = False) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Retrieve each covered source word's translation among the `candidates`, at every layer.
 
     candidates: "dictionary" or "vocabulary"; csls_neighbourhood (metric "csls" only): "all_words" or
@@ -58,6 +60,9 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
 
     Returns one row per layer present in the store: layer, mrr, p_at_1, p_at_5, coverage,
     n_pairs, n_covered_pairs, n_queries, n_candidates, chance_mrr (definitions in the module docstring).
+    With `return_ranks`, also each query's rank at every layer (RANK_COLUMNS: the query word, its expected
+    reciprocal rank, whose mean is the layer's MRR, and the metrics.Ranks counts), so that the MRR of any
+    subset of queries (e.g. by part of speech) can be computed afterwards.
     Raises ValueError when a layer has no covered pair: a score over nothing would be meaningless.
     """
     if candidates not in CANDIDATES:
@@ -72,7 +77,7 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
     layers = _layers(word_means_path, (src_lang, tgt_lang))
     if not layers:
         raise ValueError(f"{word_means_path}: no vectors for {src_lang} or {tgt_lang}")
-    rows = []
+    rows, rank_tables = [], []
     for layer in layers:
         src_words, src_vecs = read_vectors(word_means_path, src_lang, layer)
         tgt_words, tgt_vecs = read_vectors(word_means_path, tgt_lang, layer)
@@ -98,6 +103,10 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
         ranks = metrics.nn_ranks(src_vecs[[src_index[w] for w in queries]],
                                  tgt_vecs[[tgt_index[w] for w in targets]],
                                  gold, block=block, metric=metric, csls_k=csls_k, **spaces)
+        if return_ranks:
+            rank_tables.append(pd.DataFrame({
+                "layer": int(layer), "word": queries, "reciprocal_rank": metrics.expected_reciprocal_rank(ranks),
+                "above": ranks.above, "tied": ranks.tied, "tied_gold": ranks.tied_gold}, columns=RANK_COLUMNS))
         rows.append({
             "layer": int(layer), "mrr": metrics.mrr(ranks), "p_at_1": metrics.precision_at_k(ranks, 1),
             "p_at_5": metrics.precision_at_k(ranks, 5), "coverage": len(covered) / len(pairs),
@@ -107,4 +116,5 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
         logger.info("%s-%s layer %d (%s): MRR %.4f P@1 %.4f, %d queries, %d candidates (%s), coverage %.3f",
                     src_lang, tgt_lang, layer, metric, rows[-1]["mrr"], rows[-1]["p_at_1"], len(queries),
                     len(targets), candidates, rows[-1]["coverage"])
-    return pd.DataFrame(rows, columns=COLUMNS)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    return (table, pd.concat(rank_tables, ignore_index=True)) if return_ranks else table

@@ -46,6 +46,14 @@ def model_label(model: str, layer: int | None = None) -> str:
     return f"{label} (layer {layer})" if model == "bert" and layer is not None else label
 
 
+def checkpoint_label(model: str, layer: int | None = None) -> str:
+    """A Hugging Face checkpoint (size 0 in the tables): its name, marked as the reference it is."""
+    return f"{model} (checkpoint{f', layer {layer}' if layer is not None else ''})"
+
+
+REFERENCE_STYLE = dict(facecolor="0.55", hatch="//", edgecolor="white")  # a checkpoint's bars: not a model of ours
+
+
 def ordered_models(models) -> list[str]:
     """Known models in the studies' order (GloVe, Word2Vec, BERT), unknown ones after, alphabetically."""
     present = set(models)
@@ -57,7 +65,7 @@ def _new_figure(width: float, height: float) -> Figure:
 
 
 def _title(fig: Figure, title: str, settings: str) -> None:
-    settings = textwrap.fill(settings, 120) if settings else ""
+    settings = textwrap.fill(settings, min(120, int(11 * fig.get_figwidth()))) if settings else ""  # fits the width
     fig.suptitle(f"{title}\n{settings}" if settings else title, fontsize=11)
 
 
@@ -81,37 +89,58 @@ def _ylim_top(*arrays) -> float:
     return min(1.05, max(0.05, top * 1.15))
 
 
-def mrr_by_pair(summary: pd.DataFrame, settings: str, title: str = "Word retrieval by language pair") -> Figure:
-    """One panel per model (stacked, sharing x = language pair), a bar per data size, chance per bar.
+def _bar_label(bars: str, value) -> str:
+    if bars == "window":
+        return f"window {int(value)} ({int(value) // 2} each side)"
+    return f"{size_label(value)} sentences/language"
+
+
+def mrr_by_pair(summary: pd.DataFrame, settings: str, title: str = "Word retrieval by language pair",
+                bars: str = "size") -> Figure:
+    """One panel per model (stacked, sharing x = language pair), a bar per data size, chance per bar; a
+    Hugging Face checkpoint (size 0) gets a panel of its own with one hatched reference bar per pair (Liu et al.
+    Figure 1's "Google BERT").
 
     `summary`: one row per model × size × pair (already one window and one BERT layer), columns
     model, size, pair, mrr, chance_mrr and optionally mrr_sd (seed spread, drawn as error bars) and layer.
+    bars="window" (the window sweep, Liu et al.'s Figure 4): a bar per window, one panel per model and size.
     """
-    models = ordered_models(summary["model"])
+    checkpoints = summary["size"] == 0
+    ours = summary[~checkpoints]
+    by_model = [(model, ours[ours["model"] == model]) for model in ordered_models(ours["model"])]
+    if bars == "size":
+        panels = [(model, None, rows, False) for model, rows in by_model]
+    else:  # a panel per model and size
+        panels = [(model, size, cell, False) for model, rows in by_model for size, cell in rows.groupby("size")]
+    panels += [(model, None, summary[summary["model"] == model], True)
+               for model in sorted(summary.loc[checkpoints, "model"].unique())]
     pairs = sorted(summary["pair"].unique())
-    sizes = sorted(summary["size"].unique())
-    n_pairs, n_sizes = len(pairs), len(sizes)
-    width = float(np.clip(2.5 + 0.42 * n_pairs * n_sizes + 0.25 * n_pairs, 6.5, 12))
-    fig = _new_figure(width, 0.9 + 2.3 * len(models))
-    axes = fig.subplots(len(models), 1, sharex=True, sharey=True, squeeze=False)[:, 0]
-    bar = min(0.8 / n_sizes, 0.35)  # a lone size gets a bar, not a slab
-    group = bar * n_sizes
+    values = sorted(ours[bars].unique())
+    n_pairs, n_bars = len(pairs), max(len(values), 1)
+    width = float(np.clip(2.5 + 0.42 * n_pairs * n_bars + 0.25 * n_pairs, 6.5, 12))
+    fig = _new_figure(width, 0.9 + 2.3 * len(panels))
+    axes = fig.subplots(len(panels), 1, sharex=True, sharey=True, squeeze=False)[:, 0]
+    bar = min(0.8 / n_bars, 0.35)  # a lone bar per pair gets a bar, not a slab
+    group = bar * n_bars
     x = np.arange(n_pairs)
     spread = summary["mrr_sd"].fillna(0) if "mrr_sd" in summary else 0
     top = _ylim_top(summary["mrr"] + spread, summary["chance_mrr"])
-    for ax, model in zip(axes, models):
-        rows = summary[summary["model"] == model]
-        layer = rows["layer"].iloc[0] if "layer" in rows and model == "bert" else None
-        for j, size in enumerate(sizes):
-            cell = rows[rows["size"] == size].set_index("pair").reindex(pairs)
-            offsets = x - group / 2 + bar * (j + 0.5)
+    for ax, (model, size, rows, reference) in zip(axes, panels):
+        layer = rows["layer"].iloc[0] if "layer" in rows and (model == "bert" or reference) else None
+        for j, value in enumerate([0] if reference else values):
+            cell = (rows if reference else rows[rows[bars] == value]).set_index("pair").reindex(pairs)
+            offsets = x if reference else x - group / 2 + bar * (j + 0.5)
             yerr = cell["mrr_sd"].to_numpy() if "mrr_sd" in cell and cell["mrr_sd"].notna().any() else None
-            ax.bar(offsets, cell["mrr"], bar * 0.92, color=PALETTE[j % len(PALETTE)], yerr=yerr,
-                   capsize=2, error_kw=dict(elinewidth=0.8), label=f"{size_label(size)} sentences/language")
+            style = REFERENCE_STYLE if reference else dict(color=PALETTE[j % len(PALETTE)])
+            ax.bar(offsets, cell["mrr"], bar * 0.92, yerr=yerr, capsize=2, error_kw=dict(elinewidth=0.8), **style)
             ok = cell["chance_mrr"].notna().to_numpy()
             ax.hlines(cell["chance_mrr"].to_numpy()[ok], (offsets - bar / 2)[ok], (offsets + bar / 2)[ok],
                       zorder=3, **CHANCE_STYLE)
-        ax.set_title(model_label(model, layer), fontsize=10, loc="left")
+        if reference:
+            panel = checkpoint_label(model, layer)
+        else:
+            panel = model_label(model, layer) + (f", {size_label(size)} sentences/language" if size is not None else "")
+        ax.set_title(panel, fontsize=10, loc="left")
         ax.set_title(_chance_text(rows["chance_mrr"]), fontsize=8, loc="right", color="0.25")
         ax.set_ylabel("MRR")
         ax.set_ylim(0, top)
@@ -119,32 +148,43 @@ def mrr_by_pair(summary: pd.DataFrame, settings: str, title: str = "Word retriev
         ax.set_axisbelow(True)
     axes[-1].set_xticks(x, pairs, rotation=45 if n_pairs > 8 else 0, ha="right" if n_pairs > 8 else "center")
     axes[-1].set_xlabel("language pair (query language – candidate language)")
-    handles = [Patch(color=PALETTE[j % len(PALETTE)], label=f"{size_label(s)} sentences/language")
-               for j, s in enumerate(sizes)] + [_chance_handle()]
-    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
+    handles = [Patch(color=PALETTE[j % len(PALETTE)], label=_bar_label(bars, v)) for j, v in enumerate(values)]
+    if checkpoints.any():
+        handles.append(Patch(label="checkpoint (its own pretraining data)", **REFERENCE_STYLE))
+    handles.append(_chance_handle())
+    # one row when it fits the width (about 0.065 in per 9-point character, 0.55 in per key), else two
+    one_row = 0.065 * sum(len(h.get_label()) for h in handles) + 0.55 * len(handles)
+    ncol = len(handles) if one_row <= width else math.ceil(len(handles) / 2)
+    fig.legend(handles=handles, loc="outside lower center", ncol=ncol, fontsize=9, frameon=False)
     _title(fig, title, settings)
     return fig
 
 
 def window_effect(summary: pd.DataFrame, settings: str,
                   title: str = "Effect of the context window on word retrieval") -> Figure:
-    """Panels per data size; per model a bar per window = MRR averaged over pairs, dots = single pairs.
+    """Panels per data size; per model a bar per window = MRR averaged over pairs, dots = single pairs; each
+    Hugging Face checkpoint (size 0) as one hatched reference bar in every panel (Liu et al. Figure 3's
+    "Google BERT").
 
     `summary`: one row per model × size × window × pair (one BERT layer), columns as in `mrr_by_pair`.
     The chance segment on each bar is the chance MRR averaged over the same pairs.
     """
+    reference = summary[summary["size"] == 0]
+    summary = summary[summary["size"] > 0]
+    checkpoints = sorted(reference["model"].unique())
     models = ordered_models(summary["model"])
-    sizes = sorted(summary["size"].unique())
+    sizes = sorted(summary["size"].unique()) or [0]
     windows = sorted(summary["window"].unique(), reverse=True)
     n_pairs = summary["pair"].nunique()
     n_w = len(windows)
     bar = min(0.8 / n_w, 0.3)
     group = bar * n_w
-    width = float(np.clip(1.5 + len(sizes) * (1.2 + 0.6 * len(models) * n_w), 6, 15))
+    width = float(np.clip(1.5 + len(sizes) * (1.2 + 0.6 * (len(models) * n_w + len(checkpoints))), 6, 15))
     fig = _new_figure(width, 4.4)
     axes = fig.subplots(1, len(sizes), sharey=True, squeeze=False)[0]
     means = summary.groupby(["model", "size", "window"], as_index=False)[["mrr", "chance_mrr"]].mean()
-    top = _ylim_top(summary["mrr"], summary["chance_mrr"])
+    ref_means = reference.groupby("model")[["mrr", "chance_mrr"]].mean().reindex(checkpoints)
+    top = _ylim_top(summary["mrr"], summary["chance_mrr"], reference["mrr"], reference["chance_mrr"])
     rng = np.random.default_rng(0)  # jitter only; fixed so the PNG is reproducible
     for ax, size in zip(axes, sizes):
         x = np.arange(len(models))
@@ -162,16 +202,26 @@ def window_effect(summary: pd.DataFrame, settings: str,
                                  & (summary["window"] == window)]["mrr"].to_numpy()
                 jitter = rng.uniform(-bar * 0.25, bar * 0.25, size=len(points))
                 ax.scatter(offsets[i] + jitter, points, s=10, color="black", alpha=0.55, zorder=4, linewidths=0)
+        x_ref = np.arange(len(models), len(models) + len(checkpoints))
+        ax.bar(x_ref, ref_means["mrr"], bar * 0.92, **REFERENCE_STYLE)
+        ax.hlines(ref_means["chance_mrr"], x_ref - bar / 2, x_ref + bar / 2, zorder=3, **CHANCE_STYLE)
+        for i, name in zip(x_ref, checkpoints):
+            points = reference.loc[reference["model"] == name, "mrr"].to_numpy()
+            ax.scatter(i + rng.uniform(-bar * 0.25, bar * 0.25, size=len(points)), points, s=10, color="black",
+                       alpha=0.55, zorder=4, linewidths=0)
         labels = [model_label(m, _layer_of(summary, m)) for m in models]
-        ax.set_xticks(x, labels, fontsize=9)
+        labels += [textwrap.fill(checkpoint_label(m, _layer_of(reference, m)), 18) for m in checkpoints]
+        ax.set_xticks(np.arange(len(labels)), labels, fontsize=9)
         chance = _chance_text(summary.loc[summary["size"] == size, "chance_mrr"])
-        ax.set_title(f"{size_label(size)} sentences/language\n{chance}", fontsize=10)
+        ax.set_title(f"{size_label(size)} sentences/language\n{chance}" if size else chance, fontsize=10)
         ax.set_ylim(0, top)
         ax.grid(axis="y", alpha=0.3)
         ax.set_axisbelow(True)
     axes[0].set_ylabel(f"MRR (mean over {n_pairs} pair{'s' if n_pairs != 1 else ''})")
     handles = [Patch(facecolor=PALETTE[(j + 3) % len(PALETTE)], hatch=HATCHES[j % len(HATCHES)],
                      edgecolor="white", label=f"window {w}") for j, w in enumerate(windows)]
+    if checkpoints:
+        handles.append(Patch(label="checkpoint (no window of ours)", **REFERENCE_STYLE))
     handles += [Line2D([], [], marker="o", linestyle="", color="black", alpha=0.55, markersize=4,
                        label="single language pair"), _chance_handle("chance MRR (mean over pairs)")]
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
@@ -180,9 +230,11 @@ def window_effect(summary: pd.DataFrame, settings: str,
 
 
 def _layer_of(summary: pd.DataFrame, model: str):
-    if model != "bert" or "layer" not in summary:
+    """The one layer a BERT or a checkpoint is shown at; None for a static model or several layers."""
+    rows = summary[summary["model"] == model]
+    if "layer" not in summary or (model != "bert" and not (rows["size"] == 0).all()):
         return None
-    layers = summary.loc[summary["model"] == model, "layer"].unique()
+    layers = rows["layer"].unique()
     return int(layers[0]) if len(layers) == 1 else None
 
 
@@ -286,5 +338,5 @@ def pretraining_loss(log: pd.DataFrame, settings: str = "", title: str = "BERT p
     return fig
 
 
-__all__ = ("size_label", "model_label", "ordered_models", "mrr_by_pair", "window_effect",
+__all__ = ("size_label", "model_label", "checkpoint_label", "ordered_models", "mrr_by_pair", "window_effect",
                           "bert_layers", "pretraining_loss", "MODEL_LABELS", "PALETTE")

@@ -1,9 +1,12 @@
 """Report section for word retrieval (Liu et al. 2020): the MRR of each language pair per model, data size,
-context window and BERT layer, with the chance MRR beside every number.
+context window and BERT layer, with the chance MRR beside every number. Hugging Face checkpoints (rows with
+size 0, e.g. Google's mBERT) stand beside our models as references, at the report layer counted the same way.
 
 Figures and the main table show one selection of the table (metric, dictionary split, BERT layer and
 report.select filters; config report.*, falling back on retrieval.*); the full table shows every row.
 Seeds are averaged; any other setting that would be averaged stops the report and names the column.
+The static models' window sweep (rows marked window_sweep, Liu et al.'s Figure 4) has its own section; the
+grid's figures and main table leave out its windows that are not the grid's.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Iterable, Mapping
 import pandas as pd
 
 from xling.report import figures
-from xling.report.blocks import Block, fmt_count, fmt_num, fmt_setting, table_block, text
+from xling.report.blocks import DASH, Block, fmt_count, fmt_num, fmt_setting, model_groups, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
 from xling.report.figures import model_label, ordered_models, size_label
 from xling.report.published import Matching
@@ -66,11 +69,13 @@ class Selection:
     dictionary_split: str
     layer: int | None          # BERT layer shown beside the static models; None when there is no BERT
     select: tuple = ()         # extra (column, value) filters from report.select
+    checkpoints: tuple = ()    # (name, layer shown) of each Hugging Face checkpoint
 
     def describe(self) -> str:
         parts = [f"metric {self.metric}", f"dictionary split {self.dictionary_split}"]
         if self.layer is not None:
             parts.append(f"BERT layer {self.layer}")
+        parts += [f"{name} layer {layer}" for name, layer in self.checkpoints]
         parts += [f"{c} {v}" for c, v in self.select]
         return ", ".join(parts)
 
@@ -120,20 +125,27 @@ def select_word_retrieval(df: pd.DataFrame, report_config: Mapping, where: str) 
     metric = _choose(df, "metric", report_config.get("metric"), "cosine", where)
     split = _choose(df, "dictionary_split", report_config.get("dictionary_split"), "test", where)
     df = df[(df["metric"] == metric) & (df["dictionary_split"] == split)]
-    layer = None
-    bert_layers = sorted(df.loc[df["model"] == "bert", "layer"].unique().tolist())
-    if bert_layers:
-        wanted = report_config.get("layer")
-        if wanted is None:
-            layer = int(bert_layers[-1])
-        else:
-            wanted = int(wanted)
-            layer = int(bert_layers[-1]) + 1 + wanted if wanted < 0 else wanted
-            if layer not in bert_layers:
-                raise ValueError(f"{where}: BERT layer {wanted} asked for (report.layer or retrieval.report_layer) "
-                                 f"but the BERT rows have layers {bert_layers}; use one of them, -1 for the last, "
-                                 "or null")
-    return Selection(str(metric), str(split), layer, select), df
+    wanted = report_config.get("layer")
+    ours = df[df["size"] > 0]
+    bert_layers = ours.loc[ours["model"] == "bert", "layer"]
+    layer = _layer(bert_layers, wanted, "the BERT rows", where) if len(bert_layers) else None
+    checkpoints = df[df["size"] == 0]
+    chosen = tuple((name, _layer(rows["layer"], wanted, name, where))
+                   for name, rows in checkpoints.groupby("model", sort=True))
+    return Selection(str(metric), str(split), layer, select, chosen), df
+
+
+def _layer(layers: pd.Series, wanted, whose: str, where: str) -> int:
+    """The layer to show of a BERT's rows: `wanted` (report.layer or retrieval.report_layer; negative counts
+    from the last), or the last layer when it is None."""
+    present = sorted(int(v) for v in layers.unique())
+    if wanted is None:
+        return present[-1]
+    layer = present[-1] + 1 + int(wanted) if int(wanted) < 0 else int(wanted)
+    if layer not in present:
+        raise ValueError(f"{where}: BERT layer {wanted} asked for (report.layer or retrieval.report_layer) "
+                         f"but {whose} have layers {present}; use one of them, -1 for the last, or null")
+    return layer
 
 
 def setting_columns(df: pd.DataFrame) -> list[str]:
@@ -218,6 +230,15 @@ def _settings_line(df: pd.DataFrame, selection: Selection, extra: str = "") -> s
     return "; ".join(parts)
 
 
+def grid_rows(df: pd.DataFrame, config: Mapping) -> pd.DataFrame:
+    """The table without the window sweep's own rows (marked window_sweep, at a window the grid, config
+    `windows`, does not have): they are in the sweep's section."""
+    if "window_sweep" not in df:
+        return df
+    sweep_only = df["window_sweep"].astype(bool) & ~df["window"].isin(config.get("windows") or [])
+    return df[~sweep_only]
+
+
 # ---------------------------------------------------------------------------------------------- section
 
 @register_section("word_retrieval", "Word retrieval", required=("word_retrieval",), figures=word_retrieval_figures,
@@ -228,17 +249,22 @@ def render_word_retrieval(ctx: ReportContext) -> list[Block]:
     require_columns(full, REQUIRED, where)
     if full.empty:
         raise ValueError(f"{where}: the word-retrieval table has no rows")
-    selection, df = select_word_retrieval(full, selection_config(ctx.config), where)
-    static = df[df["model"] != "bert"]
-    bert = df[df["model"] == "bert"]
-    shown = pd.concat([static, bert[bert["layer"] == selection.layer]]) if len(bert) else static
+    grid = grid_rows(full, ctx.config)
+    selection, df = select_word_retrieval(grid, selection_config(ctx.config), where)
+    ours, checkpoints = df[df["size"] > 0], df[df["size"] == 0]
+    static = ours[ours["model"] != "bert"]
+    bert = ours[ours["model"] == "bert"]
+    shown = pd.concat([static, bert[bert["layer"] == selection.layer]]
+                      + [checkpoints[(checkpoints["model"] == name) & (checkpoints["layer"] == layer)]
+                         for name, layer in selection.checkpoints])
     keys = ["model", "size", "window", "layer", "pair"]
     summary = summarize(shown, keys, where)
     line = _settings_line(shown, selection)
     blocks = [text(DESCRIPTION, f"Figures and the main table show: {line}. The full table at the end lists "
                                 "every setting."), _main_table(summary, selection, line)]
-    for window in sorted(summary["window"].unique(), reverse=True):
-        fig = figures.mrr_by_pair(summary[summary["window"] == window], settings=selection.describe(),
+    for window in sorted(summary.loc[summary["size"] > 0, "window"].unique(), reverse=True):
+        panel = summary[(summary["window"] == window) | (summary["size"] == 0)]  # checkpoints: in every window's
+        fig = figures.mrr_by_pair(panel, settings=selection.describe(),
                                   title=f"Word retrieval by language pair, context window {window}")
         blocks.append(ctx.figure(f"word_retrieval_mrr_by_pair_w{window}", fig, "word_retrieval_mrr_by_pair",
                                  f"window {window}; {line}", f"MRR by language pair, window {window}"))
@@ -255,34 +281,84 @@ def render_word_retrieval(ctx: ReportContext) -> list[Block]:
                                  "BERT word retrieval by layer"))
     defaults = {"metric": selection.metric, "dictionary_split": selection.dictionary_split,
                 **({"layer": selection.layer} if selection.layer is not None else {})}
-    ours = apply_select(full, selection.select, where)
+    ours = apply_select(grid, selection.select, where)
     blocks += ctx.published_blocks("word_retrieval", ours.assign(lang=ours["tgt"] if "tgt" in ours else
                                                                  ours["pair"].str.split("-").str[-1]),
-                                   Matching(identity=("lang",), defaults=defaults,
-                                            absent={"pos": "all dictionary words"}))
+                                   Matching(identity=("lang",), defaults=defaults))
     blocks.append(_full_table(full, "Word retrieval: all numbers"))
     return blocks
 
 
-def _main_table(summary: pd.DataFrame, selection: Selection, line: str) -> Block:
-    """The papers' table: rows model x size x window, columns language pairs + mean; chance under each MRR."""
+# ---------------------------------------------------------------------------------------------- window sweep
+
+SWEEP_DESCRIPTION = (
+    "Liu et al. (\"What makes multilingual BERT multilingual?\", Figure 4) trained Word2Vec with windows 5, 128 "
+    "and 256 on their small data and found that a larger window is not always better. Here each static model of "
+    "window_sweep is trained at each sweep window on the same data as the grid (word retrieval only). A window "
+    "of w tokens is a span of w // 2 tokens on each side, the unit of the grid's windows, so the paper's "
+    "Word2Vec windows 5, 128, 256 (tokens on each side) are the spans 10, 256, 512; a sweep window that is also "
+    "a grid window is the grid's model.")
+
+
+def window_sweep_declared(config: Mapping) -> bool:
+    """Whether the run sweeps a window: window_sweep names a window and a static model the run trains."""
+    sweep = config.get("window_sweep") or {}
+    models = config.get("models") or []
+    return bool(sweep.get("windows")) and any(model in models for model in sweep.get("models") or [])
+
+
+def window_sweep_figures(config: Mapping) -> list[dict]:
+    if not window_sweep_declared(config):
+        return []
+    return [{"name": "word_retrieval_window_sweep", "caption": "word_retrieval_window_sweep.rst",
+             "category": "Word retrieval", "labels": {"figure": "window sweep of the static models",
+                                                      "window": "sweep"}}]
+
+
+@register_section("window_sweep", "Window sweep of the static models", required=("word_retrieval",),
+                  figures=window_sweep_figures, results={"word_retrieval": RESULTS})
+def render_window_sweep(ctx: ReportContext) -> list[Block]:
+    if not window_sweep_declared(ctx.config):
+        return [text("This run sweeps no window (window_sweep names no window, or no static model the run "
+                     "trains).")]
+    where = ctx.table_paths["word_retrieval"]
+    full = ctx.tables["word_retrieval"]
+    require_columns(full, REQUIRED + ("window_sweep",), where)
+    sweep = full[full["window_sweep"].astype(bool)]
+    if sweep.empty:
+        raise ValueError(f"{where}: no row has window_sweep true, but the config declares a window sweep")
+    selection, df = select_word_retrieval(sweep, selection_config(ctx.config), where)
+    summary = summarize(df, ["model", "size", "window", "layer", "pair"], where)
+    line = _settings_line(df, selection)
+    fig = figures.mrr_by_pair(summary, settings=selection.describe(), bars="window",
+                              title="Effect of the window on the static models' word retrieval")
+    return [text(SWEEP_DESCRIPTION),
+            _main_table(summary, selection, line, title="Window sweep: MRR by language pair"),
+            ctx.figure("word_retrieval_window_sweep", fig, "word_retrieval_window_sweep", line,
+                       "MRR by language pair, one bar per window")]
+
+
+def _main_table(summary: pd.DataFrame, selection: Selection, line: str,
+                title: str = "MRR by language pair") -> Block:
+    """The papers' table: rows model x size x window, columns language pairs + mean; chance under each MRR.
+    Checkpoints (size 0) come last, with no size or window of ours."""
     pairs = sorted(summary["pair"].unique())
     rows = []
-    for model in ordered_models(summary["model"]):
-        rows_of_model = summary[summary["model"] == model].sort_values(["size", "window"], ascending=[True, False])
-        for (size, window), cell in rows_of_model.groupby(["size", "window"], sort=False):
-            cell = cell.set_index("pair")
-            row = [model_label(model), size_label(size), str(window), str(int(cell["layer"].iloc[0]))]
-            for pair in pairs:
-                if pair in cell.index:
-                    row.append({"text": fmt_num(cell.at[pair, "mrr"]),
-                                "sub": f"chance {fmt_num(cell.at[pair, 'chance_mrr'])}"})
-                else:
-                    row.append("\u2014")
-            row.append({"text": fmt_num(cell["mrr"].mean()), "sub": f"chance {fmt_num(cell['chance_mrr'].mean())}"})
-            rows.append(row)
+    for model, size, window in model_groups(summary):
+        cell = summary[(summary["model"] == model) & (summary["size"] == size) & (summary["window"] == window)]
+        cell = cell.set_index("pair")
+        row = ([model_label(model), size_label(size), str(window)] if size else [str(model), DASH, DASH])
+        row.append(str(int(cell["layer"].iloc[0])))
+        for pair in pairs:
+            if pair in cell.index:
+                row.append({"text": fmt_num(cell.at[pair, "mrr"]),
+                            "sub": f"chance {fmt_num(cell.at[pair, 'chance_mrr'])}"})
+            else:
+                row.append(DASH)
+        row.append({"text": fmt_num(cell["mrr"].mean()), "sub": f"chance {fmt_num(cell['chance_mrr'].mean())}"})
+        rows.append(row)
     columns = ["model", COLUMN_LABELS["size"], "window", "layer"] + pairs + ["mean"]
-    return table_block(f"MRR by language pair ({selection.describe()})", columns, rows,
+    return table_block(f"{title} ({selection.describe()})", columns, rows,
                        note=f"Settings: {line}. Small grey number: chance MRR for the same candidates.",
                        numeric=range(4, len(columns)))
 

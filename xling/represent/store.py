@@ -11,7 +11,10 @@ Store schema (Parquet; shards hold sums, reduced files hold means, same columns)
 Layer 0 is the embedding layer, 1..L the transformer layers.
 
 BERT runs through xling.encode, whose grouping defines a word (xling.encode.words: pieces after the first
-start with "##"; its text drops the markers). A word occurrence's vector at a layer is the mean of its
+start with "##"; its text drops the markers). The text is the run's token files (pieces of the run's vocabulary),
+or, for a Hugging Face checkpoint with a vocabulary of its own, the sampled corpus tokenized by the checkpoint's
+tokenizer; its words are then put in the token files' form (`normalize_word`), so they match the run's word lists
+and counts. A word occurrence's vector at a layer is the mean of its
 pieces' vectors (as the static models' word vectors); the word's vector is the mean of its occurrence
 vectors. stat 'token' is the mean over the chosen positions of every chunk (the
 model's input sequences): the wordpieces ("words") or every position, [CLS] and [SEP] included ("all");
@@ -20,6 +23,7 @@ stat 'sentence' is the mean over chunks of each chunk's mean over those position
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
@@ -31,6 +35,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
+from xling.data.corpus import read_documents
+from xling.data.wordpiece import normalize_word
 from xling.io import atomic_path, read_lines
 
 if TYPE_CHECKING:
@@ -40,6 +46,7 @@ logger = logging.getLogger(__name__)
 
 D_COLUMN = re.compile(r"d\d+")
 ROWS_PER_GROUP = 8192  # Parquet row group of the shard files (also bounds the writer's memory)
+_word_form = functools.lru_cache(maxsize=1 << 16)(normalize_word)  # once per word type, not per occurrence
 
 
 class _Accumulator:
@@ -69,8 +76,9 @@ class _Accumulator:
                 self.sums, self.counts = sums, counts
         return wid
 
-    def add(self, out: Encoded, words: set[str], mean_positions: str) -> None:
-        """Add one encoded batch: its words of `words` and its language statistics."""
+    def add(self, out: Encoded, words: set[str], mean_positions: str, lowercase: bool | None = None) -> None:
+        """Add one encoded batch: its words of `words` and its language statistics. lowercase: the run's
+        tokenizer setting, to put the model's words in the token files' form (None: they already are)."""
         mask = out.batch.positions(mean_positions).to(self.device).to(torch.float64)
         n = mask.sum(dim=1)
         # weights over positions: row 0 sums all positions (stat token), row 1 sums each chunk's mean (stat sentence)
@@ -80,9 +88,10 @@ class _Accumulator:
             self.lang_sums[:, layer] += torch.einsum("sbt,bth->sh", lang_weights, states)
         self.n_tokens += int(n.sum())
         self.n_sentences += len(out.batch.items)
-        keep = [i for i, word in enumerate(out.batch.words) if word in words]
+        forms = out.batch.words if lowercase is None else [_word_form(w, lowercase) for w in out.batch.words]
+        keep = [i for i, word in enumerate(forms) if word in words]
         if keep:
-            wids = torch.tensor([self.word_id(out.batch.words[i]) for i in keep], dtype=torch.long, device=self.device)
+            wids = torch.tensor([self.word_id(forms[i]) for i in keep], dtype=torch.long, device=self.device)
             vectors = out.word_vectors("mean", torch.float64)[:, torch.tensor(keep, device=self.device)]
             self.sums.index_add_(0, wids, vectors.transpose(0, 1))
             self.counts.index_add_(0, wids, torch.ones_like(wids))
@@ -95,6 +104,16 @@ def _shard_lines(token_path, shard: int, n_shards: int, max_documents: int | Non
             return
         if (lineno - 1) % n_shards == shard:
             yield lineno, line
+
+
+def _shard_texts(corpus_path, shard: int, n_shards: int, max_documents: int | None) -> Iterator[str]:
+    """The documents of this shard of a canonical corpus (sentences per line, documents separated by a blank
+    line), each as one text; document i (from 1, in file order) belongs to shard (i - 1) % n_shards."""
+    for number, document in enumerate(read_documents(corpus_path), start=1):
+        if max_documents is not None and number > max_documents:
+            return
+        if (number - 1) % n_shards == shard:
+            yield " ".join(line for _, line in document)
 
 
 def _documents(lines, token_path, vocab: dict[str, int]) -> Iterator[list[str]]:
@@ -121,12 +140,17 @@ def _write(path: str | Path, keys: dict[str, pa.Array], n: np.ndarray, matrix: n
 
 
 def extract_bert_shard(model_dir, token_path, lang: str, words: Iterable[str], shard: int, n_shards: int,
-                       out_words, out_langs, batch_size: int, max_length: int, device: str | None = "cpu",
-                       autocast: bool = True, max_documents: int | None = None, mean_positions: str = "all"
-                       ) -> None:
+                       out_words, out_langs, batch_size: int, max_length: int | None, device: str | None = "cpu",
+                       autocast: bool = True, max_documents: int | None = None, mean_positions: str = "all",
+                       corpus: bool = False, lowercase: bool = False, revision: str | None = None) -> None:
     """Run BERT over shard `shard` of `n_shards` (documents i with i % n_shards == shard) of a token file
     and write per-layer SUMS and counts: for each word of `words` seen (-> out_words) and per language
     (stats token and sentence -> out_langs), in the store schema of this module.
+
+    corpus=True: `token_path` is a canonical corpus instead (a Hugging Face checkpoint whose vocabulary is
+    not the run's): each document is tokenized by the model's own tokenizer and its words are compared with
+    `words` in the token files' form (`lowercase`: the run's tokenizer setting). `revision` pins a hub
+    checkpoint. max_length None: the model's max_position_embeddings.
 
     The model runs through xling.encode: documents (one per line, WordPiece pieces) are cut at word
     boundaries into chunks of at most max_length - 2 pieces (a longer word is left out and counted), run
@@ -137,27 +161,31 @@ def extract_bert_shard(model_dir, token_path, lang: str, words: Iterable[str], s
     """
     if not 0 <= shard < n_shards:
         raise ValueError(f"shard must be in [0, {n_shards}), got {shard}")
-    if max_length < 3:
+    if max_length is not None and max_length < 3:
         raise ValueError(f"max_length must be >= 3 ([CLS] word [SEP]), got {max_length}")
     if mean_positions not in ("words", "all"):
         raise ValueError(f"mean_positions must be 'words' or 'all', got {mean_positions!r}")
     from xling.encode.encoder import Encoder, resolve_device
 
     device = resolve_device(device)
-    encoder = Encoder.from_pretrained(model_dir, device=device, max_length=max_length,
+    encoder = Encoder.from_pretrained(model_dir, device=device, max_length=max_length, revision=revision,
                                       dtype=torch.bfloat16 if autocast and device.type == "cuda" else None)
-    if encoder.max_length < max_length:
+    if max_length is not None and encoder.max_length < max_length:
         raise ValueError(f"max_length {max_length} exceeds the model's max_position_embeddings "
                          f"{encoder.max_length} ({model_dir})")
     words = set(words)
     n_layers, hidden = encoder.n_layers + 1, encoder.hidden
     acc = _Accumulator(n_layers, hidden, max(len(words), 1), device)
-    total_docs = sum(1 for _ in _shard_lines(token_path, shard, n_shards, max_documents))
-    documents = _documents(_shard_lines(token_path, shard, n_shards, max_documents), token_path, encoder.vocab)
+    if corpus:
+        total_docs = sum(1 for _ in _shard_texts(token_path, shard, n_shards, max_documents))
+        documents = _shard_texts(token_path, shard, n_shards, max_documents)
+    else:
+        total_docs = sum(1 for _ in _shard_lines(token_path, shard, n_shards, max_documents))
+        documents = _documents(_shard_lines(token_path, shard, n_shards, max_documents), token_path, encoder.vocab)
     started = time.monotonic()
     for out in encoder.encode(documents, batch_size, long_words="drop", total=total_docs,
                               what=f"{token_path} shard {shard}/{n_shards}"):
-        acc.add(out, words, mean_positions)
+        acc.add(out, words, mean_positions, lowercase if corpus else None)
     logger.info("%s shard %d/%d done: %d chunks, %d positions averaged (%s), %d/%d words seen, %.1f s", lang, shard,
                 n_shards, acc.n_sentences, acc.n_tokens, mean_positions, len(acc.word_ids), len(words),
                 time.monotonic() - started)
@@ -226,6 +254,11 @@ def reduce_shards(shard_paths: list, out_path) -> None:
 
 def _d_names(path) -> list[str]:
     return [c for c in pq.read_schema(path).names if D_COLUMN.fullmatch(c)]
+
+
+def vector_dim(path) -> int:
+    """The vector size of a store."""
+    return len(_d_names(path))
 
 
 def read_vectors(path, lang: str, layer: int) -> tuple[list[str], np.ndarray]:
