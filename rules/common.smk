@@ -28,6 +28,7 @@ from xling.imports import analyse  # noqa: E402
 os.environ.update(
     PYTHONPATH=os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH")) if p)
 )
+from xling.evaluate.findings import TABLES as FINDINGS_TABLES  # noqa: E402
 from xling.runtime import computed, without_runtime  # noqa: E402
 
 with open(os.path.join(workflow.basedir, "schemas", "config.schema.yaml"), encoding="utf-8") as handle:
@@ -336,6 +337,15 @@ def language_table_specs():
 def language_report_tables():
     """{report table key: Parquet path} of the language and transfer tables this run builds (report inputs)."""
     return {key: f"{stem}.parquet" for key, (parts, stem) in language_table_specs().items() if parts}
+
+
+def findings_tables():
+    """{table key: Parquet path} of the run's tables the findings are judged on (xling.evaluate.findings.TABLES;
+    one the run does not build makes its claims "not measured")."""
+    tables = {"word_retrieval": f"{RESULTS}/eval/word_retrieval.parquet", **language_report_tables()}
+    if POS["splits"]:
+        tables["word_retrieval_pos"] = f"{RESULTS}/eval/word_retrieval_pos.parquet"
+    return {key: path for key, path in tables.items() if key in FINDINGS_TABLES}
 
 
 def language_tables():

@@ -3,12 +3,34 @@ from xling.report import expected_figures  # every registered study's figures, e
 
 
 localrules:
+    findings,
     report,
+
+
+rule findings:
+    input:
+        **findings_tables(),
+        code=xling_code("scripts/findings.py"),
+    output:
+        parquet=f"{RESULTS}/eval/findings.parquet",
+        csv=f"{RESULTS}/eval/findings.csv",
+    params:
+        pivot=PIVOT,
+        settings=config["findings"],  # how claims are judged: reruns the findings and the report only
+    log:
+        f"{LOGS}/findings.log",
+    benchmark:
+        f"{BENCH}/findings.tsv"
+    conda:
+        "../envs/data.yaml"  # the tables' env (xling.tables), as the rules that gather them
+    script:
+        "../scripts/findings.py"
 
 
 rule report:
     input:
         retrieval=f"{RESULTS}/eval/word_retrieval.parquet",
+        findings=f"{RESULTS}/eval/findings.parquet",
         **({"word_retrieval_pos": rules.word_retrieval_pos.output.parquet} if POS["splits"] else {}),
         bert_models=expand(model_dir("bert", "{size}", "{window}"), size=SIZES, window=WINDOWS)
         if "bert" in MODELS
@@ -31,7 +53,7 @@ rule report:
             )
             for figure in expected_figures(
                 config,
-                ["word_retrieval", *language_report_tables()]
+                ["word_retrieval", "findings", *language_report_tables()]
                 + (["word_retrieval_pos"] if POS["splits"] else [])
                 + (["bert_training_logs"] if "bert" in MODELS else []),
             )

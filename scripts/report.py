@@ -6,7 +6,7 @@ from xling.logs import setup_logging
 setup_logging(snakemake.log[0])
 from xling.report import expected_figures, render_report  # noqa: E402  (registers every study's sections)
 
-tables = {"word_retrieval": Path(snakemake.input.retrieval)}
+tables = {"word_retrieval": Path(snakemake.input.retrieval), "findings": Path(snakemake.input.findings)}
 if snakemake.input.bert_models:
     tables["bert_training_logs"] = [Path(d) / "training_log.tsv" for d in snakemake.input.bert_models]
 for key in ("word_retrieval_pos", "token_translation", "token_translation_samples", "tatoeba", "bucc", "transfer"):

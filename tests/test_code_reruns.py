@@ -91,8 +91,8 @@ def grid() -> int:
 
 def test_metrics_edit_reruns_word_retrieval_only(finished):
     plan = plan_after_edit(finished, "xling/evaluate/metrics.py")
-    assert plan == {"word_retrieval": 3 * grid(), "retrieval_table": 1, "word_retrieval_pos": 1, "report": 1,
-                    "all": 1}
+    assert plan == {"word_retrieval": 3 * grid(), "retrieval_table": 1, "word_retrieval_pos": 1, "findings": 1,
+                    "report": 1, "all": 1}
 
 
 def test_synthetic_generator_edit_reruns_everything_downstream(finished):
@@ -112,8 +112,12 @@ def test_bert_trainer_edit_reruns_the_bert_branch(finished):
         "token_translation_samples_table": 1,
         "sentence_retrieval": whole["sentence_retrieval"], "tatoeba_table": 1, "bucc_table": 1,
         "finetune": whole["finetune"] - 2 * grid(), "transfer_eval": whole["transfer_eval"] - 2 * grid(),  # not GloVe's, Word2Vec's
-        "transfer_table": 1, "report": 1, "all": 1,
+        "transfer_table": 1, "findings": 1, "report": 1, "all": 1,
     }  # fmt: skip
+
+
+def test_findings_edit_reruns_the_findings_and_the_report(finished):
+    assert plan_after_edit(finished, "xling/evaluate/findings.py") == {"findings": 1, "report": 1, "all": 1}
 
 
 def test_report_figures_edit_reruns_the_report_only(finished):

@@ -28,7 +28,8 @@ BERT_TRANSFER = BERT_XNLI + LMS * VARIANTS * 3  # and POS, parsing, NER
 # Word2Vec models of the window sweep that are not grid models (the sweep is at the smallest size)
 SWEEP_ONLY = len(set(CONFIG["window_sweep"]["windows"]) - set(CONFIG["windows"]))
 REPORT = {"report": 1, "all": 1}
-WORD_RETRIEVAL = {"retrieval_table": 1, "word_retrieval_pos": 1, **REPORT}
+FINDINGS = {"findings": 1, **REPORT}  # a changed result table: the findings judged on it, and the report
+WORD_RETRIEVAL = {"retrieval_table": 1, "word_retrieval_pos": 1, **FINDINGS}
 
 #: a new value for every runtime setting (xling.runtime.RUNTIME), valid for the test preset
 EVERY_RUNTIME_SETTING = {
@@ -75,6 +76,11 @@ def test_finished_run_plans_nothing(test_run, tmp_path):
 ], ids=["report.title", "report.layer", "retrieval.report_layer"])
 def test_presentation_setting_reruns_only_the_report(test_run, tmp_path, change):
     assert plan(test_run, tmp_path, change) == REPORT
+
+
+def test_findings_settings_rerun_only_the_findings_and_the_report(test_run, tmp_path):
+    """findings.* change verdicts, not the tables they are judged on (both keys in one dry run: one param)."""
+    assert plan(test_run, tmp_path, {"findings": {"tolerance": 0.1, "layer": 1}}) == FINDINGS
 
 
 @pytest.mark.parametrize("change", [
@@ -130,21 +136,21 @@ def test_retrieval_setting_reruns_only_word_retrieval(test_run, tmp_path):
 
 def test_pos_settings_rerun_only_the_pos_table(test_run, tmp_path):
     change = {"retrieval": {"pos": {"open_class": ["NOUN"], "splits": ["train"]}}}
-    assert plan(test_run, tmp_path, change) == {"word_retrieval_pos": 1, **REPORT}
+    assert plan(test_run, tmp_path, change) == {"word_retrieval_pos": 1, **FINDINGS}
 
 
 def test_language_settings_rerun_only_their_own_task(test_run, tmp_path):
-    tatoeba = {"sentence_retrieval": LMS * PAIRS, "tatoeba_table": 1, **REPORT}
+    tatoeba = {"sentence_retrieval": LMS * PAIRS, "tatoeba_table": 1, **FINDINGS}
     translation = {"token_translation": LMS * PAIRS, "token_translation_table": 1,
-                   "token_translation_samples_table": 1, **REPORT}
+                   "token_translation_samples_table": 1, **FINDINGS}
     assert plan(test_run, tmp_path, {"language": {"sentence_retrieval": {"max_sentences": 50}}}) == tatoeba
     assert plan(test_run, tmp_path, {"language": {"samples": 3}}) == translation
-    bucc = {"sentence_retrieval": LMS * PAIRS, "bucc_table": 1, **REPORT}
+    bucc = {"sentence_retrieval": LMS * PAIRS, "bucc_table": 1, **FINDINGS}
     assert plan(test_run, tmp_path, {"language": {"sentence_retrieval": {"bucc_k": 8}}}) == bucc
 
 
 def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
-    table = {"transfer_table": 1, **REPORT}
+    table = {"transfer_table": 1, **FINDINGS}
     pos = LMS * VARIANTS  # POS fine-tunings
     assert plan(test_run, tmp_path, {"transfer": {"pos": {"epochs": 2}}}) == {
         "finetune": pos, "transfer_eval": pos, **table}

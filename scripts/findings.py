@@ -1,0 +1,9 @@
+"""Snakemake entry point: judge the papers' claims on the run's tables (the findings table, Parquet + CSV)."""
+from xling.logs import setup_logging
+
+setup_logging(snakemake.log[0])
+from xling.evaluate.findings import TABLES, write_findings  # noqa: E402
+
+write_findings({key: snakemake.input[key] for key in TABLES if key in snakemake.input.keys()},
+               snakemake.output.parquet, snakemake.output.csv, pivot=snakemake.params.pivot,
+               **snakemake.params.settings)
