@@ -389,3 +389,16 @@ def test_number_formatting():
     assert fmt_num(np.int64(12345)) == "12,345"
     assert size_label(200000) == "200k" and size_label(1500000) == "1.5M"
     assert size_label(12345) == "12,345"
+
+
+
+def test_overview_data_source_ignores_the_translation_samples_sentences(tmp_path):
+    from xling.report.core import ReportContext
+    from xling.report.run import render_overview
+
+    tables = {"word_retrieval": pd.DataFrame({"source": ["synthetic"], "run": ["t"]}),
+              "token_translation_samples": pd.DataFrame({"source": ["the cat sleeps"], "run": ["t"]})}
+    ctx = ReportContext(config=make_config(), tables=tables, table_paths={}, figure_dir=tmp_path,
+                        captions_dir=tmp_path, published={}, published_path=None)
+    shown = repr(render_overview(ctx))
+    assert "the cat sleeps" not in shown and "synthetic" in shown

@@ -30,8 +30,10 @@ STUDY_DESCRIPTION = (
 )
 
 
-def _values(ctx: ReportContext, column: str) -> list:
-    return sorted({v for df in ctx.tables.values() if column in df for v in df[column].dropna().unique()})
+def _values(ctx: ReportContext, column: str, skip: tuple[str, ...] = ()) -> list:
+    """The values of `column` in every table but those of `skip`."""
+    return sorted({v for key, df in ctx.tables.items() if key not in skip and column in df
+                   for v in df[column].dropna().unique()})
 
 
 def _languages(ctx: ReportContext) -> list[str]:
@@ -51,7 +53,8 @@ def _joined(values: Iterable[str]) -> str:
 @register_section("overview", "Study and data")
 def render_overview(ctx: ReportContext) -> list[Block]:
     models = [m for df in ctx.tables.values() if "model" in df for m in df["model"].dropna().unique()]
-    sources = [str(s) for s in _values(ctx, "source")]
+    # the data source recorded by every table (the token-translation samples' `source` is a sample's sentence)
+    sources = [str(s) for s in _values(ctx, "source", skip=("token_translation_samples",))]
     rows = [("run", _joined(str(r) for r in _values(ctx, "run")) if _values(ctx, "run") else
              str(ctx.config.get("run") or DASH)),
             ("data source", _joined(sources)),
