@@ -162,9 +162,10 @@ def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
     # ner_repair: only the NER scoring
     assert plan(test_run, tmp_path, {"transfer": {"ner_repair": False}}) == {"transfer_eval": LMS * VARIANTS, **table}
     # the shift layer: zero-mean fine-tunings and every shifted scoring
-    shifted = LMS * 4  # the zero-mean variant of each task
+    shifted = LMS * 4 * TRANSFER.get("zero_mean", True)  # the zero-mean variant of each task, if the run has it
     assert plan(test_run, tmp_path, {"transfer": {"layer": 2}}) == {
-        "finetune": shifted, "transfer_eval": shifted + LMS * len(TRANSFER["freeze"]) * 4, **table}
+        **({"finetune": shifted} if shifted else {}), "transfer_eval": shifted + LMS * len(TRANSFER["freeze"]) * 4,
+        **table}
 
 
 def test_changed_bert_setting_trains_beside_the_old_checkpoints(test_run, tmp_path):
