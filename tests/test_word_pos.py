@@ -134,3 +134,24 @@ def test_report_refuses_to_mix_two_settings_in_one_cell(tmp_path):
     tables = {"word_retrieval": word_retrieval(), "word_retrieval_pos": pd.concat([pos, pos.assign(min_count=5)])}
     with pytest.raises(ValueError, match="several rows for glove 4000 w128 layer 0 en-de NOUN: they differ in a setting"):
         render(tmp_path, tables, CONFIG)
+
+
+def test_report_shows_a_checkpoint_at_its_own_layer(tmp_path):
+    """A Hugging Face checkpoint (size 0) is shown at the layer the word-retrieval section shows it (counted from
+    its own last layer), not at our BERT's layer, which it may not even have."""
+    pos, retrieval = word_retrieval_pos(), word_retrieval()
+
+    def checkpoint(df):  # one BERT's rows at one layer, as a checkpoint's layers 2 and 5
+        one = df[(df["model"] == "bert") & (df["window"] == df["window"].max()) & (df["size"] == df["size"].max())
+                 & (df["layer"] == 2)]
+        return pd.concat([one.assign(model="tiny-ckpt", size=0, window=0, layer=layer) for layer in (2, 5)])
+
+    ckpt_rows, checkpoint_pos = checkpoint(retrieval), checkpoint(pos)
+    config = {**CONFIG, "retrieval": {**CONFIG.get("retrieval", {}), "report_layer": -1}}
+    html = render(tmp_path, {"word_retrieval": pd.concat([retrieval, ckpt_rows]),
+                             "word_retrieval_pos": pd.concat([pos, checkpoint_pos])}, config)
+    start = html.index("MRR by part of speech (")
+    block = html[start:html.index("</table>", start)]
+    assert "tiny-ckpt layer 5" in html_lib.unescape(block[:300])
+    rows = [" ".join(re.sub(r"<[^>]+>", " ", row).split()) for row in re.findall(r"<tr>(.*?)</tr>", block, flags=re.S)]
+    assert [r.split(" closed")[0] for r in rows if "tiny-ckpt" in r and " closed " in f"{r} "] == ["tiny-ckpt 5"]

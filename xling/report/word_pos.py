@@ -14,7 +14,7 @@ import pandas as pd
 from xling.report.blocks import Block, fmt_count, fmt_num, model_groups, model_name, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
 from xling.report.published import Matching
-from xling.report.word_retrieval import apply_select, select_word_retrieval, selection_config
+from xling.report.word_retrieval import apply_select, select_word_retrieval, selection_config, shown_layers
 
 REQUIRED = ("model", "size", "window", "layer", "pair", "tgt", "pos", "pos_class", "mrr", "n_queries", "metric",
             "dictionary_split", "open_class", "pos_treebank", "pos_splits", "pos_tagged_words")
@@ -43,9 +43,7 @@ def render_word_retrieval_pos(ctx: ReportContext) -> list[Block]:
     if full.empty:
         raise ValueError(f"{where}: the part-of-speech table has no rows")
     selection, df = select_word_retrieval(full, selection_config(ctx.config), where)
-    contextual = (df["model"] == "bert") | (df["size"] == 0)  # our BERTs and Hugging Face checkpoints
-    layer = selection.layer if selection.layer is not None else df.loc[contextual, "layer"].max()
-    df = df[~contextual | (df["layer"] == layer)]
+    df = shown_layers(df, selection)  # the layers the word-retrieval section shows
     duplicated = df.duplicated(["model", "size", "window", "layer", "pair", "pos"], keep=False)
     if duplicated.any():
         row = df[duplicated].iloc[0]

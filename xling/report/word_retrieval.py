@@ -135,6 +135,17 @@ def select_word_retrieval(df: pd.DataFrame, report_config: Mapping, where: str) 
     return Selection(str(metric), str(split), layer, select, chosen), df
 
 
+def shown_layers(df: pd.DataFrame, selection: Selection) -> pd.DataFrame:
+    """The rows the figures and main tables show: the static models' one layer, our BERTs at the selected layer,
+    each checkpoint at its own (counted from its own last layer when the setting is null or negative)."""
+    ours, checkpoints = df[df["size"] > 0], df[df["size"] == 0]
+    static = ours[ours["model"] != "bert"]
+    bert = ours[ours["model"] == "bert"]
+    return pd.concat([static, bert[bert["layer"] == selection.layer]]
+                     + [checkpoints[(checkpoints["model"] == name) & (checkpoints["layer"] == layer)]
+                        for name, layer in selection.checkpoints])
+
+
 def _layer(layers: pd.Series, wanted, whose: str, where: str) -> int:
     """The layer to show of a BERT's rows: `wanted` (report.layer or retrieval.report_layer; negative counts
     from the last), or the last layer when it is None."""
@@ -251,12 +262,8 @@ def render_word_retrieval(ctx: ReportContext) -> list[Block]:
         raise ValueError(f"{where}: the word-retrieval table has no rows")
     grid = grid_rows(full, ctx.config)
     selection, df = select_word_retrieval(grid, selection_config(ctx.config), where)
-    ours, checkpoints = df[df["size"] > 0], df[df["size"] == 0]
-    static = ours[ours["model"] != "bert"]
-    bert = ours[ours["model"] == "bert"]
-    shown = pd.concat([static, bert[bert["layer"] == selection.layer]]
-                      + [checkpoints[(checkpoints["model"] == name) & (checkpoints["layer"] == layer)]
-                         for name, layer in selection.checkpoints])
+    bert = df[(df["size"] > 0) & (df["model"] == "bert")]
+    shown = shown_layers(df, selection)
     keys = ["model", "size", "window", "layer", "pair"]
     summary = summarize(shown, keys, where)
     line = _settings_line(shown, selection)
