@@ -84,24 +84,27 @@ def test_batch_loss_on_a_tiny_bert_by_hand(bert_dir):
     model, tokenizer = al.load_masked_lm(bert_dir)
     bert = model.bert.double().eval()
     bert0 = BertModel(bert.config).double().eval()  # another "initial" model, so the drift term is not zero
-    en_words, xx_words = [["e1", "e2a", "e3"]], [["x3", "x2a", "x1"]]
-    links = [[(0, 2), (1, 1)]]  # e3 has no link; the drift term still counts it
+    en_words, xx_words = [["e1", "e2a", "e3"], ["e5"]], [["x3", "x2a", "x1", "x4a"], ["x5"]]
+    links = [[(0, 2), (1, 1)], [(0, 0)]]  # e3 and x4a have no link; the drift term still counts e3
     en, xx = al.encode_words(tokenizer, en_words, 16), al.encode_words(tokenizer, xx_words, 16)
-    # [CLS] e1 e2 ##a e3 [SEP]: the last pieces of the three words are at 1, 3, 4
-    assert en[0]["last"] == [1, 3, 4] and xx[0]["last"] == [1, 3, 4]
+    # [CLS] e1 e2 ##a e3 [SEP]: the last pieces of the three words are at 1, 3, 4 (x4a ends 2 pieces later)
+    assert [f["last"] for f in en] == [[1, 3, 4], [1]] and [f["last"] for f in xx] == [[1, 3, 4, 6], [1]]
 
     def loss_of(b):
         return al.batch_loss(b, bert0, en, xx, links, pad_id=0, layer=2, regularization=0.7,
                              device=torch.device("cpu"))
 
     loss, pairs, drift, n_links = loss_of(bert)
-    ids = lambda f: torch.tensor([f[0]["ids"]])  # noqa: E731
-    h_en = bert(ids(en), output_hidden_states=True).hidden_states[2][0]
-    h_xx = bert(ids(xx), output_hidden_states=True).hidden_states[2][0]
-    h0 = bert0(ids(en), output_hidden_states=True).hidden_states[2][0]
-    hand_pairs = ((h_xx[4] - h_en[1]) ** 2).sum() + ((h_xx[3] - h_en[3]) ** 2).sum()
-    hand_drift = sum(((h_en[p] - h0[p]) ** 2).sum() for p in (1, 3, 4))
-    assert n_links == 2
+
+    def states(model, f):  # each sentence on its own, unpadded
+        return model(torch.tensor([f["ids"]]), output_hidden_states=True).hidden_states[2][0]
+
+    h_en, h_xx, h0 = [states(bert, f) for f in en], [states(bert, f) for f in xx], [states(bert0, f) for f in en]
+    hand_pairs = (((h_xx[0][4] - h_en[0][1]) ** 2).sum() + ((h_xx[0][3] - h_en[0][3]) ** 2).sum()
+                  + ((h_xx[1][1] - h_en[1][1]) ** 2).sum())
+    hand_drift = (sum(((h_en[0][p] - h0[0][p]) ** 2).sum() for p in (1, 3, 4))
+                  + ((h_en[1][1] - h0[1][1]) ** 2).sum())
+    assert n_links == 3
     torch.testing.assert_close(pairs, hand_pairs)
     torch.testing.assert_close(drift, hand_drift)
     torch.testing.assert_close(loss, hand_pairs + 0.7 * hand_drift)

@@ -136,9 +136,8 @@ def batch_loss(bert, bert0, en: list[dict], xx: list[dict], links: list[list[tup
     states = word_states(bert, [f["ids"] for f in en + xx], pad_id, layer, device)
     with torch.no_grad():
         initial = word_states(bert0, [f["ids"] for f in en], pad_id, layer, device)
-    width = states.shape[1]
-    flat, flat0 = states.flatten(0, 1), initial.flatten(0, 1)
-    en_words = [k * width + p for k, f in enumerate(en) for p in f["last"] if p >= 0]
+    width, width0 = states.shape[1], initial.shape[1]  # the English rows alone may be padded less
+    words = [(k, p) for k, f in enumerate(en) for p in f["last"] if p >= 0]
     en_index, xx_index = [], []
     for k, pair_links in enumerate(links):
         for i, j in pair_links:
@@ -146,9 +145,11 @@ def batch_loss(bert, bert0, en: list[dict], xx: list[dict], links: list[list[tup
                 en_index.append(k * width + en[k]["last"][i])
                 xx_index.append((len(en) + k) * width + xx[k]["last"][j])
     index = lambda positions: torch.tensor(positions, dtype=torch.long, device=device)  # noqa: E731
-    en_words_initial = flat0[index(en_words)]
-    loss, pairs, drift = alignment_loss(flat[index(xx_index)], flat[index(en_index)], flat[index(en_words)],
-                                        en_words_initial, regularization)
+    flat, flat0 = states.flatten(0, 1), initial.flatten(0, 1)
+    en_words = flat[index([k * width + p for k, p in words])]
+    en_words_initial = flat0[index([k * width0 + p for k, p in words])]
+    loss, pairs, drift = alignment_loss(flat[index(xx_index)], flat[index(en_index)], en_words, en_words_initial,
+                                        regularization)
     return loss, pairs, drift, len(en_index)
 
 
@@ -289,6 +290,9 @@ def align(model_path, data: list[ParallelWords], out_dir, checkpoint_dir, settin
 
 def _write_output(model, tokenizer, record: dict, log: list, out_dir: Path) -> None:
     """The model directory, written beside out_dir and renamed onto it."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # no "Writing model shards" bar in the job's log
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
