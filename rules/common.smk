@@ -17,6 +17,7 @@ import os
 import posixpath
 import re
 import sys
+from types import SimpleNamespace
 
 import yaml
 
@@ -225,6 +226,28 @@ def align_langs():
     named = ALIGN_FT["languages"]
     langs = TARGETS if named is None else [lang for lang in TARGETS if lang in named]
     return _available("parallel", langs)
+
+
+ALIGN_SETTINGS = ("pairs_per_language", "epochs", "learning_rate", "betas", "eps", "warmup", "regularization", "layer")
+
+
+def align_finetune_inputs(wildcards):
+    """The base model (our BERT's directory, a checkpoint's local directory; none for a hub id) and each aligned
+    language's train{n} split (xling.data.alignment's files)."""
+    base = SimpleNamespace(lm=wildcards.base)
+    split = [f"{DATA}/align/{PIVOT}-{lang}/train{wildcards.n}" for lang in align_langs()]
+    return dict(model=lm_model(base), en=[f"{s}.{PIVOT}" for s in split],
+                xx=[f"{s}.{lang}" for s, lang in zip(split, align_langs())], links=[f"{s}.align" for s in split])
+
+
+def align_base_params(wildcards):
+    """The base model's lm_params: what the alignment loads and its max_length."""
+    return lm_params(SimpleNamespace(lm=wildcards.base))
+
+
+def align_finetune_targets():
+    """The aligned models of the run (rule all)."""
+    return [f"{RESULTS}/models/{lm}" for lm in aligned_models()]
 
 
 def bert_path(wildcards):
