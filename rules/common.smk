@@ -153,7 +153,7 @@ def _available(dataset, langs):
     """Languages of `langs` that have `dataset` (real data: per resources/sources.yaml; synthetic: all)."""
     if config["data"]["source"] == "synthetic":
         return list(langs)
-    have = DATASET_LANGS.get({"parallel": "europarl"}.get(dataset, dataset), [])
+    have = PARALLEL_SOURCE if dataset == "parallel" else DATASET_LANGS.get(dataset, [])
     return [lang for lang in langs if lang in have]
 
 
