@@ -197,14 +197,16 @@ def test_full_study_on_slurm_profile_requests_gpus_for_gpu_rules():
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory) -> Path:
-    """The demo preset's acceptance targets: every static model, and token translation by its BERT at the
-    largest size and window (the papers' setting), built in a fresh working directory."""
+    """The demo preset's acceptance targets: every static model, token translation by its BERT at the
+    largest size and window (the papers' setting), and contextual retrieval by its aligned BERT and that BERT,
+    built in a fresh working directory."""
     config = yaml.safe_load((REPO / "presets/demo.yaml").read_text())
     sizes, windows, langs = config["corpus"]["sizes"], config["windows"], config["languages"]
     targets = [f"results/demo/eval/retrieval/{model}/{size}-w{window}.parquet"
                for model in ("glove", "word2vec") for size in sizes for window in windows]
     targets += [f"results/demo/eval/token_translation/bert/{max(sizes)}-w{max(windows)}/{langs[0]}-{lang}.parquet"
                 for lang in langs[1:]]
+    targets += [f"results/demo/eval/contextual_retrieval/{lm}.parquet" for lm in demo_aligned_and_base(config)]
     workdir = tmp_path_factory.mktemp("demo")
     done = snakemake(*targets, "--configfile", str(REPO / "presets/demo.yaml"), "--cores", "2",
                      cwd=workdir, timeout=1200)
@@ -227,3 +229,29 @@ def test_demo_convert_rate_rises_with_alpha(demo_run):
     table = pd.concat([pd.read_parquet(p) for p in parts])
     assert sorted(table.alpha.unique()) == [-1, 0, 1, 2, 3]
     check_language_switch(table)
+
+
+def demo_aligned_and_base(config: dict) -> tuple[str, str]:
+    """The {lm} ids of the demo's aligned model and of its base."""
+    finetune = config["alignment"]["finetune"]
+    base = finetune["models"][0]
+    return f"aligned/{finetune['sizes'][0]}/{base}", base
+
+
+def test_demo_alignment_raises_contextual_retrieval(demo_run):
+    """Issue 11's acceptance: fine-tuning alignment (Cao et al. 2020) lifts contextual word retrieval above the base
+    model's for every language, on the run's own eflomal word pairs. The demo's BERT is at chance (about 0.2 %
+    of 2,000 candidate words); aligned on 700 pairs per language (350 steps at lr 2e-3, the last layer, the layer
+    retrieval reads), it reached 23-74 % on gold pairs (README), so 5 points is a wide margin for eflomal's
+    noisier links."""
+    config = yaml.safe_load((REPO / "presets/demo.yaml").read_text())
+    aligned, base = demo_aligned_and_base(config)
+
+    def accuracy(lm):
+        table = pd.read_parquet(demo_run / "contextual_retrieval" / f"{lm}.parquet")
+        return table[(table.method == "none") & table.contextual].set_index("lang")["accuracy"].sort_index()
+
+    before, after = accuracy(base), accuracy(aligned)
+    assert list(after.index) == sorted(config["languages"][1:])
+    gain = after - before
+    assert (gain > 0.05).all(), pd.DataFrame({"base": before, "aligned": after}).to_string()
