@@ -210,9 +210,13 @@ ALIGN_FT = config["alignment"]["finetune"]  # defaults filled in by the schema
 
 
 def aligned_models():
-    """aligned/{n}/{base} of every base BERT (alignment.finetune.models; null: the language experiments') and
-    amount of parallel data n (alignment.finetune.sizes) the run aligns."""
-    bases = language_models() if ALIGN_FT["models"] is None else ALIGN_FT["models"]
+    """aligned/{n}/{base} of every base BERT (alignment.finetune.models; null: our BERT of the language experiments
+    at their largest size and longest window, the papers' setting, and every Hugging Face checkpoint) and amount
+    of parallel data n (alignment.finetune.sizes) the run aligns."""
+    bases = ALIGN_FT["models"]
+    if bases is None:
+        ours = [f"bert/{max(LANGUAGE['sizes'] or SIZES)}-w{max(WINDOWS)}"] if "bert" in MODELS else []
+        bases = ours + [f"hf/{slug}" for slug in HF_MODELS]
     known = [f"bert/{s}-w{w}" for s in SIZES for w in WINDOWS] if "bert" in MODELS else []
     unknown = [base for base in bases if base not in known + [f"hf/{slug}" for slug in HF_MODELS]]
     if unknown:

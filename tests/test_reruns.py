@@ -23,7 +23,8 @@ LMS = len(CONFIG["language"]["sizes"]) * len(CONFIG["windows"])  # BERTs of the 
 TRANSFER = CONFIG["transfer"]
 VARIANTS = len(TRANSFER["freeze"]) + TRANSFER.get("zero_mean", True)  # each freeze depth, zero-mean at the first
 STATIC_XNLI = GRID  # XNLI fine-tunings of each static model
-BERT_XNLI = GRID + LMS * (VARIANTS - 1)  # the grid at the first depth, the other variants on the LMS
+ALIGNED = len(CONFIG["alignment"]["finetune"]["sizes"])  # aligned models: one base, each amount of parallel data
+BERT_XNLI = GRID + LMS * (VARIANTS - 1) + ALIGNED  # the grid at the first depth, the other variants on the LMS
 BERT_TRANSFER = BERT_XNLI + LMS * VARIANTS * 3  # and POS, parsing, NER
 # Word2Vec models of the window sweep that are not grid models (the sweep is at the smallest size)
 SWEEP_ONLY = len(set(CONFIG["window_sweep"]["windows"]) - set(CONFIG["windows"]))
@@ -42,6 +43,7 @@ EVERY_RUNTIME_SETTING = {
     "retrieval": {"block": 7},
     "language": {"threads": 2, "device": "cpu", "batch_size": 7, "sentence_retrieval": {"block": 7}},
     "transfer": {"threads": 2, "device": "cpu", "batch_size": 7, "checkpoint_every": 5},
+    "alignment": {"finetune": {"threads": 2, "device": "cpu", "checkpoint_every": 5}},
 }
 
 
@@ -61,7 +63,8 @@ def runtime_keys(change: dict, block: str = "") -> set[str]:
     keys = set()
     for key, value in change.items():
         path = f"{block}.{key}" if block else key
-        keys |= runtime_keys(value, path) if path in RUNTIME else {path}
+        nested = any(name == path or name.startswith(f"{path}.") for name in RUNTIME)
+        keys |= runtime_keys(value, path) if nested and isinstance(value, dict) else {path}
     return keys
 
 
@@ -106,6 +109,7 @@ def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path,
         "token_translation": LMS * PAIRS, "sentence_retrieval": 2 * LMS * PAIRS,  # Tatoeba and BUCC
         "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, "bucc_table": 1,
         "finetune": BERT_TRANSFER, "transfer_eval": BERT_TRANSFER, "transfer_table": 1, **WORD_RETRIEVAL,
+        "align_finetune": ALIGNED,
     }
 
 

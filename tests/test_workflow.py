@@ -232,10 +232,10 @@ def test_demo_convert_rate_rises_with_alpha(demo_run):
 
 
 def demo_aligned_and_base(config: dict) -> tuple[str, str]:
-    """The {lm} ids of the demo's aligned model and of its base."""
-    finetune = config["alignment"]["finetune"]
-    base = finetune["models"][0]
-    return f"aligned/{finetune['sizes'][0]}/{base}", base
+    """The {lm} ids of the demo's aligned model and of its base (alignment.finetune.models null: the BERT of the
+    language experiments at the largest size and the longest window)."""
+    base = f"bert/{max(config['language']['sizes'])}-w{max(config['windows'])}"
+    return f"aligned/{config['alignment']['finetune']['sizes'][0]}/{base}", base
 
 
 def test_demo_alignment_raises_contextual_retrieval(demo_run):
