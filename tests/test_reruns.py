@@ -172,6 +172,12 @@ def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
         **table}
 
 
+def test_alignment_setting_reruns_the_aligned_models_and_what_follows(test_run, tmp_path):
+    """A fine-tuning-alignment setting retrains the aligned models and re-runs what reads them (their XNLI
+    fine-tuning and scoring), not the base BERTs."""
+    assert plan(test_run, tmp_path, {"alignment": {"finetune": {"learning_rate": 0.001}}}) == {
+        "align_finetune": ALIGNED, "finetune": ALIGNED, "transfer_eval": ALIGNED, "transfer_table": 1, **FINDINGS}
+
 def test_changed_bert_setting_trains_beside_the_old_checkpoints(test_run, tmp_path):
     """Not "hyper-parameters differ ... delete": the new setting gets its own checkpoint directory."""
     run = tmp_path / "run"
