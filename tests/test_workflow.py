@@ -155,6 +155,30 @@ def test_hf_checkpoint_joins_every_representation_experiment(tmp_path):
     assert "results/test/finetuned/xnli/hf/tiny-bert/" in dry.stdout
 
 
+def test_aligned_model_joins_every_experiment(tmp_path):
+    """aligned/{n}/{base} is a model of the run: the run fine-tunes XNLI on it, and word retrieval (through the
+    store), token translation and Tatoeba take it as a target, each from the one alignment job, which reads the
+    base BERT and every language's train{n} word pairs."""
+    config = yaml.safe_load(TEST_PRESET.read_text())
+    n = config["alignment"]["finetune"]["sizes"][0]
+    base = f"bert/{max(config['language']['sizes'])}-w{max(config['windows'])}"
+    lm, lang = f"aligned/{n}/{base}", config["languages"][1]
+    dry = snakemake("-n", "--configfile", str(TEST_PRESET), cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert job_counts(dry.stdout)["align_finetune"] == 1
+    assert f"results/test/finetuned/xnli/{lm}/f{config['transfer']['freeze'][0]}/seed1" in dry.stdout
+    targets = [f"results/test/eval/retrieval/{lm}.parquet", f"results/test/eval/token_translation/{lm}/en-{lang}.parquet",
+               f"results/test/eval/sentence_retrieval/tatoeba/{lm}/{lang}.parquet"]
+    dry = snakemake("-n", *targets, "--configfile", str(TEST_PRESET), cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    counts = job_counts(dry.stdout)
+    assert counts["align_finetune"] == 1 and counts["bert_reduce"] == 1 and counts["bert_pretrain"] == 1
+    jobs = dry.stdout.split("\n\n")
+    align = [j for j in jobs if "rule align_finetune:" in j][0]
+    assert f"results/test/models/{base}," in align
+    assert all(f"results/test/data/align/en-{x}/train{n}.align" in align for x in config["languages"][1:])
+    assert any("rule bert_extract:" in j and f"results/test/models/{lm}," in j for j in jobs)
+
 def test_wrong_config_key_stops_with_its_name(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("retrieval: {metrc: cosine}\n")
