@@ -88,7 +88,8 @@ def test_batch_loss_on_a_tiny_bert_by_hand(bert_dir):
     links = [[(0, 2), (1, 1)], [(0, 0)]]  # e3 and x4a have no link; the drift term still counts e3
     en, xx = al.encode_words(tokenizer, en_words, 16), al.encode_words(tokenizer, xx_words, 16)
     # [CLS] e1 e2 ##a e3 [SEP]: the last pieces of the three words are at 1, 3, 4 (x4a ends 2 pieces later)
-    assert [f["last"] for f in en] == [[1, 3, 4], [1]] and [f["last"] for f in xx] == [[1, 3, 4, 6], [1]]
+    assert [f["last"].tolist() for f in en] == [[1, 3, 4], [1]]
+    assert [f["last"].tolist() for f in xx] == [[1, 3, 4, 6], [1]]
 
     def loss_of(b):
         return al.batch_loss(b, bert0, en, xx, links, pad_id=0, layer=2, regularization=0.7,
@@ -97,7 +98,7 @@ def test_batch_loss_on_a_tiny_bert_by_hand(bert_dir):
     loss, pairs, drift, n_links = loss_of(bert)
 
     def states(model, f):  # each sentence on its own, unpadded
-        return model(torch.tensor([f["ids"]]), output_hidden_states=True).hidden_states[2][0]
+        return model(torch.as_tensor(f["ids"], dtype=torch.long)[None], output_hidden_states=True).hidden_states[2][0]
 
     h_en, h_xx, h0 = [states(bert, f) for f in en], [states(bert, f) for f in xx], [states(bert0, f) for f in en]
     hand_pairs = (((h_xx[0][4] - h_en[0][1]) ** 2).sum() + ((h_xx[0][3] - h_en[0][3]) ** 2).sum()
@@ -128,7 +129,7 @@ def test_words_cut_off_by_max_length_lose_their_links(bert_dir):
     _, tokenizer = al.load_masked_lm(bert_dir)
     encoded = al.encode_words(tokenizer, [["e1", "e2a", "e3", "e4"]], max_length=4)  # [CLS] e1 e2 [SEP]
     assert encoded[0]["ids"][-1] == tokenizer.sep_token_id
-    assert encoded[0]["last"] == [1, -1, -1, -1]  # e2a lost its last piece: no vector
+    assert encoded[0]["last"].tolist() == [1, -1, -1, -1]  # e2a lost its last piece: no vector
 
 
 # ---------------------------------------------------------------------------------------------- batching
@@ -182,7 +183,7 @@ def test_alignment_brings_translations_together_and_keeps_english(bert_dir, tmp_
             encoded = al.encode_words(tokenizer, getattr(test, side), 32)
             with torch.no_grad():
                 rows = al.word_states(model.bert.eval(), [f["ids"] for f in encoded], 0, 2, torch.device("cpu"))
-            states.append(torch.cat([rows[r, [p for p in f["last"] if p >= 0]] for r, f in enumerate(encoded)]))
+            states.append(torch.cat([rows[r, f["last"][f["last"] >= 0]] for r, f in enumerate(encoded)]))
         moved[side] = ((states[1] - states[0]) ** 2).sum().item()
     assert moved["en"] < 0.25 * moved["xx"]
     log = (tmp_path / "model" / "training_log.tsv").read_text().splitlines()

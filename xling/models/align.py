@@ -30,6 +30,7 @@ of the run; `alignment.json` (settings, pairs and links per language, steps, los
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import logging
 import math
@@ -97,23 +98,24 @@ def alignment_loss(xx_linked: torch.Tensor, en_linked: torch.Tensor, en_words: t
     return pairs + regularization * drift, pairs, drift
 
 
-def encode_words(tokenizer, sentences: list[list[str]], max_length: int) -> list[dict]:
+def encode_words(tokenizer, sentences: list[list[str]], max_length: int, chunk: int = 4096) -> list[dict]:
     """Each sentence (a list of words) as `[CLS] pieces [SEP]` ids, cut to max_length, and the position of
-    every word's last piece (-1: a word with no piece, or with any piece cut off)."""
-    if not sentences:
-        return []
-    encoded = tokenizer(sentences, is_split_into_words=True)
+    every word's last piece (-1: a word with no piece, or with any piece cut off); int32 arrays, tokenized
+    `chunk` sentences at a time, so 250K pairs per language stay small in memory."""
     out = []
-    for row, words in enumerate(sentences):
-        ids = encoded["input_ids"][row]
-        last = [-1] * len(words)
-        for position, word in enumerate(encoded.word_ids(row)):
-            if word is not None:
-                last[word] = position
-        if len(ids) > max_length:
-            ids = [*ids[: max_length - 1], ids[-1]]
-            last = [p if p < max_length - 1 else -1 for p in last]
-        out.append({"ids": ids, "last": last})
+    for start in range(0, len(sentences), chunk):
+        part = sentences[start : start + chunk]
+        encoded = tokenizer(part, is_split_into_words=True)
+        for row, words in enumerate(part):
+            ids = np.asarray(encoded["input_ids"][row], dtype=np.int32)
+            last = np.full(len(words), -1, dtype=np.int32)
+            for position, word in enumerate(encoded.word_ids(row)):
+                if word is not None:
+                    last[word] = position
+            if len(ids) > max_length:
+                ids = np.concatenate([ids[: max_length - 1], ids[-1:]])
+                last[last >= max_length - 1] = -1
+            out.append({"ids": ids, "last": last})
     return out
 
 
@@ -123,7 +125,7 @@ def word_states(bert, ids: list[list[int]], pad_id: int, layer: int, device: tor
     input_ids = torch.full((len(ids), width), pad_id, dtype=torch.long)
     mask = torch.zeros((len(ids), width), dtype=torch.long)
     for r, row in enumerate(ids):
-        input_ids[r, : len(row)] = torch.tensor(row, dtype=torch.long)
+        input_ids[r, : len(row)] = torch.as_tensor(row, dtype=torch.long)
         mask[r, : len(row)] = 1
     out = bert(input_ids=input_ids.to(device), attention_mask=mask.to(device), output_hidden_states=True)
     return out.hidden_states[layer]
@@ -144,19 +146,22 @@ def batch_loss(bert, bert0, en: list[dict], xx: list[dict], links: list[list[tup
             if en[k]["last"][i] >= 0 and xx[k]["last"][j] >= 0:
                 en_index.append(k * width + en[k]["last"][i])
                 xx_index.append((len(en) + k) * width + xx[k]["last"][j])
-    index = lambda positions: torch.tensor(positions, dtype=torch.long, device=device)  # noqa: E731
     flat, flat0 = states.flatten(0, 1), initial.flatten(0, 1)
-    en_words = flat[index([k * width + p for k, p in words])]
-    en_words_initial = flat0[index([k * width0 + p for k, p in words])]
-    loss, pairs, drift = alignment_loss(flat[index(xx_index)], flat[index(en_index)], en_words, en_words_initial,
-                                        regularization)
+    loss, pairs, drift = alignment_loss(_rows(flat, xx_index), _rows(flat, en_index),
+                                        _rows(flat, [k * width + p for k, p in words]),
+                                        _rows(flat0, [k * width0 + p for k, p in words]), regularization)
     return loss, pairs, drift, len(en_index)
+
+
+def _rows(flat: torch.Tensor, positions: list[int]) -> torch.Tensor:
+    return flat[torch.tensor(positions, dtype=torch.long, device=flat.device)]
 
 
 # ---------------------------------------------------------------------------------------------- training
 
+@functools.lru_cache(maxsize=64)
 def pair_order(n: int, seed: int, epoch: int, lang_index: int) -> np.ndarray:
-    """The order language `lang_index`'s n pairs are visited in during `epoch`."""
+    """The order language `lang_index`'s n pairs are visited in during `epoch` (drawn once per epoch)."""
     return np.random.default_rng([seed, epoch, lang_index]).permutation(n)
 
 
