@@ -203,8 +203,8 @@ def align(model_path, data: list[ParallelWords], out_dir, checkpoint_dir, settin
     identity: what else decides the weights (model and data fingerprints), hashed with the settings into the
     checkpoint subdirectory's name. on_step: called after every step with the loop's state.
     """
-    if not data:
-        raise ValueError("no parallel data to align on")
+    if not data or not all(len(d) for d in data):
+        raise ValueError(f"no parallel data to align on ({', '.join(f'{d.lang}: {len(d)} pairs' for d in data)})")
     device = torch.device(device)
     model, tokenizer = load_masked_lm(model_path, revision)
     bert = model.bert
