@@ -267,7 +267,8 @@ def test_demo_alignment_raises_contextual_retrieval(demo_run):
     model's for every language, on the run's own eflomal word pairs and the paper's test score (pairs seen in
     training and exact matches left out: about 100 queries per language). The demo's BERT scores 1-3 %; aligned
     on 700 pairs per language (700 steps at lr 5e-3, the last layer, the layer retrieval reads) it reached
-    11-48 % on gold links (README), so 5 points leaves room for eflomal's links and the few queries."""
+    44 / 8 / 11 % in a run (README): each language must at least double and gain 3 points, and the languages
+    10 points on average, which leaves room for eflomal's unseeded links and the few queries."""
     config = yaml.safe_load((REPO / "presets/demo.yaml").read_text())
     aligned, base = demo_aligned_and_base(config)
 
@@ -277,5 +278,5 @@ def test_demo_alignment_raises_contextual_retrieval(demo_run):
 
     before, after = accuracy(base), accuracy(aligned)
     assert list(after.index) == sorted(config["languages"][1:])
-    gain = after - before
-    assert (gain > 0.05).all(), pd.DataFrame({"base": before, "aligned": after}).to_string()
+    shown = pd.DataFrame({"base": before, "aligned": after}).to_string()
+    assert ((after > 2 * before) & (after > before + 0.03)).all() and (after - before).mean() > 0.1, shown
