@@ -9,7 +9,16 @@ import torch
 
 from test_encoder import MAX_LENGTH, direct_states, save_tiny_bert
 from xling.encode.encoder import Encoder
-from xling.evaluate.contextual_retrieval import accuracy, retrieve, sentence_word_vectors, word_pair_set
+from xling.evaluate.contextual_retrieval import (
+    accuracy,
+    accuracy_by_pos,
+    accuracy_by_rank_difference,
+    evaluate,
+    frequency_ranks,
+    retrieve,
+    sentence_word_vectors,
+    word_pair_set,
+)
 from xling.evaluate.contextual_retrieval import test_filter as mark_excluded  # not a test: pytest collects test_*
 
 
@@ -130,7 +139,7 @@ def test_test_filter_and_accuracy_by_hand():
     assert marked["exact"].tolist() == [False, True, False, False, True, False]
     table = accuracy(marked)
     row = table.iloc[0]
-    assert (row["accuracy_src-tgt"], row["accuracy_tgt-src"]) == (1.0, 0.0)  # only cat/Katze is scored
+    assert (row["accuracy_src_tgt"], row["accuracy_tgt_src"]) == (1.0, 0.0)  # only cat/Katze is scored
     assert row["accuracy"] == 0.5 and (row["n_queries"], row["n_seen"], row["n_exact"]) == (2, 2, 2)
     everything = accuracy(marked, exclude_seen=False, exclude_exact=False).iloc[0]
     assert everything["accuracy"] == pytest.approx((2 / 3 + 1.5 / 3) / 2) and everything["n_queries"] == 6
@@ -162,3 +171,64 @@ def test_a_word_without_pieces_has_no_vector(tmp_path, caplog):
     vectors = sentence_word_vectors(encoder, [["w1", "\u200b", "w2"]], layer=1, batch_size=2)
     assert np.isnan(vectors[0][1]).all() and not np.isnan(vectors[0][[0, 2]]).any()
     assert "1 words have no vector" in caplog.text
+
+
+def hand_queries(rows):
+    """Queries of both directions from (src word, tgt word, forward hit, backward hit) rows, one sentence each."""
+    out = []
+    for s, (src, tgt, forward, backward) in enumerate(rows):
+        out.append(("src-tgt", s, 0, src, 0, tgt, forward))
+        out.append(("tgt-src", s, 0, tgt, 0, src, backward))
+    queries = pd.DataFrame(out, columns=["direction", "sentence", "position", "word", "gold_position", "gold_word",
+                                         "hit"])
+    return mark_excluded(queries, set())
+
+
+def test_accuracy_by_pos_group_by_hand():
+    queries = hand_queries([("5", "5", 1.0, 1.0), ("Paris", "Parigi", 1.0, 0.0), ("the", "il", 0.0, 0.0),
+                            ("cat", "gatto", 1.0, 1.0), ("runs", "corre", 0.0, 1.0), ("not", "non", 1.0, 1.0),
+                            ("unknown", "ignoto", 1.0, 1.0)])
+    tags = {"5": "NUM", "Paris": "PROPN", "the": "DET", "cat": "NOUN", "runs": "VERB", "not": "PART"}
+    groups = {"lexical_overlap": ["NUM", "PUNCT", "PROPN"], "closed_class": ["DET"], "open_class": ["NOUN", "VERB"]}
+    table = accuracy_by_pos(queries, tags, groups, by=[], exclude_seen=False, exclude_exact=False)
+    got = {(g, p): (a, n) for g, p, a, n in table[["group", "pos", "accuracy", "n_queries"]].itertuples(index=False)}
+    assert got == {("lexical_overlap", "NUM"): (1.0, 2), ("lexical_overlap", "PROPN"): (0.5, 2),
+                   ("closed_class", "DET"): (0.0, 2), ("open_class", "NOUN"): (1.0, 2), ("open_class", "VERB"): (0.5, 2),
+                   ("lexical_overlap", "average"): (0.75, 4), ("closed_class", "average"): (0.0, 2),
+                   ("open_class", "average"): (0.75, 4)}  # PART (no group) and the untagged word are left out
+
+
+def test_accuracy_by_frequency_rank_difference_by_hand():
+    src_ranks = frequency_ranks([["a", "b", "a"], ["c", "b", "a"]])
+    assert src_ranks == {"a": 1, "b": 2, "c": 3}
+    tgt_ranks = {"x": 1, "y": 12, "z": 3}
+    queries = hand_queries([("a", "x", 1.0, 1.0), ("b", "y", 0.0, 1.0), ("c", "z", 1.0, 0.0), ("a", "z", 0.0, 0.0)])
+    table = accuracy_by_rank_difference(queries, src_ranks, tgt_ranks, [0, 1, 5], by=[], exclude_seen=False,
+                                        exclude_exact=False)
+    # differences 0, 10, 0, 2 -> bins 0-0, 5+, 0-0, 1-4
+    got = {label: (a, n) for label, a, n in table[["rank_difference", "accuracy", "n_queries"]].itertuples(index=False)}
+    assert got == {"0-0": ((1.0 + 0.5) / 2, 4), "1-4": (0.0, 2), "5+": (0.5, 2)}  # the mean of both directions
+    with pytest.raises(ValueError, match="start at 0"):
+        accuracy_by_rank_difference(queries, src_ranks, tgt_ranks, [1, 5], by=[], exclude_seen=False,
+                                    exclude_exact=False)
+
+
+def test_evaluate_applies_each_rotation_to_the_target_side(tmp_path):
+    model_dir = save_tiny_bert(tmp_path / "tiny")
+    encoder = Encoder.from_pretrained(model_dir, device="cpu", max_length=MAX_LENGTH)
+    sentences = [["w1", "w2", "w3"], ["w4", "w5st"], ["w6", "w7", "w1"]]
+    links = [{(0, 0), (1, 1), (2, 2)}, {(0, 0), (1, 1)}, {(0, 0), (1, 1), (2, 2)}]
+    rotation = np.linalg.qr(np.random.default_rng(0).normal(size=(16, 16)))[0]
+    table, queries = evaluate(encoder, {"xa": (sentences, sentences, links)}, {"xa": {("w4", "w4")}}, layer=2,
+                              k=2, block=4, batch_size=2, exclude_exact=False,
+                              rotations={("rotation-word", 7): {"xa": rotation}})
+    rows = table.set_index(["method", "contextual"])
+    assert rows.loc[("none", True), "accuracy"] == 1.0  # the same sentences on both sides
+    assert rows.loc[("none", True), "n_seen"] == 2 and rows.loc[("none", True), "n_queries"] == 14
+    assert rows.loc[("rotation-word", True), "parallel_sentences"] == 7
+    vectors = sentence_word_vectors(encoder, sentences, 2, 2)
+    want = retrieve(vectors, [v @ rotation for v in vectors], links, k=2, words=(sentences, sentences))
+    got = queries[(queries["method"] == "rotation-word") & queries["contextual"]]
+    np.testing.assert_allclose(got["hit"].to_numpy(), want["hit"].to_numpy(), atol=1e-6)
+    # non-contextual: the second "w1" is no query and no candidate
+    assert len(queries[(queries["method"] == "none") & ~queries["contextual"]]) == 2 * 7

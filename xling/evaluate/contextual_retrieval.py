@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 DIRECTIONS = ("src-tgt", "tgt-src")
 QUERY_COLUMNS = ["direction", "sentence", "position", "word", "gold_position", "gold_word", "hit"]
-ACCURACY_COLUMNS = ["accuracy", *(f"accuracy_{d}" for d in DIRECTIONS), "n_queries", "n_seen", "n_exact"]
+ACCURACY_COLUMNS = ["accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "n_queries", "n_seen", "n_exact"]
 
 
 def sentence_word_vectors(encoder, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,
@@ -155,12 +155,16 @@ def word_pair_set(src_words: Sequence[Sequence[str]], tgt_words: Sequence[Sequen
     return {(s[i], t[j]) for s, t, a in zip(src_words, tgt_words, links) for i, j in a}
 
 
+def pair_words(queries: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """The (src word, tgt word) of each query's word pair, whichever its direction."""
+    forward = queries["direction"] == DIRECTIONS[0]
+    return queries["word"].where(forward, queries["gold_word"]), queries["gold_word"].where(forward, queries["word"])
+
+
 def test_filter(queries: pd.DataFrame, seen_pairs: set[tuple[str, str]]) -> pd.DataFrame:
     """`queries` (from `retrieve`, with words) with two columns the test score leaves out: `seen`, the word
     pair (source word, target word) is among the training pairs; `exact`, the two words are the same string."""
-    forward = queries["direction"] == DIRECTIONS[0]
-    src_word = queries["word"].where(forward, queries["gold_word"])
-    tgt_word = queries["gold_word"].where(forward, queries["word"])
+    src_word, tgt_word = pair_words(queries)
     return queries.assign(seen=[pair in seen_pairs for pair in zip(src_word, tgt_word)],
                           exact=(src_word == tgt_word).to_numpy())
 
@@ -180,6 +184,85 @@ def accuracy(queries: pd.DataFrame, by: Sequence[str] = (), exclude_seen: bool =
         scored = group[group["_scored"]]
         per = {d: scored.loc[scored["direction"] == d, "hit"].mean() for d in DIRECTIONS}
         rows.append({**dict(zip(keys, key)), "accuracy": float(np.mean(list(per.values()))),
-                     **{f"accuracy_{d}": per[d] for d in DIRECTIONS}, "n_queries": len(scored),
+                     "accuracy_src_tgt": per[DIRECTIONS[0]], "accuracy_tgt_src": per[DIRECTIONS[1]],
+                     "n_queries": len(scored),
                      "n_seen": int(group["_seen"].sum()), "n_exact": int(group["_exact"].sum())})
     return pd.DataFrame(rows, columns=keys + ACCURACY_COLUMNS)[list(by) + ACCURACY_COLUMNS]
+
+
+def evaluate(encoder, test: dict, seen: dict, *, layer: int, k: int, block: int, batch_size: int,
+             exclude_seen: bool = True, exclude_exact: bool = True,
+             rotations: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Contextual and non-contextual retrieval of one model for every language pair.
+
+    test {lang: (src words, tgt words, links)} of the test split (xling.data.alignment.read_split; src is the
+    pivot); seen {lang: word pairs of the training split} (`word_pair_set`); rotations {(method, parallel
+    sentences): {lang: W}}: orthogonal maps applied to the tgt side's vectors (x @ W, as
+    xling.represent.rotation.procrustes returns them), each evaluated beside the model as it is (method "none").
+    Returns the accuracy table (a row per lang, method, contextual; ACCURACY_COLUMNS) and every query
+    (`retrieve`'s columns, `test_filter`'s, and lang, method, parallel_sentences, contextual)."""
+    methods = {("none", 0): None, **(rotations or {})}
+    tables, queries = [], []
+    for lang, (src_words, tgt_words, links) in test.items():
+        src = sentence_word_vectors(encoder, src_words, layer, batch_size, what=f"test sentences ({lang} pair, src)")
+        tgt = sentence_word_vectors(encoder, tgt_words, layer, batch_size, what=f"test sentences ({lang})")
+        for (method, n), maps in methods.items():
+            side = tgt if maps is None else [v @ np.asarray(maps[lang], dtype=np.float32) for v in tgt]
+            for contextual in (True, False):
+                found = test_filter(retrieve(src, side, links, k=k, contextual=contextual, block=block,
+                                             words=(src_words, tgt_words)), seen[lang])
+                keys = dict(lang=lang, method=method, parallel_sentences=n, contextual=contextual)
+                tables.append(accuracy(found, exclude_seen=exclude_seen, exclude_exact=exclude_exact).assign(**keys))
+                queries.append(found.assign(**keys))
+                logger.info("%s, %s, %scontextual: accuracy %.4f", lang, method, "" if contextual else "non-",
+                            tables[-1]["accuracy"].iloc[0])
+    return pd.concat(tables, ignore_index=True), pd.concat(queries, ignore_index=True)
+
+
+def accuracy_by_pos(queries: pd.DataFrame, tags: dict[str, str], groups: dict[str, Sequence[str]],
+                    by: Sequence[str], exclude_seen: bool, exclude_exact: bool) -> pd.DataFrame:
+    """Accuracy per universal POS tag of the pair's src (pivot) word and per group of tags (Cao et al. Table 4:
+    lexical overlap, closed class, open class), per group of `by`.
+
+    tags: word -> UPOS (xling.evaluate.word_pos.word_tags); a tag in no group (PART, SYM, INTJ, X) and an
+    untagged word are left out, as the paper omits them. A group's accuracy is the mean of its tags' (the
+    paper's "Average" column); n_queries counts its queries."""
+    group_of = {tag: group for group, members in groups.items() for tag in members}
+    src_word, _ = pair_words(queries)
+    upos = src_word.map(tags)
+    tagged = queries.assign(pos=upos, group=upos.map(group_of)).dropna(subset=["group"])
+    by = list(by)
+    per_tag = accuracy(tagged, by=by + ["group", "pos"], exclude_seen=exclude_seen, exclude_exact=exclude_exact)
+    per_group = (per_tag.groupby(by + ["group"], sort=True)
+                 .agg(accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum")).reset_index()
+                 .assign(pos="average"))
+    return pd.concat([per_tag, per_group], ignore_index=True)[by + ["group", "pos", "accuracy", "n_queries"]]
+
+
+def frequency_ranks(sentences: Sequence[Sequence[str]]) -> dict[str, int]:
+    """Each word's frequency rank in the sentences: 1 = the most frequent; ties in the order of the words."""
+    counts: dict[str, int] = {}
+    for sentence in sentences:
+        for word in sentence:
+            counts[word] = counts.get(word, 0) + 1
+    ordered = sorted(counts, key=lambda w: (-counts[w], w))
+    return {word: rank for rank, word in enumerate(ordered, start=1)}
+
+
+def accuracy_by_rank_difference(queries: pd.DataFrame, src_ranks: dict, tgt_ranks: dict, bins: Sequence[int],
+                                by: Sequence[str], exclude_seen: bool, exclude_exact: bool) -> pd.DataFrame:
+    """Accuracy against |rank of the src word - rank of the tgt word| (`frequency_ranks`; Cao et al. Figure 3),
+    per group of `by`: bin b holds the differences in [bins[b], bins[b + 1]), the last bin [bins[-1], inf)."""
+    edges = np.asarray(bins)
+    if edges.size == 0 or edges[0] != 0 or np.any(np.diff(edges) <= 0):
+        raise ValueError(f"rank bins must start at 0 and increase, got {list(bins)}")
+    src_word, tgt_word = pair_words(queries)
+    difference = (src_word.map(src_ranks) - tgt_word.map(tgt_ranks)).abs()
+    if difference.isna().any():
+        raise ValueError(f"{int(difference.isna().sum())} queries have a word without a frequency rank")
+    index = np.searchsorted(edges, difference.to_numpy(), side="right") - 1
+    labels = [f"{lo}-{hi - 1}" for lo, hi in zip(edges[:-1], edges[1:])] + [f"{edges[-1]}+"]
+    binned = queries.assign(rank_bin=index, rank_difference=[labels[i] for i in index])
+    table = accuracy(binned, by=list(by) + ["rank_bin", "rank_difference"], exclude_seen=exclude_seen,
+                     exclude_exact=exclude_exact)
+    return table[list(by) + ["rank_bin", "rank_difference", "accuracy", "n_queries"]]
