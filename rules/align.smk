@@ -17,7 +17,7 @@ rule word_pairs:
         tokenizer=ALIGN["tokenizer"],
         eflomal=ALIGN["eflomal"],
         out_dir=lambda wildcards: f"{DATA}/align/{PIVOT}-{wildcards.lang}",
-    threads: 1
+    threads: ALIGN["threads"]
     log:
         f"{LOGS}/word_pairs/{{lang}}.log",
     benchmark:

@@ -1,8 +1,11 @@
 """Snakemake entry point: the word pairs of one language's parallel text with the pivot (Moses tokens, eflomal both
 ways, the one-to-one intersection), written per split, and their counts and AER where gold links exist."""
+import os
+
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
+os.environ["OMP_NUM_THREADS"] = str(snakemake.threads)  # eflomal's samplers run in OpenMP threads
 from xling.data.alignment import align_corpus  # noqa: E402
 from xling.tables import with_settings, write_parquet  # noqa: E402
 

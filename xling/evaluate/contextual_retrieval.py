@@ -26,6 +26,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from xling.encode.words import word_spans
 from xling.evaluate.metrics import expected_hit_at_k, nn_ranks
 
 logger = logging.getLogger(__name__)
@@ -41,10 +42,8 @@ def sentence_word_vectors(encoder, sentences: Sequence[Sequence[str]], layer: in
     at `layer` of `encoder` (xling.encode.Encoder); NaN rows for words without one.
 
     Each word is split into the model's pieces on its own, so the model's tokenizer never regroups the given
-    words (BERT's splits a Moses word like "'s" into more than one of its words: the vector is then that of the
-    last piece of the last of them). A piece sequence longer than a model input is run in chunks (xling.encode)."""
-    from xling.encode.words import word_spans
-
+    words (BERT's tokenizer cuts a Moses word like "5,000" into several of its own words: the vector is then
+    the last piece's of the last of them). A piece sequence longer than a model input is run in chunks (xling.encode)."""
     body = encoder.max_length - 2
     items, owners = [], []  # per sentence: its pieces; per model word kept by the encoder, the given word's index
     flat = encoder.tokenize([w for words in sentences for w in words])
