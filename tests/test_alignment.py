@@ -137,3 +137,9 @@ def test_eflomal_intersection_against_the_real_de_en_gold(shared_data, tmp_path)
     assert scores["pairs"]["aer"] < alignment_error(diagonal, sure, possible)["aer"]
     assert scores["pairs"]["precision"] > max(scores["forward"]["precision"], scores["reverse"]["precision"])
     assert 0 < scores["pairs"]["links"] < min(scores["forward"]["links"], scores["reverse"]["links"])
+
+
+def test_too_little_parallel_text_names_the_files(synthetic_parallel, tmp_path):
+    with pytest.raises(FormatError, match=r"en-xa.en / .*en-xa.xa: 400 sentence pairs, but .* need 1100"):
+        align_corpus(synthetic_parallel / "en-xa.en", synthetic_parallel / "en-xa.xa", tmp_path, "en", "xa",
+                     tokenizer="whitespace", test=100, dev=0, train=[1000], eflomal={})

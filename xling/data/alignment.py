@@ -113,11 +113,6 @@ def split_indices(n_pairs: int, test: int, dev: int, train: Sequence[int]) -> di
     return splits
 
 
-def used_pairs(n_pairs: int, test: int, dev: int, train: Sequence[int]) -> list[int]:
-    """The pair indices any split uses (what is worth aligning), in corpus order."""
-    return sorted({i for indices in split_indices(n_pairs, test, dev, train).values() for i in indices})
-
-
 def alignment_error(predicted: Sequence[Links], sure: Sequence[Links], possible: Sequence[Links]) -> dict:
     """Precision, recall and alignment error rate (Och and Ney 2003) over a corpus:
     precision = |A & P| / |A|, recall = |A & S| / |S|, AER = 1 - (|A & S| + |A & P|) / (|A| + |S|),
@@ -198,8 +193,11 @@ def align_corpus(src_path: str | os.PathLike, tgt_path: str | os.PathLike, out_d
     if len(kept) < len(pairs):
         logger.warning("%s / %s: %d of %d pairs have an empty side and are left out", src_path, tgt_path,
                        len(pairs) - len(kept), len(pairs))
-    splits = split_indices(len(kept), test, dev, train)
-    used = used_pairs(len(kept), test, dev, train)
+    try:
+        splits = split_indices(len(kept), test, dev, train)
+    except ValueError as exc:
+        raise FormatError(f"{src_path} / {tgt_path}: {exc} (alignment.*_sentences)") from None
+    used = sorted({k for indices in splits.values() for k in indices})
     logger.info("aligning %d of %d sentence pairs with eflomal (%s)", len(used), len(kept), eflomal)
     fwd, rev = eflomal_links([src[kept[k]] for k in used], [tgt[kept[k]] for k in used], **eflomal)
     links = {"forward": fwd, "reverse": rev, "pairs": word_pairs(fwd, rev)}
