@@ -206,6 +206,8 @@ def evaluate(encoder, test: dict, seen: dict, *, layer: int, k: int, block: int,
         src = sentence_word_vectors(encoder, src_words, layer, batch_size, what=f"test sentences ({lang} pair, src)")
         tgt = sentence_word_vectors(encoder, tgt_words, layer, batch_size, what=f"test sentences ({lang})")
         for (method, n), maps in methods.items():
+            if maps is not None and lang not in maps:
+                raise ValueError(f"{method} ({n} sentences): no rotation for {lang}")
             side = tgt if maps is None else [v @ np.asarray(maps[lang], dtype=np.float32) for v in tgt]
             for contextual in (True, False):
                 found = test_filter(retrieve(src, side, links, k=k, contextual=contextual, block=block,
