@@ -561,3 +561,64 @@ def transfer_eval_params(wildcards):
 def transfer_parts():
     return [f"{RESULTS}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
             for task, lm, variant in transfer_runs() for seed in TRANSFER["seeds"]]
+
+
+# Contextual alignment (rules/align.smk): word pairs of the parallel text, contextual retrieval and its analyses.
+ALIGN = config["alignment"]  # defaults filled in by the schema
+ALIGN_RETRIEVAL = ALIGN["retrieval"]
+ALIGN_ANALYSIS = ALIGN["analysis"]
+# {lm: rotation files} evaluated beside the model as it is (method rotation-{kind}): the rotation rules (issue 11
+# item 4) register theirs, {RESULTS}/align/rotations/{lm}/{kind}{n}/{lang}.npy, one per aligned language
+CONTEXTUAL_ROTATIONS = {}
+
+
+def align_pair_langs():
+    """Languages paired with the pivot in word pairs and contextual retrieval: those with parallel text."""
+    return _available("parallel", TARGETS)
+
+
+def align_splits():
+    return ["test", "dev"] + [f"train{n}" for n in sorted(ALIGN["train_sentences"])]
+
+
+def seen_split():
+    """The training split whose word pairs the test score leaves out: the largest (the paper's 250K)."""
+    return f"train{max(ALIGN['train_sentences'])}"
+
+
+def word_pair_files(lang, splits):
+    """{split: [pivot file, lang file, links file]} of the word pairs of `lang` (xling.data.alignment)."""
+    stem = f"{DATA}/align/{PIVOT}-{lang}"
+    return {split: [f"{stem}/{split}.{PIVOT}", f"{stem}/{split}.{lang}", f"{stem}/{split}.align"] for split in splits}
+
+
+def word_pairs_gold(wildcards):
+    """The gold links of the parallel text where it has them (the synthetic source)."""
+    return [f"{DATA}/parallel/{PIVOT}-{wildcards.lang}.align"] if config["data"]["source"] == "synthetic" else []
+
+
+def contextual_retrieval_lms():
+    """The BERTs contextual retrieval evaluates ({lm} ids): those of the language experiments."""
+    return language_models()
+
+
+def contextual_retrieval_inputs(wildcards):
+    langs = align_pair_langs()
+    return dict(model=lm_model(wildcards), rotations=CONTEXTUAL_ROTATIONS.get(wildcards.lm, []),
+                test=[f for lang in langs for f in word_pair_files(lang, ["test"])["test"]],
+                seen=[f for lang in langs for f in word_pair_files(lang, [seen_split()])[seen_split()]])
+
+
+def alignment_tables():
+    """Every final table of the alignment study this run builds (Parquet and CSV), for rule all."""
+    if not align_pair_langs():
+        return []
+    stems = ["word_pairs"]
+    if contextual_retrieval_lms():
+        stems += ["contextual_retrieval", "contextual_retrieval_frequency"]
+        if POS["splits"]:
+            stems.append("contextual_retrieval_pos")
+    return [f"{RESULTS}/eval/{stem}.{ext}" for stem in stems for ext in ("parquet", "csv")]
+
+
+ANALYSIS_BY = ["lm", "model", "size", "window", "lang", "pair", "method", "parallel_sentences", "layer"]  # the analyses' groups

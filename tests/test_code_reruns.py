@@ -92,7 +92,13 @@ def grid() -> int:
 def test_metrics_edit_reruns_word_retrieval_only(finished):
     plan = plan_after_edit(finished, "xling/evaluate/metrics.py")
     assert plan == {"word_retrieval": 3 * grid(), "retrieval_table": 1, "word_retrieval_pos": 1, "findings": 1,
-                    "report": 1, "all": 1}
+                    "report": 1, "all": 1, **contextual_retrieval()}
+
+
+def contextual_retrieval() -> dict[str, int]:
+    """Contextual retrieval of the one BERT, its table and analyses (their code imports xling.evaluate.metrics)."""
+    return {"contextual_retrieval": grid(), "contextual_retrieval_table": 1, "contextual_retrieval_frequency": 1,
+            "contextual_retrieval_pos": 1}
 
 
 def test_synthetic_generator_edit_reruns_everything_downstream(finished):
@@ -112,7 +118,7 @@ def test_bert_trainer_edit_reruns_the_bert_branch(finished):
         "token_translation_samples_table": 1,
         "sentence_retrieval": whole["sentence_retrieval"], "tatoeba_table": 1, "bucc_table": 1,
         "finetune": whole["finetune"] - 2 * grid(), "transfer_eval": whole["transfer_eval"] - 2 * grid(),  # not GloVe's, Word2Vec's
-        "transfer_table": 1, "findings": 1, "report": 1, "all": 1,
+        "transfer_table": 1, "findings": 1, "report": 1, "all": 1, **contextual_retrieval(),
     }  # fmt: skip
 
 

@@ -30,6 +30,9 @@ SWEEP_ONLY = len(set(CONFIG["window_sweep"]["windows"]) - set(CONFIG["windows"])
 REPORT = {"report": 1, "all": 1}
 FINDINGS = {"findings": 1, **REPORT}  # a changed result table: the findings judged on it, and the report
 WORD_RETRIEVAL = {"retrieval_table": 1, "word_retrieval_pos": 1, **FINDINGS}
+# contextual retrieval of the LMS, its table and its analyses (rule all gathers them)
+CONTEXTUAL = {"contextual_retrieval": LMS, "contextual_retrieval_table": 1, "contextual_retrieval_frequency": 1,
+              "contextual_retrieval_pos": 1, "all": 1}
 
 #: a new value for every runtime setting (xling.runtime.RUNTIME), valid for the test preset
 EVERY_RUNTIME_SETTING = {
@@ -42,6 +45,7 @@ EVERY_RUNTIME_SETTING = {
     "retrieval": {"block": 7},
     "language": {"threads": 2, "device": "cpu", "batch_size": 7, "sentence_retrieval": {"block": 7}},
     "transfer": {"threads": 2, "device": "cpu", "batch_size": 7, "checkpoint_every": 5},
+    "alignment": {"threads": 2, "device": "cpu", "batch_size": 7, "retrieval": {"block": 7}},
 }
 
 
@@ -106,6 +110,7 @@ def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path,
         "token_translation": LMS * PAIRS, "sentence_retrieval": 2 * LMS * PAIRS,  # Tatoeba and BUCC
         "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, "bucc_table": 1,
         "finetune": BERT_TRANSFER, "transfer_eval": BERT_TRANSFER, "transfer_table": 1, **WORD_RETRIEVAL,
+        **CONTEXTUAL,
     }
 
 
@@ -136,7 +141,7 @@ def test_retrieval_setting_reruns_only_word_retrieval(test_run, tmp_path):
 
 def test_pos_settings_rerun_only_the_pos_table(test_run, tmp_path):
     change = {"retrieval": {"pos": {"open_class": ["NOUN"], "splits": ["train"]}}}
-    assert plan(test_run, tmp_path, change) == {"word_retrieval_pos": 1, **FINDINGS}
+    assert plan(test_run, tmp_path, change) == {"word_retrieval_pos": 1, "contextual_retrieval_pos": 1, **FINDINGS}
 
 
 def test_language_settings_rerun_only_their_own_task(test_run, tmp_path):
@@ -166,6 +171,16 @@ def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
     assert plan(test_run, tmp_path, {"transfer": {"layer": 2}}) == {
         **({"finetune": shifted} if shifted else {}), "transfer_eval": shifted + LMS * len(TRANSFER["freeze"]) * 4,
         **table}
+
+
+def test_alignment_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
+    assert plan(test_run, tmp_path, {"alignment": {"retrieval": {"csls_k": 5}}}) == CONTEXTUAL
+    assert plan(test_run, tmp_path, {"alignment": {"analysis": {"rank_bins": [0, 5]}}}) == {
+        "contextual_retrieval_frequency": 1, "all": 1}
+    assert plan(test_run, tmp_path, {"alignment": {"analysis": {"pos_contextual": True}}}) == {
+        "contextual_retrieval_pos": 1, "all": 1}
+    assert plan(test_run, tmp_path, {"alignment": {"eflomal": {"null_prior": 0.3}}}) == {
+        "word_pairs": PAIRS, "word_pairs_table": 1, **CONTEXTUAL}
 
 
 def test_changed_bert_setting_trains_beside_the_old_checkpoints(test_run, tmp_path):
