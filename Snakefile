@@ -39,6 +39,7 @@ include: "rules/evaluate.smk"
 include: "rules/language.smk"
 include: "rules/transfer.smk"
 include: "rules/align.smk"
+include: "rules/align_finetune.smk"
 include: "rules/report.smk"
 
 
@@ -47,4 +48,5 @@ rule all:
         f"{RESULTS}/report.html",
         language_tables(),
         alignment_tables(),
+        align_finetune_targets(),
     default_target: True

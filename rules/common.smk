@@ -17,6 +17,7 @@ import os
 import posixpath
 import re
 import sys
+from types import SimpleNamespace
 
 import yaml
 
@@ -152,7 +153,7 @@ def _available(dataset, langs):
     """Languages of `langs` that have `dataset` (real data: per resources/sources.yaml; synthetic: all)."""
     if config["data"]["source"] == "synthetic":
         return list(langs)
-    have = DATASET_LANGS.get({"parallel": "europarl"}.get(dataset, dataset), [])
+    have = PARALLEL_SOURCE if dataset == "parallel" else DATASET_LANGS.get(dataset, [])
     return [lang for lang in langs if lang in have]
 
 
@@ -195,13 +196,77 @@ def language_models():
     return lms + [f"hf/{slug}" for slug in HF_MODELS]
 
 
-BERT_LM = r"bert/\d+-w\d+|hf/[A-Za-z0-9._-]+"  # {lm} of a BERT: ours (size, window) or a Hugging Face checkpoint
-ANY_LM = r"(bert|glove|word2vec)/\d+-w\d+|hf/[A-Za-z0-9._-]+"  # {lm} of any model
+BERT_LM = r"bert/\d+-w\d+|hf/[A-Za-z0-9._-]+|aligned/\d+/(bert/\d+-w\d+|hf/[A-Za-z0-9._-]+)"  # {lm} of a BERT: ours (size, window), a Hugging Face checkpoint, or one of them aligned on n pairs
+ANY_LM = r"(bert|glove|word2vec)/\d+-w\d+|hf/[A-Za-z0-9._-]+|aligned/\d+/(bert/\d+-w\d+|hf/[A-Za-z0-9._-]+)"  # {lm} of any model
+
+
+def aligned_base(lm):
+    """(n, base lm id) of an aligned/{n}/{base} model id (rules/align_finetune.smk), None for any other."""
+    match = re.fullmatch(r"aligned/(\d+)/(.+)", lm)
+    return (int(match.group(1)), match.group(2)) if match else None
+
+
+ALIGN_FT = config["alignment"]["finetune"]  # defaults filled in by the schema
+
+
+def aligned_models():
+    """aligned/{n}/{base} of every base BERT (alignment.finetune.models; null: our BERT of the language experiments
+    at their largest size and longest window, the papers' setting, and every Hugging Face checkpoint) and amount
+    of parallel data n (alignment.finetune.sizes) the run aligns."""
+    bases = ALIGN_FT["models"]
+    if bases is None:
+        ours = [f"bert/{max(LANGUAGE['sizes'] or SIZES)}-w{max(WINDOWS)}"] if "bert" in MODELS else []
+        bases = ours + [f"hf/{slug}" for slug in HF_MODELS]
+    known = [f"bert/{s}-w{w}" for s in SIZES for w in WINDOWS] if "bert" in MODELS else []
+    unknown = [base for base in bases if base not in known + [f"hf/{slug}" for slug in HF_MODELS]]
+    if unknown:
+        raise ValueError(f"alignment.finetune.models: {unknown} are not BERTs of this run (ours: {known}; "
+                         f"checkpoints: {[f'hf/{slug}' for slug in HF_MODELS]})")
+    return [f"aligned/{n}/{base}" for base in bases for n in ALIGN_FT["sizes"]]
+
+
+def align_langs():
+    """Languages aligned to the pivot (alignment.finetune.languages; null: every target with parallel data)."""
+    named = ALIGN_FT["languages"]
+    langs = TARGETS if named is None else [lang for lang in TARGETS if lang in named]
+    return _available("parallel", langs)
+
+
+ALIGN_SETTINGS = ("pairs_per_language", "epochs", "learning_rate", "betas", "eps", "warmup", "regularization", "layer")
+
+
+def align_finetune_inputs(wildcards):
+    """The base model (our BERT's directory, a checkpoint's local directory; none for a hub id) and each aligned
+    language's train{n} split (xling.data.alignment's files)."""
+    base = SimpleNamespace(lm=wildcards.base)
+    split = [f"{DATA}/align/{PIVOT}-{lang}/train{wildcards.n}" for lang in align_langs()]
+    return dict(model=lm_model(base), en=[f"{s}.{PIVOT}" for s in split],
+                xx=[f"{s}.{lang}" for s, lang in zip(split, align_langs())], links=[f"{s}.align" for s in split])
+
+
+def align_base_params(wildcards):
+    """The base model's lm_params: what the alignment loads and its max_length."""
+    return lm_params(SimpleNamespace(lm=wildcards.base))
+
+
+def align_finetune_targets():
+    """The aligned models of the run (rule all)."""
+    return [f"{RESULTS}/models/{lm}" for lm in aligned_models()]
+
+
+def bert_path(wildcards):
+    """Where a BERT is loaded from: our model directory, an aligned model's directory, or a checkpoint's name."""
+    aligned = aligned_base(wildcards.lm)
+    if aligned:
+        return f"{RESULTS}/models/{wildcards.lm}"
+    kind, size, window, name = _lm(wildcards)
+    return model_dir("bert", size, window) if kind == "bert" else name
 
 
 def _lm(wildcards):
-    """(kind, size, window, hf name) of the {lm} wildcard of a BERT."""
-    kind, _, rest = wildcards.lm.partition(posixpath.sep)
+    """(kind, size, window, hf name) of the {lm} wildcard of a BERT (an aligned model: its base's)."""
+    lm = (aligned_base(wildcards.lm) or (0, wildcards.lm))[1]
+    kind, _, rest = lm.partition(posixpath.sep)
     if kind == "bert":
         size, window = re.fullmatch(r"(\d+)-w(\d+)", rest).groups()
         return "bert", int(size), int(window), None
@@ -209,23 +274,28 @@ def _lm(wildcards):
 
 
 def lm_model(wildcards):
-    """Model input: our BERT's directory, or a Hugging Face checkpoint's local directory (none for hub ids)."""
-    kind, size, window, name = _lm(wildcards)
-    if kind == "bert":
-        return model_dir("bert", size, window)
-    return name if os.path.isdir(name) else []
+    """Model input: our BERT's or an aligned model's directory, or a Hugging Face checkpoint's local directory
+    (none for hub ids)."""
+    path = bert_path(wildcards)
+    return path if _lm(wildcards)[0] == "bert" or aligned_base(wildcards.lm) or os.path.isdir(path) else []
 
 
 def lm_params(wildcards):
-    """Plain settings of the model: what scripts load and the table's model/size/window columns."""
+    """Plain settings of the model: what scripts load and the table's model/size/window columns (an aligned
+    model: its base's kind, size and window, labelled `{base label}+aligned{n}`, loaded from its directory)."""
     kind, size, window, name = _lm(wildcards)
     cap = LANGUAGE["max_length"]
     if kind == "bert":
         max_length = min(window, cap) if cap else window  # positions beyond the training window are untrained
-        return dict(kind=kind, path=model_dir("bert", size, window), label="bert", size=size, window=window,
-                    max_length=max_length, revision=None)
-    return dict(kind=kind, path=name, label=name, size=0, window=0, max_length=cap,
-                revision=LANGUAGE["hf_revisions"].get(name))
+        params = dict(kind=kind, path=model_dir("bert", size, window), label="bert", size=size, window=window,
+                      max_length=max_length, revision=None)
+    else:
+        params = dict(kind=kind, path=name, label=name, size=0, window=0, max_length=cap,
+                      revision=LANGUAGE["hf_revisions"].get(name))
+    aligned = aligned_base(wildcards.lm)
+    if aligned:
+        params.update(path=bert_path(wildcards), label=f"{params['label']}+aligned{aligned[0]}", revision=None)
+    return params
 
 
 def hf_reads_token_files():
@@ -252,10 +322,10 @@ def represent_lm(wildcards):
     kind, size, window, name = _lm(wildcards)
     cap = config["represent"]["max_length"]
     if kind == "bert":
-        return dict(path=model_dir("bert", size, window), revision=None, max_length=min(window, cap or window),
-                    corpus=False)
+        return dict(path=bert_path(wildcards), revision=None, max_length=min(window, cap or window), corpus=False)
     corpus = not hf_reads_token_files()
-    return dict(path=name, revision=LANGUAGE["hf_revisions"].get(name), max_length=cap, corpus=corpus,
+    revision = None if aligned_base(wildcards.lm) else LANGUAGE["hf_revisions"].get(name)
+    return dict(path=bert_path(wildcards), revision=revision, max_length=cap, corpus=corpus,
                 **({"lowercase": config["tokenizer"]["lowercase"]} if corpus else {}))
 
 
@@ -294,7 +364,7 @@ def translation_inputs(wildcards):
         data = [f"{DATA}/parallel/{PIVOT}-{lang}.{PIVOT}", f"{DATA}/parallel/{PIVOT}-{lang}.{lang}"]
     inputs = dict(pivot_text=data[0], lang_text=data[1])
     if kind == "bert":
-        inputs["langs"] = f"{RESULTS}/reps/bert/{size}-w{window}/langs.parquet"
+        inputs["langs"] = f"{RESULTS}/reps/{wildcards.lm}/langs.parquet"
         inputs["vocab_files"] = [f"{RESULTS}/tokens/{size}/{code}.txt" for code in (PIVOT, lang)]
     elif hf_reads_token_files():
         inputs["vocab_files"] = [f"{RESULTS}/tokens/{max(SIZES)}/{code}.txt" for code in (PIVOT, lang)]
@@ -419,7 +489,7 @@ def transfer_variants(lm):
     """Fine-tuning variants of a model: `static` (frozen vectors), f{k} (embeddings + layers 1..k frozen) and
     f{k}-zm (zero-mean in training and testing, at the first depth). The BERTs of the language experiments get
     every depth and zero-mean; the others the first depth only (the XNLI grid)."""
-    if not lm.startswith(("bert/", "hf/")):
+    if not lm.startswith(("bert/", "hf/", "aligned/")):
         return ["static"]
     if lm not in language_models():
         return [f"f{TRANSFER['freeze'][0]}"]
@@ -428,10 +498,11 @@ def transfer_variants(lm):
 
 def transfer_runs():
     """(task, lm, variant) of every fine-tuning: XNLI on every model x size x window (and Hugging Face
-    checkpoint); the other tasks on the language experiments' BERTs."""
+    checkpoint, and aligned model); the other tasks on the language experiments' BERTs."""
     runs = []
     for task in TRANSFER["tasks"]:
         lms = [f"{m}/{s}-w{w}" for m in MODELS for s in SIZES for w in WINDOWS] + [f"hf/{x}" for x in HF_MODELS]
+        lms += aligned_models()
         if task != "xnli":
             lms = language_models()
         runs += [(task, lm, variant) for lm in lms for variant in transfer_variants(lm) if transfer_langs(task)]

@@ -8,7 +8,7 @@ import re
 import sys
 
 sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
-from xling.data.sources import Sources  # noqa: E402
+from xling.data.sources import PARALLEL_OPUS, Sources  # noqa: E402
 
 if PIVOT != "en":
     raise ValueError(f"data.source: real needs English as the pivot (first) language, not {PIVOT!r}")
@@ -25,6 +25,8 @@ FETCH = SOURCES.fetch_table(LANGS, PIVOT)
 DATASET_LANGS = {name: SOURCES.available(name, LANGS) for name in SOURCES.datasets}
 LANG_RE = {name: "|".join(langs) or "(?!)" for name, langs in DATASET_LANGS.items()}
 UD_LANGS = [lang for lang in LANGS if SOURCES.treebanks(lang)]
+PARALLEL_SOURCE = SOURCES.parallel_sources(TARGETS)  # lang -> europarl, or the OPUS corpus (MultiUN, Tanzil)
+OPUS_LANGS = [lang for lang, name in PARALLEL_SOURCE.items() if name in PARALLEL_OPUS]
 WIKIANN_LANGS = DATASET_LANGS["wikiann"]
 
 
@@ -142,6 +144,31 @@ rule parallel_europarl:
         f"{LOGS}/parallel_europarl/{{lang}}.log",
     benchmark:
         f"{BENCH}/parallel_europarl/{{lang}}.tsv"
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../scripts/prepare_source.py"
+
+
+rule parallel_opus:  # MultiUN (ar, zh) and Tanzil (ur) where Europarl has no language (Cao et al. Table 5)
+    input:
+        lambda wc: SOURCES.locals(PARALLEL_SOURCE[wc.lang], LANGS, PIVOT, lang=wc.lang),
+        code=xling_code("scripts/prepare_source.py"),
+    output:
+        en=f"{DATA}/parallel/{PIVOT}-{{lang}}.{PIVOT}",
+        xx=f"{DATA}/parallel/{PIVOT}-{{lang}}.{{lang}}",
+    wildcard_constraints:
+        lang="|".join(OPUS_LANGS) or "(?!)",
+    params:
+        kind="opus",
+        corpus=lambda wc: PARALLEL_OPUS[PARALLEL_SOURCE[wc.lang]],
+        max_pairs=SOURCES.config["opus"]["max_pairs"],
+        tokenize=SOURCES.config["opus"]["tokenize"],
+        tokenize_xx=lambda wc: SOURCES.config["opus"]["tokenize_lang"].get(wc.lang, SOURCES.config["opus"]["tokenize"]),
+    log:
+        f"{LOGS}/parallel_opus/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/parallel_opus/{{lang}}.tsv"
     conda:
         "../envs/data.yaml"
     script:

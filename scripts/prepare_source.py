@@ -27,6 +27,9 @@ elif kind == "muse":  # via a folder holding just this file: a gzipped copy (en-
 elif kind == "europarl":
     upstream.europarl_to_parallel(inp[0], lang, out.en, out.xx, tokenize=params.tokenize,
                                   max_pairs=params.max_pairs)
+elif kind == "opus":
+    upstream.opus_to_parallel(inp[0], params.corpus, lang, out.en, out.xx, tokenize=params.tokenize,
+                              tokenize_xx=params.tokenize_xx, max_pairs=params.max_pairs)
 elif kind == "ud":
     upstream.ud_to_canonical(inp[0], Path(out[0]).parent, params.treebanks, params.splits)
 elif kind == "xnli":

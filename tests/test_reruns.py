@@ -23,7 +23,8 @@ LMS = len(CONFIG["language"]["sizes"]) * len(CONFIG["windows"])  # BERTs of the 
 TRANSFER = CONFIG["transfer"]
 VARIANTS = len(TRANSFER["freeze"]) + TRANSFER.get("zero_mean", True)  # each freeze depth, zero-mean at the first
 STATIC_XNLI = GRID  # XNLI fine-tunings of each static model
-BERT_XNLI = GRID + LMS * (VARIANTS - 1)  # the grid at the first depth, the other variants on the LMS
+ALIGNED = len(CONFIG["alignment"]["finetune"]["sizes"])  # aligned models: one base, each amount of parallel data
+BERT_XNLI = GRID + LMS * (VARIANTS - 1) + ALIGNED  # the grid at the first depth, the other variants on the LMS
 BERT_TRANSFER = BERT_XNLI + LMS * VARIANTS * 3  # and POS, parsing, NER
 # Word2Vec models of the window sweep that are not grid models (the sweep is at the smallest size)
 SWEEP_ONLY = len(set(CONFIG["window_sweep"]["windows"]) - set(CONFIG["windows"]))
@@ -45,7 +46,8 @@ EVERY_RUNTIME_SETTING = {
     "retrieval": {"block": 7},
     "language": {"threads": 2, "device": "cpu", "batch_size": 7, "sentence_retrieval": {"block": 7}},
     "transfer": {"threads": 2, "device": "cpu", "batch_size": 7, "checkpoint_every": 5},
-    "alignment": {"threads": 2, "device": "cpu", "batch_size": 7, "retrieval": {"block": 7}},
+    "alignment": {"threads": 2, "device": "cpu", "batch_size": 7, "retrieval": {"block": 7},
+                  "finetune": {"threads": 2, "device": "cpu", "checkpoint_every": 5}},
 }
 
 
@@ -65,7 +67,8 @@ def runtime_keys(change: dict, block: str = "") -> set[str]:
     keys = set()
     for key, value in change.items():
         path = f"{block}.{key}" if block else key
-        keys |= runtime_keys(value, path) if path in RUNTIME else {path}
+        nested = any(name == path or name.startswith(f"{path}.") for name in RUNTIME)
+        keys |= runtime_keys(value, path) if nested and isinstance(value, dict) else {path}
     return keys
 
 
@@ -111,6 +114,7 @@ def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path,
         "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, "bucc_table": 1,
         "finetune": BERT_TRANSFER, "transfer_eval": BERT_TRANSFER, "transfer_table": 1, **WORD_RETRIEVAL,
         **CONTEXTUAL,
+        "align_finetune": ALIGNED,
     }
 
 
@@ -182,6 +186,11 @@ def test_alignment_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
     assert plan(test_run, tmp_path, {"alignment": {"eflomal": {"null_prior": 0.3}}}) == {
         "word_pairs": PAIRS, "word_pairs_table": 1, **CONTEXTUAL}
 
+def test_alignment_setting_reruns_the_aligned_models_and_what_follows(test_run, tmp_path):
+    """A fine-tuning-alignment setting retrains the aligned models and re-runs what reads them (their XNLI
+    fine-tuning and scoring), not the base BERTs."""
+    assert plan(test_run, tmp_path, {"alignment": {"finetune": {"learning_rate": 0.001}}}) == {
+        "align_finetune": ALIGNED, "finetune": ALIGNED, "transfer_eval": ALIGNED, "transfer_table": 1, **FINDINGS}
 
 def test_changed_bert_setting_trains_beside_the_old_checkpoints(test_run, tmp_path):
     """Not "hyper-parameters differ ... delete": the new setting gets its own checkpoint directory."""

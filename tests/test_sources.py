@@ -240,6 +240,77 @@ def test_fetch_hf_lfs_resolves_name_and_checksum(tmp_path):
         hub.httpd.server_close()
 
 
+def test_parallel_text_where_europarl_has_no_language(registry):
+    """Cao et al.'s Table 5: MultiUN for ar and zh, Tanzil for ur, Europarl for the rest."""
+    sources = src.Sources({}, registry)
+    assert sources.languages("multiun") == ["ar", "zh"] and sources.languages("tanzil") == ["ur"]
+    study = ["fr", "es", "de", "el", "bg", "ru", "tr", "ar", "vi", "th", "zh", "hi", "sw", "ur"]
+    assert sources.parallel_sources(study) == {"fr": "europarl", "es": "europarl", "de": "europarl",
+                                               "el": "europarl", "bg": "europarl", "ar": "multiun",
+                                               "zh": "multiun", "ur": "tanzil"}
+    needed = sources.needed(["en", "ar", "ur"])
+    assert [r.url for r in needed["multiun"]] == ["https://object.pouta.csc.fi/OPUS-MultiUN/v1/moses/ar-en.txt.zip"]
+    assert [r.url for r in needed["tanzil"]] == ["https://object.pouta.csc.fi/OPUS-Tanzil/v1/moses/en-ur.txt.zip"]
+
+
+def test_opus_downloads_through_a_local_server_then_parse(registry, tmp_path):
+    """The pinned OPUS URLs fetched from a local HTTP server standing in as the mirror: the first download's sha256
+    goes into the lock (trust on first download), the archive parses into parallel text, and a changed upstream
+    file is refused."""
+    import io
+    import zipfile
+
+    from xling.data import upstream
+    from xling.data.formats import read_parallel
+
+    def moses_zip(corpus, pair, lines):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as zf:
+            zf.writestr("README", f"{corpus} from OPUS")
+            for side, text in lines.items():
+                zf.writestr(f"{corpus}.{pair}.{side}", text)
+        return buffer.getvalue()
+
+    served = {"/object.pouta.csc.fi/OPUS-MultiUN/v1/moses/en-zh.txt.zip":
+              moses_zip("MultiUN", "en-zh", {"en": "Peace and security.\n", "zh": "和平与安全。\n"}),
+              "/object.pouta.csc.fi/OPUS-Tanzil/v1/moses/en-ur.txt.zip":
+              moses_zip("Tanzil", "en-ur", {"en": "In the name of God.\n", "ur": "شروع اللہ کے نام سے۔\n"})}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            body = served.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        mirror = f"http://127.0.0.1:{httpd.server_address[1]}"
+        sources = src.Sources({"cache": str(tmp_path / "dl"), "mirror": mirror}, registry)
+        lock = tmp_path / "lock.yaml"
+        for name, lang, tokenize_xx, expected in (("multiun", "zh", "zh", ("Peace and security .", "和 平 与 安 全 。")),
+                                                  ("tanzil", "ur", "13a", ("In the name of God .", "شروع اللہ کے نام سے۔"))):
+            ref = sources.files(name, lang=lang)[0]
+            out = src.fetch(ref, lock=lock, mirror=mirror)
+            assert yaml.safe_load(lock.read_text())["files"][ref.url]["sha256"] == dl.sha256_file(out)
+            upstream.opus_to_parallel(out, src.PARALLEL_OPUS[name], lang, tmp_path / f"en-{lang}.en",
+                                      tmp_path / f"en-{lang}.{lang}", tokenize_xx=tokenize_xx)
+            assert read_parallel(tmp_path / f"en-{lang}.en", tmp_path / f"en-{lang}.{lang}") == [expected]
+        served["/object.pouta.csc.fi/OPUS-Tanzil/v1/moses/en-ur.txt.zip"] = moses_zip(
+            "Tanzil", "en-ur", {"en": "Changed.\n", "ur": "بدلا۔\n"})
+        again = src.Sources({"cache": str(tmp_path / "dl2"), "mirror": mirror}, registry).files("tanzil", lang="ur")[0]
+        with pytest.raises(dl.ChecksumError):
+            src.fetch(again, lock=lock, mirror=mirror)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 # -- the mini preset and the shared copies ----------------------------------------------------------
 
 def test_mini_preset_reads_only_staged_copies(registry, shared_data):

@@ -217,6 +217,34 @@ def test_europarl_plain_files_untokenized_and_length_mismatch(tmp_path):
         U.europarl_to_parallel(tmp_path, "es", tmp_path / "o.en", tmp_path / "o.es")
 
 
+
+# ============================================================================ OPUS (MultiUN, Tanzil)
+def test_opus_moses_zip_en_second_and_en_first(tmp_path):
+    """OPUS names the pair in alphabetical order: ar-en (English second) and en-zh (English first)."""
+    source = make_zip(tmp_path / "ar-en.txt.zip", {
+        "README": "MultiUN ...", "LICENSE": "...",
+        "MultiUN.ar-en.ar": "مرحبا، العالم.\n\nسطر ثالث\n",
+        "MultiUN.ar-en.en": "Hello, world.\nOnly English.\nThird line\n"})
+    out_en, out_ar = tmp_path / "parallel" / "en-ar.en", tmp_path / "parallel" / "en-ar.ar"
+    counts = U.opus_to_parallel(source, "MultiUN", "ar", out_en, out_ar)
+    assert counts == {"pairs": 2, "empty_pairs": 1}
+    assert read_parallel(out_en, out_ar) == [("Hello , world .", "مرحبا، العالم ."), ("Third line", "سطر ثالث")]
+    assert not list(out_en.parent.glob(".multiun.*"))  # temporary extraction removed
+    source = make_zip(tmp_path / "en-zh.txt.zip", {"MultiUN.en-zh.en": "The UN, 2010.\nTwo.\n",
+                                                   "MultiUN.en-zh.zh": "联合国，2010年。\n二。\n"})
+    U.opus_to_parallel(source, "MultiUN", "zh", tmp_path / "o.en", tmp_path / "o.zh", tokenize_xx="zh", max_pairs=1)
+    # sacrebleu's zh tokenizer: every Chinese character (and punctuation) a token of its own
+    assert read_parallel(tmp_path / "o.en", tmp_path / "o.zh") == [("The UN , 2010 .", "联 合 国 ， 2010 年 。")]
+
+
+def test_opus_missing_member_or_unequal_sides_name_the_archive(tmp_path):
+    source = make_zip(tmp_path / "en-ur.txt.zip", {"Tanzil.en-ur.en": "In the name of God\n"})
+    with pytest.raises(FormatError, match=r"en-ur\.txt\.zip: missing Tanzil\.en-ur\.ur"):
+        U.opus_to_parallel(source, "Tanzil", "ur", tmp_path / "o.en", tmp_path / "o.ur")
+    source = make_zip(tmp_path / "en-ur2.txt.zip", {"Tanzil.en-ur.en": "a\nb\n", "Tanzil.en-ur.ur": "x\n"})
+    with pytest.raises(FormatError, match=r"Tanzil\.en-ur\.en\]: 2 lines, but .*Tanzil\.en-ur\.ur\]: 1 lines"):
+        U.opus_to_parallel(source, "Tanzil", "ur", tmp_path / "o.en", tmp_path / "o.ur")
+
 # ============================================================================ UD
 def conllu(words: list[str], upos: str = "NOUN") -> str:
     lines = [f"# text = {' '.join(words)}"]

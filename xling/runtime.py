@@ -25,6 +25,7 @@ RUNTIME: dict[str, frozenset[str]] = {
     "transfer": frozenset({"threads", "device", "batch_size", "checkpoint_every"}),
     "alignment": frozenset({"threads", "device", "batch_size"}),
     "alignment.retrieval": frozenset({"block"}),
+    "alignment.finetune": frozenset({"threads", "device", "checkpoint_every"}),
 }
 
 

@@ -28,6 +28,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_SOURCES = Path(__file__).resolve().parents[2] / "resources" / "sources.yaml"
 POLICIES = ("published", "trust-on-first-download", "hf-lfs", "computed")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+#: OPUS corpora whose Moses downloads give parallel/en-{lang}.* where Europarl has no language (Cao et al. Table 5),
+#: dataset -> OPUS corpus name (the members' prefix)
+PARALLEL_OPUS = {"multiun": "MultiUN", "tanzil": "Tanzil"}
 
 #: defaults of the `data:` config section (mirrored in spec/sources.schema.yaml)
 DEFAULTS: dict[str, Any] = {
@@ -45,6 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "treebanks": {},
     "ud_splits": {},
     "europarl": {"max_pairs": None, "tokenize": "13a"},
+    "opus": {"max_pairs": None, "tokenize": "13a", "tokenize_lang": {"zh": "zh"}},
     "download": {"retries": 5, "backoff": 2.0, "timeout": 60},
 }
 
@@ -308,12 +312,12 @@ class Sources:
     # -- the run's files -----------------------------------------------------------------------
     def needed(self, languages: list[str], pivot: str = "en") -> dict[str, list[FileRef]]:
         """Files per dataset that the configured languages can use (none for a dataset without
-        the language, e.g. no MUSE for sw/ur, no Europarl beyond de fr es bg el)."""
+        the language, e.g. no MUSE for sw/ur, no Europarl beyond de fr es bg el, MultiUN ar zh, Tanzil ur)."""
         targets = [lang for lang in languages if lang != pivot]
         out: dict[str, list[FileRef]] = {}
         corpus = self.config["corpus"]
         out[corpus] = [r for lang in languages for r in self.files(corpus, lang=lang)]
-        for name in ("muse", "europarl", "tatoeba", "bucc"):
+        for name in ("muse", "europarl", *PARALLEL_OPUS, "tatoeba", "bucc"):
             out[name] = [r for lang in targets for r in self.files(name, lang=lang)]
         out["ud"] = ([self.file("ud", str(self.config["ud_release"]))]
                      if any(self.treebanks(lang) for lang in languages) else [])
@@ -334,6 +338,15 @@ class Sources:
         """The languages of `languages` that dataset `name` has files for (in that order)."""
         have = set(self.languages(name))
         return [lang for lang in languages if lang in have]
+
+    def parallel_sources(self, languages: list[str]) -> dict[str, str]:
+        """{lang: the dataset its parallel/en-{lang}.* come from}: Europarl where it has the language, else the
+        first OPUS corpus of PARALLEL_OPUS that does."""
+        out: dict[str, str] = {}
+        for name in ("europarl", *PARALLEL_OPUS):
+            for lang in self.available(name, languages):
+                out.setdefault(lang, name)
+        return out
 
     def fetch_options(self) -> dict:
         """Keyword arguments of `fetch` for this run (lock, mirror, stage mode, retries...)."""

@@ -304,14 +304,15 @@ def leipzig_to_corpus(source: PathLike, out_path: PathLike, n_sentences: int | N
     return _log_counts(f"leipzig {source} -> {out_path}", dict(counts))
 
 
-# ============================================================================ Europarl
+# ============================================================================ Europarl and OPUS (MultiUN, Tanzil)
 def _tokenizer(name: str | None) -> Callable[[str], str]:
     if name is None:
         return _one_line
     from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
     from sacrebleu.tokenizers.tokenizer_intl import TokenizerV14International
+    from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
 
-    tokenizers = {"13a": Tokenizer13a, "intl": TokenizerV14International}
+    tokenizers = {"13a": Tokenizer13a, "intl": TokenizerV14International, "zh": TokenizerZh}
     if name not in tokenizers:
         raise ValueError(f"unknown tokenizer {name!r} (known: {', '.join(tokenizers)}, or None)")
     tok = tokenizers[name]()
@@ -331,12 +332,35 @@ def europarl_to_parallel(source: PathLike | tuple[PathLike, PathLike], lang: str
     untokenized sentences of that side as a corpus, `doc_lines` consecutive lines per document
     (the aligned files keep no document boundaries).
     """
-    tok = _tokenizer(tokenize)
     names = {f"europarl-v7.{lang}-en.en": "en", f"europarl-v7.{lang}-en.{lang}": lang}
     if corpus_out and set(corpus_out) - {"en", lang}:
         raise ValueError(f"corpus_out sides must be 'en' or {lang!r}, got {sorted(corpus_out)}")
+    tok = _tokenizer(tokenize)
+    return _pair_to_parallel(source, names, "europarl", lang, out_en, out_xx, {"en": tok, lang: tok},
+                             corpus_out or {}, doc_lines, max_pairs)
+
+
+def opus_to_parallel(source: PathLike | tuple[PathLike, PathLike], corpus: str, lang: str, out_en: PathLike,
+                     out_xx: PathLike, *, tokenize: str | None = "13a", tokenize_xx: str | None = "13a",
+                     max_pairs: int | None = None) -> dict:
+    """An OPUS corpus in its Moses download (`{a}-{b}.txt.zip`, the two codes in alphabetical order, with members
+    `{corpus}.{a}-{b}.{a}` and `.{b}` beside a README and LICENSE; MultiUN and Tanzil for Cao et al.'s Table 5)
+    -> parallel/en-{lang}.en / .{lang}, as `europarl_to_parallel` does (line-aligned sides, empty pairs dropped),
+    tokenized by sacrebleu: English with `tokenize`, the other side with `tokenize_xx` (`zh` splits Chinese
+    characters, as BERT's basic tokenizer does, so each character is a word)."""
+    pair = "-".join(sorted(("en", lang)))
+    names = {f"{corpus}.{pair}.en": "en", f"{corpus}.{pair}.{lang}": lang}
+    return _pair_to_parallel(source, names, corpus, lang, out_en, out_xx,
+                             {"en": _tokenizer(tokenize), lang: _tokenizer(tokenize_xx)}, {}, 1, max_pairs)
+
+
+def _pair_to_parallel(source: PathLike | tuple[PathLike, PathLike], names: dict[str, str], label: str, lang: str,
+                      out_en: PathLike, out_xx: PathLike, tok: dict[str, Callable[[str], str]],
+                      corpus_out: dict[str, PathLike], doc_lines: int, max_pairs: int | None) -> dict:
+    """The two sides (members named `names`: file name -> side) of an archive or directory, or a tuple of
+    (en, xx) paths, extracted beside the outputs and written by `_write_parallel` (tok: side -> tokenizer)."""
     Path(out_en).parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=Path(out_en).parent, prefix=".europarl.") as tmp:
+    with tempfile.TemporaryDirectory(dir=Path(out_en).parent, prefix=f".{label.lower()}.") as tmp:
         if isinstance(source, tuple):
             paths = {"en": Path(source[0]), lang: Path(source[1])}
             labels = {side: str(path) for side, path in paths.items()}
@@ -351,8 +375,7 @@ def europarl_to_parallel(source: PathLike | tuple[PathLike, PathLike], lang: str
             missing = [n for n, side in names.items() if side not in paths]
             if missing:
                 raise FormatError(f"{source}: missing {', '.join(missing)}")
-        return _write_parallel(paths, labels, lang, out_en, out_xx, tok, corpus_out or {},
-                               doc_lines, max_pairs)
+        return _write_parallel(paths, labels, lang, out_en, out_xx, tok, corpus_out, doc_lines, max_pairs, label)
 
 
 def _count_lines(path: Path) -> int:
@@ -368,8 +391,8 @@ def _ends_with_newline(path: Path) -> bool:
 
 
 def _write_parallel(paths: dict[str, Path], labels: dict[str, str], lang: str, out_en: PathLike,
-                    out_xx: PathLike, tok: Callable[[str], str], corpus_out: dict[str, PathLike],
-                    doc_lines: int, max_pairs: int | None) -> dict:
+                    out_xx: PathLike, tok: dict[str, Callable[[str], str]], corpus_out: dict[str, PathLike],
+                    doc_lines: int, max_pairs: int | None, source: str) -> dict:
     en_path, xx_path = paths["en"], paths[lang]
     n_en, n_xx = _count_lines(en_path), _count_lines(xx_path)
     if n_en != n_xx:
@@ -384,8 +407,8 @@ def _write_parallel(paths: dict[str, Path], labels: dict[str, str], lang: str, o
             if not en.strip() or not xx.strip():
                 counts["empty_pairs"] += 1
                 continue
-            f_en.write(tok(en) + "\n")
-            f_xx.write(tok(xx) + "\n")
+            f_en.write(tok["en"](en) + "\n")
+            f_xx.write(tok[lang](xx) + "\n")
             for side, handle in corpora.items():
                 if counts["pairs"] and counts["pairs"] % doc_lines == 0:
                     handle.write("\n")
@@ -395,7 +418,7 @@ def _write_parallel(paths: dict[str, Path], labels: dict[str, str], lang: str, o
                 break
         if counts["pairs"] == 0:
             raise FormatError(f"{labels['en']}: no non-empty sentence pairs")
-    return _log_counts(f"europarl en-{lang} -> {out_en}, {out_xx}", dict(counts))
+    return _log_counts(f"{source} en-{lang} -> {out_en}, {out_xx}", dict(counts))
 
 
 # ============================================================================ UD
@@ -858,7 +881,7 @@ def mbert_vocab(source: PathLike, out_path: PathLike, expected_size: int | None 
 
 __all__ = [
     "archive_errors", "iter_members", "member_lines", "is_archive",
-    "wikipedia_to_corpus", "leipzig_to_corpus", "europarl_to_parallel", "ud_to_canonical",
+    "wikipedia_to_corpus", "leipzig_to_corpus", "europarl_to_parallel", "opus_to_parallel", "ud_to_canonical",
     "muse_to_canonical", "muse_annotated_to_test", "xnli_to_canonical", "multinli_to_train",
     "xtreme_xnli_copy", "wikiann_to_canonical", "WIKIANN_SPLITS", "tatoeba_to_canonical", "tatoeba_code",
     "TATOEBA_CODES", "bucc_to_canonical", "BUCC_SPLITS", "mbert_vocab", "MBERT_CASED_VOCAB_SIZE",

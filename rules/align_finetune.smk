@@ -1,0 +1,36 @@
+# Fine-tuning alignment (config object `alignment.finetune`; Cao, Kitaev and Klein 2020, section 3.3): each base
+# BERT fine-tuned on the train{n} word pairs of every aligned language jointly. The result, lm id aligned/{n}/{base},
+# is a model of the run like any other: the lm helpers of common.smk (aligned_base, bert_path, lm_params) load it
+# from its directory, and XNLI transfer (transfer_runs) fine-tunes every aligned model. Input functions and the
+# list of aligned models (aligned_models) live in common.smk.
+
+
+rule align_finetune:
+    input:
+        unpack(align_finetune_inputs),
+        code=xling_code("scripts/align_finetune.py"),
+    output:
+        directory(f"{RESULTS}/models/aligned/{{n}}/{{base}}"),
+    wildcard_constraints:
+        n=r"\d+",
+        base=r"bert/\d+-w\d+|hf/[A-Za-z0-9._-]+",
+    params:
+        base=align_base_params,
+        langs=align_langs(),
+        settings={key: ALIGN_FT[key] for key in ALIGN_SETTINGS},
+        seed=ALIGN_FT["seed"],
+        # resume checkpoints live outside the output (a killed job resumes; a changed setting trains beside them)
+        checkpoints=f"{RESULTS}/checkpoints/aligned/{{n}}/{{base}}",
+    threads: ALIGN_FT["threads"]
+    resources:
+        gpu=0,
+        device=ALIGN_FT["device"] or "auto",
+        checkpoint_every=ALIGN_FT["checkpoint_every"],
+    log:
+        f"{LOGS}/align_finetune/{{n}}/{{base}}.log",
+    benchmark:
+        f"{BENCH}/align_finetune/{{n}}/{{base}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/align_finetune.py"
