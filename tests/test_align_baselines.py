@@ -1,6 +1,6 @@
 """Cao et al.'s baselines: the rotations (word- and sentence-aligned Procrustes, learned block by block, applied
-inside a forward pass and before the XNLI classifier), the words of tokenized sentences through the encoder,
-and the sentence-augmented fastText, against hand computations and direct runs of transformers' BertModel."""
+inside a forward pass and before the XNLI classifier) and the sentence-augmented fastText, against planted
+rotations, hand computations and direct runs of transformers' BertModel."""
 
 from pathlib import Path
 
@@ -8,17 +8,15 @@ import numpy as np
 import pytest
 import torch
 from scipy.stats import ortho_group
-from transformers import BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
+from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
-from xling.encode.encoder import Encoder
-from xling.encode.tokenized import encode_tokenized
-from xling.models.heads import collate
 from xling.models import fasttext
-from xling.represent.rotation import CrossCovariance, learn_rotations, linked_rows, procrustes, rotate_layer
+from xling.models.heads import collate
+from xling.represent.rotation import (CrossCovariance, learn_rotations, linked_rows, mean_rows, procrustes,
+                                      rotate_layer)
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 VOCAB = SPECIALS + [f"w{i}" for i in range(20)] + ["##s", "##t"]
-MAX_LENGTH = 8  # chunks of 6 pieces
 
 
 @pytest.fixture(autouse=True)
@@ -39,19 +37,6 @@ def model_dir(tmp_path_factory) -> Path:
                         intermediate_size=32, max_position_embeddings=16)
     BertForMaskedLM(config).eval().save_pretrained(out)
     return out
-
-
-@pytest.fixture(scope="module")
-def encoder(model_dir) -> Encoder:
-    return Encoder.from_pretrained(model_dir, device="cpu", max_length=MAX_LENGTH)
-
-
-def direct_states(model_dir, pieces: list[str], layer: int) -> np.ndarray:
-    """Reference: [CLS] pieces [SEP] run alone through transformers' BertModel -> [n + 2, H] at `layer`."""
-    model = BertModel.from_pretrained(model_dir, add_pooling_layer=False).eval()
-    ids = torch.tensor([[VOCAB.index("[CLS]")] + [VOCAB.index(p) for p in pieces] + [VOCAB.index("[SEP]")]])
-    with torch.no_grad():
-        return model(input_ids=ids, output_hidden_states=True).hidden_states[layer][0].double().numpy()
 
 
 # ---------------------------------------------------------------------------------------------- procrustes
@@ -80,40 +65,51 @@ def test_linked_rows_pair_other_with_pivot_and_skip_words_without_vectors():
         linked_rows(pivot[1:], other[1:], [{(1, 0)}])
 
 
-# ---------------------------------------------------------------------------------------------- tokenized words
+# ---------------------------------------------------------------------------------------------- the two rotations
 
-def test_a_tokenized_word_gets_its_last_piece_vector_whatever_the_encoder_grouping(model_dir, encoder):
-    # "w1-w2" is three encoder words (w1, [UNK] for "-", w2): its vector is w2's; "w6s" is w6 ##s, its vector
-    # ##s's; the second sentence (8 pieces) runs as two chunks, [w1 .. w5] and [w6 ##s w7]; "\x07" has no piece
-    sentences = [["w3", "w1-w2", "w4s"], ["w1", "w2", "w3", "w4", "w5", "w6s", "w7"], ["w8", "\x07"]]
-    words, sentence_vectors = encode_tokenized(encoder, sentences, layer=2, batch_size=2)
-    first = direct_states(model_dir, ["w3", "w1", "[UNK]", "w2", "w4", "##s"], 2)
-    np.testing.assert_allclose(words[0], first[[1, 4, 6]], atol=1e-5)
-    np.testing.assert_allclose(sentence_vectors[0], first[1:-1].mean(axis=0), atol=1e-5)
-    chunk1 = direct_states(model_dir, ["w1", "w2", "w3", "w4", "w5"], 2)
-    chunk2 = direct_states(model_dir, ["w6", "##s", "w7"], 2)
-    np.testing.assert_allclose(words[1], np.vstack([chunk1[1:6], chunk2[[2, 3]]]), atol=1e-5)
-    np.testing.assert_allclose(sentence_vectors[1], np.vstack([chunk1[1:-1], chunk2[1:-1]]).mean(axis=0), atol=1e-5)
-    np.testing.assert_allclose(words[2][0], direct_states(model_dir, ["w8"], 2)[1], atol=1e-5)
-    assert np.isnan(words[2][1]).all()
+def planted_vectors(rotation: np.ndarray, dim: int):
+    """word_vectors(sentences) of two planted languages: a pivot word "e{i}" has a fixed random vector, the
+    other language's "x{i}" that vector rotated (v @ rotation); "?" has no vector (a NaN row)."""
+    table = np.random.default_rng(8).normal(size=(50, dim))
+
+    def word_vectors(sentences):
+        out = []
+        for sentence in sentences:
+            rows = np.full((len(sentence), dim), np.nan)
+            for position, word in enumerate(sentence):
+                if word != "?":
+                    vector = table[int(word[1:])]
+                    rows[position] = vector @ rotation if word[0] == "x" else vector
+            out.append(rows)
+        return out
+    return word_vectors
 
 
-def test_identical_languages_learn_the_identity_and_blocks_do_not_change_the_rotation(encoder):
-    rng = np.random.default_rng(4)
-    sentences = [[f"w{i}" for i in rng.integers(0, 20, size=rng.integers(2, 6))] for _ in range(40)]
-    links = [{(i, i) for i in range(len(s))} for s in sentences]
-    rotations = learn_rotations(encoder, sentences, sentences, links, layer=1, batch_size=8, block=7)
+def test_both_rotations_recover_a_planted_rotation_whatever_the_blocks():
+    rotation = ortho_group.rvs(6, random_state=9)
+    rng = np.random.default_rng(10)
+    pivot = [[f"e{i}" for i in rng.integers(0, 50, size=rng.integers(2, 7))] for _ in range(40)]
+    other = [[f"x{w[1:]}" for w in reversed(sentence)] + ["?"] for sentence in pivot]  # reordered, one unknown
+    links = [{(i, len(s) - 1 - i) for i in range(len(s))} | {(0, len(s))} for s in pivot]  # one link to "?"
+    word_vectors = planted_vectors(rotation, 6)
+    found = learn_rotations(word_vectors, pivot, other, links, block=7)
     for kind in ("word", "sentence"):
-        w, n = rotations[kind]
-        np.testing.assert_allclose(w, np.eye(16), atol=1e-4)
-        assert n == (sum(map(len, sentences)) if kind == "word" else len(sentences))
-    # a shuffled other side: the word rotation is Procrustes on the linked rows, learned in blocks or at once
-    other = [list(reversed(s)) for s in sentences]
-    links = [{(i, len(s) - 1 - i) for i in range(len(s))} for s in sentences]
-    w = learn_rotations(encoder, sentences, other, links, layer=1, batch_size=8, block=7)["word"][0]
-    p_words, _ = encode_tokenized(encoder, sentences, 1, 8)
-    o_words, _ = encode_tokenized(encoder, other, 1, 8)
-    np.testing.assert_allclose(w, procrustes(*linked_rows(p_words, o_words, links)), atol=1e-6)
+        np.testing.assert_allclose(found[kind][0], rotation.T, atol=1e-8)  # x_other @ W = x_pivot
+    assert found["word"][1] == sum(map(len, pivot)) and found["sentence"][1] == 40  # links to "?" left out
+    at_once = learn_rotations(word_vectors, pivot, other, links, block=100)
+    shuffled = [[f"x{rng.integers(0, 50)}" for _ in s] for s in other]  # no planted map: blocks must still agree
+    for kind in ("word", "sentence"):
+        np.testing.assert_allclose(found[kind][0], at_once[kind][0], atol=1e-10)
+        np.testing.assert_allclose(learn_rotations(word_vectors, pivot, shuffled, links, block=7)[kind][0],
+                                   learn_rotations(word_vectors, pivot, shuffled, links, block=40)[kind][0],
+                                   atol=1e-10)
+
+
+def test_the_sentence_vector_is_the_mean_of_the_words_that_have_one():
+    sentences = [np.array([[1.0, 2.0], [np.nan, np.nan], [3.0, 4.0]]), np.full((2, 2), np.nan)]
+    means = mean_rows(sentences)
+    np.testing.assert_array_equal(means[0], [2.0, 3.0])
+    assert np.isnan(means[1]).all()
 
 
 # ---------------------------------------------------------------------------------------------- in the forward pass

@@ -19,7 +19,7 @@ xling.represent.transforms.shift_layer applies a shift), so the layers above and
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -93,24 +93,37 @@ def linked_rows(pivot: list[np.ndarray], other: list[np.ndarray], links: list[se
     return x[keep], y[keep]
 
 
-def learn_rotations(encoder, pivot: list[list[str]], other: list[list[str]], links: list[set[tuple[int, int]]], *,
-                    layer: int, batch_size: int, block: int) -> dict[str, tuple[np.ndarray, int]]:
-    """Cao et al.'s two rotation baselines for one language, from word-aligned parallel sentences (tokenized):
-    {"word": (W, pairs), "sentence": (W, pairs)}, W mapping the other language onto the pivot at `layer`
-    (x_other @ W ~ x_pivot). Word: Procrustes on the linked words' vectors (last wordpiece; Wang et al. 2019);
-    sentence: on the mean-pooled sentence vectors (Aldarmaki and Diab 2019). `block` sentence pairs are
-    encoded at a time (memory, not the result)."""
-    from xling.encode.tokenized import encode_tokenized
+def mean_rows(sentences: list[np.ndarray]) -> np.ndarray:
+    """Per sentence the mean of its word vectors that exist (not NaN): Aldarmaki and Diab's sentence vector, "the
+    average word vector over the sentence" (Cao et al. 2020, section 2); NaN for a sentence without any."""
+    out = np.full((len(sentences), next((v.shape[1] for v in sentences), 0)), np.nan)
+    for row, vectors in enumerate(sentences):
+        kept = vectors[~np.isnan(vectors).any(axis=1)]
+        if len(kept):
+            out[row] = kept.mean(axis=0)
+    return out
 
+
+def learn_rotations(word_vectors: Callable[[list[list[str]]], list[np.ndarray]], pivot: list[list[str]],
+                    other: list[list[str]], links: list[set[tuple[int, int]]], *, block: int
+                    ) -> dict[str, tuple[np.ndarray, int]]:
+    """Cao et al.'s two rotation baselines for one language, from word-aligned parallel sentences (tokenized):
+    {"word": (W, pairs), "sentence": (W, pairs)}, W mapping the other language onto the pivot (x_other @ W ~
+    x_pivot). Word: Procrustes on the linked words' vectors (Wang et al. 2019); sentence: on the sentences' mean
+    word vectors (Aldarmaki and Diab 2019). word_vectors(sentences) gives each sentence's [n_words, H] vectors
+    (NaN rows: no vector); `block` sentence pairs are encoded at a time (memory, not the result)."""
     if not (len(pivot) == len(other) == len(links)):
         raise ValueError(f"{len(pivot)} pivot sentences, {len(other)} others and {len(links)} link lines differ")
-    covariances = {kind: CrossCovariance(encoder.hidden) for kind in KINDS}
+    covariances: dict[str, CrossCovariance] = {}
     for start in range(0, len(pivot), block):
-        end = start + block
-        p_words, p_sentences = encode_tokenized(encoder, pivot[start:end], layer, batch_size, "pivot sentences")
-        o_words, o_sentences = encode_tokenized(encoder, other[start:end], layer, batch_size, "other sentences")
-        covariances["word"].add(*linked_rows(p_words, o_words, links[start:end]))
-        covariances["sentence"].add(o_sentences, p_sentences)
+        p_words, o_words = word_vectors(pivot[start:start + block]), word_vectors(other[start:start + block])
+        p_sentences, o_sentences = mean_rows(p_words), mean_rows(o_words)
+        both = ~(np.isnan(p_sentences).any(axis=1) | np.isnan(o_sentences).any(axis=1))
+        for kind, (x, y) in (("word", linked_rows(p_words, o_words, links[start:start + block])),
+                             ("sentence", (o_sentences[both], p_sentences[both]))):
+            covariances.setdefault(kind, CrossCovariance(x.shape[1])).add(x, y)
+    if not covariances:
+        raise ValueError("no sentence pair: no rotation can be learned")
     return {kind: (cov.rotation(), cov.n) for kind, cov in covariances.items()}
 
 
