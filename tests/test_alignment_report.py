@@ -194,3 +194,91 @@ def test_report_renders_both_sections(tmp_path):
 def test_a_retrieval_table_without_a_column_names_it(tmp_path, missing):
     with pytest.raises(ValueError, match=f"<contextual_retrieval>: missing column.*{missing}"):
         render_alignment_retrieval(context({"contextual_retrieval": good_retrieval().drop(columns=missing)}, tmp_path))
+
+
+# ---------------------------------------------------------------------------------------------- analyses
+
+GROUPS = {"lexical_overlap": {"NUM": 0.9, "PUNCT": 0.8}, "closed_class": {"DET": 0.7, "SCONJ": 0.5},
+          "open_class": {"NOUN": 0.4, "VERB": 0.2}}
+
+
+def pos_table(aligned_shift: float = 0.3) -> pd.DataFrame:
+    """Accuracy by tag (base: GROUPS; aligned: + aligned_shift, open class + 2 x aligned_shift) for de and xb,
+    with each group's average, as xling.evaluate.contextual_retrieval.accuracy_by_pos writes them."""
+    rows = []
+    for lm, method, n in ((BASE, "none", 0), (BASE, "rotation-word", 400), (ALIGNED[100], "none", 0),
+                          (ALIGNED[400], "none", 0)):
+        shift = 0 if lm == BASE else aligned_shift * (0.5 if lm == ALIGNED[100] else 1)
+        for lang in ("de", "xb"):
+            for group, tags in GROUPS.items():
+                values = {t: min(1.0, v + shift * (2 if group == "open_class" else 1)) for t, v in tags.items()}
+                for pos, value in [*values.items(), ("average", sum(values.values()) / len(values))]:
+                    rows.append(dict(lm=lm, model="bert", size=4000, window=128, lang=lang, pair=f"en-{lang}",
+                                     method=method, parallel_sentences=n, layer=4, group=group, pos=pos,
+                                     accuracy=value, n_queries=10, contextual=False, exclude_seen=False,
+                                     pos_treebank="synthetic gold"))
+    return pd.DataFrame(rows)
+
+
+def frequency_table(aligned_drop: float = 0.1) -> pd.DataFrame:
+    rows = []
+    for lm, drop in ((BASE, 0.4), (ALIGNED[400], aligned_drop)):
+        for lang in ("de", "xb"):
+            for b, label in enumerate(("0-9", "10-99", "100+")):
+                rows.append(dict(lm=lm, model="bert", size=4000, window=128, lang=lang, method="none",
+                                 parallel_sentences=0, layer=4, rank_bin=b, rank_difference=label,
+                                 accuracy=0.8 - drop * b / 2, n_queries=20, rank_bins="0,10,100"))
+    return pd.DataFrame(rows)
+
+
+def test_pos_and_frequency_claims():
+    found, evidence = verdicts({"contextual_retrieval_pos": pos_table(), "contextual_retrieval_frequency":
+                                frequency_table()})
+    assert found["cao2020.pos"] == HOLDS
+    assert "base: closed 0.600 > open 0.300" in evidence["cao2020.pos"]
+    assert "aligned on 0: " not in evidence["cao2020.pos"]
+    assert "aligned on 400: closed 0.900 \u2248 open 0.900" in evidence["cao2020.pos"]  # the largest n only
+    assert found["cao2020.frequency"] == HOLDS
+    assert "base 0.800 -> 0.400, aligned 0.800 -> 0.700" in evidence["cao2020.frequency"]
+    found, _ = verdicts({"contextual_retrieval_pos": pos_table(aligned_shift=0.1),
+                         "contextual_retrieval_frequency": frequency_table(aligned_drop=0.5)})
+    assert found["cao2020.pos"] == FAILS  # aligned: closed 0.7 > open 0.5, the gap stays
+    assert found["cao2020.frequency"] == FAILS  # the aligned model drops more than the base
+
+
+def test_table4_layout_groups_tags_and_shows_the_published_numbers(tmp_path):
+    from xling.report.alignment import render_alignment_pos
+
+    blocks = render_alignment_pos(context({"contextual_retrieval_pos": pos_table()}, tmp_path))
+    layout = table(blocks, "Accuracy by part of speech, BERT")
+    assert [text_of(c) for c in layout["columns"][1:4]] == ["NUM", "PUNCT", "average"]  # the paper's order
+    rows = {r[0]: [text_of(c) for c in r[1:]] for r in layout["rows"]}
+    assert set(rows) == {"Base BERT", "Word-aligned BERT (rotation), 400 pairs",
+                         "Word-aligned BERT (fine-tuned), 400 pairs"}  # the largest n of each setting
+    assert rows["Base BERT"] == ["0.90", "0.80", "0.85", "0.70", "0.50", "0.60", "0.40", "0.20", "0.30"]
+    published = table(blocks, "Published: Cao")
+    by_pos = {(r[0], r[1]): r for r in published["rows"]}
+    assert by_pos["numeral", "base_bert"][3]["text"] == "0.90" and by_pos["numeral", "base_bert"][2] == "0.90"
+    assert by_pos["open_class_avg", "word_aligned_finetuned"][3]["text"] == "0.90"  # 0.3 + 2 x 0.3
+    assert by_pos["determiner", "base_bert"][3]["text"] == "0.70"
+
+
+def test_figure3_is_written_with_its_numbers(tmp_path):
+    from xling.report import expected_figures, render_report
+
+    tables = {"contextual_retrieval_frequency": frequency_table()}
+    config = {"run": "unit", "languages": list(LANGS)}
+    expected = [f["name"] for f in expected_figures(config, tables)]
+    assert expected == ["alignment_frequency"]
+    saved = render_report(tables, config, tmp_path / "r.html", tmp_path / "fig", expected=expected,
+                          paper_results=REPO / "resources" / "paper_results.yaml")
+    assert saved["alignment_frequency"].stat().st_size > 1000
+    from xling.report.alignment import render_alignment_frequency
+
+    figure, numbers = render_alignment_frequency(context(tables, tmp_path / "again"))
+    assert figure["kind"] == "figure" and figure["name"] == "alignment_frequency"
+    assert [r[1:4] for r in numbers["rows"]] == [  # the paper's order, bins in order, the mean over the pairs
+        ["Base BERT", "0-9", "0.800"], ["Base BERT", "10-99", "0.600"], ["Base BERT", "100+", "0.400"],
+        ["Word-aligned BERT (fine-tuned), 400 pairs", "0-9", "0.800"],
+        ["Word-aligned BERT (fine-tuned), 400 pairs", "10-99", "0.750"],
+        ["Word-aligned BERT (fine-tuned), 400 pairs", "100+", "0.700"]]

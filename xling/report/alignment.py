@@ -17,13 +17,26 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from matplotlib.figure import Figure
+
 from xling.evaluate.findings import NotMeasured, cao_retrieval, cao_xnli
+from xling.report import figures
 from xling.report.blocks import DASH, MODEL_KEYS, Block, fmt_count, model_name, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
 from xling.report.published import Matching
 
 RETRIEVAL_REQUIRED = ("lm", "lang", "contextual", "method", "accuracy", "n_queries")
-RETRIEVAL_RESULTS = ("accuracy", "accuracy_src-tgt", "accuracy_tgt-src", "n_queries", "n_seen", "n_exact")
+RETRIEVAL_RESULTS = ("accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "n_queries", "n_seen", "n_exact")
+ANALYSIS_REQUIRED = ("lm", "lang", "method", "parallel_sentences", "accuracy", "n_queries")
+POS_REQUIRED = (*ANALYSIS_REQUIRED, "group", "pos")
+FREQUENCY_REQUIRED = (*ANALYSIS_REQUIRED, "rank_bin", "rank_difference")
+# Table 4's columns (published_results.yaml) by universal POS tag, and each group's average by its tags' group
+PAPER_POS = {"NUM": "numeral", "PUNCT": "punctuation", "PROPN": "proper_noun", "DET": "determiner",
+             "ADP": "preposition", "CCONJ": "conjunction", "PRON": "pronoun", "AUX": "auxiliary", "NOUN": "noun",
+             "ADV": "adverb", "ADJ": "adjective", "VERB": "verb"}
+PAPER_GROUP_AVERAGE = {"lexical_overlap": "lexical_overlap_avg", "closed_class": "closed_class_avg",
+                       "open_class": "open_class_avg"}
+FREQUENCY_FIGURE, FREQUENCY_CAPTION = "alignment_frequency", "alignment_frequency"
 SETTING_LABELS = {"aligned_fasttext_sentence": "Aligned fastText + sentence", "base_bert": "Base BERT",
                   "zero_shot_base_bert": "Base BERT (zero-shot)",
                   "sentence_aligned_rotation": "Sentence-aligned BERT (rotation)",
@@ -202,3 +215,122 @@ def render_alignment_xnli(ctx: ReportContext) -> list[Block]:
                                    Matching(identity=("task", "metric", "lang", "setting")))
     return blocks
 
+
+
+# ---------------------------------------------------------------------------------------------- analyses
+
+def _analysis_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """An analysis table's rows of the paper's settings (base, rotation, fine-tuned), each at its largest amount
+    of parallel data per base, named as the paper names them."""
+    rows = cao_retrieval(table.assign(contextual=True))
+    if "layer" in rows:
+        rows = rows[rows["layer"] == rows.groupby("lm")["layer"].transform("max")]
+    top = rows.groupby(["base", "setting"])["parallel_sentences"].transform("max")
+    return rows[rows["parallel_sentences"] == top]
+
+
+@register_section("alignment_pos", "Contextual word retrieval by part of speech (Cao et al. 2020, Table 4)",
+                  required=("contextual_retrieval_pos",), results={"contextual_retrieval_pos": ("accuracy", "n_queries")})
+def render_alignment_pos(ctx: ReportContext) -> list[Block]:
+    where = ctx.table_paths["contextual_retrieval_pos"]
+    table = ctx.tables["contextual_retrieval_pos"]
+    require_columns(table, POS_REQUIRED, where)
+    rows = _analysis_rows(table)
+    groups = list(dict.fromkeys(rows["group"]))
+    tags = {g: [t for t in PAPER_POS if ((rows["group"] == g) & (rows["pos"] == t)).any()]
+            + sorted(set(rows.loc[(rows["group"] == g) & (rows["pos"] != "average"), "pos"]) - set(PAPER_POS))
+            for g in groups}
+    columns = [(g, t) for g in groups for t in [*tags[g], "average"]]
+    mean = rows.groupby(["base", "setting", "parallel_sentences", "group", "pos"], as_index=False).agg(
+        accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum"), n_langs=("lang", "nunique"))
+    blocks = [text("Accuracy of word retrieval by the universal POS tag of the pivot word, grouped as Cao et al. "
+                   "group them (a group's average is the mean of its tags'); the mean over the language pairs. "
+                   f"Retrieval: {_values(table, 'contextual', {True: 'contextual', False: 'non-contextual'})}; "
+                   f"pairs seen in training {_values(table, 'exclude_seen', {True: 'left out', False: 'kept'})}; "
+                   f"tags from {_values(table, 'pos_treebank')}.")]
+    models = rows.drop_duplicates("base").set_index("base")
+    for base in sorted(mean["base"].unique()):
+        model = {k: models.at[base, k] for k in MODEL_KEYS if k in models}
+        part = mean[mean["base"] == base]
+        lines = []
+        for setting, n in part[["setting", "parallel_sentences"]].drop_duplicates().itertuples(index=False):
+            cell = part[(part["setting"] == setting) & (part["parallel_sentences"] == n)].set_index(["group", "pos"])
+            lines.append([_label(setting, int(n))] + [
+                {"text": f"{cell.at[key, 'accuracy']:.2f}", "sub": f"n {fmt_count(cell.at[key, 'n_queries'])}"}
+                if key in cell.index else DASH for key in columns])
+        header = [{"text": t, "sub": g.replace("_", " ")} for g, t in columns]
+        blocks.append(table_block(f"Accuracy by part of speech, {model_name(model)}", ["setting", *header], lines,
+                                  numeric=range(1, 1 + len(columns)),
+                                  note="The layout of Cao et al.'s Table 4 (non-contextual retrieval, pairs seen in "
+                                       "training kept, mBERT before and after alignment on 250K pairs). Small grey "
+                                       "number: queries (both directions, all pairs)."))
+    ours = mean.assign(pos=[PAPER_GROUP_AVERAGE.get(g) if p == "average" else PAPER_POS.get(p, p)
+                            for g, p in zip(mean["group"], mean["pos"])])
+    for column in MODEL_KEYS:
+        ours[column] = ours["base"].map(models[column]) if column in models else np.nan
+    blocks += ctx.published_blocks("contextual_retrieval_pos", ours.dropna(subset=["pos"]),
+                                   Matching(identity=("pos", "setting")))
+    return blocks
+
+
+def _values(table: pd.DataFrame, column: str, names: dict | None = None) -> str:
+    if column not in table:
+        return "not recorded"
+    return ", ".join(str((names or {}).get(v, v)) for v in table[column].dropna().unique()) or "not recorded"
+
+
+def alignment_figures(config) -> list[dict]:
+    """The PNG the frequency section writes (whatever the table holds: a panel says what is missing)."""
+    return [{"name": FREQUENCY_FIGURE, "caption": f"{FREQUENCY_CAPTION}.rst", "category": "Contextual alignment",
+             "labels": {"figure": "accuracy by frequency-rank difference", "size": "all"}}]
+
+
+def frequency_figure(curves: pd.DataFrame, settings: str) -> Figure:
+    """Cao et al.'s Figure 3: accuracy (mean over the language pairs) against the bin of the frequency-rank
+    difference, a line per setting, a panel per base BERT."""
+    bases = list(dict.fromkeys(curves["base"])) or ["(none)"]
+    fig = figures._new_figure(6.4, 2.6 * len(bases) + 1.0)
+    axes = fig.subplots(len(bases), 1, squeeze=False)[:, 0]
+    bins = curves[["rank_bin", "rank_difference"]].drop_duplicates().sort_values("rank_bin")
+    for ax, base in zip(axes, bases):
+        part = curves[curves["base"] == base]
+        if part.empty:
+            ax.text(0.5, 0.5, "no frequency-rank analysis in this run", ha="center", va="center",
+                    transform=ax.transAxes)
+        for i, ((setting, n), line) in enumerate(part.groupby(["setting", "parallel_sentences"], sort=False)):
+            line = line.sort_values("rank_bin")
+            ax.plot(line["rank_bin"], line["accuracy"], marker=figures.MARKERS[i % len(figures.MARKERS)],
+                    color=figures.PALETTE[i % len(figures.PALETTE)], label=_label(setting, int(n)))
+        ax.set_xticks(bins["rank_bin"], bins["rank_difference"], rotation=30)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("accuracy")
+        ax.set_title(str(base), fontsize=10)
+        if not part.empty:
+            ax.legend(fontsize=8)
+    axes[-1].set_xlabel("difference in frequency rank of the two words")
+    figures._title(fig, "Contextual word retrieval by frequency-rank difference", settings)
+    return fig
+
+
+@register_section("alignment_frequency", "Retrieval against the frequency-rank difference (Cao et al. 2020, "
+                  "Figure 3)", required=("contextual_retrieval_frequency",), figures=alignment_figures,
+                  results={"contextual_retrieval_frequency": ("accuracy", "n_queries")})
+def render_alignment_frequency(ctx: ReportContext) -> list[Block]:
+    where = ctx.table_paths["contextual_retrieval_frequency"]
+    table = ctx.tables["contextual_retrieval_frequency"]
+    require_columns(table, FREQUENCY_REQUIRED, where)
+    rows = _analysis_rows(table)
+    curves = rows.groupby(["base", "setting", "parallel_sentences", "rank_bin", "rank_difference"], as_index=False,
+                          sort=False).agg(accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum"))
+    order = {s: i for i, s in enumerate(RETRIEVAL_ORDER)}
+    curves = curves.sort_values(["base", "setting", "parallel_sentences", "rank_bin"],
+                                key=lambda c: c.map(order) if c.name == "setting" else c, kind="stable")
+    settings = (f"mean over {rows['lang'].nunique()} language pairs; rank bins {_values(table, 'rank_bins')}; "
+                "pairs seen in training and exact matches "
+                f"{_values(table, 'exclude_seen', {True: 'left out', False: 'kept'})}")
+    lines = [[str(b), _label(s, int(n)), r, f"{a:.3f}", fmt_count(q)] for b, s, n, _, r, a, q in
+             curves.itertuples(index=False)]
+    return [ctx.figure(FREQUENCY_FIGURE, frequency_figure(curves, settings), FREQUENCY_CAPTION, settings,
+                       "Accuracy by frequency-rank difference"),
+            table_block("Accuracy by frequency-rank difference: the numbers", ["base model", "setting",
+                        "rank difference", "accuracy", "queries"], lines, numeric=(3, 4), collapsed=True)]
