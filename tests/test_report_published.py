@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from test_alignment_report import good_retrieval
+from test_alignment_report import good_retrieval, pos_table
 from test_report_transfer import transfer_table
 from xling.report import expected_figures, render_report
 from xling.report.published import BEST, load_paper_results
@@ -178,7 +178,8 @@ def published_table(html: str, title: str) -> tuple[list[str], list[list[str]], 
 def test_demo_like_tables_show_published_rows_beside_ours(tmp_path):
     tables = {"word_retrieval": word_retrieval(), "word_retrieval_pos": word_retrieval_pos(),
               "token_translation": token_translation(), "tatoeba": tatoeba(), "bucc": bucc(),
-              "transfer": transfer_table(), "contextual_retrieval": good_retrieval()}
+              "transfer": transfer_table(), "contextual_retrieval": good_retrieval(),
+              "contextual_retrieval_pos": pos_table()}
     html = render(tmp_path, tables)
     for entries in load_paper_results(PAPER_RESULTS).values():
         for entry in entries:  # every published table is named with its source and table id
