@@ -23,6 +23,8 @@ RUNTIME: dict[str, frozenset[str]] = {
     "language": frozenset({"threads", "device", "batch_size"}),
     "language.sentence_retrieval": frozenset({"block"}),
     "transfer": frozenset({"threads", "device", "batch_size", "checkpoint_every"}),
+    "alignment.rotation": frozenset({"block"}),
+    "alignment.fasttext": frozenset({"threads"}),
 }
 
 
