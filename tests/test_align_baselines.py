@@ -217,3 +217,29 @@ def test_train_fasttext_saves_one_file_with_ngram_vectors(tmp_path):
     assert np.isfinite(vectors["w999"]).all()  # a word outside the vocabulary: its character n-grams
     with pytest.raises(FileNotFoundError, match="fastText vectors not found"):
         fasttext.load_vectors(tmp_path / "missing.kv")
+
+
+def test_fasttext_baseline_retrieves_every_word_of_a_planted_rotated_language():
+    """The other language is the pivot rotated: after the learned rotation every word (contextual: every
+    occurrence, told apart by its sentence's mean, max and min) retrieves its translation."""
+    pytest.importorskip("xling.evaluate.contextual_retrieval")  # the word-pairs branch's module (issue 11 item 2)
+    rng = np.random.default_rng(11)
+    raw = rng.normal(size=(40, 8)) + 0.3
+    rotation = ortho_group.rvs(8, random_state=12)
+    pivot = fasttext.Normalised(keyed_vectors([f"e{i}" for i in range(40)], raw))
+    other = fasttext.Normalised(keyed_vectors([f"x{i}" for i in range(40)], raw @ rotation))
+
+    def split(n_sentences, seed):
+        order = np.random.default_rng(seed)
+        sentences = [list(order.choice(40, size=5, replace=False)) for _ in range(n_sentences)]
+        return ([[f"e{i}" for i in s] for s in sentences], [[f"x{i}" for i in reversed(s)] for s in sentences],
+                [{(k, 4 - k) for k in range(5)} for _ in sentences])
+
+    test = split(12, 13)
+    table, queries = fasttext.evaluate(pivot, other, test, set(), {30: split(30, 14), 1: split(1, 15)}, k=3,
+                                       block=16, exclude_seen=True, exclude_exact=True)
+    assert set(table["method"]) == {"rotation-word"} and set(table["parallel_sentences"]) == {1, 30}
+    best = table[table["parallel_sentences"] == 30].set_index("contextual")["accuracy"]
+    assert best[True] == pytest.approx(1.0) and best[False] == pytest.approx(1.0)
+    assert table.loc[table["parallel_sentences"] == 1, "accuracy"].max() < 0.9  # 5 pairs cannot fix 8 dimensions
+    assert len(queries[(queries["parallel_sentences"] == 30) & queries["contextual"]]) == 2 * 12 * 5
