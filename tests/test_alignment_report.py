@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from xling.evaluate.findings import FAILS, HOLDS, NOT_MEASURED, aligned_lm, cao_setting, judge_claims
+from xling.evaluate.alignment import aligned_lm, cao_setting
+from xling.evaluate.findings import FAILS, HOLDS, NOT_MEASURED, judge_claims
 from xling.report.alignment import alignment_xnli, render_alignment_retrieval, render_alignment_xnli
 from xling.report.core import REPORTS_DIR, ReportContext
 from xling.report.published import load_paper_results
@@ -176,7 +177,7 @@ def test_xnli_section_says_when_the_run_has_no_alignment_study(tmp_path):
     base_only = transfer({(BASE, "none"): {"en": 80, "de": 60}})
     block, *published = render_alignment_xnli(context({"transfer": base_only,
                                                        "contextual_retrieval": good_retrieval()}, tmp_path))
-    assert "No XNLI of the alignment study" in block["paragraphs"][0]
+    assert "No XNLI of an aligned or rotated BERT in <transfer>" in block["paragraphs"][0]
     assert [b["title"].split(", arXiv:2002.03518, ")[1][:7] for b in published] == ["Table 1", "Table 2", "Table 5"]
     assert all("this run does not measure these numbers" in b["note"] for b in published)
 

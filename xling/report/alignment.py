@@ -5,7 +5,7 @@ numbers beside ours.
 Tables read: `contextual_retrieval` (results/<run>/eval/contextual_retrieval.parquet: one row per lm, language,
 contextual or not, layer and method, accuracy a fraction) and `transfer` (its XNLI test rows of the base BERTs,
 as they are and with a rotation at test time, and of the aligned models aligned/{n}/{base}). Each of our settings
-is named as the paper names it (xling.evaluate.findings.CAO_SETTINGS): base BERT; word- and sentence-aligned
+is named as the paper names it (xling.evaluate.alignment.CAO_SETTINGS): base BERT; word- and sentence-aligned
 rotation (Procrustes on word pairs / mean word vectors of sentence pairs, applied to the non-English vectors);
 fine-tuned alignment on n sentence pairs per language; the sentence-augmented fastText (rotated on the same word
 pairs). A rotation and a fine-tuned model carry the amount of parallel data they used; the tables show every
@@ -19,7 +19,7 @@ import pandas as pd
 
 from matplotlib.figure import Figure
 
-from xling.evaluate.findings import NotMeasured, cao_retrieval, cao_xnli
+from xling.evaluate.alignment import cao_retrieval, cao_xnli
 from xling.report import figures
 from xling.report.blocks import DASH, MODEL_KEYS, Block, fmt_count, model_name, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
@@ -145,7 +145,9 @@ def _layer_note(rows: pd.DataFrame) -> str:
 def alignment_xnli(transfer: pd.DataFrame, pivot: str) -> pd.DataFrame:
     """Mean over seeds of the alignment study's XNLI test accuracy: one row per base model, setting, amount of
     parallel data and language, with the base's model columns, at the smallest freeze depth."""
-    rows = cao_xnli(transfer, pivot)
+    rows = cao_xnli(transfer)
+    if rows.empty:
+        return pd.DataFrame()
     rows = rows[rows["freeze"] == rows["freeze"].min()]
     model = rows[rows["lm"] == rows["base"]].groupby("base")[MODEL_KEYS].first()
     keys = ["base", "setting", "parallel_sentences", "lang", "freeze"]
@@ -170,10 +172,9 @@ def _xnli_table(df: pd.DataFrame, title: str, keys: list[tuple[str, int]], langs
                   required=("contextual_retrieval", "transfer"))
 def render_alignment_xnli(ctx: ReportContext) -> list[Block]:
     pivot = ctx.pivot
-    try:
-        df = alignment_xnli(ctx.tables["transfer"], pivot)
-    except NotMeasured as why:  # the published numbers still stand for reference
-        return [text(f"No XNLI of the alignment study in {ctx.table_paths['transfer']}: {why}.")] + [
+    df = alignment_xnli(ctx.tables["transfer"], pivot)
+    if df.empty:  # the published numbers still stand for reference
+        return [text(f"No XNLI of an aligned or rotated BERT in {ctx.table_paths['transfer']}.")] + [
             block for key in ("alignment_xnli", "alignment_xnli_data", "alignment_xnli_languages")
             for block in ctx.published_blocks(key, pd.DataFrame(), Matching(identity=("lang",)))]
     langs = sorted(df["lang"].unique(), key=lambda lang: (lang != pivot, lang))
