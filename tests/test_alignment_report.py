@@ -262,6 +262,7 @@ def test_table4_layout_groups_tags_and_shows_the_published_numbers(tmp_path):
     assert by_pos["numeral", "base_bert"][3]["text"] == "0.90" and by_pos["numeral", "base_bert"][2] == "0.90"
     assert by_pos["open_class_avg", "word_aligned_finetuned"][3]["text"] == "0.90"  # 0.3 + 2 x 0.3
     assert by_pos["determiner", "base_bert"][3]["text"] == "0.70"
+    assert by_pos["conjunction", "base_bert"][3]["text"] == "0.50"  # our SCONJ (no CCONJ in this table)
 
 
 def test_figure3_is_written_with_its_numbers(tmp_path):

@@ -30,10 +30,11 @@ RETRIEVAL_RESULTS = ("accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "n_quer
 ANALYSIS_REQUIRED = ("lm", "lang", "method", "parallel_sentences", "accuracy", "n_queries")
 POS_REQUIRED = (*ANALYSIS_REQUIRED, "group", "pos")
 FREQUENCY_REQUIRED = (*ANALYSIS_REQUIRED, "rank_bin", "rank_difference")
-# Table 4's columns (published_results.yaml) by universal POS tag, and each group's average by its tags' group
+# Table 4's columns (published_results.yaml) by universal POS tag, and each group's average by its tags' group;
+# the paper's one "Conjunction" is compared with the mean of our two conjunction tags
 PAPER_POS = {"NUM": "numeral", "PUNCT": "punctuation", "PROPN": "proper_noun", "DET": "determiner",
-             "ADP": "preposition", "CCONJ": "conjunction", "PRON": "pronoun", "AUX": "auxiliary", "NOUN": "noun",
-             "ADV": "adverb", "ADJ": "adjective", "VERB": "verb"}
+             "ADP": "preposition", "CCONJ": "conjunction", "SCONJ": "conjunction", "PRON": "pronoun",
+             "AUX": "auxiliary", "NOUN": "noun", "ADV": "adverb", "ADJ": "adjective", "VERB": "verb"}
 PAPER_GROUP_AVERAGE = {"lexical_overlap": "lexical_overlap_avg", "closed_class": "closed_class_avg",
                        "open_class": "open_class_avg"}
 FREQUENCY_FIGURE, FREQUENCY_CAPTION = "alignment_frequency", "alignment_frequency"
