@@ -40,6 +40,7 @@ include: "rules/language.smk"
 include: "rules/transfer.smk"
 include: "rules/align.smk"
 include: "rules/align_finetune.smk"
+include: "rules/align_baselines.smk"
 include: "rules/report.smk"
 
 
@@ -49,4 +50,5 @@ rule all:
         language_tables(),
         alignment_tables(),
         align_finetune_targets(),
+        align_baselines_targets(),
     default_target: True

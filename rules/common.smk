@@ -412,7 +412,8 @@ def language_report_tables():
 def findings_tables():
     """{table key: Parquet path} of the run's tables the findings are judged on (xling.evaluate.findings.TABLES;
     one the run does not build makes its claims "not measured")."""
-    tables = {"word_retrieval": f"{RESULTS}/eval/word_retrieval.parquet", **language_report_tables()}
+    tables = {"word_retrieval": f"{RESULTS}/eval/word_retrieval.parquet", **language_report_tables(),
+              **alignment_report_tables()}
     if POS["splits"]:
         tables["word_retrieval_pos"] = f"{RESULTS}/eval/word_retrieval_pos.parquet"
     return {key: path for key, path in tables.items() if key in FINDINGS_TABLES}
@@ -581,7 +582,26 @@ def transfer_eval_inputs(wildcards):
     inputs["data"] = [task_file(task, lang, split) for lang in transfer_langs(task) for split in task_splits(task, lang)]
     if variant.endswith("-zm") or uses_mds(wildcards):
         inputs["corpora"] = list(mean_corpora(wildcards, transfer_langs(task)).values())
+    if uses_rotations(wildcards):
+        inputs["rotations"] = [path for by_lang in rotations_tested(wildcards).values() for path in by_lang.values()]
     return inputs
+
+
+# {lm: dict(sentences, layer, files={kind: {lang: path}})}: the rotations XNLI applies to a base BERT's other
+# languages before the classifier (rules/align_baselines.smk registers them)
+TRANSFER_ROTATIONS = {}
+
+
+def uses_rotations(wildcards):
+    return wildcards.task == "xnli" and wildcards.lm in TRANSFER_ROTATIONS and wildcards.variant.startswith("f") \
+        and not wildcards.variant.endswith("-zm")
+
+
+def rotations_tested(wildcards):
+    """{kind: {lang: path}} of the rotations of the tested languages (the pivot has none)."""
+    langs = transfer_langs(wildcards.task)
+    return {kind: {lang: path for lang, path in by_lang.items() if lang in langs}
+            for kind, by_lang in TRANSFER_ROTATIONS[wildcards.lm]["files"].items()}
 
 
 def shift_settings():
@@ -624,6 +644,10 @@ def transfer_eval_params(wildcards):
         run["zero_mean"] = shift_settings()
     elif uses_mds(wildcards):
         run["mds"] = {**shift_settings(), "alphas": TRANSFER["alphas"]}
+    if uses_rotations(wildcards):
+        rotation = TRANSFER_ROTATIONS[wildcards.lm]
+        run["rotation"] = dict(sentences=rotation["sentences"], layer=rotation["layer"],
+                               langs={kind: list(by_lang) for kind, by_lang in rotations_tested(wildcards).items()})
     if task == "ner":
         run["ner_repair"] = TRANSFER["ner_repair"]
     return run
@@ -693,3 +717,60 @@ def alignment_tables():
 
 
 ANALYSIS_BY = ["lm", "model", "size", "window", "lang", "pair", "method", "parallel_sentences", "layer"]  # the analyses' groups
+# Cao et al.'s baselines of fine-tuning alignment (rules/align_baselines.smk): rotations and fastText.
+ROTATION = config["alignment"]["rotation"]  # defaults filled in by the schema
+FASTTEXT = config["alignment"]["fasttext"]
+
+
+def rotation_lms():
+    """The base BERTs that get rotations: those fine-tuned for alignment (the rotations are their baselines)."""
+    return sorted({aligned_base(lm)[1] for lm in aligned_models()}) if ROTATION["kinds"] else []
+
+
+def rotation_files(lm, n, kinds=None):
+    """{kind: {lang: path}} of the rotations of `lm` learned on train{n}, one per aligned language."""
+    return {kind: {lang: f"{RESULTS}/align/rotations/{lm}/{kind}{n}/{lang}.npy" for lang in align_langs()}
+            for kind in kinds or ROTATION["kinds"]}
+
+
+def fasttext_size():
+    """The corpus sample fastText is trained on: alignment.fasttext.size, null = the largest of corpus.sizes."""
+    size = FASTTEXT["size"] or max(SIZES)
+    if size not in SIZES:
+        raise ValueError(f"alignment.fasttext.size: {size} is not in corpus.sizes {SIZES}")
+    return size
+
+
+def fasttext_lms():
+    """The fastText baseline's lm id (its contextual-retrieval table), when the run has one."""
+    return [f"fasttext/{fasttext_size()}"] if FASTTEXT["enabled"] and align_langs() else []
+
+
+def fasttext_hparams():
+    """What decides the fastText vectors (alignment.fasttext less its switches and runtime settings)."""
+    return {key: FASTTEXT[key] for key in ("dim", "window", "epochs", "min_count", "min_n", "max_n", "seed")}
+
+
+def rotation_inputs(wildcards):
+    files = word_pair_files(wildcards.lang, [f"train{wildcards.n}"])[f"train{wildcards.n}"]
+    return dict(model=lm_model(wildcards), pivot=files[0], other=files[1], links=files[2])
+
+
+def fasttext_retrieval_inputs(wildcards):
+    langs = align_langs()
+    splits = ["test", seen_split()] + [f"train{n}" for n in ALIGN_FT["sizes"]]
+    pairs = {lang: word_pair_files(lang, dict.fromkeys(splits)) for lang in langs}
+    return dict(vectors=[f"{RESULTS}/models/fasttext/{wildcards.size}/{lang}.kv" for lang in [PIVOT, *langs]],
+                pairs=[path for by_split in pairs.values() for files in by_split.values() for path in files])
+
+
+def align_baselines_targets():
+    """The fastText baseline's retrieval table (rule all; the rotations are inputs of retrieval and XNLI)."""
+    return [f"{RESULTS}/eval/contextual_retrieval/{lm}.parquet" for lm in fasttext_lms()]
+
+
+def alignment_report_tables():
+    """{report table key: Parquet path} of the alignment study's gathered tables this run builds (rules/align.smk's
+    alignment_tables; the fastText baseline's rows are among contextual retrieval's)."""
+    tables = {os.path.basename(path)[: -len(".parquet")]: path for path in alignment_tables() if path.endswith(".parquet")}
+    return {key: path for key, path in tables.items() if key.startswith("contextual_retrieval")}

@@ -26,6 +26,8 @@ RUNTIME: dict[str, frozenset[str]] = {
     "alignment": frozenset({"threads", "device", "batch_size"}),
     "alignment.retrieval": frozenset({"block"}),
     "alignment.finetune": frozenset({"threads", "device", "checkpoint_every"}),
+    "alignment.rotation": frozenset({"block"}),
+    "alignment.fasttext": frozenset({"threads"}),
 }
 
 
