@@ -693,8 +693,9 @@ def word_pairs_gold(wildcards):
 
 
 def contextual_retrieval_lms():
-    """The BERTs contextual retrieval evaluates ({lm} ids): those of the language experiments."""
-    return language_models()
+    """The BERTs contextual retrieval evaluates ({lm} ids): those of the language experiments and the models
+    fine-tuned for alignment (Cao et al.'s base-against-aligned comparison)."""
+    return list(dict.fromkeys(language_models() + aligned_models()))
 
 
 def contextual_retrieval_inputs(wildcards):
