@@ -1,0 +1,187 @@
+"""Conneau et al. (2020) ablations in the one BERT trainer: separate layers and embeddings, no anchors,
+code-switching, batches of one language, and the per-language views every tool loads."""
+
+import json
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from xling.models import ablation, bert, mlm_data
+
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64, "window": 16, "batch_size": 8,
+        "warmup_steps": 2, "learning_rate": 1e-2, "log_every": 1, "checkpoint_every": 100, "dropout": 0.0, "seed": 3}
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def pair(tmp_path):
+    """English and xa token files sharing the anchor pieces "x0".."x9"; xa has a tenth of English's text, so
+    English batches come first and most often."""
+    rng = random.Random(0)
+    own = {lang: [f"{lang}{i}" for i in range(20)] + [f"##{lang}{i}" for i in range(5)] for lang in ("en", "xa")}
+    anchors = [f"x{i}" for i in range(10)]
+    paths = []
+    for lang, n_docs in (("en", 100), ("xa", 10)):
+        docs = [" ".join(rng.choice(own[lang] + anchors) for _ in range(40)) for _ in range(n_docs)]
+        path = tmp_path / f"{lang}.txt"
+        path.write_text("\n".join(docs) + "\n", encoding="utf-8")
+        paths.append(path)
+    pieces = SPECIALS + own["en"] + own["xa"] + anchors + ["a", "##a"]
+    (tmp_path / "vocab.txt").write_text("\n".join(pieces) + "\n", encoding="utf-8")
+    return paths, tmp_path / "vocab.txt"
+
+
+def test_parse_setting():
+    assert ablation.parse_setting("sep-emb-l3") == {"separate_embeddings": True, "separate_layers": 3,
+                                                    "anchors": "default", "domain": "same"}
+    assert ablation.parse_setting("no-anchors")["anchors"] == "none"
+    assert ablation.parse_setting("wiki-cc")["domain"] == "other"
+    assert ablation.parse_setting("sep-l6")["separate_layers"] == 6
+    for bad in ("sep", "sep-l0", "none", "sep-emb-l"):
+        with pytest.raises(ValueError, match="unknown ablation setting"):
+            ablation.parse_setting(bad)
+    with pytest.raises(ValueError, match="top layer stays shared"):
+        bert.resolve_hparams({**TINY, "ablation": {"separate_layers": 2}})
+
+
+def test_language_order_samples_by_share_to_the_power():
+    languages = ["en"] * 900 + ["xa"] * 100
+    order = mlm_data.LanguageOrder(languages, 4, seed=1, exponent=0.7, steps=20000)
+    expected = np.array([0.9, 0.1]) ** 0.7 / (np.array([0.9, 0.1]) ** 0.7).sum()
+    assert np.allclose(order.probabilities, expected)
+    observed = np.mean([order.language(t) == "xa" for t in range(20000)])
+    assert abs(observed - expected[1]) < 4 * np.sqrt(expected[1] * (1 - expected[1]) / 20000)
+    # one language per batch, and each language's blocks in its own epoch permutations
+    xa_steps = [t for t in range(20000) if order.language(t) == "xa"][:50]  # 50 x 4 = two epochs of xa
+    taken = torch.cat([order.indices(t) for t in xa_steps])
+    assert all(languages[i] == "xa" for i in taken.tolist())
+    assert sorted(taken[:100].tolist()) == list(range(900, 1000)) == sorted(taken[100:].tolist())
+    again = mlm_data.LanguageOrder(languages, 4, seed=1, exponent=0.7, steps=20000)
+    assert torch.equal(again.indices(777), order.indices(777))
+
+
+def _train(paths, vocab, tmp_path, spec, steps, seed=TINY["seed"]):
+    out = tmp_path / "model"
+    bert.pretrain(paths, vocab, out, tmp_path / "ckpt", {**TINY, "max_steps": steps, "ablation": spec, "seed": seed})
+    return out
+
+
+def _initial_views(vocab, spec, seed):
+    """The views as the trainer initialises them (torch seeded with the seed, then built)."""
+    h = bert.resolve_hparams({**TINY, "ablation": spec, "seed": seed})
+    torch.manual_seed(h["seed"])
+    config = bert.model_config(h, len(mlm_data.read_vocab(vocab)))
+    config.pad_token_id = 0
+    return ablation.build_views(config, ["en", "xa"], h["ablation"])
+
+
+def test_english_steps_leave_the_other_languages_layers_bit_identical(pair, tmp_path):
+    from transformers import BertForMaskedLM
+
+    paths, vocab = pair
+    spec = {"separate_embeddings": True, "separate_layers": 1}
+    blocks, languages = mlm_data.load_blocks(paths, vocab, TINY["window"])
+    first_xa = {}  # the first xa step of each seed's batch order: a seed whose first 3 steps are English
+    for seed in range(1, 100):
+        order = mlm_data.LanguageOrder(languages, TINY["batch_size"], seed, 0.7, 100)
+        first_xa[seed] = next(t for t in range(100) if order.language(t) == "xa")
+    seed = next(s for s, t in first_xa.items() if t >= 3)
+    out = _train(paths, vocab, tmp_path, spec, steps=first_xa[seed], seed=seed)  # English batches only
+    initial = _initial_views(vocab, spec, seed)
+    trained = {lang: BertForMaskedLM.from_pretrained(out / lang).state_dict() for lang in ("en", "xa")}
+    before = {lang: view.state_dict() for lang, view in initial.items()}
+    xa_own = [k for k in before["xa"] if ablation.is_language_specific(k, spec) or k.startswith("cls.")]
+    assert any(k.startswith("bert.encoder.layer.0.") for k in xa_own)
+    assert any(k.startswith("bert.embeddings.") for k in xa_own)
+    for key in xa_own:  # xa's embeddings, softmax and layer 1: never touched
+        assert torch.equal(trained["xa"][key], before["xa"][key]), key
+    for key in ("bert.encoder.layer.0.attention.self.query.weight", "bert.embeddings.word_embeddings.weight"):
+        assert not torch.equal(trained["en"][key], before["en"][key]), key  # English's own were trained
+    shared = "bert.encoder.layer.1.output.dense.weight"  # the top layer is one module in both views
+    assert torch.equal(trained["en"][shared], trained["xa"][shared])
+    assert not torch.equal(trained["en"][shared], before["en"][shared])
+    saved = json.loads((out / ablation.SPEC_FILE).read_text())
+    assert saved["languages"] == ["en", "xa"] and saved["spec"]["separate_layers"] == 1
+
+
+def test_no_anchors_shares_no_token_id(pair, tmp_path):
+    from transformers import AutoTokenizer
+
+    paths, vocab = pair
+    spec = {"anchors": "none"}
+    out = _train(paths, vocab, tmp_path, spec, steps=2)
+    views = {lang: mlm_data.read_vocab(out / lang / "vocab.txt") for lang in ("en", "xa")}
+    assert views["en"].keys() != views["xa"].keys() and len(views["en"]) == len(views["xa"])
+    special = {views["en"][t] for t in SPECIALS}
+    assert special == {views["xa"][t] for t in SPECIALS}
+    ids = {}
+    for lang, path in zip(("en", "xa"), paths):
+        text = path.read_text().split()
+        ids[lang] = {views[lang][p] for p in text}
+        assert not ids[lang] & special
+    assert not ids["en"] & ids["xa"]  # not even the anchors x0..x9 both corpora use
+    # and the saved tokenizers agree: the same anchor string gets another id in each language
+    anchor = {lang: AutoTokenizer.from_pretrained(out / lang)("x3", add_special_tokens=False)["input_ids"]
+              for lang in ("en", "xa")}
+    assert anchor["en"] != anchor["xa"] and len(anchor["en"]) == 1
+    # the joint run packs the same text with shared anchor ids
+    blocks, languages = mlm_data.load_blocks(paths, vocab, TINY["window"])
+    per_lang = [set(blocks[[i for i, l in enumerate(languages) if l == lang]].flatten().tolist()) - special
+                for lang in ("en", "xa")]
+    assert per_lang[0] & per_lang[1]
+
+
+def test_separate_embeddings_replace_with_the_batch_languages_words():
+    ids = torch.arange(5, 25).repeat(200, 1)
+    candidates = torch.tensor([30, 31, 32])
+    inputs, labels = mlm_data.mask_tokens(ids, [0, 1, 2, 3, 4], 4, 40, 0.5, torch.Generator().manual_seed(0),
+                                          candidates)
+    masked = labels != -100
+    changed = masked & (inputs != 4) & (inputs != ids)
+    assert changed.sum() > 100  # about 4000 x 0.5 x 0.1
+    assert set(inputs[changed].tolist()) <= {30, 31, 32}
+    anywhere, _ = mlm_data.mask_tokens(ids, [0, 1, 2, 3, 4], 4, 40, 0.5, torch.Generator().manual_seed(0))
+    assert torch.equal(anywhere[~changed], inputs[~changed])  # the same draws, only the words differ
+    assert len(set(anywhere[changed].tolist())) > 10
+
+
+def test_code_switching_rate_within_tolerance(tmp_path):
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(50)]  # the first 10 are in the dictionary: about 20% of the words
+    docs = [" ".join(rng.choice(words) for _ in range(200)) for _ in range(100)]
+    (tmp_path / "en.txt").write_text("\n".join(docs) + "\n", encoding="utf-8")
+    dictionary = {f"w{i}": [f"t{i}", f"u{i}"] for i in range(10)}
+    counts = ablation.code_switch(tmp_path / "en.txt", tmp_path / "out.txt", dictionary, lambda w: [w[0], "##" + w[1:]],
+                                  rate=0.3, max_fraction=0.15, seed=1)
+    n = counts["dictionary_words"]
+    assert counts["words"] == 20000 and 3000 < n < 5000
+    assert abs(counts["switched"] / n - 0.3) < 4 * np.sqrt(0.3 * 0.7 / n)
+    out = [line.split() for line in (tmp_path / "out.txt").read_text().splitlines()]
+    switched = sum(p in ("t", "u") for doc in out for p in doc)
+    assert switched == counts["switched"]  # each switched word became its translation's two pieces
+    assert all(q in {f"##{i}" for i in range(10)} for doc in out for p, q in zip(doc, doc[1:]) if p in ("t", "u"))
+    # every word in the dictionary: the cap binds, at most 15% of each document's words
+    dictionary = {w: ["z"] for w in words}
+    ablation.code_switch(tmp_path / "en.txt", tmp_path / "capped.txt", dictionary, lambda w: [w], rate=0.3,
+                         max_fraction=0.15, seed=1)
+    for line in (tmp_path / "capped.txt").read_text().splitlines():
+        assert line.split().count("z") == 30  # 0.3 x 200 drawn, capped at 0.15 x 200
+
+
+def test_view_path_needs_the_language(pair, tmp_path):
+    paths, vocab = pair
+    out = _train(paths, vocab, tmp_path, {"separate_layers": 1}, steps=1)
+    assert ablation.view_path(out, "xa") == out / "xa"
+    with pytest.raises(ValueError, match="ablation.json.*say which language"):
+        ablation.view_path(out, None)
+    assert ablation.view_path(tmp_path, None) == tmp_path  # a plain directory is itself
