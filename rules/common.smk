@@ -196,7 +196,17 @@ def language_models():
 
 
 BERT_LM = r"bert/\d+-w\d+|hf/[A-Za-z0-9._-]+"  # {lm} of a BERT: ours (size, window) or a Hugging Face checkpoint
+BERT_LM += r"|ablation/[a-z0-9-]+/[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"  # a Conneau et al. ablation (rules/ablate.smk)
 ANY_LM = r"(bert|glove|word2vec)/\d+-w\d+|hf/[A-Za-z0-9._-]+"  # {lm} of any model
+ANY_LM += r"|ablation/[a-z0-9-]+/[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"  # a Conneau et al. ablation (rules/ablate.smk)
+
+
+def ablation_langs(lm, langs):
+    """The languages of `langs` an ablation (rules/ablate.smk) has a view of: its pair's; all for another model."""
+    if not lm or not lm.startswith("ablation/"):
+        return langs
+    pair = lm.split("/")[2].split("-")
+    return [lang for lang in langs if lang in pair]
 
 
 def _lm(wildcards):
@@ -210,6 +220,8 @@ def _lm(wildcards):
 
 def lm_model(wildcards):
     """Model input: our BERT's directory, or a Hugging Face checkpoint's local directory (none for hub ids)."""
+    if wildcards.lm.startswith("ablation/"):
+        return ablation_model_dir(wildcards.lm)
     kind, size, window, name = _lm(wildcards)
     if kind == "bert":
         return model_dir("bert", size, window)
@@ -218,6 +230,8 @@ def lm_model(wildcards):
 
 def lm_params(wildcards):
     """Plain settings of the model: what scripts load and the table's model/size/window columns."""
+    if wildcards.lm.startswith("ablation/"):
+        return ablation_lm_params(wildcards.lm)
     kind, size, window, name = _lm(wildcards)
     cap = LANGUAGE["max_length"]
     if kind == "bert":
@@ -342,7 +356,8 @@ def language_report_tables():
 def findings_tables():
     """{table key: Parquet path} of the run's tables the findings are judged on (xling.evaluate.findings.TABLES;
     one the run does not build makes its claims "not measured")."""
-    tables = {"word_retrieval": f"{RESULTS}/eval/word_retrieval.parquet", **language_report_tables()}
+    tables = {"word_retrieval": f"{RESULTS}/eval/word_retrieval.parquet", **language_report_tables(),
+              **ablation_report_tables()}
     if POS["splits"]:
         tables["word_retrieval_pos"] = f"{RESULTS}/eval/word_retrieval_pos.parquet"
     return {key: path for key, path in tables.items() if key in FINDINGS_TABLES}
@@ -438,11 +453,11 @@ def transfer_runs():
     return runs
 
 
-def transfer_langs(task):
+def transfer_langs(task, lm=None):
     """Languages a task is tested on: the pivot and the configured ones that have the task's data (real UD:
-    a test split)."""
+    a test split); of an ablation, those of its pair."""
     named = TEST_LANGUAGES[task]
-    langs = [lang for lang in LANGS if named is None or lang in named or lang == PIVOT]
+    langs = ablation_langs(lm, [lang for lang in LANGS if named is None or lang in named or lang == PIVOT])
     if config["data"]["source"] == "synthetic":
         return langs
     if task in ("pos", "parsing"):
@@ -462,9 +477,9 @@ def task_splits(task, lang):
     return ["dev", "test"]
 
 
-def selection_langs(task):
+def selection_langs(task, lm=None):
     """Languages whose dev sets select the epoch: the pivot, or (avg_dev) every tested language with a dev split."""
-    langs = transfer_langs(task) if TRANSFER["selection"] == "avg_dev" else [PIVOT]
+    langs = transfer_langs(task, lm) if TRANSFER["selection"] == "avg_dev" else [PIVOT]
     return [lang for lang in langs if "dev" in task_splits(task, lang)]
 
 
@@ -497,7 +512,7 @@ def finetune_inputs(wildcards):
     task, variant = wildcards.task, wildcards.variant
     inputs = transfer_model_inputs(wildcards)
     inputs["train"] = task_file(task, PIVOT, "train")
-    inputs["dev"] = [task_file(task, lang, "dev") for lang in selection_langs(task)]
+    inputs["dev"] = [task_file(task, lang, "dev") for lang in selection_langs(task, wildcards.lm)]
     if variant.endswith("-zm"):
         inputs["corpus"] = mean_corpora(wildcards, [PIVOT])[PIVOT]
     return inputs
@@ -507,9 +522,10 @@ def transfer_eval_inputs(wildcards):
     task, variant = wildcards.task, wildcards.variant
     inputs = transfer_model_inputs(wildcards)
     inputs["finetuned"] = f"{RESULTS}/finetuned/{task}/{wildcards.lm}/{variant}/seed{wildcards.seed}"
-    inputs["data"] = [task_file(task, lang, split) for lang in transfer_langs(task) for split in task_splits(task, lang)]
+    inputs["data"] = [task_file(task, lang, split) for lang in transfer_langs(task, wildcards.lm)
+                      for split in task_splits(task, lang)]
     if variant.endswith("-zm") or uses_mds(wildcards):
-        inputs["corpora"] = list(mean_corpora(wildcards, transfer_langs(task)).values())
+        inputs["corpora"] = list(mean_corpora(wildcards, transfer_langs(task, wildcards.lm)).values())
     return inputs
 
 
@@ -530,7 +546,7 @@ def transfer_params(wildcards):
     variant = wildcards.variant
     settings = FINETUNE_SETTINGS[wildcards.task]
     run = dict(task=wildcards.task, seed=int(wildcards.seed), selection=TRANSFER["selection"],
-               dev_langs=selection_langs(wildcards.task), pivot=PIVOT)
+               dev_langs=selection_langs(wildcards.task, wildcards.lm), pivot=PIVOT)
     if variant == "static":  # the run's WordPiece tokenizer; the InferSent classifier's own size and rate
         run.update(freeze=-1, lowercase=config["tokenizer"]["lowercase"])
         settings = {**settings, "static_hidden": TRANSFER["static"]["hidden"],
@@ -546,7 +562,8 @@ def transfer_eval_params(wildcards):
     """What changes the scores of a fine-tuned model (its own settings come with it): the test languages and
     splits, and the shift settings and NER repair where they apply."""
     task, variant = wildcards.task, wildcards.variant
-    run = dict(task=task, pivot=PIVOT, langs={lang: task_splits(task, lang) for lang in transfer_langs(task)})
+    run = dict(task=task, pivot=PIVOT,
+               langs={lang: task_splits(task, lang) for lang in transfer_langs(task, wildcards.lm)})
     if variant == "static":
         run["lowercase"] = config["tokenizer"]["lowercase"]
     elif variant.endswith("-zm"):

@@ -185,3 +185,85 @@ def test_view_path_needs_the_language(pair, tmp_path):
     with pytest.raises(ValueError, match="ablation.json.*say which language"):
         ablation.view_path(out, None)
     assert ablation.view_path(tmp_path, None) == tmp_path  # a plain directory is itself
+
+
+def _toy_ner(lang: str, n: int, seed: int) -> list[tuple[list[str], list[str]]]:
+    """Words of the pair fixture's vocabulary; the anchor x1 is a one-word entity (the others O)."""
+    rng = random.Random(seed)
+    words = [f"{lang}{i}" for i in range(20)] + ["x1", "x2"]
+    out = []
+    for _ in range(n):
+        sentence = [rng.choice(words) for _ in range(rng.randint(3, 7))]
+        out.append((sentence, ["B-PER" if w == "x1" else "O" for w in sentence]))
+    return out
+
+
+def test_fine_tuning_freezes_the_language_specific_layers_and_tests_each_language_on_its_view(pair, tmp_path):
+    from transformers import BertForMaskedLM
+
+    from xling.evaluate import transfer
+    from xling.models import finetune as ft
+    from xling.models.heads import load_bert
+
+    paths, vocab = pair
+    spec = {"separate_embeddings": True, "separate_layers": 1}
+    out = _train(paths, vocab, tmp_path, spec, steps=3)
+    backbone = load_bert(out, language="en")
+    assert ablation.freeze_language_specific(backbone.encoder.bert, spec) > 0
+    settings = {"epochs": 1, "batch_size": 8, "learning_rate": 1e-2, "warmup": 0.0, "weight_decay": 0.0,
+                "dropout": 0.0, "max_length": 16, "max_train": None}
+    ft.finetune("ner", backbone, _toy_ner("en", 40, 1), {"en": _toy_ner("en", 10, 2)}, tmp_path / "ner",
+                tmp_path / "ner-ckpt", settings, seed=1, freeze=0, score=transfer.score, pivot="en")
+    pretrained = {lang: BertForMaskedLM.from_pretrained(out / lang).bert.state_dict() for lang in ("en", "xa")}
+    tuned = BertForMaskedLM.from_pretrained(tmp_path / "ner" / "encoder").bert.state_dict()
+    own, shared = "encoder.layer.0.output.dense.weight", "encoder.layer.1.output.dense.weight"
+    assert torch.equal(tuned[own], pretrained["en"][own])  # frozen: as pretrained
+    assert torch.equal(tuned["embeddings.word_embeddings.weight"], pretrained["en"]["embeddings.word_embeddings.weight"])
+    assert not torch.equal(tuned[shared], pretrained["en"][shared])  # fine-tuned
+    # testing xa: xa's own embeddings and layer 1 with the fine-tuned layer 2 and head
+    _, model, _ = transfer.load_finetuned(tmp_path / "ner", pretrained=out, language="xa")
+    on_xa = model.encoder.bert.state_dict()
+    assert torch.equal(on_xa[own], pretrained["xa"][own]) and not torch.equal(on_xa[own], tuned[own])
+    assert torch.equal(on_xa[shared], tuned[shared])
+    table = transfer.evaluate(tmp_path / "ner", {"en": {"test": _toy_ner("en", 10, 3)}, "xa": {"test": _toy_ner("xa", 10, 4)}},
+                              pivot="en", layer=-1, alphas=[], positions="all", mds=False, batch_size=8,
+                              pretrained=out)
+    assert set(table["lang"]) == {"en", "xa"}
+
+
+def test_domain_corpus_shifts_the_topics_of_the_same_language(tmp_path):
+    from xling.data import synthetic
+
+    spec = {"seed": 1, "sentences": 2000, "concepts": 200, "topics": 10, "languages": {"xa": {}}}
+    synthetic.domain_corpus(spec, ["en", "xa"], "xa", tmp_path / "other.txt", 2000, topics_left_out=0.5)
+    synthetic.domain_corpus(spec, ["en", "xa"], "xa", tmp_path / "same.txt", 2000, topics_left_out=0.0)
+    _, world, langs = synthetic.build(spec, ["en", "xa"])
+    concept = langs["xa"].concept_of()
+
+    def left_out_share(path):
+        """Share of the content words whose concept's home topic is one of the first half of the topics."""
+        homes = [world.home[concept[w][0]] for w in path.read_text().split()
+                 if w in concept and concept[w][0] < world.n_content]
+        return np.mean(np.asarray(homes) < 5), len(homes)
+
+    same, n = left_out_share(tmp_path / "same.txt")
+    other, _ = left_out_share(tmp_path / "other.txt")
+    assert n > 5000 and 0.4 < same < 0.6
+    # topic_weight 0.75 of a document's content words come from its topic, never a left-out one
+    assert other < 0.25 * 0.75 + 0.05 and other < same - 0.2
+    again = tmp_path / "again.txt"
+    synthetic.domain_corpus(spec, ["en", "xa"], "xa", again, 2000, topics_left_out=0.5)
+    assert again.read_bytes() == (tmp_path / "other.txt").read_bytes()
+
+
+def test_the_encoder_runs_the_view_of_the_texts_language(pair, tmp_path):
+    from xling.encode.encoder import Encoder
+
+    paths, vocab = pair
+    out = _train(paths, vocab, tmp_path, {"separate_layers": 1}, steps=2)
+    states = {lang: next(Encoder.from_pretrained(out, device="cpu", language=lang).encode([["x1", "x2"]], 4)).hidden_states
+              for lang in ("en", "xa")}
+    assert torch.equal(states["en"][0], states["xa"][0])  # the shared embeddings
+    assert not torch.allclose(states["en"][1], states["xa"][1])  # each language's own layer 1
+    with pytest.raises(ValueError, match="say which language"):
+        Encoder.from_pretrained(out, device="cpu")

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Iterable
 
 import numpy as np
-from torch import nn
 
 from xling.encode.words import PREFIX, word_spans, word_text
 from xling.io import atomic_write, read_lines
@@ -80,10 +79,11 @@ def is_language_specific(name: str, spec: dict) -> bool:
     return bool(match) and int(match[1]) < int(spec["separate_layers"])
 
 
-def build_views(config, languages: list[str], spec: dict) -> nn.ModuleDict:
+def build_views(config, languages: list[str], spec: dict):
     """One BertForMaskedLM per language whose shared parts are the SAME modules (so one optimizer step
     updates them for every language): the embeddings and the MLM head unless separate_embeddings (each
     language's head then stays tied to its own embeddings), and encoder layers from separate_layers up."""
+    from torch import nn
     from transformers import BertForMaskedLM
 
     first = BertForMaskedLM(config)
@@ -101,7 +101,7 @@ def build_views(config, languages: list[str], spec: dict) -> nn.ModuleDict:
     return nn.ModuleDict(views)
 
 
-def freeze_language_specific(bert: nn.Module, spec: dict) -> int:
+def freeze_language_specific(bert, spec: dict) -> int:
     """Freeze a BertModel's language-specific parameters (fine-tuning on English leaves them as pretrained, so
     another language's view can take their place when testing); returns how many tensors were frozen."""
     frozen = 0
@@ -167,10 +167,11 @@ def write_vocab(pieces: Iterable[str], path) -> None:
 # ---------------------------------------------------------------------------------------------- code-switching
 
 def code_switch(token_path, out_path, dictionary: dict[str, list[str]], pieces_of, *, rate: float,
-                max_fraction: float, seed: int) -> dict:
+                max_fraction: float, seed: int | tuple[int, ...]) -> dict:
     """Extra anchors (Conneau et al. 2020 §4.2): each word of a token file that the dictionary has is replaced
     by one of its translations (uniformly) with probability `rate`, at most `max_fraction` of a document's
-    words (the paper: of a batch's; when more are drawn, a uniform subset of that many is kept). Words are
+    words (the paper: of a batch's; when more are drawn, a uniform subset of that many is kept), once for the
+    whole training (the paper draws again in every batch). Words are
     xling.encode.words'; a translation is written as `pieces_of(word)` gives it. Deterministic for a seed.
     Returns counts: words, dictionary_words, switched."""
     rng = np.random.default_rng(seed)
