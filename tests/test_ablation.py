@@ -5,6 +5,7 @@ import json
 import random
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -267,3 +268,51 @@ def test_the_encoder_runs_the_view_of_the_texts_language(pair, tmp_path):
     assert not torch.allclose(states["en"][1], states["xa"][1])  # each language's own layer 1
     with pytest.raises(ValueError, match="say which language"):
         Encoder.from_pretrained(out, device="cpu")
+
+
+def ablation_table(scores: dict[tuple[str, str], float], langs=("xa", "xb"), seeds=(1, 2)) -> pd.DataFrame:
+    """A transfer table of ablations: {(setting, task): score} in every pair's target language, the two seeds
+    0.5 apart around it; English dev and test rows and a non-selected MDS row that the judges must ignore."""
+    metric = {"xnli": "accuracy", "ner": "f1", "parsing": "las"}
+    rows = []
+    for (setting, task), value in scores.items():
+        for lang in langs:
+            for seed, delta in zip(seeds, (-0.5, 0.5)):
+                base = dict(lm=f"ablation/{setting}/en-{lang}", task=task, seed=seed, selected=True,
+                            transform="none", metric=metric[task])
+                rows += [dict(base, lang=lang, split="test", value=value + delta),
+                         dict(base, lang=lang, split="dev", value=99.0),
+                         dict(base, lang="en", split="test", value=99.0),
+                         dict(base, lang=lang, split="test", metric="precision", value=99.0)]
+    return pd.DataFrame(rows)
+
+
+def test_table1_judges_on_hand_made_tables():
+    from xling.evaluate.findings import FAILS, HOLDS, NOT_MEASURED, judge_claims
+
+    def verdicts(scores):
+        found = judge_claims({"ablation": ablation_table(scores)}, "en").set_index("id")
+        return found["verdict"].to_dict(), found["evidence"].to_dict()
+
+    scores = {("default", "xnli"): 60.0, ("default", "ner"): 50.0,
+              ("no-anchors", "xnli"): 55.0, ("extra-anchors", "xnli"): 61.0, ("extra-anchors", "ner"): 49.5,
+              ("sep-emb", "xnli"): 50.0, ("sep-emb", "ner"): 40.0,
+              ("sep-l1", "xnli"): 52.0, ("sep-l1", "ner"): 45.0, ("sep-l2", "xnli"): 40.0, ("sep-l2", "ner"): 30.0}
+    found, evidence = verdicts(scores)
+    assert found["conneau2020.anchors"] == HOLDS  # 55 > 33.3
+    assert "no-anchors XNLI accuracy 55.0 > chance 33.3 (default 60.0)" == evidence["conneau2020.anchors"]
+    assert found["conneau2020.extra-anchors"] == HOLDS  # mean (61 + 49.5) / 2 = 55.25 >= 55
+    assert found["conneau2020.sharing"] == HOLDS  # all below default; sep-l2 below sep-l1
+    assert evidence["conneau2020.sharing"] == ("mean over the target languages, ner: default 50.0, sep-l1 45.0, "
+                                              "sep-l2 30.0, sep-emb 40.0; xnli: default 60.0, sep-l1 52.0, sep-l2 40.0, "
+                                              "sep-emb 50.0")
+    # separating more layers transfers better: the claim does not hold; a tie with default neither
+    found, _ = verdicts({**scores, ("sep-l2", "xnli"): 56.0})  # above sep-l1 beyond a tie, below default
+    assert found["conneau2020.sharing"] == FAILS
+    found, _ = verdicts({**scores, ("sep-emb", "ner"): 49.5})  # within 2% of 50
+    assert found["conneau2020.sharing"] == FAILS
+    found, _ = verdicts({**scores, ("no-anchors", "xnli"): 33.6, ("extra-anchors", "ner"): 40.0})
+    assert found["conneau2020.anchors"] == FAILS and found["conneau2020.extra-anchors"] == FAILS
+    found, evidence = verdicts({k: v for k, v in scores.items() if k[0] != "default"})
+    assert found["conneau2020.sharing"] == NOT_MEASURED == found["conneau2020.extra-anchors"]
+    assert evidence["conneau2020.sharing"] == "no zero-shot test scores of the ablation(s) default"
