@@ -2,6 +2,7 @@
 code-switching, batches of one language, and the per-language views every tool loads."""
 
 import json
+from pathlib import Path
 import random
 
 import numpy as np
@@ -83,7 +84,7 @@ def _initial_views(vocab, spec, seed):
     torch.manual_seed(h["seed"])
     config = bert.model_config(h, len(mlm_data.read_vocab(vocab)))
     config.pad_token_id = 0
-    return ablation.build_views(config, ["en", "xa"], h["ablation"])
+    return bert.build_views(config, ["en", "xa"], h["ablation"])
 
 
 def test_english_steps_leave_the_other_languages_layers_bit_identical(pair, tmp_path):
@@ -316,3 +317,33 @@ def test_table1_judges_on_hand_made_tables():
     found, evidence = verdicts({k: v for k, v in scores.items() if k[0] != "default"})
     assert found["conneau2020.sharing"] == NOT_MEASURED == found["conneau2020.extra-anchors"]
     assert evidence["conneau2020.sharing"] == "no zero-shot test scores of the ablation(s) default"
+
+
+def test_report_lays_out_table1_with_deltas_and_the_published_rows(tmp_path):
+    import html as html_lib
+
+    from xling.report import render_report
+
+    scores = {("default", "xnli"): 60.0, ("default", "ner"): 50.0, ("sep-emb-l1", "xnli"): 45.0,
+              ("sep-emb-l1", "ner"): 41.0, ("no-anchors", "xnli"): 58.0}
+    table = ablation_table(scores).assign(freeze=0)
+    repo = Path(__file__).resolve().parents[1]
+    render_report({"ablation": table}, {"run": "unit", "languages": ["en", "xa", "xb"]}, tmp_path / "r.html",
+                  tmp_path / "fig", paper_results=repo / "resources" / "paper_results.yaml")
+    page = html_lib.unescape((tmp_path / "r.html").read_text(encoding="utf-8"))
+    section = page.split('id="emerging_table1"', 1)[1]
+    ours, published = section.split("Published:", 1)
+    # rows in the paper's order; per language mean ± sd over the two seeds (0.5 either side: sd 0.71); Δ of the mean
+    assert ours.index(">default<") < ours.index(">no-anchors<") < ours.index(">sep-emb-l1<")
+    assert "60.00 ± 0.71" in ours and "-15.00" in ours and "-9.00" in ours and "-2.00" in ours
+    assert "language-prefixed (none shared)" in ours and "embeddings + layer 1" in ours
+    assert "sep_emb_l1_6" in published and "sep-emb-l6" in published and "-29.6" in published and "-47.1" in published
+
+
+def test_report_refuses_to_average_anything_but_seeds(tmp_path):
+    from xling.report import render_report
+
+    table = ablation_table({("default", "xnli"): 60.0}).assign(freeze=0)
+    table.loc[table.index[0], "freeze"] = 1
+    with pytest.raises(ValueError, match="several values of freeze in one cell"):
+        render_report({"ablation": table}, {"run": "unit"}, tmp_path / "r.html", tmp_path / "fig")

@@ -30,7 +30,8 @@ from typing import Callable, Mapping
 import pandas as pd
 
 from xling.io import atomic_write
-from xling.models.ablation import parse_setting
+from xling.models.ablation import METRIC as ABLATION_METRIC
+from xling.models.ablation import ablation_scores, parse_setting
 from xling.tables import write_parquet
 
 logger = logging.getLogger(__name__)
@@ -435,17 +436,7 @@ def mds_at_least_zero_mean(task: str) -> Judge:
 
 # ---------------------------------------------------------------------------------------------- ablations
 
-ABLATION_METRIC = {"xnli": "accuracy", "ner": "f1", "parsing": "las", "pos": "upos"}  # Conneau et al.'s per task
 XNLI_CHANCE = 100 / 3  # three balanced labels, accuracy in percent
-
-
-def ablation_scores(ablation: pd.DataFrame, pivot: str) -> pd.DataFrame:
-    """Zero-shot test scores of the ablations (model ids ablation/{setting}/{pair}) in each pair's other language,
-    the task's Table 1 metric: columns setting, pair, lang, task, seed, value."""
-    rows = ablation[(ablation["split"] == "test") & (ablation["lang"] != pivot) & (ablation["transform"] == "none")
-                    & ablation["selected"].astype(bool) & (ablation["metric"] == ablation["task"].map(ABLATION_METRIC))]
-    parts = rows["lm"].str.split("/", expand=True)
-    return rows.assign(setting=parts[1], pair=parts[2])[["setting", "pair", "lang", "task", "seed", "value"]]
 
 
 def ablation_means(scores: pd.DataFrame) -> pd.DataFrame:

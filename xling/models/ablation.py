@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Iterable
 
 import numpy as np
+import pandas as pd
 
 from xling.encode.words import PREFIX, word_spans, word_text
 from xling.io import atomic_write, read_lines
@@ -35,6 +36,7 @@ from xling.io import atomic_write, read_lines
 logger = logging.getLogger(__name__)
 
 SPEC_FILE = "ablation.json"
+METRIC = {"xnli": "accuracy", "ner": "f1", "parsing": "las", "pos": "upos"}  # Conneau et al.'s score per task
 SETTING = re.compile(r"(?P<name>default|wiki-cc|no-anchors|extra-anchors)|sep(?P<emb>-emb)?(?:-l(?P<layers>[1-9]\d*))?")
 SEPARATOR = "@"  # language prefix of a piece in another language's vocabulary ("xa@##ka"); BERT splits on '@'
 
@@ -79,28 +81,6 @@ def is_language_specific(name: str, spec: dict) -> bool:
     return bool(match) and int(match[1]) < int(spec["separate_layers"])
 
 
-def build_views(config, languages: list[str], spec: dict):
-    """One BertForMaskedLM per language whose shared parts are the SAME modules (so one optimizer step
-    updates them for every language): the embeddings and the MLM head unless separate_embeddings (each
-    language's head then stays tied to its own embeddings), and encoder layers from separate_layers up."""
-    from torch import nn
-    from transformers import BertForMaskedLM
-
-    first = BertForMaskedLM(config)
-    views = {languages[0]: first}
-    for lang in languages[1:]:
-        if not (spec["separate_embeddings"] or spec["separate_layers"]):
-            views[lang] = first
-            continue
-        view = BertForMaskedLM(config)
-        if not spec["separate_embeddings"]:
-            view.bert.embeddings, view.cls = first.bert.embeddings, first.cls
-        for i in range(int(spec["separate_layers"]), config.num_hidden_layers):
-            view.bert.encoder.layer[i] = first.bert.encoder.layer[i]
-        views[lang] = view
-    return nn.ModuleDict(views)
-
-
 def freeze_language_specific(bert, spec: dict) -> int:
     """Freeze a BertModel's language-specific parameters (fine-tuning on English leaves them as pretrained, so
     another language's view can take their place when testing); returns how many tensors were frozen."""
@@ -110,6 +90,15 @@ def freeze_language_specific(bert, spec: dict) -> int:
             parameter.requires_grad_(False)
             frozen += 1
     return frozen
+
+
+def ablation_scores(table: pd.DataFrame, pivot: str) -> pd.DataFrame:
+    """Zero-shot test rows of the ablations (model ids ablation/{setting}/{pair}) of a transfer table, in each
+    pair's other language and the task's Table 1 metric, with their setting and pair as columns."""
+    rows = table[(table["split"] == "test") & (table["lang"] != pivot) & (table["transform"] == "none")
+                 & table["selected"].astype(bool) & (table["metric"] == table["task"].map(METRIC))]
+    parts = rows["lm"].str.split("/")
+    return rows.assign(setting=parts.str[1], pair=parts.str[2])
 
 
 # ---------------------------------------------------------------------------------------------- model dirs

@@ -53,7 +53,6 @@ from xling.models.checkpoints import (
 )
 from xling.models.ablation import (
     SPEC_FILE,
-    build_views,
     check_spec,
     language_vocabularies,
     used_pieces,
@@ -149,6 +148,27 @@ def model_config(hparams: dict, vocab_size: int):
 
 # ----------------------------------------------------------------------------------------------
 # training
+
+
+def build_views(config, languages: list[str], spec: dict):
+    """One BertForMaskedLM per language whose shared parts are the SAME modules (so one optimizer step
+    updates them for every language): the embeddings and the MLM head unless separate_embeddings (each
+    language's head then stays tied to its own embeddings), and encoder layers from separate_layers up."""
+    from transformers import BertForMaskedLM
+
+    first = BertForMaskedLM(config)
+    views = {languages[0]: first}
+    for lang in languages[1:]:
+        if not (spec["separate_embeddings"] or spec["separate_layers"]):
+            views[lang] = first
+            continue
+        view = BertForMaskedLM(config)
+        if not spec["separate_embeddings"]:
+            view.bert.embeddings, view.cls = first.bert.embeddings, first.cls
+        for i in range(int(spec["separate_layers"]), config.num_hidden_layers):
+            view.bert.encoder.layer[i] = first.bert.encoder.layer[i]
+        views[lang] = view
+    return nn.ModuleDict(views)
 
 
 class _MaskedLMLoss(nn.Module):
