@@ -29,6 +29,7 @@ os.environ.update(
     PYTHONPATH=os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH")) if p)
 )
 from xling.evaluate.findings import TABLES as FINDINGS_TABLES  # noqa: E402
+from xling.models.ablation import parse_setting  # noqa: E402
 from xling.runtime import computed, without_runtime  # noqa: E402
 
 with open(os.path.join(workflow.basedir, "schemas", "config.schema.yaml"), encoding="utf-8") as handle:
@@ -201,11 +202,90 @@ ANY_LM = r"(bert|glove|word2vec)/\d+-w\d+|hf/[A-Za-z0-9._-]+"  # {lm} of any mod
 ANY_LM += r"|ablation/[a-z0-9-]+/[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"  # a Conneau et al. ablation (rules/ablate.smk)
 
 
+# Conneau et al. (2020) ablations (rules/ablate.smk): model ids ablation/{setting}/{pivot}-{lang}.
+ABLATION = config["ablation"]  # defaults filled in by the schema
+ABLATION_SETTING = r"default|wiki-cc|no-anchors|extra-anchors|sep-emb|sep-l[1-9]\d*|sep-emb-l[1-9]\d*"
+ABLATION_PAIR = r"[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"
+
+
+def ablation_pairs():
+    """`{pivot}-{lang}` of each language of ablation.pairs that the run has (null: every target)."""
+    named = ABLATION["pairs"]
+    return [f"{PIVOT}-{lang}" for lang in TARGETS if named is None or lang in named]
+
+
+def ablation_size():
+    """The corpus size the ablations train on (ablation.size, null: the run's smallest)."""
+    size = ABLATION["size"] or min(SIZES)
+    if size not in SIZES:
+        raise ValueError(f"ablation.size: {size} is not in corpus.sizes {SIZES}")
+    return size
+
+
+def ablation_models():
+    """Model ids of every ablation this run trains (settings x pairs)."""
+    models = [f"ablation/{s}/{p}" for s in ABLATION["settings"] for p in ablation_pairs()]
+    if models and config["data"]["source"] != "synthetic" and "wiki-cc" in ABLATION["settings"]:
+        raise ValueError("ablation.settings: wiki-cc needs the second language's text from another domain; xling "
+                         "generates it for synthetic data only (no Common Crawl source yet): leave wiki-cc out")
+    return models
+
+
+def ablation_model_dir(lm):
+    return f"{RESULTS}/models/{lm}"
+
+
+def ablation_lm_params(lm):
+    """lm_params of an ablation: our BERT's label and columns at the ablation's size and stream length, and the
+    trainer's settings (the result tables' hparams)."""
+    window = ABLATION["window"]
+    cap = LANGUAGE["max_length"]
+    return dict(kind="ablation", path=ablation_model_dir(lm), label="bert", size=ablation_size(), window=window,
+                max_length=min(window, cap) if cap else window, revision=None,
+                hparams=ablation_hparams(lm.split(posixpath.sep)[1]))
+
+
+def ablation_tokens(wildcards):
+    """Token files of the pair: the run's at ablation.size, code-switched (extra anchors), or the second
+    language's from another domain (wiki-cc)."""
+    setting = parse_setting(wildcards.setting)
+    langs = wildcards.pair.split("-")
+    if setting["anchors"] == "extra":
+        return [f"{RESULTS}/ablation/tokens/extra-anchors/{wildcards.pair}/{lang}.txt" for lang in langs]
+    tokens = [f"{RESULTS}/tokens/{ablation_size()}/{lang}.txt" for lang in langs]
+    if setting["domain"] == "other":
+        tokens[1] = f"{RESULTS}/ablation/tokens/wiki-cc/{langs[1]}.txt"
+    return tokens
+
+
+def ablation_hparams(setting):
+    """The trainer's settings: the bert block with ablation.bert over it, the stream length and the setting's spec."""
+    spec = {**parse_setting(setting), "sampling_exponent": ABLATION["sampling_exponent"]}
+    return {**computed("bert", config["bert"]), **computed("bert", ABLATION["bert"]), "window": ABLATION["window"],
+            "ablation": spec}
+
+
+def ablation_transfer_parts():
+    """Transfer tables of every ablation: each task of ablation.tasks at the first freeze depth, every seed."""
+    variant = f"f{TRANSFER['freeze'][0]}"
+    return [f"{RESULTS}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
+            for lm in ablation_models() for task in ABLATION["tasks"] for seed in TRANSFER["seeds"]]
+
+
+def ablation_report_tables():
+    """{"ablation": its Parquet} when the run trains ablations (report and findings input)."""
+    return {"ablation": f"{RESULTS}/eval/ablation.parquet"} if ablation_transfer_parts() else {}
+
+
+def ablation_targets():
+    return [f"{RESULTS}/eval/ablation.{ext}" for ext in ("parquet", "csv")] if ablation_transfer_parts() else []
+
+
 def ablation_langs(lm, langs):
-    """The languages of `langs` an ablation (rules/ablate.smk) has a view of: its pair's; all for another model."""
+    """The languages of `langs` an ablation has a view of: its pair's; all for another model."""
     if not lm or not lm.startswith("ablation/"):
         return langs
-    pair = lm.split("/")[2].split("-")
+    pair = lm.split(posixpath.sep)[2].split("-")
     return [lang for lang in langs if lang in pair]
 
 
