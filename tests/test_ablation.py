@@ -347,3 +347,22 @@ def test_report_refuses_to_average_anything_but_seeds(tmp_path):
     table.loc[table.index[0], "freeze"] = 1
     with pytest.raises(ValueError, match="several values of freeze in one cell"):
         render_report({"ablation": table}, {"run": "unit"}, tmp_path / "r.html", tmp_path / "fig")
+
+
+def test_an_ablation_resumes_from_its_checkpoint_to_the_same_weights(pair, tmp_path, caplog):
+    import logging
+
+    from safetensors.torch import load_file
+
+    paths, vocab = pair
+    h = {**TINY, "max_steps": 6, "checkpoint_every": 3, "ablation": {"separate_embeddings": True, "anchors": "none"}}
+    bert.pretrain(paths, vocab, tmp_path / "straight", tmp_path / "ckpt", h)
+    # the same setting again: it resumes from the step-3 checkpoint the first run left and trains steps 4-6
+    with caplog.at_level(logging.INFO, logger="xling.models.bert"):
+        bert.pretrain(paths, vocab, tmp_path / "resumed", tmp_path / "ckpt", h)
+    assert "ckpt-000000003.pt: step 3" in caplog.text
+    log = (tmp_path / "resumed" / "training_log.tsv").read_text().splitlines()
+    assert [row.split("\t")[0] for row in log[1:]] == ["1", "2", "3", "4", "5", "6"]
+    for lang in ("en", "xa"):
+        a, b = (load_file(tmp_path / run / lang / "model.safetensors") for run in ("straight", "resumed"))
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
