@@ -86,6 +86,7 @@ rule ablation_pretrain:
     priority: 10
     threads: config["bert"]["threads"]
     resources:
+        gpu=0,
         device=config["bert"]["device"] or "auto",
         checkpoint_every=config["bert"]["checkpoint_every"],
         keep_checkpoints=config["bert"]["keep_checkpoints"],
@@ -97,10 +98,17 @@ rule ablation_pretrain:
     conda:
         "../envs/torch.yaml"
     shell:
-        # one process (the batches of one language make DDP an option the bilingual models do not need here)
+        # as bert_pretrain: torchrun with one worker per GPU when the job has GPUs, a plain process on CPU
         """
         export OMP_NUM_THREADS={threads}
-        exec python -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
+        export TORCHELASTIC_SIGNALS_TO_HANDLE=SIGTERM,SIGINT,SIGHUP,SIGQUIT,SIGUSR1
+        export TORCH_ELASTIC_SHUTDOWN_TIMEOUT=240
+        if [ {resources.gpu} -gt 0 ]; then
+            launch="torchrun --standalone --nproc_per_node={resources.gpu}"
+        else
+            launch="python"
+        fi
+        exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
             --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
             --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
             --log-every {resources.log_every} {params.case} > {log} 2>&1
