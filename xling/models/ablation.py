@@ -1,6 +1,8 @@
 """Conneau et al. (2020, Table 1) ablations of a bilingual masked LM, as options of the one trainer
-(xling.models.bert): what a setting name means, which parameters are language-specific, the per-language
-views of one model, language-specific vocabularies and dictionary code-switching.
+(xling.models.bert): what a setting name means, which parameters are language-specific, where a language's view
+of a model lives, language-specific vocabularies, dictionary code-switching and the ablations' rows of a
+transfer table. Free of torch (the trainer builds the views: xling.models.bert.build_views), so the workflow,
+the findings and the report import it.
 
 Setting names (the `{setting}` of the `ablation/{setting}/{pair}` model id):
   default        everything shared (the joint WordPiece vocabulary, one embedding, one softmax)
@@ -9,7 +11,7 @@ Setting names (the `{setting}` of the `ablation/{setting}/{pair}` model id):
   extra-anchors  dictionary code-switching of the training text (data only)
   sep-emb        a language-specific embedding layer (word, position and type embeddings, LayerNorm) and
                  therefore a language-specific MLM head (softmax tied to it)
-  sep-l{k}       language-specific transformer layers 1..k
+  sep-l{k}       language-specific transformer layers 1..k (the top layer stays shared)
   sep-emb-l{k}   both
 
 A trained ablation is a directory with `ablation.json` (the spec and its languages) and one subdirectory per
@@ -92,15 +94,6 @@ def freeze_language_specific(bert, spec: dict) -> int:
     return frozen
 
 
-def ablation_scores(table: pd.DataFrame, pivot: str) -> pd.DataFrame:
-    """Zero-shot test rows of the ablations (model ids ablation/{setting}/{pair}) of a transfer table, in each
-    pair's other language and the task's Table 1 metric, with their setting and pair as columns."""
-    rows = table[(table["split"] == "test") & (table["lang"] != pivot) & (table["transform"] == "none")
-                 & table["selected"].astype(bool) & (table["metric"] == table["task"].map(METRIC))]
-    parts = rows["lm"].str.split("/")
-    return rows.assign(setting=parts.str[1], pair=parts.str[2])
-
-
 # ---------------------------------------------------------------------------------------------- model dirs
 
 def read_spec(path) -> dict | None:
@@ -113,7 +106,7 @@ def read_spec(path) -> dict | None:
 
 def view_path(path, language: str | None) -> Path | str:
     """The directory to load for text in `language`: the view of an ablated model, the path itself otherwise."""
-    spec = read_spec(path) if Path(str(path)).is_dir() else None
+    spec = read_spec(path)
     if spec is None:
         return path
     if language not in spec["languages"]:
@@ -160,9 +153,9 @@ def code_switch(token_path, out_path, dictionary: dict[str, list[str]], pieces_o
     """Extra anchors (Conneau et al. 2020 §4.2): each word of a token file that the dictionary has is replaced
     by one of its translations (uniformly) with probability `rate`, at most `max_fraction` of a document's
     words (the paper: of a batch's; when more are drawn, a uniform subset of that many is kept), once for the
-    whole training (the paper draws again in every batch). Words are
-    xling.encode.words'; a translation is written as `pieces_of(word)` gives it. Deterministic for a seed.
-    Returns counts: words, dictionary_words, switched."""
+    whole training (the paper draws again in every batch). Words are xling.encode.words'; a translation is
+    written as `pieces_of(word)` gives it. Deterministic for a seed. Returns counts: words, dictionary_words,
+    switched."""
     rng = np.random.default_rng(seed)
     counts = Counter()
     with atomic_write(out_path) as out:
@@ -194,3 +187,14 @@ def translations(pairs: list[tuple[str, str]], reverse: bool) -> dict[str, list[
         if tgt not in out.setdefault(src, []):
             out[src].append(tgt)
     return out
+
+
+# ---------------------------------------------------------------------------------------------- results
+
+def ablation_scores(table: pd.DataFrame, pivot: str) -> pd.DataFrame:
+    """Zero-shot test rows of the ablations (model ids ablation/{setting}/{pair}) of a transfer table, in each
+    pair's other language and the task's Table 1 metric, with their setting and pair as columns."""
+    rows = table[(table["split"] == "test") & (table["lang"] != pivot) & (table["transform"] == "none")
+                 & table["selected"].astype(bool) & (table["metric"] == table["task"].map(METRIC))]
+    parts = rows["lm"].str.split("/")
+    return rows.assign(setting=parts.str[1], pair=parts.str[2])
