@@ -41,6 +41,7 @@ include: "rules/transfer.smk"
 include: "rules/align.smk"
 include: "rules/align_finetune.smk"
 include: "rules/align_baselines.smk"
+include: "rules/ablate.smk"
 include: "rules/report.smk"
 
 
@@ -51,4 +52,5 @@ rule all:
         alignment_tables(),
         align_finetune_targets(),
         align_baselines_targets(),
+        ablation_targets(),
     default_target: True

@@ -30,6 +30,7 @@ os.environ.update(
     PYTHONPATH=os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH")) if p)
 )
 from xling.evaluate.findings import TABLES as FINDINGS_TABLES  # noqa: E402
+from xling.models.ablation import parse_setting  # noqa: E402
 from xling.runtime import computed, without_runtime  # noqa: E402
 
 with open(os.path.join(workflow.basedir, "schemas", "config.schema.yaml"), encoding="utf-8") as handle:
@@ -261,6 +262,95 @@ def bert_path(wildcards):
         return f"{RESULTS}/models/{wildcards.lm}"
     kind, size, window, name = _lm(wildcards)
     return model_dir("bert", size, window) if kind == "bert" else name
+BERT_LM += r"|ablation/[a-z0-9-]+/[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"  # a Conneau et al. ablation (rules/ablate.smk)
+ANY_LM += r"|ablation/[a-z0-9-]+/[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"  # a Conneau et al. ablation (rules/ablate.smk)
+
+
+# Conneau et al. (2020) ablations (rules/ablate.smk): model ids ablation/{setting}/{pivot}-{lang}.
+ABLATION = config["ablation"]  # defaults filled in by the schema
+ABLATION_SETTING = r"default|wiki-cc|no-anchors|extra-anchors|sep-emb|sep-l[1-9]\d*|sep-emb-l[1-9]\d*"
+ABLATION_PAIR = r"[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"
+
+
+def ablation_pairs():
+    """`{pivot}-{lang}` of each language of ablation.pairs that the run has (null: every target)."""
+    named = ABLATION["pairs"]
+    return [f"{PIVOT}-{lang}" for lang in TARGETS if named is None or lang in named]
+
+
+def ablation_size():
+    """The corpus size the ablations train on (ablation.size, null: the run's smallest)."""
+    size = ABLATION["size"] or min(SIZES)
+    if size not in SIZES:
+        raise ValueError(f"ablation.size: {size} is not in corpus.sizes {SIZES}")
+    return size
+
+
+def ablation_models():
+    """Model ids of every ablation this run trains (settings x pairs)."""
+    models = [f"ablation/{s}/{p}" for s in ABLATION["settings"] for p in ablation_pairs()]
+    if models and config["data"]["source"] != "synthetic" and "wiki-cc" in ABLATION["settings"]:
+        raise ValueError("ablation.settings: wiki-cc needs the second language's text from another domain; xling "
+                         "generates it for synthetic data only (no Common Crawl source yet): leave wiki-cc out")
+    return models
+
+
+def ablation_model_dir(lm):
+    return f"{RESULTS}/models/{lm}"
+
+
+def ablation_lm_params(lm):
+    """lm_params of an ablation: our BERT's label and columns at the ablation's size and stream length, and the
+    trainer's settings (the result tables' hparams)."""
+    window = ABLATION["window"]
+    cap = LANGUAGE["max_length"]
+    return dict(kind="ablation", path=ablation_model_dir(lm), label="bert", size=ablation_size(), window=window,
+                max_length=min(window, cap) if cap else window, revision=None,
+                hparams=ablation_hparams(lm.split(posixpath.sep)[1]))
+
+
+def ablation_tokens(wildcards):
+    """Token files of the pair: the run's at ablation.size, code-switched (extra anchors), or the second
+    language's from another domain (wiki-cc)."""
+    setting = parse_setting(wildcards.setting)
+    langs = wildcards.pair.split("-")
+    if setting["anchors"] == "extra":
+        return [f"{RESULTS}/ablation/tokens/extra-anchors/{wildcards.pair}/{lang}.txt" for lang in langs]
+    tokens = [f"{RESULTS}/tokens/{ablation_size()}/{lang}.txt" for lang in langs]
+    if setting["domain"] == "other":
+        tokens[1] = f"{RESULTS}/ablation/tokens/wiki-cc/{langs[1]}.txt"
+    return tokens
+
+
+def ablation_hparams(setting):
+    """The trainer's settings: the bert block with ablation.bert over it, the stream length and the setting's spec."""
+    spec = {**parse_setting(setting), "sampling_exponent": ABLATION["sampling_exponent"]}
+    return {**computed("bert", config["bert"]), **computed("bert", ABLATION["bert"]), "window": ABLATION["window"],
+            "ablation": spec}
+
+
+def ablation_transfer_parts():
+    """Transfer tables of every ablation: each task of ablation.tasks at the first freeze depth, every seed."""
+    variant = f"f{TRANSFER['freeze'][0]}"
+    return [f"{RESULTS}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
+            for lm in ablation_models() for task in ABLATION["tasks"] for seed in TRANSFER["seeds"]]
+
+
+def ablation_report_tables():
+    """{"ablation": its Parquet} when the run trains ablations (report and findings input)."""
+    return {"ablation": f"{RESULTS}/eval/ablation.parquet"} if ablation_transfer_parts() else {}
+
+
+def ablation_targets():
+    return [f"{RESULTS}/eval/ablation.{ext}" for ext in ("parquet", "csv")] if ablation_transfer_parts() else []
+
+
+def ablation_langs(lm, langs):
+    """The languages of `langs` an ablation has a view of: its pair's; all for another model."""
+    if not lm or not lm.startswith("ablation/"):
+        return langs
+    pair = lm.split(posixpath.sep)[2].split("-")
+    return [lang for lang in langs if lang in pair]
 
 
 def _lm(wildcards):
@@ -274,8 +364,10 @@ def _lm(wildcards):
 
 
 def lm_model(wildcards):
-    """Model input: our BERT's or an aligned model's directory, or a Hugging Face checkpoint's local directory
-    (none for hub ids)."""
+    """Model input: our BERT's, an ablation's or an aligned model's directory, or a Hugging Face checkpoint's local
+    directory (none for hub ids)."""
+    if wildcards.lm.startswith("ablation/"):
+        return ablation_model_dir(wildcards.lm)
     path = bert_path(wildcards)
     return path if _lm(wildcards)[0] == "bert" or aligned_base(wildcards.lm) or os.path.isdir(path) else []
 
@@ -283,6 +375,8 @@ def lm_model(wildcards):
 def lm_params(wildcards):
     """Plain settings of the model: what scripts load and the table's model/size/window columns (an aligned
     model: its base's kind, size and window, labelled `{base label}+aligned{n}`, loaded from its directory)."""
+    if wildcards.lm.startswith("ablation/"):
+        return ablation_lm_params(wildcards.lm)
     kind, size, window, name = _lm(wildcards)
     cap = LANGUAGE["max_length"]
     if kind == "bert":
@@ -413,7 +507,7 @@ def findings_tables():
     """{table key: Parquet path} of the run's tables the findings are judged on (xling.evaluate.findings.TABLES;
     one the run does not build makes its claims "not measured")."""
     tables = {"word_retrieval": f"{RESULTS}/eval/word_retrieval.parquet", **language_report_tables(),
-              **alignment_report_tables()}
+              **alignment_report_tables(), **ablation_report_tables()}
     if POS["splits"]:
         tables["word_retrieval_pos"] = f"{RESULTS}/eval/word_retrieval_pos.parquet"
     return {key: path for key, path in tables.items() if key in FINDINGS_TABLES}
@@ -510,11 +604,11 @@ def transfer_runs():
     return runs
 
 
-def transfer_langs(task):
+def transfer_langs(task, lm=None):
     """Languages a task is tested on: the pivot and the configured ones that have the task's data (real UD:
-    a test split)."""
+    a test split); of an ablation, those of its pair."""
     named = TEST_LANGUAGES[task]
-    langs = [lang for lang in LANGS if named is None or lang in named or lang == PIVOT]
+    langs = ablation_langs(lm, [lang for lang in LANGS if named is None or lang in named or lang == PIVOT])
     if config["data"]["source"] == "synthetic":
         return langs
     if task in ("pos", "parsing"):
@@ -534,9 +628,9 @@ def task_splits(task, lang):
     return ["dev", "test"]
 
 
-def selection_langs(task):
+def selection_langs(task, lm=None):
     """Languages whose dev sets select the epoch: the pivot, or (avg_dev) every tested language with a dev split."""
-    langs = transfer_langs(task) if TRANSFER["selection"] == "avg_dev" else [PIVOT]
+    langs = transfer_langs(task, lm) if TRANSFER["selection"] == "avg_dev" else [PIVOT]
     return [lang for lang in langs if "dev" in task_splits(task, lang)]
 
 
@@ -569,7 +663,7 @@ def finetune_inputs(wildcards):
     task, variant = wildcards.task, wildcards.variant
     inputs = transfer_model_inputs(wildcards)
     inputs["train"] = task_file(task, PIVOT, "train")
-    inputs["dev"] = [task_file(task, lang, "dev") for lang in selection_langs(task)]
+    inputs["dev"] = [task_file(task, lang, "dev") for lang in selection_langs(task, wildcards.lm)]
     if variant.endswith("-zm"):
         inputs["corpus"] = mean_corpora(wildcards, [PIVOT])[PIVOT]
     return inputs
@@ -579,9 +673,10 @@ def transfer_eval_inputs(wildcards):
     task, variant = wildcards.task, wildcards.variant
     inputs = transfer_model_inputs(wildcards)
     inputs["finetuned"] = f"{RESULTS}/finetuned/{task}/{wildcards.lm}/{variant}/seed{wildcards.seed}"
-    inputs["data"] = [task_file(task, lang, split) for lang in transfer_langs(task) for split in task_splits(task, lang)]
+    inputs["data"] = [task_file(task, lang, split) for lang in transfer_langs(task, wildcards.lm)
+                      for split in task_splits(task, lang)]
     if variant.endswith("-zm") or uses_mds(wildcards):
-        inputs["corpora"] = list(mean_corpora(wildcards, transfer_langs(task)).values())
+        inputs["corpora"] = list(mean_corpora(wildcards, transfer_langs(task, wildcards.lm)).values())
     if uses_rotations(wildcards):
         inputs["rotations"] = [path for by_lang in rotations_tested(wildcards).values() for path in by_lang.values()]
     return inputs
@@ -621,7 +716,7 @@ def transfer_params(wildcards):
     variant = wildcards.variant
     settings = FINETUNE_SETTINGS[wildcards.task]
     run = dict(task=wildcards.task, seed=int(wildcards.seed), selection=TRANSFER["selection"],
-               dev_langs=selection_langs(wildcards.task), pivot=PIVOT)
+               dev_langs=selection_langs(wildcards.task, wildcards.lm), pivot=PIVOT)
     if variant == "static":  # the run's WordPiece tokenizer; the InferSent classifier's own size and rate
         run.update(freeze=-1, lowercase=config["tokenizer"]["lowercase"])
         settings = {**settings, "static_hidden": TRANSFER["static"]["hidden"],
@@ -637,7 +732,8 @@ def transfer_eval_params(wildcards):
     """What changes the scores of a fine-tuned model (its own settings come with it): the test languages and
     splits, and the shift settings and NER repair where they apply."""
     task, variant = wildcards.task, wildcards.variant
-    run = dict(task=task, pivot=PIVOT, langs={lang: task_splits(task, lang) for lang in transfer_langs(task)})
+    run = dict(task=task, pivot=PIVOT,
+               langs={lang: task_splits(task, lang) for lang in transfer_langs(task, wildcards.lm)})
     if variant == "static":
         run["lowercase"] = config["tokenizer"]["lowercase"]
     elif variant.endswith("-zm"):

@@ -37,9 +37,12 @@ table = evaluate(inp.finetuned, data, pivot=run["pivot"], layer=shift["layer"] i
                  mds="mds" in run, pretrained_means=means if "zero_mean" in run else None,
                  finetuned_means=means if "mds" in run else None, batch_size=res.batch_size, device=device,
                  ner_repair=run.get("ner_repair", True), vectors=inp.get("vectors"), vocab=inp.get("vocab"),
-                 lowercase=run.get("lowercase", False), rotations=rotations, rotation_layer=rotation_layer)
+                 lowercase=run.get("lowercase", False), rotations=rotations, rotation_layer=rotation_layer,
+                 pretrained=lm["path"] if lm["kind"] == "ablation" else None)
 settings = run_settings(snakemake.config, lm["label"])
 settings["pretrain_seed"] = settings.pop("seed")
+if lm["kind"] == "ablation":  # the trainer's settings of this model: the bert block as the ablations change it
+    settings["hparams"] = json.dumps(lm["hparams"], sort_keys=True)
 settings.update(model=lm["label"], size=lm["size"], window=lm["window"], lm=snakemake.wildcards.lm,
                 # the test-time settings behind the numbers (zero-mean / MDS means and alpha grid, NER repair)
                 shift_settings=json.dumps({**(shift or {}), **({"rotation": {**run["rotation"], "layer": rotation_layer}}

@@ -22,9 +22,10 @@ REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ["Snakefile", "config.yaml", "rules", "scripts", "xling", "schemas", "envs", "resources",
                   "reports", "presets"]
 pytestmark = pytest.mark.workflow
-# XNLI is the one transfer task kept: its rules are the other tasks' rules; no window sweep (the grid's rules)
+# XNLI is the one transfer task kept: its rules are the other tasks' rules; no window sweep and no ablations (the
+# grid's rules)
 SMALL = {"corpus": {"sizes": [500]}, "windows": [8], "window_sweep": {"windows": []}, "language": {"sizes": [500]},
-         "transfer": {"tasks": ["xnli"]}}
+         "transfer": {"tasks": ["xnli"]}, "ablation": {"settings": []}}
 
 
 def snakemake(repo: Path, workdir: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:

@@ -28,6 +28,9 @@ BERT_XNLI = GRID + LMS * (VARIANTS - 1) + ALIGNED  # the grid at the first depth
 BERT_TRANSFER = BERT_XNLI + LMS * VARIANTS * 3  # and POS, parsing, NER
 # Word2Vec models of the window sweep that are not grid models (the sweep is at the smallest size)
 SWEEP_ONLY = len(set(CONFIG["window_sweep"]["windows"]) - set(CONFIG["windows"]))
+ABLATION = CONFIG["ablation"]
+ABLATIONS = len(ABLATION["settings"]) * len(ABLATION["pairs"])  # bilingual BERTs of Conneau et al.'s ablations
+ABLATION_RUNS = ABLATIONS * len(ABLATION["tasks"]) * len(TRANSFER["seeds"])  # their fine-tunings
 REPORT = {"report": 1, "all": 1}
 FINDINGS = {"findings": 1, **REPORT}  # a changed result table: the findings judged on it, and the report
 WORD_RETRIEVAL = {"retrieval_table": 1, "word_retrieval_pos": 1, **FINDINGS}
@@ -108,14 +111,28 @@ def test_every_runtime_setting_is_checked():
                                     {"bert": {"precision": "fp32"}}],  # config.yaml's bf16 is the test preset's
                          ids=["bert.learning_rate", "bert.micro_batch_size", "bert.precision"])
 def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path, change):
+    """The ablations' BERTs too: they train with the bert block (ablation.bert over it)."""
     assert plan(test_run, tmp_path, change) == {
         "bert_pretrain": GRID, "bert_extract": GRID * SHARDS, "bert_reduce": GRID, "word_retrieval": GRID,
         "token_translation": LMS * PAIRS, "sentence_retrieval": 2 * LMS * PAIRS,  # Tatoeba and BUCC
         "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, "bucc_table": 1,
-        "finetune": BERT_TRANSFER, "transfer_eval": BERT_TRANSFER, "transfer_table": 1, **WORD_RETRIEVAL,
-        **CONTEXTUAL,
+        "finetune": BERT_TRANSFER + ABLATION_RUNS, "transfer_eval": BERT_TRANSFER + ABLATION_RUNS, "transfer_table": 1,
+        "ablation_pretrain": ABLATIONS, "ablation_table": 1, **WORD_RETRIEVAL, **CONTEXTUAL,
         "align_finetune": ALIGNED,
     }
+
+
+def test_ablation_settings_rerun_only_the_ablations_they_change(test_run, tmp_path):
+    """Code-switching reruns the extra-anchors model, the other domain the wiki-cc one, an ablation.bert key
+    every ablation; none touches the grid."""
+    one = {"ablation_pretrain": 1, "finetune": ABLATION_RUNS // ABLATIONS, "transfer_eval": ABLATION_RUNS // ABLATIONS,
+           "ablation_table": 1, **FINDINGS}
+    assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"rate": 0.5}}}) == {"code_switch": 2, **one}
+    assert plan(test_run, tmp_path, {"ablation": {"domain": {"topics_left_out": 0.2}}}) == {
+        "domain_corpus": 1, "domain_tokenize": 1, **one}
+    assert plan(test_run, tmp_path, {"ablation": {"bert": {**ABLATION["bert"], "learning_rate": 0.002}}}) == {
+        "ablation_pretrain": ABLATIONS, "finetune": ABLATION_RUNS, "transfer_eval": ABLATION_RUNS,
+        "ablation_table": 1, **FINDINGS}
 
 
 def test_word2vec_setting_reruns_only_word2vec_and_what_follows(test_run, tmp_path):

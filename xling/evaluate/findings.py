@@ -31,6 +31,8 @@ import pandas as pd
 
 from xling.evaluate.alignment import cao_retrieval, cao_xnli
 from xling.io import atomic_write
+from xling.models.ablation import METRIC as ABLATION_METRIC
+from xling.models.ablation import ablation_scores, parse_setting
 from xling.tables import write_parquet
 
 logger = logging.getLogger(__name__)
@@ -52,6 +54,7 @@ TABLES = {
     "contextual_retrieval_pos": ("lm", "lang", "method", "parallel_sentences", "group", "pos", "accuracy"),
     "contextual_retrieval_frequency": ("lm", "lang", "method", "parallel_sentences", "rank_bin", "rank_difference",
                                        "accuracy"),
+    "ablation": ("lm", "task", "lang", "split", "transform", "selected", "metric", "seed", "value"),
 }
 #: the settings each finding records, one column each (empty when the claim does not use it)
 SETTING_COLUMNS = ("table", "metric", "models", "corpus_size", "windows", "layers", "pairs", "alphas")
@@ -637,6 +640,77 @@ def alignment_removes_frequency_drop(tables: Tables, criteria: Criteria, pivot: 
                    dict(table="contextual_retrieval_frequency", metric="accuracy (CSLS)",
                         models=", ".join(sorted(rows["base"].unique())),
                         pairs=sorted(f"{pivot}-{lang}" for lang in rows["lang"].unique())))
+# ---------------------------------------------------------------------------------------------- ablations
+
+XNLI_CHANCE = 100 / 3  # three balanced labels, accuracy in percent
+
+
+def ablation_means(scores: pd.DataFrame) -> pd.DataFrame:
+    """A frame indexed by setting with a column per task: the mean over the target languages of each language's
+    mean over seeds."""
+    per_lang = scores.groupby(["setting", "task", "lang"])["value"].mean()
+    return per_lang.groupby(["setting", "task"]).mean().unstack("task")
+
+
+def _ablations(tables: Tables, pivot: str, needed: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    scores = ablation_scores(_table(tables, "ablation"), pivot)
+    means = ablation_means(scores) if len(scores) else pd.DataFrame()
+    missing = [s for s in needed if s not in means.index]
+    if missing:
+        raise NotMeasured(f"no zero-shot test scores of the ablation(s) {', '.join(missing)}")
+    return scores, means
+
+
+def _ablation_settings(scores: pd.DataFrame, settings: list[str], tasks) -> dict:
+    return dict(table="ablation", metric=", ".join(f"{t} {ABLATION_METRIC[t]}" for t in tasks),
+                models=", ".join(settings), pairs=sorted(scores[scores["setting"].isin(settings)]["pair"].unique()))
+
+
+def transfer_without_anchors(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
+    """Without any shared token id, zero-shot XNLI is above chance (a third) beyond a tie."""
+    scores, means = _ablations(tables, pivot, ("no-anchors",))
+    if "xnli" not in means or pd.isna(means.loc["no-anchors", "xnli"]):
+        raise NotMeasured("no zero-shot XNLI of the no-anchors ablation")
+    ours = means.loc["no-anchors", "xnli"]
+    evidence = f"no-anchors XNLI accuracy {ours:.1f} {criteria.sign(ours, XNLI_CHANCE)} chance {XNLI_CHANCE:.1f}"
+    if "default" in means.index:
+        evidence += f" (default {means.loc['default', 'xnli']:.1f})"
+    return Finding(_verdict(criteria.greater(ours, XNLI_CHANCE)), evidence,
+                   _ablation_settings(scores, ["no-anchors", "default"], ["xnli"]))
+
+
+def sharing_carries_transfer(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
+    """Every ablation with language-specific parameters transfers worse than default beyond a tie, in each task,
+    and separating more layers (with the embeddings shared or separate alike) never transfers better."""
+    scores, means = _ablations(tables, pivot, ("default",))
+    separated = sorted((s for s in means.index if s.startswith("sep-")),
+                       key=lambda s: (s.startswith("sep-emb"), parse_setting(s)["separate_layers"]))
+    if not separated:
+        raise NotMeasured("no ablation with language-specific parameters")
+    tasks = [t for t in means.columns if means.loc[["default", *separated], t].notna().all()]
+    if not tasks:
+        raise NotMeasured("no task with scores of default and of every ablation with language-specific parameters")
+    lower = all(criteria.greater(means.loc["default", t], means.loc[s, t]) for s in separated for t in tasks)
+    more = [(a, b) for a, b in zip(separated, separated[1:]) if a.startswith("sep-emb") == b.startswith("sep-emb")]
+    monotone = all(criteria.at_least(means.loc[a, t], means.loc[b, t]) for a, b in more for t in tasks)
+    evidence = "; ".join(f"{t}: default {means.loc['default', t]:.1f}, " + ", ".join(
+        f"{s} {means.loc[s, t]:.1f}" for s in separated) for t in tasks)
+    return Finding(_verdict(lower and monotone), f"mean over the target languages, {evidence}",
+                   _ablation_settings(scores, ["default", *separated], tasks))
+
+
+def extra_anchors_help(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
+    """Dictionary code-switching transfers at least as well as default, on the mean over the tasks."""
+    scores, means = _ablations(tables, pivot, ("default", "extra-anchors"))
+    tasks = [t for t in means.columns if means.loc[["default", "extra-anchors"], t].notna().all()]
+    if not tasks:
+        raise NotMeasured("no task with scores of both default and extra-anchors")
+    extra, default = means.loc["extra-anchors", tasks].mean(), means.loc["default", tasks].mean()
+    evidence = (f"mean over {', '.join(tasks)}: extra-anchors {extra:.1f} {criteria.sign(extra, default)} default "
+                f"{default:.1f} (" + ", ".join(f"{t} {means.loc['extra-anchors', t] - means.loc['default', t]:+.1f}"
+                                                for t in tasks) + ")")
+    return Finding(_verdict(criteria.at_least(extra, default)), evidence,
+                   _ablation_settings(scores, ["extra-anchors", "default"], tasks))
 
 
 # ---------------------------------------------------------------------------------------------- the claims
@@ -648,6 +722,7 @@ SHORT = "Liu et al. 2020, Language Representation in Multilingual BERT and its a
 CONNEAU = "Conneau et al. 2020, Emerging Cross-lingual Structure in Pretrained Language Models"
 CAO = "Cao et al. 2020, Multilingual Alignment of Contextual Word Representations"
 ISSUE_12 = "issue 12 (bilingual MLM ablations of anchors and parameter sharing)"
+ISSUE_11 = "issue 11 (contextual alignment)"
 
 CLAIMS = [
     Claim("liu2020_what.small-data.retrieval", WHAT, "§2.3.1, Fig. 1a",
@@ -687,10 +762,15 @@ CLAIMS = [
     Claim("liu2020_short.parsing.mds", SHORT, "§5.3, Table 5",
           "MDS at test time improves zero-shot dependency parsing (LAS).", mds_improves_transfer("parsing")),
     Claim("conneau2020.anchors", CONNEAU, "§4.2, Table 1",
-          "Cross-lingual transfer works without a shared vocabulary (no anchor points).", pending=ISSUE_12),
+          "Cross-lingual transfer works without a shared vocabulary (no anchor points): zero-shot XNLI above "
+          "chance.", transfer_without_anchors),
+    Claim("conneau2020.extra-anchors", CONNEAU, "§4.2, Table 1",
+          "More anchor points help: dictionary code-switching transfers at least as well as the default model.",
+          extra_anchors_help),
     Claim("conneau2020.sharing", CONNEAU, "§4.3, Table 1",
           "Parameter sharing carries the transfer: separating the embeddings and bottom layers per language "
-          "lowers it, to chance when the embeddings and layers 1-6 are separate.", pending=ISSUE_12),
+          "lowers it, and separating more layers lowers it further (to chance with the embeddings and layers 1-6 "
+          "separate).", sharing_carries_transfer),
     Claim("cao2020.xnli", CAO, "§4.1, Table 1",
           "Fine-tuning alignment on parallel word pairs improves zero-shot XNLI in every language.",
           aligned_improves_xnli),

@@ -37,6 +37,7 @@ import torch
 from xling.data.formats import iter_corpus_documents
 from xling.evaluate.tasks import accuracy, attachment_scores, span_f1, upos_accuracy
 from xling.models.finetune import predict
+from xling.models.ablation import is_language_specific, read_spec
 from xling.models.heads import MAIN_METRIC, build_model, load_bert, load_static
 from xling.represent.rotation import rotate_layer
 
@@ -82,13 +83,18 @@ def language_means(model_path, sentences: dict[str, list[str]], layer: int, *, s
             for lang, texts in sentences.items()}
 
 
-def load_finetuned(path, vectors=None, vocab=None, lowercase: bool = False):
+def load_finetuned(path, vectors=None, vocab=None, lowercase: bool = False, pretrained=None, language=None):
     """(record, model, backbone) of a fine-tuned output directory; static models also need their vectors and
-    the run's vocabulary (the frozen embedding is not stored twice)."""
+    the run's vocabulary (the frozen embedding is not stored twice). pretrained, language: an ablated model
+    (xling.models.ablation) tested on `language`: its view of that language with the fine-tuned shared
+    parameters (the view's own were frozen while fine-tuning on the pivot's view)."""
     path = Path(path)
     record = json.loads((path / "finetune.json").read_text(encoding="utf-8"))
     if record["backbone"] == "bert":
         backbone = load_bert(path / "encoder")
+        spec = read_spec(pretrained) if pretrained is not None else None
+        if spec is not None and language != record["pivot"]:
+            backbone = _on_view(backbone, pretrained, language, spec["spec"], path)
     else:
         backbone = load_static(vectors, vocab, lowercase)
     model = build_model(record["task"], backbone, len(record["labels"]), record["settings"])
@@ -101,30 +107,49 @@ def load_finetuned(path, vectors=None, vocab=None, lowercase: bool = False):
     return record, model, backbone
 
 
+def _on_view(tuned, pretrained, language: str, spec: dict, path: Path):
+    """`language`'s view of the ablated model `pretrained` carrying the shared parameters of `tuned`."""
+    view = load_bert(pretrained, language=language)
+    shared = {k: v for k, v in tuned.encoder.bert.state_dict().items() if not is_language_specific(k, spec)}
+    missing, unexpected = view.encoder.bert.load_state_dict(shared, strict=False)
+    stray = [k for k in missing if not is_language_specific(k, spec)]
+    if stray or unexpected:
+        raise ValueError(f"{path}/encoder does not fit the {language} view of {pretrained}: missing {stray}, "
+                         f"unexpected {unexpected}")
+    return view
+
+
 def evaluate(path, data: dict[str, dict[str, list]], *, pivot: str, layer: int, alphas: Sequence[float],
              positions: str, mds: bool, pretrained_means: dict[str, np.ndarray] | None = None,
              finetuned_means: dict[str, np.ndarray] | None = None, batch_size: int, device="cpu",
              ner_repair: bool = True, vectors=None, vocab=None, lowercase: bool = False,
-             rotations: Mapping[str, Mapping[str, np.ndarray]] | None = None, rotation_layer: int = -1
-             ) -> pd.DataFrame:
+             rotations: Mapping[str, Mapping[str, np.ndarray]] | None = None, rotation_layer: int = -1,
+             pretrained=None) -> pd.DataFrame:
     """Score the fine-tuned model at `path` on data = {lang: {"dev": examples, "test": examples}}.
 
     A model fine-tuned with zero-mean is tested with zero-mean (pretrained_means: {lang: R_lang at layer}).
     Otherwise it is tested as it is and, when `mds` (a BERT), with MDS toward `pivot` for every other
     language (finetuned_means), alpha chosen on dev among `alphas`, and with each rotation of `rotations`
-    ({kind: {lang: W}}, at `rotation_layer`) for the languages that have one."""
+    ({kind: {lang: W}}, at `rotation_layer`) for the languages that have one. pretrained: the pretrained model's
+    directory; an ablated one tests each language on its own view (`load_finetuned`)."""
     record, model, backbone = load_finetuned(path, vectors, vocab, lowercase)
+    ablated = pretrained is not None and read_spec(pretrained) is not None
+    models = {lang: load_finetuned(path, pretrained=pretrained, language=lang)[1:] if ablated and lang != pivot
+              else (model, backbone) for lang in data}
     device = torch.device(device)
-    model.to(device)
     task, labels = record["task"], record["labels"]
-    featurize = backbone.featurizer(task, record["settings"]["max_length"], labels)
-    features = {lang: {split: featurize(examples) for split, examples in splits.items()}
-                for lang, splits in data.items()}
+    features = {}
+    for lang, splits in data.items():
+        models[lang][0].to(device)
+        featurize = models[lang][1].featurizer(task, record["settings"]["max_length"], labels)
+        features[lang] = {split: featurize(examples) for split, examples in splits.items()}
     encoder = backbone.encoder
     rows: list[dict] = []
 
     def run(lang: str, split: str, transform: str, delta: np.ndarray | None, alpha: float | None,
             selected: bool, rotation: np.ndarray | None = None) -> float:
+        model, backbone = models[lang]
+        encoder = backbone.encoder
         if encoder is not None:
             encoder.shift = None if delta is None else (layer, torch.as_tensor(delta, dtype=torch.float32),
                                                         positions)

@@ -8,4 +8,4 @@ Importing the package registers every section, in report order.
 
 from xling.report.core import expected_figures, render_report  # noqa: F401
 from xling.report import (run, findings, word_retrieval, word_pos, pretraining, language, transfer,  # noqa: F401,E402
-                          alignment)
+                          alignment, emerging)
