@@ -38,6 +38,7 @@ include: "rules/represent.smk"
 include: "rules/evaluate.smk"
 include: "rules/language.smk"
 include: "rules/transfer.smk"
+include: "rules/analyse.smk"
 include: "rules/report.smk"
 
 
@@ -45,4 +46,5 @@ rule all:
     input:
         f"{RESULTS}/report.html",
         language_tables(),
+        monolingual_tables(),
     default_target: True

@@ -21,22 +21,26 @@ the target model's layer onto the English one; retrieval then runs in the pivot'
 from __future__ import annotations
 
 import logging
+import tempfile
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
 import torch
 
-from xling.data.formats import read_xnli
+from xling.data.formats import read_dictionary, read_xnli
+from xling.data.wordpiece import normalize_word
+from xling.encode.words import detokenize
 from xling.evaluate import metrics
+from xling.evaluate.cka import linear_cka
 from xling.evaluate.sentence_retrieval import retrieval_accuracy
 from xling.represent.rotation import iterative_normalize, procrustes
+from xling.io import read_lines
+from xling.represent.store import extract_bert_shard, read_vectors, reduce_shards
 
 logger = logging.getLogger(__name__)
-
-
-def fit_map(src: np.ndarray, tgt: np.ndarray) -> np.ndarray:
-    """Orthogonal W with src @ W ~ tgt for paired rows (both already normalised)."""
-    return procrustes(src, tgt)
 
 
 def word_translation(pivot: tuple[list[str], np.ndarray], target: tuple[list[str], np.ndarray],
@@ -61,7 +65,7 @@ def word_translation(pivot: tuple[list[str], np.ndarray], target: tuple[list[str
         raise ValueError(f"no covered {'train' if not train else 'test'} dictionary pair "
                          f"({len(src_words)} pivot and {len(tgt_words)} target words with a vector)")
     src, tgt = iterative_normalize(src, n_iter), iterative_normalize(tgt, n_iter)
-    w = fit_map(tgt[[tgt_index[t] for _, t in train]], src[[src_index[s] for s, _ in train]])
+    w = procrustes(tgt[[tgt_index[t] for _, t in train]], src[[src_index[s] for s, _ in train]])
     mapped = tgt @ w  # the target vocabulary in the pivot's space
     queries = sorted({s for s, _ in test})
     q_pos = {s: i for i, s in enumerate(queries)}
@@ -83,7 +87,7 @@ def sentence_retrieval(train: tuple[np.ndarray, np.ndarray], test: tuple[np.ndar
     directions 'en->xx' (pivot queries) and 'xx->en'."""
     train_src, train_tgt = (iterative_normalize(v, n_iter) for v in train)
     test_src, test_tgt = (iterative_normalize(v, n_iter) for v in test)
-    w = fit_map(train_tgt, train_src)
+    w = procrustes(train_tgt, train_src)
     out = {}
     for method, tgt in (("none", test_tgt), ("procrustes", test_tgt @ w)):
         out[method] = {"en->xx": retrieval_accuracy(test_src, tgt, block=block),
@@ -122,3 +126,135 @@ def embedding_words(encoder, words: set[str]) -> tuple[list[str], np.ndarray]:
     chosen = sorted(w for w in words if w in encoder.vocab and w not in special and not w.startswith("##"))
     weight = encoder.model.get_input_embeddings().weight.detach().cpu().double().numpy()
     return chosen, weight[[encoder.vocab[w] for w in chosen]]
+
+
+def vocabulary(counts_path, lang: str, min_count: int, size: int) -> list[str]:
+    """A language's word vocabulary: its `size` most frequent words counted at least `min_count` times in a
+    word-counts table (lang, word, count), ties by word."""
+    table = pq.read_table(counts_path, columns=["word", "count"],
+                          filters=[("lang", "==", lang), ("count", ">=", min_count)])
+    table = table.sort_by([("count", "descending"), ("word", "ascending")])
+    return table.column("word").to_pylist()[:size]
+
+
+def dictionary_pairs(path, lowercase: bool) -> list[tuple[str, str]]:
+    """A MUSE dictionary's pairs in the token files' word form (`normalize_word`)."""
+    return [(normalize_word(s, lowercase), normalize_word(t, lowercase)) for s, t in read_dictionary(path)]
+
+
+def word_alignment_table(encoders: tuple, stores: tuple, fasttext: tuple, vocabularies: tuple[list[str], list[str]],
+                         langs: tuple[str, str], train_pairs, test_pairs, *, n_iter: int, csls_k: int,
+                         block: int = 1024) -> pd.DataFrame:
+    """Word translation pivot -> target through a Procrustes map, for (pivot, target) monolingual models:
+    level 'embedding' (input-embedding rows of the vocabulary's single-piece words), 'fasttext' (the
+    `fasttext` stores' vectors of the same single-piece words: the paper's baseline on BERT's vocabulary),
+    'fasttext_all' (fastText on the whole vocabulary, the baseline of the contextual level) and 'contextual'
+    (each layer of the `stores`: the mean of a word's contextual vectors). One row per level and layer with
+    word_translation's numbers."""
+    def store_space(store, lang, layer, keep):
+        store_words, vectors = read_vectors(store, lang, layer)
+        chosen = [i for i, w in enumerate(store_words) if w in keep]
+        return [store_words[i] for i in chosen], vectors[chosen]
+
+    def row(level, layer, spaces):
+        result = word_translation(*spaces, train_pairs, test_pairs, n_iter=n_iter, csls_k=csls_k, block=block)
+        logger.info("%s-%s %s layer %d: P@1 %.4f", *langs, level, layer, result["p_at_1"])
+        return {"level": level, "layer": int(layer), **result}
+
+    words = [set(v) for v in vocabularies]
+    embedding = [embedding_words(encoder, w) for encoder, w in zip(encoders, words)]
+    rows = [row("embedding", 0, embedding),
+            row("fasttext", 0, [store_space(s, lang, 0, set(e[0])) for s, lang, e in zip(fasttext, langs, embedding)]),
+            row("fasttext_all", 0, [store_space(s, lang, 0, w) for s, lang, w in zip(fasttext, langs, words)])]
+    layers = sorted(set(pq.read_table(stores[0], columns=["layer"]).column("layer").to_pylist()))
+    rows += [row("contextual", layer, [store_space(s, lang, layer, w) for s, lang, w in zip(stores, langs, words)])
+             for layer in layers]
+    return pd.DataFrame(rows)
+
+
+def _sentence_vectors(encoder, sentences: list[str], batch_size: int, what: str) -> np.ndarray:
+    """Mean-pooled wordpiece vectors (no [CLS]/[SEP]) [n, layers, H] of every layer, as float64."""
+    vectors, counts = encoder.sentence_vectors(sentences, batch_size, pooling="mean_words", what=what)
+    if not counts.all():
+        raise ValueError(f"{what}: {int((counts == 0).sum())} sentences have no wordpiece")
+    return vectors.astype(np.float64)
+
+
+def sentence_alignment_table(encoders: tuple, map_pairs: list[tuple[str, str]], test_pairs: list[tuple[str, str]],
+                             *, n_iter: int, batch_size: int, block: int = 1024) -> pd.DataFrame:
+    """Tatoeba P@1 per layer for (pivot, target) models, unmapped and through the Procrustes map learned at
+    that layer on `map_pairs` (pivot sentence, target sentence); `test_pairs` likewise line-aligned."""
+    train = [_sentence_vectors(enc, [p[side] for p in map_pairs], batch_size, f"map sentences ({side})")
+             for side, enc in enumerate(encoders)]
+    test = [_sentence_vectors(enc, [p[side] for p in test_pairs], batch_size, f"test sentences ({side})")
+            for side, enc in enumerate(encoders)]
+    rows = []
+    for layer in range(train[0].shape[1]):
+        result = sentence_retrieval((train[0][:, layer], train[1][:, layer]), (test[0][:, layer], test[1][:, layer]),
+                                    n_iter=n_iter, block=block)
+        rows += [{"layer": layer, "method": method, "direction": direction, "p_at_1": acc}
+                 for method, scores in result.items() for direction, acc in scores.items()]
+    return pd.DataFrame(rows).assign(n_map_sentences=len(map_pairs), n_test_sentences=len(test_pairs))
+
+
+def cka_table(encoders: tuple, pairs: list[tuple[str, str]], *, multilingual=None, random_seed: int,
+              debiased: bool, batch_size: int) -> pd.DataFrame:
+    """Linear CKA per layer of the parallel sentences `pairs` (pivot, target): 'monolingual' = the pivot's model on
+    the pivot side vs the target's model on the target side; 'multilingual' = one model on both sides (when
+    given); 'random' = the pivot's model vs a random encoder of the target's architecture on the target side
+    (the lower bound; the paper runs the random encoder on the non-English side only)."""
+    pivot = _sentence_vectors(encoders[0], [p[0] for p in pairs], batch_size, "pivot sentences")
+    sides = {"monolingual": (pivot, _sentence_vectors(encoders[1], [p[1] for p in pairs], batch_size,
+                                                      "target sentences")),
+             "random": (pivot, _sentence_vectors(random_encoder(encoders[1], random_seed), [p[1] for p in pairs],
+                                                 batch_size, "target sentences, random encoder"))}
+    if multilingual is not None:
+        sides["multilingual"] = tuple(_sentence_vectors(multilingual, [p[side] for p in pairs], batch_size,
+                                                        f"sentences ({side}), multilingual model") for side in (0, 1))
+    rows = []
+    for comparison, (x, y) in sides.items():
+        if x.shape[1] != y.shape[1]:
+            raise ValueError(f"CKA {comparison}: the models have {x.shape[1]} and {y.shape[1]} layers")
+        rows += [{"comparison": comparison, "layer": layer, "cka": linear_cka(x[:, layer], y[:, layer], debiased)}
+                 for layer in range(x.shape[1])]
+    return pd.DataFrame(rows).assign(debiased=debiased, n_sentences=len(pairs))
+
+
+def word_means(model_dir, token_path, lang: str, words: set[str], out_path, *, batch_size: int,
+               max_length: int | None, device: str | None, max_documents: int | None) -> None:
+    """The store of one monolingual model over its own language's token file: per-layer means of each word's
+    contextual vectors (xling.represent.store, one shard reduced to means)."""
+    with tempfile.TemporaryDirectory(dir=Path(out_path).parent) as tmp:
+        sums = Path(tmp) / "words.parquet"
+        extract_bert_shard(model_dir, token_path, lang, words, 0, 1, sums, Path(tmp) / "langs.parquet",
+                           batch_size=batch_size, max_length=max_length, device=device, max_documents=max_documents)
+        reduce_shards([sums], out_path)
+
+
+class _Words:
+    """The words of each document of a token file (pieces joined), re-readable: gensim iterates it per epoch."""
+
+    def __init__(self, token_path):
+        self.token_path = token_path
+
+    def __iter__(self):
+        for _, line in read_lines(self.token_path):
+            yield detokenize(line.split()).split()
+
+
+def fasttext_vectors(token_path, lang: str, words: Sequence[str], *, dim: int, epochs: int, window: int,
+                     min_count: int, seed: int) -> pd.DataFrame:
+    """fastText (gensim, skip-gram with character n-grams, one worker: deterministic for a seed) trained on one
+    language's token file as words, and the vectors of `words` it trained, in the store layout (layer 0):
+    the static baseline of the word level, on the same vocabulary as the BERTs."""
+    from gensim.models import FastText
+
+    model = FastText(sentences=_Words(token_path), vector_size=dim, window=window, min_count=min_count,
+                     epochs=epochs, sg=1, workers=1, seed=seed)
+    trained = [w for w in words if w in model.wv.key_to_index]
+    logger.info("%s: fastText trained %d words; %d of the %d vocabulary words", token_path, len(model.wv),
+                len(trained), len(words))
+    vectors = np.array([model.wv[w] for w in trained], dtype=np.float64).reshape(len(trained), dim)
+    table = pd.DataFrame({"lang": lang, "word": trained, "layer": np.zeros(len(trained), dtype=np.int32),
+                          "n": np.ones(len(trained), dtype=np.int64)})
+    return pd.concat([table, pd.DataFrame(vectors, columns=[f"d{j}" for j in range(dim)])], axis=1)
