@@ -85,7 +85,7 @@ rule mono_fasttext:
     benchmark:
         f"{BENCH}/mono_fasttext/{{lang}}/{{size}}.tsv"
     conda:
-        "../envs/static.yaml"
+        "../envs/torch.yaml"
     script:
         "../scripts/mono_fasttext.py"
 
