@@ -342,7 +342,8 @@ def language_report_tables():
 def findings_tables():
     """{table key: Parquet path} of the run's tables the findings are judged on (xling.evaluate.findings.TABLES;
     one the run does not build makes its claims "not measured")."""
-    tables = {"word_retrieval": f"{RESULTS}/eval/word_retrieval.parquet", **language_report_tables()}
+    tables = {"word_retrieval": f"{RESULTS}/eval/word_retrieval.parquet", **language_report_tables(),
+              **monolingual_report_tables()}
     if POS["splits"]:
         tables["word_retrieval_pos"] = f"{RESULTS}/eval/word_retrieval_pos.parquet"
     return {key: path for key, path in tables.items() if key in FINDINGS_TABLES}
