@@ -6,7 +6,7 @@ setup_logging(snakemake.log[0])
 import torch  # noqa: E402
 
 from xling.encode.encoder import Encoder  # noqa: E402
-from xling.evaluate.monolingual import cka_table, xnli_parallel  # noqa: E402
+from xling.evaluate.cka import cka_table, xnli_parallel  # noqa: E402
 from xling.tables import with_settings, write_parquet  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)

@@ -3,7 +3,7 @@ static baseline of the monolingual word-level alignment)."""
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
-from xling.evaluate.monolingual import fasttext_vectors, vocabulary  # noqa: E402
+from xling.represent.word_spaces import fasttext_vectors, vocabulary  # noqa: E402
 from xling.tables import write_parquet  # noqa: E402
 
 p, lang = snakemake.params, snakemake.wildcards.lang

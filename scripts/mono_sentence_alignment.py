@@ -7,7 +7,8 @@ import torch  # noqa: E402
 
 from xling.data.formats import read_tatoeba  # noqa: E402
 from xling.encode.encoder import Encoder  # noqa: E402
-from xling.evaluate.monolingual import sentence_alignment_table, xnli_parallel  # noqa: E402
+from xling.evaluate.cka import xnli_parallel  # noqa: E402
+from xling.evaluate.monolingual import sentence_alignment_table  # noqa: E402
 from xling.tables import with_settings, write_parquet  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)

@@ -8,7 +8,8 @@ setup_logging(snakemake.log[0])
 import torch  # noqa: E402
 
 from xling.encode.encoder import Encoder  # noqa: E402
-from xling.evaluate.monolingual import dictionary_pairs, vocabulary, word_alignment_table  # noqa: E402
+from xling.evaluate.monolingual import dictionary_pairs, word_alignment_table  # noqa: E402
+from xling.represent.word_spaces import vocabulary  # noqa: E402
 from xling.tables import with_settings, write_parquet  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)

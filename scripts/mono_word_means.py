@@ -5,7 +5,7 @@ from xling.logs import setup_logging
 setup_logging(snakemake.log[0])
 import torch  # noqa: E402
 
-from xling.evaluate.monolingual import vocabulary, word_means  # noqa: E402
+from xling.represent.word_spaces import vocabulary, word_means  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 p, res = snakemake.params, snakemake.resources

@@ -9,8 +9,8 @@ from scipy.stats import ortho_group
 
 from tests.test_encoder import VOCAB, save_tiny_bert
 from xling.encode.encoder import Encoder
-from xling.evaluate.monolingual import (embedding_words, random_encoder, sentence_retrieval, word_translation,
-                                        xnli_parallel)
+from xling.evaluate.cka import random_encoder, xnli_parallel
+from xling.evaluate.monolingual import embedding_words, sentence_retrieval, word_translation
 from xling.represent.rotation import iterative_normalize
 
 

@@ -14,11 +14,22 @@ Two estimators of HSIC:
   stays slightly biased) and matters when n is not much larger than the dimension. Written in feature space
   (d x d products, never an n x n Gram matrix), from the Gram-matrix form with a zero diagonal K~:
   HSIC_u = [tr(K~L~) + 1'K~1 1'L~1 / ((n-1)(n-2)) - 2/(n-2) 1'K~L~1] / (n(n-3)).
+
+`cka_table` runs the models: the mean-pooled wordpiece vectors (no [CLS]/[SEP]) of parallel XNLI sentences at
+every layer, compared layer by layer.
 """
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
+import pandas as pd
+import torch
+
+from xling.data.formats import read_xnli
+
+logger = logging.getLogger(__name__)
 
 
 def _matrix(name: str, x) -> np.ndarray:
@@ -73,3 +84,60 @@ def cka_by_layer(x, y, debiased: bool = False) -> list[float]:
         raise ValueError(f"cka_by_layer needs [n, layers, dim] arrays with equal n and layers, got {x.shape} "
                          f"and {y.shape}")
     return [linear_cka(x[:, layer], y[:, layer], debiased) for layer in range(x.shape[1])]
+
+
+# ---------------------------------------------------------------------------------------------- models
+
+def xnli_parallel(pivot_path, target_path, max_sentences: int | None = None) -> list[tuple[str, str]]:
+    """The distinct (pivot, target) sentence pairs of two line-aligned XNLI files (premises, then hypotheses,
+    in file order; XNLI repeats each premise for its three hypotheses), the first `max_sentences`."""
+    pivot, target = read_xnli(pivot_path), read_xnli(target_path)
+    if len(pivot) != len(target):
+        raise ValueError(f"{pivot_path}: {len(pivot)} examples, but {target_path}: {len(target)}; the XNLI "
+                         "files of two languages must be line-aligned translations")
+    pairs = dict.fromkeys([(p[0], t[0]) for p, t in zip(pivot, target)] +
+                          [(p[1], t[1]) for p, t in zip(pivot, target)])
+    return list(pairs)[:max_sentences] if max_sentences else list(pairs)
+
+
+def mean_pooled(encoder, sentences: list[str], batch_size: int, what: str) -> np.ndarray:
+    """Mean-pooled wordpiece vectors (no [CLS]/[SEP]) [n, layers, H] of every layer, as float64."""
+    vectors, counts = encoder.sentence_vectors(sentences, batch_size, pooling="mean_words", what=what)
+    if not counts.all():
+        raise ValueError(f"{what}: {int((counts == 0).sum())} sentences have no wordpiece")
+    return vectors.astype(np.float64)
+
+
+def random_encoder(like, seed: int):
+    """An encoder with the architecture and tokenizer of `like` (an xling.encode Encoder) and freshly
+    initialised weights (HF's initialisation under torch seed `seed`): the untrained lower bound of CKA."""
+    from transformers import BertForMaskedLM
+
+    from xling.encode.encoder import Encoder
+
+    torch.manual_seed(seed)
+    model = BertForMaskedLM(like.model.config).to(like.device).eval()
+    return Encoder(model, like.tokenizer, like.device, like.dtype, like.max_length, f"random({like.name})")
+
+
+def cka_table(encoders: tuple, pairs: list[tuple[str, str]], *, multilingual=None, random_seed: int,
+              debiased: bool, batch_size: int) -> pd.DataFrame:
+    """Linear CKA per layer of the parallel sentences `pairs` (pivot, target): 'monolingual' = the pivot's model on
+    the pivot side vs the target's model on the target side; 'multilingual' = one model on both sides (when
+    given); 'random' = the pivot's model vs a random encoder of the target's architecture on the target side
+    (the lower bound; the paper runs the random encoder on the non-English side only)."""
+    pivot = mean_pooled(encoders[0], [p[0] for p in pairs], batch_size, "pivot sentences")
+    sides = {"monolingual": (pivot, mean_pooled(encoders[1], [p[1] for p in pairs], batch_size,
+                                                      "target sentences")),
+             "random": (pivot, mean_pooled(random_encoder(encoders[1], random_seed), [p[1] for p in pairs],
+                                                 batch_size, "target sentences, random encoder"))}
+    if multilingual is not None:
+        sides["multilingual"] = tuple(mean_pooled(multilingual, [p[side] for p in pairs], batch_size,
+                                                        f"sentences ({side}), multilingual model") for side in (0, 1))
+    rows = []
+    for comparison, (x, y) in sides.items():
+        if x.shape[1] != y.shape[1]:
+            raise ValueError(f"CKA {comparison}: the models have {x.shape[1]} and {y.shape[1]} layers")
+        rows += [{"comparison": comparison, "layer": layer, "cka": linear_cka(x[:, layer], y[:, layer], debiased)}
+                 for layer in range(x.shape[1])]
+    return pd.DataFrame(rows).assign(debiased=debiased, n_sentences=len(pairs))

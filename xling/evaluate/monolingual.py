@@ -1,5 +1,4 @@
-"""Aligning separately trained monolingual BERTs with one orthogonal map (Conneau et al. 2020, §5.1), and the
-inputs of their CKA comparison (§5.2).
+"""Aligning separately trained monolingual BERTs with one orthogonal map (Conneau et al. 2020, §5.1).
 
 Why: if two BERTs that never shared a parameter can be mapped onto each other by a rotation, the similarity
 that a multilingual BERT shows is largely there already, and parameter sharing only has to line it up. Each
@@ -8,8 +7,8 @@ normalisation (unit length and mean centring, repeated; Zhang et al. 2019: xling
 W = procrustes on supervised pairs and scores the mapped space on held-out pairs:
 
 * word level (`word_translation`): one vector per word type — a row of the embedding matrix for words that
-  are one wordpiece, or the mean of a word's contextual vectors at a layer over a corpus sample (the store,
-  xling.represent.store) — supervised by the train dictionary, scored by word translation on the test
+  are one wordpiece, the mean of a word's contextual vectors at a layer over a corpus sample, or fastText's
+  (xling.represent.word_spaces) — supervised by the train dictionary, scored by word translation on the test
   dictionary with CSLS (k neighbours) among the whole target vocabulary, as MUSE;
 * sentence level (`sentence_retrieval`): mean-pooled wordpiece vectors (no [CLS]/[SEP]) per layer; the map is
   learned on XNLI's parallel sentences and scored by Tatoeba nearest-neighbour accuracy (P@1), both ways.
@@ -21,24 +20,19 @@ the target model's layer onto the English one; retrieval then runs in the pivot'
 from __future__ import annotations
 
 import logging
-import tempfile
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
-import torch
 
-from xling.data.formats import read_dictionary, read_xnli
+from xling.data.formats import read_dictionary
 from xling.data.wordpiece import normalize_word
-from xling.encode.words import detokenize
 from xling.evaluate import metrics
-from xling.evaluate.cka import linear_cka
+from xling.evaluate.cka import mean_pooled
 from xling.evaluate.sentence_retrieval import retrieval_accuracy
 from xling.represent.rotation import iterative_normalize, procrustes
-from xling.io import read_lines
-from xling.represent.store import extract_bert_shard, read_vectors, reduce_shards
+from xling.represent.store import read_vectors
 
 logger = logging.getLogger(__name__)
 
@@ -95,30 +89,6 @@ def sentence_retrieval(train: tuple[np.ndarray, np.ndarray], test: tuple[np.ndar
     return out
 
 
-def xnli_parallel(pivot_path, target_path, max_sentences: int | None = None) -> list[tuple[str, str]]:
-    """The distinct (pivot, target) sentence pairs of two line-aligned XNLI files (premises, then hypotheses,
-    in file order; XNLI repeats each premise for its three hypotheses), the first `max_sentences`."""
-    pivot, target = read_xnli(pivot_path), read_xnli(target_path)
-    if len(pivot) != len(target):
-        raise ValueError(f"{pivot_path}: {len(pivot)} examples, but {target_path}: {len(target)}; the XNLI "
-                         "files of two languages must be line-aligned translations")
-    pairs = dict.fromkeys([(p[0], t[0]) for p, t in zip(pivot, target)] +
-                          [(p[1], t[1]) for p, t in zip(pivot, target)])
-    return list(pairs)[:max_sentences] if max_sentences else list(pairs)
-
-
-def random_encoder(like, seed: int):
-    """An encoder with the architecture and tokenizer of `like` (an xling.encode Encoder) and freshly
-    initialised weights (HF's initialisation under torch seed `seed`): the untrained lower bound of CKA."""
-    from transformers import BertForMaskedLM
-
-    from xling.encode.encoder import Encoder
-
-    torch.manual_seed(seed)
-    model = BertForMaskedLM(like.model.config).to(like.device).eval()
-    return Encoder(model, like.tokenizer, like.device, like.dtype, like.max_length, f"random({like.name})")
-
-
 def embedding_words(encoder, words: set[str]) -> tuple[list[str], np.ndarray]:
     """The words of `words` that are one piece of the model's vocabulary (not a special token or a '##'
     continuation), sorted, and their rows of the input embedding matrix (float64)."""
@@ -126,15 +96,6 @@ def embedding_words(encoder, words: set[str]) -> tuple[list[str], np.ndarray]:
     chosen = sorted(w for w in words if w in encoder.vocab and w not in special and not w.startswith("##"))
     weight = encoder.model.get_input_embeddings().weight.detach().cpu().double().numpy()
     return chosen, weight[[encoder.vocab[w] for w in chosen]]
-
-
-def vocabulary(counts_path, lang: str, min_count: int, size: int) -> list[str]:
-    """A language's word vocabulary: its `size` most frequent words counted at least `min_count` times in a
-    word-counts table (lang, word, count), ties by word."""
-    table = pq.read_table(counts_path, columns=["word", "count"],
-                          filters=[("lang", "==", lang), ("count", ">=", min_count)])
-    table = table.sort_by([("count", "descending"), ("word", "ascending")])
-    return table.column("word").to_pylist()[:size]
 
 
 def dictionary_pairs(path, lowercase: bool) -> list[tuple[str, str]]:
@@ -172,21 +133,13 @@ def word_alignment_table(encoders: tuple, stores: tuple, fasttext: tuple, vocabu
     return pd.DataFrame(rows)
 
 
-def _sentence_vectors(encoder, sentences: list[str], batch_size: int, what: str) -> np.ndarray:
-    """Mean-pooled wordpiece vectors (no [CLS]/[SEP]) [n, layers, H] of every layer, as float64."""
-    vectors, counts = encoder.sentence_vectors(sentences, batch_size, pooling="mean_words", what=what)
-    if not counts.all():
-        raise ValueError(f"{what}: {int((counts == 0).sum())} sentences have no wordpiece")
-    return vectors.astype(np.float64)
-
-
 def sentence_alignment_table(encoders: tuple, map_pairs: list[tuple[str, str]], test_pairs: list[tuple[str, str]],
                              *, n_iter: int, batch_size: int, block: int = 1024) -> pd.DataFrame:
     """Tatoeba P@1 per layer for (pivot, target) models, unmapped and through the Procrustes map learned at
     that layer on `map_pairs` (pivot sentence, target sentence); `test_pairs` likewise line-aligned."""
-    train = [_sentence_vectors(enc, [p[side] for p in map_pairs], batch_size, f"map sentences ({side})")
+    train = [mean_pooled(enc, [p[side] for p in map_pairs], batch_size, f"map sentences ({side})")
              for side, enc in enumerate(encoders)]
-    test = [_sentence_vectors(enc, [p[side] for p in test_pairs], batch_size, f"test sentences ({side})")
+    test = [mean_pooled(enc, [p[side] for p in test_pairs], batch_size, f"test sentences ({side})")
             for side, enc in enumerate(encoders)]
     rows = []
     for layer in range(train[0].shape[1]):
@@ -195,66 +148,3 @@ def sentence_alignment_table(encoders: tuple, map_pairs: list[tuple[str, str]], 
         rows += [{"layer": layer, "method": method, "direction": direction, "p_at_1": acc}
                  for method, scores in result.items() for direction, acc in scores.items()]
     return pd.DataFrame(rows).assign(n_map_sentences=len(map_pairs), n_test_sentences=len(test_pairs))
-
-
-def cka_table(encoders: tuple, pairs: list[tuple[str, str]], *, multilingual=None, random_seed: int,
-              debiased: bool, batch_size: int) -> pd.DataFrame:
-    """Linear CKA per layer of the parallel sentences `pairs` (pivot, target): 'monolingual' = the pivot's model on
-    the pivot side vs the target's model on the target side; 'multilingual' = one model on both sides (when
-    given); 'random' = the pivot's model vs a random encoder of the target's architecture on the target side
-    (the lower bound; the paper runs the random encoder on the non-English side only)."""
-    pivot = _sentence_vectors(encoders[0], [p[0] for p in pairs], batch_size, "pivot sentences")
-    sides = {"monolingual": (pivot, _sentence_vectors(encoders[1], [p[1] for p in pairs], batch_size,
-                                                      "target sentences")),
-             "random": (pivot, _sentence_vectors(random_encoder(encoders[1], random_seed), [p[1] for p in pairs],
-                                                 batch_size, "target sentences, random encoder"))}
-    if multilingual is not None:
-        sides["multilingual"] = tuple(_sentence_vectors(multilingual, [p[side] for p in pairs], batch_size,
-                                                        f"sentences ({side}), multilingual model") for side in (0, 1))
-    rows = []
-    for comparison, (x, y) in sides.items():
-        if x.shape[1] != y.shape[1]:
-            raise ValueError(f"CKA {comparison}: the models have {x.shape[1]} and {y.shape[1]} layers")
-        rows += [{"comparison": comparison, "layer": layer, "cka": linear_cka(x[:, layer], y[:, layer], debiased)}
-                 for layer in range(x.shape[1])]
-    return pd.DataFrame(rows).assign(debiased=debiased, n_sentences=len(pairs))
-
-
-def word_means(model_dir, token_path, lang: str, words: set[str], out_path, *, batch_size: int,
-               max_length: int | None, device: str | None, max_documents: int | None) -> None:
-    """The store of one monolingual model over its own language's token file: per-layer means of each word's
-    contextual vectors (xling.represent.store, one shard reduced to means)."""
-    with tempfile.TemporaryDirectory(dir=Path(out_path).parent) as tmp:
-        sums = Path(tmp) / "words.parquet"
-        extract_bert_shard(model_dir, token_path, lang, words, 0, 1, sums, Path(tmp) / "langs.parquet",
-                           batch_size=batch_size, max_length=max_length, device=device, max_documents=max_documents)
-        reduce_shards([sums], out_path)
-
-
-class _Words:
-    """The words of each document of a token file (pieces joined), re-readable: gensim iterates it per epoch."""
-
-    def __init__(self, token_path):
-        self.token_path = token_path
-
-    def __iter__(self):
-        for _, line in read_lines(self.token_path):
-            yield detokenize(line.split()).split()
-
-
-def fasttext_vectors(token_path, lang: str, words: Sequence[str], *, dim: int, epochs: int, window: int,
-                     min_count: int, seed: int) -> pd.DataFrame:
-    """fastText (gensim, skip-gram with character n-grams, one worker: deterministic for a seed) trained on one
-    language's token file as words, and the vectors of `words` it trained, in the store layout (layer 0):
-    the static baseline of the word level, on the same vocabulary as the BERTs."""
-    from gensim.models import FastText
-
-    model = FastText(sentences=_Words(token_path), vector_size=dim, window=window, min_count=min_count,
-                     epochs=epochs, sg=1, workers=1, seed=seed)
-    trained = [w for w in words if w in model.wv.key_to_index]
-    logger.info("%s: fastText trained %d words; %d of the %d vocabulary words", token_path, len(model.wv),
-                len(trained), len(words))
-    vectors = np.array([model.wv[w] for w in trained], dtype=np.float64).reshape(len(trained), dim)
-    table = pd.DataFrame({"lang": lang, "word": trained, "layer": np.zeros(len(trained), dtype=np.int32),
-                          "n": np.ones(len(trained), dtype=np.int64)})
-    return pd.concat([table, pd.DataFrame(vectors, columns=[f"d{j}" for j in range(dim)])], axis=1)
