@@ -30,6 +30,13 @@ SWEEP_ONLY = len(set(CONFIG["window_sweep"]["windows"]) - set(CONFIG["windows"])
 REPORT = {"report": 1, "all": 1}
 FINDINGS = {"findings": 1, **REPORT}  # a changed result table: the findings judged on it, and the report
 WORD_RETRIEVAL = {"retrieval_table": 1, "word_retrieval_pos": 1, **FINDINGS}
+MONO_TARGETS = len(CONFIG["monolingual"]["languages"])  # targets with a monolingual BERT (the preset names them)
+MONO_WORDS = {"mono_word_alignment": MONO_TARGETS, "monolingual_words_table": 1, **FINDINGS}
+MONO_SENTENCES = {"mono_sentence_alignment": MONO_TARGETS, "monolingual_sentences_table": 1, **FINDINGS}
+MONO_CKA = {"cka": MONO_TARGETS + 1, "cka_table": 1, **FINDINGS}  # each target and en'
+# the monolingual BERTs (the pivot's, each target's, en') and everything compared on them
+MONOLINGUAL = {"mono_pretrain": MONO_TARGETS + 2, "mono_word_means": MONO_TARGETS + 1, **MONO_WORDS,
+               **MONO_SENTENCES, **MONO_CKA}
 
 #: a new value for every runtime setting (xling.runtime.RUNTIME), valid for the test preset
 EVERY_RUNTIME_SETTING = {
@@ -106,6 +113,7 @@ def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path,
         "token_translation": LMS * PAIRS, "sentence_retrieval": 2 * LMS * PAIRS,  # Tatoeba and BUCC
         "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, "bucc_table": 1,
         "finetune": BERT_TRANSFER, "transfer_eval": BERT_TRANSFER, "transfer_table": 1, **WORD_RETRIEVAL,
+        **MONOLINGUAL,
     }
 
 
@@ -166,6 +174,18 @@ def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
     assert plan(test_run, tmp_path, {"transfer": {"layer": 2}}) == {
         **({"finetune": shifted} if shifted else {}), "transfer_eval": shifted + LMS * len(TRANSFER["freeze"]) * 4,
         **table}
+
+
+def test_monolingual_settings_rerun_only_their_comparison(test_run, tmp_path):
+    assert plan(test_run, tmp_path, {"monolingual": {"csls_k": 5}}) == MONO_WORDS
+    assert plan(test_run, tmp_path, {"monolingual": {"fasttext": {"epochs": 2}}}) == {
+        "mono_fasttext": MONO_TARGETS + 1, **MONO_WORDS}
+    assert plan(test_run, tmp_path, {"monolingual": {"map_split": "test"}}) == MONO_SENTENCES
+    assert plan(test_run, tmp_path, {"monolingual": {"normalize_iterations": 3}}) == {**MONO_WORDS, **MONO_SENTENCES}
+    assert plan(test_run, tmp_path, {"cka": {"debiased": True}}) == MONO_CKA
+    # another en': its BERT and its CKA job only
+    assert plan(test_run, tmp_path, {"cka": {"en_prime_seed": 3}}) == {"mono_pretrain": 1, "cka": 1, "cka_table": 1,
+                                                                        **FINDINGS}
 
 
 def test_changed_bert_setting_trains_beside_the_old_checkpoints(test_run, tmp_path):
