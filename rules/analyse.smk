@@ -21,6 +21,7 @@ rule mono_pretrain:
     priority: 10
     threads: config["bert"]["threads"]
     resources:
+        gpu=0,
         device=config["bert"]["device"] or "auto",
         checkpoint_every=config["bert"]["checkpoint_every"],
         keep_checkpoints=config["bert"]["keep_checkpoints"],
@@ -32,10 +33,17 @@ rule mono_pretrain:
     conda:
         "../envs/torch.yaml"
     shell:
-        # the one trainer on one language's token file (exec: SIGTERM reaches it, it checkpoints and exits)
+        # the one trainer on one language's token file, launched as bert_pretrain launches it (torchrun with GPUs)
         """
         export OMP_NUM_THREADS={threads}
-        exec python -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
+        export TORCHELASTIC_SIGNALS_TO_HANDLE=SIGTERM,SIGINT,SIGHUP,SIGQUIT,SIGUSR1
+        export TORCH_ELASTIC_SHUTDOWN_TIMEOUT=240
+        if [ {resources.gpu} -gt 0 ]; then
+            launch="torchrun --standalone --nproc_per_node={resources.gpu}"
+        else
+            launch="python"
+        fi
+        exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
             --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
             --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
             --log-every {resources.log_every} {params.case} > {log} 2>&1
