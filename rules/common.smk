@@ -599,7 +599,7 @@ def mono_hparams(mono, window):
     """The `bert` settings, the window, monolingual.max_steps, and the model's seed: drawn from (monolingual.seed,
     its language), so no two languages' models start from the same weights (with one vocabulary, a shared seed
     would give shared words the same initial embedding); en' ({pivot}~{s}) draws it from (s, pivot)."""
-    from xling.models.mlm_data import seed_of  # noqa: E402  (torch: imported only when a job is planned)
+    from xling.models.mlm_data import seed_of  # torch: imported when a monolingual job is planned, not at parse
 
     lang, _, seed = mono.partition("~")
     hparams = {**computed("bert", config["bert"]), "window": int(window),

@@ -93,3 +93,19 @@ def test_random_encoder_same_architecture_new_weights(encoder):
     assert not torch.equal(state[layer], trained[layer]) and not torch.equal(state[layer], other.model.state_dict()[layer])
     vectors, counts = first.sentence_vectors([["w1", "w2"], ["w3"]], batch_size=2)
     assert vectors.shape == (2, 3, 16) and counts.tolist() == [2, 1]
+
+
+def test_cka_table_compares_each_side_layer_by_layer(encoder):
+    from xling.evaluate.cka import cka_table, linear_cka, mean_pooled
+
+    pairs = [(f"w{i} w{i + 1}", f"w{i + 2} ##s w{(3 * i) % 20}") for i in range(12)]
+    table = cka_table([encoder, encoder], pairs, multilingual=encoder, random_seed=1, debiased=False, batch_size=4)
+    assert sorted(table["comparison"].unique()) == ["monolingual", "multilingual", "random"]
+    assert table.groupby("comparison").size().tolist() == [3, 3, 3] and (table["n_sentences"] == 12).all()
+    x = mean_pooled(encoder, [p[0] for p in pairs], 4, "x")
+    y = mean_pooled(encoder, [p[1] for p in pairs], 4, "y")
+    mono = table[table["comparison"] == "monolingual"].set_index("layer")["cka"]
+    assert mono.tolist() == pytest.approx([linear_cka(x[:, layer], y[:, layer]) for layer in range(3)])
+    # one model on both sides is the monolingual comparison when both "models" are that model
+    assert table[table["comparison"] == "multilingual"]["cka"].tolist() == pytest.approx(mono.tolist())
+    assert not np.allclose(table[table["comparison"] == "random"]["cka"], mono)

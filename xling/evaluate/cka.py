@@ -81,7 +81,7 @@ def cka_by_layer(x, y, debiased: bool = False) -> list[float]:
     """CKA at each layer of two stacks of paired representations x [n, L, d1] and y [n, L, d2]."""
     x, y = np.asarray(x), np.asarray(y)
     if x.ndim != 3 or y.ndim != 3 or x.shape[:2] != y.shape[:2]:
-        raise ValueError(f"cka_by_layer needs [n, layers, dim] arrays with equal n and layers, got {x.shape} "
+        raise ValueError(f"CKA by layer needs [n, layers, dim] arrays with equal n and layers, got {x.shape} "
                          f"and {y.shape}")
     return [linear_cka(x[:, layer], y[:, layer], debiased) for layer in range(x.shape[1])]
 
@@ -126,18 +126,15 @@ def cka_table(encoders: tuple, pairs: list[tuple[str, str]], *, multilingual=Non
     the pivot side vs the target's model on the target side; 'multilingual' = one model on both sides (when
     given); 'random' = the pivot's model vs a random encoder of the target's architecture on the target side
     (the lower bound; the paper runs the random encoder on the non-English side only)."""
-    pivot = mean_pooled(encoders[0], [p[0] for p in pairs], batch_size, "pivot sentences")
-    sides = {"monolingual": (pivot, mean_pooled(encoders[1], [p[1] for p in pairs], batch_size,
-                                                      "target sentences")),
-             "random": (pivot, mean_pooled(random_encoder(encoders[1], random_seed), [p[1] for p in pairs],
-                                                 batch_size, "target sentences, random encoder"))}
+    def pooled(encoder, side: int, what: str) -> np.ndarray:
+        return mean_pooled(encoder, [p[side] for p in pairs], batch_size, what)
+
+    pivot = pooled(encoders[0], 0, "pivot sentences")
+    sides = {"monolingual": (pivot, pooled(encoders[1], 1, "target sentences")),
+             "random": (pivot, pooled(random_encoder(encoders[1], random_seed), 1, "target sentences, random encoder"))}
     if multilingual is not None:
-        sides["multilingual"] = tuple(mean_pooled(multilingual, [p[side] for p in pairs], batch_size,
-                                                        f"sentences ({side}), multilingual model") for side in (0, 1))
-    rows = []
-    for comparison, (x, y) in sides.items():
-        if x.shape[1] != y.shape[1]:
-            raise ValueError(f"CKA {comparison}: the models have {x.shape[1]} and {y.shape[1]} layers")
-        rows += [{"comparison": comparison, "layer": layer, "cka": linear_cka(x[:, layer], y[:, layer], debiased)}
-                 for layer in range(x.shape[1])]
+        sides["multilingual"] = (pooled(multilingual, 0, "pivot sentences, multilingual model"),
+                                 pooled(multilingual, 1, "target sentences, multilingual model"))
+    rows = [{"comparison": comparison, "layer": layer, "cka": value}
+            for comparison, (x, y) in sides.items() for layer, value in enumerate(cka_by_layer(x, y, debiased))]
     return pd.DataFrame(rows).assign(debiased=debiased, n_sentences=len(pairs))
