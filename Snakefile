@@ -42,6 +42,7 @@ include: "rules/align.smk"
 include: "rules/align_finetune.smk"
 include: "rules/align_baselines.smk"
 include: "rules/ablate.smk"
+include: "rules/analyse.smk"
 include: "rules/report.smk"
 
 
@@ -53,4 +54,5 @@ rule all:
         align_finetune_targets(),
         align_baselines_targets(),
         ablation_targets(),
+        monolingual_tables(),
     default_target: True

@@ -507,7 +507,7 @@ def findings_tables():
     """{table key: Parquet path} of the run's tables the findings are judged on (xling.evaluate.findings.TABLES;
     one the run does not build makes its claims "not measured")."""
     tables = {"word_retrieval": f"{RESULTS}/eval/word_retrieval.parquet", **language_report_tables(),
-              **alignment_report_tables(), **ablation_report_tables()}
+              **alignment_report_tables(), **ablation_report_tables(), **monolingual_report_tables()}
     if POS["splits"]:
         tables["word_retrieval_pos"] = f"{RESULTS}/eval/word_retrieval_pos.parquet"
     return {key: path for key, path in tables.items() if key in FINDINGS_TABLES}
@@ -871,3 +871,94 @@ def alignment_report_tables():
     alignment_tables; the fastText baseline's rows are among contextual retrieval's)."""
     tables = {os.path.basename(path)[: -len(".parquet")]: path for path in alignment_tables() if path.endswith(".parquet")}
     return {key: path for key, path in tables.items() if key.startswith("contextual_retrieval")}
+# Monolingual BERTs and CKA (rules/analyse.smk): the models, their settings and the tables.
+MONO = config["monolingual"]  # defaults filled in by the schema
+CKA = config["cka"]
+MONO_SIZE = MONO["size"] or max(SIZES)
+MONO_WINDOW = MONO["window"] or WINDOWS[0]
+if MONO_SIZE not in SIZES:
+    raise ValueError(f"monolingual.size: {MONO_SIZE} is not in corpus.sizes {SIZES}")
+if MONO_WINDOW not in WINDOWS:
+    raise ValueError(f"monolingual.window: {MONO_WINDOW} is not in windows {WINDOWS}")
+if CKA["en_prime_seed"] == MONO["seed"]:
+    raise ValueError(f"cka.en_prime_seed must differ from monolingual.seed ({MONO['seed']}): en' is another seed")
+EN_PRIME = f"{PIVOT}~{CKA['en_prime_seed']}"
+MONO_GRID = f"{MONO_SIZE}-w{MONO_WINDOW}"
+
+
+def mono_targets():
+    """Targets with a monolingual BERT: monolingual.languages (null: all) among the run's (XNLI's dev and test
+    files are written for every language of the run: rules xnli_dev_test, synthetic_data)."""
+    named = MONO["languages"]
+    return [lang for lang in TARGETS if named is None or lang in named]
+
+
+def mono_language(mono):
+    """The language of a monolingual model name ({lang} or {lang}~{seed})."""
+    return mono.split("~")[0]
+
+
+def mono_dir(mono, size=MONO_SIZE, window=MONO_WINDOW):
+    return f"{RESULTS}/models/mono/{mono}/{size}-w{window}"
+
+
+def mono_hparams(mono, window):
+    """The `bert` settings, the window, monolingual.max_steps, and the model's seed: drawn from (monolingual.seed,
+    its language), so no two languages' models start from the same weights (with one vocabulary, a shared seed
+    would give shared words the same initial embedding); en' ({pivot}~{s}) draws it from (s, pivot)."""
+    from xling.models.mlm_data import seed_of  # torch: imported when a monolingual job is planned, not at parse
+
+    lang, _, seed = mono.partition("~")
+    hparams = {**computed("bert", config["bert"]), "window": int(window),
+               "seed": seed_of(int(seed) if seed else MONO["seed"], lang)}
+    if MONO["max_steps"]:
+        hparams["max_steps"] = MONO["max_steps"]
+    return json.dumps(hparams, sort_keys=True)
+
+
+def mono_model_params(mono):
+    """The model's columns of the tables: its id and the settings that trained it."""
+    return dict(lm=f"mono/{mono}/{MONO_GRID}", hparams=mono_hparams(mono, MONO_WINDOW))
+
+
+def xnli_files(lang, split):
+    return [f"{DATA}/xnli/{split}-{PIVOT}.tsv", f"{DATA}/xnli/{split}-{lang}.tsv"]
+
+
+def monolingual_table_specs():
+    """Final table key -> (inputs, output stem), as language_table_specs."""
+    words = [lang for lang in mono_targets() if lang in retrieval_targets()]
+    sentences = [lang for lang in mono_targets() if lang in tatoeba_langs()]
+    return {
+        "monolingual_words": ([f"{RESULTS}/eval/monolingual/words/{MONO_GRID}/{lang}.parquet" for lang in words],
+                              f"{RESULTS}/eval/monolingual_words"),
+        "monolingual_sentences": (
+            [f"{RESULTS}/eval/monolingual/sentences/{MONO_GRID}/{lang}.parquet" for lang in sentences],
+            f"{RESULTS}/eval/monolingual_sentences"),
+        "cka": ([f"{RESULTS}/eval/cka/{MONO_GRID}/{mono}.parquet" for mono in [EN_PRIME, *mono_targets()]]
+                if mono_targets() else [], f"{RESULTS}/eval/cka"),
+    }
+
+
+def monolingual_report_tables():
+    """{report table key: Parquet path} of the tables this run builds (report inputs)."""
+    return {key: f"{stem}.parquet" for key, (parts, stem) in monolingual_table_specs().items() if parts}
+
+
+def monolingual_tables():
+    """Every final table (Parquet and CSV) of this file, for rule all."""
+    return [f"{stem}.{ext}" for parts, stem in monolingual_table_specs().values() if parts for ext in ("parquet", "csv")]
+
+
+def inference_resources():
+    return dict(gpu=0, device=LANGUAGE["device"] or "auto", batch_size=LANGUAGE["batch_size"])
+
+
+def cka_inputs(wildcards):
+    """The pivot's monolingual model and the target's (en': the pivot's other seed, on the same sentences); the
+    run's multilingual BERT of the same size and window for a target language."""
+    lang = mono_language(wildcards.mono)
+    inputs = dict(models=[mono_dir(PIVOT), mono_dir(wildcards.mono)], xnli=xnli_files(lang, CKA["split"]))
+    if lang != PIVOT and "bert" in MODELS:
+        inputs["multilingual"] = model_dir("bert", MONO_SIZE, MONO_WINDOW)
+    return inputs

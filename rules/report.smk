@@ -39,6 +39,7 @@ rule report:
         **language_report_tables(),
         **alignment_report_tables(),
         **ablation_report_tables(),
+        **monolingual_report_tables(),
         code=xling_code("scripts/report.py"),
     output:
         html=report(
@@ -56,7 +57,7 @@ rule report:
             for figure in expected_figures(
                 config,
                 ["word_retrieval", "findings", *language_report_tables(), *alignment_report_tables(),
-                 *ablation_report_tables()]
+                 *ablation_report_tables(), *monolingual_report_tables()]
                 + (["word_retrieval_pos"] if POS["splits"] else [])
                 + (["bert_training_logs"] if "bert" in MODELS else []),
             )

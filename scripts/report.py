@@ -10,7 +10,8 @@ tables = {"word_retrieval": Path(snakemake.input.retrieval), "findings": Path(sn
 if snakemake.input.bert_models:
     tables["bert_training_logs"] = [Path(d) / "training_log.tsv" for d in snakemake.input.bert_models]
 for key in ("word_retrieval_pos", "token_translation", "token_translation_samples", "tatoeba", "bucc", "transfer",
-            "contextual_retrieval", "contextual_retrieval_pos", "contextual_retrieval_frequency", "ablation"):
+            "contextual_retrieval", "contextual_retrieval_pos", "contextual_retrieval_frequency", "ablation",
+            "monolingual_words", "monolingual_sentences", "cka"):
     if key in snakemake.input.keys():
         tables[key] = Path(snakemake.input[key])
 figures = [f["name"] for f in expected_figures(snakemake.config, tables)]  # the rule's outputs, one call

@@ -91,9 +91,11 @@ def grid() -> int:
 
 
 def test_metrics_edit_reruns_word_retrieval_only(finished):
+    """Word retrieval, and the monolingual BERTs' alignments that rank with it (not their CKA)."""
     plan = plan_after_edit(finished, "xling/evaluate/metrics.py")
     assert plan == {"word_retrieval": 3 * grid(), "retrieval_table": 1, "word_retrieval_pos": 1, "findings": 1,
-                    "report": 1, "all": 1, **contextual_retrieval()}
+                    "mono_word_alignment": 1, "monolingual_words_table": 1, "mono_sentence_alignment": 1,
+                    "monolingual_sentences_table": 1, "report": 1, "all": 1, **contextual_retrieval()}
 
 
 def contextual_retrieval() -> dict[str, int]:
@@ -120,6 +122,9 @@ def test_bert_trainer_edit_reruns_the_bert_branch(finished):
         "sentence_retrieval": whole["sentence_retrieval"], "tatoeba_table": 1, "bucc_table": 1,
         "finetune": whole["finetune"] - 2 * grid(), "transfer_eval": whole["transfer_eval"] - 2 * grid(),  # not GloVe's, Word2Vec's
         "transfer_table": 1, "findings": 1, "report": 1, "all": 1, **contextual_retrieval(),
+        # the monolingual BERTs (the pivot, xa, en') and every comparison of them
+        "mono_pretrain": 3, "mono_word_means": 2, "mono_word_alignment": 1, "mono_sentence_alignment": 1, "cka": 2,
+        "monolingual_words_table": 1, "monolingual_sentences_table": 1, "cka_table": 1,
     }  # fmt: skip
 
 

@@ -37,6 +37,13 @@ WORD_RETRIEVAL = {"retrieval_table": 1, "word_retrieval_pos": 1, **FINDINGS}
 # contextual retrieval of the LMS, its table and its analyses (rule all gathers them)
 CONTEXTUAL = {"contextual_retrieval": LMS, "contextual_retrieval_table": 1, "contextual_retrieval_frequency": 1,
               "contextual_retrieval_pos": 1, "all": 1}
+MONO_TARGETS = len(CONFIG["monolingual"]["languages"])  # targets with a monolingual BERT (the preset names them)
+MONO_WORDS = {"mono_word_alignment": MONO_TARGETS, "monolingual_words_table": 1, **FINDINGS}
+MONO_SENTENCES = {"mono_sentence_alignment": MONO_TARGETS, "monolingual_sentences_table": 1, **FINDINGS}
+MONO_CKA = {"cka": MONO_TARGETS + 1, "cka_table": 1, **FINDINGS}  # each target and en'
+# the monolingual BERTs (the pivot's, each target's, en') and everything compared on them
+MONOLINGUAL = {"mono_pretrain": MONO_TARGETS + 2, "mono_word_means": MONO_TARGETS + 1, **MONO_WORDS,
+               **MONO_SENTENCES, **MONO_CKA}
 
 #: a new value for every runtime setting (xling.runtime.RUNTIME), valid for the test preset
 EVERY_RUNTIME_SETTING = {
@@ -118,7 +125,7 @@ def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path,
         "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, "bucc_table": 1,
         "finetune": BERT_TRANSFER + ABLATION_RUNS, "transfer_eval": BERT_TRANSFER + ABLATION_RUNS, "transfer_table": 1,
         "ablation_pretrain": ABLATIONS, "ablation_table": 1, **WORD_RETRIEVAL, **CONTEXTUAL,
-        "align_finetune": ALIGNED,
+        "align_finetune": ALIGNED, **MONOLINGUAL,
     }
 
 
@@ -203,11 +210,25 @@ def test_alignment_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
     assert plan(test_run, tmp_path, {"alignment": {"eflomal": {"null_prior": 0.3}}}) == {
         "word_pairs": PAIRS, "word_pairs_table": 1, **CONTEXTUAL}
 
+
 def test_alignment_setting_reruns_the_aligned_models_and_what_follows(test_run, tmp_path):
     """A fine-tuning-alignment setting retrains the aligned models and re-runs what reads them (their XNLI
     fine-tuning and scoring), not the base BERTs."""
     assert plan(test_run, tmp_path, {"alignment": {"finetune": {"learning_rate": 0.001}}}) == {
         "align_finetune": ALIGNED, "finetune": ALIGNED, "transfer_eval": ALIGNED, "transfer_table": 1, **FINDINGS}
+
+
+def test_monolingual_settings_rerun_only_their_comparison(test_run, tmp_path):
+    assert plan(test_run, tmp_path, {"monolingual": {"csls_k": 5}}) == MONO_WORDS
+    assert plan(test_run, tmp_path, {"monolingual": {"fasttext": {"epochs": 2}}}) == {
+        "mono_fasttext": MONO_TARGETS + 1, **MONO_WORDS}
+    assert plan(test_run, tmp_path, {"monolingual": {"map_split": "test"}}) == MONO_SENTENCES
+    assert plan(test_run, tmp_path, {"monolingual": {"normalize_iterations": 3}}) == {**MONO_WORDS, **MONO_SENTENCES}
+    assert plan(test_run, tmp_path, {"cka": {"debiased": True}}) == MONO_CKA
+    # another en': its BERT and its CKA job only
+    assert plan(test_run, tmp_path, {"cka": {"en_prime_seed": 3}}) == {"mono_pretrain": 1, "cka": 1, "cka_table": 1,
+                                                                        **FINDINGS}
+
 
 def test_changed_bert_setting_trains_beside_the_old_checkpoints(test_run, tmp_path):
     """Not "hyper-parameters differ ... delete": the new setting gets its own checkpoint directory."""

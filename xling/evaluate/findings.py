@@ -55,6 +55,9 @@ TABLES = {
     "contextual_retrieval_frequency": ("lm", "lang", "method", "parallel_sentences", "rank_bin", "rank_difference",
                                        "accuracy"),
     "ablation": ("lm", "task", "lang", "split", "transform", "selected", "metric", "seed", "value"),
+    "monolingual_words": ("pair", "level", "layer", "lm_src", "lm_tgt", "p_at_1"),
+    "monolingual_sentences": ("pair", "layer", "method", "direction", "lm_src", "lm_tgt", "p_at_1"),
+    "cka": ("pair", "comparison", "layer", "lm_src", "lm_tgt", "cka"),
 }
 #: the settings each finding records, one column each (empty when the claim does not use it)
 SETTING_COLUMNS = ("table", "metric", "models", "corpus_size", "windows", "layers", "pairs", "alphas")
@@ -711,6 +714,68 @@ def extra_anchors_help(tables: Tables, criteria: Criteria, pivot: str) -> Findin
                                                 for t in tasks) + ")")
     return Finding(_verdict(criteria.at_least(extra, default)), evidence,
                    _ablation_settings(scores, ["extra-anchors", "default"], tasks))
+# ---------------------------------------------------------------------------------------------- monolingual BERTs
+
+def _mono_settings(table: str, rows: pd.DataFrame, metric: str, **extra) -> dict:
+    models = ", ".join(sorted(set(rows["lm_src"]) | set(rows["lm_tgt"])))
+    return dict(table=table, metric=metric, models=models, pairs=sorted(rows["pair"].unique()), **extra)
+
+
+def mono_embeddings_against_fasttext(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
+    """The embedding layers of monolingual BERTs align (P@1 through the map, mean over pairs) at least as well as
+    fastText on the same single-piece words."""
+    rows = _table(tables, "monolingual_words")
+    means, pairs = _common({level: rows[rows["level"] == level].groupby("pair")["p_at_1"].mean()
+                            for level in ("embedding", "fasttext")})
+    evidence = (f"mean P@1 over {len(pairs)} pairs: BERT embeddings {_num(means['embedding'])} "
+                f"{criteria.sign(means['embedding'], means['fasttext'])} fastText {_num(means['fasttext'])}")
+    return Finding(_verdict(criteria.at_least(means["embedding"], means["fasttext"])), evidence,
+                   _mono_settings("monolingual_words", rows[rows["pair"].isin(pairs)], "p_at_1", layers=0))
+
+
+def mono_sentences_align(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
+    """Through the map, Tatoeba P@1 (en->xx) of monolingual BERTs beats the unmapped spaces at every layer (both
+    means over the pairs)."""
+    rows = _table(tables, "monolingual_sentences")
+    rows = rows[rows["direction"] == "en->xx"]
+    by_layer = rows.pivot_table(index="layer", columns="method", values="p_at_1")
+    if not {"none", "procrustes"} <= set(by_layer.columns):
+        raise NotMeasured("monolingual_sentences needs rows with and without the map")
+    holds = all(criteria.greater(r["procrustes"], r["none"]) for _, r in by_layer.iterrows())
+    evidence = "mean P@1 over the pairs, map vs none: " + "; ".join(
+        f"layer {layer}: {_num(r['procrustes'])} {criteria.sign(r['procrustes'], r['none'])} {_num(r['none'])}"
+        for layer, r in by_layer.iterrows())
+    return Finding(_verdict(holds), evidence, _mono_settings("monolingual_sentences", rows, "p_at_1",
+                                                             layers=", ".join(map(str, by_layer.index))))
+
+
+def _cka_by_comparison(tables: Tables, first: str, second: str) -> tuple[dict[str, float], list[str], pd.DataFrame]:
+    """CKA averaged over layers per pair, for two comparisons, over the pairs that have both."""
+    rows = _table(tables, "cka")
+    means, pairs = _common({c: rows[rows["comparison"] == c].groupby("pair")["cka"].mean() for c in (first, second)})
+    return means, pairs, rows[rows["pair"].isin(pairs) & rows["comparison"].isin((first, second))]
+
+
+def cka_above_random(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
+    """Monolingual BERTs' CKA is above the random encoder's (the lower bound) at every layer of every pair."""
+    _, pairs, rows = _cka_by_comparison(tables, "monolingual", "random")
+    grid = rows.pivot_table(index=["pair", "layer"], columns="comparison", values="cka")
+    holds = all(criteria.greater(r["monolingual"], r["random"]) for _, r in grid.iterrows())
+    mean = grid.groupby("pair").mean()
+    evidence = "CKA averaged over layers, monolingual vs random: " + "; ".join(
+        f"{pair} {_num(r['monolingual'])} {criteria.sign(r['monolingual'], r['random'])} {_num(r['random'])}"
+        for pair, r in mean.iterrows())
+    return Finding(_verdict(holds), evidence, _mono_settings("cka", rows, "cka", layers="all"))
+
+
+def cka_multilingual_higher(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
+    """One (multilingual) model's CKA averaged over layers and pairs is above the monolingual models'."""
+    means, pairs, rows = _cka_by_comparison(tables, "multilingual", "monolingual")
+    evidence = (f"CKA averaged over layers and {len(pairs)} pairs: multilingual {_num(means['multilingual'])} "
+                f"{criteria.sign(means['multilingual'], means['monolingual'])} monolingual "
+                f"{_num(means['monolingual'])}")
+    return Finding(_verdict(criteria.greater(means["multilingual"], means["monolingual"])), evidence,
+                   _mono_settings("cka", rows, "cka", layers="all"))
 
 
 # ---------------------------------------------------------------------------------------------- the claims
@@ -721,8 +786,6 @@ FULL = "Liu et al. 2020, A Study of Cross-Lingual Ability and Language-specific 
 SHORT = "Liu et al. 2020, Language Representation in Multilingual BERT and its applications (arXiv:2010.10041)"
 CONNEAU = "Conneau et al. 2020, Emerging Cross-lingual Structure in Pretrained Language Models"
 CAO = "Cao et al. 2020, Multilingual Alignment of Contextual Word Representations"
-ISSUE_12 = "issue 12 (bilingual MLM ablations of anchors and parameter sharing)"
-ISSUE_11 = "issue 11 (contextual alignment)"
 
 CLAIMS = [
     Claim("liu2020_what.small-data.retrieval", WHAT, "§2.3.1, Fig. 1a",
@@ -771,6 +834,18 @@ CLAIMS = [
           "Parameter sharing carries the transfer: separating the embeddings and bottom layers per language "
           "lowers it, and separating more layers lowers it further (to chance with the embeddings and layers 1-6 "
           "separate).", sharing_carries_transfer),
+    Claim("conneau2020.mono.words", CONNEAU, "§5.1.1, Fig. 4a",
+          "The embedding layers of separately trained monolingual BERTs align with an orthogonal map at least as "
+          "well as fastText on the same words (word translation P@1).", mono_embeddings_against_fasttext),
+    Claim("conneau2020.mono.sentences", CONNEAU, "§5.1.3, Fig. 6",
+          "Sentence representations of monolingual BERTs align with an orthogonal map: Tatoeba retrieval through "
+          "it beats the unmapped spaces at every layer.", mono_sentences_align),
+    Claim("conneau2020.cka.random", CONNEAU, "§5.2, Fig. 7",
+          "Monolingual BERTs' representations of parallel sentences are more similar (CKA) than a random "
+          "encoder's, at every layer.", cka_above_random),
+    Claim("conneau2020.cka.shared", CONNEAU, "§5.2, Fig. 7",
+          "One model shared by two languages gives slightly higher CKA than two monolingual models.",
+          cka_multilingual_higher),
     Claim("cao2020.xnli", CAO, "§4.1, Table 1",
           "Fine-tuning alignment on parallel word pairs improves zero-shot XNLI in every language.",
           aligned_improves_xnli),
