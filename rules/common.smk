@@ -789,9 +789,9 @@ def word_pairs_gold(wildcards):
 
 
 def contextual_retrieval_lms():
-    """The BERTs contextual retrieval evaluates ({lm} ids): those of the language experiments and the models
-    fine-tuned for alignment (Cao et al.'s base-against-aligned comparison)."""
-    return list(dict.fromkeys(language_models() + aligned_models()))
+    """The models contextual retrieval evaluates ({lm} ids): the BERTs of the language experiments, the models
+    fine-tuned for alignment (Cao et al.'s base-against-aligned comparison) and the fastText baseline."""
+    return list(dict.fromkeys(language_models() + aligned_models() + fasttext_lms()))
 
 
 def contextual_retrieval_inputs(wildcards):
