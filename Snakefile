@@ -38,7 +38,11 @@ include: "rules/represent.smk"
 include: "rules/evaluate.smk"
 include: "rules/language.smk"
 include: "rules/transfer.smk"
+include: "rules/align.smk"
 include: "rules/align_finetune.smk"
+include: "rules/align_baselines.smk"
+include: "rules/ablate.smk"
+include: "rules/analyse.smk"
 include: "rules/report.smk"
 
 
@@ -46,5 +50,9 @@ rule all:
     input:
         f"{RESULTS}/report.html",
         language_tables(),
+        alignment_tables(),
         align_finetune_targets(),
+        align_baselines_targets(),
+        ablation_targets(),
+        monolingual_tables(),
     default_target: True

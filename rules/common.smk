@@ -30,6 +30,7 @@ os.environ.update(
     PYTHONPATH=os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH")) if p)
 )
 from xling.evaluate.findings import TABLES as FINDINGS_TABLES  # noqa: E402
+from xling.models.ablation import parse_setting  # noqa: E402
 from xling.runtime import computed, without_runtime  # noqa: E402
 
 with open(os.path.join(workflow.basedir, "schemas", "config.schema.yaml"), encoding="utf-8") as handle:
@@ -261,6 +262,95 @@ def bert_path(wildcards):
         return f"{RESULTS}/models/{wildcards.lm}"
     kind, size, window, name = _lm(wildcards)
     return model_dir("bert", size, window) if kind == "bert" else name
+BERT_LM += r"|ablation/[a-z0-9-]+/[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"  # a Conneau et al. ablation (rules/ablate.smk)
+ANY_LM += r"|ablation/[a-z0-9-]+/[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"  # a Conneau et al. ablation (rules/ablate.smk)
+
+
+# Conneau et al. (2020) ablations (rules/ablate.smk): model ids ablation/{setting}/{pivot}-{lang}.
+ABLATION = config["ablation"]  # defaults filled in by the schema
+ABLATION_SETTING = r"default|wiki-cc|no-anchors|extra-anchors|sep-emb|sep-l[1-9]\d*|sep-emb-l[1-9]\d*"
+ABLATION_PAIR = r"[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"
+
+
+def ablation_pairs():
+    """`{pivot}-{lang}` of each language of ablation.pairs that the run has (null: every target)."""
+    named = ABLATION["pairs"]
+    return [f"{PIVOT}-{lang}" for lang in TARGETS if named is None or lang in named]
+
+
+def ablation_size():
+    """The corpus size the ablations train on (ablation.size, null: the run's smallest)."""
+    size = ABLATION["size"] or min(SIZES)
+    if size not in SIZES:
+        raise ValueError(f"ablation.size: {size} is not in corpus.sizes {SIZES}")
+    return size
+
+
+def ablation_models():
+    """Model ids of every ablation this run trains (settings x pairs)."""
+    models = [f"ablation/{s}/{p}" for s in ABLATION["settings"] for p in ablation_pairs()]
+    if models and config["data"]["source"] != "synthetic" and "wiki-cc" in ABLATION["settings"]:
+        raise ValueError("ablation.settings: wiki-cc needs the second language's text from another domain; xling "
+                         "generates it for synthetic data only (no Common Crawl source yet): leave wiki-cc out")
+    return models
+
+
+def ablation_model_dir(lm):
+    return f"{RESULTS}/models/{lm}"
+
+
+def ablation_lm_params(lm):
+    """lm_params of an ablation: our BERT's label and columns at the ablation's size and stream length, and the
+    trainer's settings (the result tables' hparams)."""
+    window = ABLATION["window"]
+    cap = LANGUAGE["max_length"]
+    return dict(kind="ablation", path=ablation_model_dir(lm), label="bert", size=ablation_size(), window=window,
+                max_length=min(window, cap) if cap else window, revision=None,
+                hparams=ablation_hparams(lm.split(posixpath.sep)[1]))
+
+
+def ablation_tokens(wildcards):
+    """Token files of the pair: the run's at ablation.size, code-switched (extra anchors), or the second
+    language's from another domain (wiki-cc)."""
+    setting = parse_setting(wildcards.setting)
+    langs = wildcards.pair.split("-")
+    if setting["anchors"] == "extra":
+        return [f"{RESULTS}/ablation/tokens/extra-anchors/{wildcards.pair}/{lang}.txt" for lang in langs]
+    tokens = [f"{RESULTS}/tokens/{ablation_size()}/{lang}.txt" for lang in langs]
+    if setting["domain"] == "other":
+        tokens[1] = f"{RESULTS}/ablation/tokens/wiki-cc/{langs[1]}.txt"
+    return tokens
+
+
+def ablation_hparams(setting):
+    """The trainer's settings: the bert block with ablation.bert over it, the stream length and the setting's spec."""
+    spec = {**parse_setting(setting), "sampling_exponent": ABLATION["sampling_exponent"]}
+    return {**computed("bert", config["bert"]), **computed("bert", ABLATION["bert"]), "window": ABLATION["window"],
+            "ablation": spec}
+
+
+def ablation_transfer_parts():
+    """Transfer tables of every ablation: each task of ablation.tasks at the first freeze depth, every seed."""
+    variant = f"f{TRANSFER['freeze'][0]}"
+    return [f"{RESULTS}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
+            for lm in ablation_models() for task in ABLATION["tasks"] for seed in TRANSFER["seeds"]]
+
+
+def ablation_report_tables():
+    """{"ablation": its Parquet} when the run trains ablations (report and findings input)."""
+    return {"ablation": f"{RESULTS}/eval/ablation.parquet"} if ablation_transfer_parts() else {}
+
+
+def ablation_targets():
+    return [f"{RESULTS}/eval/ablation.{ext}" for ext in ("parquet", "csv")] if ablation_transfer_parts() else []
+
+
+def ablation_langs(lm, langs):
+    """The languages of `langs` an ablation has a view of: its pair's; all for another model."""
+    if not lm or not lm.startswith("ablation/"):
+        return langs
+    pair = lm.split(posixpath.sep)[2].split("-")
+    return [lang for lang in langs if lang in pair]
 
 
 def _lm(wildcards):
@@ -274,8 +364,10 @@ def _lm(wildcards):
 
 
 def lm_model(wildcards):
-    """Model input: our BERT's or an aligned model's directory, or a Hugging Face checkpoint's local directory
-    (none for hub ids)."""
+    """Model input: our BERT's, an ablation's or an aligned model's directory, or a Hugging Face checkpoint's local
+    directory (none for hub ids)."""
+    if wildcards.lm.startswith("ablation/"):
+        return ablation_model_dir(wildcards.lm)
     path = bert_path(wildcards)
     return path if _lm(wildcards)[0] == "bert" or aligned_base(wildcards.lm) or os.path.isdir(path) else []
 
@@ -283,6 +375,8 @@ def lm_model(wildcards):
 def lm_params(wildcards):
     """Plain settings of the model: what scripts load and the table's model/size/window columns (an aligned
     model: its base's kind, size and window, labelled `{base label}+aligned{n}`, loaded from its directory)."""
+    if wildcards.lm.startswith("ablation/"):
+        return ablation_lm_params(wildcards.lm)
     kind, size, window, name = _lm(wildcards)
     cap = LANGUAGE["max_length"]
     if kind == "bert":
@@ -412,7 +506,8 @@ def language_report_tables():
 def findings_tables():
     """{table key: Parquet path} of the run's tables the findings are judged on (xling.evaluate.findings.TABLES;
     one the run does not build makes its claims "not measured")."""
-    tables = {"word_retrieval": f"{RESULTS}/eval/word_retrieval.parquet", **language_report_tables()}
+    tables = {"word_retrieval": f"{RESULTS}/eval/word_retrieval.parquet", **language_report_tables(),
+              **alignment_report_tables(), **ablation_report_tables(), **monolingual_report_tables()}
     if POS["splits"]:
         tables["word_retrieval_pos"] = f"{RESULTS}/eval/word_retrieval_pos.parquet"
     return {key: path for key, path in tables.items() if key in FINDINGS_TABLES}
@@ -509,11 +604,11 @@ def transfer_runs():
     return runs
 
 
-def transfer_langs(task):
+def transfer_langs(task, lm=None):
     """Languages a task is tested on: the pivot and the configured ones that have the task's data (real UD:
-    a test split)."""
+    a test split); of an ablation, those of its pair."""
     named = TEST_LANGUAGES[task]
-    langs = [lang for lang in LANGS if named is None or lang in named or lang == PIVOT]
+    langs = ablation_langs(lm, [lang for lang in LANGS if named is None or lang in named or lang == PIVOT])
     if config["data"]["source"] == "synthetic":
         return langs
     if task in ("pos", "parsing"):
@@ -533,9 +628,9 @@ def task_splits(task, lang):
     return ["dev", "test"]
 
 
-def selection_langs(task):
+def selection_langs(task, lm=None):
     """Languages whose dev sets select the epoch: the pivot, or (avg_dev) every tested language with a dev split."""
-    langs = transfer_langs(task) if TRANSFER["selection"] == "avg_dev" else [PIVOT]
+    langs = transfer_langs(task, lm) if TRANSFER["selection"] == "avg_dev" else [PIVOT]
     return [lang for lang in langs if "dev" in task_splits(task, lang)]
 
 
@@ -568,7 +663,7 @@ def finetune_inputs(wildcards):
     task, variant = wildcards.task, wildcards.variant
     inputs = transfer_model_inputs(wildcards)
     inputs["train"] = task_file(task, PIVOT, "train")
-    inputs["dev"] = [task_file(task, lang, "dev") for lang in selection_langs(task)]
+    inputs["dev"] = [task_file(task, lang, "dev") for lang in selection_langs(task, wildcards.lm)]
     if variant.endswith("-zm"):
         inputs["corpus"] = mean_corpora(wildcards, [PIVOT])[PIVOT]
     return inputs
@@ -578,10 +673,30 @@ def transfer_eval_inputs(wildcards):
     task, variant = wildcards.task, wildcards.variant
     inputs = transfer_model_inputs(wildcards)
     inputs["finetuned"] = f"{RESULTS}/finetuned/{task}/{wildcards.lm}/{variant}/seed{wildcards.seed}"
-    inputs["data"] = [task_file(task, lang, split) for lang in transfer_langs(task) for split in task_splits(task, lang)]
+    inputs["data"] = [task_file(task, lang, split) for lang in transfer_langs(task, wildcards.lm)
+                      for split in task_splits(task, lang)]
     if variant.endswith("-zm") or uses_mds(wildcards):
-        inputs["corpora"] = list(mean_corpora(wildcards, transfer_langs(task)).values())
+        inputs["corpora"] = list(mean_corpora(wildcards, transfer_langs(task, wildcards.lm)).values())
+    if uses_rotations(wildcards):
+        inputs["rotations"] = [path for by_lang in rotations_tested(wildcards).values() for path in by_lang.values()]
     return inputs
+
+
+# {lm: dict(sentences, layer, files={kind: {lang: path}})}: the rotations XNLI applies to a base BERT's other
+# languages before the classifier (rules/align_baselines.smk registers them)
+TRANSFER_ROTATIONS = {}
+
+
+def uses_rotations(wildcards):
+    return wildcards.task == "xnli" and wildcards.lm in TRANSFER_ROTATIONS and wildcards.variant.startswith("f") \
+        and not wildcards.variant.endswith("-zm")
+
+
+def rotations_tested(wildcards):
+    """{kind: {lang: path}} of the rotations of the tested languages (the pivot has none)."""
+    langs = transfer_langs(wildcards.task)
+    return {kind: {lang: path for lang, path in by_lang.items() if lang in langs}
+            for kind, by_lang in TRANSFER_ROTATIONS[wildcards.lm]["files"].items()}
 
 
 def shift_settings():
@@ -601,7 +716,7 @@ def transfer_params(wildcards):
     variant = wildcards.variant
     settings = FINETUNE_SETTINGS[wildcards.task]
     run = dict(task=wildcards.task, seed=int(wildcards.seed), selection=TRANSFER["selection"],
-               dev_langs=selection_langs(wildcards.task), pivot=PIVOT)
+               dev_langs=selection_langs(wildcards.task, wildcards.lm), pivot=PIVOT)
     if variant == "static":  # the run's WordPiece tokenizer; the InferSent classifier's own size and rate
         run.update(freeze=-1, lowercase=config["tokenizer"]["lowercase"])
         settings = {**settings, "static_hidden": TRANSFER["static"]["hidden"],
@@ -617,13 +732,18 @@ def transfer_eval_params(wildcards):
     """What changes the scores of a fine-tuned model (its own settings come with it): the test languages and
     splits, and the shift settings and NER repair where they apply."""
     task, variant = wildcards.task, wildcards.variant
-    run = dict(task=task, pivot=PIVOT, langs={lang: task_splits(task, lang) for lang in transfer_langs(task)})
+    run = dict(task=task, pivot=PIVOT,
+               langs={lang: task_splits(task, lang) for lang in transfer_langs(task, wildcards.lm)})
     if variant == "static":
         run["lowercase"] = config["tokenizer"]["lowercase"]
     elif variant.endswith("-zm"):
         run["zero_mean"] = shift_settings()
     elif uses_mds(wildcards):
         run["mds"] = {**shift_settings(), "alphas": TRANSFER["alphas"]}
+    if uses_rotations(wildcards):
+        rotation = TRANSFER_ROTATIONS[wildcards.lm]
+        run["rotation"] = dict(sentences=rotation["sentences"], layer=rotation["layer"],
+                               langs={kind: list(by_lang) for kind, by_lang in rotations_tested(wildcards).items()})
     if task == "ner":
         run["ner_repair"] = TRANSFER["ner_repair"]
     return run
@@ -632,3 +752,213 @@ def transfer_eval_params(wildcards):
 def transfer_parts():
     return [f"{RESULTS}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
             for task, lm, variant in transfer_runs() for seed in TRANSFER["seeds"]]
+
+
+# Contextual alignment (rules/align.smk): word pairs of the parallel text, contextual retrieval and its analyses.
+ALIGN = config["alignment"]  # defaults filled in by the schema
+ALIGN_RETRIEVAL = ALIGN["retrieval"]
+ALIGN_ANALYSIS = ALIGN["analysis"]
+# {lm: rotation files} evaluated beside the model as it is (method rotation-{kind}): the rotation rules (issue 11
+# item 4) register theirs, {RESULTS}/align/rotations/{lm}/{kind}{n}/{lang}.npy, one per aligned language
+CONTEXTUAL_ROTATIONS = {}
+
+
+def align_pair_langs():
+    """Languages paired with the pivot in word pairs and contextual retrieval: those with parallel text."""
+    return _available("parallel", TARGETS)
+
+
+def align_splits():
+    return ["test", "dev"] + [f"train{n}" for n in sorted(ALIGN["train_sentences"])]
+
+
+def seen_split():
+    """The training split whose word pairs the test score leaves out: the largest (the paper's 250K)."""
+    return f"train{max(ALIGN['train_sentences'])}"
+
+
+def word_pair_files(lang, splits):
+    """{split: [pivot file, lang file, links file]} of the word pairs of `lang` (xling.data.alignment)."""
+    stem = f"{DATA}/align/{PIVOT}-{lang}"
+    return {split: [f"{stem}/{split}.{PIVOT}", f"{stem}/{split}.{lang}", f"{stem}/{split}.align"] for split in splits}
+
+
+def word_pairs_gold(wildcards):
+    """The gold links of the parallel text where it has them (the synthetic source)."""
+    return [f"{DATA}/parallel/{PIVOT}-{wildcards.lang}.align"] if config["data"]["source"] == "synthetic" else []
+
+
+def contextual_retrieval_lms():
+    """The models contextual retrieval evaluates ({lm} ids): the BERTs of the language experiments, the models
+    fine-tuned for alignment (Cao et al.'s base-against-aligned comparison) and the fastText baseline."""
+    return list(dict.fromkeys(language_models() + aligned_models() + fasttext_lms()))
+
+
+def contextual_retrieval_inputs(wildcards):
+    langs = align_pair_langs()
+    return dict(model=lm_model(wildcards), rotations=CONTEXTUAL_ROTATIONS.get(wildcards.lm, []),
+                test=[f for lang in langs for f in word_pair_files(lang, ["test"])["test"]],
+                seen=[f for lang in langs for f in word_pair_files(lang, [seen_split()])[seen_split()]])
+
+
+def alignment_tables():
+    """Every final table of the alignment study this run builds (Parquet and CSV), for rule all."""
+    if not align_pair_langs():
+        return []
+    stems = ["word_pairs"]
+    if contextual_retrieval_lms():
+        stems += ["contextual_retrieval", "contextual_retrieval_frequency"]
+        if POS["splits"]:
+            stems.append("contextual_retrieval_pos")
+    return [f"{RESULTS}/eval/{stem}.{ext}" for stem in stems for ext in ("parquet", "csv")]
+
+
+ANALYSIS_BY = ["lm", "model", "size", "window", "lang", "pair", "method", "parallel_sentences", "layer"]  # the analyses' groups
+# Cao et al.'s baselines of fine-tuning alignment (rules/align_baselines.smk): rotations and fastText.
+ROTATION = config["alignment"]["rotation"]  # defaults filled in by the schema
+FASTTEXT = config["alignment"]["fasttext"]
+
+
+def rotation_lms():
+    """The base BERTs that get rotations: those fine-tuned for alignment (the rotations are their baselines)."""
+    return sorted({aligned_base(lm)[1] for lm in aligned_models()}) if ROTATION["kinds"] else []
+
+
+def rotation_files(lm, n, kinds=None):
+    """{kind: {lang: path}} of the rotations of `lm` learned on train{n}, one per aligned language."""
+    return {kind: {lang: f"{RESULTS}/align/rotations/{lm}/{kind}{n}/{lang}.npy" for lang in align_langs()}
+            for kind in kinds or ROTATION["kinds"]}
+
+
+def fasttext_size():
+    """The corpus sample fastText is trained on: alignment.fasttext.size, null = the largest of corpus.sizes."""
+    size = FASTTEXT["size"] or max(SIZES)
+    if size not in SIZES:
+        raise ValueError(f"alignment.fasttext.size: {size} is not in corpus.sizes {SIZES}")
+    return size
+
+
+def fasttext_lms():
+    """The fastText baseline's lm id (its contextual-retrieval table), when the run has one."""
+    return [f"fasttext/{fasttext_size()}"] if FASTTEXT["enabled"] and align_langs() else []
+
+
+def fasttext_hparams():
+    """What decides the fastText vectors (alignment.fasttext less its switches and runtime settings)."""
+    return {key: FASTTEXT[key] for key in ("dim", "window", "epochs", "min_count", "min_n", "max_n", "seed")}
+
+
+def rotation_inputs(wildcards):
+    files = word_pair_files(wildcards.lang, [f"train{wildcards.n}"])[f"train{wildcards.n}"]
+    return dict(model=lm_model(wildcards), pivot=files[0], other=files[1], links=files[2])
+
+
+def fasttext_retrieval_inputs(wildcards):
+    langs = align_langs()
+    splits = ["test", seen_split()] + [f"train{n}" for n in ALIGN_FT["sizes"]]
+    pairs = {lang: word_pair_files(lang, dict.fromkeys(splits)) for lang in langs}
+    return dict(vectors=[f"{RESULTS}/models/fasttext/{wildcards.size}/{lang}.kv" for lang in [PIVOT, *langs]],
+                pairs=[path for by_split in pairs.values() for files in by_split.values() for path in files])
+
+
+def align_baselines_targets():
+    """The fastText baseline's retrieval table (rule all; the rotations are inputs of retrieval and XNLI)."""
+    return [f"{RESULTS}/eval/contextual_retrieval/{lm}.parquet" for lm in fasttext_lms()]
+
+
+def alignment_report_tables():
+    """{report table key: Parquet path} of the alignment study's gathered tables this run builds (rules/align.smk's
+    alignment_tables; the fastText baseline's rows are among contextual retrieval's)."""
+    tables = {os.path.basename(path)[: -len(".parquet")]: path for path in alignment_tables() if path.endswith(".parquet")}
+    return {key: path for key, path in tables.items() if key.startswith("contextual_retrieval")}
+# Monolingual BERTs and CKA (rules/analyse.smk): the models, their settings and the tables.
+MONO = config["monolingual"]  # defaults filled in by the schema
+CKA = config["cka"]
+MONO_SIZE = MONO["size"] or max(SIZES)
+MONO_WINDOW = MONO["window"] or WINDOWS[0]
+if MONO_SIZE not in SIZES:
+    raise ValueError(f"monolingual.size: {MONO_SIZE} is not in corpus.sizes {SIZES}")
+if MONO_WINDOW not in WINDOWS:
+    raise ValueError(f"monolingual.window: {MONO_WINDOW} is not in windows {WINDOWS}")
+if CKA["en_prime_seed"] == MONO["seed"]:
+    raise ValueError(f"cka.en_prime_seed must differ from monolingual.seed ({MONO['seed']}): en' is another seed")
+EN_PRIME = f"{PIVOT}~{CKA['en_prime_seed']}"
+MONO_GRID = f"{MONO_SIZE}-w{MONO_WINDOW}"
+
+
+def mono_targets():
+    """Targets with a monolingual BERT: monolingual.languages (null: all) among the run's (XNLI's dev and test
+    files are written for every language of the run: rules xnli_dev_test, synthetic_data)."""
+    named = MONO["languages"]
+    return [lang for lang in TARGETS if named is None or lang in named]
+
+
+def mono_language(mono):
+    """The language of a monolingual model name ({lang} or {lang}~{seed})."""
+    return mono.split("~")[0]
+
+
+def mono_dir(mono, size=MONO_SIZE, window=MONO_WINDOW):
+    return f"{RESULTS}/models/mono/{mono}/{size}-w{window}"
+
+
+def mono_hparams(mono, window):
+    """The `bert` settings, the window, monolingual.max_steps, and the model's seed: drawn from (monolingual.seed,
+    its language), so no two languages' models start from the same weights (with one vocabulary, a shared seed
+    would give shared words the same initial embedding); en' ({pivot}~{s}) draws it from (s, pivot)."""
+    from xling.models.mlm_data import seed_of  # torch: imported when a monolingual job is planned, not at parse
+
+    lang, _, seed = mono.partition("~")
+    hparams = {**computed("bert", config["bert"]), "window": int(window),
+               "seed": seed_of(int(seed) if seed else MONO["seed"], lang)}
+    if MONO["max_steps"]:
+        hparams["max_steps"] = MONO["max_steps"]
+    return json.dumps(hparams, sort_keys=True)
+
+
+def mono_model_params(mono):
+    """The model's columns of the tables: its id and the settings that trained it."""
+    return dict(lm=f"mono/{mono}/{MONO_GRID}", hparams=mono_hparams(mono, MONO_WINDOW))
+
+
+def xnli_files(lang, split):
+    return [f"{DATA}/xnli/{split}-{PIVOT}.tsv", f"{DATA}/xnli/{split}-{lang}.tsv"]
+
+
+def monolingual_table_specs():
+    """Final table key -> (inputs, output stem), as language_table_specs."""
+    words = [lang for lang in mono_targets() if lang in retrieval_targets()]
+    sentences = [lang for lang in mono_targets() if lang in tatoeba_langs()]
+    return {
+        "monolingual_words": ([f"{RESULTS}/eval/monolingual/words/{MONO_GRID}/{lang}.parquet" for lang in words],
+                              f"{RESULTS}/eval/monolingual_words"),
+        "monolingual_sentences": (
+            [f"{RESULTS}/eval/monolingual/sentences/{MONO_GRID}/{lang}.parquet" for lang in sentences],
+            f"{RESULTS}/eval/monolingual_sentences"),
+        "cka": ([f"{RESULTS}/eval/cka/{MONO_GRID}/{mono}.parquet" for mono in [EN_PRIME, *mono_targets()]]
+                if mono_targets() else [], f"{RESULTS}/eval/cka"),
+    }
+
+
+def monolingual_report_tables():
+    """{report table key: Parquet path} of the tables this run builds (report inputs)."""
+    return {key: f"{stem}.parquet" for key, (parts, stem) in monolingual_table_specs().items() if parts}
+
+
+def monolingual_tables():
+    """Every final table (Parquet and CSV) of this file, for rule all."""
+    return [f"{stem}.{ext}" for parts, stem in monolingual_table_specs().values() if parts for ext in ("parquet", "csv")]
+
+
+def inference_resources():
+    return dict(gpu=0, device=LANGUAGE["device"] or "auto", batch_size=LANGUAGE["batch_size"])
+
+
+def cka_inputs(wildcards):
+    """The pivot's monolingual model and the target's (en': the pivot's other seed, on the same sentences); the
+    run's multilingual BERT of the same size and window for a target language."""
+    lang = mono_language(wildcards.mono)
+    inputs = dict(models=[mono_dir(PIVOT), mono_dir(wildcards.mono)], xnli=xnli_files(lang, CKA["split"]))
+    if lang != PIVOT and "bert" in MODELS:
+        inputs["multilingual"] = model_dir("bert", MONO_SIZE, MONO_WINDOW)
+    return inputs

@@ -37,6 +37,9 @@ rule report:
         else [],
         paper_results=config["report"]["paper_results"] or f"{workflow.basedir}/resources/paper_results.yaml",
         **language_report_tables(),
+        **alignment_report_tables(),
+        **ablation_report_tables(),
+        **monolingual_report_tables(),
         code=xling_code("scripts/report.py"),
     output:
         html=report(
@@ -53,7 +56,8 @@ rule report:
             )
             for figure in expected_figures(
                 config,
-                ["word_retrieval", "findings", *language_report_tables()]
+                ["word_retrieval", "findings", *language_report_tables(), *alignment_report_tables(),
+                 *ablation_report_tables(), *monolingual_report_tables()]
                 + (["word_retrieval_pos"] if POS["splits"] else [])
                 + (["bert_training_logs"] if "bert" in MODELS else []),
             )

@@ -7,6 +7,7 @@ import torch  # noqa: E402
 from xling.encode.encoder import resolve_device  # noqa: E402
 from xling.evaluate.transfer import corpus_sentences, language_means, score  # noqa: E402
 from xling.models.finetune import fingerprint, finetune  # noqa: E402
+from xling.models.ablation import freeze_language_specific, read_spec  # noqa: E402
 from xling.models.heads import load_bert, load_static, read_examples  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
@@ -15,8 +16,10 @@ device = resolve_device(res.device)
 task, settings, pivot = run["task"], run["settings"], run["pivot"]
 if lm["kind"] == "static":
     backbone = load_static(inp.vectors, inp.vocab, run["lowercase"])
-else:
-    backbone = load_bert(lm["path"], lm["revision"])
+else:  # an ablated model: the pivot's view, its language-specific parameters frozen (Conneau et al. 2020 §4.3)
+    backbone = load_bert(lm["path"], lm["revision"], language=pivot)
+    if lm["kind"] == "ablation":
+        freeze_language_specific(backbone.encoder.bert, read_spec(lm["path"])["spec"])
 train = read_examples(task, inp.train)[: settings["max_train"] or None]
 dev = {lang: read_examples(task, path) for lang, path in zip(run["dev_langs"], inp.dev)}
 zero_mean = None

@@ -9,7 +9,9 @@ from xling.report import expected_figures, render_report  # noqa: E402  (registe
 tables = {"word_retrieval": Path(snakemake.input.retrieval), "findings": Path(snakemake.input.findings)}
 if snakemake.input.bert_models:
     tables["bert_training_logs"] = [Path(d) / "training_log.tsv" for d in snakemake.input.bert_models]
-for key in ("word_retrieval_pos", "token_translation", "token_translation_samples", "tatoeba", "bucc", "transfer"):
+for key in ("word_retrieval_pos", "token_translation", "token_translation_samples", "tatoeba", "bucc", "transfer",
+            "contextual_retrieval", "contextual_retrieval_pos", "contextual_retrieval_frequency", "ablation",
+            "monolingual_words", "monolingual_sentences", "cka"):
     if key in snakemake.input.keys():
         tables[key] = Path(snakemake.input[key])
 figures = [f["name"] for f in expected_figures(snakemake.config, tables)]  # the rule's outputs, one call

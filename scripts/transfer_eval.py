@@ -1,9 +1,11 @@
 """Snakemake entry point: score one fine-tuned model on every language (as it is, zero-mean, MDS)."""
 import json
+from pathlib import Path
 
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from xling.encode.encoder import resolve_device  # noqa: E402
@@ -23,15 +25,27 @@ if shift:  # zero-mean: each language's mean by the pretrained model; MDS: by th
     model, revision = (lm["path"], lm["revision"]) if "zero_mean" in run else (f"{inp.finetuned}/encoder", None)
     means = language_means(model, sentences, shift["layer"], stat=shift["stat"], positions=shift["positions"],
                            batch_size=res.batch_size, device=device, revision=revision, max_length=lm["max_length"])
+rotations, rotation_layer = {}, -1
+if "rotation" in run:  # {RESULTS}/align/rotations/{lm}/{kind}{n}/{lang}.npy, in the order the params list them
+    paths = iter(inp.rotations)
+    rotations = {kind: {lang: np.load(next(paths)) for lang in langs} for kind, langs in run["rotation"]["langs"].items()}
+    rotation_layer = run["rotation"]["layer"]
+    if rotation_layer is None:  # the model's output, as the rotations were learned
+        rotation_layer = json.loads((Path(inp.finetuned) / "encoder" / "config.json").read_text())["num_hidden_layers"]
 table = evaluate(inp.finetuned, data, pivot=run["pivot"], layer=shift["layer"] if shift else -1,
                  alphas=run["mds"]["alphas"] if "mds" in run else [], positions=shift["shift_positions"] if shift else "all",
                  mds="mds" in run, pretrained_means=means if "zero_mean" in run else None,
                  finetuned_means=means if "mds" in run else None, batch_size=res.batch_size, device=device,
                  ner_repair=run.get("ner_repair", True), vectors=inp.get("vectors"), vocab=inp.get("vocab"),
-                 lowercase=run.get("lowercase", False))
+                 lowercase=run.get("lowercase", False), rotations=rotations, rotation_layer=rotation_layer,
+                 pretrained=lm["path"] if lm["kind"] == "ablation" else None)
 settings = run_settings(snakemake.config, lm["label"])
 settings["pretrain_seed"] = settings.pop("seed")
+if lm["kind"] == "ablation":  # the trainer's settings of this model: the bert block as the ablations change it
+    settings["hparams"] = json.dumps(lm["hparams"], sort_keys=True)
 settings.update(model=lm["label"], size=lm["size"], window=lm["window"], lm=snakemake.wildcards.lm,
                 # the test-time settings behind the numbers (zero-mean / MDS means and alpha grid, NER repair)
-                shift_settings=json.dumps(shift or {}, sort_keys=True), ner_repair=run.get("ner_repair"))
+                shift_settings=json.dumps({**(shift or {}), **({"rotation": {**run["rotation"], "layer": rotation_layer}}
+                                                                if "rotation" in run else {})}, sort_keys=True),
+                ner_repair=run.get("ner_repair"))
 write_parquet(with_settings(table, **settings), snakemake.output[0])

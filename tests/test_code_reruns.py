@@ -22,9 +22,10 @@ REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ["Snakefile", "config.yaml", "rules", "scripts", "xling", "schemas", "envs", "resources",
                   "reports", "presets"]
 pytestmark = pytest.mark.workflow
-# XNLI is the one transfer task kept: its rules are the other tasks' rules; no window sweep (the grid's rules)
+# XNLI is the one transfer task kept: its rules are the other tasks' rules; no window sweep and no ablations (the
+# grid's rules)
 SMALL = {"corpus": {"sizes": [500]}, "windows": [8], "window_sweep": {"windows": []}, "language": {"sizes": [500]},
-         "transfer": {"tasks": ["xnli"]}}
+         "transfer": {"tasks": ["xnli"]}, "ablation": {"settings": []}}
 
 
 def snakemake(repo: Path, workdir: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -90,9 +91,17 @@ def grid() -> int:
 
 
 def test_metrics_edit_reruns_word_retrieval_only(finished):
+    """Word retrieval, and the monolingual BERTs' alignments that rank with it (not their CKA)."""
     plan = plan_after_edit(finished, "xling/evaluate/metrics.py")
     assert plan == {"word_retrieval": 3 * grid(), "retrieval_table": 1, "word_retrieval_pos": 1, "findings": 1,
-                    "report": 1, "all": 1}
+                    "mono_word_alignment": 1, "monolingual_words_table": 1, "mono_sentence_alignment": 1,
+                    "monolingual_sentences_table": 1, "report": 1, "all": 1, **contextual_retrieval()}
+
+
+def contextual_retrieval() -> dict[str, int]:
+    """Contextual retrieval of the one BERT, its table and analyses (their code imports xling.evaluate.metrics)."""
+    return {"contextual_retrieval": grid(), "contextual_retrieval_table": 1, "contextual_retrieval_frequency": 1,
+            "contextual_retrieval_pos": 1}
 
 
 def test_synthetic_generator_edit_reruns_everything_downstream(finished):
@@ -112,7 +121,10 @@ def test_bert_trainer_edit_reruns_the_bert_branch(finished):
         "token_translation_samples_table": 1,
         "sentence_retrieval": whole["sentence_retrieval"], "tatoeba_table": 1, "bucc_table": 1,
         "finetune": whole["finetune"] - 2 * grid(), "transfer_eval": whole["transfer_eval"] - 2 * grid(),  # not GloVe's, Word2Vec's
-        "transfer_table": 1, "findings": 1, "report": 1, "all": 1,
+        "transfer_table": 1, "findings": 1, "report": 1, "all": 1, **contextual_retrieval(),
+        # the monolingual BERTs (the pivot, xa, en') and every comparison of them
+        "mono_pretrain": 3, "mono_word_means": 2, "mono_word_alignment": 1, "mono_sentence_alignment": 1, "cka": 2,
+        "monolingual_words_table": 1, "monolingual_sentences_table": 1, "cka_table": 1,
     }  # fmt: skip
 
 

@@ -72,3 +72,32 @@ def test_torchrun_two_processes_match_single_process(tmp_path):
     # only rank 0 wrote: one log row per step, one checkpoint at step 4 (in the directory of these settings)
     [keyed] = (tmp_path / "ddp_ckpt").iterdir()
     assert [s for s, _ in checkpoints.list_checkpoints(keyed)] == [4]
+
+
+def test_torchrun_trains_an_ablation_like_one_process(tmp_path):
+    """Separate layers: a batch of one language leaves the other's parameters without a gradient, which DDP
+    must be told about (find_unused_parameters); the views come out as one process trains them."""
+    rng = random.Random(1)
+    pieces = [f"p{i}" for i in range(60)]
+    (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + pieces) + "\n")
+    tokens = []
+    for lang in ("en", "xa"):
+        docs = [" ".join(rng.choice(pieces) for _ in range(rng.randint(5, 40))) for _ in range(40)]
+        (tmp_path / f"{lang}.txt").write_text("\n".join(docs) + "\n")
+        tokens.append(tmp_path / f"{lang}.txt")
+    hparams = {**HPARAMS, "ablation": {"separate_embeddings": True, "separate_layers": 1}}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m", "xling.models.bert",
+           "--tokens", *map(str, tokens), "--vocab", str(tmp_path / "vocab.txt"), "--out", str(tmp_path / "ddp"),
+           "--checkpoint-dir", str(tmp_path / "ddp_ckpt"), "--hparams", json.dumps(hparams)]
+    run = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-5000:]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        bert.pretrain(tokens, tmp_path / "vocab.txt", tmp_path / "single", tmp_path / "single_ckpt", hparams)
+    finally:
+        torch.set_num_threads(threads)
+    for lang in ("en", "xa"):
+        a, b = (load_file(tmp_path / run / lang / "model.safetensors") for run in ("ddp", "single"))
+        assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-5) for k in a), lang

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from test_alignment_report import good_retrieval, pos_table
 from test_report_transfer import transfer_table
 from xling.report import expected_figures, render_report
 from xling.report.published import BEST, load_paper_results
@@ -56,7 +57,7 @@ def test_every_copied_value_is_the_papers():
             if "model" in table:  # the papers' names of the models, ours for the same models
                 assert {"mbert": MBERT, "bert_from_scratch": "bert"}[table["model"]] == entry["model"]
             for row in entry["rows"]:
-                column = f"{row['src']}-{row['tgt']}" if "src" in row else row["lang"]
+                column = f"{row['src']}-{row['tgt']}" if "src" in row else row.get("lang", row.get("pos"))
                 if column not in table["columns"]:  # Conneau et al. Table 1: a column per task and language
                     column = f"{entry['settings']['task']}_{column}"
                 source = source_row(table, entry, {k: v for k, v in row.items() if k not in ("value", "at")})
@@ -66,8 +67,11 @@ def test_every_copied_value_is_the_papers():
                     assert value == best["values"][table["columns"].index(column)], (entry["id"], row)
                 copied += 1
     # all of each copied table, less the POS table's avg column (see the file's header); XNLI with MDS (Table 4
-    # less its avg column and the two empty en cells) and Conneau et al.'s Default row (less its deltas)
-    assert copied == 36 + 2 * 36 + 12 + 12 + 36 + 2 * 7 + 33 + 2 * 12 + (12 + 12 + 11 + 11) + 3 * 3
+    # less its avg column and the two empty en cells), Conneau et al.'s Default row (less its deltas) and their
+    # whole Table 1 for the ablations (10 rows x 3 tasks x fr, ru, zh and delta), and Cao et al.'s Tables 3, 1, 2
+    # and 5 (less their average columns) and 4 (with its group averages)
+    assert copied == 36 + 2 * 36 + 12 + 12 + 36 + 2 * 7 + 33 + 2 * 12 + (12 + 12 + 11 + 11) + 3 * 3 + 10 * 3 * 4 + (
+        8 * 5 + 6 * 6 + 4 * 6 + 3 * 9 + 2 * 15)
 
 
 def test_best_values_range_over_the_papers_grid():
@@ -175,7 +179,8 @@ def published_table(html: str, title: str) -> tuple[list[str], list[list[str]], 
 def test_demo_like_tables_show_published_rows_beside_ours(tmp_path):
     tables = {"word_retrieval": word_retrieval(), "word_retrieval_pos": word_retrieval_pos(),
               "token_translation": token_translation(), "tatoeba": tatoeba(), "bucc": bucc(),
-              "transfer": transfer_table()}
+              "transfer": transfer_table(), "contextual_retrieval": good_retrieval(),
+              "contextual_retrieval_pos": pos_table()}
     html = render(tmp_path, tables)
     for entries in load_paper_results(PAPER_RESULTS).values():
         for entry in entries:  # every published table is named with its source and table id

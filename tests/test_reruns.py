@@ -28,9 +28,21 @@ BERT_XNLI = GRID + LMS * (VARIANTS - 1) + ALIGNED  # the grid at the first depth
 BERT_TRANSFER = BERT_XNLI + LMS * VARIANTS * 3  # and POS, parsing, NER
 # Word2Vec models of the window sweep that are not grid models (the sweep is at the smallest size)
 SWEEP_ONLY = len(set(CONFIG["window_sweep"]["windows"]) - set(CONFIG["windows"]))
+ABLATION = CONFIG["ablation"]
+ABLATIONS = len(ABLATION["settings"]) * len(ABLATION["pairs"])  # bilingual BERTs of Conneau et al.'s ablations
+ABLATION_RUNS = ABLATIONS * len(ABLATION["tasks"]) * len(TRANSFER["seeds"])  # their fine-tunings
 REPORT = {"report": 1, "all": 1}
 FINDINGS = {"findings": 1, **REPORT}  # a changed result table: the findings judged on it, and the report
 WORD_RETRIEVAL = {"retrieval_table": 1, "word_retrieval_pos": 1, **FINDINGS}
+# contextual retrieval of the LMS, its table and its analyses (rule all gathers them)
+CONTEXTUAL = {"contextual_retrieval": LMS, "contextual_retrieval_table": 1, "contextual_retrieval_frequency": 1,
+              "contextual_retrieval_pos": 1, "all": 1}
+MONO_TARGETS = len(CONFIG["monolingual"]["languages"])  # targets with a monolingual BERT (the preset names them)
+MONO_WORDS = {"mono_word_alignment": MONO_TARGETS, "monolingual_words_table": 1, **FINDINGS}
+MONO_SENTENCES = {"mono_sentence_alignment": MONO_TARGETS, "monolingual_sentences_table": 1, **FINDINGS}
+# the monolingual BERTs (the pivot's, each target's, en') and everything compared on them (CKA: each target, en')
+MONOLINGUAL = {"mono_pretrain": MONO_TARGETS + 2, "mono_word_means": MONO_TARGETS + 1, **MONO_WORDS,
+               **MONO_SENTENCES, "cka": MONO_TARGETS + 1, "cka_table": 1}
 
 #: a new value for every runtime setting (xling.runtime.RUNTIME), valid for the test preset
 EVERY_RUNTIME_SETTING = {
@@ -43,7 +55,8 @@ EVERY_RUNTIME_SETTING = {
     "retrieval": {"block": 7},
     "language": {"threads": 2, "device": "cpu", "batch_size": 7, "sentence_retrieval": {"block": 7}},
     "transfer": {"threads": 2, "device": "cpu", "batch_size": 7, "checkpoint_every": 5},
-    "alignment": {"finetune": {"threads": 2, "device": "cpu", "checkpoint_every": 5}},
+    "alignment": {"threads": 2, "device": "cpu", "batch_size": 7, "retrieval": {"block": 7},
+                  "finetune": {"threads": 2, "device": "cpu", "checkpoint_every": 5}},
 }
 
 
@@ -104,13 +117,28 @@ def test_every_runtime_setting_is_checked():
                                     {"bert": {"precision": "fp32"}}],  # config.yaml's bf16 is the test preset's
                          ids=["bert.learning_rate", "bert.micro_batch_size", "bert.precision"])
 def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path, change):
+    """The ablations' BERTs too: they train with the bert block (ablation.bert over it)."""
     assert plan(test_run, tmp_path, change) == {
         "bert_pretrain": GRID, "bert_extract": GRID * SHARDS, "bert_reduce": GRID, "word_retrieval": GRID,
         "token_translation": LMS * PAIRS, "sentence_retrieval": 2 * LMS * PAIRS,  # Tatoeba and BUCC
         "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, "bucc_table": 1,
-        "finetune": BERT_TRANSFER, "transfer_eval": BERT_TRANSFER, "transfer_table": 1, **WORD_RETRIEVAL,
-        "align_finetune": ALIGNED,
+        "finetune": BERT_TRANSFER + ABLATION_RUNS, "transfer_eval": BERT_TRANSFER + ABLATION_RUNS, "transfer_table": 1,
+        "ablation_pretrain": ABLATIONS, "ablation_table": 1, **WORD_RETRIEVAL, **CONTEXTUAL,
+        "align_finetune": ALIGNED, **MONOLINGUAL,
     }
+
+
+def test_ablation_settings_rerun_only_the_ablations_they_change(test_run, tmp_path):
+    """Code-switching reruns the extra-anchors model, the other domain the wiki-cc one, an ablation.bert key
+    every ablation; none touches the grid."""
+    one = {"ablation_pretrain": 1, "finetune": ABLATION_RUNS // ABLATIONS, "transfer_eval": ABLATION_RUNS // ABLATIONS,
+           "ablation_table": 1, **FINDINGS}
+    assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"rate": 0.5}}}) == {"code_switch": 2, **one}
+    assert plan(test_run, tmp_path, {"ablation": {"domain": {"topics_left_out": 0.2}}}) == {
+        "domain_corpus": 1, "domain_tokenize": 1, **one}
+    assert plan(test_run, tmp_path, {"ablation": {"bert": {**ABLATION["bert"], "learning_rate": 0.002}}}) == {
+        "ablation_pretrain": ABLATIONS, "finetune": ABLATION_RUNS, "transfer_eval": ABLATION_RUNS,
+        "ablation_table": 1, **FINDINGS}
 
 
 def test_word2vec_setting_reruns_only_word2vec_and_what_follows(test_run, tmp_path):
@@ -140,7 +168,7 @@ def test_retrieval_setting_reruns_only_word_retrieval(test_run, tmp_path):
 
 def test_pos_settings_rerun_only_the_pos_table(test_run, tmp_path):
     change = {"retrieval": {"pos": {"open_class": ["NOUN"], "splits": ["train"]}}}
-    assert plan(test_run, tmp_path, change) == {"word_retrieval_pos": 1, **FINDINGS}
+    assert plan(test_run, tmp_path, change) == {"word_retrieval_pos": 1, "contextual_retrieval_pos": 1, **FINDINGS}
 
 
 def test_language_settings_rerun_only_their_own_task(test_run, tmp_path):
@@ -172,11 +200,32 @@ def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
         **table}
 
 
+def test_alignment_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
+    assert plan(test_run, tmp_path, {"alignment": {"retrieval": {"csls_k": 5}}}) == CONTEXTUAL
+    assert plan(test_run, tmp_path, {"alignment": {"analysis": {"rank_bins": [0, 5]}}}) == {
+        "contextual_retrieval_frequency": 1, "all": 1}
+    assert plan(test_run, tmp_path, {"alignment": {"analysis": {"pos_contextual": True}}}) == {
+        "contextual_retrieval_pos": 1, "all": 1}
+    assert plan(test_run, tmp_path, {"alignment": {"eflomal": {"null_prior": 0.3}}}) == {
+        "word_pairs": PAIRS, "word_pairs_table": 1, **CONTEXTUAL}
+
+
 def test_alignment_setting_reruns_the_aligned_models_and_what_follows(test_run, tmp_path):
     """A fine-tuning-alignment setting retrains the aligned models and re-runs what reads them (their XNLI
     fine-tuning and scoring), not the base BERTs."""
     assert plan(test_run, tmp_path, {"alignment": {"finetune": {"learning_rate": 0.001}}}) == {
         "align_finetune": ALIGNED, "finetune": ALIGNED, "transfer_eval": ALIGNED, "transfer_table": 1, **FINDINGS}
+
+
+def test_monolingual_settings_rerun_only_their_comparison(test_run, tmp_path):
+    """Three dry runs (CI time): the word level's, the sentence level's, and en' alone."""
+    assert plan(test_run, tmp_path, {"monolingual": {"fasttext": {"epochs": 2}}}) == {
+        "mono_fasttext": MONO_TARGETS + 1, **MONO_WORDS}
+    assert plan(test_run, tmp_path, {"monolingual": {"map_split": "test"}}) == MONO_SENTENCES
+    # another en': its BERT and its CKA job only
+    assert plan(test_run, tmp_path, {"cka": {"en_prime_seed": 3}}) == {"mono_pretrain": 1, "cka": 1, "cka_table": 1,
+                                                                        **FINDINGS}
+
 
 def test_changed_bert_setting_trains_beside_the_old_checkpoints(test_run, tmp_path):
     """Not "hyper-parameters differ ... delete": the new setting gets its own checkpoint directory."""

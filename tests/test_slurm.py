@@ -411,11 +411,14 @@ def test_workflow_test_preset_on_slurm(slurm_cluster, tmp_path):
     snakefile, preset = REPO / "Snakefile", REPO / "presets" / "test.yaml"
     if not snakefile.exists() or not preset.exists():
         pytest.skip("the workflow (Snakefile, presets/test.yaml) is not there yet")
-    # one data size and one window (and XNLI, whose rules the other transfer tasks share): every rule still runs
-    # as a SLURM job, in a quarter of the time
+    # one data size and one window (and XNLI, whose rules the other transfer tasks share), word pairs and contextual
+    # retrieval but no aligned model, fastText, ablation or monolingual BERT (trainers and fine-tunings of the kinds
+    # that run here; the profile tests check their resources): every other rule as a SLURM job (CI budget)
     small_grid = tmp_path / "small-grid.yaml"
     small_grid.write_text(yaml.safe_dump({"corpus": {"sizes": [500]}, "windows": [8], "language": {"sizes": [500]},
-                                          "transfer": {"tasks": ["xnli"]}}), encoding="utf-8")
+                                          "transfer": {"tasks": ["xnli"]}, "alignment": {"finetune": {"sizes": []}, "fasttext": {"enabled": False}},
+                                          "ablation": {"settings": []}, "monolingual": {"languages": []}}),
+                          encoding="utf-8")
     base = ["--snakefile", snakefile, "--configfile", REPO / "config.yaml", preset, small_grid, "--directory", tmp_path]
     listed = run([*SNAKEMAKE, *base, "--list-rules"], timeout=120, cwd=tmp_path)
     assert listed.returncode == 0, tail(listed)

@@ -447,7 +447,8 @@ def test_few_duplicate_sentences(tmp_path):
     spec = {"sentences": 8000, "languages": {"xb": {"inflection": False}}}
     _, world, langs = synthetic.build(spec, ["en", "xb"])
     for lang in ("en", "xb"):
-        synthetic._corpus(synthetic.resolve_spec(spec, ["en", "xb"]), world, langs[lang], tmp_path)
+        synthetic._corpus(synthetic.resolve_spec(spec, ["en", "xb"]), world, langs[lang],
+                          tmp_path / "corpus" / f"{lang}.txt", 8000)
         lines = [s for doc in formats.read_corpus(tmp_path / "corpus" / f"{lang}.txt") for s in doc]
         assert len(lines) - len(set(lines)) < 0.02 * len(lines)
 

@@ -70,6 +70,34 @@ def test_mrr_by_part_of_speech_partitions_every_retrieval_row(test_run):
     assert (test_run / "results/test/eval/word_retrieval_pos.csv").exists()
 
 
+def test_word_pairs_and_contextual_retrieval_of_the_test_run(test_run):
+    """The alignment study's tables (rules/align.smk): word pairs of each synthetic pair with their AER against
+    the generator's gold links, and contextual retrieval of every BERT of the language experiments. xe is a
+    copy of English: its word pairs are exact, and every test pair is an exact string match, so nothing is left
+    to score once the test filter excludes them."""
+    config = yaml.safe_load((REPO / "presets/test.yaml").read_text())
+    align = config["alignment"]
+    eval_dir = test_run / "results/test/eval"
+    pairs = pd.read_parquet(eval_dir / "word_pairs.parquet")
+    intersection = pairs[pairs.links_from == "pairs"].set_index(["lang", "split"])
+    assert intersection.loc[("xa", "test"), "sentence_pairs"] == align["test_sentences"]
+    assert intersection.loc[("xa", f"train{max(align['train_sentences'])}"), "sentence_pairs"] == max(
+        align["train_sentences"])
+    assert (intersection.aer < 0.3).all() and (intersection.loc["xe"].aer < 0.05).all()
+    table = pd.read_parquet(eval_dir / "contextual_retrieval.parquet")
+    lms = len(config["language"]["sizes"]) * len(config["windows"])
+    assert len(table) == lms * 2 * 2 and set(table.method) == {"none"}  # lms x pairs x (contextual or not)
+    scored = table[table.lang == "xa"]
+    assert scored.accuracy.between(0, 1).all() and (scored.n_queries > 0).all()
+    copy = table[table.lang == "xe"]
+    assert (copy.n_queries == 0).all() and copy.accuracy.isna().all() and (copy.n_exact > 0).all()
+    frequency = pd.read_parquet(eval_dir / "contextual_retrieval_frequency.parquet")
+    assert frequency.accuracy.dropna().between(0, 1).all() and frequency.n_queries.sum() > 0
+    pos = pd.read_parquet(eval_dir / "contextual_retrieval_pos.parquet")
+    assert set(pos.group) <= {"lexical_overlap", "closed_class", "open_class"} and "NOUN" in set(pos.pos)
+    assert set(pos.pos_treebank) == {"synthetic gold"}
+
+
 def test_bert_pretraining_left_a_resumable_checkpoint_and_a_log(test_run):
     model = test_run / "results/test/models/bert/1500-w32"
     log = pd.read_csv(model / "training_log.tsv", sep="\t")

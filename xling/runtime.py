@@ -23,7 +23,11 @@ RUNTIME: dict[str, frozenset[str]] = {
     "language": frozenset({"threads", "device", "batch_size"}),
     "language.sentence_retrieval": frozenset({"block"}),
     "transfer": frozenset({"threads", "device", "batch_size", "checkpoint_every"}),
+    "alignment": frozenset({"threads", "device", "batch_size"}),
+    "alignment.retrieval": frozenset({"block"}),
     "alignment.finetune": frozenset({"threads", "device", "checkpoint_every"}),
+    "alignment.rotation": frozenset({"block"}),
+    "alignment.fasttext": frozenset({"threads"}),
 }
 
 

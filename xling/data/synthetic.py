@@ -691,16 +691,18 @@ def _write_lines(path: Path, lines) -> int:
     return n
 
 
-def _corpus(cfg: dict, world: World, lang: Language, out: Path) -> Counter:
-    """Write the monolingual corpus; return content-concept counts (for the dictionaries)."""
-    s = Sampler(world, lang.tables, _rng(cfg["seed"], "corpus", lang.code))
-    name_draw = _Draw(_rng(cfg["seed"], "corpus-names", lang.code))  # a stream of its own: the sentences stay
+def _corpus(cfg: dict, world: World, lang: Language, path: Path, sentences: int, stream: str = "corpus",
+            first_topic: int = 0) -> Counter:
+    """Write a monolingual corpus of `sentences` to `path` from the random stream `stream` (documents draw their
+    topic among topics first_topic..topics-1); return content-concept counts (for the dictionaries)."""
+    s = Sampler(world, lang.tables, _rng(cfg["seed"], stream, lang.code))
+    name_draw = _Draw(_rng(cfg["seed"], f"{stream}-names", lang.code))  # a stream of its own: the sentences stay
     lo, hi = cfg["document_length"]
-    left, counts, docs = cfg["sentences"], Counter(), []
+    left, counts, docs = sentences, Counter(), []
     neg_id = world.fid["NOT"]
     while left > 0:
         size = min(left, lo + int(s.d.u() * (hi - lo + 1)))
-        topic = int(s.d.u() * world.n_topics)
+        topic = first_topic + int(s.d.u() * (world.n_topics - first_topic))
         doc = []
         for _ in range(size):
             sentence = ner.add_names(name_draw, world.names, s.sentence(topic), cfg["name_rate"])
@@ -709,9 +711,22 @@ def _corpus(cfg: dict, world: World, lang: Language, out: Path) -> Counter:
             doc.append(" ".join(surface(lang, records)))
         docs.append("\n".join(doc))
         left -= size
-    with atomic_write(out / "corpus" / f"{lang.code}.txt") as handle:
+    with atomic_write(path) as handle:
         handle.write("\n\n".join(docs) + "\n")
     return counts
+
+
+def domain_corpus(spec: dict, languages: list[str], code: str, path, sentences: int, topics_left_out: float) -> None:
+    """Another domain's corpus of language `code` (Conneau et al.'s Wiki-CC, on synthetic data): the same language
+    (lexicon, grammar, frequencies) in independent text whose documents never take their topic from the first
+    `topics_left_out` of the topics, so its content words follow another distribution than the corpus's."""
+    if not 0 <= topics_left_out < 1:
+        raise ValueError(f"topics_left_out must be in [0, 1), not {topics_left_out}")
+    cfg, world, langs = build(spec, languages)
+    first = int(topics_left_out * world.n_topics)
+    counts = _corpus(cfg, world, langs[code], Path(path), sentences, stream="domain", first_topic=first)
+    logger.info("%s: %d sentences of another domain (topics %d..%d of %d), %d content concepts used", path,
+                sentences, first, world.n_topics - 1, world.n_topics, len(counts))
 
 
 def dictionaries(cfg: dict, world: World, en: Language, lang: Language, en_counts: Counter,
@@ -792,7 +807,7 @@ def generate(spec: dict, languages: list[str], out_dir: Path) -> None:
     neg_id = world.fid["NOT"]
     counts = {}
     for code, lang in langs.items():
-        counts[code] = _corpus(cfg, world, lang, out)
+        counts[code] = _corpus(cfg, world, lang, out / "corpus" / f"{code}.txt", cfg["sentences"])
         logger.info("corpus/%s.txt: %d sentences, %d of %d content concepts used (%s script, %.0f%% anchors)",
                     code, cfg["sentences"], len(counts[code]), world.n_content, lang.script,
                     100 * len(lang.anchors) / world.n_content)

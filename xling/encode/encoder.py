@@ -9,7 +9,9 @@
         out.word_vectors("first" | "last" | "mean")   # [layers, words in the batch, H]
 
 Models: a directory written by xling.models.bert (save_pretrained + tokenizer files + vocab.txt) or a
-Hugging Face BERT masked LM, by hub name (pin it with `revision`) or local path.
+Hugging Face BERT masked LM, by hub name (pin it with `revision`) or local path. An ablated model
+(xling.models.ablation: one view per language) runs with the language of its text known:
+`from_pretrained(path, language="xa")` loads that language's view; a plain model ignores `language`.
 
 Items are texts (tokenized by the model's tokenizer) or lists of wordpieces (already tokenized, e.g.
 the run's token files). Pieces are grouped into words by xling.encode.words, and each item is cut at
@@ -44,6 +46,7 @@ import numpy as np
 import torch
 
 from xling.encode.words import Span, chunk_words, word_spans, word_text
+from xling.models.ablation import view_path
 
 logger = logging.getLogger(__name__)
 
@@ -172,19 +175,19 @@ class Encoder:
     @classmethod
     def from_pretrained(cls, path_or_name: str | Path, *, device: str | torch.device | None = None,
                         dtype: str | torch.dtype | None = None, revision: str | None = None,
-                        max_length: int | None = None) -> "Encoder":
+                        max_length: int | None = None, language: str | None = None) -> "Encoder":
         """Load a BERT masked LM and its tokenizer.
 
         device None/"auto": CUDA when available. dtype: autocast dtype of the forward pass ("bfloat16" on
         CUDA for speed); None = float32. revision: the hub revision (commit, tag or branch) of a hub name;
         ignored for local directories. max_length caps the sequence length ([CLS] + pieces + [SEP]); None =
         the model's max_position_embeddings (our BERTs should get their training window: positions beyond
-        it were never trained).
+        it were never trained). language: the language of the text, which picks an ablated model's view.
         """
         from transformers import AutoTokenizer, BertForMaskedLM
         from transformers.utils import logging as hf_logging
 
-        name = str(path_or_name)
+        name = str(view_path(path_or_name, language))
         if revision is None and not Path(name).is_dir():
             logger.warning("%s: loading a hub checkpoint without a pinned revision (the default branch may move)",
                            name)

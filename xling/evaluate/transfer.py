@@ -7,6 +7,11 @@ the language-mean transforms of Liu et al. (2020) at one layer, through the shar
   mds        h + alpha * (R_en - R_xx) at `layer` when testing (Liu et al. 2020, Table 4), alpha chosen per
              language on that language's dev split from a grid, then applied to its test split. Means by the
              fine-tuned model (short paper §5.1).
+  rotation-word, rotation-sentence
+             h @ W_xx at the rotation's layer when testing a language other than the pivot (Cao et al. 2020,
+             Table 1): W_xx the orthogonal map of the pretrained model's vectors of that language onto the
+             pivot's, learned on word-aligned or sentence-aligned parallel text (xling.represent.rotation), so
+             the classifier trained on the pivot reads rotated states.
 
 Language means R_L are the mean hidden state at `layer` over the first `n` sentences of each language's
 corpus sample (xling.evaluate.translation.sentence_means: `token` = over all positions chosen, `sentence` =
@@ -21,8 +26,9 @@ from __future__ import annotations
 
 import json
 import logging
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -31,7 +37,9 @@ import torch
 from xling.data.formats import iter_corpus_documents
 from xling.evaluate.tasks import accuracy, attachment_scores, span_f1, upos_accuracy
 from xling.models.finetune import predict
+from xling.models.ablation import is_language_specific, read_spec
 from xling.models.heads import MAIN_METRIC, build_model, load_bert, load_static
+from xling.represent.rotation import rotate_layer
 
 logger = logging.getLogger(__name__)
 
@@ -75,13 +83,18 @@ def language_means(model_path, sentences: dict[str, list[str]], layer: int, *, s
             for lang, texts in sentences.items()}
 
 
-def load_finetuned(path, vectors=None, vocab=None, lowercase: bool = False):
+def load_finetuned(path, vectors=None, vocab=None, lowercase: bool = False, pretrained=None, language=None):
     """(record, model, backbone) of a fine-tuned output directory; static models also need their vectors and
-    the run's vocabulary (the frozen embedding is not stored twice)."""
+    the run's vocabulary (the frozen embedding is not stored twice). pretrained, language: an ablated model
+    (xling.models.ablation) tested on `language`: its view of that language with the fine-tuned shared
+    parameters (the view's own were frozen while fine-tuning on the pivot's view)."""
     path = Path(path)
     record = json.loads((path / "finetune.json").read_text(encoding="utf-8"))
     if record["backbone"] == "bert":
         backbone = load_bert(path / "encoder")
+        spec = read_spec(pretrained) if pretrained is not None else None
+        if spec is not None and language != record["pivot"]:
+            backbone = _on_view(backbone, pretrained, language, spec["spec"], path)
     else:
         backbone = load_static(vectors, vocab, lowercase)
     model = build_model(record["task"], backbone, len(record["labels"]), record["settings"])
@@ -94,34 +107,58 @@ def load_finetuned(path, vectors=None, vocab=None, lowercase: bool = False):
     return record, model, backbone
 
 
+def _on_view(tuned, pretrained, language: str, spec: dict, path: Path):
+    """`language`'s view of the ablated model `pretrained` carrying the shared parameters of `tuned`."""
+    view = load_bert(pretrained, language=language)
+    shared = {k: v for k, v in tuned.encoder.bert.state_dict().items() if not is_language_specific(k, spec)}
+    missing, unexpected = view.encoder.bert.load_state_dict(shared, strict=False)
+    stray = [k for k in missing if not is_language_specific(k, spec)]
+    if stray or unexpected:
+        raise ValueError(f"{path}/encoder does not fit the {language} view of {pretrained}: missing {stray}, "
+                         f"unexpected {unexpected}")
+    return view
+
+
 def evaluate(path, data: dict[str, dict[str, list]], *, pivot: str, layer: int, alphas: Sequence[float],
              positions: str, mds: bool, pretrained_means: dict[str, np.ndarray] | None = None,
              finetuned_means: dict[str, np.ndarray] | None = None, batch_size: int, device="cpu",
-             ner_repair: bool = True, vectors=None, vocab=None, lowercase: bool = False) -> pd.DataFrame:
+             ner_repair: bool = True, vectors=None, vocab=None, lowercase: bool = False,
+             rotations: Mapping[str, Mapping[str, np.ndarray]] | None = None, rotation_layer: int = -1,
+             pretrained=None) -> pd.DataFrame:
     """Score the fine-tuned model at `path` on data = {lang: {"dev": examples, "test": examples}}.
 
     A model fine-tuned with zero-mean is tested with zero-mean (pretrained_means: {lang: R_lang at layer}).
     Otherwise it is tested as it is and, when `mds` (a BERT), with MDS toward `pivot` for every other
-    language (finetuned_means), alpha chosen on dev among `alphas`."""
+    language (finetuned_means), alpha chosen on dev among `alphas`, and with each rotation of `rotations`
+    ({kind: {lang: W}}, at `rotation_layer`) for the languages that have one. pretrained: the pretrained model's
+    directory; an ablated one tests each language on its own view (`load_finetuned`)."""
     record, model, backbone = load_finetuned(path, vectors, vocab, lowercase)
+    ablated = pretrained is not None and read_spec(pretrained) is not None
+    models = {lang: load_finetuned(path, pretrained=pretrained, language=lang)[1:] if ablated and lang != pivot
+              else (model, backbone) for lang in data}
     device = torch.device(device)
-    model.to(device)
     task, labels = record["task"], record["labels"]
-    featurize = backbone.featurizer(task, record["settings"]["max_length"], labels)
-    features = {lang: {split: featurize(examples) for split, examples in splits.items()}
-                for lang, splits in data.items()}
+    features = {}
+    for lang, splits in data.items():
+        models[lang][0].to(device)
+        featurize = models[lang][1].featurizer(task, record["settings"]["max_length"], labels)
+        features[lang] = {split: featurize(examples) for split, examples in splits.items()}
     encoder = backbone.encoder
     rows: list[dict] = []
 
     def run(lang: str, split: str, transform: str, delta: np.ndarray | None, alpha: float | None,
-            selected: bool) -> float:
+            selected: bool, rotation: np.ndarray | None = None) -> float:
+        model, backbone = models[lang]
+        encoder = backbone.encoder
         if encoder is not None:
             encoder.shift = None if delta is None else (layer, torch.as_tensor(delta, dtype=torch.float32),
                                                         positions)
-        predictions = predict(model, task, features[lang][split], batch_size, device, backbone.pad_id)
+        with rotate_layer(encoder.bert, rotation_layer, rotation) if rotation is not None else nullcontext():
+            predictions = predict(model, task, features[lang][split], batch_size, device, backbone.pad_id)
         scores = score(task, data[lang][split], predictions, labels, ner_repair)
+        at = rotation_layer if rotation is not None else (-1 if delta is None else layer)
         for metric, (value, n) in scores.items():
-            rows.append({"lang": lang, "split": split, "transform": transform, "layer": -1 if delta is None else layer,
+            rows.append({"lang": lang, "split": split, "transform": transform, "layer": at,
                          "alpha": np.nan if alpha is None else float(alpha), "selected": selected, "metric": metric,
                          "value": float(value), "n": int(n)})
         return scores[MAIN_METRIC[task]][0]
@@ -133,6 +170,10 @@ def evaluate(path, data: dict[str, dict[str, list]], *, pivot: str, layer: int, 
             continue
         for split in data[lang]:
             run(lang, split, "none", None, None, True)
+        for kind, by_lang in (rotations or {}).items():
+            if lang != pivot and lang in by_lang and encoder is not None:
+                for split in data[lang]:
+                    run(lang, split, f"rotation-{kind}", None, None, True, rotation=by_lang[lang])
         if not (mds and encoder is not None and lang != pivot):
             continue
         if "dev" not in data[lang]:  # alpha is chosen on dev only: no dev split, no MDS row

@@ -51,9 +51,18 @@ from xling.models.checkpoints import (
     set_rng_state,
     trajectory,
 )
+from xling.models.ablation import (
+    SPEC_FILE,
+    check_spec,
+    language_vocabularies,
+    used_pieces,
+    write_vocab,
+)
 from xling.models.mlm_data import (
     SPECIAL_TOKENS,
     BatchOrder,
+    LanguageOrder,
+    language_of,
     load_blocks,
     mask_tokens,
     read_vocab,
@@ -90,7 +99,8 @@ DEFAULTS: dict = {
     "threads": 8,
 }
 #: Not part of the `bert` config object: the block length comes from the `windows` grid.
-EXTRA_KEYS = ("window",)
+#: ablation: the spec of a Conneau et al. (2020) ablation (xling.models.ablation); absent for a plain BERT.
+EXTRA_KEYS = ("window", "ablation")
 LOG_COLUMNS = ("step", "epoch", "loss", "lr", "tokens_per_s", "elapsed_s")
 
 
@@ -108,6 +118,8 @@ def resolve_hparams(hparams: dict) -> dict:
         raise ValueError(f"hidden_size {h['hidden_size']} is not a multiple of num_heads {h['num_heads']}")
     if h["precision"] not in ("bf16", "fp32"):
         raise ValueError(f"precision must be bf16 or fp32, not {h['precision']!r}")
+    if "ablation" in h:
+        h["ablation"] = check_spec(h["ablation"], int(h["num_layers"]))
     if not 0 < h["mlm_probability"] < 1:
         raise ValueError(f"mlm_probability must be in (0, 1), not {h['mlm_probability']}")
     for key in ("batch_size", "max_steps", "checkpoint_every", "log_every", "keep_checkpoints"):
@@ -138,6 +150,27 @@ def model_config(hparams: dict, vocab_size: int):
 # training
 
 
+def build_views(config, languages: list[str], spec: dict):
+    """One BertForMaskedLM per language whose shared parts are the SAME modules (so one optimizer step
+    updates them for every language): the embeddings and the MLM head unless separate_embeddings (each
+    language's head then stays tied to its own embeddings), and encoder layers from separate_layers up."""
+    from transformers import BertForMaskedLM
+
+    first = BertForMaskedLM(config)
+    views = {languages[0]: first}
+    for lang in languages[1:]:
+        if not (spec["separate_embeddings"] or spec["separate_layers"]):
+            views[lang] = first
+            continue
+        view = BertForMaskedLM(config)
+        if not spec["separate_embeddings"]:
+            view.bert.embeddings, view.cls = first.bert.embeddings, first.cls
+        for i in range(int(spec["separate_layers"]), config.num_hidden_layers):
+            view.bert.encoder.layer[i] = first.bert.encoder.layer[i]
+        views[lang] = view
+    return nn.ModuleDict(views)
+
+
 class _MaskedLMLoss(nn.Module):
     """Summed MLM cross-entropy, the vocabulary projection computed only at masked positions.
 
@@ -151,10 +184,12 @@ class _MaskedLMLoss(nn.Module):
         super().__init__()
         self.mlm = mlm
 
-    def forward(self, input_ids: torch.Tensor, flat_positions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        hidden = self.mlm.bert(input_ids=input_ids).last_hidden_state
+    def forward(self, input_ids: torch.Tensor, flat_positions: torch.Tensor, targets: torch.Tensor,
+                language: str | None = None) -> torch.Tensor:
+        mlm = self.mlm if language is None else self.mlm[language]  # an ablation: the batch language's view
+        hidden = mlm.bert(input_ids=input_ids).last_hidden_state
         selected = hidden.reshape(-1, hidden.shape[-1]).index_select(0, flat_positions)
-        logits = self.mlm.cls(selected)
+        logits = mlm.cls(selected)
         return F.cross_entropy(logits.float(), targets, reduction="sum")
 
 
@@ -210,8 +245,25 @@ def save_model_dir(mlm, vocab_path, out_dir: Path, lowercase: bool) -> None:
     shutil.copyfile(vocab_path, Path(out_dir) / "vocab.txt")  # byte-identical to the vocabulary used
 
 
-def _save_final(mlm, vocab_path, out_dir: Path, log: Path, lowercase: bool) -> None:
-    """save_pretrained + tokenizer files into a temp dir beside out_dir, then rename it onto out_dir.
+def save_views(views, vocabularies: dict[str, list[str]] | None, vocab_path, out_dir: Path, spec: dict,
+               lowercase: bool) -> None:
+    """An ablated model's directory (xling.models.ablation): ablation.json and one BERT directory per language,
+    each with its language's vocabulary (language-specific vocabularies) or the joint one."""
+    for lang, view in views.items():
+        vocab = vocab_path
+        if vocabularies is not None:
+            vocab = out_dir / f".vocab-{lang}.txt"
+            write_vocab(vocabularies[lang], vocab)
+        save_model_dir(view, vocab, out_dir / lang, lowercase)
+        if vocabularies is not None:
+            vocab.unlink()
+    with atomic_write(out_dir / SPEC_FILE) as handle:
+        json.dump({"spec": spec, "languages": list(views)}, handle, indent=1, sort_keys=True)
+
+
+def _save_final(write, out_dir: Path, log: Path) -> None:
+    """write(tmp) (save_pretrained + tokenizer files, or an ablation's views) into a temp dir beside out_dir,
+    then rename it onto out_dir.
 
     The tokenizer files record `lowercase` as do_lower_case and strip_accents, so a tokenizer loaded from
     out_dir normalizes text as the token files were (xling.data.wordpiece: both or neither).
@@ -219,12 +271,15 @@ def _save_final(mlm, vocab_path, out_dir: Path, log: Path, lowercase: bool) -> N
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
-        save_model_dir(mlm, vocab_path, tmp, lowercase)
+        write(tmp)
         shutil.copyfile(log, tmp / "training_log.tsv")
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; the model is for the whole group
-        for f in tmp.iterdir():
+        for d in (tmp, *(d for d in tmp.iterdir() if d.is_dir())):
+            os.chmod(d, 0o777 & ~umask)  # mkdtemp makes it private; the model is for the whole group
+        for f in tmp.rglob("*"):
+            if f.is_dir():
+                continue
             os.chmod(f, 0o666 & ~umask)
             with open(f, "rb") as handle:
                 os.fsync(handle.fileno())
@@ -245,7 +300,9 @@ def pretrain(token_paths: Sequence, vocab_path, out_dir, checkpoint_dir, hparams
              lowercase: bool = False) -> None:
     """Pretrain a BertForMaskedLM from scratch on the token files and write it to out_dir.
 
-    hparams: the `bert` config object plus "window" (block length). lowercase: the tokenizer setting the
+    hparams: the `bert` config object plus "window" (block length) and, for a Conneau et al. (2020) ablation,
+    "ablation" (xling.models.ablation.check_spec: batches of one language, language-specific parameters or
+    vocabularies; out_dir then holds one view per language). lowercase: the tokenizer setting the
     token files were made with (tokenizer.lowercase), recorded in out_dir's tokenizer files so that
     inference tokenizes text the same way. Checkpoints go to a subdirectory of
     checkpoint_dir named by `checkpoint_key` (settings and data): a rerun with the same settings and data
@@ -305,8 +362,17 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
     if cuda:
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
-    vocab = read_vocab(vocab_path)
-    blocks, languages = load_blocks(token_paths, vocab_path, window)
+    spec = h.get("ablation")
+    vocab, vocabularies = read_vocab(vocab_path), None
+    if spec is not None and spec["anchors"] == "none":
+        used = {language_of(p): used_pieces(p) for p in token_paths}
+        vocabularies = language_vocabularies(list(vocab), used, SPECIAL_TOKENS)
+        views_vocab = {lang: {p: i for i, p in enumerate(pieces)} for lang, pieces in vocabularies.items()}
+        vocab = next(iter(views_vocab.values()))  # the special ids and the size are every language's
+        blocks, languages = load_blocks(token_paths, vocab_path, window, vocabs=views_vocab)
+    else:
+        blocks, languages = load_blocks(token_paths, vocab_path, window)
+    codes = list(dict.fromkeys(languages))
     n_blocks = len(blocks)
     fingerprint = zlib.crc32(blocks.numpy().tobytes())
     checkpoint_dir = checkpoint_dir / checkpoint_key(h, n_blocks, fingerprint, len(vocab))
@@ -318,7 +384,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
     torch.manual_seed(seed)
     config = model_config(h, len(vocab))
     config.pad_token_id = vocab["[PAD]"]
-    mlm = BertForMaskedLM(config).to(device)
+    mlm = (BertForMaskedLM(config) if spec is None else build_views(config, codes, spec)).to(device)
     mlm.train()
     optimizer = _optimizer(mlm, h, fused=cuda)
     scheduler = get_linear_schedule_with_warmup(optimizer, h["warmup_steps"], max_steps)
@@ -357,9 +423,22 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         _restart_log(live_log, step)
 
     net = _MaskedLMLoss(mlm)
-    if world > 1:
-        net = DistributedDataParallel(net, device_ids=[device.index] if cuda else None, gradient_as_bucket_view=True)
-    order = BatchOrder(n_blocks, batch, seed)
+    separate = spec is not None and (spec["separate_embeddings"] or spec["separate_layers"] > 0)
+    if world > 1:  # a batch of one language leaves the other languages' own parameters without gradient
+        net = DistributedDataParallel(net, device_ids=[device.index] if cuda else None, gradient_as_bucket_view=True,
+                                      find_unused_parameters=separate)
+    if spec is None:
+        order, candidates = BatchOrder(n_blocks, batch, seed), {}
+    else:
+        order = LanguageOrder(languages, batch, seed, float(spec["sampling_exponent"]), max_steps)
+        logger.info("batches of one language, sampled with probabilities %s (share ** %s)",
+                    dict(zip(order.codes, order.probabilities.round(4).tolist())), spec["sampling_exponent"])
+        # random replacement words from the batch's language where its embeddings are its own
+        candidates = {}
+        if spec["separate_embeddings"]:
+            for lang in codes:
+                ids = blocks[order.blocks[lang]].unique()
+                candidates[lang] = ids[~torch.isin(ids, torch.tensor(special))]
     params = [p for p in mlm.parameters() if p.requires_grad]
     last_saved = step
 
@@ -399,8 +478,10 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
             if step >= max_steps:
                 break
             idx = order.indices(step)
+            language = order.language(step) if spec is not None else None
             inputs, labels = mask_tokens(blocks[idx], special, vocab["[MASK]"], len(vocab), h["mlm_probability"],
-                                         torch.Generator().manual_seed(seed_of(seed, "mask", step)))
+                                         torch.Generator().manual_seed(seed_of(seed, "mask", step)),
+                                         candidates.get(language))
             # every rank masks the whole global batch, so the loss normaliser is known everywhere
             n_masked = max(int((labels != -100).sum()), 1)
             inputs, labels = inputs[rank * per_rank : (rank + 1) * per_rank], labels[rank * per_rank : (rank + 1) * per_rank]
@@ -415,7 +496,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
                 last = start + micro >= per_rank
                 with (net.no_sync() if world > 1 and not last else contextlib.nullcontext()):
                     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-                        loss = net(x, positions, targets)
+                        loss = net(x, positions, targets, language)
                     (loss * (world / n_masked)).backward()
                 loss_sum += loss.detach() / n_masked
             if h["max_grad_norm"]:
@@ -451,7 +532,10 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
             log_handle.close()
 
     if rank == 0:
-        _save_final(mlm, vocab_path, out_dir, live_log, lowercase)
+        if spec is None:
+            _save_final(lambda tmp: save_model_dir(mlm, vocab_path, tmp, lowercase), out_dir, live_log)
+        else:
+            _save_final(lambda tmp: save_views(mlm, vocabularies, vocab_path, tmp, spec, lowercase), out_dir, live_log)
         if log_path:
             with atomic_write(log_path) as handle:
                 handle.write(live_log.read_text(encoding="utf-8"))

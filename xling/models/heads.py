@@ -34,6 +34,7 @@ from torch import nn
 from xling.data import formats
 from xling.encode.words import chunk_words
 from xling.evaluate.tasks import universal_relation
+from xling.models.ablation import view_path
 from xling.represent.transforms import shift_layer
 
 TASKS = ("xnli", "pos", "parsing", "ner")
@@ -352,11 +353,13 @@ class Backbone:
         return self.featurizer_args["pad_id"]
 
 
-def load_bert(path_or_name: str | Path, revision: str | None = None) -> Backbone:
-    """Our BERT's directory (xling.models.bert) or a Hugging Face checkpoint: its BertModel and tokenizer."""
+def load_bert(path_or_name: str | Path, revision: str | None = None, language: str | None = None) -> Backbone:
+    """Our BERT's directory (xling.models.bert) or a Hugging Face checkpoint: its BertModel and tokenizer (of an
+    ablated model, the view of `language`: xling.models.ablation)."""
     from transformers import AutoTokenizer, BertModel
     from transformers.utils import logging as hf_logging
 
+    path_or_name = view_path(path_or_name, language)
     kwargs = {"revision": revision} if revision else {}
     verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()  # the MLM head of a checkpoint is unused here, as expected

@@ -63,11 +63,13 @@ def _language_ids(path, vocab: dict[str, int]) -> np.ndarray:
     return out
 
 
-def load_blocks(token_paths: Sequence, vocab_path, window: int) -> tuple[torch.Tensor, list[str]]:
+def load_blocks(token_paths: Sequence, vocab_path, window: int,
+                vocabs: dict[str, dict[str, int]] | None = None) -> tuple[torch.Tensor, list[str]]:
     """Pack each language's documents into blocks of exactly `window` ids: [CLS] + window-2 ids + [SEP].
 
     Like HF run_mlm's group_texts, documents are concatenated and cut into equal blocks (no padding, so
     every position trains), but a block never mixes two languages; each language's remainder is dropped.
+    vocabs: a language's own {piece: id} in place of vocab_path's (language-specific vocabularies).
     Returns (LongTensor [n_blocks, window], language code per block), languages in `token_paths` order.
     """
     window = int(window)
@@ -80,7 +82,7 @@ def load_blocks(token_paths: Sequence, vocab_path, window: int) -> tuple[torch.T
     body = window - 2
     chunks, languages = [], []
     for path, lang in zip(token_paths, langs):
-        ids = _language_ids(path, vocab)
+        ids = _language_ids(path, (vocabs or {}).get(lang, vocab))
         n = len(ids) // body
         if n == 0:
             logger.warning("%s: %d pieces < one block of %d; language %s gets no block", path, len(ids), body, lang)
@@ -130,10 +132,46 @@ class BatchOrder:
         return torch.cat(parts)
 
 
+class LanguageOrder:
+    """Batches of one language (Conneau et al. 2020; Lample & Conneau 2019): step t's language is drawn with
+    probability proportional to (its share of the blocks) ** exponent, from a stream seeded by `seed`, and
+    its blocks are the next batch of that language's own BatchOrder. A pure function of (seed, step)."""
+
+    def __init__(self, languages: Sequence[str], batch_size: int, seed: int, exponent: float, steps: int):
+        self.codes = list(dict.fromkeys(languages))
+        per_block = np.asarray(languages)
+        self.blocks = {c: torch.from_numpy(np.flatnonzero(per_block == c)) for c in self.codes}
+        share = np.array([len(self.blocks[c]) for c in self.codes], dtype=np.float64) / len(languages)
+        self.probabilities = share**exponent / (share**exponent).sum()
+        draws = np.random.default_rng(seed_of(seed, "language")).random(steps)
+        self.choices = np.minimum(np.searchsorted(np.cumsum(self.probabilities), draws, side="right"),
+                                  len(self.codes) - 1)
+        self.nth = np.zeros(steps, dtype=np.int64)  # how many earlier steps had the same language
+        for i in range(len(self.codes)):
+            same = np.flatnonzero(self.choices == i)
+            self.nth[same] = np.arange(len(same))
+        self.orders = {c: BatchOrder(len(self.blocks[c]), batch_size, seed_of(seed, "blocks", c)) for c in self.codes}
+        self.n, self.batch = len(languages), batch_size
+
+    def language(self, step: int) -> str:
+        return self.codes[int(self.choices[step])]
+
+    def position(self, step: int) -> tuple[int, int]:
+        """(epoch, index) of the blocks of all languages taken after `step` steps (for the logs)."""
+        return divmod(step * self.batch, self.n)
+
+    def indices(self, step: int) -> torch.Tensor:
+        """Global block indices of step `step`, all of `language(step)`."""
+        code = self.language(step)
+        return self.blocks[code][self.orders[code].indices(int(self.nth[step]))]
+
+
 def mask_tokens(input_ids: torch.Tensor, special_ids: Sequence[int], mask_id: int, vocab_size: int,
-                mlm_probability: float, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+                mlm_probability: float, generator: torch.Generator,
+                candidates: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """HF DataCollatorForLanguageModeling masking: each non-special token is chosen with mlm_probability;
-    of the chosen, 80% → [MASK], 10% → a random id of the vocabulary, 10% kept. Labels are -100 elsewhere.
+    of the chosen, 80% → [MASK], 10% → a random id of the vocabulary (of `candidates` when given: the
+    batch language's ids, where embeddings are language-specific), 10% kept. Labels are -100 elsewhere.
     Returns new (inputs, labels); the argument is not modified."""
     inputs, labels = input_ids.clone(), input_ids.clone()
     prob = torch.full(labels.shape, mlm_probability)
@@ -143,6 +181,9 @@ def mask_tokens(input_ids: torch.Tensor, special_ids: Sequence[int], mask_id: in
     replaced = torch.bernoulli(torch.full(labels.shape, 0.8), generator=generator).bool() & masked
     inputs[replaced] = mask_id
     randomized = torch.bernoulli(torch.full(labels.shape, 0.5), generator=generator).bool() & masked & ~replaced
-    words = torch.randint(vocab_size, labels.shape, dtype=torch.long, generator=generator)
+    if candidates is None:
+        words = torch.randint(vocab_size, labels.shape, dtype=torch.long, generator=generator)
+    else:
+        words = candidates[torch.randint(len(candidates), labels.shape, dtype=torch.long, generator=generator)]
     inputs[randomized] = words[randomized]
     return inputs, labels

@@ -179,7 +179,8 @@ def variant_label(train_transform: str, transform: str, layer) -> str:
     """How the vectors were treated: none, zero-mean (in fine-tuning and test) or MDS (test only)."""
     at = f", layer {int(layer)}" if pd.notna(layer) and int(layer) >= 0 else ""
     known = {("none", "none"): "none", ("zero_mean", "zero_mean"): f"zero-mean (fine-tuning and test{at})",
-             ("none", "mds"): f"MDS (test{at})"}
+             ("none", "mds"): f"MDS (test{at})", ("none", "rotation-word"): f"word-aligned rotation (test{at})",
+             ("none", "rotation-sentence"): f"sentence-aligned rotation (test{at})"}
     return known.get((train_transform, transform), f"fine-tuning {train_transform}, test {transform}{at}")
 
 

@@ -1,0 +1,142 @@
+# Contextual alignment (config object `alignment`; Cao, Kitaev and Klein 2020, sections 3.2-3.3 and 5): word pairs
+# of each language's parallel text with the pivot (Moses tokens, eflomal both ways, the one-to-one intersection,
+# test / dev / train{n} splits) and their AER where gold links exist; contextual word retrieval of every BERT
+# on the test splits; its accuracy by part of speech and against the frequency-rank difference of the two words.
+rule word_pairs:
+    input:
+        src=f"{DATA}/parallel/{PIVOT}-{{lang}}.{PIVOT}",
+        tgt=f"{DATA}/parallel/{PIVOT}-{{lang}}.{{lang}}",
+        gold=word_pairs_gold,
+        code=xling_code("scripts/word_pairs.py"),
+    output:
+        pairs=[path for files in word_pair_files("{lang}", align_splits()).values() for path in files],
+        table=f"{RESULTS}/eval/word_pairs/{PIVOT}-{{lang}}.parquet",
+    params:
+        pivot=PIVOT,
+        splits={key: ALIGN[key] for key in ("test_sentences", "dev_sentences", "train_sentences")},
+        tokenizer=ALIGN["tokenizer"],
+        eflomal=ALIGN["eflomal"],
+        out_dir=lambda wildcards: f"{DATA}/align/{PIVOT}-{wildcards.lang}",
+    threads: ALIGN["threads"]
+    log:
+        f"{LOGS}/word_pairs/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/word_pairs/{{lang}}.tsv"
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../scripts/word_pairs.py"
+
+
+rule contextual_retrieval:
+    input:
+        unpack(contextual_retrieval_inputs),
+        code=xling_code("scripts/contextual_retrieval.py"),
+    output:
+        table=f"{RESULTS}/eval/contextual_retrieval/{{lm}}.parquet",
+        queries=f"{RESULTS}/eval/contextual_retrieval/{{lm}}.queries.parquet",
+    wildcard_constraints:
+        lm=BERT_LM,
+    params:
+        lm=lm_params,
+        pivot=PIVOT,
+        langs=align_pair_langs(),
+        seen_split=seen_split(),
+        layer=ALIGN["layer"],
+        settings={key: ALIGN_RETRIEVAL[key] for key in ("csls_k", "exclude_seen", "exclude_exact")},
+    threads: ALIGN["threads"]
+    resources:
+        gpu=0,
+        device=ALIGN["device"] or "auto",
+        batch_size=ALIGN["batch_size"],
+        block=ALIGN_RETRIEVAL["block"],
+    log:
+        f"{LOGS}/contextual_retrieval/{{lm}}.log",
+    benchmark:
+        f"{BENCH}/contextual_retrieval/{{lm}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/contextual_retrieval.py"
+
+
+rule word_pairs_table:
+    input:
+        tables=expand(f"{RESULTS}/eval/word_pairs/{PIVOT}-{{lang}}.parquet", lang=align_pair_langs()),
+        code=xling_code("scripts/gather_table.py"),
+    output:
+        parquet=f"{RESULTS}/eval/word_pairs.parquet",
+        csv=f"{RESULTS}/eval/word_pairs.csv",
+    log:
+        f"{LOGS}/word_pairs_table.log",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../scripts/gather_table.py"
+
+
+rule contextual_retrieval_table:
+    input:
+        tables=[f"{RESULTS}/eval/contextual_retrieval/{lm}.parquet" for lm in contextual_retrieval_lms()],
+        code=xling_code("scripts/gather_table.py"),
+    output:
+        parquet=f"{RESULTS}/eval/contextual_retrieval.parquet",
+        csv=f"{RESULTS}/eval/contextual_retrieval.csv",
+    log:
+        f"{LOGS}/contextual_retrieval_table.log",
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../scripts/gather_table.py"
+
+
+rule contextual_retrieval_frequency:
+    input:
+        queries=[f"{RESULTS}/eval/contextual_retrieval/{lm}.queries.parquet" for lm in contextual_retrieval_lms()],
+        # the aligned text of each language, every split: the words' frequency ranks
+        text=[f for lang in align_pair_langs() for files in word_pair_files(lang, align_splits()).values()
+              for f in files[:2]],
+        code=xling_code("scripts/contextual_retrieval_frequency.py"),
+    output:
+        parquet=f"{RESULTS}/eval/contextual_retrieval_frequency.parquet",
+        csv=f"{RESULTS}/eval/contextual_retrieval_frequency.csv",
+    params:
+        pivot=PIVOT,
+        langs=align_pair_langs(),
+        by=ANALYSIS_BY,
+        bins=ALIGN_ANALYSIS["rank_bins"],
+        exclusions={key: ALIGN_RETRIEVAL[key] for key in ("exclude_seen", "exclude_exact")},
+    log:
+        f"{LOGS}/contextual_retrieval_frequency.log",
+    benchmark:
+        f"{BENCH}/contextual_retrieval_frequency.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/contextual_retrieval_frequency.py"
+
+
+if POS["splits"]:
+
+    rule contextual_retrieval_pos:
+        input:
+            queries=[f"{RESULTS}/eval/contextual_retrieval/{lm}.queries.parquet" for lm in contextual_retrieval_lms()],
+            treebanks=pos_treebanks(),
+            code=xling_code("scripts/contextual_retrieval_pos.py"),
+        output:
+            parquet=f"{RESULTS}/eval/contextual_retrieval_pos.parquet",
+            csv=f"{RESULTS}/eval/contextual_retrieval_pos.csv",
+        params:
+            by=ANALYSIS_BY,
+            settings={key: ALIGN_ANALYSIS[key] for key in ("pos_groups", "pos_contextual", "pos_exclude_seen",
+                                                           "pos_exclude_exact")},
+            treebank=pos_treebank_name(),
+            splits=POS["splits"],
+        log:
+            f"{LOGS}/contextual_retrieval_pos.log",
+        benchmark:
+            f"{BENCH}/contextual_retrieval_pos.tsv"
+        conda:
+            "../envs/torch.yaml"
+        script:
+            "../scripts/contextual_retrieval_pos.py"

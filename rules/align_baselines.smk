@@ -1,0 +1,92 @@
+# Cao et al.'s baselines of fine-tuning alignment (config objects `alignment.rotation` and `alignment.fasttext`;
+# Cao, Kitaev and Klein 2020, sections 3.3-3.4): the word- and sentence-aligned rotations of each base BERT, learned
+# on the train{n} word pairs of rules/align.smk and applied to the non-English vectors before contextual retrieval
+# (registered in CONTEXTUAL_ROTATIONS) and before the XNLI classifier (TRANSFER_ROTATIONS, read by transfer_eval);
+# and the sentence-augmented fastText, trained per language on the run's corpus and rotated on the same pairs.
+# The helpers live in common.smk (Cao et al.'s baselines).
+
+
+# contextual retrieval evaluates each rotation beside its base model (rules/align.smk) ...
+CONTEXTUAL_ROTATIONS.update({lm: [path for n in ALIGN_FT["sizes"] for by_lang in rotation_files(lm, n).values()
+                                  for path in by_lang.values()] for lm in rotation_lms()})
+# ... and XNLI tests its base fine-tunings with the rotations of the most parallel data (the paper's Table 1)
+TRANSFER_ROTATIONS.update({lm: dict(sentences=max(ALIGN_FT["sizes"]), layer=ALIGN["layer"],
+                                    files=rotation_files(lm, max(ALIGN_FT["sizes"]))) for lm in rotation_lms()})
+
+
+rule rotation:
+    input:
+        unpack(rotation_inputs),
+        code=xling_code("scripts/rotation.py"),
+    output:
+        word=f"{RESULTS}/align/rotations/{{lm}}/word{{n}}/{{lang}}.npy",
+        sentence=f"{RESULTS}/align/rotations/{{lm}}/sentence{{n}}/{{lang}}.npy",
+    wildcard_constraints:
+        lm=BERT_LM,
+        n=r"\d+",
+    params:
+        lm=lm_params,
+        pivot=PIVOT,
+        layer=ALIGN["layer"],
+    threads: ALIGN["threads"]
+    resources:
+        gpu=0,
+        device=ALIGN["device"] or "auto",
+        batch_size=ALIGN["batch_size"],
+        block=ROTATION["block"],
+    log:
+        f"{LOGS}/rotation/{{lm}}/{{n}}/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/rotation/{{lm}}/{{n}}/{{lang}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/rotation.py"
+
+
+rule fasttext_train:
+    input:
+        corpus=f"{RESULTS}/corpus/{{size}}/{{lang}}.txt",
+        code=xling_code("scripts/fasttext_train.py"),
+    output:
+        f"{RESULTS}/models/fasttext/{{size}}/{{lang}}.kv",
+    params:
+        hparams=fasttext_hparams(),
+        tokenizer=ALIGN["tokenizer"],
+    threads: FASTTEXT["threads"]
+    log:
+        f"{LOGS}/fasttext_train/{{size}}/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/fasttext_train/{{size}}/{{lang}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/fasttext_train.py"
+
+
+rule fasttext_retrieval:
+    input:
+        unpack(fasttext_retrieval_inputs),
+        code=xling_code("scripts/fasttext_retrieval.py"),
+    output:
+        table=f"{RESULTS}/eval/contextual_retrieval/fasttext/{{size}}.parquet",
+        queries=f"{RESULTS}/eval/contextual_retrieval/fasttext/{{size}}.queries.parquet",
+    params:
+        pivot=PIVOT,
+        langs=align_langs(),
+        align_dir=f"{DATA}/align",
+        sizes=ALIGN_FT["sizes"],
+        seen_split=seen_split(),
+        hparams=fasttext_hparams(),
+        settings={key: ALIGN_RETRIEVAL[key] for key in ("csls_k", "exclude_seen", "exclude_exact")},
+    threads: ALIGN["threads"]
+    resources:
+        block=ALIGN_RETRIEVAL["block"],
+    log:
+        f"{LOGS}/fasttext_retrieval/{{size}}.log",
+    benchmark:
+        f"{BENCH}/fasttext_retrieval/{{size}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/fasttext_retrieval.py"

@@ -1,0 +1,209 @@
+# Monolingual BERTs and their similarity (Conneau et al. 2020, sections 5.1-5.2): one BERT per language trained
+# on that language alone (model id mono/{lang}/{size}-w{window}; en' = mono/{pivot}~{seed}/..., the pivot's model
+# trained again with another seed), aligned to the pivot's by Procrustes with iterative normalisation at word
+# and sentence level, and linear CKA by layer against the run's multilingual BERT and a random encoder.
+# Helpers, settings and table lists: common.smk.
+
+
+rule mono_pretrain:
+    input:
+        tokens=lambda wc: f"{RESULTS}/tokens/{wc.size}/{mono_language(wc.mono)}.txt",
+        vocab=vocab_source(),
+        code=xling_code("xling/models/bert.py"),
+    output:
+        directory(f"{RESULTS}/models/mono/{{mono}}/{{size}}-w{{window}}"),
+    wildcard_constraints:
+        mono=r"[a-z][a-z0-9_]*(~\d+)?",
+    params:
+        checkpoints=f"{RESULTS}/checkpoints/mono/{{mono}}/{{size}}-w{{window}}",
+        hparams=lambda wc: mono_hparams(wc.mono, wc.window),
+        case="--lowercase" if config["tokenizer"]["lowercase"] else "--no-lowercase",
+    priority: 10
+    threads: config["bert"]["threads"]
+    resources:
+        gpu=0,
+        device=config["bert"]["device"] or "auto",
+        checkpoint_every=config["bert"]["checkpoint_every"],
+        keep_checkpoints=config["bert"]["keep_checkpoints"],
+        log_every=config["bert"]["log_every"],
+    log:
+        f"{LOGS}/mono_pretrain/{{mono}}/{{size}}-w{{window}}.log",
+    benchmark:
+        f"{BENCH}/mono_pretrain/{{mono}}/{{size}}-w{{window}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    shell:
+        # the one trainer on one language's token file, launched as bert_pretrain launches it (torchrun with GPUs)
+        """
+        export OMP_NUM_THREADS={threads}
+        export TORCHELASTIC_SIGNALS_TO_HANDLE=SIGTERM,SIGINT,SIGHUP,SIGQUIT,SIGUSR1
+        export TORCH_ELASTIC_SHUTDOWN_TIMEOUT=240
+        if [ {resources.gpu} -gt 0 ]; then
+            launch="torchrun --standalone --nproc_per_node={resources.gpu}"
+        else
+            launch="python"
+        fi
+        exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
+            --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
+            --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
+            --log-every {resources.log_every} {params.case} > {log} 2>&1
+        """
+
+
+rule mono_word_means:
+    input:
+        model=lambda wc: mono_dir(wc.mono, wc.size, wc.window),
+        tokens=lambda wc: f"{RESULTS}/tokens/{wc.size}/{wc.mono}.txt",
+        counts=f"{RESULTS}/tokens/{{size}}/word_counts.parquet",
+        code=xling_code("scripts/mono_word_means.py"),
+    output:
+        f"{RESULTS}/monolingual/words/{{mono}}/{{size}}-w{{window}}.parquet",
+    wildcard_constraints:
+        mono="[a-z][a-z0-9_]*",
+    params:
+        lang=lambda wc: wc.mono,
+        vocabulary={key: MONO[key] for key in ("min_count", "vocabulary_size")},
+        max_documents=MONO["max_documents"],
+        max_length=lambda wc: int(wc.window),
+    threads: LANGUAGE["threads"]
+    resources:
+        **inference_resources(),
+    log:
+        f"{LOGS}/mono_word_means/{{mono}}/{{size}}-w{{window}}.log",
+    benchmark:
+        f"{BENCH}/mono_word_means/{{mono}}/{{size}}-w{{window}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/mono_word_means.py"
+
+
+rule mono_fasttext:
+    input:
+        tokens=f"{RESULTS}/tokens/{{size}}/{{lang}}.txt",
+        counts=f"{RESULTS}/tokens/{{size}}/word_counts.parquet",
+        code=xling_code("scripts/mono_fasttext.py"),
+    output:
+        f"{RESULTS}/monolingual/fasttext/{{lang}}/{{size}}.parquet",
+    params:
+        vocabulary={key: MONO[key] for key in ("min_count", "vocabulary_size")},
+        fasttext=MONO["fasttext"],
+    log:
+        f"{LOGS}/mono_fasttext/{{lang}}/{{size}}.log",
+    benchmark:
+        f"{BENCH}/mono_fasttext/{{lang}}/{{size}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/mono_fasttext.py"
+
+
+rule mono_word_alignment:
+    input:
+        models=lambda wc: [mono_dir(PIVOT), mono_dir(wc.lang)],
+        stores=[f"{RESULTS}/monolingual/words/{PIVOT}/{MONO_GRID}.parquet",
+                f"{RESULTS}/monolingual/words/{{lang}}/{MONO_GRID}.parquet"],
+        fasttext=[f"{RESULTS}/monolingual/fasttext/{PIVOT}/{MONO_SIZE}.parquet",
+                  f"{RESULTS}/monolingual/fasttext/{{lang}}/{MONO_SIZE}.parquet"],
+        counts=f"{RESULTS}/tokens/{MONO_SIZE}/word_counts.parquet",
+        train=lambda wc: dictionary(wc.lang, "train"),
+        test=lambda wc: dictionary(wc.lang),
+        code=xling_code("scripts/mono_word_alignment.py"),
+    output:
+        f"{RESULTS}/eval/monolingual/words/{MONO_GRID}/{{lang}}.parquet",
+    params:
+        pivot=PIVOT,
+        models=lambda wc: [mono_model_params(PIVOT), mono_model_params(wc.lang)],
+        settings={key: MONO[key] for key in ("normalize_iterations", "min_count", "vocabulary_size", "csls_k",
+                                             "max_documents", "fasttext")},
+        dictionary_split=config["retrieval"]["dictionary_split"],
+        lowercase=config["tokenizer"]["lowercase"],
+        max_length=MONO_WINDOW,
+    threads: LANGUAGE["threads"]
+    resources:
+        **inference_resources(),
+        block=config["retrieval"]["block"],
+    log:
+        f"{LOGS}/mono_word_alignment/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/mono_word_alignment/{{lang}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/mono_word_alignment.py"
+
+
+rule mono_sentence_alignment:
+    input:
+        models=lambda wc: [mono_dir(PIVOT), mono_dir(wc.lang)],
+        xnli=lambda wc: xnli_files(wc.lang, MONO["map_split"]),
+        tatoeba=lambda wc: [f"{DATA}/tatoeba/tatoeba.{wc.lang}-eng.eng", f"{DATA}/tatoeba/tatoeba.{wc.lang}-eng.{wc.lang}"],
+        code=xling_code("scripts/mono_sentence_alignment.py"),
+    output:
+        f"{RESULTS}/eval/monolingual/sentences/{MONO_GRID}/{{lang}}.parquet",
+    params:
+        pivot=PIVOT,
+        models=lambda wc: [mono_model_params(PIVOT), mono_model_params(wc.lang)],
+        settings={key: MONO[key] for key in ("normalize_iterations", "map_split", "max_sentences")},
+        max_length=MONO_WINDOW,
+    threads: LANGUAGE["threads"]
+    resources:
+        **inference_resources(),
+        block=SENT["block"],
+    log:
+        f"{LOGS}/mono_sentence_alignment/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/mono_sentence_alignment/{{lang}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/mono_sentence_alignment.py"
+
+
+rule cka:
+    input:
+        unpack(cka_inputs),
+        code=xling_code("scripts/cka.py"),
+    output:
+        f"{RESULTS}/eval/cka/{MONO_GRID}/{{mono}}.parquet",
+    wildcard_constraints:
+        mono=r"[a-z][a-z0-9_]*(~\d+)?",
+    params:
+        pivot=PIVOT,
+        lang=lambda wc: mono_language(wc.mono),
+        models=lambda wc: [mono_model_params(PIVOT), mono_model_params(wc.mono)],
+        # not en_prime_seed: en's seed is in its model (the {mono} wildcard), so it reruns en's job only
+        settings={key: CKA[key] for key in ("split", "max_sentences", "debiased", "random_seed")},
+        max_length=MONO_WINDOW,
+    threads: LANGUAGE["threads"]
+    resources:
+        **inference_resources(),
+    log:
+        f"{LOGS}/cka/{{mono}}.log",
+    benchmark:
+        f"{BENCH}/cka/{{mono}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/cka.py"
+
+
+for _key, (_parts, _stem) in monolingual_table_specs().items():
+    if not _parts:
+        continue
+
+    rule:
+        name:
+            f"{_key}_table"
+        input:
+            tables=_parts,
+            code=xling_code("scripts/gather_table.py"),
+        output:
+            parquet=f"{_stem}.parquet",
+            csv=f"{_stem}.csv",
+        log:
+            f"{LOGS}/{_key}_table.log",
+        conda:
+            "../envs/data.yaml"
+        script:
+            "../scripts/gather_table.py"

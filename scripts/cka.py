@@ -1,0 +1,30 @@
+"""Snakemake entry point: linear CKA by layer of parallel XNLI sentences, the pivot's monolingual BERT against a
+target's (or en', the pivot's other seed), the run's multilingual BERT and a random encoder."""
+from xling.logs import setup_logging
+
+setup_logging(snakemake.log[0])
+import torch  # noqa: E402
+
+from xling.encode.encoder import Encoder  # noqa: E402
+from xling.evaluate.cka import cka_table, xnli_parallel  # noqa: E402
+from xling.tables import with_settings, write_parquet  # noqa: E402
+
+torch.set_num_threads(snakemake.threads)
+inp, p, res = snakemake.input, snakemake.params, snakemake.resources
+s, mono = p.settings, snakemake.wildcards.mono
+
+
+def load(model):
+    return Encoder.from_pretrained(model, device=res.device, max_length=p.max_length)
+
+
+multilingual = load(inp.multilingual) if "multilingual" in inp.keys() else None
+table = cka_table([load(model) for model in inp.models], xnli_parallel(*inp.xnli, max_sentences=s["max_sentences"]),
+                  multilingual=multilingual, random_seed=s["random_seed"], debiased=s["debiased"],
+                  batch_size=res.batch_size)
+target = f"{p.pivot}'" if mono != p.lang else mono  # en' for the pivot's other seed
+settings = dict(src=p.pivot, tgt=target, pair=f"{p.pivot}-{target}", lm_src=p.models[0]["lm"],
+                lm_tgt=p.models[1]["lm"], lm_multilingual=inp.get("multilingual", ""),
+                hparams_src=p.models[0]["hparams"], hparams_tgt=p.models[1]["hparams"], pooling="mean_words",
+                split=s["split"], max_sentences=s["max_sentences"], random_seed=s["random_seed"])
+write_parquet(with_settings(table, **settings), snakemake.output[0])

@@ -1,0 +1,286 @@
+"""The contextual-alignment study's findings (Cao et al. 2020's claims) and report sections (Tables 1-3 and 5
+layouts, published numbers beside ours), on small tables the tests build with numbers chosen by hand."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from xling.evaluate.alignment import aligned_lm, cao_setting
+from xling.evaluate.findings import FAILS, HOLDS, NOT_MEASURED, judge_claims
+from xling.report.alignment import alignment_xnli, render_alignment_retrieval, render_alignment_xnli
+from xling.report.core import REPORTS_DIR, ReportContext
+from xling.report.published import load_paper_results
+
+REPO = Path(__file__).resolve().parents[1]
+BASE = "bert/4000-w128"
+ALIGNED = {n: f"aligned/{n}/{BASE}" for n in (100, 400)}
+LANGS = ("en", "de", "xb")
+
+
+def transfer(scores: dict, seeds=(1, 2)) -> pd.DataFrame:
+    """XNLI test rows: scores {(lm, transform): {lang: accuracy}}; seed s adds s - 1.5 (the mean is the score)."""
+    rows = []
+    for (lm, transform), by_lang in scores.items():
+        base, n = aligned_lm(lm)
+        shift = json.dumps({"rotation": {"sentences": 400, "layer": 2}} if transform != "none" else {})
+        for lang, value in by_lang.items():
+            for seed in seeds:
+                rows.append(dict(model="bert" if not n else f"bert+aligned{n}", size=4000, window=128, lm=lm,
+                                 task="xnli", lang=lang, split="test", freeze=0, train_transform="none",
+                                 transform=transform, selected=True, metric="accuracy", value=value + seed - 1.5,
+                                 seed=seed, shift_settings=shift))
+    return pd.DataFrame(rows)
+
+
+def good_transfer() -> pd.DataFrame:
+    return transfer({(BASE, "none"): {"en": 80, "de": 60, "xb": 50},
+                     (BASE, "rotation-word"): {"de": 61, "xb": 50},
+                     (BASE, "rotation-sentence"): {"de": 60, "xb": 51},
+                     (ALIGNED[100], "none"): {"en": 80, "de": 62, "xb": 55},
+                     (ALIGNED[400], "none"): {"en": 81, "de": 65, "xb": 58}})
+
+
+def retrieval(values: dict) -> pd.DataFrame:
+    """values {(lm, method, n, contextual): accuracy} for languages de and xb (xb 0.1 lower)."""
+    rows = []
+    for (lm, method, n, contextual), accuracy in values.items():
+        for lang, value in (("de", accuracy), ("xb", accuracy - 0.1)):
+            rows.append(dict(lm=lm, lang=lang, contextual=contextual, layer=0 if lm.startswith("fasttext") else 4,
+                             k=10, method=method, parallel_sentences=n, accuracy=value, n_queries=200,
+                             model="fasttext" if lm.startswith("fasttext") else "bert", size=4000,
+                             window=5 if lm.startswith("fasttext") else 128))
+    return pd.DataFrame(rows)
+
+
+def good_retrieval(non_contextual_aligned=0.62) -> pd.DataFrame:
+    values = {}
+    for contextual, scale in ((True, 1.0), (False, 1.3)):
+        values.update({("fasttext/4000", "rotation-word", 400, contextual): 0.45 * scale,
+                       (BASE, "none", 0, contextual): 0.24 * scale,
+                       (BASE, "rotation-word", 400, contextual): 0.30 * scale,
+                       (BASE, "rotation-sentence", 400, contextual): 0.28 * scale,
+                       (ALIGNED[400], "none", 0, contextual): 0.50 * scale if contextual else non_contextual_aligned,
+                       (ALIGNED[100], "none", 0, contextual): 0.40 * scale})
+    return pd.DataFrame(retrieval(values))
+
+
+def verdicts(tables) -> dict:
+    table = judge_claims(tables, "en")
+    return dict(zip(table["id"], table["verdict"])), dict(zip(table["id"], table["evidence"]))
+
+
+def test_lm_ids_and_settings_are_named_as_the_paper_names_them():
+    assert aligned_lm("aligned/250000/hf/bert-base-multilingual-cased") == ("hf/bert-base-multilingual-cased", 250000)
+    assert aligned_lm(BASE) == (BASE, 0)
+    assert cao_setting(BASE, "rotation-sentence") == "sentence_aligned_rotation"
+    assert cao_setting(ALIGNED[100], "none") == "word_aligned_finetuned"
+    assert cao_setting("fasttext/4000", "rotation-word") == "aligned_fasttext_sentence"
+    assert cao_setting(ALIGNED[100], "rotation-word") is None  # no rotation of an aligned model in the paper
+
+
+def test_cao_claims_hold_on_numbers_that_show_them():
+    found, evidence = verdicts({"transfer": good_transfer(), "contextual_retrieval": good_retrieval()})
+    assert found["cao2020.xnli"] == HOLDS
+    assert "aligned on 400: de 65.0 > 60.0, xb 58.0 > 50.0" in evidence["cao2020.xnli"]  # the largest n, seeds averaged
+    assert found["cao2020.xnli.rotations"] == HOLDS
+    assert found["cao2020.retrieval.contextual"] == HOLDS
+    assert "fine-tuned 0.450 > fastText + sentence 0.400 > word rotation 0.250" in evidence["cao2020.retrieval.contextual"]
+    assert found["cao2020.retrieval.non-contextual"] == HOLDS  # 0.62 - 0.05 against 1.3 * 0.45 - 0.05: a tie
+    assert found["cao2020.pos"] == NOT_MEASURED
+
+
+def test_cao_claims_fail_when_the_numbers_turn():
+    worse = good_transfer()
+    worse.loc[(worse["lm"] == ALIGNED[400]) & (worse["lang"] == "xb"), "value"] = 49.0  # below base 50 in xb
+    found, _ = verdicts({"transfer": worse, "contextual_retrieval": good_retrieval(non_contextual_aligned=0.4)})
+    assert found["cao2020.xnli"] == FAILS  # every language must gain
+    assert found["cao2020.retrieval.non-contextual"] == FAILS  # 0.4 well below fastText's 0.585
+    assert found["cao2020.retrieval.contextual"] == HOLDS
+
+
+def test_without_the_alignment_study_the_claims_are_not_measured():
+    base_only = transfer({(BASE, "none"): {"en": 80, "de": 60}})
+    found, evidence = verdicts({"transfer": base_only})
+    assert found["cao2020.xnli"] == NOT_MEASURED and "no XNLI of an aligned" in evidence["cao2020.xnli"]
+    assert found["cao2020.retrieval.contextual"] == NOT_MEASURED
+    no_fasttext = good_retrieval()
+    no_fasttext = no_fasttext[~no_fasttext["lm"].str.startswith("fasttext")]
+    found, evidence = verdicts({"contextual_retrieval": no_fasttext})
+    assert found["cao2020.retrieval.contextual"] == NOT_MEASURED and "fastText" in evidence["cao2020.retrieval.contextual"]
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+def context(tables: dict, tmp_path) -> ReportContext:
+    results = REPO / "resources" / "paper_results.yaml"
+    return ReportContext(config={"languages": list(LANGS)}, tables=tables, table_paths={k: f"<{k}>" for k in tables},
+                         figure_dir=tmp_path, captions_dir=REPORTS_DIR, published=load_paper_results(results),
+                         published_path=results)
+
+
+def table(blocks, title: str) -> dict:
+    (found,) = [b for b in blocks if b.get("kind") == "table" and b["title"].startswith(title)]
+    return found
+
+
+def text_of(cell) -> str:
+    return cell["text"] if isinstance(cell, dict) else cell
+
+
+def test_table3_layout_and_published_numbers_beside_ours(tmp_path):
+    blocks = render_alignment_retrieval(context({"contextual_retrieval": good_retrieval()}, tmp_path))
+    layout = table(blocks, "Word retrieval accuracy (%), BERT")
+    assert layout["columns"] == ["retrieval", "setting", "de-en", "xb-en", "average"]
+    rows = {(r[0], r[1]): [text_of(c) for c in r[2:]] for r in layout["rows"]}
+    assert rows["contextual", "Aligned fastText + sentence, 400 pairs"] == ["45.0", "35.0", "40.0"]
+    assert rows["contextual", "Word-aligned BERT (rotation), 400 pairs"] == ["30.0", "20.0", "25.0"]
+    assert rows["non-contextual", "Word-aligned BERT (fine-tuned), 400 pairs"] == ["62.0", "52.0", "57.0"]
+    assert [r[1] for r in layout["rows"]][:6] == [  # the paper's order: fastText, base, rotations, fine-tuned by n
+        "Aligned fastText + sentence, 400 pairs", "Base BERT", "Word-aligned BERT (rotation), 400 pairs",
+        "Sentence-aligned BERT (rotation), 400 pairs", "Word-aligned BERT (fine-tuned), 100 pairs",
+        "Word-aligned BERT (fine-tuned), 400 pairs"]
+    published = table(blocks, "Published: Cao")
+    de = {(r[2], r[3]): r for r in published["rows"] if r[0] == "de"}
+    cell = de["contextual", "word_aligned_finetuned"]
+    assert cell[4] == "51.3" and cell[5]["text"] == "50.0"  # the paper's and ours, at our most parallel data
+    assert "\u0394 -1.3" in cell[5]["sub"]
+    assert "Not in this run: from bg, el, es, fr" in published["note"]
+
+
+def test_xnli_tables_average_seeds_and_show_every_amount_of_parallel_data(tmp_path):
+    df = alignment_xnli(good_transfer(), "en")
+    aligned = df[(df["setting"] == "word_aligned_finetuned") & (df["lang"] == "de")]
+    assert aligned.set_index("parallel_sentences")["value"].to_dict() == {100: 62.0, 400: 65.0}
+    assert set(df["model"]) == {"bert"} and set(df["n_seeds"]) == {2}  # aligned models under their base
+    blocks = render_alignment_xnli(context({"transfer": good_transfer(), "contextual_retrieval": good_retrieval()},
+                                           tmp_path))
+    table1 = table(blocks, "Table 1 layout")
+    assert table1["columns"] == ["setting", "en", "de", "xb", "average"]
+    rows = {r[0]: [text_of(c) for c in r[1:]] for r in table1["rows"]}
+    assert rows["Base BERT (zero-shot)"] == ["80.0", "60.0", "50.0", "63.3"]  # the average counts the pivot
+    assert rows["Word-aligned BERT (rotation), 400 pairs"] == ["\u2014", "61.0", "50.0", "\u2014"]  # no rotation of en
+    assert list(rows)[-1] == "Word-aligned BERT (fine-tuned), 400 pairs"  # the most parallel data only
+    table2 = table(blocks, "Tables 2 and 5 layout")
+    assert [r[0] for r in table2["rows"]] == ["None", "100", "400"]
+    table5 = table(blocks, "Published: Cao, Kitaev & Klein (2020), \"Multilingual Alignment of Contextual Word "
+                           "Representations\", arXiv:2002.03518, Table 5")
+    de = {r[1]: r for r in table5["rows"] if r[0] == "de"}
+    assert de["word_aligned_finetuned_20k"][3]["text"] == "65.0"  # 400 is nearer 20K than 100 is
+    table2_published = table(blocks, "Published: Cao, Kitaev & Klein (2020), \"Multilingual Alignment of Contextual "
+                                     "Word Representations\", arXiv:2002.03518, Table 2")
+    assert {r[1] for r in table2_published["rows"] if r[0] == "de" and r[3] != "\u2014"} == {"0"}
+
+
+def test_xnli_section_says_when_the_run_has_no_alignment_study(tmp_path):
+    base_only = transfer({(BASE, "none"): {"en": 80, "de": 60}})
+    block, *published = render_alignment_xnli(context({"transfer": base_only,
+                                                       "contextual_retrieval": good_retrieval()}, tmp_path))
+    assert "No XNLI of an aligned or rotated BERT in <transfer>" in block["paragraphs"][0]
+    assert [b["title"].split(", arXiv:2002.03518, ")[1][:7] for b in published] == ["Table 1", "Table 2", "Table 5"]
+    assert all("this run does not measure these numbers" in b["note"] for b in published)
+
+
+def test_report_renders_both_sections(tmp_path):
+    from xling.report import render_report
+
+    render_report({"contextual_retrieval": good_retrieval()}, {"run": "unit", "languages": list(LANGS)},
+                  tmp_path / "r.html", tmp_path / "fig", paper_results=REPO / "resources" / "paper_results.yaml")
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert 'id="alignment_retrieval"' in html and "Aligned fastText + sentence" in html
+
+
+@pytest.mark.parametrize("missing", ["lm", "n_queries"])
+def test_a_retrieval_table_without_a_column_names_it(tmp_path, missing):
+    with pytest.raises(ValueError, match=f"<contextual_retrieval>: missing column.*{missing}"):
+        render_alignment_retrieval(context({"contextual_retrieval": good_retrieval().drop(columns=missing)}, tmp_path))
+
+
+# ---------------------------------------------------------------------------------------------- analyses
+
+GROUPS = {"lexical_overlap": {"NUM": 0.9, "PUNCT": 0.8}, "closed_class": {"DET": 0.7, "SCONJ": 0.5},
+          "open_class": {"NOUN": 0.4, "VERB": 0.2}}
+
+
+def pos_table(aligned_shift: float = 0.3) -> pd.DataFrame:
+    """Accuracy by tag (base: GROUPS; aligned: + aligned_shift, open class + 2 x aligned_shift) for de and xb,
+    with each group's average, as xling.evaluate.contextual_retrieval.accuracy_by_pos writes them."""
+    rows = []
+    for lm, method, n in ((BASE, "none", 0), (BASE, "rotation-word", 400), (ALIGNED[100], "none", 0),
+                          (ALIGNED[400], "none", 0)):
+        shift = 0 if lm == BASE else aligned_shift * (0.5 if lm == ALIGNED[100] else 1)
+        for lang in ("de", "xb"):
+            for group, tags in GROUPS.items():
+                values = {t: min(1.0, v + shift * (2 if group == "open_class" else 1)) for t, v in tags.items()}
+                for pos, value in [*values.items(), ("average", sum(values.values()) / len(values))]:
+                    rows.append(dict(lm=lm, model="bert", size=4000, window=128, lang=lang, pair=f"en-{lang}",
+                                     method=method, parallel_sentences=n, layer=4, group=group, pos=pos,
+                                     accuracy=value, n_queries=10, contextual=False, exclude_seen=False,
+                                     pos_treebank="synthetic gold"))
+    return pd.DataFrame(rows)
+
+
+def frequency_table(aligned_drop: float = 0.1) -> pd.DataFrame:
+    rows = []
+    for lm, drop in ((BASE, 0.4), (ALIGNED[400], aligned_drop)):
+        for lang in ("de", "xb"):
+            for b, label in enumerate(("0-9", "10-99", "100+")):
+                rows.append(dict(lm=lm, model="bert", size=4000, window=128, lang=lang, method="none",
+                                 parallel_sentences=0, layer=4, rank_bin=b, rank_difference=label,
+                                 accuracy=0.8 - drop * b / 2, n_queries=20, rank_bins="0,10,100"))
+    return pd.DataFrame(rows)
+
+
+def test_pos_and_frequency_claims():
+    found, evidence = verdicts({"contextual_retrieval_pos": pos_table(), "contextual_retrieval_frequency":
+                                frequency_table()})
+    assert found["cao2020.pos"] == HOLDS
+    assert "base: closed 0.600 > open 0.300" in evidence["cao2020.pos"]
+    assert "aligned on 0: " not in evidence["cao2020.pos"]
+    assert "aligned on 400: closed 0.900 \u2248 open 0.900" in evidence["cao2020.pos"]  # the largest n only
+    assert found["cao2020.frequency"] == HOLDS
+    assert "base 0.800 -> 0.400, aligned 0.800 -> 0.700" in evidence["cao2020.frequency"]
+    found, _ = verdicts({"contextual_retrieval_pos": pos_table(aligned_shift=0.1),
+                         "contextual_retrieval_frequency": frequency_table(aligned_drop=0.5)})
+    assert found["cao2020.pos"] == FAILS  # aligned: closed 0.7 > open 0.5, the gap stays
+    assert found["cao2020.frequency"] == FAILS  # the aligned model drops more than the base
+
+
+def test_table4_layout_groups_tags_and_shows_the_published_numbers(tmp_path):
+    from xling.report.alignment import render_alignment_pos
+
+    blocks = render_alignment_pos(context({"contextual_retrieval_pos": pos_table()}, tmp_path))
+    layout = table(blocks, "Accuracy by part of speech, BERT")
+    assert [text_of(c) for c in layout["columns"][1:4]] == ["NUM", "PUNCT", "average"]  # the paper's order
+    rows = {r[0]: [text_of(c) for c in r[1:]] for r in layout["rows"]}
+    assert set(rows) == {"Base BERT", "Word-aligned BERT (rotation), 400 pairs",
+                         "Word-aligned BERT (fine-tuned), 400 pairs"}  # the largest n of each setting
+    assert rows["Base BERT"] == ["0.90", "0.80", "0.85", "0.70", "0.50", "0.60", "0.40", "0.20", "0.30"]
+    published = table(blocks, "Published: Cao")
+    by_pos = {(r[0], r[1]): r for r in published["rows"]}
+    assert by_pos["numeral", "base_bert"][3]["text"] == "0.90" and by_pos["numeral", "base_bert"][2] == "0.90"
+    assert by_pos["open_class_avg", "word_aligned_finetuned"][3]["text"] == "0.90"  # 0.3 + 2 x 0.3
+    assert by_pos["determiner", "base_bert"][3]["text"] == "0.70"
+    assert by_pos["conjunction", "base_bert"][3]["text"] == "0.50"  # our SCONJ (no CCONJ in this table)
+
+
+def test_figure3_is_written_with_its_numbers(tmp_path):
+    from xling.report import expected_figures, render_report
+
+    tables = {"contextual_retrieval_frequency": frequency_table()}
+    config = {"run": "unit", "languages": list(LANGS)}
+    expected = [f["name"] for f in expected_figures(config, tables)]
+    assert expected == ["alignment_frequency"]
+    saved = render_report(tables, config, tmp_path / "r.html", tmp_path / "fig", expected=expected,
+                          paper_results=REPO / "resources" / "paper_results.yaml")
+    assert saved["alignment_frequency"].stat().st_size > 1000
+    from xling.report.alignment import render_alignment_frequency
+
+    figure, numbers = render_alignment_frequency(context(tables, tmp_path / "again"))
+    assert figure["kind"] == "figure" and figure["name"] == "alignment_frequency"
+    assert [r[1:4] for r in numbers["rows"]] == [  # the paper's order, bins in order, the mean over the pairs
+        ["Base BERT", "0-9", "0.800"], ["Base BERT", "10-99", "0.600"], ["Base BERT", "100+", "0.400"],
+        ["Word-aligned BERT (fine-tuned), 400 pairs", "0-9", "0.800"],
+        ["Word-aligned BERT (fine-tuned), 400 pairs", "10-99", "0.750"],
+        ["Word-aligned BERT (fine-tuned), 400 pairs", "100+", "0.700"]]

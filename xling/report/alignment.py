@@ -1,0 +1,338 @@
+"""Report sections of the contextual-alignment study (Cao, Kitaev and Klein 2020): contextual word retrieval in the
+layout of their Table 3, zero-shot XNLI after alignment in the layouts of Tables 1, 2 and 5, with the published
+numbers beside ours.
+
+Tables read: `contextual_retrieval` (results/<run>/eval/contextual_retrieval.parquet: one row per lm, language,
+contextual or not, layer and method, accuracy a fraction) and `transfer` (its XNLI test rows of the base BERTs,
+as they are and with a rotation at test time, and of the aligned models aligned/{n}/{base}). Each of our settings
+is named as the paper names it (xling.evaluate.alignment.CAO_SETTINGS): base BERT; word- and sentence-aligned
+rotation (Procrustes on word pairs / mean word vectors of sentence pairs, applied to the non-English vectors);
+fine-tuned alignment on n sentence pairs per language; the sentence-augmented fastText (rotated on the same word
+pairs). A rotation and a fine-tuned model carry the amount of parallel data they used; the tables show every
+amount the run has, the paper's Table 1 and 3 used 250K, Table 5 20K.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from matplotlib.figure import Figure
+
+from xling.evaluate.alignment import cao_retrieval, cao_xnli
+from xling.report import figures
+from xling.report.blocks import DASH, MODEL_KEYS, Block, fmt_count, model_name, table_block, text
+from xling.report.core import ReportContext, register_section, require_columns
+from xling.report.published import Matching
+
+RETRIEVAL_REQUIRED = ("lm", "lang", "contextual", "method", "accuracy", "n_queries")
+RETRIEVAL_RESULTS = ("accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "n_queries", "n_seen", "n_exact")
+ANALYSIS_REQUIRED = ("lm", "lang", "method", "parallel_sentences", "accuracy", "n_queries")
+POS_REQUIRED = (*ANALYSIS_REQUIRED, "group", "pos")
+FREQUENCY_REQUIRED = (*ANALYSIS_REQUIRED, "rank_bin", "rank_difference")
+# Table 4's columns (published_results.yaml) by universal POS tag, and each group's average by its tags' group;
+# the paper's one "Conjunction" is compared with the mean of our two conjunction tags
+PAPER_POS = {"NUM": "numeral", "PUNCT": "punctuation", "PROPN": "proper_noun", "DET": "determiner",
+             "ADP": "preposition", "CCONJ": "conjunction", "SCONJ": "conjunction", "PRON": "pronoun",
+             "AUX": "auxiliary", "NOUN": "noun", "ADV": "adverb", "ADJ": "adjective", "VERB": "verb"}
+PAPER_GROUP_AVERAGE = {"lexical_overlap": "lexical_overlap_avg", "closed_class": "closed_class_avg",
+                       "open_class": "open_class_avg"}
+FREQUENCY_FIGURE, FREQUENCY_CAPTION = "alignment_frequency", "alignment_frequency"
+SETTING_LABELS = {"aligned_fasttext_sentence": "Aligned fastText + sentence", "base_bert": "Base BERT",
+                  "zero_shot_base_bert": "Base BERT (zero-shot)",
+                  "sentence_aligned_rotation": "Sentence-aligned BERT (rotation)",
+                  "word_aligned_rotation": "Word-aligned BERT (rotation)",
+                  "word_aligned_finetuned": "Word-aligned BERT (fine-tuned)"}
+RETRIEVAL_ORDER = ("aligned_fasttext_sentence", "base_bert", "word_aligned_rotation", "sentence_aligned_rotation",
+                   "word_aligned_finetuned")
+XNLI_ORDER = ("zero_shot_base_bert", "sentence_aligned_rotation", "word_aligned_rotation", "word_aligned_finetuned")
+TABLE5_PARALLEL = 20000  # Cao et al.'s Table 5: 20K sentence pairs per language
+DESCRIPTION = (
+    "Contextual alignment (Cao, Kitaev and Klein 2020). Word pairs are the one-to-one intersection of eflomal's "
+    "two directions on parallel sentences. Contextual word retrieval: each linked word of a test sentence is a "
+    "query among all words of all test sentences of the other language (CSLS, k = 10); a hit is the exact sentence "
+    "and position, and the accuracy is the mean of both directions, without the pairs seen in training and exact "
+    "string matches. Non-contextual: the first occurrence of each word type only. Base BERT is compared with its "
+    "rotations (orthogonal maps of the other language onto English, learned on the train word pairs or on the "
+    "sentence pairs' mean word vectors), with the BERT fine-tuned for alignment on n sentence pairs per language, "
+    "and with fastText vectors rotated on the same word pairs and augmented with the sentence's mean, max and min.")
+
+
+def _label(setting: str, n: int) -> str:
+    label = SETTING_LABELS.get(setting, setting)
+    return f"{label}, {n:,} pairs" if n else label
+
+
+def _base_groups(rows: pd.DataFrame) -> list[tuple[str, dict]]:
+    """(base lm, its model columns) in lm order: the BERT each row block is about."""
+    out = []
+    for base in sorted(rows["base"].unique()):
+        first = rows[(rows["base"] == base) & (rows["lm"] == base)]
+        first = first if len(first) else rows[rows["base"] == base]
+        out.append((base, {k: first[k].iloc[0] for k in MODEL_KEYS if k in first}))
+    return out
+
+
+def _cell(value: float, digits: int = 1, sub: str = "") -> dict | str:
+    if value is None or pd.isna(value):
+        return DASH
+    return {"text": f"{value:.{digits}f}", "sub": sub} if sub else f"{value:.{digits}f}"
+
+
+# ---------------------------------------------------------------------------------------------- retrieval
+
+def _retrieval_layers(rows: pd.DataFrame) -> pd.DataFrame:
+    """BERT's rows at the layer retrieval ran at: the highest layer of each lm when the table has several."""
+    if "layer" not in rows:
+        return rows
+    return rows[rows["layer"] == rows.groupby("lm")["layer"].transform("max")]
+
+
+@register_section("alignment_retrieval", "Contextual word retrieval (Cao et al. 2020, Table 3)",
+                  required=("contextual_retrieval",), results={"contextual_retrieval": RETRIEVAL_RESULTS})
+def render_alignment_retrieval(ctx: ReportContext) -> list[Block]:
+    where = ctx.table_paths["contextual_retrieval"]
+    table = ctx.tables["contextual_retrieval"]
+    require_columns(table, RETRIEVAL_REQUIRED, where)
+    rows = _retrieval_layers(cao_retrieval(table))
+    if rows.empty:
+        return [text(DESCRIPTION, f"{where} has no row of a setting of the paper.")]
+    pivot = ctx.pivot
+    langs = sorted(rows["lang"].unique())
+    fasttext = rows[rows["setting"] == "aligned_fasttext_sentence"]
+    bert = rows[rows["setting"] != "aligned_fasttext_sentence"]
+    blocks = [text(DESCRIPTION)]
+    ours = []
+    for base, model in _base_groups(bert) or [(None, {})]:
+        part = pd.concat([bert[bert["base"] == base], fasttext]) if base else fasttext
+        lines = []
+        for retrieval in ("contextual", "non_contextual"):
+            at = part[part["retrieval"] == retrieval]
+            keys = sorted({(s, int(n)) for s, n in zip(at["setting"], at["parallel_sentences"])},
+                          key=lambda k: (RETRIEVAL_ORDER.index(k[0]), k[1]))
+            for setting, n in keys:
+                cell = at[(at["setting"] == setting) & (at["parallel_sentences"] == n)].set_index("lang")
+                values = [100 * cell.at[lang, "accuracy"] if lang in cell.index else np.nan for lang in langs]
+                line = [retrieval.replace("_", "-"), _label(setting, n)]
+                line += [_cell(v, sub=f"n {fmt_count(cell.at[lang, 'n_queries'])}") if lang in cell.index else DASH
+                         for v, lang in zip(values, langs)]
+                line.append(_cell(np.mean(values)) if not np.isnan(values).any() else DASH)
+                lines.append(line)
+        title = f"Word retrieval accuracy (%), {model_name(model) if model else 'fastText only'}"
+        blocks.append(table_block(title, ["retrieval", "setting", *[f"{lang}-{pivot}" for lang in langs], "average"],
+                                  lines, numeric=range(2, 3 + len(langs)),
+                                  note="The layout of Cao et al.'s Table 3 (they use 250K sentence pairs for every "
+                                       "rotation and fine-tuning, mBERT's output layer, fastText of dimension 300). "
+                                       "Small grey number: queries scored (both directions)." + _layer_note(part)))
+        ours.append(part.assign(**{k: v for k, v in model.items()}) if model else part)
+    frame = pd.concat(ours, ignore_index=True)
+    frame = frame.assign(src=frame["lang"], tgt=pivot)
+    blocks += ctx.published_blocks("contextual_retrieval", frame,
+                                   Matching(identity=("src", "tgt", "retrieval", "setting"),
+                                            defaults={"parallel_sentences": int(frame["parallel_sentences"].max())}))
+    return blocks
+
+
+def _layer_note(rows: pd.DataFrame) -> str:
+    if "layer" not in rows:
+        return ""
+    layers = rows[rows["setting"] != "aligned_fasttext_sentence"].groupby("lm")["layer"].max()
+    shown = sorted({int(v) for v in layers})
+    return f" BERT layer: {', '.join(map(str, shown))}." if shown else ""
+
+
+# ---------------------------------------------------------------------------------------------- XNLI
+
+def alignment_xnli(transfer: pd.DataFrame, pivot: str) -> pd.DataFrame:
+    """Mean over seeds of the alignment study's XNLI test accuracy: one row per base model, setting, amount of
+    parallel data and language, with the base's model columns, at the smallest freeze depth."""
+    rows = cao_xnli(transfer)
+    if rows.empty:
+        return pd.DataFrame()
+    rows = rows[rows["freeze"] == rows["freeze"].min()]
+    model = rows[rows["lm"] == rows["base"]].groupby("base")[MODEL_KEYS].first()
+    keys = ["base", "setting", "parallel_sentences", "lang", "freeze"]
+    out = rows.groupby(keys, as_index=False).agg(value=("value", "mean"), n_seeds=("seed", "nunique"))
+    for column in MODEL_KEYS:  # an aligned model is shown under its base
+        out[column] = out["base"].map(model[column]) if len(model) else np.nan
+    return out.assign(task="xnli", metric="accuracy", split="test")
+
+
+def _xnli_table(df: pd.DataFrame, title: str, keys: list[tuple[str, int]], langs: list[str], label, note: str
+                ) -> Block:
+    lines = []
+    for setting, n in keys:
+        cell = df[(df["setting"] == setting) & (df["parallel_sentences"] == n)].set_index("lang")
+        values = [cell.at[lang, "value"] if lang in cell.index else np.nan for lang in langs]
+        lines.append([label(setting, n)] + [_cell(v) for v in values]
+                     + [_cell(np.mean(values)) if not np.isnan(values).any() else DASH])
+    return table_block(title, ["setting", *langs, "average"], lines, numeric=range(1, 2 + len(langs)), note=note)
+
+
+@register_section("alignment_xnli", "Zero-shot XNLI after alignment (Cao et al. 2020, Tables 1, 2 and 5)",
+                  required=("contextual_retrieval", "transfer"))
+def render_alignment_xnli(ctx: ReportContext) -> list[Block]:
+    pivot = ctx.pivot
+    df = alignment_xnli(ctx.tables["transfer"], pivot)
+    if df.empty:  # the published numbers still stand for reference
+        return [text(f"No XNLI of an aligned or rotated BERT in {ctx.table_paths['transfer']}.")] + [
+            block for key in ("alignment_xnli", "alignment_xnli_data", "alignment_xnli_languages")
+            for block in ctx.published_blocks(key, pd.DataFrame(), Matching(identity=("lang",)))]
+    langs = sorted(df["lang"].unique(), key=lambda lang: (lang != pivot, lang))
+    blocks = [text("Each model is fine-tuned on English XNLI training data and tested on every language; a "
+                   "rotation multiplies the other language's vectors at the rotation layer by its map while "
+                   "testing. Accuracy in percent, the mean over fine-tuning seeds; average: over every column, the "
+                   "pivot included, as the paper averages.")]
+    for base, model in _base_groups(df.assign(lm=df["base"])):
+        part = df[df["base"] == base]
+        largest = int(part["parallel_sentences"].max())
+        table1 = [(s, n) for s in XNLI_ORDER for n in sorted(part.loc[part["setting"] == s, "parallel_sentences"]
+                                                             .unique()) if s == XNLI_ORDER[0] or n == largest]
+        name = model_name(model)
+        blocks.append(_xnli_table(part, f"Table 1 layout: XNLI test accuracy (%), {name}", table1, langs, _label,
+                                  f"The settings with the most parallel data of this run ({largest:,} sentence "
+                                  f"pairs per language; the paper's 250K). Frozen up to layer "
+                                  f"{int(part['freeze'].iloc[0])} while fine-tuning on English."))
+        table2 = [(s, int(n)) for s, n in part[part["setting"].isin(["zero_shot_base_bert", "word_aligned_finetuned"])]
+                  [["setting", "parallel_sentences"]].drop_duplicates().sort_values("parallel_sentences")
+                  .itertuples(index=False)]
+        blocks.append(_xnli_table(part, f"Tables 2 and 5 layout: XNLI test accuracy (%) by parallel data, {name}",
+                                  table2, langs, lambda s, n: f"{n:,}" if n else "None",
+                                  "Sentence pairs per language the model was aligned on (None: the base model). "
+                                  "The paper's Table 2: 10K, 50K, 250K; its Table 5: 20K, with ar, zh, ur."))
+    in_paper = df[df["setting"] != "word_aligned_finetuned"]
+    aligned = df[df["setting"] == "word_aligned_finetuned"]
+    largest = aligned[aligned["parallel_sentences"] == aligned.groupby("base")["parallel_sentences"]
+                      .transform("max")]
+    blocks += ctx.published_blocks("alignment_xnli", pd.concat([in_paper, largest]),
+                                   Matching(identity=("task", "metric", "lang", "setting")))
+    by_data = df[df["setting"].isin(["zero_shot_base_bert", "word_aligned_finetuned"])]
+    blocks += ctx.published_blocks("alignment_xnli_data", by_data,
+                                   Matching(identity=("task", "metric", "lang", "parallel_sentences")))
+    near = aligned.assign(_d=(np.log(aligned["parallel_sentences"]) - np.log(TABLE5_PARALLEL)).abs())
+    near = near[near["_d"] == near.groupby("base")["_d"].transform("min")].drop(columns="_d")
+    table5 = pd.concat([df[df["setting"] == "zero_shot_base_bert"],
+                        near.assign(setting="word_aligned_finetuned_20k")])
+    blocks += ctx.published_blocks("alignment_xnli_languages", table5,
+                                   Matching(identity=("task", "metric", "lang", "setting")))
+    return blocks
+
+
+
+# ---------------------------------------------------------------------------------------------- analyses
+
+def _analysis_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """An analysis table's rows of the paper's settings (base, rotation, fine-tuned), each at its largest amount
+    of parallel data per base, named as the paper names them."""
+    rows = cao_retrieval(table.assign(contextual=True))
+    if "layer" in rows:
+        rows = rows[rows["layer"] == rows.groupby("lm")["layer"].transform("max")]
+    top = rows.groupby(["base", "setting"])["parallel_sentences"].transform("max")
+    return rows[rows["parallel_sentences"] == top]
+
+
+@register_section("alignment_pos", "Contextual word retrieval by part of speech (Cao et al. 2020, Table 4)",
+                  required=("contextual_retrieval_pos",), results={"contextual_retrieval_pos": ("accuracy", "n_queries")})
+def render_alignment_pos(ctx: ReportContext) -> list[Block]:
+    where = ctx.table_paths["contextual_retrieval_pos"]
+    table = ctx.tables["contextual_retrieval_pos"]
+    require_columns(table, POS_REQUIRED, where)
+    rows = _analysis_rows(table)
+    groups = list(dict.fromkeys(rows["group"]))
+    tags = {g: [t for t in PAPER_POS if ((rows["group"] == g) & (rows["pos"] == t)).any()]
+            + sorted(set(rows.loc[(rows["group"] == g) & (rows["pos"] != "average"), "pos"]) - set(PAPER_POS))
+            for g in groups}
+    columns = [(g, t) for g in groups for t in [*tags[g], "average"]]
+    mean = rows.groupby(["base", "setting", "parallel_sentences", "group", "pos"], as_index=False).agg(
+        accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum"), n_langs=("lang", "nunique"))
+    blocks = [text("Accuracy of word retrieval by the universal POS tag of the pivot word, grouped as Cao et al. "
+                   "group them (a group's average is the mean of its tags'); the mean over the language pairs. "
+                   f"Retrieval: {_values(table, 'contextual', {True: 'contextual', False: 'non-contextual'})}; "
+                   f"pairs seen in training {_values(table, 'exclude_seen', {True: 'left out', False: 'kept'})}; "
+                   f"tags from {_values(table, 'pos_treebank')}.")]
+    models = rows.drop_duplicates("base").set_index("base")
+    for base in sorted(mean["base"].unique()):
+        model = {k: models.at[base, k] for k in MODEL_KEYS if k in models}
+        part = mean[mean["base"] == base]
+        lines = []
+        for setting, n in part[["setting", "parallel_sentences"]].drop_duplicates().itertuples(index=False):
+            cell = part[(part["setting"] == setting) & (part["parallel_sentences"] == n)].set_index(["group", "pos"])
+            lines.append([_label(setting, int(n))] + [
+                {"text": f"{cell.at[key, 'accuracy']:.2f}", "sub": f"n {fmt_count(cell.at[key, 'n_queries'])}"}
+                if key in cell.index else DASH for key in columns])
+        header = [{"text": t, "sub": g.replace("_", " ")} for g, t in columns]
+        blocks.append(table_block(f"Accuracy by part of speech, {model_name(model)}", ["setting", *header], lines,
+                                  numeric=range(1, 1 + len(columns)),
+                                  note="The layout of Cao et al.'s Table 4 (non-contextual retrieval, pairs seen in "
+                                       "training kept, mBERT before and after alignment on 250K pairs). Small grey "
+                                       "number: queries (both directions, all pairs)."))
+    ours = mean.assign(pos=[PAPER_GROUP_AVERAGE.get(g) if p == "average" else PAPER_POS.get(p, p)
+                            for g, p in zip(mean["group"], mean["pos"])])
+    for column in MODEL_KEYS:
+        ours[column] = ours["base"].map(models[column]) if column in models else np.nan
+    blocks += ctx.published_blocks("contextual_retrieval_pos", ours.dropna(subset=["pos"]),
+                                   Matching(identity=("pos", "setting")))
+    return blocks
+
+
+def _values(table: pd.DataFrame, column: str, names: dict | None = None) -> str:
+    if column not in table:
+        return "not recorded"
+    return ", ".join(str((names or {}).get(v, v)) for v in table[column].dropna().unique()) or "not recorded"
+
+
+def alignment_figures(config) -> list[dict]:
+    """The PNG the frequency section writes (whatever the table holds: a panel says what is missing)."""
+    return [{"name": FREQUENCY_FIGURE, "caption": f"{FREQUENCY_CAPTION}.rst", "category": "Contextual alignment",
+             "labels": {"figure": "accuracy by frequency-rank difference", "size": "all"}}]
+
+
+def frequency_figure(curves: pd.DataFrame, settings: str) -> Figure:
+    """Cao et al.'s Figure 3: accuracy (mean over the language pairs) against the bin of the frequency-rank
+    difference, a line per setting, a panel per base BERT."""
+    bases = list(dict.fromkeys(curves["base"])) or ["(none)"]
+    fig = figures._new_figure(6.4, 2.6 * len(bases) + 1.0)
+    axes = fig.subplots(len(bases), 1, squeeze=False)[:, 0]
+    bins = curves[["rank_bin", "rank_difference"]].drop_duplicates().sort_values("rank_bin")
+    for ax, base in zip(axes, bases):
+        part = curves[curves["base"] == base]
+        if part.empty:
+            ax.text(0.5, 0.5, "no frequency-rank analysis in this run", ha="center", va="center",
+                    transform=ax.transAxes)
+        for i, ((setting, n), line) in enumerate(part.groupby(["setting", "parallel_sentences"], sort=False)):
+            line = line.sort_values("rank_bin")
+            ax.plot(line["rank_bin"], line["accuracy"], marker=figures.MARKERS[i % len(figures.MARKERS)],
+                    color=figures.PALETTE[i % len(figures.PALETTE)], label=_label(setting, int(n)))
+        ax.set_xticks(bins["rank_bin"], bins["rank_difference"], rotation=30)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("accuracy")
+        ax.set_title(str(base), fontsize=10)
+        if not part.empty:
+            ax.legend(fontsize=8)
+    axes[-1].set_xlabel("difference in frequency rank of the two words")
+    figures._title(fig, "Contextual word retrieval by frequency-rank difference", settings)
+    return fig
+
+
+@register_section("alignment_frequency", "Retrieval against the frequency-rank difference (Cao et al. 2020, "
+                  "Figure 3)", required=("contextual_retrieval_frequency",), figures=alignment_figures,
+                  results={"contextual_retrieval_frequency": ("accuracy", "n_queries")})
+def render_alignment_frequency(ctx: ReportContext) -> list[Block]:
+    where = ctx.table_paths["contextual_retrieval_frequency"]
+    table = ctx.tables["contextual_retrieval_frequency"]
+    require_columns(table, FREQUENCY_REQUIRED, where)
+    rows = _analysis_rows(table)
+    curves = rows.groupby(["base", "setting", "parallel_sentences", "rank_bin", "rank_difference"], as_index=False,
+                          sort=False).agg(accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum"))
+    order = {s: i for i, s in enumerate(RETRIEVAL_ORDER)}
+    curves = curves.sort_values(["base", "setting", "parallel_sentences", "rank_bin"],
+                                key=lambda c: c.map(order) if c.name == "setting" else c, kind="stable")
+    settings = (f"mean over {rows['lang'].nunique()} language pairs; rank bins {_values(table, 'rank_bins')}; "
+                "pairs seen in training and exact matches "
+                f"{_values(table, 'exclude_seen', {True: 'left out', False: 'kept'})}")
+    lines = [[str(b), _label(s, int(n)), r, f"{a:.3f}", fmt_count(q)] for b, s, n, _, r, a, q in
+             curves.itertuples(index=False)]
+    return [ctx.figure(FREQUENCY_FIGURE, frequency_figure(curves, settings), FREQUENCY_CAPTION, settings,
+                       "Accuracy by frequency-rank difference"),
+            table_block("Accuracy by frequency-rank difference: the numbers", ["base model", "setting",
+                        "rank difference", "accuracy", "queries"], lines, numeric=(3, 4), collapsed=True)]

@@ -1,0 +1,69 @@
+"""The word vectors of one language that the monolingual alignment compares (xling.evaluate.monolingual): its
+vocabulary, a monolingual BERT's per-layer means of contextual word vectors over the language's sample (the store),
+and fastText trained on the same sample (the static baseline)."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from xling.encode.words import detokenize
+from xling.io import read_lines
+from xling.represent.store import extract_bert_shard, reduce_shards
+
+logger = logging.getLogger(__name__)
+
+
+def vocabulary(counts_path, lang: str, min_count: int, size: int) -> list[str]:
+    """A language's word vocabulary: its `size` most frequent words counted at least `min_count` times in a
+    word-counts table (lang, word, count), ties by word."""
+    table = pq.read_table(counts_path, columns=["word", "count"],
+                          filters=[("lang", "==", lang), ("count", ">=", min_count)])
+    table = table.sort_by([("count", "descending"), ("word", "ascending")])
+    return table.column("word").to_pylist()[:size]
+
+
+def word_means(model_dir, token_path, lang: str, words: set[str], out_path, *, batch_size: int,
+               max_length: int | None, device: str | None, max_documents: int | None) -> None:
+    """The store of one monolingual model over its own language's token file: per-layer means of each word's
+    contextual vectors (xling.represent.store, one shard reduced to means)."""
+    with tempfile.TemporaryDirectory(dir=Path(out_path).parent) as tmp:
+        sums = Path(tmp) / "words.parquet"
+        extract_bert_shard(model_dir, token_path, lang, words, 0, 1, sums, Path(tmp) / "langs.parquet",
+                           batch_size=batch_size, max_length=max_length, device=device, max_documents=max_documents)
+        reduce_shards([sums], out_path)
+
+
+class _Words:
+    """The words of each document of a token file (pieces joined), re-readable: gensim iterates it per epoch."""
+
+    def __init__(self, token_path):
+        self.token_path = token_path
+
+    def __iter__(self):
+        for _, line in read_lines(self.token_path):
+            yield detokenize(line.split()).split()
+
+
+def fasttext_vectors(token_path, lang: str, words: Sequence[str], *, dim: int, epochs: int, window: int,
+                     min_count: int, seed: int) -> pd.DataFrame:
+    """fastText (gensim, skip-gram with character n-grams, one worker: deterministic for a seed) trained on one
+    language's token file as words, and the vectors of `words` it trained, in the store layout (layer 0):
+    the static baseline of the word level, on the same vocabulary as the BERTs."""
+    from gensim.models import FastText
+
+    model = FastText(sentences=_Words(token_path), vector_size=dim, window=window, min_count=min_count,
+                     epochs=epochs, sg=1, workers=1, seed=seed)
+    trained = [w for w in words if w in model.wv.key_to_index]
+    logger.info("%s: fastText trained %d words; %d of the %d vocabulary words", token_path, len(model.wv),
+                len(trained), len(words))
+    vectors = np.array([model.wv[w] for w in trained], dtype=np.float64).reshape(len(trained), dim)
+    table = pd.DataFrame({"lang": lang, "word": trained, "layer": np.zeros(len(trained), dtype=np.int32),
+                          "n": np.ones(len(trained), dtype=np.int64)})
+    return pd.concat([table, pd.DataFrame(vectors, columns=[f"d{j}" for j in range(dim)])], axis=1)
