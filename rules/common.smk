@@ -223,6 +223,8 @@ def aligned_models():
     if unknown:
         raise ValueError(f"alignment.finetune.models: {unknown} are not BERTs of this run (ours: {known}; "
                          f"checkpoints: {[f'hf/{slug}' for slug in HF_MODELS]})")
+    if not align_langs():  # no language has parallel text (e.g. the mini preset's ru): nothing to align on
+        return []
     return [f"aligned/{n}/{base}" for base in bases for n in ALIGN_FT["sizes"]]
 
 

@@ -23,7 +23,9 @@ def test_rotations_are_orthogonal_and_tested_in_retrieval_and_xnli(test_run):
     results = test_run / "results/test"
     config = preset()
     sizes = config["alignment"]["finetune"]["sizes"]
-    (base,) = config["alignment"]["finetune"]["models"]
+    # the preset names no base: our BERT of the language experiments at their largest size and longest window
+    (base,) = config["alignment"]["finetune"].get("models") or [
+        f"bert/{max(config['language']['sizes'])}-w{max(config['windows'])}"]
     for kind in ("word", "sentence"):
         for n in sizes:
             w = np.load(results / f"align/rotations/{base}/{kind}{n}/xa.npy")

@@ -56,7 +56,8 @@ EVERY_RUNTIME_SETTING = {
     "language": {"threads": 2, "device": "cpu", "batch_size": 7, "sentence_retrieval": {"block": 7}},
     "transfer": {"threads": 2, "device": "cpu", "batch_size": 7, "checkpoint_every": 5},
     "alignment": {"threads": 2, "device": "cpu", "batch_size": 7, "retrieval": {"block": 7},
-                  "finetune": {"threads": 2, "device": "cpu", "checkpoint_every": 5}},
+                  "finetune": {"threads": 2, "device": "cpu", "checkpoint_every": 5},
+                  "rotation": {"block": 7}, "fasttext": {"threads": 2}},
 }
 
 
