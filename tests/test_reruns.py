@@ -126,6 +126,8 @@ def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path,
         "finetune": BERT_TRANSFER + ABLATION_RUNS, "transfer_eval": BERT_TRANSFER + ABLATION_RUNS, "transfer_table": 1,
         "ablation_pretrain": ABLATIONS, "ablation_table": 1, **WORD_RETRIEVAL, **CONTEXTUAL,
         "align_finetune": ALIGNED, **MONOLINGUAL,
+        # contextual retrieval of the aligned models too, and the rotations learned on their base (one per language)
+        "contextual_retrieval": LMS + ALIGNED, "rotation": ALIGNED * PAIRS,
     }
 
 

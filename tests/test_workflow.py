@@ -85,8 +85,12 @@ def test_word_pairs_and_contextual_retrieval_of_the_test_run(test_run):
         align["train_sentences"])
     assert (intersection.aer < 0.3).all() and (intersection.loc["xe"].aer < 0.05).all()
     table = pd.read_parquet(eval_dir / "contextual_retrieval.parquet")
-    lms = len(config["language"]["sizes"]) * len(config["windows"])
-    assert len(table) == lms * 2 * 2 and set(table.method) == {"none"}  # lms x pairs x (contextual or not)
+    lms = [f"bert/{size}-w{window}" for size in config["language"]["sizes"] for window in config["windows"]]
+    base = table[table.lm.isin(lms) & (table.method == "none")]
+    assert len(base) == len(lms) * 2 * 2  # lms x pairs x (contextual or not)
+    # beside them: the aligned model, the rotations of its base and the fastText baseline (their own tests)
+    assert set(table.method) == {"none", "rotation-word", "rotation-sentence"}
+    assert table.lm.str.startswith("aligned/").any() and table.lm.str.startswith("fasttext/").any()
     scored = table[table.lang == "xa"]
     assert scored.accuracy.between(0, 1).all() and (scored.n_queries > 0).all()
     copy = table[table.lang == "xe"]
