@@ -34,9 +34,12 @@ ABLATION_RUNS = ABLATIONS * len(ABLATION["tasks"]) * len(TRANSFER["seeds"])  # t
 REPORT = {"report": 1, "all": 1}
 FINDINGS = {"findings": 1, **REPORT}  # a changed result table: the findings judged on it, and the report
 WORD_RETRIEVAL = {"retrieval_table": 1, "word_retrieval_pos": 1, **FINDINGS}
-# contextual retrieval of the LMS, its table and its analyses (rule all gathers them)
-CONTEXTUAL = {"contextual_retrieval": LMS, "contextual_retrieval_table": 1, "contextual_retrieval_frequency": 1,
-              "contextual_retrieval_pos": 1, "all": 1}
+# contextual retrieval of the LMS and of each aligned model (rotation rows are the base's), its table and analyses
+CONTEXTUAL_TABLES = {"contextual_retrieval_table": 1, "contextual_retrieval_frequency": 1, "contextual_retrieval_pos": 1,
+                     **FINDINGS}
+CONTEXTUAL = {"contextual_retrieval": LMS + ALIGNED, **CONTEXTUAL_TABLES}
+FASTTEXT = int(CONFIG["alignment"]["fasttext"].get("enabled", True))  # the sentence-augmented fastText's retrieval
+ROTATIONS = ALIGNED * PAIRS  # a rotation per language, learned on the aligned models' base
 MONO_TARGETS = len(CONFIG["monolingual"]["languages"])  # targets with a monolingual BERT (the preset names them)
 MONO_WORDS = {"mono_word_alignment": MONO_TARGETS, "monolingual_words_table": 1, **FINDINGS}
 MONO_SENTENCES = {"mono_sentence_alignment": MONO_TARGETS, "monolingual_sentences_table": 1, **FINDINGS}
@@ -125,9 +128,7 @@ def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path,
         "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, "bucc_table": 1,
         "finetune": BERT_TRANSFER + ABLATION_RUNS, "transfer_eval": BERT_TRANSFER + ABLATION_RUNS, "transfer_table": 1,
         "ablation_pretrain": ABLATIONS, "ablation_table": 1, **WORD_RETRIEVAL, **CONTEXTUAL,
-        "align_finetune": ALIGNED, **MONOLINGUAL,
-        # contextual retrieval of the aligned models too, and the rotations learned on their base (one per language)
-        "contextual_retrieval": LMS + ALIGNED, "rotation": ALIGNED * PAIRS,
+        "align_finetune": ALIGNED, "rotation": ROTATIONS, **MONOLINGUAL,
     }
 
 
@@ -204,20 +205,26 @@ def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
 
 
 def test_alignment_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
-    assert plan(test_run, tmp_path, {"alignment": {"retrieval": {"csls_k": 5}}}) == CONTEXTUAL
+    assert plan(test_run, tmp_path, {"alignment": {"retrieval": {"csls_k": 5}}}) == {
+        **CONTEXTUAL, "fasttext_retrieval": FASTTEXT}
     assert plan(test_run, tmp_path, {"alignment": {"analysis": {"rank_bins": [0, 5]}}}) == {
-        "contextual_retrieval_frequency": 1, "all": 1}
+        "contextual_retrieval_frequency": 1, **FINDINGS}
     assert plan(test_run, tmp_path, {"alignment": {"analysis": {"pos_contextual": True}}}) == {
-        "contextual_retrieval_pos": 1, "all": 1}
+        "contextual_retrieval_pos": 1, **FINDINGS}
+    # other word pairs: everything learned or scored on them (the aligned models and their XNLI, the rotations and
+    # the rotated base's XNLI, fastText's retrieval)
     assert plan(test_run, tmp_path, {"alignment": {"eflomal": {"null_prior": 0.3}}}) == {
-        "word_pairs": PAIRS, "word_pairs_table": 1, **CONTEXTUAL}
+        "word_pairs": PAIRS, "word_pairs_table": 1, **CONTEXTUAL, "fasttext_retrieval": FASTTEXT,
+        "align_finetune": ALIGNED, "rotation": ROTATIONS, "finetune": ALIGNED, "transfer_eval": 2 * ALIGNED,
+        "transfer_table": 1}
 
 
 def test_alignment_setting_reruns_the_aligned_models_and_what_follows(test_run, tmp_path):
     """A fine-tuning-alignment setting retrains the aligned models and re-runs what reads them (their XNLI
-    fine-tuning and scoring), not the base BERTs."""
+    fine-tuning and scoring, their contextual retrieval), not the base BERTs."""
     assert plan(test_run, tmp_path, {"alignment": {"finetune": {"learning_rate": 0.001}}}) == {
-        "align_finetune": ALIGNED, "finetune": ALIGNED, "transfer_eval": ALIGNED, "transfer_table": 1, **FINDINGS}
+        "align_finetune": ALIGNED, "finetune": ALIGNED, "transfer_eval": ALIGNED, "transfer_table": 1,
+        "contextual_retrieval": ALIGNED, **CONTEXTUAL_TABLES}
 
 
 def test_monolingual_settings_rerun_only_their_comparison(test_run, tmp_path):
