@@ -9,6 +9,8 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # PyTorch's CPU wheels; a machine with the wheel on disk (pip find-links) uses that copy instead.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 CORES ?= 2
+# pytest-xdist workers of `make test`: the workflow runs of one overlap the other's unit tests and SLURM waits
+TEST_WORKERS ?= 2
 
 .PHONY: demo test lint install
 
@@ -31,7 +33,7 @@ demo: install
 	@echo "report: results/demo/report.html"
 
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 lint: install
 	$(BIN)/snakemake --lint --configfile presets/demo.yaml

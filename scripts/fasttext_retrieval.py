@@ -9,8 +9,8 @@ setup_logging(snakemake.log[0])
 import pandas as pd  # noqa: E402
 
 from xling.data.alignment import read_split  # noqa: E402
-from xling.evaluate.contextual_retrieval import word_pair_set  # noqa: E402
-from xling.models.fasttext import Normalised, evaluate, load_vectors  # noqa: E402
+from xling.evaluate.contextual_retrieval import evaluate_fasttext, word_pair_set  # noqa: E402
+from xling.models.fasttext import Normalised, load_vectors  # noqa: E402
 from xling.tables import data_settings, with_settings, write_parquet  # noqa: E402
 
 params, settings, size = snakemake.params, snakemake.params.settings, int(snakemake.wildcards.size)
@@ -20,7 +20,7 @@ for lang in params.langs:
     directory = Path(params.align_dir) / f"{params.pivot}-{lang}"  # the word-pair files of the rule's input
     seen = word_pair_set(*read_split(directory, params.seen_split, params.pivot, lang))
     trains = {n: read_split(directory, f"train{n}", params.pivot, lang) for n in params.sizes}
-    table, found = evaluate(vectors[params.pivot], vectors[lang], read_split(directory, "test", params.pivot, lang),
+    table, found = evaluate_fasttext(vectors[params.pivot], vectors[lang], read_split(directory, "test", params.pivot, lang),
                             seen, trains, k=settings["csls_k"], block=snakemake.resources.block,
                             exclude_seen=settings["exclude_seen"], exclude_exact=settings["exclude_exact"])
     tables.append(table.assign(lang=lang, pair=f"{params.pivot}-{lang}"))

@@ -13,6 +13,15 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist (`make test` runs two workers, `--dist loadgroup`): a test file's tests stay on one worker,
+    so its module fixtures run once, and every test of the test_run fixture joins one group, so the test preset
+    runs once in the session."""
+    for item in items:
+        group = "test_run" if "test_run" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """Path to ../shared/data; the test is skipped cleanly when it is not there."""

@@ -222,7 +222,8 @@ def test_train_fasttext_saves_one_file_with_ngram_vectors(tmp_path):
 def test_fasttext_baseline_retrieves_every_word_of_a_planted_rotated_language():
     """The other language is the pivot rotated: after the learned rotation every word (contextual: every
     occurrence, told apart by its sentence's mean, max and min) retrieves its translation."""
-    pytest.importorskip("xling.evaluate.contextual_retrieval")  # the word-pairs branch's module (issue 11 item 2)
+    from xling.evaluate.contextual_retrieval import evaluate_fasttext
+
     rng = np.random.default_rng(11)
     raw = rng.normal(size=(40, 8)) + 0.3
     rotation = ortho_group.rvs(8, random_state=12)
@@ -236,7 +237,7 @@ def test_fasttext_baseline_retrieves_every_word_of_a_planted_rotated_language():
                 [{(k, 4 - k) for k in range(5)} for _ in sentences])
 
     test = split(12, 13)
-    table, queries = fasttext.evaluate(pivot, other, test, set(), {30: split(30, 14), 1: split(1, 15)}, k=3,
+    table, queries = evaluate_fasttext(pivot, other, test, set(), {30: split(30, 14), 1: split(1, 15)}, k=3,
                                        block=16, exclude_seen=True, exclude_exact=True)
     assert set(table["method"]) == {"rotation-word"} and set(table["parallel_sentences"]) == {1, 30}
     best = table[table["parallel_sentences"] == 30].set_index("contextual")["accuracy"]

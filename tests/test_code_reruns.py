@@ -91,17 +91,26 @@ def grid() -> int:
 
 
 def test_metrics_edit_reruns_word_retrieval_only(finished):
-    """Word retrieval, and the monolingual BERTs' alignments that rank with it (not their CKA)."""
+    """Word retrieval, contextual retrieval (fastText's too, not its training), and the monolingual BERTs'
+    alignments that rank with it (not their CKA)."""
     plan = plan_after_edit(finished, "xling/evaluate/metrics.py")
     assert plan == {"word_retrieval": 3 * grid(), "retrieval_table": 1, "word_retrieval_pos": 1, "findings": 1,
                     "mono_word_alignment": 1, "monolingual_words_table": 1, "mono_sentence_alignment": 1,
-                    "monolingual_sentences_table": 1, "report": 1, "all": 1, **contextual_retrieval()}
+                    "monolingual_sentences_table": 1, "report": 1, "all": 1, **contextual_retrieval(),
+                    "fasttext_retrieval": 1}
+
+
+def aligned() -> int:
+    """Aligned models of the run: one base BERT, each amount of parallel data."""
+    preset = yaml.safe_load((REPO / "presets/test.yaml").read_text())
+    return len(preset["alignment"]["finetune"]["sizes"])
 
 
 def contextual_retrieval() -> dict[str, int]:
-    """Contextual retrieval of the one BERT, its table and analyses (their code imports xling.evaluate.metrics)."""
-    return {"contextual_retrieval": grid(), "contextual_retrieval_table": 1, "contextual_retrieval_frequency": 1,
-            "contextual_retrieval_pos": 1}
+    """Contextual retrieval of the one BERT and its aligned models, its table and analyses (their code imports
+    xling.evaluate.metrics)."""
+    return {"contextual_retrieval": grid() + aligned(), "contextual_retrieval_table": 1,
+            "contextual_retrieval_frequency": 1, "contextual_retrieval_pos": 1}
 
 
 def test_synthetic_generator_edit_reruns_everything_downstream(finished):
@@ -122,6 +131,8 @@ def test_bert_trainer_edit_reruns_the_bert_branch(finished):
         "sentence_retrieval": whole["sentence_retrieval"], "tatoeba_table": 1, "bucc_table": 1,
         "finetune": whole["finetune"] - 2 * grid(), "transfer_eval": whole["transfer_eval"] - 2 * grid(),  # not GloVe's, Word2Vec's
         "transfer_table": 1, "findings": 1, "report": 1, "all": 1, **contextual_retrieval(),
+        # the aligned model (fine-tuned from the BERT) and the rotations learned on the BERT, one per language
+        "align_finetune": aligned(), "rotation": whole["rotation"],
         # the monolingual BERTs (the pivot, xa, en') and every comparison of them
         "mono_pretrain": 3, "mono_word_means": 2, "mono_word_alignment": 1, "mono_sentence_alignment": 1, "cka": 2,
         "monolingual_words_table": 1, "monolingual_sentences_table": 1, "cka_table": 1,

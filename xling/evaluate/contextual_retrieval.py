@@ -28,6 +28,7 @@ import pandas as pd
 
 from xling.encode.words import word_spans
 from xling.evaluate.metrics import expected_hit_at_k, nn_ranks
+from xling.models.fasttext import Normalised, retrieval_vectors, rotation
 
 logger = logging.getLogger(__name__)
 
@@ -267,3 +268,30 @@ def accuracy_by_rank_difference(queries: pd.DataFrame, src_ranks: dict, tgt_rank
     table = accuracy(binned, by=list(by) + ["rank_bin", "rank_difference"], exclude_seen=exclude_seen,
                      exclude_exact=exclude_exact)
     return table[list(by) + ["rank_bin", "rank_difference", "accuracy", "n_queries"]]
+
+
+def evaluate_fasttext(pivot: Normalised, other: Normalised, test: tuple, seen: set, trains: dict[int, tuple], *,
+                      k: int, block: int, exclude_seen: bool = True, exclude_exact: bool = True):
+    """Contextual and non-contextual word retrieval of the baseline for one language pair, with the rotation of
+    each train split: (accuracy table, queries), the columns of `evaluate`
+    (method "rotation-word", parallel_sentences n).
+    Here, not in xling.models.fasttext, so that training fastText does not import the retrieval metrics.
+
+    test, trains[n]: (pivot sentences, other sentences, links) of the split (xling.data.alignment.read_split);
+    seen: the training word pairs the test score leaves out (word_pair_set)."""
+    pivot_words, other_words, links = test
+    src = retrieval_vectors(pivot, pivot_words)
+    tables, queries = [], []
+    for n, train in sorted(trains.items()):
+        w, pairs = rotation(pivot, other, *train)
+        logger.info("rotation on train%d: %d word pairs", n, pairs)
+        tgt = retrieval_vectors(other, other_words, w)
+        for contextual in (True, False):
+            found = test_filter(retrieve(src, tgt, links, k=k, contextual=contextual, block=block,
+                                         words=(pivot_words, other_words)), seen)
+            keys = dict(method="rotation-word", parallel_sentences=n, contextual=contextual)
+            tables.append(accuracy(found, exclude_seen=exclude_seen, exclude_exact=exclude_exact).assign(**keys))
+            queries.append(found.assign(**keys))
+            logger.info("train%d, %scontextual: accuracy %.4f", n, "" if contextual else "non-",
+                        tables[-1]["accuracy"].iloc[0])
+    return pd.concat(tables, ignore_index=True), pd.concat(queries, ignore_index=True)

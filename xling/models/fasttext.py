@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
-import pandas as pd
 
 from xling.data.formats import iter_corpus_documents
 from xling.io import atomic_path
@@ -113,31 +112,3 @@ def retrieval_vectors(vectors: Normalised, sentences: list[list[str]], w: np.nda
         words = vectors(sentence)
         out.append(sentence_augmented(words if w is None else words @ w).astype(np.float32))
     return out
-
-
-def evaluate(pivot: Normalised, other: Normalised, test: tuple, seen: set, trains: dict[int, tuple], *, k: int,
-             block: int, exclude_seen: bool = True, exclude_exact: bool = True):
-    """Contextual and non-contextual word retrieval of the baseline for one language pair, with the rotation of
-    each train split: (accuracy table, queries), the columns of xling.evaluate.contextual_retrieval.evaluate
-    (method "rotation-word", parallel_sentences n).
-
-    test, trains[n]: (pivot sentences, other sentences, links) of the split (xling.data.alignment.read_split);
-    seen: the training word pairs the test score leaves out (word_pair_set)."""
-    from xling.evaluate.contextual_retrieval import accuracy, retrieve, test_filter
-
-    pivot_words, other_words, links = test
-    src = retrieval_vectors(pivot, pivot_words)
-    tables, queries = [], []
-    for n, train in sorted(trains.items()):
-        w, pairs = rotation(pivot, other, *train)
-        logger.info("rotation on train%d: %d word pairs", n, pairs)
-        tgt = retrieval_vectors(other, other_words, w)
-        for contextual in (True, False):
-            found = test_filter(retrieve(src, tgt, links, k=k, contextual=contextual, block=block,
-                                         words=(pivot_words, other_words)), seen)
-            keys = dict(method="rotation-word", parallel_sentences=n, contextual=contextual)
-            tables.append(accuracy(found, exclude_seen=exclude_seen, exclude_exact=exclude_exact).assign(**keys))
-            queries.append(found.assign(**keys))
-            logger.info("train%d, %scontextual: accuracy %.4f", n, "" if contextual else "non-",
-                        tables[-1]["accuracy"].iloc[0])
-    return pd.concat(tables, ignore_index=True), pd.concat(queries, ignore_index=True)
