@@ -229,10 +229,10 @@ def aligned_models():
 
 
 def align_langs():
-    """Languages aligned to the pivot (alignment.finetune.languages; null: every target with parallel data)."""
+    """Languages the aligned models and rotations are trained on: alignment.finetune.languages (null: all) among
+    those with word pairs (align_pair_langs)."""
     named = ALIGN_FT["languages"]
-    langs = TARGETS if named is None else [lang for lang in TARGETS if lang in named]
-    return _available("parallel", langs)
+    return [lang for lang in align_pair_langs() if named is None or lang in named]
 
 
 ALIGN_SETTINGS = ("pairs_per_language", "epochs", "learning_rate", "betas", "eps", "warmup", "regularization", "layer")
