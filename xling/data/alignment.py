@@ -149,20 +149,27 @@ def write_split(out_dir: str | os.PathLike, split: str, src_lang: str, tgt_lang:
 
 def read_split(directory: str | os.PathLike, split: str, src_lang: str, tgt_lang: str
                ) -> tuple[list[list[str]], list[list[str]], list[Links]]:
-    """The tokenized sentences and links `write_split` wrote; a link outside its sentence raises a FormatError
-    naming the file and line."""
+    """The tokenized sentences and links `write_split` wrote to `directory`."""
     directory = Path(directory)
-    pairs = read_parallel(directory / f"{split}.{src_lang}", directory / f"{split}.{tgt_lang}")
-    path = directory / f"{split}.align"
-    links = read_alignments(path)
+    return read_split_files(directory / f"{split}.{src_lang}", directory / f"{split}.{tgt_lang}",
+                            directory / f"{split}.align")
+
+
+def read_split_files(src_path: str | os.PathLike, tgt_path: str | os.PathLike, align_path: str | os.PathLike
+                     ) -> tuple[list[list[str]], list[list[str]], list[Links]]:
+    """A split's three files, named one by one (as a rule's inputs name them); a line-count mismatch or a link
+    outside its sentence raises a FormatError naming the file and line."""
+    pairs = read_parallel(src_path, tgt_path)
+    links = read_alignments(align_path)
     if len(links) != len(pairs):
-        raise FormatError(f"{path}: {len(links)} lines, but the sentence files have {len(pairs)}")
+        raise FormatError(f"{align_path}: {len(links)} lines, but {src_path}: {len(pairs)} lines; the alignment "
+                          "file must have one line per sentence pair")
     src = [s.split() for s, _ in pairs]
     tgt = [t.split() for _, t in pairs]
     for lineno, (s, t, a) in enumerate(zip(src, tgt, links), start=1):
-        bad = [(i, j) for i, j in a if i >= len(s) or j >= len(t)]
+        bad = sorted((i, j) for i, j in a if i >= len(s) or j >= len(t))
         if bad:
-            raise FormatError(f"{path}:{lineno}: link {bad[0][0]}-{bad[0][1]} outside the sentence pair "
+            raise FormatError(f"{align_path}:{lineno}: link {bad[0][0]}-{bad[0][1]} outside the sentence pair "
                               f"({len(s)} and {len(t)} words)")
     return src, tgt, links
 

@@ -45,7 +45,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from xling.data import formats
+from xling.data.alignment import read_split_files
 from xling.io import atomic_write
 from xling.models.checkpoints import Interrupted, StopSignal, hms, list_checkpoints, save_checkpoint
 from xling.models.finetune import checkpoint_key, linear_schedule
@@ -71,19 +71,8 @@ class ParallelWords:
 
 
 def read_parallel_words(lang: str, en_path, xx_path, align_path) -> ParallelWords:
-    """A split of xling.data.alignment (`{split}.en`, `.{lang}`, `.align`); FormatError names the file and
-    line of a count mismatch or of a link outside its sentence."""
-    pairs = formats.read_parallel(en_path, xx_path)
-    links = formats.read_alignments(align_path, possible=False)
-    if len(links) != len(pairs):
-        raise formats.FormatError(f"{align_path}: {len(links)} lines, but {en_path}: {len(pairs)} lines; "
-                                  "the alignment file must have one line per sentence pair")
-    en, xx = [s.split() for s, _ in pairs], [t.split() for _, t in pairs]
-    for lineno, (pair_links, e, x) in enumerate(zip(links, en, xx), start=1):
-        for i, j in sorted(pair_links):
-            if i >= len(e) or j >= len(x):
-                raise formats.FormatError(f"{align_path}:{lineno}: link {i}-{j} outside the sentence pair "
-                                          f"({len(e)} English words, {len(x)} {lang} words)")
+    """A split of xling.data.alignment (`{split}.en`, `.{lang}`, `.align`), checked as `read_split_files` checks it."""
+    en, xx, links = read_split_files(en_path, xx_path, align_path)
     return ParallelWords(lang, en, xx, [sorted(p) for p in links])
 
 
