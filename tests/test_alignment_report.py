@@ -9,7 +9,8 @@ import pytest
 
 from xling.evaluate.alignment import aligned_lm, cao_setting
 from xling.evaluate.findings import FAILS, HOLDS, NOT_MEASURED, judge_claims
-from xling.report.alignment import alignment_xnli, render_alignment_retrieval, render_alignment_xnli
+from xling.report.alignment import (alignment_xnli, render_alignment_retrieval, render_alignment_xnli,
+                                    retrieval_and_xnli)
 from xling.report.core import REPORTS_DIR, ReportContext
 from xling.report.published import load_paper_results
 
@@ -284,3 +285,32 @@ def test_figure3_is_written_with_its_numbers(tmp_path):
         ["Word-aligned BERT (fine-tuned), 400 pairs", "0-9", "0.800"],
         ["Word-aligned BERT (fine-tuned), 400 pairs", "10-99", "0.750"],
         ["Word-aligned BERT (fine-tuned), 400 pairs", "100+", "0.700"]]
+
+
+def test_figure2_pairs_each_language_s_retrieval_with_its_xnli_and_correlates_them(tmp_path):
+    """Base BERT only (the aligned model and the rotations are not points); XNLI the mean over seeds; Pearson's r
+    as numpy computes it on the same points."""
+    import numpy as np
+
+    from xling.report import expected_figures
+    from xling.report.alignment import render_alignment_xnli_retrieval
+
+    accuracy = {"de": 0.20, "xb": 0.40, "xc": 0.60}
+    rows = [dict(lm=lm, lang=lang, contextual=contextual, layer=4, k=10, method=method, parallel_sentences=n,
+                 accuracy=value + (0.3 if lm != BASE or method != "none" else 0) - (0.1 if not contextual else 0),
+                 n_queries=100, model="bert", size=4000, window=128, exclude_seen=True)
+            for lang, value in accuracy.items() for contextual in (True, False)
+            for lm, method, n in ((BASE, "none", 0), (BASE, "rotation-word", 400), (ALIGNED[400], "none", 0))]
+    xnli = transfer({(BASE, "none"): {"en": 80, "de": 50, "xb": 55, "xc": 70},
+                     (ALIGNED[400], "none"): {"en": 80, "de": 70, "xb": 72, "xc": 75}})
+    points = retrieval_and_xnli(pd.DataFrame(rows), xnli, "en")
+    assert points[["lang", "retrieval", "xnli"]].values.tolist() == [["de", 20.0, 50.0], ["xb", 40.0, 55.0],
+                                                                     ["xc", 60.0, 70.0]]
+    tables = {"contextual_retrieval": pd.DataFrame(rows), "transfer": xnli}
+    config = {"run": "unit", "languages": ["en", "de", "xb", "xc"]}
+    assert "alignment_xnli_retrieval" in [f["name"] for f in expected_figures(config, tables)]
+    ctx = context(tables, tmp_path)
+    figure, numbers = render_alignment_xnli_retrieval(ctx)
+    assert figure["name"] == "alignment_xnli_retrieval" and ctx.saved[figure["name"]].stat().st_size > 1000
+    r = np.corrcoef([20, 40, 60], [50, 55, 70])[0, 1]
+    assert f"{BASE}: r = {r:.2f} over 3 languages" in numbers["note"]

@@ -38,6 +38,7 @@ PAPER_POS = {"NUM": "numeral", "PUNCT": "punctuation", "PROPN": "proper_noun", "
 PAPER_GROUP_AVERAGE = {"lexical_overlap": "lexical_overlap_avg", "closed_class": "closed_class_avg",
                        "open_class": "open_class_avg"}
 FREQUENCY_FIGURE, FREQUENCY_CAPTION = "alignment_frequency", "alignment_frequency"
+XNLI_RETRIEVAL_FIGURE = "alignment_xnli_retrieval"
 SETTING_LABELS = {"aligned_fasttext_sentence": "Aligned fastText + sentence", "base_bert": "Base BERT",
                   "zero_shot_base_bert": "Base BERT (zero-shot)",
                   "sentence_aligned_rotation": "Sentence-aligned BERT (rotation)",
@@ -217,6 +218,76 @@ def render_alignment_xnli(ctx: ReportContext) -> list[Block]:
                                    Matching(identity=("task", "metric", "lang", "setting")))
     return blocks
 
+
+
+# ---------------------------------------------------------------------------------------------- Figure 2
+
+def retrieval_and_xnli(retrieval: pd.DataFrame, transfer: pd.DataFrame, pivot: str) -> pd.DataFrame:
+    """Cao et al.'s Figure 2 points: one row per base BERT and language paired with the pivot, its contextual word
+    retrieval accuracy and its zero-shot XNLI test accuracy (both in %, XNLI the mean over seeds)."""
+    found = _retrieval_layers(cao_retrieval(retrieval))
+    found = found[(found["setting"] == "base_bert") & (found["retrieval"] == "contextual")]
+    found = found.groupby(["base", "lang"], as_index=False).agg(retrieval=("accuracy", "mean"))
+    xnli = alignment_xnli(transfer, pivot)
+    if xnli.empty or found.empty:
+        return pd.DataFrame(columns=["base", "lang", "retrieval", "xnli"])
+    xnli = xnli[(xnli["setting"] == "zero_shot_base_bert") & (xnli["lang"] != pivot)]
+    points = found.merge(xnli[["base", "lang", "value"]].rename(columns={"value": "xnli"}), on=["base", "lang"])
+    return points.assign(retrieval=100 * points["retrieval"]).sort_values(["base", "lang"], ignore_index=True)
+
+
+def pearson(points: pd.DataFrame) -> float:
+    """Pearson's r of retrieval and XNLI accuracy (scipy); NaN below three points or with a constant column."""
+    from scipy.stats import pearsonr
+
+    if len(points) < 3 or points["retrieval"].nunique() < 2 or points["xnli"].nunique() < 2:
+        return float("nan")
+    return float(pearsonr(points["retrieval"], points["xnli"]).statistic)
+
+
+def alignment_xnli_retrieval_figures(config) -> list[dict]:
+    return [{"name": XNLI_RETRIEVAL_FIGURE, "caption": f"{XNLI_RETRIEVAL_FIGURE}.rst",
+             "category": "Contextual alignment", "labels": {"figure": "XNLI against word retrieval", "size": "all"}}]
+
+
+def xnli_retrieval_figure(points: pd.DataFrame, settings: str) -> Figure:
+    """A point per language (labelled), a colour per base BERT, Pearson's r in the legend."""
+    fig = figures._new_figure(5.0, 4.0)
+    ax = fig.subplots()
+    if points.empty:
+        ax.text(0.5, 0.5, "no base BERT with both contextual retrieval and XNLI in this run", ha="center",
+                va="center", transform=ax.transAxes)
+    for i, (base, part) in enumerate(points.groupby("base", sort=True)):
+        r = pearson(part)
+        ax.scatter(part["retrieval"], part["xnli"], color=figures.PALETTE[i % len(figures.PALETTE)],
+                   marker=figures.MARKERS[i % len(figures.MARKERS)],
+                   label=f"{base} (r = {r:.2f})" if r == r else f"{base} (r: fewer than 3 languages)")
+        for x, y, lang in zip(part["retrieval"], part["xnli"], part["lang"]):
+            ax.annotate(lang, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=8)
+        ax.legend(fontsize=8)
+    ax.set_xlabel("contextual word retrieval accuracy (%)")
+    ax.set_ylabel("zero-shot XNLI accuracy (%)")
+    figures._title(fig, "XNLI against word retrieval, base BERT", settings)
+    return fig
+
+
+@register_section("alignment_xnli_retrieval", "XNLI against word retrieval (Cao et al. 2020, Figure 2)",
+                  required=("contextual_retrieval", "transfer"), figures=alignment_xnli_retrieval_figures)
+def render_alignment_xnli_retrieval(ctx: ReportContext) -> list[Block]:
+    points = retrieval_and_xnli(ctx.tables["contextual_retrieval"], ctx.tables["transfer"], ctx.pivot)
+    seen = _values(ctx.tables["contextual_retrieval"], "exclude_seen", {True: "left out", False: "kept"})
+    settings = (f"base BERTs of the alignment study; retrieval: contextual, pairs seen in training and exact matches "
+                f"{seen}; XNLI: test accuracy, fine-tuned on English, the smallest freeze depth, mean over seeds")
+    lines = [[base, lang, f"{x:.1f}", f"{y:.1f}"] for base, lang, x, y in
+             points[["base", "lang", "retrieval", "xnli"]].itertuples(index=False)]
+    correlation = "; ".join(f"{base}: r = {pearson(part):.2f} over {len(part)} languages"
+                            for base, part in points.groupby("base", sort=True)) or "no points"
+    return [ctx.figure(XNLI_RETRIEVAL_FIGURE, xnli_retrieval_figure(points, settings), XNLI_RETRIEVAL_FIGURE,
+                       settings, "XNLI against contextual word retrieval"),
+            table_block("XNLI against word retrieval: the points", ["base model", "language", "retrieval (%)",
+                        "XNLI (%)"], lines, numeric=(2, 3), collapsed=True,
+                        note=f"Pearson's r (scipy.stats.pearsonr): {correlation}. The paper plots mBERT's 8 "
+                             "languages and reads a strong correlation; it prints no number.")]
 
 
 # ---------------------------------------------------------------------------------------------- analyses
