@@ -13,6 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the test ids
 def pytest_collection_modifyitems(items):
     """Under pytest-xdist (`make test` runs two workers, `--dist loadgroup`): a test file's tests stay on one worker,
     so its module fixtures run once, and every test of the test_run fixture joins one group, so the test preset
