@@ -33,7 +33,7 @@ demo: install
 	@echo "report: results/demo/report.html"
 
 test: install
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
 
 lint: install
 	$(BIN)/snakemake --lint --configfile presets/demo.yaml

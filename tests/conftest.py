@@ -1,6 +1,8 @@
 """Shared fixtures: the real public data beside the repository (../shared/data), skipped when absent, and
 one finished run of presets/test.yaml for the workflow tests, and a builder of WikiAnn's upstream archive."""
 
+import ast
+import functools
 import io
 import tarfile
 import zipfile
@@ -13,14 +15,43 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the test ids
-def pytest_collection_modifyitems(items):
-    """Under pytest-xdist (`make test` runs two workers, `--dist loadgroup`): a test file's tests stay on one worker,
-    so its module fixtures run once, and every test of the test_run fixture joins one group, so the test preset
-    runs once in the session."""
-    for item in items:
-        group = "test_run" if "test_run" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: without xdist, pytest runs the tests serially
+def pytest_xdist_make_scheduler(config, log):
+    """`make test` runs two pytest-xdist workers with `--dist loadscope`, scoped here: every test that reads the
+    test_run fixture is one work unit (so presets/test.yaml runs once per session, on one worker), every other test
+    stays with its file (so a module fixture, the demo's acceptance run or the code-edit run, runs once). xdist's
+    own `loadgroup` cannot do this under pytest 9: its group suffix on item ids no longer reaches the scheduler."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class TestRunScope(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path, _, name = nodeid.partition("::")
+            test = name.split("::")[-1].split("[")[0]
+            return "test_run" if test in tests_requesting(str(config.rootpath / path), "test_run") else path
+
+    return TestRunScope(config, log)
+
+
+@functools.cache
+def tests_requesting(path: str, fixture: str) -> frozenset[str]:
+    """The test functions of a file that request `fixture`, directly or through a fixture of the file or of the
+    conftest.py beside it."""
+    arguments = {}
+    for source in (Path(path).parent / "conftest.py", Path(path)):
+        if source.exists():
+            arguments.update({node.name: {a.arg for a in node.args.args}
+                              for node in ast.walk(ast.parse(source.read_text(encoding="utf-8")))
+                              if isinstance(node, ast.FunctionDef)})
+    users, grown = {fixture}, True
+    while grown:
+        found = {name for name, args in arguments.items() if args & users} - users
+        users |= found
+        grown = bool(found)
+    tests = {node.name for node in ast.walk(ast.parse(Path(path).read_text(encoding="utf-8")))
+             if isinstance(node, ast.FunctionDef) and node.name.startswith("test")}
+    return frozenset(users & tests - {fixture})
 
 
 @pytest.fixture
