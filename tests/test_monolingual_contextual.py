@@ -4,10 +4,12 @@ the workflow's new rule in the test preset's plan (not in the demo's)."""
 
 from __future__ import annotations
 
+import html as html_lib
 import random
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
@@ -16,6 +18,7 @@ from workflow_helpers import REPO, snakemake
 from xling.encode.encoder import Encoder
 from xling.evaluate import monolingual_contextual as mc
 from xling.models.heads import load_bert
+from xling.report import expected_figures, render_report
 from xling.represent.rotation import IterativeNormalizer, rotate_layer
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -139,6 +142,38 @@ def test_no_word_pair_is_a_clear_error(monkeypatch, bert_dir):
     encoder = Encoder.from_pretrained(bert_dir, device="cpu")
     with pytest.raises(ValueError, match="none of the 0 word pairs has a vector"):
         mc.layer_maps((encoder, encoder), [["w1"]], [["w2"]], [set()], [1], n_iter=5, batch_size=4)
+
+
+def contextual_table() -> pd.DataFrame:
+    rows = []
+    for task, metrics in (("ner", ("f1", "precision", "recall")), ("parsing", ("uas", "las"))):
+        for kind, offset in (("mlm-align", 0.0), ("bimlm", 7.0)):
+            for layer in range(3):
+                rows += [dict(task=task, kind=kind, layer=layer, metric=metric, value=40.0 + 10 * layer + offset + m,
+                              n=100, pivot_value=80.0 + m, pivot_n=120, n_map_pairs=900 if kind == "mlm-align" else 0,
+                              best_epoch=1, trainable_parameters=5000,
+                              lm_src="mono/en/100-w8" if kind == "mlm-align" else "bert/100-w8",
+                              lm_tgt="mono/xa/100-w8" if kind == "mlm-align" else "bert/100-w8")
+                         for m, metric in enumerate(metrics)]
+    return pd.DataFrame(rows).assign(pair="en-xa", src="en", tgt="xa", task_layers=4, map_split="dev",
+                                     normalize_iterations=5, n_map_sentences=300)
+
+
+def test_report_draws_figure_5_with_every_number(tmp_path):
+    tables = {"monolingual_contextual": contextual_table()}
+    config = {"run": "t", "languages": ["en", "xa"]}
+    expected = [f["name"] for f in expected_figures(config, tables)]
+    assert expected == ["monolingual_contextual"]
+    saved = render_report(tables, config, tmp_path / "report.html", tmp_path / "figures",
+                          paper_results=tmp_path / "none.yaml", expected=expected)
+    assert saved["monolingual_contextual"].stat().st_size > 1000
+    page = html_lib.unescape((tmp_path / "report.html").read_text(encoding="utf-8"))
+    assert "Transfer through the map: all numbers" in page
+    assert "67.000" in page  # biMLM parsing LAS at layer 2: 40 + 20 + 7 + 1 (LAS is metric 1)
+    assert "No published numbers recorded" in page  # the paper draws Figure 5 only
+    with pytest.raises(ValueError, match="<monolingual_contextual table>: missing column.*pivot_value"):
+        render_report({"monolingual_contextual": contextual_table().drop(columns="pivot_value")}, config,
+                      tmp_path / "r.html", tmp_path)
 
 
 @pytest.mark.workflow
