@@ -186,7 +186,8 @@ def transfer_layer(task: str, data: dict, layer: int, *, pivot_model, target_mod
     Returns {"pivot": scores, "target": scores, "record": the fine-tuning record}."""
     pivot_map, target_map = maps if maps is not None else (None, None)
     backbone = stitched_backbone(pivot_model, layer, task_layers, seed)
-    with tempfile.TemporaryDirectory(dir=work_dir) as tmp:
+    Path(work_dir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=work_dir) as tmp:  # the trained model, read back by score_through
         out = Path(tmp) / "model"
         record = train_task_layers(task, backbone, layer, data, out, checkpoint_dir, pivot_map=pivot_map,
                                    settings=settings, seed=seed, pivot=pivot, device=device,

@@ -179,7 +179,7 @@ def render_contextual(ctx: ReportContext) -> list[Block]:
                               values=["value", "pivot_value"]).reset_index()
     kinds = [k for k in CONTEXTUAL_KINDS if k in set(df["kind"])]
     rows = [[r[("pair", "")], r[("task", "")], r[("metric", "")], str(r[("layer", "")]),
-             *(fmt_num(r.get((column, kind))) for kind in kinds for column in ("value", "pivot_value"))]
+             *(fmt_num(r.get((column, kind)), 1) for kind in kinds for column in ("value", "pivot_value"))]
             for _, r in table.iterrows()]
     header = [f"{CONTEXTUAL_KINDS[k]} ({side})" for k in kinds for side in ("target", "pivot")]
     blocks.append(table_block("Transfer through the map: all numbers", ["pair", "task", "metric", "layer", *header],
