@@ -939,8 +939,9 @@ def monolingual_table_specs():
             f"{RESULTS}/eval/monolingual_sentences"),
         "cka": ([f"{RESULTS}/eval/cka/{MONO_GRID}/{mono}.parquet" for mono in [EN_PRIME, *mono_targets()]]
                 if mono_targets() else [], f"{RESULTS}/eval/cka"),
-        "monolingual_contextual": ([f"{RESULTS}/eval/monolingual/contextual/{MONO_GRID}/{task}/{lang}.parquet"
-                                    for lang, task in mono_contextual_runs()], f"{RESULTS}/eval/monolingual_contextual"),
+        "monolingual_contextual": (
+            [f"{RESULTS}/eval/monolingual/contextual/{MONO_GRID}/{task}/{lang}.parquet"
+             for lang, task in mono_contextual_runs()], f"{RESULTS}/eval/monolingual_contextual"),
     }
 
 

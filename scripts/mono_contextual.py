@@ -37,8 +37,8 @@ if p.bimlm:
     described["bimlm"] = [p.bimlm, p.bimlm]
 table = contextual_transfer_table(task, data, s["layers"], models=models, maps=maps, pivot=p.pivot,
                                   task_layers=s["task_layers"], settings=p.task_settings, seed=p.seed,
-                                  work_dir=p.checkpoints, checkpoint_dir=p.checkpoints, batch_size=res.batch_size,
-                                  device=device, ner_repair=p.ner_repair if task == "ner" else True)
+                                  checkpoint_dir=p.checkpoints, batch_size=res.batch_size, device=device,
+                                  ner_repair=p.ner_repair if task == "ner" else True)
 for column, side, key in (("lm_src", 0, "lm"), ("lm_tgt", 1, "lm"), ("hparams_src", 0, "hparams"),
                           ("hparams_tgt", 1, "hparams")):
     table[column] = table["kind"].map(lambda kind: described[kind][side][key])

@@ -58,7 +58,8 @@ def toy_ner(n: int, seed: int) -> list[tuple[list[str], list[str]]]:
 
 
 def data() -> dict:
-    return {"train": toy_ner(160, 1), "dev": toy_ner(40, 2), "test_pivot": toy_ner(60, 3), "test_target": toy_ner(60, 3)}
+    return {"train": toy_ner(160, 1), "dev": toy_ner(40, 2), "test_pivot": toy_ner(60, 3),
+            "test_target": toy_ner(60, 3)}
 
 
 def random_rotation(dim: int, seed: int) -> np.ndarray:
@@ -106,12 +107,12 @@ def test_target_equal_to_the_pivot_with_the_identity_map_scores_the_pivot_score(
     common = dict(task_layers=1, settings=SETTINGS, seed=1, pivot="en", batch_size=16, device="cpu",
                   ner_repair=True)
     result = mc.transfer_layer("ner", data(), 1, pivot_model=bert_dir, target_model=bert_dir, maps=(same, same),
-                               work_dir=tmp_path, checkpoint_dir=tmp_path / "ckpt", **common)
+                               checkpoint_dir=tmp_path / "ckpt", **common)
     assert result["pivot"]["f1"][0] > 50  # the task was learned through the stitched model (chance: far below)
     assert result["target"] == result["pivot"]
     rotated = mc.LayerMap(same.normalizer, random_rotation(16, 5))
     again = mc.transfer_layer("ner", data(), 1, pivot_model=bert_dir, target_model=bert_dir, maps=(same, rotated),
-                              work_dir=tmp_path, checkpoint_dir=tmp_path / "ckpt", **common)
+                              checkpoint_dir=tmp_path / "ckpt", **common)
     assert again["pivot"] == result["pivot"]  # the same training (resumed from its finished checkpoint)
     assert again["target"]["f1"] != result["pivot"]["f1"]
 

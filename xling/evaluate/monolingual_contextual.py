@@ -95,7 +95,8 @@ def layer_maps(encoders: tuple, pivot_words: list[list[str]], target_words: list
     Procrustes on the linked words (target -> pivot). Raises ValueError when no linked pair has two vectors."""
     maps = {}
     for layer in layers:
-        vectors = [sentence_word_vectors(encoder, words, layer, batch_size, what=f"map sentences ({side}, layer {layer})")
+        vectors = [sentence_word_vectors(encoder, words, layer, batch_size,
+                                         what=f"map sentences ({side}, layer {layer})")
                    for encoder, words, side in zip(encoders, (pivot_words, target_words), ("pivot", "target"))]
         x, y = linked_rows(vectors[0], vectors[1], links)  # (target rows, pivot rows)
         if not len(x):
@@ -179,15 +180,16 @@ def score_through(finetuned, task: str, layer: int, examples: list, *, bottom=No
 
 def transfer_layer(task: str, data: dict, layer: int, *, pivot_model, target_model=None,
                    maps: tuple[LayerMap, LayerMap] | None, task_layers: int, settings: dict, seed: int, pivot: str,
-                   work_dir, checkpoint_dir, batch_size: int, device, ner_repair: bool) -> dict:
+                   checkpoint_dir, batch_size: int, device, ner_repair: bool) -> dict:
     """Train task layers on `pivot_model` cut after `layer` (data: train, dev, test_pivot, test_target) and score
     the pivot's test set and the target's: through `target_model`'s bottom and the target map (mlm-align, `maps`
     = (pivot map, target map)), or through the same model with no map (biMLM: target_model and maps None).
-    Returns {"pivot": scores, "target": scores, "record": the fine-tuning record}."""
+    Returns {"pivot": scores, "target": scores, "record": the fine-tuning record}. The trained model is read back
+    from a temporary directory in checkpoint_dir, where the fine-tuning's resume checkpoints live."""
     pivot_map, target_map = maps if maps is not None else (None, None)
     backbone = stitched_backbone(pivot_model, layer, task_layers, seed)
-    Path(work_dir).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=work_dir) as tmp:  # the trained model, read back by score_through
+    Path(checkpoint_dir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=checkpoint_dir) as tmp:
         out = Path(tmp) / "model"
         record = train_task_layers(task, backbone, layer, data, out, checkpoint_dir, pivot_map=pivot_map,
                                    settings=settings, seed=seed, pivot=pivot, device=device,
@@ -200,7 +202,7 @@ def transfer_layer(task: str, data: dict, layer: int, *, pivot_model, target_mod
 
 
 def contextual_transfer_table(task: str, data: dict, layers: Sequence[int], *, models: dict, maps: dict, pivot: str,
-                              task_layers: int, settings: dict, seed: int, work_dir, checkpoint_dir,
+                              task_layers: int, settings: dict, seed: int, checkpoint_dir,
                               batch_size: int, device, ner_repair: bool = True) -> pd.DataFrame:
     """Figure 5's numbers for one task and target: one row per (kind, layer, metric) with the target's score
     (`value`, `n`) and the pivot's (`pivot_value`, `pivot_n`). models: {kind: (pivot model dir, target model dir
@@ -210,20 +212,19 @@ def contextual_transfer_table(task: str, data: dict, layers: Sequence[int], *, m
         if kind not in KINDS:
             raise ValueError(f"unknown model kind {kind!r} (known: {', '.join(KINDS)})")
         for n, layer in enumerate(layers, start=1):
-            layer_maps_ = maps[layer] if kind == "mlm-align" else None
+            pair = maps[layer] if kind == "mlm-align" else None  # (pivot map, target map)
             result = transfer_layer(task, data, layer, pivot_model=pivot_model, target_model=target_model,
-                                    maps=layer_maps_, task_layers=task_layers, settings=settings, seed=seed,
-                                    pivot=pivot, work_dir=work_dir,
+                                    maps=pair, task_layers=task_layers, settings=settings, seed=seed, pivot=pivot,
                                     checkpoint_dir=Path(checkpoint_dir) / kind / f"layer{layer}",
                                     batch_size=batch_size, device=device, ner_repair=ner_repair)
             main = MAIN_METRIC[task]
-            logger.info("%s layer %d (%d/%d): %s %s %.2f, %s %.2f", kind, layer, n, len(layers), main, "target",
+            logger.info("%s layer %d (%d/%d): %s target %.2f, %s %.2f", kind, layer, n, len(layers), main,
                         result["target"][main][0], pivot, result["pivot"][main][0])
             for metric, (value, count) in result["target"].items():
                 pivot_value, pivot_count = result["pivot"][metric]
                 rows.append({"kind": kind, "layer": int(layer), "metric": metric, "value": float(value),
                              "n": int(count), "pivot_value": float(pivot_value), "pivot_n": int(pivot_count),
-                             "n_map_pairs": layer_maps_[1].n_pairs if layer_maps_ else 0,
+                             "n_map_pairs": pair[1].n_pairs if pair else 0,
                              "best_epoch": result["record"]["best_epoch"],
                              "trainable_parameters": result["record"]["trainable_parameters"]})
     return pd.DataFrame(rows).assign(task=task, task_layers=task_layers, seed=seed)

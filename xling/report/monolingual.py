@@ -135,7 +135,8 @@ def contextual_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Fig
             rows = df[(df["task"] == task) & (df["pair"] == pair) & (df["kind"] == kind)
                       & (df["metric"] == metric)].sort_values("layer")
             color = figures.PALETTE[i]
-            ax.plot(rows["layer"], rows["value"], marker="o", color=color, label=f"{CONTEXTUAL_KINDS[kind]} ({pair[3:]})")
+            ax.plot(rows["layer"], rows["value"], marker="o", color=color,
+                    label=f"{CONTEXTUAL_KINDS[kind]} ({pair[3:]})")
             ax.plot(rows["layer"], rows["pivot_value"], linestyle=":", color=color,
                     label=f"{CONTEXTUAL_KINDS[kind]} ({pair[:2]})")
         ax.set_xticks(sorted(df["layer"].unique()))
