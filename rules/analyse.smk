@@ -1,7 +1,8 @@
 # Monolingual BERTs and their similarity (Conneau et al. 2020, sections 5.1-5.2): one BERT per language trained
 # on that language alone (model id mono/{lang}/{size}-w{window}; en' = mono/{pivot}~{seed}/..., the pivot's model
 # trained again with another seed), aligned to the pivot's by Procrustes with iterative normalisation at word
-# and sentence level, and linear CKA by layer against the run's multilingual BERT and a random encoder.
+# and sentence level, at contextual word level (NER and parsing through a map at each layer), and linear CKA
+# by layer against the run's multilingual BERT and a random encoder.
 # Helpers, settings and table lists: common.smk.
 
 
@@ -158,6 +159,48 @@ rule mono_sentence_alignment:
         "../envs/torch.yaml"
     script:
         "../scripts/mono_sentence_alignment.py"
+
+
+rule mono_contextual:
+    # the contextual word level (Figure 5): maps per layer on eflomal word pairs of XNLI, NER / parsing through them
+    input:
+        models=lambda wc: [mono_dir(PIVOT), mono_dir(wc.lang)],
+        bimlm=mono_contextual_bimlm(),
+        xnli=lambda wc: xnli_files(wc.lang, MONO["map_split"]),
+        train=lambda wc: task_file(wc.task, PIVOT, "train"),
+        dev=lambda wc: task_file(wc.task, PIVOT, "dev"),
+        test=lambda wc: [task_file(wc.task, PIVOT, "test"), task_file(wc.task, wc.lang, "test")],
+        code=xling_code("scripts/mono_contextual.py"),
+    output:
+        f"{RESULTS}/eval/monolingual/contextual/{MONO_GRID}/{{task}}/{{lang}}.parquet",
+    wildcard_constraints:
+        task="ner|parsing",
+    params:
+        pivot=PIVOT,
+        models=lambda wc: [mono_model_params(PIVOT), mono_model_params(wc.lang)],
+        bimlm=mono_contextual_bimlm_params(),
+        settings=dict(layers=mono_contextual_layers(), task_layers=MONO_CONTEXTUAL["task_layers"],
+                      **{key: MONO[key] for key in ("normalize_iterations", "map_split", "max_sentences")}),
+        words={key: ALIGN[key] for key in ("tokenizer", "eflomal")},
+        task_settings=lambda wc: mono_contextual_task_settings(wc.task),
+        seed=TRANSFER["seeds"][0],
+        ner_repair=lambda wc: TRANSFER["ner_repair"] if wc.task == "ner" else None,
+        max_length=MONO_WINDOW,
+        # resume checkpoints of the fine-tunings (a killed job resumes; another setting trains beside them)
+        checkpoints=f"{RESULTS}/checkpoints/mono_contextual/{{task}}/{{lang}}",
+    threads: TRANSFER["threads"]
+    resources:
+        gpu=0,
+        device=TRANSFER["device"] or "auto",
+        batch_size=TRANSFER["batch_size"],
+    log:
+        f"{LOGS}/mono_contextual/{{task}}/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/mono_contextual/{{task}}/{{lang}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/mono_contextual.py"
 
 
 rule cka:

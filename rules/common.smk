@@ -939,7 +939,55 @@ def monolingual_table_specs():
             f"{RESULTS}/eval/monolingual_sentences"),
         "cka": ([f"{RESULTS}/eval/cka/{MONO_GRID}/{mono}.parquet" for mono in [EN_PRIME, *mono_targets()]]
                 if mono_targets() else [], f"{RESULTS}/eval/cka"),
+        "monolingual_contextual": (
+            [f"{RESULTS}/eval/monolingual/contextual/{MONO_GRID}/{task}/{lang}.parquet"
+             for lang, task in mono_contextual_runs()], f"{RESULTS}/eval/monolingual_contextual"),
     }
+
+
+MONO_CONTEXTUAL = MONO["contextual"]
+MONO_CONTEXTUAL_TASKS = ("ner", "parsing")
+
+
+def mono_contextual_runs():
+    """(target, task) of the contextual word level: its tasks among the run's transfer.tasks, and the targets with a
+    monolingual BERT that the task is tested on (its data: transfer_langs)."""
+    if not MONO_CONTEXTUAL["enabled"]:
+        return []
+    return [(lang, task) for task in MONO_CONTEXTUAL_TASKS if task in TRANSFER["tasks"]
+            for lang in mono_targets() if lang in transfer_langs(task)]
+
+
+def mono_contextual_layers():
+    """monolingual.contextual.layers, checked against the models' depth (null: every layer, 0 = embeddings)."""
+    depth = config["bert"]["num_layers"]
+    layers = MONO_CONTEXTUAL["layers"]
+    if layers is None:
+        return list(range(depth + 1))
+    if max(layers) > depth:
+        raise ValueError(f"monolingual.contextual.layers: {max(layers)} is above bert.num_layers ({depth})")
+    return sorted(layers)
+
+
+def mono_contextual_bimlm():
+    """The biMLM baseline's model: the run's BERT of the monolingual size and window (none without BERTs)."""
+    return [model_dir("bert", MONO_SIZE, MONO_WINDOW)] if "bert" in MODELS else []
+
+
+def mono_contextual_bimlm_params():
+    """The biMLM baseline's columns of the table: its id and the settings that trained it (rules/pretrain.smk's)."""
+    if not mono_contextual_bimlm():
+        return None
+    return dict(lm=f"bert/{MONO_GRID}",
+                hparams=json.dumps({**computed("bert", config["bert"]), "window": MONO_WINDOW}, sort_keys=True))
+
+
+def mono_contextual_task_settings(task):
+    """The task's fine-tuning settings (transfer.<task>), its inputs cut to the monolingual window: positions
+    beyond it were never trained in these models."""
+    settings = dict(FINETUNE_SETTINGS[task])
+    settings["max_length"] = min(settings["max_length"], MONO_WINDOW)
+    return settings
 
 
 def monolingual_report_tables():

@@ -1,5 +1,6 @@
 """Report sections for monolingual BERTs (Conneau et al. 2020, section 5): Procrustes alignment at word level
-(Figure 4) and sentence level (Figure 6), and linear CKA by layer (Figure 7).
+(Figure 4), contextual word level (zero-shot NER and parsing through the map, Figure 5) and sentence level
+(Figure 6), and linear CKA by layer (Figure 7).
 
 The paper gives these as figures only: no published number is recorded for them, and each section says so.
 Every number shown carries its models (lm_src, lm_tgt) and settings in the full tables.
@@ -21,6 +22,10 @@ WORD_RESULTS = ("p_at_1", "p_at_5", "n_train_pairs", "n_test_pairs", "coverage",
                 "n_tgt_words")
 SENTENCE_RESULTS = ("p_at_1", "n_map_sentences", "n_test_sentences")
 CKA_RESULTS = ("cka", "n_sentences")
+CONTEXTUAL_RESULTS = ("value", "n", "pivot_value", "pivot_n", "n_map_pairs", "n_map_sentences", "best_epoch",
+                      "trainable_parameters")
+CONTEXTUAL_KINDS = {"mlm-align": "MLM align", "bimlm": "biMLM"}
+CONTEXTUAL_METRIC = {"ner": "f1", "parsing": "las"}
 WORD_LEVELS = {"embedding": "BERT embeddings", "fasttext": "fastText (same words)",
                "fasttext_all": "fastText (all words)", "contextual": "BERT contextual means"}
 COMPARISONS = {"monolingual": "monolingual BERTs", "multilingual": "one multilingual BERT",
@@ -109,6 +114,77 @@ def render_words(ctx: ReportContext) -> list[Block]:
     blocks.append(table_block("Word translation: all numbers",
                               ["pair", "vectors", "layer", "P@1", "P@5", "train pairs", "queries", "coverage",
                                "words (pivot / target)"], rows, numeric=range(2, 9)))
+    return blocks
+
+
+# ---------------------------------------------------------------------------------------------- contextual words
+
+def contextual_figures(config: Mapping) -> list[dict]:
+    return [_figure("monolingual_contextual", "monolingual_contextual", "Monolingual BERTs", "Contextual alignment")]
+
+
+def contextual_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
+    """Figure 5's layout: one panel per task and pair, the target's score by layer i for MLM align and biMLM
+    (the pivot's own score dotted in the same colour)."""
+    panels = sorted({(task, pair) for task, pair in zip(df["task"], df["pair"])})
+    fig = figures._new_figure(max(4.0, 3.6 * len(panels)) + 0.5, 4.2)
+    axes = np.atleast_1d(fig.subplots(1, len(panels), squeeze=False)[0])
+    for ax, (task, pair) in zip(axes, panels):
+        metric = CONTEXTUAL_METRIC[task]
+        for i, kind in enumerate(k for k in CONTEXTUAL_KINDS if k in set(df["kind"])):
+            rows = df[(df["task"] == task) & (df["pair"] == pair) & (df["kind"] == kind)
+                      & (df["metric"] == metric)].sort_values("layer")
+            color = figures.PALETTE[i]
+            ax.plot(rows["layer"], rows["value"], marker="o", color=color,
+                    label=f"{CONTEXTUAL_KINDS[kind]} ({pair[3:]})")
+            ax.plot(rows["layer"], rows["pivot_value"], linestyle=":", color=color,
+                    label=f"{CONTEXTUAL_KINDS[kind]} ({pair[:2]})")
+        ax.set_xticks(sorted(df["layer"].unique()))
+        ax.set_xlabel("layer i (0 = embedding output)")
+        ax.set_ylabel(metric.upper() if metric != "f1" else "span F1")
+        ax.set_ylim(0, 100)
+        ax.set_title(f"{task}, {pair}", fontsize=10)
+        ax.legend(fontsize=8)
+    figures._title(fig, "Zero-shot transfer through a map at layer i between monolingual BERTs", settings)
+    return fig
+
+
+@register_section("monolingual_contextual",
+                  "Monolingual BERTs aligned at contextual word level (Conneau et al. Figure 5)",
+                  required=("monolingual_contextual",), figures=contextual_figures,
+                  results={"monolingual_contextual": CONTEXTUAL_RESULTS})
+def render_contextual(ctx: ReportContext) -> list[Block]:
+    df, _ = _check(ctx, "monolingual_contextual", ("pair", "task", "kind", "layer", "metric", "lm_src", "lm_tgt",
+                                                  "task_layers", "map_split", "normalize_iterations",
+                                                  *CONTEXTUAL_RESULTS))
+    settings = (f"{_models_line(df)}; maps learned on eflomal word pairs of XNLI {df['map_split'].iloc[0]} "
+                f"({fmt_count(df['n_map_sentences'].max())} sentence pairs); {df['task_layers'].iloc[0]} task "
+                "layers trained on the pivot above its frozen layers 0..i")
+    blocks = [text(
+        "Each language's own BERT is cut after layer i. Words of XNLI's parallel sentences are linked by eflomal "
+        "(both directions, one-to-one intersection), each linked word's vector at layer i (its last subword's) is "
+        "taken from both models, both spaces are normalised (iterative normalisation, fitted on the sentences' "
+        "words and applied to every state at layer i) and an orthogonal map W_i from the target's layer i onto "
+        "the pivot's is learned (Procrustes). New Transformer layers and the task head are trained on the pivot's "
+        "training set above the pivot's frozen layers 0..i; a target sentence runs through the target's own "
+        "layers, its normaliser and W_i, then through those task layers (MLM align). biMLM: the same task layers "
+        "on the first i layers of one multilingual BERT, tested on the target as it is. Dotted: the pivot's own "
+        "test score. Conneau et al. find MLM align somewhat below biMLM (the gap larger for NER than parsing) and "
+        "the middle layers best.")]
+    blocks.append(ctx.figure("monolingual_contextual", contextual_alignment_figure(df, settings),
+                             "monolingual_contextual", settings, "Transfer through a map between monolingual BERTs"))
+    blocks += ctx.published_blocks("monolingual_contextual", df,
+                                   Matching(identity=("pair", "task", "kind", "layer", "metric")))
+    shown = df[df["metric"].isin(("f1", "uas", "las"))]
+    table = shown.pivot_table(index=["pair", "task", "metric", "layer"], columns="kind",
+                              values=["value", "pivot_value"]).reset_index()
+    kinds = [k for k in CONTEXTUAL_KINDS if k in set(df["kind"])]
+    rows = [[r[("pair", "")], r[("task", "")], r[("metric", "")], str(r[("layer", "")]),
+             *(fmt_num(r.get((column, kind)), 1) for kind in kinds for column in ("value", "pivot_value"))]
+            for _, r in table.iterrows()]
+    header = [f"{CONTEXTUAL_KINDS[k]} ({side})" for k in kinds for side in ("target", "pivot")]
+    blocks.append(table_block("Transfer through the map: all numbers", ["pair", "task", "metric", "layer", *header],
+                              rows, numeric=range(3, 4 + len(header))))
     return blocks
 
 

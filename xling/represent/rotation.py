@@ -62,13 +62,47 @@ class CrossCovariance:
 
 def iterative_normalize(x: np.ndarray, n_iter: int = 5, eps: float = 1e-12) -> np.ndarray:
     """Unit length then mean centring, `n_iter` times, then unit length (Zhang et al. 2019), as float64."""
-    if n_iter < 1:
-        raise ValueError(f"n_iter must be >= 1, got {n_iter}")
-    x = np.array(x, dtype=np.float64)
-    for _ in range(n_iter):
-        x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), eps)
-        x -= x.mean(axis=0, keepdims=True)
-    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), eps)
+    return IterativeNormalizer.fit(x, n_iter, eps)(np.asarray(x, dtype=np.float64))
+
+
+class IterativeNormalizer:
+    """Iterative normalisation as a fitted transform: the mean subtracted in each round, learned on a sample
+    and replayed on other vectors (unit length, minus that round's mean, ..., unit length). Why: a map learned
+    between normalised spaces must see new vectors (a model's states at test time) normalised the same way;
+    on its own sample it gives exactly `iterative_normalize`."""
+
+    def __init__(self, means: np.ndarray, eps: float = 1e-12):
+        self.means, self.eps = np.asarray(means, dtype=np.float64), eps
+
+    @classmethod
+    def fit(cls, x: np.ndarray, n_iter: int = 5, eps: float = 1e-12) -> "IterativeNormalizer":
+        if n_iter < 1:
+            raise ValueError(f"n_iter must be >= 1, got {n_iter}")
+        x = np.array(x, dtype=np.float64)
+        if x.ndim != 2 or not len(x):
+            raise ValueError(f"iterative normalisation needs a non-empty [n, d] matrix, got shape {x.shape}")
+        means = []
+        for _ in range(n_iter):
+            x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), eps)
+            means.append(x.mean(axis=0))
+            x -= means[-1]
+        return cls(np.stack(means), eps)
+
+    def __call__(self, h):
+        """h [..., d] (numpy, or a torch tensor: the result keeps its dtype and device) normalised."""
+        if isinstance(h, np.ndarray):
+            def unit(v):
+                return v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), self.eps)
+            means = self.means
+        else:
+            def unit(v):
+                return v / v.norm(dim=-1, keepdim=True).clamp_min(self.eps)
+            import torch
+
+            means = torch.as_tensor(self.means, dtype=h.dtype, device=h.device)
+        for mean in means:
+            h = unit(h) - mean
+        return unit(h)
 
 
 KINDS = ("word", "sentence")
@@ -128,9 +162,10 @@ def learn_rotations(word_vectors: Callable[[list[list[str]]], list[np.ndarray]],
 
 
 @contextlib.contextmanager
-def rotate_layer(model, layer: int, w) -> Iterator[None]:
+def rotate_layer(model, layer: int, w, normalizer: Callable | None = None) -> Iterator[None]:
     """Within the context, multiply the output hidden states of `layer` by w (h @ w, at every position) in every
-    forward pass; `layer` indexes as xling.represent.transforms.layer_module (0 = the embeddings)."""
+    forward pass; `layer` indexes as xling.represent.transforms.layer_module (0 = the embeddings). With a
+    `normalizer` (an IterativeNormalizer fitted on the space w was learned in), normalizer(h) @ w."""
     import torch
 
     from xling.represent.transforms import layer_module
@@ -142,6 +177,8 @@ def rotate_layer(model, layer: int, w) -> Iterator[None]:
 
     def hook(_module, _args, output):
         states = output[0] if isinstance(output, tuple) else output
+        if normalizer is not None:
+            states = normalizer(states)
         rotated = states @ w_t.to(device=states.device, dtype=states.dtype)
         return (rotated,) + tuple(output[1:]) if isinstance(output, tuple) else rotated
 

@@ -1,0 +1,50 @@
+"""Snakemake entry point: the contextual word level between two monolingual BERTs for one target and task: maps
+at each layer learned on eflomal word pairs of XNLI's parallel sentences, and the task transferred from the pivot
+through them (MLM align) and through the run's multilingual BERT (biMLM)."""
+import json
+import os
+
+from xling.logs import setup_logging
+
+setup_logging(snakemake.log[0])
+os.environ["OMP_NUM_THREADS"] = str(snakemake.threads)  # eflomal's samplers run in OpenMP threads
+import torch  # noqa: E402
+
+from xling.encode.encoder import Encoder, resolve_device  # noqa: E402
+from xling.evaluate.cka import xnli_parallel  # noqa: E402
+from xling.evaluate.monolingual_contextual import contextual_transfer_table, layer_maps, xnli_word_pairs  # noqa: E402
+from xling.models.heads import read_examples  # noqa: E402
+from xling.tables import with_settings, write_parquet  # noqa: E402
+
+torch.set_num_threads(snakemake.threads)
+inp, p, res = snakemake.input, snakemake.params, snakemake.resources
+s, lang, task = p.settings, snakemake.wildcards.lang, snakemake.wildcards.task
+device = resolve_device(res.device)
+pairs = xnli_parallel(*inp.xnli, max_sentences=s["max_sentences"])
+pivot_words, target_words, links = xnli_word_pairs(pairs, p.pivot, lang, tokenizer=p.words["tokenizer"],
+                                                   eflomal=p.words["eflomal"], what=" / ".join(inp.xnli))
+encoders = [Encoder.from_pretrained(model, device=device, max_length=p.max_length) for model in inp.models]
+maps = layer_maps(encoders, pivot_words, target_words, links, s["layers"], n_iter=s["normalize_iterations"],
+                  batch_size=res.batch_size)
+del encoders
+data = {"train": read_examples(task, inp.train)[: p.task_settings["max_train"] or None],
+        "dev": read_examples(task, inp.dev), "test_pivot": read_examples(task, inp.test[0]),
+        "test_target": read_examples(task, inp.test[1])}
+models = {"mlm-align": (inp.models[0], inp.models[1])}
+described = {"mlm-align": p.models}  # each kind's (pivot side, target side) model: lm id and training settings
+if p.bimlm:
+    models["bimlm"] = (inp.bimlm[0], None)
+    described["bimlm"] = [p.bimlm, p.bimlm]
+table = contextual_transfer_table(task, data, s["layers"], models=models, maps=maps, pivot=p.pivot,
+                                  task_layers=s["task_layers"], settings=p.task_settings, seed=p.seed,
+                                  checkpoint_dir=p.checkpoints, batch_size=res.batch_size, device=device,
+                                  ner_repair=p.ner_repair if task == "ner" else True)
+for column, side, key in (("lm_src", 0, "lm"), ("lm_tgt", 1, "lm"), ("hparams_src", 0, "hparams"),
+                          ("hparams_tgt", 1, "hparams")):
+    table[column] = table["kind"].map(lambda kind: described[kind][side][key])
+settings = dict(src=p.pivot, tgt=lang, pair=f"{p.pivot}-{lang}", n_map_sentences=len(pivot_words), pooling="last",
+                normalize_iterations=s["normalize_iterations"], map_split=s["map_split"],
+                max_sentences=s["max_sentences"], tokenizer=p.words["tokenizer"],
+                eflomal=json.dumps(p.words["eflomal"], sort_keys=True),
+                finetune_settings=json.dumps(p.task_settings, sort_keys=True), ner_repair=p.ner_repair)
+write_parquet(with_settings(table, **settings), snakemake.output[0])
