@@ -167,36 +167,36 @@ rule mono_contextual:
         models=lambda wc: [mono_dir(PIVOT), mono_dir(wc.lang)],
         bimlm=mono_contextual_bimlm(),
         xnli=lambda wc: xnli_files(wc.lang, MONO["map_split"]),
-        train=lambda wc: task_file(wc.task, PIVOT, "train"),
-        dev=lambda wc: task_file(wc.task, PIVOT, "dev"),
-        test=lambda wc: [task_file(wc.task, PIVOT, "test"), task_file(wc.task, wc.lang, "test")],
+        train=lambda wc: [task_file(task, PIVOT, "train") for task in mono_contextual_tasks(wc.lang)],
+        dev=lambda wc: [task_file(task, PIVOT, "dev") for task in mono_contextual_tasks(wc.lang)],
+        test_pivot=lambda wc: [task_file(task, PIVOT, "test") for task in mono_contextual_tasks(wc.lang)],
+        test_target=lambda wc: [task_file(task, wc.lang, "test") for task in mono_contextual_tasks(wc.lang)],
         code=xling_code("scripts/mono_contextual.py"),
     output:
-        f"{RESULTS}/eval/monolingual/contextual/{MONO_GRID}/{{task}}/{{lang}}.parquet",
-    wildcard_constraints:
-        task="ner|parsing",
+        f"{RESULTS}/eval/monolingual/contextual/{MONO_GRID}/{{lang}}.parquet",
     params:
         pivot=PIVOT,
+        tasks=lambda wc: mono_contextual_tasks(wc.lang),
         models=lambda wc: [mono_model_params(PIVOT), mono_model_params(wc.lang)],
         bimlm=mono_contextual_bimlm_params(),
         settings=dict(layers=mono_contextual_layers(), task_layers=MONO_CONTEXTUAL["task_layers"],
                       **{key: MONO[key] for key in ("normalize_iterations", "map_split", "max_sentences")}),
         words={key: ALIGN[key] for key in ("tokenizer", "eflomal")},
-        task_settings=lambda wc: mono_contextual_task_settings(wc.task),
+        task_settings=lambda wc: {task: mono_contextual_task_settings(task) for task in mono_contextual_tasks(wc.lang)},
         seed=TRANSFER["seeds"][0],
-        ner_repair=lambda wc: TRANSFER["ner_repair"] if wc.task == "ner" else None,
+        ner_repair=lambda wc: TRANSFER["ner_repair"] if "ner" in mono_contextual_tasks(wc.lang) else None,
         max_length=MONO_WINDOW,
         # resume checkpoints of the fine-tunings (a killed job resumes; another setting trains beside them)
-        checkpoints=f"{RESULTS}/checkpoints/mono_contextual/{{task}}/{{lang}}",
+        checkpoints=f"{RESULTS}/checkpoints/mono_contextual/{{lang}}",
     threads: TRANSFER["threads"]
     resources:
         gpu=0,
         device=TRANSFER["device"] or "auto",
         batch_size=TRANSFER["batch_size"],
     log:
-        f"{LOGS}/mono_contextual/{{task}}/{{lang}}.log",
+        f"{LOGS}/mono_contextual/{{lang}}.log",
     benchmark:
-        f"{BENCH}/mono_contextual/{{task}}/{{lang}}.tsv"
+        f"{BENCH}/mono_contextual/{{lang}}.tsv"
     conda:
         "../envs/torch.yaml"
     script:

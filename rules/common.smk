@@ -940,8 +940,8 @@ def monolingual_table_specs():
         "cka": ([f"{RESULTS}/eval/cka/{MONO_GRID}/{mono}.parquet" for mono in [EN_PRIME, *mono_targets()]]
                 if mono_targets() else [], f"{RESULTS}/eval/cka"),
         "monolingual_contextual": (
-            [f"{RESULTS}/eval/monolingual/contextual/{MONO_GRID}/{task}/{lang}.parquet"
-             for lang, task in mono_contextual_runs()], f"{RESULTS}/eval/monolingual_contextual"),
+            [f"{RESULTS}/eval/monolingual/contextual/{MONO_GRID}/{lang}.parquet" for lang in mono_contextual_langs()],
+            f"{RESULTS}/eval/monolingual_contextual"),
     }
 
 
@@ -949,13 +949,18 @@ MONO_CONTEXTUAL = MONO["contextual"]
 MONO_CONTEXTUAL_TASKS = ("ner", "parsing")
 
 
-def mono_contextual_runs():
-    """(target, task) of the contextual word level: its tasks among the run's transfer.tasks, and the targets with a
-    monolingual BERT that the task is tested on (its data: transfer_langs)."""
+def mono_contextual_tasks(lang):
+    """The contextual word level's tasks for a target: those among the run's transfer.tasks with data in it
+    (transfer_langs); none when monolingual.contextual is disabled."""
     if not MONO_CONTEXTUAL["enabled"]:
         return []
-    return [(lang, task) for task in MONO_CONTEXTUAL_TASKS if task in TRANSFER["tasks"]
-            for lang in mono_targets() if lang in transfer_langs(task)]
+    return [task for task in MONO_CONTEXTUAL_TASKS if task in TRANSFER["tasks"] and lang in transfer_langs(task)]
+
+
+def mono_contextual_langs():
+    """Targets with a monolingual BERT and a task of the contextual word level: one job each (one map per layer for
+    all its tasks)."""
+    return [lang for lang in mono_targets() if mono_contextual_tasks(lang)]
 
 
 def mono_contextual_layers():

@@ -1,8 +1,10 @@
-"""Snakemake entry point: the contextual word level between two monolingual BERTs for one target and task: maps
-at each layer learned on eflomal word pairs of XNLI's parallel sentences, and the task transferred from the pivot
-through them (MLM align) and through the run's multilingual BERT (biMLM)."""
+"""Snakemake entry point: the contextual word level between two monolingual BERTs for one target: maps at each
+layer learned on eflomal word pairs of XNLI's parallel sentences (once, for every task), and each task transferred
+from the pivot through them (MLM align) and through the run's multilingual BERT (biMLM)."""
 import json
 import os
+
+import pandas as pd
 
 from xling.logs import setup_logging
 
@@ -18,7 +20,7 @@ from xling.tables import with_settings, write_parquet  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inp, p, res = snakemake.input, snakemake.params, snakemake.resources
-s, lang, task = p.settings, snakemake.wildcards.lang, snakemake.wildcards.task
+s, lang = p.settings, snakemake.wildcards.lang
 device = resolve_device(res.device)
 pairs = xnli_parallel(*inp.xnli, max_sentences=s["max_sentences"])
 pivot_words, target_words, links = xnli_word_pairs(pairs, p.pivot, lang, tokenizer=p.words["tokenizer"],
@@ -27,24 +29,28 @@ encoders = [Encoder.from_pretrained(model, device=device, max_length=p.max_lengt
 maps = layer_maps(encoders, pivot_words, target_words, links, s["layers"], n_iter=s["normalize_iterations"],
                   batch_size=res.batch_size)
 del encoders
-data = {"train": read_examples(task, inp.train)[: p.task_settings["max_train"] or None],
-        "dev": read_examples(task, inp.dev), "test_pivot": read_examples(task, inp.test[0]),
-        "test_target": read_examples(task, inp.test[1])}
 models = {"mlm-align": (inp.models[0], inp.models[1])}
 described = {"mlm-align": p.models}  # each kind's (pivot side, target side) model: lm id and training settings
 if p.bimlm:
     models["bimlm"] = (inp.bimlm[0], None)
     described["bimlm"] = [p.bimlm, p.bimlm]
-table = contextual_transfer_table(task, data, s["layers"], models=models, maps=maps, pivot=p.pivot,
-                                  task_layers=s["task_layers"], settings=p.task_settings, seed=p.seed,
-                                  checkpoint_dir=p.checkpoints, batch_size=res.batch_size, device=device,
-                                  ner_repair=p.ner_repair if task == "ner" else True)
+tables = []
+for i, task in enumerate(p.tasks):
+    finetune = p.task_settings[task]
+    data = {"train": read_examples(task, inp.train[i])[: finetune["max_train"] or None],
+            "dev": read_examples(task, inp.dev[i]), "test_pivot": read_examples(task, inp.test_pivot[i]),
+            "test_target": read_examples(task, inp.test_target[i])}
+    table = contextual_transfer_table(task, data, s["layers"], models=models, maps=maps, pivot=p.pivot,
+                                      task_layers=s["task_layers"], settings=finetune, seed=p.seed,
+                                      checkpoint_dir=f"{p.checkpoints}/{task}", batch_size=res.batch_size,
+                                      device=device, ner_repair=p.ner_repair if task == "ner" else True)
+    tables.append(table.assign(finetune_settings=json.dumps(finetune, sort_keys=True)))
+table = pd.concat(tables, ignore_index=True)
 for column, side, key in (("lm_src", 0, "lm"), ("lm_tgt", 1, "lm"), ("hparams_src", 0, "hparams"),
                           ("hparams_tgt", 1, "hparams")):
     table[column] = table["kind"].map(lambda kind: described[kind][side][key])
 settings = dict(src=p.pivot, tgt=lang, pair=f"{p.pivot}-{lang}", n_map_sentences=len(pivot_words), pooling="last",
                 normalize_iterations=s["normalize_iterations"], map_split=s["map_split"],
                 max_sentences=s["max_sentences"], tokenizer=p.words["tokenizer"],
-                eflomal=json.dumps(p.words["eflomal"], sort_keys=True),
-                finetune_settings=json.dumps(p.task_settings, sort_keys=True), ner_repair=p.ner_repair)
+                eflomal=json.dumps(p.words["eflomal"], sort_keys=True), ner_repair=p.ner_repair)
 write_parquet(with_settings(table, **settings), snakemake.output[0])

@@ -42,7 +42,11 @@ FASTTEXT = int(CONFIG["alignment"]["fasttext"].get("enabled", True))  # the sent
 ROTATIONS = ALIGNED * PAIRS  # a rotation per language, learned on the aligned models' base
 MONO_TARGETS = len(CONFIG["monolingual"]["languages"])  # targets with a monolingual BERT (the preset names them)
 MONO_WORDS = {"mono_word_alignment": MONO_TARGETS, "monolingual_words_table": 1, **FINDINGS}
-MONO_SENTENCES = {"mono_sentence_alignment": MONO_TARGETS, "monolingual_sentences_table": 1, **FINDINGS}
+# the contextual word level: one job per target (its maps, then NER and parsing through them)
+MONO_CONTEXTUAL = {"mono_contextual": MONO_TARGETS, "monolingual_contextual_table": 1}
+# the sentence level and the contextual word level learn their maps on the same XNLI split
+MONO_SENTENCES = {"mono_sentence_alignment": MONO_TARGETS, "monolingual_sentences_table": 1, **MONO_CONTEXTUAL,
+                  **FINDINGS}
 # the monolingual BERTs (the pivot's, each target's, en') and everything compared on them (CKA: each target, en')
 MONOLINGUAL = {"mono_pretrain": MONO_TARGETS + 2, "mono_word_means": MONO_TARGETS + 1, **MONO_WORDS,
                **MONO_SENTENCES, "cka": MONO_TARGETS + 1, "cka_table": 1}
@@ -196,7 +200,8 @@ def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
     assert plan(test_run, tmp_path, {"transfer": {"alphas": [0.5]}}) == {
         "transfer_eval": LMS * len(TRANSFER["freeze"]) * 4, **table}
     # ner_repair: only the NER scoring
-    assert plan(test_run, tmp_path, {"transfer": {"ner_repair": False}}) == {"transfer_eval": LMS * VARIANTS, **table}
+    assert plan(test_run, tmp_path, {"transfer": {"ner_repair": False}}) == {"transfer_eval": LMS * VARIANTS,
+                                                                             **MONO_CONTEXTUAL, **table}
     # the shift layer: zero-mean fine-tunings and every shifted scoring
     shifted = LMS * 4 * TRANSFER.get("zero_mean", True)  # the zero-mean variant of each task, if the run has it
     assert plan(test_run, tmp_path, {"transfer": {"layer": 2}}) == {
@@ -216,7 +221,7 @@ def test_alignment_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
     assert plan(test_run, tmp_path, {"alignment": {"eflomal": {"null_prior": 0.3}}}) == {
         "word_pairs": PAIRS, "word_pairs_table": 1, **CONTEXTUAL, "fasttext_retrieval": FASTTEXT,
         "align_finetune": ALIGNED, "rotation": ROTATIONS, "finetune": ALIGNED, "transfer_eval": 2 * ALIGNED,
-        "transfer_table": 1}
+        "transfer_table": 1, **MONO_CONTEXTUAL}  # and the contextual word level's word pairs (eflomal's settings)
 
 
 def test_alignment_setting_reruns_the_aligned_models_and_what_follows(test_run, tmp_path):
