@@ -13,7 +13,7 @@ import torch  # noqa: E402
 
 from xling.data.alignment import read_split  # noqa: E402
 from xling.encode.encoder import Encoder  # noqa: E402
-from xling.evaluate.contextual_retrieval import sentence_word_vectors  # noqa: E402
+from xling.encode.encoder import sentence_word_vectors  # noqa: E402
 from xling.io import atomic_write  # noqa: E402
 from xling.represent.rotation import learn_rotations  # noqa: E402
 

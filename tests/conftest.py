@@ -67,7 +67,7 @@ def test_run(tmp_path_factory) -> Path:
     """presets/test.yaml run once, end to end, in a fresh working directory, shared by every workflow test.
     Tests only read it or dry-run in it; a test that must change files copies it first."""
     workdir = tmp_path_factory.mktemp("workflow")
-    done = snakemake("--configfile", str(TEST_PRESET), "--cores", "2", cwd=workdir, timeout=900)
+    done = snakemake("--configfile", str(TEST_PRESET), "--cores", "2", cwd=workdir, timeout=1800)  # two xdist workers share the cores
     assert done.returncode == 0, done.stderr[-5000:]
     return workdir
 

@@ -16,9 +16,9 @@ from xling.evaluate.contextual_retrieval import (
     evaluate,
     frequency_ranks,
     retrieve,
-    sentence_word_vectors,
     word_pair_set,
 )
+from xling.encode.encoder import sentence_word_vectors
 from xling.evaluate.contextual_retrieval import test_filter as mark_excluded  # not a test: pytest collects test_*
 
 

@@ -265,7 +265,7 @@ def demo_run(tmp_path_factory) -> Path:
     targets += [f"results/demo/eval/contextual_retrieval/{lm}.parquet" for lm in demo_aligned_and_base(config)]
     workdir = tmp_path_factory.mktemp("demo")
     done = snakemake(*targets, "--configfile", str(REPO / "presets/demo.yaml"), "--cores", "2",
-                     cwd=workdir, timeout=1200)
+                     cwd=workdir, timeout=1800)
     assert done.returncode == 0, done.stderr[-5000:]
     return workdir / "results/demo/eval"
 

@@ -379,3 +379,47 @@ def _groups(iterable: Iterable, size: int) -> Iterator[list]:
             group = []
     if group:
         yield group
+
+
+def sentence_word_vectors(encoder, sentences: Sequence[Sequence[str]], layer: int, batch_size: int,
+                          what: str = "sentences") -> list[np.ndarray]:
+    """Per sentence of given words (e.g. Moses tokens; the alignment studies' word vectors), the vector [n_words, H] (float32) of each word's last subword
+    at `layer` of `encoder` (xling.encode.Encoder); NaN rows for words without one.
+
+    Each word is split into the model's pieces on its own, so the model's tokenizer never regroups the given
+    words (BERT's tokenizer cuts a Moses word like "5,000" into several of its own words: the vector is then
+    the last piece's of the last of them). A piece sequence longer than a model input is run in chunks (xling.encode)."""
+    body = encoder.max_length - 2
+    items, owners = [], []  # per sentence: its pieces; per model word kept by the encoder, the given word's index
+    flat = encoder.tokenize([w for words in sentences for w in words])
+    at = 0
+    for words in sentences:
+        pieces, owner = [], []
+        for index in range(len(words)):
+            word_pieces = flat[at + index]
+            for start, end in word_spans(word_pieces):
+                if end - start <= body:  # a longer model word is left out by the encoder (long_words="drop")
+                    owner.append(index)
+            pieces += word_pieces
+        at += len(words)
+        items.append(pieces)
+        owners.append(owner)
+    chunks: dict[int, list[tuple[int, np.ndarray]]] = {}
+    for out in encoder.encode(items, batch_size, layers=[layer], long_words="drop", what=what):
+        vectors = out.word_vectors("last")[0].cpu().numpy()
+        rows = (out.batch.word_start // out.batch.input_ids.shape[1]).numpy()
+        for row, (item, chunk) in enumerate(zip(out.batch.items, out.batch.chunks)):
+            chunks.setdefault(item, []).append((chunk, vectors[rows == row]))
+    result, missing = [], 0
+    for index, (words, owner) in enumerate(zip(sentences, owners)):
+        found = [v for _, v in sorted(chunks.get(index, []), key=lambda c: c[0])]
+        model_words = np.concatenate(found) if found else np.zeros((0, encoder.hidden), np.float32)
+        if len(model_words) != len(owner):
+            raise RuntimeError(f"{what} {index}: {len(model_words)} word vectors for {len(owner)} model words")
+        out = np.full((len(words), encoder.hidden), np.nan, dtype=np.float32)
+        out[owner] = model_words  # a later model word of the same given word overwrites: the last one stays
+        missing += int(np.isnan(out[:, 0]).sum())
+        result.append(out)
+    if missing:
+        logger.warning("%s: %d words have no vector (no wordpiece, or longer than %d pieces)", what, missing, body)
+    return result

@@ -39,7 +39,7 @@ import pandas as pd
 import torch
 
 from xling.data.alignment import Links, eflomal_links, tokenize, word_pairs
-from xling.evaluate.contextual_retrieval import sentence_word_vectors
+from xling.encode.encoder import sentence_word_vectors
 from xling.evaluate.transfer import load_finetuned, score
 from xling.models.finetune import fingerprint, finetune, predict
 from xling.models.heads import MAIN_METRIC, Backbone, BertEncoder, load_bert
