@@ -6,14 +6,12 @@ from xling.logs import setup_logging
 setup_logging(snakemake.log[0])
 from xling.report import expected_figures, render_report  # noqa: E402  (registers every study's sections)
 
-tables = {"word_retrieval": Path(snakemake.input.retrieval), "findings": Path(snakemake.input.findings)}
+tables = {"word_retrieval": Path(snakemake.input.retrieval)}
 if snakemake.input.bert_models:
     tables["bert_training_logs"] = [Path(d) / "training_log.tsv" for d in snakemake.input.bert_models]
-for key in ("word_retrieval_pos", "token_translation", "token_translation_samples", "tatoeba", "bucc", "transfer",
-            "contextual_retrieval", "contextual_retrieval_pos", "contextual_retrieval_frequency", "ablation",
-            "monolingual_words", "monolingual_sentences", "cka"):
-    if key in snakemake.input.keys():
-        tables[key] = Path(snakemake.input[key])
+# every other named Parquet input is a table, under its input name (rules/report.smk names them as the sections do)
+tables.update({key: Path(path) for key, path in snakemake.input.items()
+               if key != "retrieval" and isinstance(path, str) and path.endswith(".parquet")})
 figures = [f["name"] for f in expected_figures(snakemake.config, tables)]  # the rule's outputs, one call
 render_report(
     tables,
