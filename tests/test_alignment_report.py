@@ -289,7 +289,7 @@ def test_figure3_is_written_with_its_numbers(tmp_path):
 
 def test_figure2_pairs_each_language_s_retrieval_with_its_xnli_and_correlates_them(tmp_path):
     """Base BERT only (the aligned model and the rotations are not points); XNLI the mean over seeds; Pearson's r
-    as numpy computes it on the same points."""
+    as numpy computes it on the same points; a language with XNLI but no retrieval is named, not dropped silently."""
     import numpy as np
 
     from xling.report import expected_figures
@@ -301,11 +301,11 @@ def test_figure2_pairs_each_language_s_retrieval_with_its_xnli_and_correlates_th
                  n_queries=100, model="bert", size=4000, window=128, exclude_seen=True)
             for lang, value in accuracy.items() for contextual in (True, False)
             for lm, method, n in ((BASE, "none", 0), (BASE, "rotation-word", 400), (ALIGNED[400], "none", 0))]
-    xnli = transfer({(BASE, "none"): {"en": 80, "de": 50, "xb": 55, "xc": 70},
+    xnli = transfer({(BASE, "none"): {"en": 80, "de": 50, "xb": 55, "xc": 70, "xd": 60},
                      (ALIGNED[400], "none"): {"en": 80, "de": 70, "xb": 72, "xc": 75}})
     points = retrieval_and_xnli(pd.DataFrame(rows), xnli, "en")
-    assert points[["lang", "retrieval", "xnli"]].values.tolist() == [["de", 20.0, 50.0], ["xb", 40.0, 55.0],
-                                                                     ["xc", 60.0, 70.0]]
+    assert points[["lang", "retrieval", "xnli"]].fillna(-1).values.tolist() == [
+        ["de", 20.0, 50.0], ["xb", 40.0, 55.0], ["xc", 60.0, 70.0], ["xd", -1, 60.0]]
     tables = {"contextual_retrieval": pd.DataFrame(rows), "transfer": xnli}
     config = {"run": "unit", "languages": ["en", "de", "xb", "xc"]}
     assert "alignment_xnli_retrieval" in [f["name"] for f in expected_figures(config, tables)]
@@ -314,3 +314,4 @@ def test_figure2_pairs_each_language_s_retrieval_with_its_xnli_and_correlates_th
     assert figure["name"] == "alignment_xnli_retrieval" and ctx.saved[figure["name"]].stat().st_size > 1000
     r = np.corrcoef([20, 40, 60], [50, 55, 70])[0, 1]
     assert f"{BASE}: r = {r:.2f} over 3 languages" in numbers["note"]
+    assert f"measured one way only: {BASE} xd (retrieval missing)" in numbers["note"]

@@ -224,7 +224,8 @@ def render_alignment_xnli(ctx: ReportContext) -> list[Block]:
 
 def retrieval_and_xnli(retrieval: pd.DataFrame, transfer: pd.DataFrame, pivot: str) -> pd.DataFrame:
     """Cao et al.'s Figure 2 points: one row per base BERT and language paired with the pivot, its contextual word
-    retrieval accuracy and its zero-shot XNLI test accuracy (both in %, XNLI the mean over seeds)."""
+    retrieval accuracy and its zero-shot XNLI test accuracy (both in %, XNLI the mean over seeds). A (base, language)
+    that the run measured one way only keeps a row with the other side NaN, so the report can name it."""
     found = _retrieval_layers(cao_retrieval(retrieval))
     found = found[(found["setting"] == "base_bert") & (found["retrieval"] == "contextual")]
     found = found.groupby(["base", "lang"], as_index=False).agg(retrieval=("accuracy", "mean"))
@@ -232,8 +233,16 @@ def retrieval_and_xnli(retrieval: pd.DataFrame, transfer: pd.DataFrame, pivot: s
     if xnli.empty or found.empty:
         return pd.DataFrame(columns=["base", "lang", "retrieval", "xnli"])
     xnli = xnli[(xnli["setting"] == "zero_shot_base_bert") & (xnli["lang"] != pivot)]
-    points = found.merge(xnli[["base", "lang", "value"]].rename(columns={"value": "xnli"}), on=["base", "lang"])
+    points = found.merge(xnli[["base", "lang", "value"]].rename(columns={"value": "xnli"}), on=["base", "lang"],
+                         how="outer")
     return points.assign(retrieval=100 * points["retrieval"]).sort_values(["base", "lang"], ignore_index=True)
+
+
+def one_sided(points: pd.DataFrame) -> str:
+    """The (base, language) rows of retrieval_and_xnli measured one way only, named for the report's note."""
+    missing = points[points[["retrieval", "xnli"]].isna().any(axis=1)]
+    return ", ".join(f"{base} {lang} ({'XNLI' if retrieval == retrieval else 'retrieval'} missing)"
+                     for base, lang, retrieval in missing[["base", "lang", "retrieval"]].itertuples(index=False))
 
 
 def pearson(points: pd.DataFrame) -> float:
@@ -274,7 +283,8 @@ def xnli_retrieval_figure(points: pd.DataFrame, settings: str) -> Figure:
 @register_section("alignment_xnli_retrieval", "XNLI against word retrieval (Cao et al. 2020, Figure 2)",
                   required=("contextual_retrieval", "transfer"), figures=alignment_xnli_retrieval_figures)
 def render_alignment_xnli_retrieval(ctx: ReportContext) -> list[Block]:
-    points = retrieval_and_xnli(ctx.tables["contextual_retrieval"], ctx.tables["transfer"], ctx.pivot)
+    measured = retrieval_and_xnli(ctx.tables["contextual_retrieval"], ctx.tables["transfer"], ctx.pivot)
+    points, left_out = measured.dropna(subset=["retrieval", "xnli"]), one_sided(measured)
     seen = _values(ctx.tables["contextual_retrieval"], "exclude_seen", {True: "left out", False: "kept"})
     settings = (f"base BERTs of the alignment study; retrieval: contextual, pairs seen in training and exact matches "
                 f"{seen}; XNLI: test accuracy, fine-tuned on English, the smallest freeze depth, mean over seeds")
@@ -286,8 +296,10 @@ def render_alignment_xnli_retrieval(ctx: ReportContext) -> list[Block]:
                        settings, "XNLI against contextual word retrieval"),
             table_block("XNLI against word retrieval: the points", ["base model", "language", "retrieval (%)",
                         "XNLI (%)"], lines, numeric=(2, 3), collapsed=True,
-                        note=f"Pearson's r (scipy.stats.pearsonr): {correlation}. The paper plots mBERT's 8 "
-                             "languages and reads a strong correlation; it prints no number.")]
+                        note=f"Pearson's r (scipy.stats.pearsonr): {correlation}. "
+                             + (f"Left out, measured one way only: {left_out}. " if left_out else "")
+                             + "The paper plots mBERT's 8 languages and reads a strong correlation; it prints no "
+                               "number.")]
 
 
 # ---------------------------------------------------------------------------------------------- analyses
