@@ -50,6 +50,7 @@ def test_registry_covers_the_study(registry):
     assert set(sources.languages("muse")) == set(study) - {"en", "sw", "ur"}
     assert sources.languages("europarl") == sorted(["de", "fr", "es", "bg", "el"])
     assert sources.languages("bucc") == sorted(["de", "fr", "ru", "zh"])
+    assert sources.languages("xnli") == sorted(study)  # one zip for all 15: listed, or no XNLI fine-tuning is planned
     assert "sw" not in sources.languages("ud")
     wikiann = sources.languages("wikiann")  # one zip for all: the languages are listed, not per file
     assert len(wikiann) == 176 and set(study) <= set(wikiann) and "no" in wikiann
