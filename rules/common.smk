@@ -804,9 +804,15 @@ def contextual_retrieval_inputs(wildcards):
 
 
 def alignment_tables():
-    """Every final table of the alignment study this run builds (Parquet and CSV), for rule all."""
+    """Every final table of the alignment study this run builds (Parquet and CSV), for rule all. On synthetic data
+    the splits must fit its parallel text: a plan that needs more stops here, not in the word_pairs jobs."""
     if not align_pair_langs():
         return []
+    need = ALIGN["test_sentences"] + ALIGN["dev_sentences"] + max(ALIGN["train_sentences"])
+    if config["data"]["source"] == "synthetic" and need > config["synthetic"]["parallel_sentences"]:
+        raise ValueError(f"alignment.test_sentences + dev_sentences + max(train_sentences) = {need} sentence pairs, "
+                         f"but synthetic.parallel_sentences is {config['synthetic']['parallel_sentences']}: lower the "
+                         "alignment splits (presets/demo.yaml: 200 + 100 + 700) or raise the synthetic pairs")
     stems = ["word_pairs"]
     if contextual_retrieval_lms():
         stems += ["contextual_retrieval", "contextual_retrieval_frequency"]
