@@ -219,6 +219,15 @@ def test_wrong_config_key_stops_with_its_name(tmp_path):
     assert "metrc" in dry.stdout + dry.stderr
 
 
+def test_alignment_splits_beyond_the_synthetic_parallel_text_stop_at_plan_time(tmp_path):
+    """test 60 + dev 20 + train 121 > the test preset's 200 pairs: the dry run fails naming both keys."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("alignment: {train_sentences: [60, 121]}\n")
+    dry = snakemake("-n", "--configfile", str(REPO / "presets/test.yaml"), str(bad), cwd=tmp_path, timeout=300)
+    assert dry.returncode != 0
+    assert "= 201 sentence pairs, but synthetic.parallel_sentences is 200" in dry.stdout + dry.stderr
+
+
 def test_mini_preset_runs_on_real_data(shared_data, tmp_path):
     """presets/mini.yaml: word retrieval on real Wikipedia sentences and MUSE en-ru, from ../shared/data."""
     staged = tmp_path / "staged.yaml"
