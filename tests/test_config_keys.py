@@ -871,6 +871,18 @@ def test_every_preset_validates_against_the_schema(preset):
     assert schema_errors(merged_config(preset)) == []
 
 
+@pytest.mark.parametrize("preset", sorted((REPO / "presets").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_synthetic_preset_s_alignment_splits_fit_its_parallel_text(preset):
+    """The plan stops when they do not (rules/common.smk alignment_tables); checked here without planning."""
+    config = merged_config(preset)
+    if config["data"]["source"] != "synthetic":
+        pytest.skip("real parallel text: its length is known only once downloaded")
+    align = config["alignment"]
+    need = align["test_sentences"] + align["dev_sentences"] + max(align["train_sentences"])
+    default = load_schema()["properties"]["synthetic"]["properties"]["parallel_sentences"]["default"]
+    assert need <= config["synthetic"].get("parallel_sentences", default)
+
+
 def test_schema_validation_rejects_a_bad_preset_value():
     config = merged_config()
     config["bert"]["precision"] = "auto"
