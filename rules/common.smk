@@ -29,6 +29,7 @@ from xling.imports import analyse  # noqa: E402
 os.environ.update(
     PYTHONPATH=os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH")) if p)
 )
+from xling.data.alignment import pairs_needed  # noqa: E402
 from xling.evaluate.findings import TABLES as FINDINGS_TABLES  # noqa: E402
 from xling.models.ablation import parse_setting  # noqa: E402
 from xling.runtime import computed, without_runtime  # noqa: E402
@@ -808,7 +809,7 @@ def alignment_tables():
     the splits must fit its parallel text: a plan that needs more stops here, not in the word_pairs jobs."""
     if not align_pair_langs():
         return []
-    need = ALIGN["test_sentences"] + ALIGN["dev_sentences"] + max(ALIGN["train_sentences"])
+    need = pairs_needed(ALIGN["test_sentences"], ALIGN["dev_sentences"], ALIGN["train_sentences"])
     if config["data"]["source"] == "synthetic" and need > config["synthetic"]["parallel_sentences"]:
         raise ValueError(f"alignment.test_sentences + dev_sentences + max(train_sentences) = {need} sentence pairs, "
                          f"but synthetic.parallel_sentences is {config['synthetic']['parallel_sentences']}: lower the "

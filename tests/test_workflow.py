@@ -211,19 +211,22 @@ def test_aligned_model_joins_every_experiment(tmp_path):
     assert all(f"results/test/data/align/en-{x}/train{n}.align" in align for x in config["languages"][1:])
     assert any("rule bert_extract:" in j and f"results/test/models/{lm}," in j for j in jobs)
 
-def test_wrong_config_key_stops_with_its_name(tmp_path):
+def dry_run_over_test_preset(tmp_path, override: str, timeout: int):
+    """A dry run of the test preset with `override` (YAML) merged over it."""
     bad = tmp_path / "bad.yaml"
-    bad.write_text("retrieval: {metrc: cosine}\n")
-    dry = snakemake("-n", "--configfile", str(REPO / "presets/test.yaml"), str(bad), cwd=tmp_path, timeout=120)
+    bad.write_text(override)
+    return snakemake("-n", "--configfile", str(REPO / "presets/test.yaml"), str(bad), cwd=tmp_path, timeout=timeout)
+
+
+def test_wrong_config_key_stops_with_its_name(tmp_path):
+    dry = dry_run_over_test_preset(tmp_path, "retrieval: {metrc: cosine}\n", timeout=120)
     assert dry.returncode != 0
     assert "metrc" in dry.stdout + dry.stderr
 
 
 def test_alignment_splits_beyond_the_synthetic_parallel_text_stop_at_plan_time(tmp_path):
     """test 60 + dev 20 + train 121 > the test preset's 200 pairs: the dry run fails naming both keys."""
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("alignment: {train_sentences: [60, 121]}\n")
-    dry = snakemake("-n", "--configfile", str(REPO / "presets/test.yaml"), str(bad), cwd=tmp_path, timeout=300)
+    dry = dry_run_over_test_preset(tmp_path, "alignment: {train_sentences: [60, 121]}\n", timeout=300)
     assert dry.returncode != 0
     assert "= 201 sentence pairs, but synthetic.parallel_sentences is 200" in dry.stdout + dry.stderr
 

@@ -99,10 +99,15 @@ def word_pairs(fwd: Sequence[Links], rev: Sequence[Links]) -> list[Links]:
     return [one_to_one(f & r) for f, r in zip(fwd, rev, strict=True)]
 
 
+def pairs_needed(test: int, dev: int, train: Sequence[int]) -> int:
+    """Sentence pairs the splits take: test, dev and the largest train set (the smaller ones are its prefixes)."""
+    return test + dev + max(train, default=0)
+
+
 def split_indices(n_pairs: int, test: int, dev: int, train: Sequence[int]) -> dict[str, list[int]]:
     """Sentence-pair indices of each split (module docstring): test = the last `test` pairs, dev the `dev`
     before them, train{n} the n pairs before dev, nearest first (so the smaller train sets are prefixes)."""
-    need = test + dev + max(train, default=0)
+    need = pairs_needed(test, dev, train)
     if n_pairs < need:
         raise ValueError(f"{n_pairs} sentence pairs, but test {test} + dev {dev} + the largest train set "
                          f"{max(train, default=0)} need {need}")

@@ -241,7 +241,7 @@ def retrieval_and_xnli(retrieval: pd.DataFrame, transfer: pd.DataFrame, pivot: s
 def one_sided(points: pd.DataFrame) -> str:
     """The (base, language) rows of retrieval_and_xnli measured one way only, named for the report's note."""
     missing = points[points[["retrieval", "xnli"]].isna().any(axis=1)]
-    return ", ".join(f"{base} {lang} ({'XNLI' if retrieval == retrieval else 'retrieval'} missing)"
+    return ", ".join(f"{base} {lang} ({'XNLI' if pd.notna(retrieval) else 'retrieval'} missing)"
                      for base, lang, retrieval in missing[["base", "lang", "retrieval"]].itertuples(index=False))
 
 
