@@ -1,10 +1,10 @@
-"""Fine-tuning throughput of xling.models.finetune against the Hugging Face Trainer with the run_glue.py recipe.
+"""Fine-tuning throughput of xling.tune.finetune against the Hugging Face Trainer with the run_glue.py recipe.
 
 Both fine-tune the same from-scratch BERT (saved once, loaded by each) on the same synthetic XNLI-like
 pairs (random wordpiece sentences, 3 labels) for the same number of optimizer steps and batch size, in one
 epoch: AdamW with a linear warm-up and decay, gradients clipped at 1, dropout 0.1, fp32 on both (finetune
 has no mixed precision). Pairs are cut to --max-length (longest first) and padded per batch to the
-batch's longest pair (ours: xling.models.heads.collate; HF: DataCollatorWithPadding). No grouping by
+batch's longest pair (ours: xling.tune.heads.collate; HF: DataCollatorWithPadding). No grouping by
 length on either side: the Trainer reads the pairs in finetune's shuffled order for the seed with its
 sequential sampler, so both train on the same batches, tokens and padding (checked). The two differ
 only where their recipes do: BertForSequenceClassification adds the pooler (one H x H layer on [CLS])
@@ -42,8 +42,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from xling.data.formats import XNLI_LABELS  # noqa: E402
 from xling.evaluate.transfer import score  # noqa: E402
-from xling.models import bert, finetune  # noqa: E402
-from xling.models.heads import load_bert  # noqa: E402
+from xling.models import bert  # noqa: E402
+from xling.tune import finetune  # noqa: E402
+from xling.tune.heads import load_bert  # noqa: E402
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 SEED = 1  # of the model's initialisation and of fine-tuning, both sides

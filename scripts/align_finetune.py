@@ -1,12 +1,12 @@
-"""Snakemake entry point: align one base BERT on n word-aligned sentence pairs per language (xling.models.align)."""
+"""Snakemake entry point: align one base BERT on n word-aligned sentence pairs per language (xling.tune.align)."""
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
 import torch  # noqa: E402
 
 from xling.encode.encoder import resolve_device  # noqa: E402
-from xling.models.align import align, read_parallel_words  # noqa: E402
-from xling.models.finetune import fingerprint  # noqa: E402
+from xling.tune.align import align, read_parallel_words  # noqa: E402
+from xling.tune.finetune import fingerprint  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inp, p, res = snakemake.input, snakemake.params, snakemake.resources

@@ -3,8 +3,8 @@ dictionaries' words, and the retrieval vocabulary's most frequent words when ret
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
+from xling.data.word_lists import dictionary_words, most_frequent_words  # noqa: E402
 from xling.io import atomic_write  # noqa: E402
-from xling.tables import dictionary_words, most_frequent_words  # noqa: E402
 
 lang, n_frequent = snakemake.wildcards.lang, snakemake.params.vocabulary_size
 words = set(dictionary_words(list(snakemake.input.dictionaries), lang, snakemake.params.pivot,

@@ -10,7 +10,7 @@ import pandas as pd  # noqa: E402
 
 from xling.data.alignment import read_split  # noqa: E402
 from xling.evaluate.contextual_retrieval import evaluate_fasttext, word_pair_set  # noqa: E402
-from xling.models.fasttext import Normalised, load_vectors  # noqa: E402
+from xling.represent.fasttext import Normalised, load_vectors  # noqa: E402
 from xling.tables import data_settings, with_settings, write_parquet  # noqa: E402
 
 params, settings, size = snakemake.params, snakemake.params.settings, int(snakemake.wildcards.size)

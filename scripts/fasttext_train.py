@@ -6,7 +6,7 @@ from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
 from xling.data.alignment import tokenize  # noqa: E402
-from xling.models.fasttext import train_fasttext  # noqa: E402
+from xling.represent.fasttext import train_fasttext  # noqa: E402
 
 train_fasttext(snakemake.input.corpus, snakemake.output[0],
                functools.partial(tokenize, lang=snakemake.wildcards.lang, method=snakemake.params.tokenizer),

@@ -6,9 +6,9 @@ import torch  # noqa: E402
 
 from xling.encode.encoder import resolve_device  # noqa: E402
 from xling.evaluate.transfer import corpus_sentences, language_means, score  # noqa: E402
-from xling.models.finetune import fingerprint, finetune  # noqa: E402
 from xling.models.ablation import freeze_language_specific, read_spec  # noqa: E402
-from xling.models.heads import load_bert, load_static, read_examples  # noqa: E402
+from xling.tune.finetune import fingerprint, finetune  # noqa: E402
+from xling.tune.heads import load_bert, load_static, read_examples  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inp, lm, run, res = snakemake.input, snakemake.params.lm, snakemake.params.run, snakemake.resources

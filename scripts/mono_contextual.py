@@ -15,8 +15,8 @@ import torch  # noqa: E402
 from xling.encode.encoder import Encoder, resolve_device  # noqa: E402
 from xling.evaluate.cka import xnli_parallel  # noqa: E402
 from xling.evaluate.monolingual_contextual import contextual_transfer_table, layer_maps, xnli_word_pairs  # noqa: E402
-from xling.models.heads import read_examples  # noqa: E402
 from xling.tables import with_settings, write_parquet  # noqa: E402
+from xling.tune.heads import read_examples  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inp, p, res = snakemake.input, snakemake.params, snakemake.resources

@@ -10,8 +10,8 @@ import torch  # noqa: E402
 
 from xling.encode.encoder import resolve_device  # noqa: E402
 from xling.evaluate.transfer import corpus_sentences, evaluate, language_means  # noqa: E402
-from xling.models.heads import read_examples  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
+from xling.tune.heads import read_examples  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inp, lm, run, res = snakemake.input, snakemake.params.lm, snakemake.params.run, snakemake.resources

@@ -204,8 +204,8 @@ def test_fine_tuning_freezes_the_language_specific_layers_and_tests_each_languag
     from transformers import BertForMaskedLM
 
     from xling.evaluate import transfer
-    from xling.models import finetune as ft
-    from xling.models.heads import load_bert
+    from xling.tune import finetune as ft
+    from xling.tune.heads import load_bert
 
     paths, vocab = pair
     spec = {"separate_embeddings": True, "separate_layers": 1}

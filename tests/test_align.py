@@ -1,4 +1,4 @@
-"""Fine-tuning alignment (xling.models.align, Cao et al. 2020 §3.3) on a tiny randomly initialised BERT: the loss
+"""Fine-tuning alignment (xling.tune.align, Cao et al. 2020 §3.3) on a tiny randomly initialised BERT: the loss
 and its gradient against hand computations, the regulariser's fixed point, batching, resume, the input files."""
 
 import os
@@ -12,7 +12,7 @@ from safetensors.torch import load_file
 from transformers import BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
 
 from xling.data.formats import FormatError
-from xling.models import align as al
+from xling.tune import align as al
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 EN = [f"e{i}" for i in range(10)]

@@ -10,10 +10,10 @@ import torch
 from scipy.stats import ortho_group
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
-from xling.models import fasttext
-from xling.models.heads import collate
+from xling.represent import fasttext
 from xling.represent.rotation import (CrossCovariance, learn_rotations, linked_rows, mean_rows, procrustes,
                                       rotate_layer)
+from xling.tune.heads import collate
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 VOCAB = SPECIALS + [f"w{i}" for i in range(20)] + ["##s", "##t"]

@@ -9,8 +9,8 @@ import pytest
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
 
+from xling.data.words import chunk_words, detokenize, word_spans, word_text
 from xling.encode.encoder import Encoder, Shift
-from xling.encode.words import chunk_words, detokenize, word_spans, word_text
 from xling.evaluate.sentence_retrieval import run_tatoeba
 from xling.evaluate.translation import translate_pair
 

@@ -1,4 +1,4 @@
-"""The fine-tuning layer (xling.models.finetune, xling.models.heads) and zero-shot evaluation
+"""The fine-tuning layer (xling.tune.finetune, xling.tune.heads) and zero-shot evaluation
 (xling.evaluate.transfer) on a tiny randomly initialised BERT and toy tasks the tests make."""
 
 import functools
@@ -18,8 +18,8 @@ from safetensors.torch import load_file
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
 from xling.evaluate import transfer
-from xling.models import finetune as ft
-from xling.models.heads import load_bert
+from xling.tune import finetune as ft
+from xling.tune.heads import load_bert
 
 REPO = Path(__file__).resolve().parents[1]
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -134,7 +134,7 @@ def test_resumes_after_sigkill_with_the_same_weights(bert_dir, tmp_path):
 
 def test_mds_goes_through_the_shared_hook_and_alpha_is_chosen_on_dev_only(bert_dir, tmp_path, monkeypatch):
     """Planted data: dev rewards alpha 2 and test rewards alpha 1 (a stub scorer keyed by the shift used);
-    the chosen alpha must be dev's, and every shift must pass through xling.represent.transforms.shift_layer."""
+    the chosen alpha must be dev's, and every shift must pass through xling.encode.transforms.shift_layer."""
     run(bert_dir, tmp_path, settings={"epochs": 1})
     calls = []
     real_shift_layer = transfer_shift_layer()
@@ -143,7 +143,7 @@ def test_mds_goes_through_the_shared_hook_and_alpha_is_chosen_on_dev_only(bert_d
         calls.append((layer, np.asarray(delta).copy()))
         return real_shift_layer(model, layer, delta, positions)
 
-    monkeypatch.setattr("xling.models.heads.shift_layer", spy)
+    monkeypatch.setattr("xling.tune.heads.shift_layer", spy)
     planted = {"dev": {2.0: 90.0, 1.0: 50.0}, "test": {2.0: 40.0, 1.0: 99.0}}
 
     def score(task, examples, predictions, labels, ner_repair=True):
@@ -166,7 +166,7 @@ def test_mds_goes_through_the_shared_hook_and_alpha_is_chosen_on_dev_only(bert_d
 
 
 def transfer_shift_layer():
-    from xling.represent.transforms import shift_layer
+    from xling.encode.transforms import shift_layer
     return shift_layer
 
 
@@ -179,7 +179,7 @@ def test_static_vectors_xnli_with_infersent(tmp_path):
     rng = np.random.default_rng(0)
     kv.add_vectors(WORDS, rng.normal(size=(len(WORDS), 8)).astype(np.float32))
     kv.save_word2vec_format(str(tmp_path / "vectors.bin"), binary=True)
-    from xling.models.heads import load_static
+    from xling.tune.heads import load_static
 
     backbone = load_static(tmp_path / "vectors.bin", vocab, lowercase=False)
     record = ft.finetune("xnli", backbone, toy_xnli(240, 1), {"en": toy_xnli(60, 2)}, tmp_path / "model",
@@ -215,7 +215,7 @@ def ewt(root: Path) -> tuple[list, list]:
 
 @pytest.mark.parametrize("task", ["pos", "parsing"])
 def test_a_few_steps_on_ud_ewt_then_zero_shot_on_pud(shared_data, tmp_path, task):
-    from xling.models.heads import read_examples
+    from xling.tune.heads import read_examples
 
     bert = save_mbert_vocab_bert(tmp_path / "bert", shared_data / "mbert" / "vocab-cased.txt")
     train, dev = ewt(shared_data)[0], {"en": ewt(shared_data)[1]}
@@ -235,7 +235,7 @@ def test_a_few_steps_on_ud_ewt_then_zero_shot_on_pud(shared_data, tmp_path, task
 
 
 def test_xnli_dev_is_read_and_scored(shared_data, tmp_path, bert_dir):
-    from xling.models.heads import read_examples
+    from xling.tune.heads import read_examples
 
     run(bert_dir, tmp_path, settings={"epochs": 1})
     data = {lang: {"dev": read_examples("xnli", shared_data / "xnli" / f"dev-{lang}.tsv")[:300]}
@@ -258,7 +258,7 @@ def test_zero_mean_subtracts_the_pivot_mean_in_training_and_each_language_mean_i
         seen.append((layer, np.asarray(delta).copy()))
         return real(model, layer, delta, positions)
 
-    monkeypatch.setattr("xling.models.heads.shift_layer", spy)
+    monkeypatch.setattr("xling.tune.heads.shift_layer", spy)
     means = {"en": np.full(16, 0.5), "fr": np.full(16, -0.25)}
     record = run(bert_dir, tmp_path, zero_mean=(1, means["en"], "all"), settings={"epochs": 1})
     assert record["zero_mean"] == {"layer": 1, "positions": "all"}

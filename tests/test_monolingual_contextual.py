@@ -17,9 +17,9 @@ from workflow_helpers import REPO, snakemake
 
 from xling.encode.encoder import Encoder
 from xling.evaluate import monolingual_contextual as mc
-from xling.models.heads import load_bert
 from xling.report import expected_figures, render_report
 from xling.represent.rotation import IterativeNormalizer, rotate_layer
+from xling.tune.heads import load_bert
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 WORDS = [f"w{i}" for i in range(20)]

@@ -1,4 +1,4 @@
-"""The biaffine parser head and its one-root maximum-spanning-tree decoding (xling.models.parser).
+"""The biaffine parser head and its one-root maximum-spanning-tree decoding (xling.tune.parser).
 
 MST decoding is checked against brute force (every single-root tree, n <= 5) and, on larger graphs, against
 networkx's Edmonds (maximum_spanning_arborescence, unconstrained; one root = the best over trees that may attach
@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from xling.data.formats import read_conllu
-from xling.models.parser import (
+from xling.tune.parser import (
     BiaffineParser,
     _chu_liu_edmonds,
     max_spanning_tree,

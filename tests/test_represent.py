@@ -6,8 +6,8 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
 
+from xling.data.words import chunk_words, word_spans, word_text
 from xling.encode import encoder as encode
-from xling.encode.words import chunk_words, word_spans, word_text
 from xling.represent import store as represent
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from xling.data.word_lists import most_frequent_words
 from xling.evaluate.word_retrieval import COLUMNS, RANK_COLUMNS, word_retrieval
-from xling.tables import most_frequent_words
 
 N = 6
 EN = [f"e{i}" for i in range(N)]
@@ -241,7 +241,7 @@ def test_schema_requires_a_stored_vocabulary_for_vocabulary_candidates():
 def test_lowercase_compares_dictionary_words_in_the_token_files_form(setup, tmp_path):
     """In a lowercased run the store and counts hold "e0"; the dictionary's "É0" is that word, and the
     "E0"/"É0" lines collapse into one pair. Cased, neither is covered."""
-    from xling.tables import dictionary_words
+    from xling.data.word_lists import dictionary_words
 
     store, _, counts = setup
     dictionary = tmp_path / "en-xx.test.txt"

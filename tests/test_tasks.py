@@ -14,16 +14,8 @@ import numpy as np
 import pytest
 from seqeval.metrics import classification_report
 
-from xling.data.formats import read_conllu
-from xling.evaluate.tasks import (
-    accuracy,
-    attachment_scores,
-    repair_spans,
-    span_f1,
-    syntactic_words,
-    universal_relation,
-    upos_accuracy,
-)
+from xling.data.formats import read_conllu, syntactic_words, universal_relation
+from xling.evaluate.tasks import accuracy, attachment_scores, repair_spans, span_f1, upos_accuracy
 
 CONLL18 = Path(__file__).parent / "data" / "conll18"
 

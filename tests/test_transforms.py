@@ -5,7 +5,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM
 
-from xling.represent.transforms import layer_module, mds, mds_delta, shift, shift_layer, zero_mean, zero_mean_delta
+from xling.encode.transforms import layer_module, mds, mds_delta, shift, shift_layer, zero_mean, zero_mean_delta
 
 N_LAYERS = 3
 

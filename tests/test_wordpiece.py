@@ -12,7 +12,7 @@ from xling.data.wordpiece import (
     train_vocab,
     word_pieces,
 )
-from xling.encode.words import word_text
+from xling.data.words import word_text
 
 TEXT = ("the lowest tower is lower than the newest tower .\nthe newer towers were low .\n\n") * 50 + "Hello World\n"
 

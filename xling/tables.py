@@ -7,10 +7,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 import pandas as pd
-import pyarrow.parquet as pq
 
-from xling.data.formats import read_dictionary
-from xling.data.wordpiece import normalize_word
 from xling.io import atomic_path, atomic_write
 from xling.runtime import computed
 
@@ -89,25 +86,3 @@ def gather(paths: list[str | Path], out_parquet: str | Path, out_csv: str | Path
     with atomic_write(out_csv) as handle:
         table.to_csv(handle, index=False)
     return table
-
-
-def dictionary_words(dictionary_paths: list[str | Path], lang: str, pivot: str, lowercase: bool = False) -> list[str]:
-    """The words of `lang` that appear in the pivot-x dictionaries (source side for the pivot), in the
-    form of the token files (`normalize_word`: lowercased and accent-stripped when `lowercase`)."""
-    words: set[str] = set()
-    for path in dictionary_paths:
-        tgt = Path(path).name.split(".")[0].split("-", 1)[1]
-        pairs = read_dictionary(path)
-        if lang == pivot:
-            words.update(src for src, _ in pairs)
-        elif lang == tgt:
-            words.update(t for _, t in pairs)
-    return sorted({normalize_word(w, lowercase) for w in words})
-
-
-def most_frequent_words(counts_path: str | Path, lang: str, n: int) -> list[str]:
-    """The `n` most frequent words of `lang` in a word-counts Parquet (lang, word, count), ties by word:
-    the retrieval vocabulary the store holds beyond the dictionaries' words."""
-    table = pq.read_table(counts_path, columns=["word", "count"], filters=[("lang", "==", lang)])
-    table = table.sort_by([("count", "descending"), ("word", "ascending")])
-    return table.column("word").to_pylist()[:n]

@@ -1,1 +1,2 @@
-"""Data: sources, upstream parsers, synthetic languages, corpus preparation, WordPiece."""
+"""Data: sources, upstream parsers, synthetic languages, corpus preparation, WordPiece and words, the canonical
+formats and what each transfer task is scored by."""

@@ -303,6 +303,18 @@ def read_conllu(path: PathLike, keep_multiword: bool = False,
     return sentences
 
 
+def universal_relation(deprel: str) -> str:
+    """The universal part of a DEPREL (`nmod:poss` -> `nmod`): what LAS compares and what the parser predicts."""
+    return deprel.split(":", 1)[0]
+
+
+def syntactic_words(sentence: conllu.TokenList) -> list[conllu.Token]:
+    """The words of a sentence, which UAS and LAS score: multiword token lines (`1-2`) and empty nodes (`1.1`)
+    left out, whether or not the sentence was read with them (read_conllu keeps them only
+    when asked)."""
+    return [token for token in sentence if isinstance(token["id"], int)]
+
+
 # --------------------------------------------------------------------------- XNLI
 def parse_xnli_label(path: PathLike, lineno: int, label: str) -> str:
     """Canonical label, accepting XNLI-1.0's `contradictory` for `contradiction`."""

@@ -7,7 +7,7 @@ pre-tokenization, greedy longest-match WordPiece with "##" marking a continuatio
 default with no accent stripping, as mBERT cased; with lowercase=True accents are stripped too, as
 BERT's uncased models do. The mBERT cased `vocab.txt` loads unchanged.
 
-How a word is represented: xling.encode.words holds the one definition (a maximal run of pieces where
+How a word is represented: xling.data.words holds the one definition (a maximal run of pieces where
 every piece after the first starts with "##", e.g. "Un ##beli ##eva ##bly" is the word "Unbelievably";
 its text is the pieces concatenated with the "##" removed); its vector (static models and BERT alike)
 is built from its pieces' vectors. A "word" is therefore BERT's pre-tokenized word: punctuation is split off
@@ -29,7 +29,7 @@ import pandas as pd
 from tokenizers import Tokenizer, normalizers
 from tokenizers.implementations import BertWordPieceTokenizer
 
-from xling.encode.words import PREFIX, word_spans, word_text
+from xling.data.words import PREFIX, word_spans, word_text
 from xling.io import atomic_write, read_lines
 
 logger = logging.getLogger(__name__)
@@ -197,7 +197,7 @@ def word_pieces(tokenizer: Tokenizer, word: str) -> list[str]:
 
 
 def count_words(token_paths, out_parquet) -> None:
-    """Count words (grouped by xling.encode.words) per token file into Parquet: lang, word, count.
+    """Count words (grouped by xling.data.words) per token file into Parquet: lang, word, count.
 
     `lang` is the file's stem (`tokens/1000/de.txt` -> "de"); words containing an [UNK] piece are not
     counted (their text is lost). Rows are sorted by lang, then count descending, then word.

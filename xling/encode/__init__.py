@@ -1,6 +1,6 @@
-"""The one encoder: every BERT pass over text, wordpieces grouped into words, hooks at a layer.
+"""The one encoder: every BERT pass over text, and the hooks that act inside it.
 
-xling.encode.words: the one wordpiece -> word grouping (pure Python; the data rules count words with it).
-xling.encode.encoder: Encoder.from_pretrained(...).encode(...) (imports torch; kept out of this file so that
-importing xling.encode.words does not).
+xling.encode.encoder: Encoder.from_pretrained(...).encode(...) (wordpieces grouped into words by xling.data.words).
+xling.encode.transforms: zero-mean and the mean-difference shift, on stored vectors and, through shift_layer (the
+one forward hook), at a layer inside a forward pass.
 """

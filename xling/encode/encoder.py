@@ -14,7 +14,7 @@ Hugging Face BERT masked LM, by hub name (pin it with `revision`) or local path.
 `from_pretrained(path, language="xa")` loads that language's view; a plain model ignores `language`.
 
 Items are texts (tokenized by the model's tokenizer) or lists of wordpieces (already tokenized, e.g.
-the run's token files). Pieces are grouped into words by xling.encode.words, and each item is cut at
+the run's token files). Pieces are grouped into words by xling.data.words, and each item is cut at
 word boundaries into chunks of at most max_length - 2 pieces, each run as [CLS] chunk [SEP]. A word
 longer than that is left out (long_words="drop") or cut across chunks ("split"; each part then counts
 as a word occurrence of its own).
@@ -28,7 +28,7 @@ indexing). Positions: "words" = the wordpieces, "all" = every non-pad position (
 included), "cls" = the [CLS] position.
 
 A Shift adds a vector to the output of one layer at the chosen positions during the forward pass
-(xling.represent.transforms.shift_layer, the one implementation of zero-mean / MDS), so the layers above
+(xling.encode.transforms.shift_layer, the one implementation of zero-mean / MDS), so the layers above
 and the MLM head run on shifted states. `predict=True` also decodes every word position with the MLM
 head (argmax over the non-special pieces), as unsupervised token translation does.
 """
@@ -45,7 +45,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 import torch
 
-from xling.encode.words import Span, chunk_words, word_spans, word_text
+from xling.data.words import Span, chunk_words, word_spans, word_text
 from xling.models.ablation import view_path
 
 logger = logging.getLogger(__name__)
@@ -285,7 +285,7 @@ class Encoder:
     def run(self, batch: Batch, layers: Sequence[int] | None = None, shift: Shift | None = None,
             predict: bool = False) -> Encoded:
         """Forward one batch: hidden states of `layers` (None = all, [] = none), with `shift` applied."""
-        from xling.represent.transforms import shift_layer
+        from xling.encode.transforms import shift_layer
 
         chosen = self._layers(layers)
         input_ids, attention = batch.input_ids.to(self.device), batch.attention_mask.to(self.device)

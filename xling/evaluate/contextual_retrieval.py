@@ -28,7 +28,7 @@ import pandas as pd
 
 from xling.encode.encoder import sentence_word_vectors
 from xling.evaluate.metrics import expected_hit_at_k, nn_ranks
-from xling.models.fasttext import Normalised, retrieval_vectors, rotation
+from xling.represent.fasttext import Normalised, retrieval_vectors, rotation
 
 logger = logging.getLogger(__name__)
 
@@ -231,7 +231,7 @@ def evaluate_fasttext(pivot: Normalised, other: Normalised, test: tuple, seen: s
     """Contextual and non-contextual word retrieval of the baseline for one language pair, with the rotation of
     each train split: (accuracy table, queries), the columns of `evaluate`
     (method "rotation-word", parallel_sentences n).
-    Here, not in xling.models.fasttext, so that training fastText does not import the retrieval metrics.
+    Here, not in xling.represent.fasttext, so that training fastText does not import the retrieval metrics.
 
     test, trains[n]: (pivot sentences, other sentences, links) of the split (xling.data.alignment.read_split);
     seen: the training word pairs the test score leaves out (word_pair_set)."""

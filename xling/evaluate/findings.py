@@ -31,8 +31,9 @@ import pandas as pd
 
 from xling.evaluate.alignment import cao_retrieval, cao_xnli
 from xling.io import atomic_write
-from xling.models.ablation import METRIC as ABLATION_METRIC
-from xling.models.ablation import ablation_scores, parse_setting
+from xling.data.transfer_tasks import TASK_METRIC
+from xling.evaluate.ablation import ablation_scores
+from xling.models.ablation import parse_setting
 from xling.tables import write_parquet
 
 logger = logging.getLogger(__name__)
@@ -40,7 +41,6 @@ logger = logging.getLogger(__name__)
 HOLDS, FAILS, NOT_MEASURED = "holds", "does not hold", "not measured"
 STATIC = ("glove", "word2vec")
 LABEL = {"glove": "GloVe", "word2vec": "Word2Vec", "bert": "BERT"}
-TASK_METRIC = {"xnli": "accuracy", "pos": "upos", "parsing": "las"}  # the score each paper reports per task
 #: the columns each table must have: the tables the findings read, keyed as rules/common.smk passes them
 TABLES = {
     "word_retrieval": ("model", "size", "window", "layer", "pair", "mrr"),
@@ -665,7 +665,7 @@ def _ablations(tables: Tables, pivot: str, needed: tuple[str, ...]) -> tuple[pd.
 
 
 def _ablation_settings(scores: pd.DataFrame, settings: list[str], tasks) -> dict:
-    return dict(table="ablation", metric=", ".join(f"{t} {ABLATION_METRIC[t]}" for t in tasks),
+    return dict(table="ablation", metric=", ".join(f"{t} {TASK_METRIC[t]}" for t in tasks),
                 models=", ".join(settings), pairs=sorted(scores[scores["setting"].isin(settings)]["pair"].unique()))
 
 

@@ -12,7 +12,7 @@ zero-shot transfer of NER and parsing through it. For each layer i (0 = the embe
    and W_i = Procrustes from the target's normalised space onto the pivot's (xling.represent.rotation);
 3. transfer: a task model on the pivot's model cut after layer i (embeddings and layers 1..i frozen), then
    `task_layers` new Transformer layers (BertLayer of the model's config) and the task's head, trained on the
-   pivot's training set with the task's fine-tuning settings (xling.models.finetune), the states at layer i
+   pivot's training set with the task's fine-tuning settings (xling.tune.finetune), the states at layer i
    normalised by the pivot's normaliser in training and testing. A target sentence runs through the TARGET
    model's layers 1..i, its normaliser and W_i, then the trained task layers and head. The pivot's test score
    is measured beside it;
@@ -39,11 +39,12 @@ import pandas as pd
 import torch
 
 from xling.data.alignment import Links, eflomal_links, tokenize, word_pairs
+from xling.data.transfer_tasks import TASK_METRIC
 from xling.encode.encoder import sentence_word_vectors
 from xling.evaluate.transfer import load_finetuned, score
-from xling.models.finetune import fingerprint, finetune, predict
-from xling.models.heads import MAIN_METRIC, Backbone, BertEncoder, load_bert
 from xling.represent.rotation import IterativeNormalizer, linked_rows, procrustes, rotate_layer
+from xling.tune.finetune import fingerprint, finetune, predict
+from xling.tune.heads import Backbone, BertEncoder, load_bert
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +154,7 @@ def train_task_layers(task: str, backbone: Backbone, layer: int, data: dict, out
                       identity: dict) -> dict:
     """Fine-tune a stitched backbone's task layers and head on data["train"] (selection on data["dev"], the
     pivot's), the states at `layer` through `pivot_map` (None: as they are); writes out_dir as
-    xling.models.finetune does and returns its record. The frozen layers 1..layer keep their weights."""
+    xling.tune.finetune does and returns its record. The frozen layers 1..layer keep their weights."""
     identity = {**identity, "layer": layer, "map": pivot_map.key() if pivot_map is not None else None}
     with _hooked(pivot_map, backbone.encoder.bert, layer):
         return finetune(task, backbone, data["train"], {pivot: data["dev"]}, out_dir, checkpoint_dir, settings,
@@ -217,7 +218,7 @@ def contextual_transfer_table(task: str, data: dict, layers: Sequence[int], *, m
                                     maps=pair, task_layers=task_layers, settings=settings, seed=seed, pivot=pivot,
                                     checkpoint_dir=Path(checkpoint_dir) / kind / f"layer{layer}",
                                     batch_size=batch_size, device=device, ner_repair=ner_repair)
-            main = MAIN_METRIC[task]
+            main = TASK_METRIC[task]
             logger.info("%s layer %d (%d/%d): %s target %.2f, %s %.2f", kind, layer, n, len(layers), main,
                         result["target"][main][0], pivot, result["pivot"][main][0])
             for metric, (value, count) in result["target"].items():

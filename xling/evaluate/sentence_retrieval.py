@@ -2,9 +2,9 @@
 three variants of the vectors (Libovický et al. 2020; Liu et al. 2020):
 
 * original   — pooled vectors of a layer;
-* zero_mean  — every language centred on its own mean (xling.represent.transforms.zero_mean);
+* zero_mean  — every language centred on its own mean (xling.encode.transforms.zero_mean);
 * mds        — the query language moved toward the candidate language: q + alpha (R_cand - R_query)
-               (xling.represent.transforms.mds; alpha = 1 puts both means on the same point).
+               (xling.encode.transforms.mds; alpha = 1 puts both means on the same point).
 
 Sentence vector (`pooling`, xling.encode.Encoder.sentence_vectors): mean_words = the mean of the
 wordpiece vectors at a layer; mean_all = the mean over every non-pad position, [CLS] and [SEP] included
@@ -46,8 +46,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from xling.represent.transforms import mds, zero_mean
 from xling.encode.encoder import Encoder
+from xling.encode.transforms import mds, zero_mean
 
 logger = logging.getLogger(__name__)
 

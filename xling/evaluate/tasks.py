@@ -13,6 +13,8 @@ from typing import NamedTuple
 
 import conllu
 
+from xling.data.formats import syntactic_words, universal_relation
+
 
 class Score(NamedTuple):
     value: float  # percent, 0-100
@@ -53,18 +55,6 @@ def upos_accuracy(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[st
     for i, (g, p) in enumerate(zip(gold, predicted)):
         _check_lengths(g, p, f"tags in sentence {i}")
     return accuracy([t for s in gold for t in s], [t for s in predicted for t in s])
-
-
-def universal_relation(deprel: str) -> str:
-    """The universal part of a DEPREL (`nmod:poss` -> `nmod`): what LAS compares and what the parser predicts."""
-    return deprel.split(":", 1)[0]
-
-
-def syntactic_words(sentence: conllu.TokenList) -> list[conllu.Token]:
-    """The words of a sentence, which UAS and LAS score: multiword token lines (`1-2`) and empty nodes (`1.1`)
-    left out, whether or not the sentence was read with them (xling.data.formats.read_conllu keeps them only
-    when asked)."""
-    return [token for token in sentence if isinstance(token["id"], int)]
 
 
 def attachment_scores(gold_sentences: Sequence[conllu.TokenList], predicted_heads: Sequence[Sequence[int]],

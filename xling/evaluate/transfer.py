@@ -1,4 +1,4 @@
-"""Zero-shot transfer: score a fine-tuned model (xling.models.finetune) on every language, as it is and with
+"""Zero-shot transfer: score a fine-tuned model (xling.tune.finetune) on every language, as it is and with
 the language-mean transforms of Liu et al. (2020) at one layer, through the shared shift hook.
 
   none       the fine-tuned model as it is
@@ -35,11 +35,12 @@ import pandas as pd
 import torch
 
 from xling.data.formats import iter_corpus_documents
+from xling.data.transfer_tasks import TASK_METRIC
 from xling.evaluate.tasks import accuracy, attachment_scores, span_f1, upos_accuracy
-from xling.models.finetune import predict
 from xling.models.ablation import is_language_specific, read_spec
-from xling.models.heads import MAIN_METRIC, build_model, load_bert, load_static
 from xling.represent.rotation import rotate_layer
+from xling.tune.finetune import predict
+from xling.tune.heads import build_model, load_bert, load_static
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +162,7 @@ def evaluate(path, data: dict[str, dict[str, list]], *, pivot: str, layer: int, 
             rows.append({"lang": lang, "split": split, "transform": transform, "layer": at,
                          "alpha": np.nan if alpha is None else float(alpha), "selected": selected, "metric": metric,
                          "value": float(value), "n": int(n)})
-        return scores[MAIN_METRIC[task]][0]
+        return scores[TASK_METRIC[task]][0]
 
     for lang in sorted(data):
         if record["zero_mean"]:
@@ -185,9 +186,9 @@ def evaluate(path, data: dict[str, dict[str, list]], *, pivot: str, layer: int, 
         for row in rows:
             if row["lang"] == lang and row["transform"] == "mds" and row["alpha"] == best:
                 row["selected"] = True
-        logger.info("%s: MDS alpha %s chosen on dev (%s %.2f; unshifted %.2f)", lang, best, MAIN_METRIC[task],
+        logger.info("%s: MDS alpha %s chosen on dev (%s %.2f; unshifted %.2f)", lang, best, TASK_METRIC[task],
                     curve[best], next(r["value"] for r in rows if r["lang"] == lang and r["split"] == "dev"
-                                      and r["transform"] == "none" and r["metric"] == MAIN_METRIC[task]))
+                                      and r["transform"] == "none" and r["metric"] == TASK_METRIC[task]))
         if "test" in data[lang]:
             run(lang, "test", "mds", best * shift, best, True)
     if encoder is not None:

@@ -1,7 +1,7 @@
 """Unsupervised token translation with the mean-difference shift (Liu et al. 2020, arXiv:2004.09205).
 
 Feed a source-language sentence to a masked-LM BERT, add alpha * (R_tgt - R_src) to the hidden states
-of layer l (xling.represent.transforms.shift_layer), let the remaining layers and the MLM head run, and decode
+of layer l (xling.encode.transforms.shift_layer), let the remaining layers and the MLM head run, and decode
 EVERY position (no masking) by argmax. If the shift moves the language component, the output pieces
 turn into the target language: an unsupervised word-by-word translation.
 
@@ -44,10 +44,10 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from xling.data.words import detokenize
 from xling.encode.encoder import Batch, Encoder, Shift
-from xling.encode.words import detokenize
+from xling.encode.transforms import mds_delta
 from xling.io import read_lines
-from xling.represent.transforms import mds_delta
 
 logger = logging.getLogger(__name__)
 

@@ -1,1 +1,2 @@
-"""Models trained from scratch: static embeddings (GloVe, Word2Vec) and the BERT MLM trainer."""
+"""Models trained from scratch: static embeddings (GloVe, Word2Vec), the BERT MLM trainer and its ablations,
+checkpoints."""

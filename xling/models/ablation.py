@@ -1,8 +1,8 @@
 """Conneau et al. (2020, Table 1) ablations of a bilingual masked LM, as options of the one trainer
 (xling.models.bert): what a setting name means, which parameters are language-specific, where a language's view
-of a model lives, language-specific vocabularies, dictionary code-switching and the ablations' rows of a
-transfer table. Free of torch (the trainer builds the views: xling.models.bert.build_views), so the workflow,
-the findings and the report import it.
+of a model lives, language-specific vocabularies and dictionary code-switching (their rows of a transfer table:
+xling.evaluate.ablation). Free of torch (the trainer builds the views: xling.models.bert.build_views), so the
+workflow, the findings and the report import it.
 
 Setting names (the `{setting}` of the `ablation/{setting}/{pair}` model id):
   default        everything shared (the joint WordPiece vocabulary, one embedding, one softmax)
@@ -30,15 +30,13 @@ from pathlib import Path
 from typing import Iterable
 
 import numpy as np
-import pandas as pd
 
-from xling.encode.words import PREFIX, word_spans, word_text
+from xling.data.words import PREFIX, word_spans, word_text
 from xling.io import atomic_write, read_lines
 
 logger = logging.getLogger(__name__)
 
 SPEC_FILE = "ablation.json"
-METRIC = {"xnli": "accuracy", "ner": "f1", "parsing": "las", "pos": "upos"}  # Conneau et al.'s score per task
 SETTING = re.compile(r"(?P<name>default|wiki-cc|no-anchors|extra-anchors)|sep(?P<emb>-emb)?(?:-l(?P<layers>[1-9]\d*))?")
 SEPARATOR = "@"  # language prefix of a piece in another language's vocabulary ("xa@##ka"); BERT splits on '@'
 
@@ -153,7 +151,7 @@ def code_switch(token_path, out_path, dictionary: dict[str, list[str]], pieces_o
     """Extra anchors (Conneau et al. 2020 §4.2): each word of a token file that the dictionary has is replaced
     by one of its translations (uniformly) with probability `rate`, at most `max_fraction` of a document's
     words (the paper: of a batch's; when more are drawn, a uniform subset of that many is kept), once for the
-    whole training (the paper draws again in every batch). Words are xling.encode.words'; a translation is
+    whole training (the paper draws again in every batch). Words are xling.data.words'; a translation is
     written as `pieces_of(word)` gives it. Deterministic for a seed. Returns counts: words, dictionary_words,
     switched."""
     rng = np.random.default_rng(seed)
@@ -187,14 +185,3 @@ def translations(pairs: list[tuple[str, str]], reverse: bool) -> dict[str, list[
         if tgt not in out.setdefault(src, []):
             out[src].append(tgt)
     return out
-
-
-# ---------------------------------------------------------------------------------------------- results
-
-def ablation_scores(table: pd.DataFrame, pivot: str) -> pd.DataFrame:
-    """Zero-shot test rows of the ablations (model ids ablation/{setting}/{pair}) of a transfer table, in each
-    pair's other language and the task's Table 1 metric, with their setting and pair as columns."""
-    rows = table[(table["split"] == "test") & (table["lang"] != pivot) & (table["transform"] == "none")
-                 & table["selected"].astype(bool) & (table["metric"] == table["task"].map(METRIC))]
-    parts = rows["lm"].str.split("/")
-    return rows.assign(setting=parts.str[1], pair=parts.str[2])

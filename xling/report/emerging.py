@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from xling.models.ablation import METRIC as ABLATION_METRIC
-from xling.models.ablation import ablation_scores, parse_setting
+from xling.data.transfer_tasks import TASK_METRIC
+from xling.evaluate.ablation import ablation_scores
+from xling.models.ablation import parse_setting
 from xling.report.blocks import DASH, Block, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
 from xling.report.transfer import DIGITS as SCORE_DIGITS
@@ -55,7 +56,7 @@ def table1(scores: pd.DataFrame, where: str) -> tuple[list, list[list], list[str
     cell = {(r["setting"], r["task"], r["lang"]): r for r in stats.to_dict("records")}
     columns = ["setting", "domain", "vocabulary", "language-specific", "softmax"]
     for t in tasks:
-        columns += [{"text": lang, "sub": f"{TASK_LABEL[t]} {ABLATION_METRIC[t]}"} for lang in langs[t]]
+        columns += [{"text": lang, "sub": f"{TASK_LABEL[t]} {TASK_METRIC[t]}"} for lang in langs[t]]
         columns.append({"text": "\u0394", "sub": TASK_LABEL[t]})
     rows = []
     for setting in settings:
@@ -84,7 +85,7 @@ def published_table1(entries: list[dict]) -> tuple[list, list[list]]:
              for t in tasks}
     columns = ["paper's row", "ours", "domain", "BPE", "anchors", "separate", "softmax"]
     for t in tasks:
-        columns += [{"text": lang, "sub": f"{TASK_LABEL[t]} {ABLATION_METRIC[t]}"} for lang in langs[t]]
+        columns += [{"text": lang, "sub": f"{TASK_LABEL[t]} {TASK_METRIC[t]}"} for lang in langs[t]]
         columns.append({"text": "\u0394", "sub": TASK_LABEL[t]})
     rows = []
     for setting, row in by_setting.items():
@@ -125,7 +126,7 @@ def render_table1(ctx: ReportContext) -> list[Block]:
         "dictionary words; sep-emb gives each language its own embeddings and MLM head, sep-l<k> its own layers "
         "1..k. Each is fine-tuned on English with its language-specific parameters frozen and tested zero-shot "
         "on the other language's view (its own embeddings and layers, the shared ones fine-tuned).",
-        f"Test scores in percent ({', '.join(f'{TASK_LABEL[t]} {ABLATION_METRIC[t]}' for t in tasks)}), mean "
+        f"Test scores in percent ({', '.join(f'{TASK_LABEL[t]} {TASK_METRIC[t]}' for t in tasks)}), mean "
         f"{'± sd ' if n_seeds != [1] else ''}over {', '.join(map(str, n_seeds))} fine-tuning seed(s); "
         "\u0394 = the task's mean over the target languages minus default's, as the paper's \u0394 (the "
         f"change of the average over fr, ru and zh). Frozen encoder layers while fine-tuning: {freeze} (plus "

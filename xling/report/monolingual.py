@@ -13,6 +13,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
+from xling.data.transfer_tasks import TASK_METRIC
 from xling.report import figures
 from xling.report.blocks import Block, fmt_count, fmt_num, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
@@ -25,7 +26,6 @@ CKA_RESULTS = ("cka", "n_sentences")
 CONTEXTUAL_RESULTS = ("value", "n", "pivot_value", "pivot_n", "n_map_pairs", "n_map_sentences", "best_epoch",
                       "trainable_parameters")
 CONTEXTUAL_KINDS = {"mlm-align": "MLM align", "bimlm": "biMLM"}
-CONTEXTUAL_METRIC = {"ner": "f1", "parsing": "las"}
 WORD_LEVELS = {"embedding": "BERT embeddings", "fasttext": "fastText (same words)",
                "fasttext_all": "fastText (all words)", "contextual": "BERT contextual means"}
 COMPARISONS = {"monolingual": "monolingual BERTs", "multilingual": "one multilingual BERT",
@@ -130,7 +130,7 @@ def contextual_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Fig
     fig = figures._new_figure(max(4.0, 3.6 * len(panels)) + 0.5, 4.2)
     axes = np.atleast_1d(fig.subplots(1, len(panels), squeeze=False)[0])
     for ax, (task, pair) in zip(axes, panels):
-        metric = CONTEXTUAL_METRIC[task]
+        metric = TASK_METRIC[task]
         for i, kind in enumerate(k for k in CONTEXTUAL_KINDS if k in set(df["kind"])):
             rows = df[(df["task"] == task) & (df["pair"] == pair) & (df["kind"] == kind)
                       & (df["metric"] == metric)].sort_values("layer")

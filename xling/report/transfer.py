@@ -24,6 +24,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from xling.data.transfer_tasks import TASK_METRIC
 from xling.report import figures
 from xling.report.blocks import (DASH, MODEL_KEYS, Block, empty_block, flatten, fmt_count, fmt_setting, group,
                                  model_groups, model_name, settings_block, table_block, text)
@@ -37,7 +38,6 @@ REQUIRED = ("task", "model", "size", "window", "freeze", "train_transform", "see
 RESULTS = ("value", "n", "best_epoch")  # best_epoch: what each seed's selection chose
 TASK_ORDER = ("xnli", "pos", "parsing", "ner")
 TASK_LABELS = {"xnli": "XNLI", "pos": "UD POS tagging", "parsing": "UD dependency parsing", "ner": "WikiAnn NER"}
-MAIN_METRIC = {"xnli": "accuracy", "pos": "upos", "parsing": "las", "ner": "f1"}  # what alpha curves show
 METRIC_LABELS = {"accuracy": "accuracy", "upos": "UPOS accuracy", "uas": "UAS", "las": "LAS", "f1": "span F1",
                  "precision": "span precision", "recall": "span recall"}
 CHANCE = {("xnli", "accuracy"): 100 / 3}  # three balanced classes; the other tasks have no single chance level
@@ -695,7 +695,7 @@ def render_ner(ctx: ReportContext) -> list[Block]:
 def alpha_curves(df: pd.DataFrame, where: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The MDS dev curves (main metric per task, every selection): mean ± sd over seeds per alpha, and the
     alpha each seed chose on dev (selected)."""
-    main = df["metric"] == df["task"].map(MAIN_METRIC)
+    main = df["metric"] == df["task"].map(TASK_METRIC)
     dev = df[(df["split"] == "dev") & (df["transform"] == "mds") & main]
     keys = ["task", "metric", *MODEL_KEYS, "selection", "freeze", "train_transform", "layer", "lang"]
     curves = seed_stats(dev, [*keys, "alpha"], where, free=("selected",))
@@ -789,7 +789,7 @@ def alpha_figure(curves: pd.DataFrame, chosen: pd.DataFrame, settings: str) -> F
 def render_alpha(ctx: ReportContext) -> list[Block]:
     df, where = _check_table(ctx)
     curves, chosen = alpha_curves(df, where)
-    main = df["metric"] == df["task"].map(MAIN_METRIC)
+    main = df["metric"] == df["task"].map(TASK_METRIC)
     test = df[(df["split"] == "test") & (df["transform"] == "mds") & df["selected"].astype(bool) & main]
     mds = df[(df["transform"] == "mds") & main]
     line = shown_line(mds, ["MDS rows"])

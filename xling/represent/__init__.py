@@ -1,1 +1,1 @@
-"""Representations: the map/reduce word and language store, zero-mean and MDS transforms."""
+"""Representations: the map/reduce word and language store, rotations, word spaces, the fastText baseline."""

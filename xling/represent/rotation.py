@@ -13,7 +13,7 @@ fine-tuning alignment must beat; Conneau et al. (2020) align separately trained 
 Cao et al.'s two rotation baselines learn W from pairs that are too many to hold at once (every linked word of
 250K sentence pairs), so `CrossCovariance` adds up x^T y block by block and `orthogonal` turns it into W (the
 same W as `procrustes` on all rows). `rotate_layer` applies a rotation inside a BERT's forward pass (as
-xling.represent.transforms.shift_layer applies a shift), so the layers above and a task head see rotated states.
+xling.encode.transforms.shift_layer applies a shift), so the layers above and a task head see rotated states.
 """
 
 from __future__ import annotations
@@ -164,11 +164,11 @@ def learn_rotations(word_vectors: Callable[[list[list[str]]], list[np.ndarray]],
 @contextlib.contextmanager
 def rotate_layer(model, layer: int, w, normalizer: Callable | None = None) -> Iterator[None]:
     """Within the context, multiply the output hidden states of `layer` by w (h @ w, at every position) in every
-    forward pass; `layer` indexes as xling.represent.transforms.layer_module (0 = the embeddings). With a
+    forward pass; `layer` indexes as xling.encode.transforms.layer_module (0 = the embeddings). With a
     `normalizer` (an IterativeNormalizer fitted on the space w was learned in), normalizer(h) @ w."""
     import torch
 
-    from xling.represent.transforms import layer_module
+    from xling.encode.transforms import layer_module
 
     module = layer_module(model, layer)
     w_t = torch.as_tensor(np.asarray(w, dtype=np.float32))

@@ -10,7 +10,7 @@ Store schema (Parquet; shards hold sums, reduced files hold means, same columns)
   langs: lang (str), layer (int32), stat ('token' | 'sentence'), n (int64), d0 .. d{H-1} (float64)
 Layer 0 is the embedding layer, 1..L the transformer layers.
 
-BERT runs through xling.encode, whose grouping defines a word (xling.encode.words: pieces after the first
+BERT runs through xling.encode, whose grouping defines a word (xling.data.words: pieces after the first
 start with "##"; its text drops the markers). The text is the run's token files (pieces of the run's vocabulary),
 or, for a Hugging Face checkpoint with a vocabulary of its own, the sampled corpus tokenized by the checkpoint's
 tokenizer; its words are then put in the token files' form (`normalize_word`), so they match the run's word lists

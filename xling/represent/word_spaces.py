@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from xling.encode.words import detokenize
+from xling.data.words import detokenize
 from xling.io import read_lines
 from xling.represent.store import extract_bert_shard, reduce_shards
 

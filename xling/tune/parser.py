@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from xling.evaluate.tasks import syntactic_words, universal_relation
+from xling.data.formats import syntactic_words, universal_relation
 
 
 def relation_inventory(sentences: Iterable[conllu.TokenList]) -> list[str]:

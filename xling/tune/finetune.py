@@ -1,4 +1,4 @@
-"""Fine-tuning for zero-shot transfer: one loop for every task and encoder (xling.models.heads).
+"""Fine-tuning for zero-shot transfer: one loop for every task and encoder (xling.tune.heads).
 
 AdamW (weight decay on weights, not on biases and LayerNorm) with a linear warm-up over the first
 `warmup` fraction of the steps and a linear decay to 0 (Devlin et al.; Cao et al. 2020); gradients clipped
@@ -40,6 +40,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from xling.data.transfer_tasks import TASK_METRIC
 from xling.io import atomic_path, atomic_write
 from xling.models.checkpoints import (
     Interrupted,
@@ -50,7 +51,7 @@ from xling.models.checkpoints import (
     save_checkpoint,
     set_rng_state,
 )
-from xling.models.heads import MAIN_METRIC, Backbone, InferSent, build_model, collate, label_inventory, n_pieces
+from xling.tune.heads import Backbone, InferSent, build_model, collate, label_inventory, n_pieces
 
 logger = logging.getLogger(__name__)
 
@@ -149,7 +150,7 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
 
     freeze: k frozen encoder layers (a BERT; static vectors are always frozen and record -1).
     settings: epochs, batch_size, learning_rate, warmup (fraction of steps), weight_decay, dropout,
-    max_length, and the head's sizes (xling.models.heads.build_model). zero_mean: (layer, English mean [H],
+    max_length, and the head's sizes (xling.tune.heads.build_model). zero_mean: (layer, English mean [H],
     positions) to subtract while training. identity: what else decides the weights (e.g. the model path,
     data fingerprints), hashed with the settings into the checkpoint subdirectory's name. on_step: called
     after every optimizer step with the loop's state (step, pieces, seconds; benchmarks/finetune_throughput.py
@@ -244,12 +245,12 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
                     save("interval")
             dev_scores = {lang: score(task, dev[lang],
                                       predict(model, task, feats, settings["batch_size"], device, backbone.pad_id),
-                                      labels)[MAIN_METRIC[task]][0]
+                                      labels)[TASK_METRIC[task]][0]
                           for lang, feats in dev_features.items()}
             value = float(np.mean(list(dev_scores.values())))
             state["scores"].append({"epoch": state["epoch"] + 1, "step": state["step"], "dev": dev_scores,
                                     "selection_score": value})
-            logger.info("epoch %d: dev %s %s (%s = %.2f)", state["epoch"] + 1, MAIN_METRIC[task],
+            logger.info("epoch %d: dev %s %s (%s = %.2f)", state["epoch"] + 1, TASK_METRIC[task],
                         {k: round(v, 2) for k, v in dev_scores.items()}, selection, value)
             if state["best"] is None or value > state["best"]:
                 state["best"], state["best_epoch"] = value, state["epoch"] + 1

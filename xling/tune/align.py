@@ -11,7 +11,7 @@ the same word vector contextual retrieval reads), f0 the frozen initial model an
 English sentences. Sums, as in the paper (not means): the batch's size sets the loss's scale, and Adam
 divides that out. All languages are aligned jointly, each step taking `pairs_per_language` pairs of each
 language (the paper: 2), with Adam (lr 5e-5, β (0.9, 0.98), ε 1e-9), linear warm-up over the first
-`warmup` of the steps and linear decay to 0 (xling.models.finetune.linear_schedule), for `epochs` (1) passes
+`warmup` of the steps and linear decay to 0 (xling.tune.finetune.linear_schedule), for `epochs` (1) passes
 over the largest language's pairs (a smaller language's are cycled, so every batch holds the same number per
 language). The model runs without dropout (the paper names dropout for XNLI only): f is deterministic,
 so the loss is the formula above, and source = target gives zero loss and gradient.
@@ -22,7 +22,7 @@ subdirectory named by a hash of the settings, the base model and the data; SIGTE
 checkpoint and exit, and a resumed run ends with the uninterrupted run's weights.
 
 Output directory: the whole masked LM (save_pretrained; the MLM head's decoder is tied to the aligned
-embeddings) and its tokenizer, so xling.encode.Encoder and xling.models.heads.load_bert load it like any BERT
+embeddings) and its tokenizer, so xling.encode.Encoder and xling.tune.heads.load_bert load it like any BERT
 of the run; `alignment.json` (settings, pairs and links per language, steps, losses) and `training_log.tsv`
 (step, loss, pairs term, English drift term, links, lr).
 """
@@ -48,7 +48,7 @@ import torch
 from xling.data.alignment import read_split_files
 from xling.io import atomic_write
 from xling.models.checkpoints import Interrupted, StopSignal, hms, list_checkpoints, save_checkpoint
-from xling.models.finetune import checkpoint_key, linear_schedule
+from xling.tune.finetune import checkpoint_key, linear_schedule
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Task models for zero-shot transfer: an encoder (a BERT, or frozen static vectors) plus a task head, and the
-inputs each task feeds them. xling.models.finetune trains them; xling.evaluate.transfer scores them.
+inputs each task feeds them. xling.tune.finetune trains them; xling.evaluate.transfer scores them.
 
 Tasks and heads:
   xnli     BERT: the pair `[CLS] premise [SEP] hypothesis [SEP]`, a linear layer on the last layer's [CLS]
@@ -8,14 +8,14 @@ Tasks and heads:
            to u and v, then an MLP on [u, v, |u - v|, u * v] (the papers do not say which classifier they used).
   pos      a linear layer on each word's first-subword vector (17 UPOS tags).
   ner      the same on IOB2 tags (WikiAnn).
-  parsing  the biaffine parser of xling.models.parser on the first-subword vectors.
+  parsing  the biaffine parser of xling.tune.parser on the first-subword vectors.
 
 Word-level tasks run each sentence cut at word boundaries into chunks of at most max_length - 2 pieces, each
-as `[CLS] chunk [SEP]` (xling.encode.words.chunk_words, as the encoder does), so no word of a long sentence is
+as `[CLS] chunk [SEP]` (xling.data.words.chunk_words, as the encoder does), so no word of a long sentence is
 lost; the first-subword vectors of all chunks are gathered back into one row of words per sentence.
 
 A BERT backbone is transformers' BertModel; zero-mean and MDS reach it only through
-xling.represent.transforms.shift_layer (the one hook), with the delta added at every non-pad position
+xling.encode.transforms.shift_layer (the one hook), with the delta added at every non-pad position
 ("all") or the wordpieces ("words") of the chosen layer.
 """
 
@@ -32,13 +32,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from xling.data import formats
-from xling.encode.words import chunk_words
-from xling.evaluate.tasks import universal_relation
+from xling.data.formats import universal_relation
+from xling.data.words import chunk_words
+from xling.encode.transforms import shift_layer
 from xling.models.ablation import view_path
-from xling.represent.transforms import shift_layer
 
 TASKS = ("xnli", "pos", "parsing", "ner")
-MAIN_METRIC = {"xnli": "accuracy", "pos": "upos", "parsing": "las", "ner": "f1"}
 
 
 # ---------------------------------------------------------------------------------------------- inputs
@@ -307,10 +306,10 @@ class Tagger(nn.Module):
 
 
 class Parser(nn.Module):
-    """Dependency parsing: the biaffine parser (xling.models.parser) on the first-subword vectors."""
+    """Dependency parsing: the biaffine parser (xling.tune.parser) on the first-subword vectors."""
 
     def __init__(self, encoder: BertEncoder, n_labels: int, dropout: float, arc_dim: int, label_dim: int):
-        from xling.models.parser import BiaffineParser
+        from xling.tune.parser import BiaffineParser
 
         super().__init__()
         self.encoder = encoder
