@@ -12,6 +12,7 @@ from safetensors.torch import load_file
 from transformers import BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
 
 from xling.data.formats import FormatError
+from xling.models.pretrained import load_pretrained
 from xling.tune import align as al
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -81,7 +82,7 @@ def test_loss_and_gradient_by_hand():
 def test_batch_loss_on_a_tiny_bert_by_hand(bert_dir):
     """The batch loss is the formula on the vectors of each word's LAST piece, read off a separate forward
     pass; its gradient in the embeddings is the finite-difference one (float64)."""
-    model, tokenizer = al.load_masked_lm(bert_dir)
+    model, tokenizer, _ = load_pretrained(bert_dir)
     bert = model.bert.double().eval()
     bert0 = BertModel(bert.config).double().eval()  # another "initial" model, so the drift term is not zero
     en_words, xx_words = [["e1", "e2a", "e3"], ["e5"]], [["x3", "x2a", "x1", "x4a"], ["x5"]]
@@ -126,7 +127,7 @@ def test_batch_loss_on_a_tiny_bert_by_hand(bert_dir):
 
 
 def test_words_cut_off_by_max_length_lose_their_links(bert_dir):
-    _, tokenizer = al.load_masked_lm(bert_dir)
+    _, tokenizer, _ = load_pretrained(bert_dir)
     encoded = al.encode_words(tokenizer, [["e1", "e2a", "e3", "e4"]], max_length=4)  # [CLS] e1 e2 [SEP]
     assert encoded[0]["ids"][-1] == tokenizer.sep_token_id
     assert encoded[0]["last"].tolist() == [1, -1, -1, -1]  # e2a lost its last piece: no vector
@@ -165,7 +166,7 @@ def test_alignment_brings_translations_together_and_keeps_english(bert_dir, tmp_
     assert record["languages"]["xa"]["pairs"] == 200 and record["steps"] == 100
 
     def held_out(model_dir):
-        model, tokenizer = al.load_masked_lm(model_dir)
+        model, tokenizer, _ = load_pretrained(model_dir)
         en = al.encode_words(tokenizer, test.en, 32)
         xx = al.encode_words(tokenizer, test.xx, 32)
         with torch.no_grad():
@@ -179,7 +180,7 @@ def test_alignment_brings_translations_together_and_keeps_english(bert_dir, tmp_
     for side in ("en", "xx"):
         states = []
         for model_dir in (bert_dir, tmp_path / "model"):
-            model, tokenizer = al.load_masked_lm(model_dir)
+            model, tokenizer, _ = load_pretrained(model_dir)
             encoded = al.encode_words(tokenizer, getattr(test, side), 32)
             with torch.no_grad():
                 rows = al.word_states(model.bert.eval(), [f["ids"] for f in encoded], 0, 2, torch.device("cpu"))

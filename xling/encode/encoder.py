@@ -46,7 +46,7 @@ import numpy as np
 import torch
 
 from xling.data.words import Span, chunk_words, word_spans, word_text
-from xling.models.ablation import view_path
+from xling.models.pretrained import load_pretrained
 
 logger = logging.getLogger(__name__)
 
@@ -184,24 +184,7 @@ class Encoder:
         the model's max_position_embeddings (our BERTs should get their training window: positions beyond
         it were never trained). language: the language of the text, which picks an ablated model's view.
         """
-        from transformers import AutoTokenizer, BertForMaskedLM
-        from transformers.utils import logging as hf_logging
-
-        name = str(view_path(path_or_name, language))
-        if revision is None and not Path(name).is_dir():
-            logger.warning("%s: loading a hub checkpoint without a pinned revision (the default branch may move)",
-                           name)
-        kwargs = {"revision": revision} if revision else {}
-        verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-        hf_logging.set_verbosity_error()  # unused pretraining heads of hub checkpoints are expected
-        hf_logging.disable_progress_bar()  # no loading bars in the jobs' logs
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(name, **kwargs)
-            model = BertForMaskedLM.from_pretrained(name, **kwargs)
-        finally:
-            hf_logging.set_verbosity(verbosity)
-            if bars:
-                hf_logging.enable_progress_bar()
+        model, tokenizer, name = load_pretrained(path_or_name, revision=revision, language=language)
         device = resolve_device(device)
         if isinstance(dtype, str):
             dtype = getattr(torch, dtype)

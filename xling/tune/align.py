@@ -22,8 +22,7 @@ subdirectory named by a hash of the settings, the base model and the data; SIGTE
 checkpoint and exit, and a resumed run ends with the uninterrupted run's weights.
 
 Output directory: the whole masked LM (save_pretrained; the MLM head's decoder is tied to the aligned
-embeddings) and its tokenizer, so xling.encode.Encoder and xling.tune.heads.load_bert load it like any BERT
-of the run; `alignment.json` (settings, pairs and links per language, steps, losses) and `training_log.tsv`
+embeddings) and its tokenizer, so the one loader (xling.models.pretrained) loads it like any BERT of the run; `alignment.json` (settings, pairs and links per language, steps, losses) and `training_log.tsv`
 (step, loss, pairs term, English drift term, links, lr).
 """
 
@@ -48,6 +47,7 @@ import torch
 from xling.data.alignment import read_split_files
 from xling.io import atomic_write
 from xling.models.checkpoints import Interrupted, StopSignal, hms, list_checkpoints, save_checkpoint
+from xling.models.pretrained import load_pretrained
 from xling.tune.finetune import checkpoint_key, linear_schedule
 
 logger = logging.getLogger(__name__)
@@ -163,23 +163,6 @@ def step_pairs(sizes: list[int], k: int, seed: int, step: int) -> list[list[int]
             for l, n in enumerate(sizes) for order in [pair_order(n, seed, epoch, l)]]
 
 
-def load_masked_lm(path_or_name, revision: str | None = None):
-    from transformers import AutoTokenizer, BertForMaskedLM
-    from transformers.utils import logging as hf_logging
-
-    kwargs = {"revision": revision} if revision else {}
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        return (BertForMaskedLM.from_pretrained(str(path_or_name), **kwargs),
-                AutoTokenizer.from_pretrained(str(path_or_name), **kwargs))
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
 def align(model_path, data: list[ParallelWords], out_dir, checkpoint_dir, settings: dict, *, seed: int,
           revision: str | None = None, max_length: int | None = None, identity: dict | None = None,
           device: str | torch.device = "cpu", checkpoint_every: int = 500,
@@ -195,7 +178,7 @@ def align(model_path, data: list[ParallelWords], out_dir, checkpoint_dir, settin
     if not data or not all(len(d) for d in data):
         raise ValueError(f"no parallel data to align on ({', '.join(f'{d.lang}: {len(d)} pairs' for d in data)})")
     device = torch.device(device)
-    model, tokenizer = load_masked_lm(model_path, revision)
+    model, tokenizer, _ = load_pretrained(model_path, revision=revision)
     bert = model.bert
     n_layers = bert.config.num_hidden_layers
     layer = n_layers if settings["layer"] is None else int(settings["layer"])

@@ -35,7 +35,7 @@ from xling.data import formats
 from xling.data.formats import universal_relation
 from xling.data.words import chunk_words
 from xling.encode.transforms import shift_layer
-from xling.models.ablation import view_path
+from xling.models.pretrained import load_pretrained
 
 TASKS = ("xnli", "pos", "parsing", "ner")
 
@@ -353,23 +353,10 @@ class Backbone:
 
 
 def load_bert(path_or_name: str | Path, revision: str | None = None, language: str | None = None) -> Backbone:
-    """Our BERT's directory (xling.models.bert) or a Hugging Face checkpoint: its BertModel and tokenizer (of an
-    ablated model, the view of `language`: xling.models.ablation)."""
-    from transformers import AutoTokenizer, BertModel
-    from transformers.utils import logging as hf_logging
-
-    path_or_name = view_path(path_or_name, language)
-    kwargs = {"revision": revision} if revision else {}
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()  # the MLM head of a checkpoint is unused here, as expected
-    hf_logging.disable_progress_bar()  # no loading bars in the jobs' logs
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(str(path_or_name), **kwargs)
-        bert = BertModel.from_pretrained(str(path_or_name), add_pooling_layer=False, **kwargs)
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
+    """Our BERT's directory (xling.models.bert) or a Hugging Face checkpoint as a task model's backbone: its
+    BertModel and tokenizer, loaded by the one loader (xling.models.pretrained: an ablated model's view of
+    `language`, a pinned hub revision)."""
+    bert, tokenizer, _ = load_pretrained(path_or_name, revision=revision, language=language, masked_lm=False)
 
     def pieces_of(texts: list[str]) -> list[list[str]]:
         rows = tokenizer(list(texts), add_special_tokens=False)["input_ids"] if texts else []
