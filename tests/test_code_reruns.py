@@ -115,7 +115,7 @@ def contextual_retrieval() -> dict[str, int]:
 
 def test_synthetic_generator_edit_reruns_everything_downstream(finished):
     """Every job of the run descends from the synthetic data."""
-    assert plan_after_edit(finished, "xling/data/synthetic.py") == finished[2]
+    assert plan_after_edit(finished, "xling/data/synthetic/world.py") == finished[2]
 
 
 def test_bert_trainer_edit_reruns_the_bert_branch(finished):
