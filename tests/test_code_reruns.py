@@ -115,7 +115,7 @@ def contextual_retrieval() -> dict[str, int]:
 
 def test_synthetic_generator_edit_reruns_everything_downstream(finished):
     """Every job of the run descends from the synthetic data."""
-    assert plan_after_edit(finished, "xling/data/synthetic.py") == finished[2]
+    assert plan_after_edit(finished, "xling/data/synthetic/world.py") == finished[2]
 
 
 def test_bert_trainer_edit_reruns_the_bert_branch(finished):
@@ -140,7 +140,7 @@ def test_bert_trainer_edit_reruns_the_bert_branch(finished):
 
 
 def test_findings_edit_reruns_the_findings_and_the_report(finished):
-    assert plan_after_edit(finished, "xling/evaluate/findings.py") == {"findings": 1, "report": 1, "all": 1}
+    assert plan_after_edit(finished, "xling/evaluate/findings/core.py") == {"findings": 1, "report": 1, "all": 1}
 
 
 def test_report_figures_edit_reruns_the_report_only(finished):

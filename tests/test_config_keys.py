@@ -442,10 +442,10 @@ class ConfigTrace:
 # or `for k, v in obj.items()`). (Iteration in general does not count: merging defaults, checking values and
 # showing settings iterate every key too.)
 ITERATED = {
-    ("synthetic", "ud_sentences"): ("xling.data.synthetic", "generate"),
-    ("synthetic", "bucc_sentences"): ("xling.data.synthetic", "generate"),
-    ("synthetic", "xnli_pairs"): ("xling.data.synthetic", "generate"),
-    ("synthetic", "ner_sentences"): ("xling.data.synthetic", "generate"),
+    ("synthetic", "ud_sentences"): ("xling.data.synthetic.write", "generate"),
+    ("synthetic", "bucc_sentences"): ("xling.data.synthetic.write", "generate"),
+    ("synthetic", "xnli_pairs"): ("xling.data.synthetic.write", "generate"),
+    ("synthetic", "ner_sentences"): ("xling.data.synthetic.write", "generate"),
 }
 
 
@@ -488,7 +488,7 @@ def test_a_planted_unused_key_fails_the_check(repo_trace):
 
 
 def test_a_loop_that_no_longer_runs_does_not_read(repo_trace):
-    moved = {path: ("xling.data.synthetic", "build") for path in ITERATED}
+    moved = {path: ("xling.data.synthetic.language", "build") for path in ITERATED}
     assert unread_keys(load_schema(), repo_trace, moved) == [
         f"synthetic.{group}.{split}" for group, splits in (("ud_sentences", ("train", "dev", "test")),
                                                            ("bucc_sentences", ("dev", "test")),

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from xling.report import expected_figures, render_report
-from xling.report.transfer import window_drop
+from xling.report.transfer.common import window_drop
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER_RESULTS = REPO / "resources" / "paper_results.yaml"

@@ -314,8 +314,8 @@ def test_locations_follow_locative_prepositions_in_the_english_file(data, built)
 
 def test_add_names_rate_and_at_least_one(built):
     cfg, world, _ = built
-    sentences = synthetic._latent_set(cfg, world, "probe", 50)
-    d = synthetic._Draw(synthetic._rng(1, "probe-names"))
+    sentences = synthetic.write._latent_set(cfg, world, "probe", 50)
+    d = synthetic.spec._Draw(synthetic.spec._rng(1, "probe-names"))
 
     def names(sentence):
         return [np_ for _, (_, _, _, subj, obj, pps) in sentence for np_ in [subj, obj] + [np_ for _, np_ in pps]
@@ -447,8 +447,8 @@ def test_few_duplicate_sentences(tmp_path):
     spec = {"sentences": 8000, "languages": {"xb": {"inflection": False}}}
     _, world, langs = synthetic.build(spec, ["en", "xb"])
     for lang in ("en", "xb"):
-        synthetic._corpus(synthetic.resolve_spec(spec, ["en", "xb"]), world, langs[lang],
-                          tmp_path / "corpus" / f"{lang}.txt", 8000)
+        synthetic.write._corpus(synthetic.resolve_spec(spec, ["en", "xb"]), world, langs[lang],
+                                tmp_path / "corpus" / f"{lang}.txt", 8000)
         lines = [s for doc in formats.read_corpus(tmp_path / "corpus" / f"{lang}.txt") for s in doc]
         assert len(lines) - len(set(lines)) < 0.02 * len(lines)
 

@@ -12,8 +12,8 @@ from xling.evaluate.ablation import ablation_scores
 from xling.models.ablation import parse_setting
 from xling.report.blocks import DASH, Block, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
-from xling.report.transfer import DIGITS as SCORE_DIGITS
-from xling.report.transfer import check_cells, fmt_score, seed_stats
+from xling.report.transfer.common import DIGITS as SCORE_DIGITS
+from xling.report.transfer.common import check_cells, fmt_score, seed_stats
 
 TABLE = "ablation"
 REQUIRED = ("lm", "task", "lang", "split", "transform", "selected", "metric", "seed", "value")
