@@ -22,7 +22,7 @@ from types import SimpleNamespace
 import yaml
 
 sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
-from xling.imports import analyse  # noqa: E402
+from xling.plan.code import code_version as plan_code_version  # noqa: E402
 
 # Scripts and `python -m xling...` commands import the package from this checkout, in any environment
 # (venv, --sdm conda, or a SLURM job step that re-evaluates this file).
@@ -52,11 +52,12 @@ MODELS = config["models"]
 STATIC_MODELS = [m for m in MODELS if m != "bert"]
 
 
-def xling_code(entry):
-    """The xling modules that `entry` (a script, or the module a rule runs with `python -m`; a path in
-    this checkout) executes, as a rule's input: Snakemake's code trigger sees only the script, so this
-    is what makes an edit to a module rerun exactly the jobs whose code imports it."""
-    return [str(path) for path in analyse(os.path.join(workflow.basedir, entry), workflow.basedir).local]
+def code_version(entry, shell=""):
+    """The `code` param of a rule: a version of `entry` (its script, or the module it runs with `python -m`;
+    a path in this checkout) and of the xling modules it imports, by content (xling.plan.code); `shell` is
+    the rule's shell command, when it has one. Snakemake compares params by value, so a code change reruns
+    the job and what follows, and a moved, cloned or touched checkout reruns nothing."""
+    return plan_code_version(entry, workflow.basedir, shell)
 
 
 def model_dir(model, size, window):
