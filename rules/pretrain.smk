@@ -2,6 +2,25 @@
 # data size x context window. All models read the same WordPiece token files.
 
 
+# One process per GPU through torchrun when the job has GPUs, a plain process on CPU. `exec` lets SLURM's
+# SIGTERM reach the trainer (it checkpoints and exits); torchrun forwards SIGUSR1 too and waits long enough
+# for the checkpoint to be written before it kills its workers. Part of the rules' code version.
+PRETRAIN_SHELL = """
+export OMP_NUM_THREADS={threads}
+export TORCHELASTIC_SIGNALS_TO_HANDLE=SIGTERM,SIGINT,SIGHUP,SIGQUIT,SIGUSR1
+export TORCH_ELASTIC_SHUTDOWN_TIMEOUT=240
+if [ {resources.gpu} -gt 0 ]; then
+    launch="torchrun --standalone --nproc_per_node={resources.gpu}"
+else
+    launch="python"
+fi
+exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
+    --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
+    --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
+    --log-every {resources.log_every} {params.case} > {log} 2>&1
+"""
+
+
 rule glove:
     input:
         tokens=token_files,
@@ -44,25 +63,6 @@ rule word2vec:
         "../envs/static.yaml"
     script:
         "../scripts/train_static.py"
-
-
-# One process per GPU through torchrun when the job has GPUs, a plain process on CPU. `exec` lets SLURM's
-# SIGTERM reach the trainer (it checkpoints and exits); torchrun forwards SIGUSR1 too and waits long enough
-# for the checkpoint to be written before it kills its workers. Part of the rules' code version.
-PRETRAIN_SHELL = """
-export OMP_NUM_THREADS={threads}
-export TORCHELASTIC_SIGNALS_TO_HANDLE=SIGTERM,SIGINT,SIGHUP,SIGQUIT,SIGUSR1
-export TORCH_ELASTIC_SHUTDOWN_TIMEOUT=240
-if [ {resources.gpu} -gt 0 ]; then
-    launch="torchrun --standalone --nproc_per_node={resources.gpu}"
-else
-    launch="python"
-fi
-exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
-    --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
-    --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
-    --log-every {resources.log_every} {params.case} > {log} 2>&1
-"""
 
 
 rule bert_pretrain:
