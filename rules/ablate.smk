@@ -27,7 +27,7 @@ rule code_switch:
         "../scripts/code_switch.py"
 
 
-if config["data"]["source"] == "synthetic":
+if DATA_SOURCE.other_domain:  # generated text of a second domain (the synthetic source)
 
     rule domain_corpus:
         output:

@@ -2,11 +2,13 @@
 # then corpora are normalized, deduplicated and sampled at each data size.
 
 
+# The one place that asks which source the run uses: DATA_SOURCE answers which languages have which data.
 if config["data"]["source"] == "synthetic":
+    DATA_SOURCE = SyntheticData(config["synthetic"]["parallel_sentences"])
 
     rule synthetic_data:
         output:
-            synthetic_outputs(),
+            LAYOUT.synthetic(LANGS),
         params:
             code=code_version("scripts/synthetic_data.py"),
             spec=config["synthetic"],

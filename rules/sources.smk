@@ -9,6 +9,7 @@ import sys
 
 sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
 from xling.data.sources import PARALLEL_OPUS, Sources  # noqa: E402
+from xling.plan.data import RealData  # noqa: E402
 
 if PIVOT != "en":
     raise ValueError(f"data.source: real needs English as the pivot (first) language, not {PIVOT!r}")
@@ -28,6 +29,8 @@ UD_LANGS = [lang for lang in LANGS if SOURCES.treebanks(lang)]
 PARALLEL_SOURCE = SOURCES.parallel_sources(TARGETS)  # lang -> europarl, or the OPUS corpus (MultiUN, Tanzil)
 OPUS_LANGS = [lang for lang, name in PARALLEL_SOURCE.items() if name in PARALLEL_OPUS]
 WIKIANN_LANGS = DATASET_LANGS["wikiann"]
+DATA_SOURCE = RealData(DATASET_LANGS, PARALLEL_SOURCE, treebanks={lang: SOURCES.treebanks(lang) for lang in LANGS},
+                       splits={lang: SOURCES.ud_splits(lang) for lang in LANGS})
 
 
 localrules:
