@@ -22,7 +22,7 @@ from types import SimpleNamespace
 import yaml
 
 sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
-from xling.plan.code import code_version as plan_code_version  # noqa: E402
+from xling.plan.code import CodeVersions  # noqa: E402
 from xling.plan.data import Layout, SyntheticData  # noqa: E402
 from xling.plan.models import ANY_LM, BERT_LM, aligned_base, hf_slug, parse_grid  # noqa: E402
 
@@ -55,13 +55,15 @@ STATIC_MODELS = [m for m in MODELS if m != "bert"]
 # the canonical files under DATA; which languages have which of them: DATA_SOURCE (rules/data.smk, xling.plan.data)
 LAYOUT = Layout(DATA, PIVOT)
 
+CODE_VERSIONS = CodeVersions(workflow.basedir)  # each file hashed once per parse
+
 
 def code_version(entry, shell=""):
     """The `code` param of a rule: a version of `entry` (its script, or the module it runs with `python -m`;
     a path in this checkout) and of the xling modules it imports, by content (xling.plan.code); `shell` is
     the rule's shell command, when it has one. Snakemake compares params by value, so a code change reruns
     the job and what follows, and a moved, cloned or touched checkout reruns nothing."""
-    return plan_code_version(entry, workflow.basedir, shell)
+    return CODE_VERSIONS(entry, shell)
 
 
 def model_dir(model, size, window):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from xling.plan import accept_code, code
-from xling.plan.code import PREFIX, code_version, syntax_hash
+from xling.plan import accept_code
+from xling.plan.code import PREFIX, CodeVersions, code_version, syntax_hash
 
 MODULES = {
     "xling/__init__.py": '"""The package."""\n',
@@ -34,9 +34,7 @@ def checkout(tmp_path) -> Path:
 
 
 def versions(root: Path) -> dict[str, str]:
-    """Each script's version, computed afresh (the versions are cached per parse of the workflow)."""
-    code._version.cache_clear()
-    code.syntax_hash.cache_clear()
+    """Each script's version, computed afresh."""
     return {script: code_version(script, root) for script in ("scripts/uses_helpers.py", "scripts/uses_other.py")}
 
 
@@ -80,6 +78,16 @@ def test_a_renamed_module_changes_the_version(checkout):
     script = checkout / "scripts/uses_helpers.py"
     script.write_text(script.read_text().replace("xling.helpers", "xling.helpers2"))
     assert versions(checkout)["scripts/uses_helpers.py"] != before["scripts/uses_helpers.py"]
+
+
+def test_one_parse_reads_each_file_once(checkout):
+    """The versions of one instance (one parse) stay as they were read: a later edit needs a new parse."""
+    versions_of_parse = CodeVersions(checkout)
+    before = versions_of_parse("scripts/uses_helpers.py")
+    path = checkout / "xling/helpers.py"
+    path.write_text(path.read_text().replace("2 * x", "x + x"))
+    assert versions_of_parse("scripts/uses_helpers.py") == before
+    assert CodeVersions(checkout)("scripts/uses_helpers.py") != before
 
 
 def test_the_shell_command_is_part_of_the_version(checkout):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from functools import lru_cache
 from pathlib import Path
 
 from xling.imports import analyse
@@ -19,24 +18,36 @@ from xling.imports import analyse
 PREFIX = "code-sha256:"  # marks the code param among a job's recorded params (xling.plan.accept_code)
 
 
+class CodeVersions:
+    """The code versions of the entry points in one checkout, each file read and hashed once: one instance
+    per parse of the workflow (rules/common.smk), so an edit between two parses is seen."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root).resolve()
+        self._versions: dict[tuple[str, str], str] = {}
+        self._hashes: dict[str, str] = {}  # path in the checkout -> syntax hash
+
+    def __call__(self, entry: str, extra: str = "") -> str:
+        """The version of `entry` (a path relative to the checkout) and the modules it imports; `extra` is
+        more text the job runs (a rule's shell command)."""
+        key = (str(entry), extra)
+        if key not in self._versions:
+            files = {self.root / entry, *analyse(self.root / entry, self.root).local}
+            digest = hashlib.sha256()
+            for path in sorted(path.resolve().relative_to(self.root).as_posix() for path in files):
+                if path not in self._hashes:
+                    self._hashes[path] = syntax_hash(self.root / path)
+                digest.update(f"{path}\0{self._hashes[path]}\0".encode())
+            digest.update(extra.encode())
+            self._versions[key] = PREFIX + digest.hexdigest()
+        return self._versions[key]
+
+
 def code_version(entry: str, root: str | Path, extra: str = "") -> str:
-    """The version of `entry` (a path relative to `root`, the checkout) and the modules it imports;
-    `extra` is more text the job runs (a rule's shell command)."""
-    return _version(str(entry), str(Path(root).resolve()), extra)
+    """The version of `entry` in the checkout at `root`, computed afresh."""
+    return CodeVersions(root)(entry, extra)
 
 
-@lru_cache(maxsize=None)
-def _version(entry: str, root: str, extra: str) -> str:
-    base = Path(root)
-    files = {base / entry, *analyse(base / entry, base).local}
-    digest = hashlib.sha256()
-    for path in sorted(path.resolve().relative_to(base).as_posix() for path in files):
-        digest.update(f"{path}\0{syntax_hash(base / path)}\0".encode())
-    digest.update(extra.encode())
-    return PREFIX + digest.hexdigest()
-
-
-@lru_cache(maxsize=None)
 def syntax_hash(path: Path) -> str:
     """sha256 of the file's syntax tree with docstrings removed and no line or column numbers."""
     tree = ast.parse(path.read_bytes(), filename=str(path))
