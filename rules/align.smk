@@ -4,8 +4,8 @@
 # on the test splits; its accuracy by part of speech and against the frequency-rank difference of the two words.
 rule word_pairs:
     input:
-        src=f"{DATA}/parallel/{PIVOT}-{{lang}}.{PIVOT}",
-        tgt=f"{DATA}/parallel/{PIVOT}-{{lang}}.{{lang}}",
+        src=LAYOUT.file("parallel", lang="{lang}", ext=PIVOT),
+        tgt=LAYOUT.file("parallel", lang="{lang}", ext="{lang}"),
         gold=word_pairs_gold,
     output:
         pairs=[path for files in word_pair_files("{lang}", align_splits()).values() for path in files],

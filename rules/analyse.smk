@@ -110,7 +110,7 @@ rule mono_sentence_alignment:
     input:
         models=lambda wc: [mono_dir(PIVOT), mono_dir(wc.lang)],
         xnli=lambda wc: xnli_files(wc.lang, MONO["map_split"]),
-        tatoeba=lambda wc: [f"{DATA}/tatoeba/tatoeba.{wc.lang}-eng.eng", f"{DATA}/tatoeba/tatoeba.{wc.lang}-eng.{wc.lang}"],
+        tatoeba=lambda wc: [LAYOUT.file("tatoeba", lang=wc.lang, side=side) for side in ("eng", wc.lang)],
     output:
         f"{RESULTS}/eval/monolingual/sentences/{MONO_GRID}/{{lang}}.parquet",
     params:

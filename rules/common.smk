@@ -106,12 +106,12 @@ def vocab_source():
     if vocab == "train":
         return f"{RESULTS}/vocab/trained.txt"
     if vocab == "mbert":
-        return LAYOUT.mbert_vocab()
+        return LAYOUT.file("mbert_vocab")
     return vocab
 
 
 def dictionary(lang, split=None):
-    return LAYOUT.dictionary(lang, split or config["retrieval"]["dictionary_split"])
+    return LAYOUT.file("dictionary", lang=lang, split=split or config["retrieval"]["dictionary_split"])
 
 
 def retrieval_targets():
@@ -410,9 +410,9 @@ def translation_inputs(wildcards):
     kind, size, window, _ = _lm(wildcards)
     lang = wildcards.lang
     if LANGUAGE["data"] == "tatoeba":
-        data = [LAYOUT.tatoeba(lang, "eng"), LAYOUT.tatoeba(lang, lang)]
+        data = [LAYOUT.file("tatoeba", lang=lang, side="eng"), LAYOUT.file("tatoeba", lang=lang, side=lang)]
     else:
-        data = [LAYOUT.parallel(lang, PIVOT), LAYOUT.parallel(lang, lang)]
+        data = [LAYOUT.file("parallel", lang=lang, ext=PIVOT), LAYOUT.file("parallel", lang=lang, ext=lang)]
     inputs = dict(pivot_text=data[0], lang_text=data[1])
     if kind == "bert":
         inputs["langs"] = f"{RESULTS}/reps/{wildcards.lm}/langs.parquet"
@@ -427,8 +427,8 @@ def translation_inputs(wildcards):
 def retrieval_inputs(wildcards):
     lang = wildcards.lang
     if wildcards.task == "tatoeba":
-        return dict(xx=LAYOUT.tatoeba(lang, lang), en=LAYOUT.tatoeba(lang, "eng"))
-    return {f"{split}_{side}": LAYOUT.bucc(lang, split, ext)
+        return dict(xx=LAYOUT.file("tatoeba", lang=lang, side=lang), en=LAYOUT.file("tatoeba", lang=lang, side="eng"))
+    return {f"{split}_{side}": LAYOUT.file("bucc", lang=lang, split=split, ext=ext)
             for split in ("dev", "test") for side, ext in (("xx", lang), ("en", "en"), ("gold", "gold"))}
 
 
@@ -487,7 +487,7 @@ def pos_treebanks():
         raise ValueError(f"retrieval.pos.splits: the pivot {PIVOT} has no UD {missing} split (its treebank "
                          f"{DATA_SOURCE.treebank_name(PIVOT)} has {have}); set retrieval.pos.splits to some of them, "
                          "or [] for no MRR by part of speech")
-    return [LAYOUT.treebank(PIVOT, split) for split in POS["splits"]]
+    return [LAYOUT.file("treebank", lang=PIVOT, split=split) for split in POS["splits"]]
 
 
 def pos_treebank_name():
@@ -727,7 +727,7 @@ def word_pair_files(lang, splits):
 
 def word_pairs_gold(wildcards):
     """The gold links of the parallel text where it has them (the synthetic source)."""
-    return [LAYOUT.parallel(wildcards.lang, "align")] if DATA_SOURCE.gold_links else []
+    return [LAYOUT.file("parallel", lang=wildcards.lang, ext="align")] if DATA_SOURCE.gold_links else []
 
 
 def contextual_retrieval_lms():
@@ -871,7 +871,7 @@ def mono_model_params(mono):
 
 
 def xnli_files(lang, split):
-    return [LAYOUT.xnli(PIVOT, split), LAYOUT.xnli(lang, split)]
+    return [LAYOUT.file("xnli", lang=PIVOT, split=split), LAYOUT.file("xnli", lang=lang, split=split)]
 
 
 def monolingual_table_specs():

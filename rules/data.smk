@@ -30,7 +30,7 @@ else:
 
 rule prepare_corpus:
     input:
-        f"{DATA}/corpus/{{lang}}.txt",
+        LAYOUT.file("corpus", lang="{lang}"),
     output:
         f"{RESULTS}/corpus/all/{{lang}}.txt",
     params:

@@ -70,7 +70,7 @@ if SOURCES.config["corpus"] == "wikipedia":
         input:
             shards=lambda wc: [ref.local for ref in SOURCES.wikipedia(wc.lang)],
         output:
-            f"{DATA}/corpus/{{lang}}.txt",
+            LAYOUT.file("corpus", lang="{lang}"),
         wildcard_constraints:
             lang=LANG_RE[SOURCES.config["corpus"]],
         params:
@@ -93,7 +93,7 @@ else:
         input:
             lambda wc: SOURCES.locals("leipzig", LANGS, PIVOT, lang=wc.lang),
         output:
-            f"{DATA}/corpus/{{lang}}.txt",
+            LAYOUT.file("corpus", lang="{lang}"),
         wildcard_constraints:
             lang=LANG_RE[SOURCES.config["corpus"]],
         params:
@@ -113,7 +113,7 @@ rule dict_muse:
     input:
         lambda wc: SOURCES.locals("muse", LANGS, PIVOT, lang=wc.lang, split=wc.split),
     output:
-        f"{DATA}/dict/{PIVOT}-{{lang}}.{{split}}.txt",
+        LAYOUT.file("dictionary", lang="{lang}", split="{split}"),
     wildcard_constraints:
         lang=LANG_RE["muse"],
         split="train|test|full",
@@ -134,8 +134,8 @@ rule parallel_europarl:
     input:
         lambda wc: SOURCES.locals("europarl", LANGS, PIVOT, lang=wc.lang),
     output:
-        en=f"{DATA}/parallel/{PIVOT}-{{lang}}.{PIVOT}",
-        xx=f"{DATA}/parallel/{PIVOT}-{{lang}}.{{lang}}",
+        en=LAYOUT.file("parallel", lang="{lang}", ext=PIVOT),
+        xx=LAYOUT.file("parallel", lang="{lang}", ext="{lang}"),
     wildcard_constraints:
         lang=LANG_RE["europarl"],
     params:
@@ -157,8 +157,8 @@ rule parallel_opus:  # MultiUN (ar, zh) and Tanzil (ur) where Europarl has no la
     input:
         lambda wc: SOURCES.locals(PARALLEL_SOURCE[wc.lang], LANGS, PIVOT, lang=wc.lang),
     output:
-        en=f"{DATA}/parallel/{PIVOT}-{{lang}}.{PIVOT}",
-        xx=f"{DATA}/parallel/{PIVOT}-{{lang}}.{{lang}}",
+        en=LAYOUT.file("parallel", lang="{lang}", ext=PIVOT),
+        xx=LAYOUT.file("parallel", lang="{lang}", ext="{lang}"),
     wildcard_constraints:
         lang="|".join(OPUS_LANGS) or "(?!)",
     params:
@@ -184,7 +184,7 @@ if UD_LANGS:
         input:
             SOURCES.locals("ud", LANGS, PIVOT),
         output:
-            [f"{DATA}/ud/{lang}.{split}.conllu" for lang in UD_LANGS for split in SOURCES.ud_splits(lang)],
+            [LAYOUT.file("treebank", lang=lang, split=split) for lang in UD_LANGS for split in SOURCES.ud_splits(lang)],
         params:
             code=code_version("scripts/prepare_source.py"),
             kind="ud",
@@ -204,7 +204,7 @@ rule xnli_dev_test:  # one pass over the XNLI zip for all languages
     input:
         SOURCES.file("xnli", "xnli").local,
     output:
-        [f"{DATA}/xnli/{split}-{lang}.tsv" for split in ("dev", "test") for lang in LANGS],
+        [LAYOUT.file("xnli", lang=lang, split=split) for split in ("dev", "test") for lang in LANGS],
     params:
         code=code_version("scripts/prepare_source.py"),
         kind="xnli",
@@ -223,7 +223,7 @@ rule xnli_train:
     input:
         SOURCES.file("xnli", "multinli").local,
     output:
-        f"{DATA}/xnli/train-{PIVOT}.tsv",
+        LAYOUT.file("xnli", lang=PIVOT, split="train"),
     params:
         code=code_version("scripts/prepare_source.py"),
         kind="multinli",
@@ -243,7 +243,7 @@ if WIKIANN_LANGS:
         input:
             SOURCES.locals("wikiann", LANGS, PIVOT),
         output:
-            [f"{DATA}/wikiann/{lang}.{split}.tsv" for lang in WIKIANN_LANGS for split in ("train", "dev", "test")],
+            [LAYOUT.file("wikiann", lang=lang, split=split) for lang in WIKIANN_LANGS for split in ("train", "dev", "test")],
         params:
             code=code_version("scripts/prepare_source.py"),
             kind="wikiann",
@@ -262,8 +262,8 @@ rule tatoeba:
     input:
         lambda wc: SOURCES.locals("tatoeba", LANGS, PIVOT, lang=wc.lang),
     output:
-        xx=f"{DATA}/tatoeba/tatoeba.{{lang}}-eng.{{lang}}",
-        eng=f"{DATA}/tatoeba/tatoeba.{{lang}}-eng.eng",
+        xx=LAYOUT.file("tatoeba", lang="{lang}", side="{lang}"),
+        eng=LAYOUT.file("tatoeba", lang="{lang}", side="eng"),
     wildcard_constraints:
         lang=LANG_RE["tatoeba"],
     params:
@@ -283,9 +283,9 @@ rule bucc:
     input:
         lambda wc: SOURCES.locals("bucc", LANGS, PIVOT, lang=wc.lang, split=wc.bucc_split),
     output:
-        xx=f"{DATA}/bucc/{{lang}}-en.{{bucc_split}}.{{lang}}",
-        en=f"{DATA}/bucc/{{lang}}-en.{{bucc_split}}.en",
-        gold=f"{DATA}/bucc/{{lang}}-en.{{bucc_split}}.gold",
+        xx=LAYOUT.file("bucc", lang="{lang}", split="{bucc_split}", ext="{lang}"),
+        en=LAYOUT.file("bucc", lang="{lang}", split="{bucc_split}", ext="en"),
+        gold=LAYOUT.file("bucc", lang="{lang}", split="{bucc_split}", ext="gold"),
     wildcard_constraints:
         lang=LANG_RE["bucc"],
         bucc_split="dev|test",
@@ -306,7 +306,7 @@ rule mbert_vocab:
     input:
         SOURCES.locals("mbert_vocab", LANGS, PIVOT),
     output:
-        f"{DATA}/vocab/mbert-cased.txt",
+        LAYOUT.file("mbert_vocab"),
     params:
         code=code_version("scripts/prepare_source.py"),
         kind="mbert_vocab",

@@ -21,12 +21,13 @@ REAL = RealData(
 
 
 def test_layout_paths_of_each_dataset():
-    assert LAYOUT.dictionary("de", "test") == "results/x/data/dict/en-de.test.txt"
+    assert LAYOUT.file("dictionary", lang="de", split="test") == "results/x/data/dict/en-de.test.txt"
     assert LAYOUT.task_file("xnli", "de", "dev") == "results/x/data/xnli/dev-de.tsv"
     assert LAYOUT.task_file("pos", "de", "dev") == LAYOUT.task_file("parsing", "de", "dev") == "results/x/data/ud/de.dev.conllu"
     assert LAYOUT.task_file("ner", "de", "test") == "results/x/data/wikiann/de.test.tsv"
     assert LAYOUT.word_pairs("de", "train100") == [f"results/x/data/align/en-de/train100.{ext}" for ext in ("en", "de", "align")]
-    assert LAYOUT.bucc("{lang}", "{bucc_split}", "gold") == "results/x/data/bucc/{lang}-en.{bucc_split}.gold"
+    assert LAYOUT.file("bucc", lang="{lang}", split="{bucc_split}", ext="gold") == "results/x/data/bucc/{lang}-en.{bucc_split}.gold"
+    assert LAYOUT.file("mbert_vocab") == "results/x/data/vocab/mbert-cased.txt"
 
 
 def test_synthetic_layout_has_every_file_once():
@@ -35,7 +36,8 @@ def test_synthetic_layout_has_every_file_once():
     per_language = 1 + 3 + 2 + 3  # corpus, treebank splits, XNLI dev and test, WikiANN splits
     per_target = 3 + 3 + 2 + 6  # dictionary splits, parallel text and links, Tatoeba, BUCC
     assert len(files) == 1 + 3 * per_language + 2 * per_target
-    assert LAYOUT.parallel("xa", "align") in files and LAYOUT.dictionary("en", "test") not in files
+    assert LAYOUT.file("parallel", lang="xa", ext="align") in files
+    assert LAYOUT.file("dictionary", lang="en", split="test") not in files, "the pivot has no dictionary with itself"
 
 
 def test_synthetic_data_has_everything():

@@ -13,68 +13,54 @@ UD_SPLITS = ("train", "dev", "test")
 TASK_DATA = {"xnli": "xnli", "ner": "wikiann", "pos": "ud", "parsing": "ud"}  # transfer task -> its dataset
 
 
+# The canonical layout under data/ (both sources write it), one template per kind of file; {pivot} is the run's.
+FILES = {
+    "corpus": "corpus/{lang}.txt",
+    "treebank": "ud/{lang}.{split}.conllu",
+    "xnli": "xnli/{split}-{lang}.tsv",
+    "wikiann": "wikiann/{lang}.{split}.tsv",
+    "dictionary": "dict/{pivot}-{lang}.{split}.txt",  # bilingual dictionary pivot -> lang
+    "parallel": "parallel/{pivot}-{lang}.{ext}",  # ext: either language, or `align` (gold links, synthetic)
+    "tatoeba": "tatoeba/tatoeba.{lang}-eng.{side}",  # side: lang or `eng`
+    "bucc": "bucc/{lang}-en.{split}.{ext}",  # ext: lang, `en` or `gold`
+    "word_pairs": "align/{pivot}-{lang}/{split}.{ext}",  # xling.data.alignment's splits
+    "mbert_vocab": "vocab/mbert-cased.txt",
+}
+
+
 @dataclass(frozen=True)
 class Layout:
-    """The canonical files under `data` (results/{run}/data), which both sources write; any argument may be
-    a wildcard pattern such as "{lang}"."""
+    """The canonical files under `data` (results/{run}/data); any part may be a wildcard pattern such as
+    "{lang}"."""
 
     data: str
     pivot: str
 
-    def corpus(self, lang: str) -> str:
-        return f"{self.data}/corpus/{lang}.txt"
-
-    def treebank(self, lang: str, split: str) -> str:
-        return f"{self.data}/ud/{lang}.{split}.conllu"
-
-    def xnli(self, lang: str, split: str) -> str:
-        return f"{self.data}/xnli/{split}-{lang}.tsv"
-
-    def wikiann(self, lang: str, split: str) -> str:
-        return f"{self.data}/wikiann/{lang}.{split}.tsv"
-
-    def dictionary(self, lang: str, split: str) -> str:
-        """The bilingual dictionary pivot -> lang."""
-        return f"{self.data}/dict/{self.pivot}-{lang}.{split}.txt"
-
-    def parallel(self, lang: str, ext: str) -> str:
-        """Parallel text of the pivot and lang: ext is either language, or `align` (gold links, synthetic)."""
-        return f"{self.data}/parallel/{self.pivot}-{lang}.{ext}"
-
-    def tatoeba(self, lang: str, side: str) -> str:
-        """Tatoeba's sentences of lang paired with English: side is lang or `eng`."""
-        return f"{self.data}/tatoeba/tatoeba.{lang}-eng.{side}"
-
-    def bucc(self, lang: str, split: str, ext: str) -> str:
-        """BUCC 2018 of lang and English: ext is lang, `en` or `gold`."""
-        return f"{self.data}/bucc/{lang}-en.{split}.{ext}"
-
-    def mbert_vocab(self) -> str:
-        return f"{self.data}/vocab/mbert-cased.txt"
+    def file(self, kind: str, **parts: str) -> str:
+        """The file of `kind` (a key of FILES) with these parts, e.g. file("xnli", lang="de", split="dev")."""
+        return f"{self.data}/" + FILES[kind].format(pivot=self.pivot, **parts)
 
     def word_pairs(self, lang: str, split: str) -> list[str]:
         """[pivot file, lang file, links file] of a split of the word pairs (xling.data.alignment)."""
-        stem = f"{self.data}/align/{self.pivot}-{lang}/{split}"
-        return [f"{stem}.{self.pivot}", f"{stem}.{lang}", f"{stem}.align"]
+        return [self.file("word_pairs", lang=lang, split=split, ext=ext) for ext in (self.pivot, lang, "align")]
 
     def task_file(self, task: str, lang: str, split: str) -> str:
         """The data of a transfer task (xnli, pos, parsing, ner) in one language and split."""
-        if TASK_DATA[task] == "ud":
-            return self.treebank(lang, split)
-        return self.xnli(lang, split) if task == "xnli" else self.wikiann(lang, split)
+        return self.file({"ud": "treebank"}.get(TASK_DATA[task], TASK_DATA[task]), lang=lang, split=split)
 
     def synthetic(self, langs: list[str]) -> list[str]:
         """Every file the synthetic generator writes for `langs` (the first is the pivot)."""
-        files = [self.xnli(self.pivot, "train")]
+        file = self.file
+        files = [file("xnli", lang=self.pivot, split="train")]
         for lang in langs:
-            files += [self.corpus(lang), *(self.treebank(lang, split) for split in UD_SPLITS)]
-            files += [self.xnli(lang, split) for split in ("dev", "test")]
-            files += [self.wikiann(lang, split) for split in UD_SPLITS]
+            files += [file("corpus", lang=lang), *(file("treebank", lang=lang, split=split) for split in UD_SPLITS)]
+            files += [file("xnli", lang=lang, split=split) for split in ("dev", "test")]
+            files += [file("wikiann", lang=lang, split=split) for split in UD_SPLITS]
         for lang in langs[1:]:
-            files += [self.dictionary(lang, split) for split in ("train", "test", "full")]
-            files += [self.parallel(lang, ext) for ext in (self.pivot, lang, "align")]
-            files += [self.tatoeba(lang, side) for side in (lang, "eng")]
-            files += [self.bucc(lang, split, ext) for split in ("dev", "test") for ext in (lang, "en", "gold")]
+            files += [file("dictionary", lang=lang, split=split) for split in ("train", "test", "full")]
+            files += [file("parallel", lang=lang, ext=ext) for ext in (self.pivot, lang, "align")]
+            files += [file("tatoeba", lang=lang, side=side) for side in (lang, "eng")]
+            files += [file("bucc", lang=lang, split=split, ext=ext) for split in ("dev", "test") for ext in (lang, "en", "gold")]
         return files
 
 
@@ -83,7 +69,7 @@ class DataSource:
     resources/sources.yaml (muse, tatoeba, bucc, xnli, wikiann, ...) or `parallel` (parallel text with the
     pivot) and keeps the order of `langs`."""
 
-    gold_links: bool  # the parallel text comes with gold word alignments (Layout.parallel(lang, "align"))
+    gold_links: bool  # the parallel text comes with gold word alignments (the parallel file with ext `align`)
     other_domain: bool  # text of a second domain can be had (the wiki-cc ablation)
     config_keys: tuple[str, ...]  # config blocks that describe the data (the report shows them)
     parallel_sentences: int | None  # pairs of parallel text per language, where the source fixes it
