@@ -35,7 +35,9 @@ rule report:
         bert_models=expand(model_dir("bert", "{size}", "{window}"), size=SIZES, window=WINDOWS)
         if "bert" in MODELS
         else [],
-        paper_results=config["report"]["paper_results"] or f"{workflow.basedir}/resources/paper_results.yaml",
+        # relative to the working directory: a checkout moved with its results changes no input
+        paper_results=config["report"]["paper_results"]
+        or os.path.relpath(os.path.join(workflow.basedir, "resources", "paper_results.yaml")),
         **language_report_tables(),
         **alignment_report_tables(),
         **ablation_report_tables(),
