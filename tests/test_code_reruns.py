@@ -159,7 +159,7 @@ def test_report_figures_edit_reruns_the_report_only(finished):
 
 
 def test_touched_but_unchanged_module_reruns_nothing(finished):
-    """A new time alone (a git checkout) reruns nothing: Snakemake compares the recorded checksum."""
+    """A new time alone (a git checkout) reruns nothing: code versions are by content."""
     assert plan_after_edit(finished, "xling/evaluate/metrics.py", edit=False) == {}
 
 
