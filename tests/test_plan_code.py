@@ -163,6 +163,11 @@ def test_the_switch_refuses_a_missing_output(toy):
     assert accept_code.main(["--configfile", toy_config(toy, "1", 1)]) == 1
 
 
+def test_the_switch_needs_the_reasons_of_the_dry_run(toy):
+    assert accept_code.main(["--configfile", toy_config(toy, "1", 1), "--quiet"]) == 2
+    assert "Params have changed" in toy_plan(toy, toy_config(toy, "1", 1)), "nothing was touched"
+
+
 def test_the_switch_with_nothing_planned_does_nothing(toy, capsys):
     assert accept_code.main(["--configfile", toy_config(toy, "0", 1)]) == 0
     assert "Nothing planned" in capsys.readouterr().out

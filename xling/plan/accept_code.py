@@ -65,9 +65,12 @@ def main(args: list[str]) -> int:
         print(dry.stdout + dry.stderr, file=sys.stderr)
         return dry.returncode
     jobs = planned_jobs(dry.stdout)
-    if not jobs:
+    if not jobs and "Nothing to be done" in dry.stdout + dry.stderr:
         print("Nothing planned: every result is current.")
         return 0
+    if not jobs:
+        print("The dry run lists no job with its reason (leave out --quiet); nothing was touched.", file=sys.stderr)
+        return 2
     blocked = [(rule, part) for rule, reason in jobs for part in other_changes(reason)]
     if blocked:
         print("Refused: these jobs must run for another reason than a code change (nothing was touched):",
