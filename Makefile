@@ -12,7 +12,7 @@ CORES ?= 2
 # pytest-xdist workers of `make test`: the workflow runs of one overlap the other's unit tests and SLURM waits
 TEST_WORKERS ?= 2
 
-.PHONY: demo test lint install
+.PHONY: demo test lint install accept-code
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -37,3 +37,9 @@ test: install
 
 lint: install
 	$(BIN)/snakemake --lint --configfile presets/demo.yaml
+
+# Accept code changes without rerunning (after a refactor): marks current the jobs whose only change is their code
+# version, and refuses, touching nothing, when any job must run for another reason (README: reruns).
+#   make accept-code ARGS="--configfile presets/demo.yaml"
+accept-code: install
+	$(BIN)/python -m xling.plan.accept_code $(ARGS)

@@ -8,12 +8,12 @@ rule code_switch:
         tokens=f"{RESULTS}/tokens/{ablation_size()}/{{lang}}.txt",
         dictionary=lambda wc: dictionary(wc.pair.split("-")[1], ABLATION["code_switch"]["dictionary"]),
         vocab=vocab_source(),
-        code=xling_code("scripts/code_switch.py"),
     output:
         f"{RESULTS}/ablation/tokens/extra-anchors/{{pair}}/{{lang}}.txt",
     wildcard_constraints:
         pair=ABLATION_PAIR,
     params:
+        code=code_version("scripts/code_switch.py"),
         settings={k: v for k, v in ABLATION["code_switch"].items() if k != "dictionary"},
         pivot=PIVOT,
         lowercase=config["tokenizer"]["lowercase"],
@@ -27,14 +27,13 @@ rule code_switch:
         "../scripts/code_switch.py"
 
 
-if config["data"]["source"] == "synthetic":
+if DATA_SOURCE.other_domain:  # generated text of a second domain (the synthetic source)
 
     rule domain_corpus:
-        input:
-            code=xling_code("scripts/domain_corpus.py"),
         output:
             f"{RESULTS}/ablation/corpus/wiki-cc/{{lang}}.txt",
         params:
+            code=code_version("scripts/domain_corpus.py"),
             spec=config["synthetic"],
             languages=LANGS,
             sentences=ablation_size(),
@@ -53,10 +52,10 @@ rule domain_tokenize:
     input:
         corpus=f"{RESULTS}/ablation/corpus/wiki-cc/{{lang}}.txt",
         vocab=vocab_source(),
-        code=xling_code("scripts/tokenize.py"),
     output:
         f"{RESULTS}/ablation/tokens/wiki-cc/{{lang}}.txt",
     params:
+        code=code_version("scripts/tokenize.py"),
         lowercase=config["tokenizer"]["lowercase"],
     log:
         f"{LOGS}/domain_tokenize/{{lang}}.log",
@@ -68,11 +67,10 @@ rule domain_tokenize:
         "../scripts/tokenize.py"
 
 
-rule ablation_pretrain:
+use rule bert_pretrain as ablation_pretrain with:
     input:
         tokens=ablation_tokens,
         vocab=vocab_source(),
-        code=xling_code("xling/models/bert.py"),
     output:
         directory(f"{RESULTS}/models/ablation/{{setting}}/{{pair}}"),
     wildcard_constraints:
@@ -82,46 +80,20 @@ rule ablation_pretrain:
         # outside the output, apart per setting (the trainer names a subdirectory by a hash of settings and data)
         checkpoints=f"{RESULTS}/checkpoints/ablation/{{setting}}/{{pair}}",
         hparams=lambda wc: json.dumps(ablation_hparams(wc.setting), sort_keys=True),
-        case="--lowercase" if config["tokenizer"]["lowercase"] else "--no-lowercase",
-    priority: 10
-    threads: config["bert"]["threads"]
-    resources:
-        gpu=0,
-        device=config["bert"]["device"] or "auto",
-        checkpoint_every=config["bert"]["checkpoint_every"],
-        keep_checkpoints=config["bert"]["keep_checkpoints"],
-        log_every=config["bert"]["log_every"],
     log:
         f"{LOGS}/ablation_pretrain/{{setting}}/{{pair}}.log",
     benchmark:
         f"{BENCH}/ablation_pretrain/{{setting}}/{{pair}}.tsv"
-    conda:
-        "../envs/torch.yaml"
-    shell:
-        # as bert_pretrain: torchrun with one worker per GPU when the job has GPUs, a plain process on CPU
-        """
-        export OMP_NUM_THREADS={threads}
-        export TORCHELASTIC_SIGNALS_TO_HANDLE=SIGTERM,SIGINT,SIGHUP,SIGQUIT,SIGUSR1
-        export TORCH_ELASTIC_SHUTDOWN_TIMEOUT=240
-        if [ {resources.gpu} -gt 0 ]; then
-            launch="torchrun --standalone --nproc_per_node={resources.gpu}"
-        else
-            launch="python"
-        fi
-        exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
-            --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
-            --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
-            --log-every {resources.log_every} {params.case} > {log} 2>&1
-        """
 
 
 rule ablation_table:
     input:
         tables=ablation_transfer_parts(),
-        code=xling_code("scripts/gather_table.py"),
     output:
         parquet=f"{RESULTS}/eval/ablation.parquet",
         csv=f"{RESULTS}/eval/ablation.csv",
+    params:
+        code=code_version("scripts/gather_table.py"),
     log:
         f"{LOGS}/ablation_table.log",
     benchmark:

@@ -4,14 +4,14 @@
 # on the test splits; its accuracy by part of speech and against the frequency-rank difference of the two words.
 rule word_pairs:
     input:
-        src=f"{DATA}/parallel/{PIVOT}-{{lang}}.{PIVOT}",
-        tgt=f"{DATA}/parallel/{PIVOT}-{{lang}}.{{lang}}",
+        src=LAYOUT.file("parallel", lang="{lang}", ext=PIVOT),
+        tgt=LAYOUT.file("parallel", lang="{lang}", ext="{lang}"),
         gold=word_pairs_gold,
-        code=xling_code("scripts/word_pairs.py"),
     output:
         pairs=[path for files in word_pair_files("{lang}", align_splits()).values() for path in files],
         table=f"{RESULTS}/eval/word_pairs/{PIVOT}-{{lang}}.parquet",
     params:
+        code=code_version("scripts/word_pairs.py"),
         pivot=PIVOT,
         splits={key: ALIGN[key] for key in ("test_sentences", "dev_sentences", "train_sentences")},
         tokenizer=ALIGN["tokenizer"],
@@ -31,13 +31,13 @@ rule word_pairs:
 rule contextual_retrieval:
     input:
         unpack(contextual_retrieval_inputs),
-        code=xling_code("scripts/contextual_retrieval.py"),
     output:
         table=f"{RESULTS}/eval/contextual_retrieval/{{lm}}.parquet",
         queries=f"{RESULTS}/eval/contextual_retrieval/{{lm}}.queries.parquet",
     wildcard_constraints:
         lm=BERT_LM,
     params:
+        code=code_version("scripts/contextual_retrieval.py"),
         lm=lm_params,
         pivot=PIVOT,
         langs=align_pair_langs(),
@@ -63,10 +63,11 @@ rule contextual_retrieval:
 rule word_pairs_table:
     input:
         tables=expand(f"{RESULTS}/eval/word_pairs/{PIVOT}-{{lang}}.parquet", lang=align_pair_langs()),
-        code=xling_code("scripts/gather_table.py"),
     output:
         parquet=f"{RESULTS}/eval/word_pairs.parquet",
         csv=f"{RESULTS}/eval/word_pairs.csv",
+    params:
+        code=code_version("scripts/gather_table.py"),
     log:
         f"{LOGS}/word_pairs_table.log",
     conda:
@@ -78,10 +79,11 @@ rule word_pairs_table:
 rule contextual_retrieval_table:
     input:
         tables=[f"{RESULTS}/eval/contextual_retrieval/{lm}.parquet" for lm in contextual_retrieval_lms()],
-        code=xling_code("scripts/gather_table.py"),
     output:
         parquet=f"{RESULTS}/eval/contextual_retrieval.parquet",
         csv=f"{RESULTS}/eval/contextual_retrieval.csv",
+    params:
+        code=code_version("scripts/gather_table.py"),
     log:
         f"{LOGS}/contextual_retrieval_table.log",
     conda:
@@ -96,11 +98,11 @@ rule contextual_retrieval_frequency:
         # the aligned text of each language, every split: the words' frequency ranks
         text=[f for lang in align_pair_langs() for files in word_pair_files(lang, align_splits()).values()
               for f in files[:2]],
-        code=xling_code("scripts/contextual_retrieval_frequency.py"),
     output:
         parquet=f"{RESULTS}/eval/contextual_retrieval_frequency.parquet",
         csv=f"{RESULTS}/eval/contextual_retrieval_frequency.csv",
     params:
+        code=code_version("scripts/contextual_retrieval_frequency.py"),
         pivot=PIVOT,
         langs=align_pair_langs(),
         by=ANALYSIS_BY,
@@ -122,11 +124,11 @@ if POS["splits"]:
         input:
             queries=[f"{RESULTS}/eval/contextual_retrieval/{lm}.queries.parquet" for lm in contextual_retrieval_lms()],
             treebanks=pos_treebanks(),
-            code=xling_code("scripts/contextual_retrieval_pos.py"),
         output:
             parquet=f"{RESULTS}/eval/contextual_retrieval_pos.parquet",
             csv=f"{RESULTS}/eval/contextual_retrieval_pos.csv",
         params:
+            code=code_version("scripts/contextual_retrieval_pos.py"),
             by=ANALYSIS_BY,
             settings={key: ALIGN_ANALYSIS[key] for key in ("pos_groups", "pos_contextual", "pos_exclude_seen",
                                                            "pos_exclude_exact")},

@@ -17,7 +17,6 @@ TRANSFER_ROTATIONS.update({lm: dict(sentences=max(ALIGN_FT["sizes"]), layer=ALIG
 rule rotation:
     input:
         unpack(rotation_inputs),
-        code=xling_code("scripts/rotation.py"),
     output:
         word=f"{RESULTS}/align/rotations/{{lm}}/word{{n}}/{{lang}}.npy",
         sentence=f"{RESULTS}/align/rotations/{{lm}}/sentence{{n}}/{{lang}}.npy",
@@ -25,6 +24,7 @@ rule rotation:
         lm=BERT_LM,
         n=r"\d+",
     params:
+        code=code_version("scripts/rotation.py"),
         lm=lm_params,
         pivot=PIVOT,
         layer=ALIGN["layer"],
@@ -47,10 +47,10 @@ rule rotation:
 rule fasttext_train:
     input:
         corpus=f"{RESULTS}/corpus/{{size}}/{{lang}}.txt",
-        code=xling_code("scripts/fasttext_train.py"),
     output:
         f"{RESULTS}/models/fasttext/{{size}}/{{lang}}.kv",
     params:
+        code=code_version("scripts/fasttext_train.py"),
         hparams=fasttext_hparams(),
         tokenizer=ALIGN["tokenizer"],
     threads: FASTTEXT["threads"]
@@ -67,11 +67,11 @@ rule fasttext_train:
 rule fasttext_retrieval:
     input:
         unpack(fasttext_retrieval_inputs),
-        code=xling_code("scripts/fasttext_retrieval.py"),
     output:
         table=f"{RESULTS}/eval/contextual_retrieval/fasttext/{{size}}.parquet",
         queries=f"{RESULTS}/eval/contextual_retrieval/fasttext/{{size}}.queries.parquet",
     params:
+        code=code_version("scripts/fasttext_retrieval.py"),
         pivot=PIVOT,
         langs=align_langs(),
         align_dir=f"{DATA}/align",

@@ -8,13 +8,13 @@
 rule align_finetune:
     input:
         unpack(align_finetune_inputs),
-        code=xling_code("scripts/align_finetune.py"),
     output:
         directory(f"{RESULTS}/models/aligned/{{n}}/{{base}}"),
     wildcard_constraints:
         n=r"\d+",
         base=r"bert/\d+-w\d+|hf/[A-Za-z0-9._-]+",
     params:
+        code=code_version("scripts/align_finetune.py"),
         base=align_base_params,
         langs=align_langs(),
         settings={key: ALIGN_FT[key] for key in ALIGN_SETTINGS},

@@ -6,11 +6,10 @@
 # Helpers, settings and table lists: common.smk.
 
 
-rule mono_pretrain:
+use rule bert_pretrain as mono_pretrain with:
     input:
         tokens=lambda wc: f"{RESULTS}/tokens/{wc.size}/{mono_language(wc.mono)}.txt",
         vocab=vocab_source(),
-        code=xling_code("xling/models/bert.py"),
     output:
         directory(f"{RESULTS}/models/mono/{{mono}}/{{size}}-w{{window}}"),
     wildcard_constraints:
@@ -18,37 +17,10 @@ rule mono_pretrain:
     params:
         checkpoints=f"{RESULTS}/checkpoints/mono/{{mono}}/{{size}}-w{{window}}",
         hparams=lambda wc: mono_hparams(wc.mono, wc.window),
-        case="--lowercase" if config["tokenizer"]["lowercase"] else "--no-lowercase",
-    priority: 10
-    threads: config["bert"]["threads"]
-    resources:
-        gpu=0,
-        device=config["bert"]["device"] or "auto",
-        checkpoint_every=config["bert"]["checkpoint_every"],
-        keep_checkpoints=config["bert"]["keep_checkpoints"],
-        log_every=config["bert"]["log_every"],
     log:
         f"{LOGS}/mono_pretrain/{{mono}}/{{size}}-w{{window}}.log",
     benchmark:
         f"{BENCH}/mono_pretrain/{{mono}}/{{size}}-w{{window}}.tsv"
-    conda:
-        "../envs/torch.yaml"
-    shell:
-        # the one trainer on one language's token file, launched as bert_pretrain launches it (torchrun with GPUs)
-        """
-        export OMP_NUM_THREADS={threads}
-        export TORCHELASTIC_SIGNALS_TO_HANDLE=SIGTERM,SIGINT,SIGHUP,SIGQUIT,SIGUSR1
-        export TORCH_ELASTIC_SHUTDOWN_TIMEOUT=240
-        if [ {resources.gpu} -gt 0 ]; then
-            launch="torchrun --standalone --nproc_per_node={resources.gpu}"
-        else
-            launch="python"
-        fi
-        exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
-            --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
-            --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
-            --log-every {resources.log_every} {params.case} > {log} 2>&1
-        """
 
 
 rule mono_word_means:
@@ -56,12 +28,12 @@ rule mono_word_means:
         model=lambda wc: mono_dir(wc.mono, wc.size, wc.window),
         tokens=lambda wc: f"{RESULTS}/tokens/{wc.size}/{wc.mono}.txt",
         counts=f"{RESULTS}/tokens/{{size}}/word_counts.parquet",
-        code=xling_code("scripts/mono_word_means.py"),
     output:
         f"{RESULTS}/monolingual/words/{{mono}}/{{size}}-w{{window}}.parquet",
     wildcard_constraints:
         mono="[a-z][a-z0-9_]*",
     params:
+        code=code_version("scripts/mono_word_means.py"),
         lang=lambda wc: wc.mono,
         vocabulary={key: MONO[key] for key in ("min_count", "vocabulary_size")},
         max_documents=MONO["max_documents"],
@@ -83,10 +55,10 @@ rule mono_fasttext:
     input:
         tokens=f"{RESULTS}/tokens/{{size}}/{{lang}}.txt",
         counts=f"{RESULTS}/tokens/{{size}}/word_counts.parquet",
-        code=xling_code("scripts/mono_fasttext.py"),
     output:
         f"{RESULTS}/monolingual/fasttext/{{lang}}/{{size}}.parquet",
     params:
+        code=code_version("scripts/mono_fasttext.py"),
         vocabulary={key: MONO[key] for key in ("min_count", "vocabulary_size")},
         fasttext=MONO["fasttext"],
     log:
@@ -109,10 +81,10 @@ rule mono_word_alignment:
         counts=f"{RESULTS}/tokens/{MONO_SIZE}/word_counts.parquet",
         train=lambda wc: dictionary(wc.lang, "train"),
         test=lambda wc: dictionary(wc.lang),
-        code=xling_code("scripts/mono_word_alignment.py"),
     output:
         f"{RESULTS}/eval/monolingual/words/{MONO_GRID}/{{lang}}.parquet",
     params:
+        code=code_version("scripts/mono_word_alignment.py"),
         pivot=PIVOT,
         models=lambda wc: [mono_model_params(PIVOT), mono_model_params(wc.lang)],
         settings={key: MONO[key] for key in ("normalize_iterations", "min_count", "vocabulary_size", "csls_k",
@@ -138,11 +110,11 @@ rule mono_sentence_alignment:
     input:
         models=lambda wc: [mono_dir(PIVOT), mono_dir(wc.lang)],
         xnli=lambda wc: xnli_files(wc.lang, MONO["map_split"]),
-        tatoeba=lambda wc: [f"{DATA}/tatoeba/tatoeba.{wc.lang}-eng.eng", f"{DATA}/tatoeba/tatoeba.{wc.lang}-eng.{wc.lang}"],
-        code=xling_code("scripts/mono_sentence_alignment.py"),
+        tatoeba=lambda wc: [LAYOUT.file("tatoeba", lang=wc.lang, side=side) for side in ("eng", wc.lang)],
     output:
         f"{RESULTS}/eval/monolingual/sentences/{MONO_GRID}/{{lang}}.parquet",
     params:
+        code=code_version("scripts/mono_sentence_alignment.py"),
         pivot=PIVOT,
         models=lambda wc: [mono_model_params(PIVOT), mono_model_params(wc.lang)],
         settings={key: MONO[key] for key in ("normalize_iterations", "map_split", "max_sentences")},
@@ -171,10 +143,10 @@ rule mono_contextual:
         dev=lambda wc: [task_file(task, PIVOT, "dev") for task in mono_contextual_tasks(wc.lang)],
         test_pivot=lambda wc: [task_file(task, PIVOT, "test") for task in mono_contextual_tasks(wc.lang)],
         test_target=lambda wc: [task_file(task, wc.lang, "test") for task in mono_contextual_tasks(wc.lang)],
-        code=xling_code("scripts/mono_contextual.py"),
     output:
         f"{RESULTS}/eval/monolingual/contextual/{MONO_GRID}/{{lang}}.parquet",
     params:
+        code=code_version("scripts/mono_contextual.py"),
         pivot=PIVOT,
         tasks=lambda wc: mono_contextual_tasks(wc.lang),
         models=lambda wc: [mono_model_params(PIVOT), mono_model_params(wc.lang)],
@@ -206,12 +178,12 @@ rule mono_contextual:
 rule cka:
     input:
         unpack(cka_inputs),
-        code=xling_code("scripts/cka.py"),
     output:
         f"{RESULTS}/eval/cka/{MONO_GRID}/{{mono}}.parquet",
     wildcard_constraints:
         mono=r"[a-z][a-z0-9_]*(~\d+)?",
     params:
+        code=code_version("scripts/cka.py"),
         pivot=PIVOT,
         lang=lambda wc: mono_language(wc.mono),
         models=lambda wc: [mono_model_params(PIVOT), mono_model_params(wc.mono)],
@@ -240,10 +212,11 @@ for _key, (_parts, _stem) in monolingual_table_specs().items():
             f"{_key}_table"
         input:
             tables=_parts,
-            code=xling_code("scripts/gather_table.py"),
         output:
             parquet=f"{_stem}.parquet",
             csv=f"{_stem}.csv",
+        params:
+            code=code_version("scripts/gather_table.py"),
         log:
             f"{LOGS}/{_key}_table.log",
         conda:

@@ -22,7 +22,9 @@ from types import SimpleNamespace
 import yaml
 
 sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
-from xling.imports import analyse  # noqa: E402
+from xling.plan.code import CodeVersions  # noqa: E402
+from xling.plan.data import Layout, SyntheticData  # noqa: E402
+from xling.plan.models import ANY_LM, BERT_LM, aligned_base, hf_slug, parse_grid  # noqa: E402
 
 # Scripts and `python -m xling...` commands import the package from this checkout, in any environment
 # (venv, --sdm conda, or a SLURM job step that re-evaluates this file).
@@ -50,13 +52,18 @@ SIZES = config["corpus"]["sizes"]
 WINDOWS = config["windows"]
 MODELS = config["models"]
 STATIC_MODELS = [m for m in MODELS if m != "bert"]
+# the canonical files under DATA; which languages have which of them: DATA_SOURCE (rules/data.smk, xling.plan.data)
+LAYOUT = Layout(DATA, PIVOT)
+
+CODE_VERSIONS = CodeVersions(workflow.basedir)  # each file hashed once per parse
 
 
-def xling_code(entry):
-    """The xling modules that `entry` (a script, or the module a rule runs with `python -m`; a path in
-    this checkout) executes, as a rule's input: Snakemake's code trigger sees only the script, so this
-    is what makes an edit to a module rerun exactly the jobs whose code imports it."""
-    return [str(path) for path in analyse(os.path.join(workflow.basedir, entry), workflow.basedir).local]
+def code_version(entry, shell=""):
+    """The `code` param of a rule: a version of `entry` (its script, or the module it runs with `python -m`;
+    a path in this checkout) and of the xling modules it imports, by content (xling.plan.code); `shell` is
+    the rule's shell command, when it has one. Snakemake compares params by value, so a code change reruns
+    the job and what follows, and a moved, cloned or touched checkout reruns nothing."""
+    return CODE_VERSIONS(entry, shell)
 
 
 def model_dir(model, size, window):
@@ -99,36 +106,18 @@ def vocab_source():
     if vocab == "train":
         return f"{RESULTS}/vocab/trained.txt"
     if vocab == "mbert":
-        return f"{DATA}/vocab/mbert-cased.txt"
+        return LAYOUT.file("mbert_vocab")
     return vocab
 
 
 def dictionary(lang, split=None):
-    split = split or config["retrieval"]["dictionary_split"]
-    return f"{DATA}/dict/{PIVOT}-{lang}.{split}.txt"
+    return LAYOUT.file("dictionary", lang=lang, split=split or config["retrieval"]["dictionary_split"])
 
 
 def retrieval_targets():
     """Languages paired with the pivot in word retrieval: those with a bilingual dictionary
     (MUSE has none for en-sw and en-ur; the synthetic source writes one for every language)."""
-    if config["data"]["source"] == "synthetic":
-        return TARGETS
-    return [lang for lang in TARGETS if lang in DATASET_LANGS["muse"]]
-
-
-def synthetic_outputs():
-    files = [f"{DATA}/xnli/train-{PIVOT}.tsv"]
-    for lang in LANGS:
-        files += [f"{DATA}/corpus/{lang}.txt"]
-        files += expand(f"{DATA}/ud/{lang}.{{split}}.conllu", split=["train", "dev", "test"])
-        files += expand(f"{DATA}/xnli/{{split}}-{lang}.tsv", split=["dev", "test"])
-        files += expand(f"{DATA}/wikiann/{lang}.{{split}}.tsv", split=["train", "dev", "test"])
-    for lang in TARGETS:
-        files += expand(f"{DATA}/dict/{PIVOT}-{lang}.{{split}}.txt", split=["train", "test", "full"])
-        files += expand(f"{DATA}/parallel/{PIVOT}-{lang}.{{ext}}", ext=[PIVOT, lang, "align"])
-        files += expand(f"{DATA}/tatoeba/tatoeba.{lang}-eng.{{side}}", side=[lang, "eng"])
-        files += expand(f"{DATA}/bucc/{lang}-en.{{split}}.{{ext}}", split=["dev", "test"], ext=[lang, "en", "gold"])
-    return files
+    return DATA_SOURCE.available("muse", TARGETS)
 
 
 def token_files(wildcards):
@@ -140,31 +129,17 @@ LANGUAGE = config["language"]  # defaults filled in by the schema
 SENT = LANGUAGE["sentence_retrieval"]
 
 
-def hf_slug(name):
-    """File-system name of a Hugging Face checkpoint: a local directory's name, or the hub id with slashes as '--'."""
-    base = os.path.basename(os.path.normpath(name)) if os.path.isdir(name) else name.replace(posixpath.sep, "--")
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", base)
-
-
 HF_MODELS = {hf_slug(name): name for name in LANGUAGE["hf_models"]}
 if len(HF_MODELS) != len(LANGUAGE["hf_models"]):
     raise ValueError(f"language.hf_models: two entries share a name: {LANGUAGE['hf_models']}")
 
 
-def _available(dataset, langs):
-    """Languages of `langs` that have `dataset` (real data: per resources/sources.yaml; synthetic: all)."""
-    if config["data"]["source"] == "synthetic":
-        return list(langs)
-    have = PARALLEL_SOURCE if dataset == "parallel" else DATASET_LANGS.get(dataset, [])
-    return [lang for lang in langs if lang in have]
-
-
 def translation_langs():
-    return _available(LANGUAGE["data"], LANGUAGE["pairs"] or TARGETS)
+    return DATA_SOURCE.available(LANGUAGE["data"], LANGUAGE["pairs"] or TARGETS)
 
 
 def tatoeba_langs():
-    return _available("tatoeba", TARGETS)
+    return DATA_SOURCE.available("tatoeba", TARGETS)
 
 
 def _schema_default(*keys):
@@ -176,15 +151,10 @@ def _schema_default(*keys):
 
 
 def bucc_langs():
-    """Targets evaluated on BUCC: those named in sentence_retrieval.bucc_languages that have BUCC data. A synthetic
-    language cannot be named there (the schema lists the BUCC 2018 languages), so on synthetic data the schema's
-    default list means every target, and another list the targets it names ([]: no BUCC)."""
-    named = SENT["bucc_languages"]
-    if config["data"]["source"] == "synthetic" and named == _schema_default(
-        "language", "sentence_retrieval", "bucc_languages"
-    ):
-        return list(TARGETS)
-    return _available("bucc", [lang for lang in named if lang in TARGETS])
+    """Targets evaluated on BUCC: those named in sentence_retrieval.bucc_languages (xling.plan.data: on synthetic
+    data the schema's default names every target) that have BUCC data."""
+    default = _schema_default("language", "sentence_retrieval", "bucc_languages")
+    return DATA_SOURCE.available("bucc", DATA_SOURCE.bucc_named(SENT["bucc_languages"], default, TARGETS))
 
 
 def language_models():
@@ -196,16 +166,6 @@ def language_models():
         raise ValueError(f"language.sizes: {unknown} are not in corpus.sizes {SIZES}")
     lms = [f"bert/{s}-w{w}" for s in SIZES if s in sizes for w in WINDOWS] if "bert" in MODELS else []
     return lms + [f"hf/{slug}" for slug in HF_MODELS]
-
-
-BERT_LM = r"bert/\d+-w\d+|hf/[A-Za-z0-9._-]+|aligned/\d+/(bert/\d+-w\d+|hf/[A-Za-z0-9._-]+)"  # {lm} of a BERT: ours (size, window), a Hugging Face checkpoint, or one of them aligned on n pairs
-ANY_LM = r"(bert|glove|word2vec)/\d+-w\d+|hf/[A-Za-z0-9._-]+|aligned/\d+/(bert/\d+-w\d+|hf/[A-Za-z0-9._-]+)"  # {lm} of any model
-
-
-def aligned_base(lm):
-    """(n, base lm id) of an aligned/{n}/{base} model id (rules/align_finetune.smk), None for any other."""
-    match = re.fullmatch(r"aligned/(\d+)/(.+)", lm)
-    return (int(match.group(1)), match.group(2)) if match else None
 
 
 ALIGN_FT = config["alignment"]["finetune"]  # defaults filled in by the schema
@@ -243,9 +203,8 @@ def align_finetune_inputs(wildcards):
     """The base model (our BERT's directory, a checkpoint's local directory; none for a hub id) and each aligned
     language's train{n} split (xling.data.alignment's files)."""
     base = SimpleNamespace(lm=wildcards.base)
-    split = [f"{DATA}/align/{PIVOT}-{lang}/train{wildcards.n}" for lang in align_langs()]
-    return dict(model=lm_model(base), en=[f"{s}.{PIVOT}" for s in split],
-                xx=[f"{s}.{lang}" for s, lang in zip(split, align_langs())], links=[f"{s}.align" for s in split])
+    files = [LAYOUT.word_pairs(lang, f"train{wildcards.n}") for lang in align_langs()]
+    return dict(model=lm_model(base), en=[f[0] for f in files], xx=[f[1] for f in files], links=[f[2] for f in files])
 
 
 def align_base_params(wildcards):
@@ -265,10 +224,6 @@ def bert_path(wildcards):
         return f"{RESULTS}/models/{wildcards.lm}"
     kind, size, window, name = _lm(wildcards)
     return model_dir("bert", size, window) if kind == "bert" else name
-BERT_LM += r"|ablation/[a-z0-9-]+/[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"  # a Conneau et al. ablation (rules/ablate.smk)
-ANY_LM += r"|ablation/[a-z0-9-]+/[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"  # a Conneau et al. ablation (rules/ablate.smk)
-
-
 # Conneau et al. (2020) ablations (rules/ablate.smk): model ids ablation/{setting}/{pivot}-{lang}.
 ABLATION = config["ablation"]  # defaults filled in by the schema
 ABLATION_SETTING = r"default|wiki-cc|no-anchors|extra-anchors|sep-emb|sep-l[1-9]\d*|sep-emb-l[1-9]\d*"
@@ -292,7 +247,7 @@ def ablation_size():
 def ablation_models():
     """Model ids of every ablation this run trains (settings x pairs)."""
     models = [f"ablation/{s}/{p}" for s in ABLATION["settings"] for p in ablation_pairs()]
-    if models and config["data"]["source"] != "synthetic" and "wiki-cc" in ABLATION["settings"]:
+    if models and not DATA_SOURCE.other_domain and "wiki-cc" in ABLATION["settings"]:
         raise ValueError("ablation.settings: wiki-cc needs the second language's text from another domain; xling "
                          "generates it for synthetic data only (no Common Crawl source yet): leave wiki-cc out")
     return models
@@ -361,8 +316,7 @@ def _lm(wildcards):
     lm = (aligned_base(wildcards.lm) or (0, wildcards.lm))[1]
     kind, _, rest = lm.partition(posixpath.sep)
     if kind == "bert":
-        size, window = re.fullmatch(r"(\d+)-w(\d+)", rest).groups()
-        return "bert", int(size), int(window), None
+        return "bert", *parse_grid(rest), None
     return "hf", 0, 0, HF_MODELS[rest]
 
 
@@ -456,9 +410,9 @@ def translation_inputs(wildcards):
     kind, size, window, _ = _lm(wildcards)
     lang = wildcards.lang
     if LANGUAGE["data"] == "tatoeba":
-        data = [f"{DATA}/tatoeba/tatoeba.{lang}-eng.eng", f"{DATA}/tatoeba/tatoeba.{lang}-eng.{lang}"]
+        data = [LAYOUT.file("tatoeba", lang=lang, side="eng"), LAYOUT.file("tatoeba", lang=lang, side=lang)]
     else:
-        data = [f"{DATA}/parallel/{PIVOT}-{lang}.{PIVOT}", f"{DATA}/parallel/{PIVOT}-{lang}.{lang}"]
+        data = [LAYOUT.file("parallel", lang=lang, ext=PIVOT), LAYOUT.file("parallel", lang=lang, ext=lang)]
     inputs = dict(pivot_text=data[0], lang_text=data[1])
     if kind == "bert":
         inputs["langs"] = f"{RESULTS}/reps/{wildcards.lm}/langs.parquet"
@@ -473,8 +427,8 @@ def translation_inputs(wildcards):
 def retrieval_inputs(wildcards):
     lang = wildcards.lang
     if wildcards.task == "tatoeba":
-        return dict(xx=f"{DATA}/tatoeba/tatoeba.{lang}-eng.{lang}", en=f"{DATA}/tatoeba/tatoeba.{lang}-eng.eng")
-    return {f"{split}_{side}": f"{DATA}/bucc/{lang}-en.{split}.{ext}"
+        return dict(xx=LAYOUT.file("tatoeba", lang=lang, side=lang), en=LAYOUT.file("tatoeba", lang=lang, side="eng"))
+    return {f"{split}_{side}": LAYOUT.file("bucc", lang=lang, split=split, ext=ext)
             for split in ("dev", "test") for side, ext in (("xx", lang), ("en", "en"), ("gold", "gold"))}
 
 
@@ -527,21 +481,18 @@ POS = config["retrieval"]["pos"]
 
 def pos_treebanks():
     """The pivot's UD files that tag the query words (retrieval.pos.splits); a split the pivot lacks stops the run."""
-    if config["data"]["source"] != "synthetic":
-        have = SOURCES.ud_splits(PIVOT) if PIVOT in UD_LANGS else []
-        missing = [split for split in POS["splits"] if split not in have]
-        if missing:
-            raise ValueError(f"retrieval.pos.splits: the pivot {PIVOT} has no UD {missing} split (its treebank "
-                             f"{SOURCES.treebanks(PIVOT)} has {have}); set retrieval.pos.splits to some of them, "
-                             "or [] for no MRR by part of speech")
-    return [f"{DATA}/ud/{PIVOT}.{split}.conllu" for split in POS["splits"]]
+    have = DATA_SOURCE.ud_splits(PIVOT) if DATA_SOURCE.has_treebank(PIVOT) else []
+    missing = [split for split in POS["splits"] if split not in have]
+    if missing:
+        raise ValueError(f"retrieval.pos.splits: the pivot {PIVOT} has no UD {missing} split (its treebank "
+                         f"{DATA_SOURCE.treebank_name(PIVOT)} has {have}); set retrieval.pos.splits to some of them, "
+                         "or [] for no MRR by part of speech")
+    return [LAYOUT.file("treebank", lang=PIVOT, split=split) for split in POS["splits"]]
 
 
 def pos_treebank_name():
     """Which treebank tags the words, for the table: the gold trees of the synthetic generator, or data.treebanks."""
-    if config["data"]["source"] == "synthetic":
-        return "synthetic gold"
-    return ", ".join(SOURCES.treebanks(PIVOT))
+    return DATA_SOURCE.treebank_name(PIVOT)
 
 
 def report_config():
@@ -550,9 +501,7 @@ def report_config():
     retrieval.report_layer, language.sentence_retrieval.layer). A section that reads another key gets
     nothing until the key is added here."""
     keys = ["run", "languages", "models", "windows", "window_sweep", "data", "corpus", "tokenizer", "represent",
-            "retrieval", "report", *MODELS]
-    if config["data"]["source"] == "synthetic":
-        keys.append("synthetic")
+            "retrieval", "report", *MODELS, *DATA_SOURCE.config_keys]
     shown = {key: config[key] for key in keys if key in config}
     shown["language"] = {"sentence_retrieval": {"layer": SENT["layer"]}}
     return without_runtime(shown)
@@ -612,23 +561,14 @@ def transfer_langs(task, lm=None):
     a test split); of an ablation, those of its pair."""
     named = TEST_LANGUAGES[task]
     langs = ablation_langs(lm, [lang for lang in LANGS if named is None or lang in named or lang == PIVOT])
-    if config["data"]["source"] == "synthetic":
-        return langs
-    if task in ("pos", "parsing"):
-        return [lang for lang in langs if lang in UD_LANGS and "test" in SOURCES.ud_splits(lang)]
-    return _available({"xnli": "xnli", "ner": "wikiann"}[task], langs)
+    return DATA_SOURCE.task_languages(task, langs)
 
 
-def task_file(task, lang, split):
-    return {"xnli": f"{DATA}/xnli/{split}-{lang}.tsv", "pos": f"{DATA}/ud/{lang}.{split}.conllu",
-            "parsing": f"{DATA}/ud/{lang}.{split}.conllu", "ner": f"{DATA}/wikiann/{lang}.{split}.tsv"}[task]
+task_file = LAYOUT.task_file
 
 
 def task_splits(task, lang):
-    """Evaluation splits of a language (real UD treebanks without dev: test only, so no alpha is chosen)."""
-    if task in ("pos", "parsing") and config["data"]["source"] != "synthetic":
-        return [split for split in ("dev", "test") if split in SOURCES.ud_splits(lang)]
-    return ["dev", "test"]
+    return DATA_SOURCE.task_splits(task, lang)
 
 
 def selection_langs(task, lm=None):
@@ -768,7 +708,7 @@ CONTEXTUAL_ROTATIONS = {}
 
 def align_pair_langs():
     """Languages paired with the pivot in word pairs and contextual retrieval: those with parallel text."""
-    return _available("parallel", TARGETS)
+    return DATA_SOURCE.available("parallel", TARGETS)
 
 
 def align_splits():
@@ -782,13 +722,12 @@ def seen_split():
 
 def word_pair_files(lang, splits):
     """{split: [pivot file, lang file, links file]} of the word pairs of `lang` (xling.data.alignment)."""
-    stem = f"{DATA}/align/{PIVOT}-{lang}"
-    return {split: [f"{stem}/{split}.{PIVOT}", f"{stem}/{split}.{lang}", f"{stem}/{split}.align"] for split in splits}
+    return {split: LAYOUT.word_pairs(lang, split) for split in splits}
 
 
 def word_pairs_gold(wildcards):
     """The gold links of the parallel text where it has them (the synthetic source)."""
-    return [f"{DATA}/parallel/{PIVOT}-{wildcards.lang}.align"] if config["data"]["source"] == "synthetic" else []
+    return [LAYOUT.file("parallel", lang=wildcards.lang, ext="align")] if DATA_SOURCE.gold_links else []
 
 
 def contextual_retrieval_lms():
@@ -810,9 +749,10 @@ def alignment_tables():
     if not align_pair_langs():
         return []
     need = pairs_needed(ALIGN["test_sentences"], ALIGN["dev_sentences"], ALIGN["train_sentences"])
-    if config["data"]["source"] == "synthetic" and need > config["synthetic"]["parallel_sentences"]:
+    have = DATA_SOURCE.parallel_sentences
+    if have is not None and need > have:
         raise ValueError(f"alignment.test_sentences + dev_sentences + max(train_sentences) = {need} sentence pairs, "
-                         f"but synthetic.parallel_sentences is {config['synthetic']['parallel_sentences']}: lower the "
+                         f"but synthetic.parallel_sentences is {have}: lower the "
                          "alignment splits (presets/demo.yaml: 200 + 100 + 700) or raise the synthetic pairs")
     stems = ["word_pairs"]
     if contextual_retrieval_lms():
@@ -931,7 +871,7 @@ def mono_model_params(mono):
 
 
 def xnli_files(lang, split):
-    return [f"{DATA}/xnli/{split}-{PIVOT}.tsv", f"{DATA}/xnli/{split}-{lang}.tsv"]
+    return [LAYOUT.file("xnli", lang=PIVOT, split=split), LAYOUT.file("xnli", lang=lang, split=split)]
 
 
 def monolingual_table_specs():

@@ -2,14 +2,15 @@
 # then corpora are normalized, deduplicated and sampled at each data size.
 
 
+# The one place that asks which source the run uses: DATA_SOURCE answers which languages have which data.
 if config["data"]["source"] == "synthetic":
+    DATA_SOURCE = SyntheticData(config["synthetic"]["parallel_sentences"])
 
     rule synthetic_data:
-        input:
-            code=xling_code("scripts/synthetic_data.py"),
         output:
-            synthetic_outputs(),
+            LAYOUT.synthetic(LANGS),
         params:
+            code=code_version("scripts/synthetic_data.py"),
             spec=config["synthetic"],
             languages=LANGS,
             out_dir=lambda wildcards, output: os.path.commonpath(output),
@@ -29,11 +30,11 @@ else:
 
 rule prepare_corpus:
     input:
-        f"{DATA}/corpus/{{lang}}.txt",
-        code=xling_code("scripts/prepare_corpus.py"),
+        LAYOUT.file("corpus", lang="{lang}"),
     output:
         f"{RESULTS}/corpus/all/{{lang}}.txt",
     params:
+        code=code_version("scripts/prepare_corpus.py"),
         normalization=config["corpus"]["normalization"],
         dedup=config["corpus"]["dedup"],
     log:
@@ -49,10 +50,10 @@ rule prepare_corpus:
 rule sample_corpus:
     input:
         f"{RESULTS}/corpus/all/{{lang}}.txt",
-        code=xling_code("scripts/sample_corpus.py"),
     output:
         f"{RESULTS}/corpus/{{size}}/{{lang}}.txt",
     params:
+        code=code_version("scripts/sample_corpus.py"),
         seed=config["corpus"]["seed"],
     log:
         f"{LOGS}/sample_corpus/{{size}}/{{lang}}.log",

@@ -9,13 +9,13 @@ rule word_retrieval:
         words=f"{RESULTS}/reps/{{lm}}/words.parquet",
         dictionaries=[dictionary(lang) for lang in retrieval_targets()],
         counts=retrieval_counts,
-        code=xling_code("scripts/word_retrieval.py"),
     output:
         f"{RESULTS}/eval/retrieval/{{lm}}.parquet",
         ranks=f"{RESULTS}/eval/retrieval/{{lm}}.ranks.parquet",
     wildcard_constraints:
         lm=ANY_LM,
     params:
+        code=code_version("scripts/word_retrieval.py"),
         lm=retrieval_lm,
         settings={key: config["retrieval"][key] for key in ("dictionary_split", "min_count", "metric", "csls_k")},
         candidates=config["retrieval"]["candidates"],
@@ -39,11 +39,11 @@ rule word_retrieval:
 rule retrieval_table:
     input:
         tables=retrieval_tables(),
-        code=xling_code("scripts/gather_table.py"),
     output:
         parquet=f"{RESULTS}/eval/word_retrieval.parquet",
         csv=f"{RESULTS}/eval/word_retrieval.csv",
     params:
+        code=code_version("scripts/gather_table.py"),
         # a boolean column per experiment, True on the rows read from its tables: the window sweep's rows
         # (some of them grid rows too)
         marks={"window_sweep": window_sweep_tables()},
@@ -62,11 +62,11 @@ if POS["splits"]:
             # the per-query ranks beside every table the word-retrieval table gathers
             ranks=[re.sub(r"\.parquet$", ".ranks.parquet", path) for path in rules.retrieval_table.input.tables],
             treebanks=pos_treebanks(),
-            code=xling_code("scripts/word_retrieval_pos.py"),
         output:
             parquet=f"{RESULTS}/eval/word_retrieval_pos.parquet",
             csv=f"{RESULTS}/eval/word_retrieval_pos.csv",
         params:
+            code=code_version("scripts/word_retrieval_pos.py"),
             open_class=POS["open_class"],
             splits=POS["splits"],
             treebank=pos_treebank_name(),

@@ -7,13 +7,13 @@ rule token_translation:
     input:
         unpack(translation_inputs),
         model=lm_model,
-        code=xling_code("scripts/token_translation.py"),
     output:
         table=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.parquet",
         samples=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.samples.parquet",
     wildcard_constraints:
         lm=BERT_LM,
     params:
+        code=code_version("scripts/token_translation.py"),
         lm=lm_params,
         pivot=PIVOT,
         settings=translation_settings(),
@@ -37,13 +37,13 @@ rule sentence_retrieval:
     input:
         unpack(retrieval_inputs),
         model=lm_model,
-        code=xling_code("scripts/sentence_retrieval.py"),
     output:
         f"{RESULTS}/eval/sentence_retrieval/{{task}}/{{lm}}/{{lang}}.parquet",
     wildcard_constraints:
         lm=BERT_LM,
         task="tatoeba|bucc",
     params:
+        code=code_version("scripts/sentence_retrieval.py"),
         lm=lm_params,
         pivot=PIVOT,
         mean=LANGUAGE["mean"],
@@ -73,10 +73,11 @@ for _key, (_parts, _stem) in language_table_specs().items():
             f"{_key}_table"
         input:
             tables=_parts,
-            code=xling_code("scripts/gather_table.py"),
         output:
             parquet=f"{_stem}.parquet",
             csv=f"{_stem}.csv",
+        params:
+            code=code_version("scripts/gather_table.py"),
         log:
             f"{LOGS}/{_key}_table.log",
         conda:

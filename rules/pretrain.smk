@@ -2,13 +2,32 @@
 # data size x context window. All models read the same WordPiece token files.
 
 
+# One process per GPU through torchrun when the job has GPUs, a plain process on CPU. `exec` lets SLURM's
+# SIGTERM reach the trainer (it checkpoints and exits); torchrun forwards SIGUSR1 too and waits long enough
+# for the checkpoint to be written before it kills its workers. Part of the rules' code version.
+PRETRAIN_SHELL = """
+export OMP_NUM_THREADS={threads}
+export TORCHELASTIC_SIGNALS_TO_HANDLE=SIGTERM,SIGINT,SIGHUP,SIGQUIT,SIGUSR1
+export TORCH_ELASTIC_SHUTDOWN_TIMEOUT=240
+if [ {resources.gpu} -gt 0 ]; then
+    launch="torchrun --standalone --nproc_per_node={resources.gpu}"
+else
+    launch="python"
+fi
+exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
+    --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
+    --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
+    --log-every {resources.log_every} {params.case} > {log} 2>&1
+"""
+
+
 rule glove:
     input:
         tokens=token_files,
-        code=xling_code("scripts/train_static.py"),
     output:
         f"{RESULTS}/models/glove/{{size}}-w{{window}}/vectors.bin",
     params:
+        code=code_version("scripts/train_static.py"),
         hp=computed("glove", config["glove"]),
         # a context of `window` tokens = window // 2 on each side, the span of a BERT block of that length
         side_window=lambda wc: int(wc.window) // 2,
@@ -28,10 +47,10 @@ rule glove:
 rule word2vec:
     input:
         tokens=token_files,
-        code=xling_code("scripts/train_static.py"),
     output:
         f"{RESULTS}/models/word2vec/{{size}}-w{{window}}/vectors.bin",
     params:
+        code=code_version("scripts/train_static.py"),
         hp=computed("word2vec", config["word2vec"]),
         # a context of `window` tokens = window // 2 on each side, the span of a BERT block of that length
         side_window=lambda wc: int(wc.window) // 2,
@@ -50,10 +69,10 @@ rule bert_pretrain:
     input:
         tokens=token_files,
         vocab=vocab_source(),
-        code=xling_code("xling/models/bert.py"),
     output:
         directory(f"{RESULTS}/models/bert/{{size}}-w{{window}}"),
     params:
+        code=code_version("xling/models/bert.py", PRETRAIN_SHELL),
         # checkpoints live outside the output so a killed or failed job resumes instead of restarting; the
         # trainer keeps those of each setting apart (a subdirectory named by a hash of the settings and data)
         checkpoints=f"{RESULTS}/checkpoints/bert/{{size}}-w{{window}}",
@@ -76,20 +95,4 @@ rule bert_pretrain:
     conda:
         "../envs/torch.yaml"
     shell:
-        # One process per GPU through torchrun when the job has GPUs, a plain process on CPU. `exec` lets
-        # SLURM's SIGTERM reach the trainer (it checkpoints and exits); torchrun forwards SIGUSR1 too and
-        # waits long enough for the checkpoint to be written before it kills its workers.
-        """
-        export OMP_NUM_THREADS={threads}
-        export TORCHELASTIC_SIGNALS_TO_HANDLE=SIGTERM,SIGINT,SIGHUP,SIGQUIT,SIGUSR1
-        export TORCH_ELASTIC_SHUTDOWN_TIMEOUT=240
-        if [ {resources.gpu} -gt 0 ]; then
-            launch="torchrun --standalone --nproc_per_node={resources.gpu}"
-        else
-            launch="python"
-        fi
-        exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
-            --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
-            --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
-            --log-every {resources.log_every} {params.case} > {log} 2>&1
-        """
+        PRETRAIN_SHELL

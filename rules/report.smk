@@ -10,11 +10,11 @@ localrules:
 rule findings:
     input:
         **findings_tables(),
-        code=xling_code("scripts/findings.py"),
     output:
         parquet=f"{RESULTS}/eval/findings.parquet",
         csv=f"{RESULTS}/eval/findings.csv",
     params:
+        code=code_version("scripts/findings.py"),
         pivot=PIVOT,
         settings=config["findings"],  # how claims are judged: reruns the findings and the report only
     log:
@@ -35,12 +35,13 @@ rule report:
         bert_models=expand(model_dir("bert", "{size}", "{window}"), size=SIZES, window=WINDOWS)
         if "bert" in MODELS
         else [],
-        paper_results=config["report"]["paper_results"] or f"{workflow.basedir}/resources/paper_results.yaml",
+        # relative to the working directory: a checkout moved with its results changes no input
+        paper_results=config["report"]["paper_results"]
+        or os.path.relpath(os.path.join(workflow.basedir, "resources", "paper_results.yaml")),
         **language_report_tables(),
         **alignment_report_tables(),
         **ablation_report_tables(),
         **monolingual_report_tables(),
-        code=xling_code("scripts/report.py"),
     output:
         html=report(
             f"{RESULTS}/report.html",
@@ -63,6 +64,7 @@ rule report:
             )
         },
     params:
+        code=code_version("scripts/report.py"),
         # the only rule with the presentation settings (report.*, retrieval.report_layer): they re-render it
         config=report_config(),
     log:

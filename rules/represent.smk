@@ -10,10 +10,10 @@ rule dictionary_words:
         dictionaries=[dictionary(lang) for lang in retrieval_targets()],
         # retrieval.vocabulary_size > 0: also the most frequent words of the largest sample
         counts=f"{RESULTS}/tokens/{max(SIZES)}/word_counts.parquet" if config["retrieval"]["vocabulary_size"] else [],
-        code=xling_code("scripts/dictionary_words.py"),
     output:
         f"{RESULTS}/words/{{lang}}.txt",
     params:
+        code=code_version("scripts/dictionary_words.py"),
         pivot=PIVOT,
         vocabulary_size=config["retrieval"]["vocabulary_size"],
         lowercase=config["tokenizer"]["lowercase"],
@@ -30,10 +30,10 @@ rule static_word_vectors:
         vectors=f"{RESULTS}/models/{{static}}/{{size}}-w{{window}}/vectors.bin",
         vocab=vocab_source(),
         words=expand(f"{RESULTS}/words/{{lang}}.txt", lang=LANGS),
-        code=xling_code("scripts/static_word_vectors.py"),
     output:
         f"{RESULTS}/reps/{{static}}/{{size}}-w{{window}}/words.parquet",
     params:
+        code=code_version("scripts/static_word_vectors.py"),
         lowercase=config["tokenizer"]["lowercase"],
     log:
         f"{LOGS}/static_word_vectors/{{static}}/{{size}}-w{{window}}.log",
@@ -50,7 +50,6 @@ rule bert_extract:
         model=lm_model,
         text=represent_text,
         words=expand(f"{RESULTS}/words/{{lang}}.txt", lang=LANGS),
-        code=xling_code("scripts/bert_extract.py"),
     output:
         # per-shard sums are only needed until the reduce step
         words=temp(
@@ -62,6 +61,7 @@ rule bert_extract:
     wildcard_constraints:
         lm=BERT_LM,
     params:
+        code=code_version("scripts/bert_extract.py"),
         languages=LANGS,
         # shards decide the jobs themselves (and the order of the float sums), so changing them reruns these
         n_shards=N_SHARDS,
@@ -98,10 +98,11 @@ rule bert_reduce:
             shard=range(N_SHARDS),
             allow_missing=True,
         ),
-        code=xling_code("scripts/bert_reduce.py"),
     output:
         words=f"{RESULTS}/reps/{{lm}}/words.parquet",
         langs=f"{RESULTS}/reps/{{lm}}/langs.parquet",
+    params:
+        code=code_version("scripts/bert_reduce.py"),
     wildcard_constraints:
         lm=BERT_LM,
     log:

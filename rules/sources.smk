@@ -9,6 +9,7 @@ import sys
 
 sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
 from xling.data.sources import PARALLEL_OPUS, Sources  # noqa: E402
+from xling.plan.data import RealData  # noqa: E402
 
 if PIVOT != "en":
     raise ValueError(f"data.source: real needs English as the pivot (first) language, not {PIVOT!r}")
@@ -28,6 +29,8 @@ UD_LANGS = [lang for lang in LANGS if SOURCES.treebanks(lang)]
 PARALLEL_SOURCE = SOURCES.parallel_sources(TARGETS)  # lang -> europarl, or the OPUS corpus (MultiUN, Tanzil)
 OPUS_LANGS = [lang for lang, name in PARALLEL_SOURCE.items() if name in PARALLEL_OPUS]
 WIKIANN_LANGS = DATASET_LANGS["wikiann"]
+DATA_SOURCE = RealData(DATASET_LANGS, PARALLEL_SOURCE, treebanks={lang: SOURCES.treebanks(lang) for lang in LANGS},
+                       splits={lang: SOURCES.ud_splits(lang) for lang in LANGS})
 
 
 localrules:
@@ -66,12 +69,12 @@ if SOURCES.config["corpus"] == "wikipedia":
     rule corpus_wikipedia:
         input:
             shards=lambda wc: [ref.local for ref in SOURCES.wikipedia(wc.lang)],
-            code=xling_code("scripts/prepare_source.py"),
         output:
-            f"{DATA}/corpus/{{lang}}.txt",
+            LAYOUT.file("corpus", lang="{lang}"),
         wildcard_constraints:
             lang=LANG_RE[SOURCES.config["corpus"]],
         params:
+            code=code_version("scripts/prepare_source.py"),
             kind="wikipedia",
             n_sentences=math.ceil(max(SIZES) * SOURCES.config["wikipedia"]["margin"]),
             min_fraction=SOURCES.config["wikipedia"]["min_fraction"],
@@ -89,12 +92,12 @@ else:
     rule corpus_leipzig:
         input:
             lambda wc: SOURCES.locals("leipzig", LANGS, PIVOT, lang=wc.lang),
-            code=xling_code("scripts/prepare_source.py"),
         output:
-            f"{DATA}/corpus/{{lang}}.txt",
+            LAYOUT.file("corpus", lang="{lang}"),
         wildcard_constraints:
             lang=LANG_RE[SOURCES.config["corpus"]],
         params:
+            code=code_version("scripts/prepare_source.py"),
             kind="leipzig",
         log:
             f"{LOGS}/corpus_leipzig/{{lang}}.log",
@@ -109,13 +112,13 @@ else:
 rule dict_muse:
     input:
         lambda wc: SOURCES.locals("muse", LANGS, PIVOT, lang=wc.lang, split=wc.split),
-        code=xling_code("scripts/prepare_source.py"),
     output:
-        f"{DATA}/dict/{PIVOT}-{{lang}}.{{split}}.txt",
+        LAYOUT.file("dictionary", lang="{lang}", split="{split}"),
     wildcard_constraints:
         lang=LANG_RE["muse"],
         split="train|test|full",
     params:
+        code=code_version("scripts/prepare_source.py"),
         kind="muse",
     log:
         f"{LOGS}/dict_muse/{{lang}}.{{split}}.log",
@@ -130,13 +133,13 @@ rule dict_muse:
 rule parallel_europarl:
     input:
         lambda wc: SOURCES.locals("europarl", LANGS, PIVOT, lang=wc.lang),
-        code=xling_code("scripts/prepare_source.py"),
     output:
-        en=f"{DATA}/parallel/{PIVOT}-{{lang}}.{PIVOT}",
-        xx=f"{DATA}/parallel/{PIVOT}-{{lang}}.{{lang}}",
+        en=LAYOUT.file("parallel", lang="{lang}", ext=PIVOT),
+        xx=LAYOUT.file("parallel", lang="{lang}", ext="{lang}"),
     wildcard_constraints:
         lang=LANG_RE["europarl"],
     params:
+        code=code_version("scripts/prepare_source.py"),
         kind="europarl",
         max_pairs=SOURCES.config["europarl"]["max_pairs"],
         tokenize=SOURCES.config["europarl"]["tokenize"],
@@ -153,13 +156,13 @@ rule parallel_europarl:
 rule parallel_opus:  # MultiUN (ar, zh) and Tanzil (ur) where Europarl has no language (Cao et al. Table 5)
     input:
         lambda wc: SOURCES.locals(PARALLEL_SOURCE[wc.lang], LANGS, PIVOT, lang=wc.lang),
-        code=xling_code("scripts/prepare_source.py"),
     output:
-        en=f"{DATA}/parallel/{PIVOT}-{{lang}}.{PIVOT}",
-        xx=f"{DATA}/parallel/{PIVOT}-{{lang}}.{{lang}}",
+        en=LAYOUT.file("parallel", lang="{lang}", ext=PIVOT),
+        xx=LAYOUT.file("parallel", lang="{lang}", ext="{lang}"),
     wildcard_constraints:
         lang="|".join(OPUS_LANGS) or "(?!)",
     params:
+        code=code_version("scripts/prepare_source.py"),
         kind="opus",
         corpus=lambda wc: PARALLEL_OPUS[PARALLEL_SOURCE[wc.lang]],
         max_pairs=SOURCES.config["opus"]["max_pairs"],
@@ -180,10 +183,10 @@ if UD_LANGS:
     rule ud_treebanks:  # one pass over the release tarball for all languages
         input:
             SOURCES.locals("ud", LANGS, PIVOT),
-            code=xling_code("scripts/prepare_source.py"),
         output:
-            [f"{DATA}/ud/{lang}.{split}.conllu" for lang in UD_LANGS for split in SOURCES.ud_splits(lang)],
+            [LAYOUT.file("treebank", lang=lang, split=split) for lang in UD_LANGS for split in SOURCES.ud_splits(lang)],
         params:
+            code=code_version("scripts/prepare_source.py"),
             kind="ud",
             treebanks={lang: SOURCES.treebanks(lang) for lang in UD_LANGS},
             splits={lang: SOURCES.ud_splits(lang) for lang in UD_LANGS},
@@ -200,10 +203,10 @@ if UD_LANGS:
 rule xnli_dev_test:  # one pass over the XNLI zip for all languages
     input:
         SOURCES.file("xnli", "xnli").local,
-        code=xling_code("scripts/prepare_source.py"),
     output:
-        [f"{DATA}/xnli/{split}-{lang}.tsv" for split in ("dev", "test") for lang in LANGS],
+        [LAYOUT.file("xnli", lang=lang, split=split) for split in ("dev", "test") for lang in LANGS],
     params:
+        code=code_version("scripts/prepare_source.py"),
         kind="xnli",
         languages=LANGS,
     log:
@@ -219,10 +222,10 @@ rule xnli_dev_test:  # one pass over the XNLI zip for all languages
 rule xnli_train:
     input:
         SOURCES.file("xnli", "multinli").local,
-        code=xling_code("scripts/prepare_source.py"),
     output:
-        f"{DATA}/xnli/train-{PIVOT}.tsv",
+        LAYOUT.file("xnli", lang=PIVOT, split="train"),
     params:
+        code=code_version("scripts/prepare_source.py"),
         kind="multinli",
     log:
         f"{LOGS}/xnli_train.log",
@@ -239,10 +242,10 @@ if WIKIANN_LANGS:
     rule wikiann:  # one pass over the zip for all languages; every split upstream has (train is read for English)
         input:
             SOURCES.locals("wikiann", LANGS, PIVOT),
-            code=xling_code("scripts/prepare_source.py"),
         output:
-            [f"{DATA}/wikiann/{lang}.{split}.tsv" for lang in WIKIANN_LANGS for split in ("train", "dev", "test")],
+            [LAYOUT.file("wikiann", lang=lang, split=split) for lang in WIKIANN_LANGS for split in ("train", "dev", "test")],
         params:
+            code=code_version("scripts/prepare_source.py"),
             kind="wikiann",
             languages=WIKIANN_LANGS,
         log:
@@ -258,13 +261,13 @@ if WIKIANN_LANGS:
 rule tatoeba:
     input:
         lambda wc: SOURCES.locals("tatoeba", LANGS, PIVOT, lang=wc.lang),
-        code=xling_code("scripts/prepare_source.py"),
     output:
-        xx=f"{DATA}/tatoeba/tatoeba.{{lang}}-eng.{{lang}}",
-        eng=f"{DATA}/tatoeba/tatoeba.{{lang}}-eng.eng",
+        xx=LAYOUT.file("tatoeba", lang="{lang}", side="{lang}"),
+        eng=LAYOUT.file("tatoeba", lang="{lang}", side="eng"),
     wildcard_constraints:
         lang=LANG_RE["tatoeba"],
     params:
+        code=code_version("scripts/prepare_source.py"),
         kind="tatoeba",
     log:
         f"{LOGS}/tatoeba/{{lang}}.log",
@@ -279,15 +282,15 @@ rule tatoeba:
 rule bucc:
     input:
         lambda wc: SOURCES.locals("bucc", LANGS, PIVOT, lang=wc.lang, split=wc.bucc_split),
-        code=xling_code("scripts/prepare_source.py"),
     output:
-        xx=f"{DATA}/bucc/{{lang}}-en.{{bucc_split}}.{{lang}}",
-        en=f"{DATA}/bucc/{{lang}}-en.{{bucc_split}}.en",
-        gold=f"{DATA}/bucc/{{lang}}-en.{{bucc_split}}.gold",
+        xx=LAYOUT.file("bucc", lang="{lang}", split="{bucc_split}", ext="{lang}"),
+        en=LAYOUT.file("bucc", lang="{lang}", split="{bucc_split}", ext="en"),
+        gold=LAYOUT.file("bucc", lang="{lang}", split="{bucc_split}", ext="gold"),
     wildcard_constraints:
         lang=LANG_RE["bucc"],
         bucc_split="dev|test",
     params:
+        code=code_version("scripts/prepare_source.py"),
         kind="bucc",
     log:
         f"{LOGS}/bucc/{{lang}}.{{bucc_split}}.log",
@@ -302,10 +305,10 @@ rule bucc:
 rule mbert_vocab:
     input:
         SOURCES.locals("mbert_vocab", LANGS, PIVOT),
-        code=xling_code("scripts/prepare_source.py"),
     output:
-        f"{DATA}/vocab/mbert-cased.txt",
+        LAYOUT.file("mbert_vocab"),
     params:
+        code=code_version("scripts/prepare_source.py"),
         kind="mbert_vocab",
     log:
         f"{LOGS}/mbert_vocab.log",

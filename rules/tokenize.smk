@@ -5,10 +5,10 @@
 rule train_vocab:
     input:
         corpora=expand(f"{RESULTS}/corpus/{max(SIZES)}/{{lang}}.txt", lang=LANGS),
-        code=xling_code("scripts/train_vocab.py"),
     output:
         f"{RESULTS}/vocab/trained.txt",
     params:
+        code=code_version("scripts/train_vocab.py"),
         vocab_size=config["tokenizer"]["vocab_size"],
         min_frequency=config["tokenizer"]["min_frequency"],
         limit_alphabet=config["tokenizer"]["limit_alphabet"],
@@ -27,10 +27,10 @@ rule tokenize:
     input:
         corpus=f"{RESULTS}/corpus/{{size}}/{{lang}}.txt",
         vocab=vocab_source(),
-        code=xling_code("scripts/tokenize.py"),
     output:
         f"{RESULTS}/tokens/{{size}}/{{lang}}.txt",
     params:
+        code=code_version("scripts/tokenize.py"),
         lowercase=config["tokenizer"]["lowercase"],
     log:
         f"{LOGS}/tokenize/{{size}}/{{lang}}.log",
@@ -45,9 +45,10 @@ rule tokenize:
 rule count_words:
     input:
         tokens=expand(f"{RESULTS}/tokens/{{size}}/{{lang}}.txt", lang=LANGS, allow_missing=True),
-        code=xling_code("scripts/count_words.py"),
     output:
         f"{RESULTS}/tokens/{{size}}/word_counts.parquet",
+    params:
+        code=code_version("scripts/count_words.py"),
     log:
         f"{LOGS}/count_words/{{size}}.log",
     benchmark:

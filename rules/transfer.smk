@@ -6,7 +6,6 @@
 rule finetune:
     input:
         unpack(finetune_inputs),
-        code=xling_code("scripts/finetune.py"),
     output:
         directory(f"{RESULTS}/finetuned/{{task}}/{{lm}}/{{variant}}/seed{{seed}}"),
     wildcard_constraints:
@@ -15,6 +14,7 @@ rule finetune:
         variant=r"static|f\d+(-zm)?",
         seed=r"\d+",
     params:
+        code=code_version("scripts/finetune.py"),
         lm=any_lm,
         run=transfer_params,
         # resume checkpoints live outside the output (a killed job resumes; a changed setting trains beside them)
@@ -38,7 +38,6 @@ rule finetune:
 rule transfer_eval:
     input:
         unpack(transfer_eval_inputs),
-        code=xling_code("scripts/transfer_eval.py"),
     output:
         f"{RESULTS}/eval/transfer/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.parquet",
     wildcard_constraints:
@@ -47,6 +46,7 @@ rule transfer_eval:
         variant=r"static|f\d+(-zm)?",
         seed=r"\d+",
     params:
+        code=code_version("scripts/transfer_eval.py"),
         lm=any_lm,
         run=transfer_eval_params,
     threads: TRANSFER["threads"]

@@ -1,4 +1,5 @@
-"""An edit to an xling module reruns the jobs whose code imports it, and nothing else.
+"""An edit to the code of an xling module reruns the jobs whose code imports it, and nothing else; a move, a
+touch, a comment or a docstring reruns nothing; the switch that accepts code changes (xling.plan.accept_code).
 
 presets/test.yaml, cut to one data size and one window (SMALL: the rules are the same, the run a quarter
 as long), runs once from a copy of the repository (the edits are planted in the copy, never in this
@@ -8,6 +9,7 @@ time is edited and `snakemake -n` must plan exactly its users and what depends o
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -20,7 +22,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ["Snakefile", "config.yaml", "rules", "scripts", "xling", "schemas", "envs", "resources",
-                  "reports", "presets"]
+                  "reports", "presets", "profiles"]
+BODY_EDIT = b"_planted_edit = None\n"  # a statement: the module's code changes
 pytestmark = pytest.mark.workflow
 # XNLI is the one transfer task kept: its rules are the other tasks' rules; no window sweep and no ablations (the
 # grid's rules)
@@ -70,15 +73,15 @@ def finished(tmp_path_factory) -> tuple[Path, Path, dict[str, int]]:
     return repo, workdir, whole
 
 
-def plan_after_edit(finished, module: str, edit: bool = True) -> dict[str, int]:
-    """The dry run's plan once `module` (in the copy) has a new line (or, edit=False, only a new time);
-    the file is restored after, bytes and times."""
+def plan_after_edit(finished, module: str, edit: bool = True, addition: bytes = BODY_EDIT) -> dict[str, int]:
+    """The dry run's plan once `module` (in the copy) ends with `addition` (or, edit=False, only has a new
+    time); the file is restored after, bytes and times."""
     repo, workdir, _ = finished
     path = repo / module
     before, text = path.stat(), path.read_bytes()
     try:
         if edit:
-            path.write_bytes(text + b"# a planted edit\n")
+            path.write_bytes(text + addition)
         os.utime(path)  # now: after every output of the run
         return planned(repo, workdir)
     finally:
@@ -118,11 +121,9 @@ def test_synthetic_generator_edit_reruns_everything_downstream(finished):
     assert plan_after_edit(finished, "xling/data/synthetic/world.py") == finished[2]
 
 
-def test_bert_trainer_edit_reruns_the_bert_branch(finished):
-    """The `python -m xling.models.bert` rule: its module is its code input too; the static models stay."""
-    plan = plan_after_edit(finished, "xling/models/bert.py")
-    whole = finished[2]
-    assert plan == {
+def bert_branch(whole: dict[str, int]) -> dict[str, int]:
+    """The jobs of the BERT pretraining rules and everything downstream of them; not the static models."""
+    return {
         "bert_pretrain": grid(), "bert_extract": whole["bert_extract"], "bert_reduce": grid(),
         "word_retrieval": grid(),  # the BERT rows only
         "retrieval_table": 1, "word_retrieval_pos": 1,
@@ -139,6 +140,16 @@ def test_bert_trainer_edit_reruns_the_bert_branch(finished):
     }  # fmt: skip
 
 
+def test_bert_trainer_edit_reruns_the_bert_branch(finished):
+    """The `python -m xling.models.bert` rules: their code version covers that module and its imports."""
+    assert plan_after_edit(finished, "xling/models/bert.py") == bert_branch(finished[2])
+
+
+def test_masking_edit_reruns_the_pretraining_and_what_follows(finished):
+    """The masking code is imported by the trainer alone: every BERT pretraining reruns, and what follows."""
+    assert plan_after_edit(finished, "xling/models/mlm_data.py") == bert_branch(finished[2])
+
+
 def test_findings_edit_reruns_the_findings_and_the_report(finished):
     assert plan_after_edit(finished, "xling/evaluate/findings/core.py") == {"findings": 1, "report": 1, "all": 1}
 
@@ -148,10 +159,102 @@ def test_report_figures_edit_reruns_the_report_only(finished):
 
 
 def test_touched_but_unchanged_module_reruns_nothing(finished):
-    """A new time alone (a git checkout) reruns nothing: Snakemake compares the recorded checksum."""
+    """A new time alone (a git checkout) reruns nothing: code versions are by content."""
     assert plan_after_edit(finished, "xling/evaluate/metrics.py", edit=False) == {}
 
 
 def test_module_no_rule_of_the_run_imports_reruns_nothing(finished):
     """Sentence splitting serves the real-data parsers only: the synthetic run does not use it."""
     assert plan_after_edit(finished, "xling/data/sentences.py") == {}
+
+
+# --- what changes no code reruns nothing (a-c) ----------------------------------------------------------------
+
+
+def test_comment_edit_reruns_nothing(finished):
+    """A module every rule imports, with a comment line more."""
+    assert plan_after_edit(finished, "xling/logs.py", addition=b"# a planted comment\n") == {}
+
+
+def test_docstring_edit_reruns_nothing(finished):
+    """The trainer's module docstring rewritten: the BERTs stay."""
+    repo = finished[0]
+    text = (repo / "xling/models/mlm_data.py").read_text()
+    docstring = ast.get_docstring(ast.parse(text), clean=False)
+    assert docstring, "the planted edit needs a module docstring"
+    rewritten = text.replace(docstring, docstring + "\n\nA planted paragraph.", 1).encode()
+    path = repo / "xling/models/mlm_data.py"
+    before = path.read_bytes()
+    try:
+        path.write_bytes(rewritten)
+        assert planned(repo, finished[1]) == {}
+    finally:
+        path.write_bytes(before)
+
+
+def test_touching_every_file_of_the_checkout_reruns_nothing(finished):
+    """A checkout, a pull or a copy gives every file a new time: Snakemake's script-time trigger is off (the
+    workflow profile) and the code versions are by content."""
+    repo, workdir, _ = finished
+    times = {path: path.stat() for path in repo.rglob("*") if path.is_file()}
+    try:
+        for path in times:
+            os.utime(path)
+        assert planned(repo, workdir) == {}
+    finally:
+        for path, stat in times.items():
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_finished_run_in_a_fresh_copy_at_another_path_plans_nothing(finished, tmp_path):
+    """The checkout copied anew (new times, as a clone gives) to another path, the run's results and
+    .snakemake beside it: nothing is planned, since no input or param holds a path of the checkout."""
+    repo, workdir, _ = finished
+    moved_repo, moved_workdir = tmp_path / "elsewhere" / "repo", tmp_path / "elsewhere" / "work"
+    shutil.copytree(repo, moved_repo, copy_function=shutil.copy)  # shutil.copy: new times
+    shutil.copytree(workdir, moved_workdir, symlinks=True)  # the results keep theirs, as `cp -a` or rsync
+    assert planned(moved_repo, moved_workdir) == {}
+
+
+# --- the switch: code changes rerun nothing this time (f) -----------------------------------------------------
+
+
+def accept_code(finished, *configs: str) -> subprocess.CompletedProcess:
+    """`python -m xling.plan.accept_code` on the run, from the copy's package."""
+    repo, workdir, _ = finished
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": str(repo)}
+    return subprocess.run(
+        [sys.executable, "-m", "xling.plan.accept_code", "--snakefile", str(repo / "Snakefile"),
+         "--configfile", str(repo / "presets/test.yaml"), str(repo / "small.yaml"), *configs],
+        cwd=workdir, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+def test_accepted_code_change_reruns_nothing_but_a_setting_still_does(finished, tmp_path):
+    """A refactor of metrics: the switch marks its users current without running them; the next ordinary
+    run plans nothing; a real settings change still reruns; the switch refuses when one is pending and
+    touches nothing then. Last in this file: it restores the run's state by accepting the original code."""
+    repo, workdir, _ = finished
+    path = repo / "xling/evaluate/metrics.py"
+    text = path.read_bytes()
+    setting = tmp_path / "setting.yaml"
+    setting.write_text(yaml.safe_dump({"retrieval": {"min_count": 3}}))
+    try:
+        path.write_bytes(text + BODY_EDIT)
+        edited = planned(repo, workdir)
+        assert edited, "the edit is a code change"
+        refused = accept_code(finished, str(setting))
+        assert refused.returncode == 1 and "word_retrieval" in refused.stderr, refused.stderr[-3000:]
+        assert planned(repo, workdir) == edited, "a refused switch touches nothing"
+        accepted = accept_code(finished)
+        assert accepted.returncode == 0, accepted.stdout + accepted.stderr[-3000:]
+        assert planned(repo, workdir) == {}, "the accepted code is current"
+        dry = snakemake(repo, workdir, "-n", "--configfile", str(repo / "presets/test.yaml"),
+                        str(repo / "small.yaml"), str(setting))
+        assert dry.returncode == 0 and "word_retrieval" in dry.stdout, "a settings change still reruns"
+    finally:
+        path.write_bytes(text)
+        restored = accept_code(finished)
+        assert restored.returncode == 0, restored.stderr[-3000:]
+    assert planned(repo, workdir) == {}

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import os
 import re
 import types
 from dataclasses import dataclass
@@ -200,14 +201,22 @@ class ConfigTrace:
                         names[alias.asname] = Marker("module", alias.name)
         return names
 
+    def _text(self, node: ast.expr) -> str:
+        """A string argument: a literal, or a name the workflow assigns one to (a shell command shared by rules)."""
+        if isinstance(node, ast.Name):
+            node = next(n.value for n in ast.walk(self.trees["workflow"]) if isinstance(n, ast.Assign)
+                        and any(isinstance(target, ast.Name) and target.id == node.id for target in n.targets))
+        return node.value
+
     def _rules(self) -> None:
         """Params of each rule, keyed by the script that reads them or the module its shell command runs."""
         for node in ast.walk(self.trees["workflow"]):
             if not (isinstance(node, ast.FunctionDef) and node.name.startswith("__rule")):
                 continue
-            calls = {d.func.attr: d.args[0].value if d.func.attr in ("script", "message", "shellcmd") else d
+            calls = {d.func.attr: self._text(d.args[0]) if d.func.attr in ("script", "message", "shellcmd") else d
                      for d in node.decorator_list if isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute)}
             params = {k.arg: k.value for k in calls["params"].keywords} if "params" in calls else {}
+            params.pop("code", None)  # the code version (xling.plan.code): Snakemake compares it, no script reads it
             script = "scripts/" + Path(calls["script"]).name if "script" in calls else None
             for name, expr in params.items() if script else ():
                 self.params.setdefault((script, name), []).append(expr)
@@ -828,7 +837,9 @@ def test_report_paper_results_is_the_report_input(workflow, tmp_path):
     published = tmp_path / "published.yaml"
     assert workflow({"report": {"paper_results": str(published)}}).get_rule("report").input.paper_results == str(
         published)
-    assert workflow().get_rule("report").input.paper_results == str(REPO / "resources/paper_results.yaml")
+    default = workflow().get_rule("report").input.paper_results
+    assert not os.path.isabs(default), "relative to the working directory: a moved checkout changes no input"
+    assert Path(default).resolve() == REPO / "resources/paper_results.yaml"
 
 
 def test_tokenizer_lowercase_reaches_every_rule_that_meets_text(workflow, monkeypatch):

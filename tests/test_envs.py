@@ -26,7 +26,7 @@ from xling.imports import analyse
 
 REPO = Path(__file__).resolve().parents[1]
 # Downloads are checked against their sha256: a downloader edit need not fetch them again.
-NO_CODE_INPUT = {"fetch"}
+NO_CODE_PARAM = {"fetch"}
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Rule:
     where: str  # file:line of the rule, for messages
     env: Path | None
     entry: Path | None  # the script, or the module file of `python -m`
-    code_entry: str | None  # the argument of its code=xling_code(...)
+    code_entry: str | None  # the argument of its code=code_version(...)
 
 
 def workflow_rules(root: Path = REPO) -> list[Rule]:
@@ -49,11 +49,14 @@ def workflow_rules(root: Path = REPO) -> list[Rule]:
             name = head[1] or re.search(r"^\s*name:\s*\n\s*(.+)", block, re.M)[1]
             env = _value(block, "conda")
             script = _value(block, "script")
+            command = re.search(r"^\s*shell:\s*\n\s*([A-Z_]+)\s*$", block, re.M)  # a shell command held in a name
+            if command:
+                block += re.search(rf"^{command[1]} = \"\"\"(.*?)\"\"\"", text, re.M | re.S)[1]
             module = re.search(r"\s-m\s+(xling(?:\.\w+)+)", block)
             entry = (smk.parent / script).resolve() if script else None
             if module:
                 entry = root.joinpath(*module[1].split(".")).with_suffix(".py")
-            code = re.search(r"\bcode=xling_code\(\s*\"([^\"]+)\"\s*\)", block)
+            code = re.search(r"\bcode=code_version\(\s*\"([^\"]+)\"", block)
             rules.append(Rule(name, f"{smk.name}:{text.count(chr(10), 0, head.start()) + 1}",
                               (smk.parent / env).resolve() if env else None, entry, code and code[1]))
     return rules
@@ -149,11 +152,11 @@ def test_env_agrees_with_pyproject(env):
 
 @pytest.mark.parametrize("rule", WITH_CODE, ids=lambda rule: rule.name)
 def test_rule_declares_the_code_of_its_entry_point(rule):
-    """code=xling_code(entry) names the rule's own script or module: another would track the wrong code."""
-    if rule.name in NO_CODE_INPUT:
+    """code=code_version(entry) names the rule's own script or module: another would track the wrong code."""
+    if rule.name in NO_CODE_PARAM:
         assert rule.code_entry is None, f"{rule.where} {rule.name}"
         return
-    assert rule.code_entry, f"{rule.where} {rule.name}: no code=xling_code(...) input"
+    assert rule.code_entry, f"{rule.where} {rule.name}: no code=code_version(...) param"
     assert (REPO / rule.code_entry).resolve() == rule.entry, f"{rule.where} {rule.name}: {rule.code_entry}"
 
 

@@ -1,9 +1,9 @@
 """What a rule's code imports, found by reading it (`ast`), never by running it.
 
-Snakemake's `code` trigger sees only a rule's script (or shell command). The workflow declares the
-package modules a job executes as its inputs (`xling_code` in rules/common.smk), so an edit to one
-reruns exactly the jobs that import it; tests/test_envs.py checks each rule's conda env against the
-third-party packages its code imports. Every import counts, at any depth (imports inside functions
+Snakemake's `code` trigger sees only a rule's script (or shell command). The workflow versions the
+package modules a job executes with its script (xling.plan.code: each rule's `code` param), so an edit
+to one reruns exactly the jobs that import it; tests/test_envs.py checks each rule's conda env against
+the third-party packages its code imports. Every import counts, at any depth (imports inside functions
 too), since a lazy import runs as soon as its function does. Imports built at run time
 (`importlib.import_module(name)`) are not seen.
 """

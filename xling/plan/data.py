@@ -1,0 +1,160 @@
+"""What data the run has: the canonical layout under results/{run}/data, and which languages have which
+dataset and splits, asked the same way of real sources and of synthetic data.
+
+The rules never ask which source the run uses: they ask its `DataSource` (SyntheticData or RealData, built
+in rules/data.smk), and find every file through `Layout`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+UD_SPLITS = ("train", "dev", "test")
+TASK_DATA = {"xnli": "xnli", "ner": "wikiann", "pos": "ud", "parsing": "ud"}  # transfer task -> its dataset
+
+
+# The canonical layout under data/ (both sources write it), one template per kind of file; {pivot} is the run's.
+FILES = {
+    "corpus": "corpus/{lang}.txt",
+    "treebank": "ud/{lang}.{split}.conllu",
+    "xnli": "xnli/{split}-{lang}.tsv",
+    "wikiann": "wikiann/{lang}.{split}.tsv",
+    "dictionary": "dict/{pivot}-{lang}.{split}.txt",  # bilingual dictionary pivot -> lang
+    "parallel": "parallel/{pivot}-{lang}.{ext}",  # ext: either language, or `align` (gold links, synthetic)
+    "tatoeba": "tatoeba/tatoeba.{lang}-eng.{side}",  # side: lang or `eng`
+    "bucc": "bucc/{lang}-en.{split}.{ext}",  # ext: lang, `en` or `gold`
+    "word_pairs": "align/{pivot}-{lang}/{split}.{ext}",  # xling.data.alignment's splits
+    "mbert_vocab": "vocab/mbert-cased.txt",
+}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The canonical files under `data` (results/{run}/data); any part may be a wildcard pattern such as
+    "{lang}"."""
+
+    data: str
+    pivot: str
+
+    def file(self, kind: str, **parts: str) -> str:
+        """The file of `kind` (a key of FILES) with these parts, e.g. file("xnli", lang="de", split="dev")."""
+        return f"{self.data}/" + FILES[kind].format(pivot=self.pivot, **parts)
+
+    def word_pairs(self, lang: str, split: str) -> list[str]:
+        """[pivot file, lang file, links file] of a split of the word pairs (xling.data.alignment)."""
+        return [self.file("word_pairs", lang=lang, split=split, ext=ext) for ext in (self.pivot, lang, "align")]
+
+    def task_file(self, task: str, lang: str, split: str) -> str:
+        """The data of a transfer task (xnli, pos, parsing, ner) in one language and split."""
+        return self.file({"ud": "treebank"}.get(TASK_DATA[task], TASK_DATA[task]), lang=lang, split=split)
+
+    def synthetic(self, langs: list[str]) -> list[str]:
+        """Every file the synthetic generator writes for `langs` (the first is the pivot)."""
+        file = self.file
+        files = [file("xnli", lang=self.pivot, split="train")]
+        for lang in langs:
+            files += [file("corpus", lang=lang), *(file("treebank", lang=lang, split=split) for split in UD_SPLITS)]
+            files += [file("xnli", lang=lang, split=split) for split in ("dev", "test")]
+            files += [file("wikiann", lang=lang, split=split) for split in UD_SPLITS]
+        for lang in langs[1:]:
+            files += [file("dictionary", lang=lang, split=split) for split in ("train", "test", "full")]
+            files += [file("parallel", lang=lang, ext=ext) for ext in (self.pivot, lang, "align")]
+            files += [file("tatoeba", lang=lang, side=side) for side in (lang, "eng")]
+            files += [file("bucc", lang=lang, split=split, ext=ext) for split in ("dev", "test") for ext in (lang, "en", "gold")]
+        return files
+
+
+class DataSource:
+    """Which languages of a run have which data. `available(dataset, langs)` takes a dataset of
+    resources/sources.yaml (muse, tatoeba, bucc, xnli, wikiann, ...) or `parallel` (parallel text with the
+    pivot) and keeps the order of `langs`."""
+
+    gold_links: bool  # the parallel text comes with gold word alignments (the parallel file with ext `align`)
+    other_domain: bool  # text of a second domain can be had (the wiki-cc ablation)
+    config_keys: tuple[str, ...]  # config blocks that describe the data (the report shows them)
+    parallel_sentences: int | None  # pairs of parallel text per language, where the source fixes it
+
+    def available(self, dataset: str, langs: list[str]) -> list[str]:
+        raise NotImplementedError
+
+    def has_treebank(self, lang: str) -> bool:
+        raise NotImplementedError
+
+    def ud_splits(self, lang: str) -> list[str]:
+        """The UD splits written for lang, where it has a treebank."""
+        raise NotImplementedError
+
+    def treebank_name(self, lang: str) -> str:
+        """Which treebank the UD files of lang come from, for the tables."""
+        raise NotImplementedError
+
+    def bucc_named(self, named: list[str], default: list[str], targets: list[str]) -> list[str]:
+        """The targets that sentence_retrieval.bucc_languages names."""
+        return [lang for lang in named if lang in targets]
+
+    def task_languages(self, task: str, langs: list[str]) -> list[str]:
+        """The languages of `langs` a transfer task can be tested on (UD tasks: a treebank with a test split)."""
+        if TASK_DATA[task] == "ud":
+            return [lang for lang in langs if self.has_treebank(lang) and "test" in self.ud_splits(lang)]
+        return self.available(TASK_DATA[task], langs)
+
+    def task_splits(self, task: str, lang: str) -> list[str]:
+        """The evaluation splits of a task in lang (a UD treebank without dev: test only, so no alpha is chosen)."""
+        if TASK_DATA[task] == "ud":
+            return [split for split in ("dev", "test") if split in self.ud_splits(lang)]
+        return ["dev", "test"]
+
+
+@dataclass
+class SyntheticData(DataSource):
+    """The synthetic generator (xling.data.synthetic): every language has every dataset and split."""
+
+    parallel_sentences: int | None = None
+    gold_links = True
+    other_domain = True
+    config_keys = ("synthetic",)
+
+    def available(self, dataset: str, langs: list[str]) -> list[str]:
+        return list(langs)
+
+    def has_treebank(self, lang: str) -> bool:
+        return True
+
+    def ud_splits(self, lang: str) -> list[str]:
+        return list(UD_SPLITS)
+
+    def treebank_name(self, lang: str) -> str:
+        return "synthetic gold"
+
+    def bucc_named(self, named: list[str], default: list[str], targets: list[str]) -> list[str]:
+        """The schema lists the BUCC 2018 languages, which a synthetic run cannot name: its default means every
+        target, another list the targets it names ([]: no BUCC)."""
+        return list(targets) if named == default else super().bucc_named(named, default, targets)
+
+
+@dataclass
+class RealData(DataSource):
+    """Real sources (resources/sources.yaml, rules/sources.smk): the configured languages each dataset has,
+    the parallel corpus of each target, and each language's treebanks and UD splits."""
+
+    datasets: dict[str, list[str]]  # dataset -> configured languages it has
+    parallel: dict[str, str]  # target -> the corpus its parallel text comes from
+    treebanks: dict[str, list[str]]  # lang -> its treebanks (none: no UD data)
+    splits: dict[str, list[str]] = field(default_factory=dict)  # lang -> UD splits, where not all three
+    parallel_sentences = None
+    gold_links = False
+    other_domain = False
+    config_keys = ()
+
+    def available(self, dataset: str, langs: list[str]) -> list[str]:
+        have = self.parallel if dataset == "parallel" else self.datasets.get(dataset, [])
+        return [lang for lang in langs if lang in have]
+
+    def has_treebank(self, lang: str) -> bool:
+        return bool(self.treebanks.get(lang))
+
+    def ud_splits(self, lang: str) -> list[str]:
+        return list(self.splits.get(lang, UD_SPLITS))
+
+    def treebank_name(self, lang: str) -> str:
+        return ", ".join(self.treebanks.get(lang, []))
