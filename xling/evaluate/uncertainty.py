@@ -1,0 +1,238 @@
+"""How sure a number is: bootstrap intervals over test items or queries, paired differences, spread over seeds.
+
+Why: a claim that one number beats another means nothing when the two differ by less than resampling the test
+set moves them (several of the papers' effects are under one point). Every interval records its seed, its
+number of resamples and its confidence level, so a table row can be recomputed exactly.
+
+The statistics come in three shapes, all resampling the test's items (queries, examples, sentences) with
+replacement, `n_resamples` times:
+- a mean of per-item scores (accuracy, reciprocal rank, P@k hits, per-sentence correctness): `bootstrap_mean`;
+- a ratio of sums over items (`Ratio`): micro F1 over spans or mined pairs is 2 sum(correct) /
+  (sum(predicted) + sum(gold)) with one item per sentence; LAS or UPOS accuracy over words grouped by sentence
+  is sum(correct words) / sum(words), so resampling sentences keeps a sentence's words together:
+  `bootstrap_ratio`;
+- anything else (CKA over examples, a difference of two CKAs on the same sentences): `bootstrap_statistic`
+  recomputes a callback on each resample of item indices.
+Means and ratios are vectorised (10k items x 1000 resamples in well under a second); the callback is a loop.
+`paired_difference` resamples the SAME items for two systems tested on one test set, so their shared item
+difficulty cancels: its interval is much narrower than the two intervals side by side.
+
+Methods: "percentile" (the quantiles of the resampled statistic) and "bca" (bias-corrected and accelerated,
+Efron and Tibshirani 1993, ch. 14), both exactly as scipy.stats.bootstrap computes them; the resampled index
+matrix is drawn by numpy's default generator from `seed`, in blocks whose size depends only on the number of
+items, so the same (seed, items, resamples) gives the same interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, NamedTuple, Sequence
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+METHODS = ("percentile", "bca")
+DEFAULT_RESAMPLES = 1000
+DEFAULT_LEVEL = 0.95
+DEFAULT_SEED = 0
+_BLOCK_CELLS = 4_000_000  # resampled indices drawn at once (32 MB of int64)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A statistic on the whole test set and its bootstrap interval, with how the interval was drawn."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+    n_resamples: int
+    seed: int
+    n_items: int
+    method: str
+
+    def contains(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
+    def columns(self, prefix: str = "") -> dict:
+        """The table columns of this interval (prefix e.g. "mrr_" when a row holds several numbers)."""
+        return {f"{prefix}ci_low": self.low, f"{prefix}ci_high": self.high, f"{prefix}ci_level": self.level,
+                f"{prefix}ci_resamples": self.n_resamples, f"{prefix}ci_seed": self.seed,
+                f"{prefix}ci_method": self.method, f"{prefix}n_items": self.n_items}
+
+    def __str__(self) -> str:
+        return f"{_fmt(self.estimate)} [{_fmt(self.low)}, {_fmt(self.high)}]"
+
+
+@dataclass(frozen=True)
+class SeedSpread:
+    """Mean, sample standard deviation (ddof 1; NaN with one seed) and number of seeds of one setting."""
+
+    mean: float
+    sd: float
+    n: int
+
+    def columns(self, prefix: str = "") -> dict:
+        return {f"{prefix}seed_mean": self.mean, f"{prefix}seed_sd": self.sd, f"{prefix}n_seeds": self.n}
+
+    def __str__(self) -> str:
+        return f"{_fmt(self.mean)} ± {_fmt(self.sd)} sd over {self.n} seeds" if self.n > 1 else \
+            f"{_fmt(self.mean)} (one seed)"
+
+
+class Ratio(NamedTuple):
+    """Per-item numerators and denominators of a statistic sum(numerator) / sum(denominator)."""
+
+    numerator: np.ndarray
+    denominator: np.ndarray
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3g}" if value != 0 and abs(value) < 0.01 else f"{value:.3f}"
+
+
+def _check(n_items: int, n_resamples: int, level: float, method: str) -> None:
+    if n_items < 1:
+        raise ValueError("a bootstrap over zero items is undefined")
+    if n_resamples < 2:
+        raise ValueError(f"n_resamples must be >= 2, got {n_resamples}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+
+
+def resample_blocks(n_items: int, n_resamples: int, seed: int):
+    """Yield index matrices [block, n_items] of items drawn with replacement, n_resamples rows in all."""
+    rng = np.random.default_rng(seed)
+    block = max(1, _BLOCK_CELLS // n_items)
+    for start in range(0, n_resamples, block):
+        yield rng.integers(0, n_items, size=(min(block, n_resamples - start), n_items))
+
+
+def _as_ratio(values) -> Ratio:
+    """Per-item scores as a ratio (denominator 1: their mean), or a Ratio checked and converted to float."""
+    if isinstance(values, Ratio):
+        numerator = np.asarray(values.numerator, dtype=np.float64)
+        denominator = np.asarray(values.denominator, dtype=np.float64)
+    else:
+        numerator = np.asarray(values, dtype=np.float64)
+        denominator = np.ones_like(numerator)
+    if numerator.ndim != 1 or numerator.shape != denominator.shape:
+        raise ValueError(f"per-item scores must be 1-D of one length, got {numerator.shape}, {denominator.shape}")
+    if numerator.size == 0:
+        raise ValueError("a bootstrap over zero items is undefined")
+    if not np.all(np.isfinite(numerator)) or not np.all(np.isfinite(denominator)):
+        raise ValueError("per-item scores must be finite (leave unscored items out)")
+    if denominator.sum() <= 0:
+        raise ValueError("the denominator sums to zero over the test set: the statistic is undefined")
+    return Ratio(numerator, denominator)
+
+
+def _ratio_of_sums(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """sum / sum along the last axis; 0 where a resample's denominator is 0 (no unit scored: F1 0)."""
+    top, bottom = numerator.sum(axis=-1), denominator.sum(axis=-1)
+    return np.divide(top, bottom, out=np.zeros_like(top, dtype=np.float64), where=bottom != 0)
+
+
+def _jackknife_ratio(ratio: Ratio) -> np.ndarray:
+    """The ratio with each item left out in turn (closed form, no loop)."""
+    top = ratio.numerator.sum() - ratio.numerator
+    bottom = ratio.denominator.sum() - ratio.denominator
+    return np.divide(top, bottom, out=np.zeros_like(top), where=bottom != 0)
+
+
+def _bounds(estimate: float, replicates: np.ndarray, level: float, method: str,
+            jackknife: Callable[[], np.ndarray]) -> tuple[float, float]:
+    """Interval bounds from the resampled statistics, as scipy.stats.bootstrap computes them."""
+    alpha = (1 - level) / 2
+    if np.all(replicates == replicates[0]):  # every resample gives one value: no spread to speak of
+        return float(replicates[0]), float(replicates[0])
+    quantiles = (alpha, 1 - alpha)
+    if method == "bca":
+        share_below = (np.count_nonzero(replicates < estimate) + np.count_nonzero(replicates <= estimate)) / (
+            2 * len(replicates))
+        z0 = ndtri(share_below)
+        leave_one_out = jackknife()
+        spread = leave_one_out.mean() - leave_one_out
+        denominator = np.sum(spread ** 2) ** 1.5
+        acceleration = np.sum(spread ** 3) / (6 * denominator) if denominator > 0 else 0.0
+        z = ndtri(np.array(quantiles))
+        quantiles = tuple(ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z))))
+        if not np.all(np.isfinite(quantiles)):
+            raise ValueError("BCa is undefined here (the estimate lies outside every resample); use percentile")
+    low, high = np.quantile(replicates, quantiles)
+    return float(low), float(high)
+
+
+def _interval(estimate: float, replicates: np.ndarray, jackknife, n_items: int, n_resamples: int, level: float,
+              seed: int, method: str) -> Interval:
+    low, high = _bounds(estimate, replicates, level, method, jackknife)
+    return Interval(float(estimate), low, high, float(level), int(n_resamples), int(seed), int(n_items), method)
+
+
+def bootstrap_ratio(ratio: Ratio, *, n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
+                    seed: int = DEFAULT_SEED, method: str = "percentile") -> Interval:
+    """Interval of sum(numerator) / sum(denominator) over resampled items (F1, LAS by sentence, ...)."""
+    ratio = _as_ratio(ratio)
+    n = len(ratio.numerator)
+    _check(n, n_resamples, level, method)
+    replicates = np.concatenate([_ratio_of_sums(ratio.numerator[idx], ratio.denominator[idx])
+                                 for idx in resample_blocks(n, n_resamples, seed)])
+    estimate = _ratio_of_sums(ratio.numerator, ratio.denominator)
+    return _interval(float(estimate), replicates, lambda: _jackknife_ratio(ratio), n, n_resamples, level, seed,
+                     method)
+
+
+def bootstrap_mean(scores: Sequence[float] | np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES,
+                   level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED, method: str = "percentile") -> Interval:
+    """Interval of the mean of per-item scores (accuracy from 0/1 hits, MRR from reciprocal ranks, ...)."""
+    return bootstrap_ratio(_as_ratio(scores), n_resamples=n_resamples, level=level, seed=seed, method=method)
+
+
+def bootstrap_statistic(statistic: Callable[[np.ndarray], float], n_items: int, *,
+                        n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED,
+                        method: str = "percentile") -> Interval:
+    """Interval of any statistic of the items: `statistic(indices)` computes it on the items at `indices` (an
+    int array of length n_items, with repeats); it is called once on every item in order, then once per
+    resample, and (BCa) once per item left out. A statistic of two systems on the same items (the difference
+    of two CKAs) gives a paired interval."""
+    _check(n_items, n_resamples, level, method)
+    estimate = float(statistic(np.arange(n_items)))
+    replicates = np.array([float(statistic(row)) for idx in resample_blocks(n_items, n_resamples, seed)
+                           for row in idx])
+    if not np.all(np.isfinite(replicates)):
+        raise ValueError("the statistic is not finite on some resample (too few items for it?)")
+
+    def jackknife() -> np.ndarray:
+        everything = np.arange(n_items)
+        return np.array([float(statistic(np.delete(everything, i))) for i in range(n_items)])
+
+    return _interval(estimate, replicates, jackknife, n_items, n_resamples, level, seed, method)
+
+
+def paired_difference(a, b, *, n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
+                      seed: int = DEFAULT_SEED, method: str = "percentile") -> Interval:
+    """Interval of statistic(a) - statistic(b) for two systems scored on the same items, each resample
+    drawing the same items for both. a, b: per-item scores (their mean) or a Ratio each."""
+    a, b = _as_ratio(a), _as_ratio(b)
+    n = len(a.numerator)
+    if len(b.numerator) != n:
+        raise ValueError(f"a paired difference needs the same items: {n} against {len(b.numerator)}")
+    _check(n, n_resamples, level, method)
+    replicates = np.concatenate([
+        _ratio_of_sums(a.numerator[idx], a.denominator[idx]) - _ratio_of_sums(b.numerator[idx], b.denominator[idx])
+        for idx in resample_blocks(n, n_resamples, seed)])
+    estimate = float(_ratio_of_sums(a.numerator, a.denominator) - _ratio_of_sums(b.numerator, b.denominator))
+    return _interval(estimate, replicates, lambda: _jackknife_ratio(a) - _jackknife_ratio(b), n, n_resamples,
+                     level, seed, method)
+
+
+def seed_spread(values: Sequence[float]) -> SeedSpread:
+    """Mean, sd and count of one setting's numbers over its seeds (NaN left out: a seed that did not run)."""
+    values = np.asarray([v for v in values if not (v is None or math.isnan(v))], dtype=np.float64)
+    if values.size == 0:
+        raise ValueError("a spread over zero seeds is undefined")
+    sd = float(values.std(ddof=1)) if values.size > 1 else math.nan
+    return SeedSpread(float(values.mean()), sd, int(values.size))
