@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from xling.evaluate.uncertainty import (Ratio, bootstrap_mean, bootstrap_ratio, bootstrap_statistic,
-                                        paired_difference, seed_spread)
+from xling.evaluate.uncertainty import (Ratio, bootstrap_groups, bootstrap_mean, bootstrap_ratio,
+                                        bootstrap_statistic, paired_difference, paired_groups_difference,
+                                        seed_spread)
 
 RESAMPLES = 9999
 
@@ -71,6 +72,31 @@ def test_paired_difference_matches_scipy(method):
     reference, se = _reference((a, b), lambda u, v: u.mean() - v.mean(), method, paired=True)
     _close(ours, reference, se)
     assert ours.estimate == pytest.approx(a.mean() - b.mean())
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_groups_match_scipy_independent_samples(method):
+    """The mean over three language pairs of their MRRs, each pair's queries resampled on their own: scipy's
+    bootstrap of several independent samples."""
+    rng = np.random.default_rng(8)
+    pairs = [1 / rng.integers(1, 20, size=n) for n in (60, 150, 90)]
+    ours = bootstrap_groups(pairs, n_resamples=RESAMPLES, seed=6, method=method)
+    reference, se = _reference(tuple(pairs), lambda *groups: np.mean([g.mean() for g in groups]), method)
+    _close(ours, reference, se)
+    assert ours.estimate == pytest.approx(np.mean([p.mean() for p in pairs]))
+    assert ours.n_items == 300
+
+
+def test_paired_groups_by_hand():
+    """Two pairs; system a beats b by one item in the first (differences [1, 0, 0]) and ties in the second:
+    the difference of the means over pairs is half the first pair's, whose 50% interval is [0, 2/3]."""
+    a = [[1, 1, 0], [1, 0]]
+    b = [[0, 1, 0], [1, 0]]
+    interval = paired_groups_difference(a, b, n_resamples=20000, level=0.5, seed=3)
+    assert (interval.low, interval.high) == (0.0, pytest.approx(1 / 3))
+    assert interval.estimate == pytest.approx(1 / 6)
+    with pytest.raises(ValueError, match="same items"):
+        paired_groups_difference(a, [[0, 1, 0], [1, 0, 1]])
 
 
 def test_tiny_case_by_hand():

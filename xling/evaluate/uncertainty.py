@@ -13,8 +13,10 @@ replacement, `n_resamples` times:
   `bootstrap_ratio`;
 - anything else (CKA over examples, a difference of two CKAs on the same sentences): `bootstrap_statistic`
   recomputes a callback on each resample of item indices.
+A finding's "mean over the language pairs" is `bootstrap_groups`: each pair's items resampled within the pair
+(a stratified bootstrap), the statistic the mean over pairs of each pair's mean or ratio.
 Means and ratios are vectorised (10k items x 1000 resamples in well under a second); the callback is a loop.
-`paired_difference` resamples the SAME items for two systems tested on one test set, so their shared item
+`paired_difference` (and `paired_groups_difference`) resamples the SAME items for two systems tested on one test set, so their shared item
 difficulty cancels: its interval is much narrower than the two intervals side by side.
 
 Methods: "percentile" (the quantiles of the resampled statistic) and "bca" (bias-corrected and accelerated,
@@ -103,9 +105,8 @@ def _check(n_items: int, n_resamples: int, level: float, method: str) -> None:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 
-def resample_blocks(n_items: int, n_resamples: int, seed: int):
+def resample_blocks(n_items: int, n_resamples: int, rng: np.random.Generator):
     """Yield index matrices [block, n_items] of items drawn with replacement, n_resamples rows in all."""
-    rng = np.random.default_rng(seed)
     block = max(1, _BLOCK_CELLS // n_items)
     for start in range(0, n_resamples, block):
         yield rng.integers(0, n_items, size=(min(block, n_resamples - start), n_items))
@@ -143,8 +144,20 @@ def _jackknife_ratio(ratio: Ratio) -> np.ndarray:
     return np.divide(top, bottom, out=np.zeros_like(top), where=bottom != 0)
 
 
+def _acceleration(leave_one_out: list[np.ndarray]) -> float:
+    """BCa's acceleration from the jackknife values of the statistic, one array per independently resampled
+    group of items (scipy.stats.bootstrap's formula for several samples; Efron and Tibshirani eq. 14.15)."""
+    skew = spread = 0.0
+    for theta in leave_one_out:
+        n = len(theta)
+        u = (n - 1) * (theta.mean() - theta)
+        skew += np.sum(u ** 3) / n ** 3
+        spread += np.sum(u ** 2) / n ** 2
+    return float(skew / (6 * spread ** 1.5)) if spread > 0 else 0.0
+
+
 def _bounds(estimate: float, replicates: np.ndarray, level: float, method: str,
-            jackknife: Callable[[], np.ndarray]) -> tuple[float, float]:
+            jackknife: Callable[[], list[np.ndarray]]) -> tuple[float, float]:
     """Interval bounds from the resampled statistics, as scipy.stats.bootstrap computes them."""
     alpha = (1 - level) / 2
     if np.all(replicates == replicates[0]):  # every resample gives one value: no spread to speak of
@@ -154,10 +167,7 @@ def _bounds(estimate: float, replicates: np.ndarray, level: float, method: str,
         share_below = (np.count_nonzero(replicates < estimate) + np.count_nonzero(replicates <= estimate)) / (
             2 * len(replicates))
         z0 = ndtri(share_below)
-        leave_one_out = jackknife()
-        spread = leave_one_out.mean() - leave_one_out
-        denominator = np.sum(spread ** 2) ** 1.5
-        acceleration = np.sum(spread ** 3) / (6 * denominator) if denominator > 0 else 0.0
+        acceleration = _acceleration(jackknife())
         z = ndtri(np.array(quantiles))
         quantiles = tuple(ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z))))
         if not np.all(np.isfinite(quantiles)):
@@ -172,23 +182,77 @@ def _interval(estimate: float, replicates: np.ndarray, jackknife, n_items: int, 
     return Interval(float(estimate), low, high, float(level), int(n_resamples), int(seed), int(n_items), method)
 
 
+def _grouped(systems: list[list], signs: tuple[float, ...], n_resamples: int, level: float, seed: int,
+             method: str) -> Interval:
+    """Interval of sum_s signs[s] * (mean over groups of system s's ratio in that group), the items of each group
+    resampled within it, and every system drawing the same items (paired)."""
+    systems = [[_as_ratio(group) for group in groups] for groups in systems]
+    sizes = [len(group.numerator) for group in systems[0]]
+    if not sizes:
+        raise ValueError("a bootstrap over zero groups is undefined")
+    for groups in systems[1:]:
+        if [len(group.numerator) for group in groups] != sizes:
+            raise ValueError(f"a paired difference needs the same items: groups of {sizes} against "
+                             f"{[len(group.numerator) for group in groups]}")
+    _check(min(sizes), n_resamples, level, method)
+    rng = np.random.default_rng(seed)
+    replicates = np.zeros(n_resamples)
+    for g, n in enumerate(sizes):
+        start = 0
+        for idx in resample_blocks(n, n_resamples, rng):
+            for sign, groups in zip(signs, systems):
+                ratio = groups[g]
+                replicates[start : start + len(idx)] += sign * _ratio_of_sums(ratio.numerator[idx],
+                                                                              ratio.denominator[idx])
+            start += len(idx)
+    replicates /= len(sizes)
+    by_group = np.array([[_ratio_of_sums(*ratio) for ratio in groups] for groups in systems])  # [systems, groups]
+    estimate = float(np.dot(signs, by_group.mean(axis=1)))
+
+    def jackknife() -> list[np.ndarray]:
+        """Per group, the statistic with each of its items left out (the other groups unchanged)."""
+        return [estimate + sum(sign * (_jackknife_ratio(groups[g]) - by_group[s, g])
+                               for s, (sign, groups) in enumerate(zip(signs, systems))) / len(sizes)
+                for g in range(len(sizes))]
+
+    return _interval(estimate, replicates, jackknife, sum(sizes), n_resamples, level, seed, method)
+
+
+def bootstrap_groups(groups: Sequence, *, n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
+                     seed: int = DEFAULT_SEED, method: str = "percentile") -> Interval:
+    """Interval of the mean over groups (language pairs, test languages) of each group's statistic (per-item
+    scores: their mean; a Ratio: its ratio of sums), the items resampled within their own group: the
+    findings' "mean over the pairs" with each pair's test set resampled (a stratified bootstrap)."""
+    return _grouped([list(groups)], (1.0,), n_resamples, level, seed, method)
+
+
 def bootstrap_ratio(ratio: Ratio, *, n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
                     seed: int = DEFAULT_SEED, method: str = "percentile") -> Interval:
     """Interval of sum(numerator) / sum(denominator) over resampled items (F1, LAS by sentence, ...)."""
-    ratio = _as_ratio(ratio)
-    n = len(ratio.numerator)
-    _check(n, n_resamples, level, method)
-    replicates = np.concatenate([_ratio_of_sums(ratio.numerator[idx], ratio.denominator[idx])
-                                 for idx in resample_blocks(n, n_resamples, seed)])
-    estimate = _ratio_of_sums(ratio.numerator, ratio.denominator)
-    return _interval(float(estimate), replicates, lambda: _jackknife_ratio(ratio), n, n_resamples, level, seed,
-                     method)
+    return bootstrap_groups([ratio], n_resamples=n_resamples, level=level, seed=seed, method=method)
 
 
 def bootstrap_mean(scores: Sequence[float] | np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES,
                    level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED, method: str = "percentile") -> Interval:
     """Interval of the mean of per-item scores (accuracy from 0/1 hits, MRR from reciprocal ranks, ...)."""
-    return bootstrap_ratio(_as_ratio(scores), n_resamples=n_resamples, level=level, seed=seed, method=method)
+    return bootstrap_groups([scores], n_resamples=n_resamples, level=level, seed=seed, method=method)
+
+
+def paired_groups_difference(a_groups: Sequence, b_groups: Sequence, *, n_resamples: int = DEFAULT_RESAMPLES,
+                             level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED,
+                             method: str = "percentile") -> Interval:
+    """Interval of bootstrap_groups(a) - bootstrap_groups(b) for two systems scored on the same items of the
+    same groups, each resample drawing the same items for both."""
+    if len(a_groups) != len(b_groups):
+        raise ValueError(f"a paired difference needs the same groups: {len(a_groups)} against {len(b_groups)}")
+    return _grouped([list(a_groups), list(b_groups)], (1.0, -1.0), n_resamples, level, seed, method)
+
+
+def paired_difference(a, b, *, n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
+                      seed: int = DEFAULT_SEED, method: str = "percentile") -> Interval:
+    """Interval of statistic(a) - statistic(b) for two systems scored on the same items, each resample
+    drawing the same items for both. a, b: per-item scores (their mean) or a Ratio each."""
+    return paired_groups_difference([a], [b], n_resamples=n_resamples, level=level, seed=seed, method=method)
 
 
 def bootstrap_statistic(statistic: Callable[[np.ndarray], float], n_items: int, *,
@@ -200,33 +264,17 @@ def bootstrap_statistic(statistic: Callable[[np.ndarray], float], n_items: int, 
     of two CKAs) gives a paired interval."""
     _check(n_items, n_resamples, level, method)
     estimate = float(statistic(np.arange(n_items)))
-    replicates = np.array([float(statistic(row)) for idx in resample_blocks(n_items, n_resamples, seed)
+    replicates = np.array([float(statistic(row)) for idx in resample_blocks(n_items, n_resamples,
+                                                                            np.random.default_rng(seed))
                            for row in idx])
     if not np.all(np.isfinite(replicates)):
         raise ValueError("the statistic is not finite on some resample (too few items for it?)")
 
-    def jackknife() -> np.ndarray:
+    def jackknife() -> list[np.ndarray]:
         everything = np.arange(n_items)
-        return np.array([float(statistic(np.delete(everything, i))) for i in range(n_items)])
+        return [np.array([float(statistic(np.delete(everything, i))) for i in range(n_items)])]
 
     return _interval(estimate, replicates, jackknife, n_items, n_resamples, level, seed, method)
-
-
-def paired_difference(a, b, *, n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
-                      seed: int = DEFAULT_SEED, method: str = "percentile") -> Interval:
-    """Interval of statistic(a) - statistic(b) for two systems scored on the same items, each resample
-    drawing the same items for both. a, b: per-item scores (their mean) or a Ratio each."""
-    a, b = _as_ratio(a), _as_ratio(b)
-    n = len(a.numerator)
-    if len(b.numerator) != n:
-        raise ValueError(f"a paired difference needs the same items: {n} against {len(b.numerator)}")
-    _check(n, n_resamples, level, method)
-    replicates = np.concatenate([
-        _ratio_of_sums(a.numerator[idx], a.denominator[idx]) - _ratio_of_sums(b.numerator[idx], b.denominator[idx])
-        for idx in resample_blocks(n, n_resamples, seed)])
-    estimate = float(_ratio_of_sums(a.numerator, a.denominator) - _ratio_of_sums(b.numerator, b.denominator))
-    return _interval(estimate, replicates, lambda: _jackknife_ratio(a) - _jackknife_ratio(b), n, n_resamples,
-                     level, seed, method)
 
 
 def seed_spread(values: Sequence[float]) -> SeedSpread:
