@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from xling.evaluate.uncertainty import (Ratio, bootstrap_groups, bootstrap_mean, bootstrap_ratio,
-                                        bootstrap_statistic, paired_difference, paired_groups_difference,
+                                        bootstrap_seeds_and_items, bootstrap_statistic, paired_difference, paired_groups_difference,
                                         seed_spread)
 
 RESAMPLES = 9999
@@ -167,6 +167,24 @@ def test_bad_input_is_refused():
         bootstrap_mean([1, 0], method="basic")
     with pytest.raises(ValueError, match="denominator"):
         bootstrap_ratio(Ratio(np.zeros(3), np.zeros(3)))
+
+
+def test_seeds_and_items_by_hand():
+    """Two seeds, each constant over its items (0 and 1): only the seeds vary. The mean of two seeds drawn with
+    replacement is 0 (1/4), 0.5 (1/2) or 1 (1/4): the 90% interval is [0, 1], the 30% one [0.5, 0.5]. With
+    one seed it is the item bootstrap of that seed."""
+    scores = [np.zeros(20), np.ones(20)]
+    wide = bootstrap_seeds_and_items(scores, n_resamples=20000, level=0.9, seed=1)
+    assert (wide.low, wide.estimate, wide.high) == (0.0, 0.5, 1.0)
+    narrow = bootstrap_seeds_and_items(scores, n_resamples=20000, level=0.3, seed=1)
+    assert (narrow.low, narrow.high) == (0.5, 0.5)
+    one = np.random.default_rng(9).random(200)
+    alone = bootstrap_seeds_and_items([one], n_resamples=RESAMPLES, seed=2)
+    reference = bootstrap_mean(one, n_resamples=RESAMPLES, seed=3)
+    assert alone.low == pytest.approx(reference.low, abs=0.005)
+    assert alone.high == pytest.approx(reference.high, abs=0.005)
+    with pytest.raises(ValueError, match="same items"):
+        bootstrap_seeds_and_items([np.zeros(3), np.zeros(4)])
 
 
 def test_seed_spread():
