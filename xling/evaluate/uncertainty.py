@@ -18,8 +18,8 @@ their mean, sd and count for the tables.
 A finding's "mean over the language pairs" is `bootstrap_groups`: each pair's items resampled within the pair
 (a stratified bootstrap), the statistic the mean over pairs of each pair's mean or ratio.
 Means and ratios are vectorised (10k items x 1000 resamples in well under a second); the callback is a loop.
-`paired_difference` (and `paired_groups_difference`) resamples the SAME items for two systems tested on one test set, so their shared item
-difficulty cancels: its interval is much narrower than the two intervals side by side.
+`paired_difference` (and `paired_groups_difference`) resamples the SAME items for two systems tested on one
+test set, so their shared item difficulty cancels: its interval is much narrower than the two side by side.
 
 Methods: "percentile" (the quantiles of the resampled statistic) and "bca" (bias-corrected and accelerated,
 Efron and Tibshirani 1993, ch. 14), both exactly as scipy.stats.bootstrap computes them; the resampled index
