@@ -8,8 +8,8 @@ import pytest
 from scipy import stats
 
 from xling.evaluate.uncertainty import (Ratio, bootstrap_groups, bootstrap_mean, bootstrap_ratio,
-                                        bootstrap_seeds_and_items, bootstrap_statistic, paired_difference, paired_groups_difference,
-                                        seed_spread)
+                                        bootstrap_seeds_and_items, bootstrap_statistic, paired_difference,
+                                        paired_groups_difference, seed_spread)
 
 RESAMPLES = 9999
 
