@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 
 from xling.evaluate.uncertainty import (Ratio, bootstrap_groups, bootstrap_mean, bootstrap_ratio,
-                                        bootstrap_seeds_and_items, bootstrap_statistic, paired_difference,
+                                        bootstrap_seeds_and_groups, bootstrap_seeds_and_items,
+                                        bootstrap_statistic, paired_difference,
                                         paired_groups_difference, seed_spread)
 
 RESAMPLES = 9999
@@ -185,6 +186,18 @@ def test_seeds_and_items_by_hand():
     assert alone.high == pytest.approx(reference.high, abs=0.005)
     with pytest.raises(ValueError, match="same items"):
         bootstrap_seeds_and_items([np.zeros(3), np.zeros(4)])
+
+
+def test_seeds_are_drawn_once_for_every_group():
+    """Seed 0 scores 0 and seed 1 scores 1 in both languages. A resample draws two seeds for both languages, so
+    the mean over languages is 0 (1/4), 0.5 (1/2) or 1 (1/4): the 60% interval (20% and 80% quantiles) is
+    [0, 1]. Seeds drawn per language would give 0, 0.25, ..., 1 with cumulative 0.0625, 0.3125, 0.6875,
+    0.9375, 1, and the interval [0.25, 0.75]."""
+    language = [np.zeros(10), np.ones(10)]
+    interval = bootstrap_seeds_and_groups([language, language], n_resamples=20000, level=0.6, seed=4)
+    assert (interval.low, interval.estimate, interval.high) == (0.0, 0.5, 1.0)
+    with pytest.raises(ValueError, match="same items"):
+        bootstrap_seeds_and_groups([language, [np.zeros(10)]])
 
 
 def test_seed_spread():

@@ -13,7 +13,8 @@ replacement, `n_resamples` times:
   `bootstrap_ratio`;
 - anything else (CKA over examples, a difference of two CKAs on the same sentences): `bootstrap_statistic`
   recomputes a callback on each resample of item indices.
-Several fine-tuning seeds on one test set: `bootstrap_seeds_and_items` resamples both; `seed_spread` gives
+Several fine-tuning seeds on one test set: `bootstrap_seeds_and_items` resamples both (over several test
+languages: `bootstrap_seeds_and_groups`); `seed_spread` gives
 their mean, sd and count for the tables.
 A finding's "mean over the language pairs" is `bootstrap_groups`: each pair's items resampled within the pair
 (a stratified bootstrap), the statistic the mean over pairs of each pair's mean or ratio.
@@ -279,31 +280,45 @@ def bootstrap_statistic(statistic: Callable[[np.ndarray], float], n_items: int, 
     return _interval(estimate, replicates, jackknife, n_items, n_resamples, level, seed, method)
 
 
+def bootstrap_seeds_and_groups(groups: Sequence[Sequence], *, n_resamples: int = DEFAULT_RESAMPLES,
+                               level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED) -> Interval:
+    """Interval of the mean over groups (test languages) of the mean over seeds of each seed's statistic in
+    the group: groups[g][s] = per-item scores or a Ratio of seed s on group g's items (the same items for
+    every seed, the same seeds in every group). Each resample draws every group's items once for all seeds
+    (one test set) and the seeds with replacement once for all groups (a seed is one fine-tuned model, tested
+    on every language). Why both levels: the spread over fine-tuning seeds is often larger than the test
+    set's, and an item bootstrap of one seed hides it. Percentile method (BCa's jackknife is not defined
+    over two levels)."""
+    groups = [[_as_ratio(scores) for scores in by_seed] for by_seed in groups]
+    if not groups or not groups[0]:
+        raise ValueError("a bootstrap over zero groups or zero seeds is undefined")
+    n_seeds = len(groups[0])
+    for by_seed in groups:
+        sizes = [len(r.numerator) for r in by_seed]
+        if len(by_seed) != n_seeds or len(set(sizes)) != 1:
+            raise ValueError(f"every seed must score the same items of every group: {n_seeds} seeds, sizes {sizes}")
+    _check(min(len(by_seed[0].numerator) for by_seed in groups), n_resamples, level, "percentile")
+    rng = np.random.default_rng(seed)
+    per_seed = np.zeros((n_resamples, n_seeds))  # summed over groups
+    for by_seed in groups:
+        start = 0
+        for idx in resample_blocks(len(by_seed[0].numerator), n_resamples, rng):
+            for j, ratio in enumerate(by_seed):
+                per_seed[start : start + len(idx), j] += _ratio_of_sums(ratio.numerator[idx], ratio.denominator[idx])
+            start += len(idx)
+    drawn = rng.integers(0, n_seeds, size=(n_resamples, n_seeds))
+    replicates = np.take_along_axis(per_seed, drawn, axis=1).mean(axis=1) / len(groups)
+    estimate = float(np.mean([[_ratio_of_sums(*ratio) for ratio in by_seed] for by_seed in groups]))
+    n_items = sum(len(by_seed[0].numerator) for by_seed in groups)
+    return _interval(estimate, replicates, None, n_items, n_resamples, level, seed, "percentile")
+
+
 def bootstrap_seeds_and_items(scores_by_seed: Sequence, *, n_resamples: int = DEFAULT_RESAMPLES,
                               level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED) -> Interval:
     """Interval of the mean over seeds of each seed's statistic on one test set (per-item scores or a Ratio
-    per seed, the same items in the same order), resampling both the seeds and the items: each resample draws
-    the items once for every seed (they are one test set) and the seeds with replacement. Why both: the spread
-    over fine-tuning seeds is often larger than the test set's, and an item bootstrap of one seed hides it.
-    Percentile method (BCa's jackknife is not defined over two levels)."""
-    systems = [_as_ratio(scores) for scores in scores_by_seed]
-    if not systems:
-        raise ValueError("a bootstrap over zero seeds is undefined")
-    n = len(systems[0].numerator)
-    if any(len(s.numerator) != n for s in systems):
-        raise ValueError(f"every seed must score the same items: {[len(s.numerator) for s in systems]}")
-    _check(n, n_resamples, level, "percentile")
-    rng = np.random.default_rng(seed)
-    per_seed = np.empty((n_resamples, len(systems)))
-    start = 0
-    for idx in resample_blocks(n, n_resamples, rng):
-        for j, ratio in enumerate(systems):
-            per_seed[start : start + len(idx), j] = _ratio_of_sums(ratio.numerator[idx], ratio.denominator[idx])
-        start += len(idx)
-    drawn = rng.integers(0, len(systems), size=(n_resamples, len(systems)))
-    replicates = np.take_along_axis(per_seed, drawn, axis=1).mean(axis=1)
-    estimate = float(np.mean([_ratio_of_sums(*ratio) for ratio in systems]))
-    return _interval(estimate, replicates, None, n, n_resamples, level, seed, "percentile")
+    per seed, the same items in the same order), seeds and items both resampled (bootstrap_seeds_and_groups
+    with one group)."""
+    return bootstrap_seeds_and_groups([scores_by_seed], n_resamples=n_resamples, level=level, seed=seed)
 
 
 def seed_spread(values: Sequence[float]) -> SeedSpread:
