@@ -192,3 +192,28 @@ def test_fast_align_word_pairs_of_synthetic_text_against_its_gold(synthetic_para
         assert rows.loc[(split, "pairs"), "aer"] < 0.3
     with pytest.raises(ValueError, match="aligner must be one of fast_align, eflomal, got 'giza'"):
         directional_links([["a"]], [["b"]], "giza", {})
+
+
+def test_fast_align_decoding_agrees_with_systran_aligners_own(synthetic_parallel, tmp_path):
+    """Our decoding of each direction, at the start tension 4 that systran_align.Aligner decodes with, against
+    the Aligner's grow-diag-final-and links: these contain the intersection of its two directions and lie in
+    their union, so ours must (up to float rounding)."""
+    import systran_align
+
+    from xling.data import fast_align
+
+    src = tokenize((synthetic_parallel / "en-xa.en").read_text().splitlines(), "en", "whitespace")
+    tgt = tokenize((synthetic_parallel / "en-xa.xa").read_text().splitlines(), "xa", "whitespace")
+    fwd_table, rev_table, _, ids = fast_align.train(src, tgt, tmp_path, fast_align.STANDARD)
+    aligner = systran_align.Aligner(str(tmp_path / "fwd"), str(tmp_path / "rev"))
+    both = dict(tension=4.0, favor_diagonal=True, prob_align_null=0.08)
+    inside = in_union = n_intersection = n_theirs = 0
+    for s, t in zip(src, tgt):
+        s_ids, t_ids = [ids[w] for w in s], [ids[w] for w in t]
+        fwd = fast_align.viterbi_links(fwd_table, s_ids, t_ids, **both)
+        rev = {(i, j) for j, i in fast_align.viterbi_links(rev_table, t_ids, s_ids, **both)}
+        theirs = set(aligner.align(s_ids, t_ids)["alignments"])
+        inside, n_intersection = inside + len(fwd & rev & theirs), n_intersection + len(fwd & rev)
+        in_union, n_theirs = in_union + len(theirs & (fwd | rev)), n_theirs + len(theirs)
+    assert n_intersection > 1000
+    assert inside / n_intersection > 0.999 and in_union / n_theirs > 0.999

@@ -8,6 +8,8 @@ Why not `systran_align.Aligner`: it returns only the grow-diag-final-and symmetr
 and the paper keeps their intersection. So `systran_align.generate_alignment_probabilities` trains both
 directions and writes their lexical tables, and `viterbi_links` decodes each direction as fast_align does
 (each target word to its most probable source word or to NULL, under the diagonal prior with the final tension).
+The Aligner decodes with the start tension 4, not the optimized one; decoded with 4, our two directions agree with
+it (99.997 % of their intersection lies in its symmetrization on 3,069 Europarl en-es pairs; the test checks it).
 
 Reproducible: fast_align has no randomness, but its E-step adds counts from OpenMP threads in whatever order they
 finish (two threads gave three different tables in three runs), so training runs in a child process with one
