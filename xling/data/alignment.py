@@ -1,7 +1,8 @@
 """Word pairs of parallel sentences (Cao, Kitaev and Klein 2020, section 3.3): the data of contextual retrieval
 and of fine-tuning alignment.
 
-    sentences -> tokenize (Moses, sacremoses) -> eflomal, both directions -> intersection -> one-to-one links
+    sentences -> tokenize (Moses, sacremoses) -> fast_align or eflomal, both directions -> intersection
+              -> one-to-one links
 
 The intersection of the two directions trades coverage for precision (Och and Ney 2003): each direction links
 every word of one side to at most one word of the other, so their intersection is already one-to-one;
@@ -17,8 +18,9 @@ sentence pair.
 Where gold links exist (the synthetic source; Europarl's RWTH de-en sample), `alignment_error` scores the links
 by the alignment error rate of Och and Ney (2003) against sure and possible gold links.
 
-eflomal has no seed (its sampler reads /dev/urandom), so two runs give slightly different links: the word pairs
-are the one step of the project that is not bit-reproducible; their AER, precision and recall are recorded.
+Aligners (`ALIGNERS`): fast_align, the paper's (section 4; xling.data.fast_align, its standard -d -o -v), which
+gives the same links on every run; and eflomal, which has no seed (its sampler reads /dev/urandom), so two runs
+give slightly different links. Their AER, precision and recall are recorded where gold links exist.
 """
 
 from __future__ import annotations
@@ -85,6 +87,29 @@ def eflomal_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], *,
         if len(found) != len(src):
             raise RuntimeError(f"eflomal wrote {len(found)} {direction} alignments for {len(src)} sentence pairs")
     return links[0], links[1]
+
+
+def fast_align_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], **settings
+                     ) -> tuple[list[Links], list[Links]]:
+    """fast_align's forward (each tgt word linked to at most one src word) and reverse (each src word to at most
+    one tgt word) links, both as (src index, tgt index); `settings` as systran-align names them (module
+    xling.data.fast_align; its STANDARD are -d -o -v)."""
+    from xling.data import fast_align
+
+    if len(src) != len(tgt):
+        raise ValueError(f"{len(src)} source sentences but {len(tgt)} target sentences")
+    return fast_align.links(src, tgt, **settings)
+
+
+ALIGNERS = {"fast_align": fast_align_links, "eflomal": eflomal_links}
+
+
+def directional_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], aligner: str, settings: dict
+                      ) -> tuple[list[Links], list[Links]]:
+    """Forward and reverse links of the named aligner (`ALIGNERS`) with its settings."""
+    if aligner not in ALIGNERS:
+        raise ValueError(f"aligner must be one of {', '.join(ALIGNERS)}, got {aligner!r}")
+    return ALIGNERS[aligner](src, tgt, **settings)
 
 
 def one_to_one(links: Links) -> Links:
@@ -181,10 +206,12 @@ def read_split_files(src_path: str | os.PathLike, tgt_path: str | os.PathLike, a
 
 def align_corpus(src_path: str | os.PathLike, tgt_path: str | os.PathLike, out_dir: str | os.PathLike,
                  src_lang: str, tgt_lang: str, *, tokenizer: str, test: int, dev: int, train: Sequence[int],
-                 eflomal: dict, gold_path: str | os.PathLike | None = None) -> pd.DataFrame:
-    """Tokenize the line-aligned files, align the pairs the splits use, write every split (`write_split`) and
-    return one row per split and links (eflomal's forward and reverse, and the word pairs): sentence pairs,
-    links and, with gold links, precision, recall and AER.
+                 eflomal: dict | None = None, gold_path: str | os.PathLike | None = None,
+                 aligner: str = "eflomal", fast_align: dict | None = None) -> pd.DataFrame:
+    """Tokenize the line-aligned files, align the pairs the splits use with `aligner` (its settings in the
+    argument of its name), write every split (`write_split`) and return one row per split and links (the
+    aligner's forward and reverse, and the word pairs): sentence pairs, links and, with gold links, precision,
+    recall and AER.
 
     A pair with an empty side is dropped before splitting (Europarl has some). Gold links index the
     whitespace tokens of the files, so with gold the tokenizer must keep those tokens (FormatError otherwise)."""
@@ -210,8 +237,9 @@ def align_corpus(src_path: str | os.PathLike, tgt_path: str | os.PathLike, out_d
     except ValueError as exc:
         raise FormatError(f"{src_path} / {tgt_path}: {exc} (alignment.*_sentences)") from None
     used = sorted({k for indices in splits.values() for k in indices})
-    logger.info("aligning %d of %d sentence pairs with eflomal (%s)", len(used), len(kept), eflomal)
-    fwd, rev = eflomal_links([src[kept[k]] for k in used], [tgt[kept[k]] for k in used], **eflomal)
+    settings = {"eflomal": eflomal, "fast_align": fast_align}.get(aligner) or {}
+    logger.info("aligning %d of %d sentence pairs with %s (%s)", len(used), len(kept), aligner, settings)
+    fwd, rev = directional_links([src[kept[k]] for k in used], [tgt[kept[k]] for k in used], aligner, settings)
     links = {"forward": fwd, "reverse": rev, "pairs": word_pairs(fwd, rev)}
     position = {k: n for n, k in enumerate(used)}
     rows = []

@@ -1,0 +1,214 @@
+"""The papers' protocol (`resources/protocol.yaml`) against a run's settings: where the full study's defaults
+differ from what a paper states without a recorded reason (`unexplained`, the protocol test), and what a run did
+differently from each paper and why (`deviations`, the report's "Protocol and deviations" section).
+
+A run's value of a config key is config.yaml (or the run's merged config) over the schema's defaults, as
+Snakemake's `validate(config, schema, set_default=True)` fills them. Standard library and PyYAML only: the
+workflow and the report import it.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PROTOCOL = ROOT / "resources" / "protocol.yaml"
+SCHEMA = ROOT / "schemas" / "config.schema.yaml"
+CONFIG = ROOT / "config.yaml"
+NOT_STATED = "not stated"
+TODO = "TODO(issue 23)"
+COMPARISONS = ("equal", "set", "subset")
+_MISSING = object()
+
+
+def load_yaml(path: str | Path) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def load_protocol(path: str | Path = PROTOCOL) -> dict:
+    return load_yaml(path)
+
+
+def _resolve(node: dict, schema: dict) -> dict:
+    """The node with its `$ref` (to `#/definitions/...`) merged in; the node's own keys win."""
+    ref = node.get("$ref")
+    if not ref:
+        return node
+    target = schema
+    for part in ref.lstrip("#/").split("/"):
+        target = target[part]
+    return {**_resolve(target, schema), **{k: v for k, v in node.items() if k != "$ref"}}
+
+
+def schema_defaults(schema: dict, node: dict | None = None) -> Any:
+    """The value the schema gives an absent key: its `default`, with each property's default filled into an
+    object default (as jsonschema's set_default validation does); _MISSING where it has none."""
+    node = _resolve(schema if node is None else node, schema)
+    value = copy.deepcopy(node.get("default", _MISSING))
+    properties = node.get("properties")
+    if properties and (value is _MISSING or isinstance(value, dict)):
+        value = {} if value is _MISSING else value
+        for key, child in properties.items():
+            child_default = schema_defaults(schema, child)
+            if key not in value and child_default is not _MISSING:
+                value[key] = child_default
+    return value
+
+
+def merge(base: Any, override: Any) -> Any:
+    """`override` over `base`, dictionaries merged key by key."""
+    if isinstance(base, dict) and isinstance(override, dict):
+        merged = dict(base)
+        for key, value in override.items():
+            merged[key] = merge(base.get(key, _MISSING), value) if key in base else copy.deepcopy(value)
+        return merged
+    return copy.deepcopy(override)
+
+
+def settled(config: dict, schema: dict) -> dict:
+    """The run's settings: `config` over the schema's defaults, at every depth (defaults of objects the config
+    sets are filled in too)."""
+    def fill(value: Any, node: dict) -> Any:
+        node = _resolve(node, schema)
+        if isinstance(value, dict) and node.get("properties"):
+            value = dict(value)
+            for key, child in node["properties"].items():
+                if key in value:
+                    value[key] = fill(value[key], child)
+                else:
+                    default = schema_defaults(schema, child)
+                    if default is not _MISSING:
+                        value[key] = fill(default, child)
+        return value
+
+    return fill(merge(schema_defaults(schema), config), schema)
+
+
+def lookup(settings: dict, key: str) -> Any:
+    """The value of a dotted key; KeyError naming the key where it is absent."""
+    value: Any = settings
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise KeyError(key)
+        value = value[part]
+    return value
+
+
+def in_schema(schema: dict, key: str, *, open_objects: bool = False) -> bool:
+    """Whether the schema declares the dotted key (through `$ref`s). With open_objects, a key under an object
+    that declares no properties (ablation.bert: keys of the bert block) counts as declared."""
+    node = schema
+    for part in key.split("."):
+        node = _resolve(node, schema)
+        properties = node.get("properties")
+        if not properties and open_objects and node.get("type") == "object" \
+                and node.get("additionalProperties", True) is not False:
+            return True
+        if part not in (properties or {}):
+            return False
+        node = properties[part]
+    return True
+
+
+def stated(entry: dict) -> bool:
+    return entry.get("paper_value") != NOT_STATED
+
+
+def expected(entry: dict) -> Any:
+    """The paper's value in the config key's units."""
+    return entry["as_config"] if "as_config" in entry else entry["paper_value"]
+
+
+def matches(entry: dict, value: Any) -> bool:
+    """Whether a config value is the paper's, by the entry's comparison (equal, set, subset)."""
+    paper = expected(entry)
+    how = entry.get("compare", "equal")
+    if how == "equal":
+        return value == paper
+    if not isinstance(value, list) or not isinstance(paper, list):
+        return False
+    return set(paper) == set(value) if how == "set" else set(paper) <= set(value)
+
+
+def problems(protocol: dict, schema: dict, config: dict) -> list[str]:
+    """Every way the table and the defaults disagree: a malformed entry, a config key the schema lacks, a planned
+    key that exists now, a default that differs from a stated paper value without a reason, and a TODO reason
+    whose default already is the paper's."""
+    found, seen = [], set()
+    settings = settled(config, schema)
+    for entry in protocol["settings"]:
+        name = entry.get("id", "?")
+        missing = [field for field in ("id", "paper", "experiment", "section", "setting", "paper_value", "config_key")
+                   if field not in entry]
+        if missing:
+            found.append(f"{name}: missing {', '.join(missing)}")
+            continue
+        if name in seen:
+            found.append(f"{name}: duplicate id")
+        seen.add(name)
+        if entry["paper"] not in protocol["papers"]:
+            found.append(f"{name}: unknown paper {entry['paper']!r}")
+        if entry.get("compare", "equal") not in COMPARISONS:
+            found.append(f"{name}: compare must be one of {', '.join(COMPARISONS)}")
+        for planned in filter(None, str(entry.get("planned_key") or "").split(", ")):
+            if in_schema(schema, planned):
+                found.append(f"{name}: planned key {planned} is in the schema now: name it as config_key")
+        key = entry["config_key"]
+        if key is None:
+            if not entry.get("ours"):
+                found.append(f"{name}: no config key, so `ours` must say what the code does")
+            elif stated(entry) and not entry.get("same") and not entry.get("reason"):
+                found.append(f"{name}: the code's setting ({entry['ours']}) differs from the paper's "
+                             f"({entry['paper_value']}) without a reason (or `same: true`)")
+            continue
+        try:
+            value = lookup(settings, key)
+        except KeyError:
+            found.append(f"{name}: config key {key} is not in the schema or config.yaml")
+            continue
+        if not in_schema(schema, key, open_objects=True):
+            found.append(f"{name}: config key {key} is not declared in the schema")
+        if not stated(entry):
+            continue
+        agrees = matches(entry, value)
+        if not agrees and not entry.get("reason"):
+            found.append(f"{name}: {key} defaults to {value!r}, the paper ({entry['paper']} {entry['section']}) "
+                         f"states {expected(entry)!r}, and no reason is recorded")
+        if agrees and str(entry.get("reason", "")).startswith(TODO):
+            found.append(f"{name}: {key} is the paper's {value!r} now; remove the TODO reason")
+    return found
+
+
+def deviations(config: dict, *, schema: dict | None = None, protocol: dict | None = None,
+               defaults: dict | None = None) -> list[dict]:
+    """What a run (its config, before or after schema defaults) does differently from each paper: one row per
+    setting that differs (with the recorded reason, or "set by this run" where the run changed a default that
+    is the paper's) and per setting a paper does not state (with ours). `defaults` is the full study's config
+    (config.yaml), against which "set by this run" is judged."""
+    schema = load_yaml(SCHEMA) if schema is None else schema
+    protocol = load_protocol() if protocol is None else protocol
+    study = settled(load_yaml(CONFIG) if defaults is None else defaults, schema)
+    settings = settled(config, schema)
+    rows = []
+    for entry in protocol["settings"]:
+        key = entry["config_key"]
+        value = lookup(settings, key) if key else None
+        row = dict(paper=entry["paper"], experiment=entry["experiment"], section=entry["section"],
+                   setting=entry["setting"], paper_value=entry["paper_value"], config_key=key,
+                   ours=value if key else entry.get("ours"), note=entry.get("ours", "") if key else "",
+                   reason=entry.get("reason", ""))
+        if not stated(entry):
+            rows.append({**row, "status": NOT_STATED})
+        elif key is None:
+            if not entry.get("same"):
+                rows.append({**row, "status": "differs"})
+        elif not matches(entry, value):
+            if value != lookup(study, key) or not row["reason"]:
+                row["reason"] = "set by this run" + (f" (the full study: {row['reason']})" if row["reason"] else "")
+            rows.append({**row, "status": "differs"})
+    return rows
