@@ -28,7 +28,8 @@ def _n(x: float) -> str:
     return f"{x:.3g}" if x else "-"
 
 
-def print_rules(rows: list[dict], out=sys.stdout) -> None:
+def print_rules(rows: list[dict], out=None) -> None:
+    out = out or sys.stdout
     head = f"{'rule':32} {'jobs':>5} {'dev':>4} {'tokens':>8} {'steps':>8} {'examples':>9} {'FLOPs':>8} " \
            f"{'CPU h':>9} {'GPU h':>9} {'longest':>9} {'GPU GB':>7} {'host GB':>8}"
     print(head, file=out)
@@ -38,7 +39,8 @@ def print_rules(rows: list[dict], out=sys.stdout) -> None:
               f"{_h(r['longest_s']):>9} {r['gpu_mem_gb']:>7.1f} {r['host_mem_gb']:>8.1f}", file=out)
 
 
-def print_assumptions(throughput: dict, rows: list[dict], gpus_present: bool, out=sys.stdout) -> None:
+def print_assumptions(throughput: dict, rows: list[dict], gpus_present: bool, out=None) -> None:
+    out = out or sys.stdout
     print("\nAssumptions (resources/throughput.yaml; * = rule costed by the fallback):", file=out)
     gpu, cpu = throughput["devices"]["gpu"], throughput["devices"]["cpu"]
     if gpus_present:
@@ -108,7 +110,7 @@ def _print_check(estimates, root: Path, throughput: dict, fit: bool) -> None:
     print(f"rules within a factor of 2: {total['within_2x']} of {len(rows)}")
     if fit:
         print("\nImplied constants (median per job):")
-        for rule, c in implied_constants(estimates, root, throughput["fallback"]["startup_s"]).items():
+        for rule, c in implied_constants(estimates, root, throughput).items():
             print(f"{rule:32} {c}")
 
 

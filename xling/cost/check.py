@@ -52,21 +52,16 @@ def compare(estimates, benchmark_root: Path) -> tuple[list[dict], dict]:
     return sorted(rows.values(), key=lambda r: -r["measured_s"]), total
 
 
-def implied_constants(estimates, benchmark_root: Path, startup_s: float) -> dict[str, dict]:
-    """Per rule, the median of what each matched job implies: seconds per unit of counted work after
-    `startup_s`, or the job's seconds where it counts no units; with the median units and FLOPs it was fitted on."""
-    found: dict[str, list[tuple[float, float, float]]] = {}
+def implied_constants(estimates, benchmark_root: Path, throughput: dict) -> dict[str, dict]:
+    """Per rule, the start-up seconds each matched job implies (measured minus the estimated work beyond the
+    start-up), their median, and the largest peak RSS: the figures to write into the throughput file."""
+    found: dict[str, list[tuple[float, float]]] = {}
     for e in estimates:
         m = measured(benchmark_root, e.job.benchmark)
         if m is not None:
-            found.setdefault(e.job.rule, []).append((m["s"], e.work.units, e.work.flops))
-    out = {}
-    for rule, points in sorted(found.items()):
-        seconds = statistics.median(p[0] for p in points)
-        units = statistics.median(p[1] for p in points)
-        per_unit = [max(s - startup_s, 0.0) / u for s, u, _ in points if u]
-        out[rule] = {"median_s": round(seconds, 2), "median_units": units,
-                     "median_flops": statistics.median(p[2] for p in points),
-                     "s_per_unit": statistics.median(per_unit) if per_unit else None,
-                     "max_rss_mb": None}
-    return out
+            spec = throughput["rules"].get(e.job.rule, throughput["fallback"])
+            work_s = e.seconds - float(spec.get("startup_s", 0.0))
+            found.setdefault(e.job.rule, []).append((m["s"] - work_s, m["max_rss"]))
+    return {rule: {"startup_s": round(max(statistics.median(p[0] for p in points), 0.1), 1),
+                   "mem_mb": round(max(p[1] for p in points)), "jobs": len(points)}
+            for rule, points in sorted(found.items())}
