@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--snakefile", type=Path, default=ROOT / "Snakefile")
     parser.add_argument("--throughput", type=Path, default=ROOT / "resources" / "throughput.yaml")
     parser.add_argument("--gpus", type=int, nargs="*", default=[1, 8], help="GPU counts to schedule the run on")
-    parser.add_argument("--cores", type=int, default=64, help="CPU cores beside the GPUs in the schedule")
+    parser.add_argument("--cores-per-gpu", type=int, default=16, help="CPU cores per GPU in the schedule "
+                        "(with --no-gpu: the cores of the machine)")
     parser.add_argument("--no-gpu", action="store_true", help="cost the BERT rules on CPU (as the calibration runs)")
     parser.add_argument("--fallback", action="store_true", help="cost rules without a figure by the fallback")
     parser.add_argument("--only-missing", action="store_true", help="plan only jobs whose outputs are missing")
@@ -92,9 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     cpu_h, gpu_h = sum(r["cpu_h"] for r in rows), sum(r["gpu_h"] for r in rows)
     print(f"\nTotal: {cpu_h:,.1f} CPU core-hours, {gpu_h:,.1f} GPU hours; critical path {_h(critical_path_s(estimates))}")
     for n in args.gpus if gpus_present else [0]:
-        bound = max(critical_path_s(estimates), gpu_h * 3600 / n if n else 0.0, cpu_h * 3600 / args.cores)
-        print(f"On {n} GPU(s) and {args.cores} cores: at least {_h(bound)} (critical path, GPU work / N, CPU work / "
-              f"cores); greedy schedule {_h(schedule_s(estimates, n, args.cores))}")
+        cores = args.cores_per_gpu * max(n, 1)
+        bound = max(critical_path_s(estimates), gpu_h * 3600 / n if n else 0.0, cpu_h * 3600 / cores)
+        print(f"On {n} GPU(s) and {cores} cores: at least {_h(bound)} (the largest of critical path, GPU work / N, "
+              f"CPU work / cores); greedy schedule {_h(schedule_s(estimates, n, cores))}")
     print_assumptions(throughput, rows, gpus_present)
     if args.check:
         _print_check(estimates, args.check, throughput, args.fit)

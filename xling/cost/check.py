@@ -53,15 +53,22 @@ def compare(estimates, benchmark_root: Path) -> tuple[list[dict], dict]:
 
 
 def implied_constants(estimates, benchmark_root: Path, throughput: dict) -> dict[str, dict]:
-    """Per rule, the start-up seconds each matched job implies (measured minus the estimated work beyond the
-    start-up), their median, and the largest peak RSS: the figures to write into the throughput file."""
-    found: dict[str, list[tuple[float, float]]] = {}
+    """Per rule, medians over the matched jobs of the start-up seconds each implies (measured minus the estimated
+    work beyond the start-up) and of the seconds per unit beyond the current start-up (for rules that count
+    units), and the largest peak RSS: the figures to write into the throughput file."""
+    found: dict[str, list[tuple[float, float, float, float]]] = {}
     for e in estimates:
         m = measured(benchmark_root, e.job.benchmark)
         if m is not None:
             spec = throughput["rules"].get(e.job.rule, throughput["fallback"])
             work_s = e.seconds - float(spec.get("startup_s", 0.0))
-            found.setdefault(e.job.rule, []).append((m["s"] - work_s, m["max_rss"]))
-    return {rule: {"startup_s": round(max(statistics.median(p[0] for p in points), 0.1), 1),
-                   "mem_mb": round(max(p[1] for p in points)), "jobs": len(points)}
-            for rule, points in sorted(found.items())}
+            startup = float(spec.get("startup_s", 0.0))
+            found.setdefault(e.job.rule, []).append((m["s"] - work_s, m["max_rss"], m["s"] - startup,
+                                                     e.work.units / max(1, e.job.threads)))
+    out = {}
+    for rule, points in sorted(found.items()):
+        per_unit = [beyond / units for _, _, beyond, units in points if units]
+        out[rule] = {"startup_s": round(max(statistics.median(p[0] for p in points), 0.1), 1),
+                     "s_per_unit": float(f"{max(statistics.median(per_unit), 0.0):.3g}") if per_unit else None,
+                     "mem_mb": round(max(p[1] for p in points)), "jobs": len(points)}
+    return out

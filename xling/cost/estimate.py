@@ -102,6 +102,8 @@ def per_rule(estimates: list[Estimate]) -> list[dict]:
                                            "longest_s": 0.0, "gpu_mem_gb": 0.0, "host_mem_gb": 0.0,
                                            "device": e.device, "fallback": e.fallback, "notes": e.work.notes})
         row["jobs"] += 1
+        if e.device not in row["device"]:
+            row["device"] += "+" + e.device
         for key in ("tokens", "steps", "examples", "flops"):
             row[key] += getattr(e.work, key)
         hours = e.seconds / 3600

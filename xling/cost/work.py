@@ -150,7 +150,8 @@ def _inference(lm, ctx: Context, examples: float, length: float, what: str, pass
 
 def _extract(job, ctx: Context) -> Work:
     lm = job.params["lm"]
-    size = float(job.wildcards["lm"].split("/")[-1].split("-")[0]) if "/" in job.wildcards["lm"] else 0.0
+    label = job.wildcards["lm"].split("/")[-1].split("-")[0]
+    size = float(label) if label.isdigit() else float(max(ctx.config["corpus"]["sizes"]))  # a hub model: the largest
     docs = job.params.get("max_documents")
     sentences = size * len(job.params["languages"]) / float(job.params["n_shards"])
     if docs:
