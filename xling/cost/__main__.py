@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from xling.cost.check import compare, implied_constants
+from xling.cost.check import compare
 from xling.cost.estimate import (MissingThroughput, critical_path_s, estimate_jobs, load_throughput, per_rule,
                                  schedule_s)
 from xling.cost.jobs import plan_jobs
@@ -75,7 +75,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fallback", action="store_true", help="cost rules without a figure by the fallback")
     parser.add_argument("--only-missing", action="store_true", help="plan only jobs whose outputs are missing")
     parser.add_argument("--check", type=Path, help="root of a finished run (holds benchmarks/<run>/): compare")
-    parser.add_argument("--fit", action="store_true", help="with --check: print the constants the run implies")
     args = parser.parse_args(argv)
 
     throughput = load_throughput(args.throughput)
@@ -99,21 +98,17 @@ def main(argv: list[str] | None = None) -> int:
               f"CPU work / cores); greedy schedule {_h(schedule_s(estimates, n, cores))}")
     print_assumptions(throughput, rows, gpus_present)
     if args.check:
-        _print_check(estimates, args.check, throughput, args.fit)
+        _print_check(estimates, args.check)
     return 0
 
 
-def _print_check(estimates, root: Path, throughput: dict, fit: bool) -> None:
+def _print_check(estimates, root: Path) -> None:
     rows, total = compare(estimates, root)
     print(f"\nAgainst the measured benchmark files under {root} (estimate / measured):")
     for r in rows + [total]:
         print(f"{r['rule']:32} {r['jobs']:>5} est {r['estimated_s']:9.1f} s  measured {r['measured_s']:9.1f} s  "
               f"x{r['ratio']:.2f}  peak RSS {r['max_rss_mb']:.0f} MB")
     print(f"rules within a factor of 2: {total['within_2x']} of {len(rows)}")
-    if fit:
-        print("\nImplied constants (median per job):")
-        for rule, c in implied_constants(estimates, root, throughput).items():
-            print(f"{rule:32} {c}")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,11 @@
 """The estimate against a finished run: Snakemake's per-job benchmark files (benchmarks/<run>/**.tsv: wall
 seconds `s`, peak `max_rss` in MB) matched to the planned jobs by their benchmark path, per rule and in total.
-`implied_constants` turns the same match into the start-up seconds and seconds per unit that would have fitted.
+xling.cost.fit turns the same match into the constants of the throughput file.
 """
 
 from __future__ import annotations
 
 import csv
-import statistics
 from pathlib import Path
 
 
@@ -50,25 +49,3 @@ def compare(estimates, benchmark_root: Path) -> tuple[list[dict], dict]:
     total["ratio"] = total["estimated_s"] / total["measured_s"] if total["measured_s"] else float("inf")
     total["within_2x"] = sum(0.5 <= r["ratio"] <= 2.0 for r in rows.values())
     return sorted(rows.values(), key=lambda r: -r["measured_s"]), total
-
-
-def implied_constants(estimates, benchmark_root: Path, throughput: dict) -> dict[str, dict]:
-    """Per rule, medians over the matched jobs of the start-up seconds each implies (measured minus the estimated
-    work beyond the start-up) and of the seconds per unit beyond the current start-up (for rules that count
-    units), and the largest peak RSS: the figures to write into the throughput file."""
-    found: dict[str, list[tuple[float, float, float, float]]] = {}
-    for e in estimates:
-        m = measured(benchmark_root, e.job.benchmark)
-        if m is not None:
-            spec = throughput["rules"].get(e.job.rule, throughput["fallback"])
-            work_s = e.seconds - float(spec.get("startup_s", 0.0))
-            startup = float(spec.get("startup_s", 0.0))
-            found.setdefault(e.job.rule, []).append((m["s"] - work_s, m["max_rss"], m["s"] - startup,
-                                                     e.work.units / max(1, e.job.threads)))
-    out = {}
-    for rule, points in sorted(found.items()):
-        per_unit = [beyond / units for _, _, beyond, units in points if units]
-        out[rule] = {"startup_s": round(max(statistics.median(p[0] for p in points), 0.1), 1),
-                     "s_per_unit": float(f"{max(statistics.median(per_unit), 0.0):.3g}") if per_unit else None,
-                     "mem_mb": round(max(p[1] for p in points)), "jobs": len(points)}
-    return out

@@ -273,7 +273,8 @@ def _word_pairs(job, ctx: Context) -> Work:
 
 
 def _fixed(job, ctx: Context) -> Work:
-    return Work(notes=["start-up only (tables, downloads of known size, small parsers)"])
+    return Work(notes=["a fixed time per job, as measured at calibration scale (tables, parsers, retrieval on stored "
+                       "vectors): its growth with the data is not modelled, a floor at larger scales"])
 
 
 WORK_MODELS = {
