@@ -12,6 +12,7 @@ import yaml
 from xling.cost import __main__ as cli
 from xling.cost.check import compare
 from xling.cost.estimate import (MissingThroughput, critical_path_s, estimate_jobs, per_rule, schedule_s)
+from xling.cost.fit import fit
 from xling.cost.jobs import PlannedJob, plan_jobs
 from xling.cost.work import Context
 
@@ -91,6 +92,17 @@ def test_compare_with_benchmark_files(tmp_path):
     assert by_rule["bert_pretrain"]["measured_s"] == 40.0 and by_rule["bert_pretrain"]["jobs"] == 2
     assert total["measured_s"] == 45.0 and total["max_rss_mb"] == 50.5
     assert total["estimated_s"] == pytest.approx(sum(e.seconds for e in estimates[:3]))
+
+
+def test_fit_recovers_start_up_and_seconds_per_unit():
+    # rule, measured s, units per thread, estimated FLOP seconds, peak RSS: 2 s start-up + 0.5 s a unit (+ FLOP s)
+    jobs = ((10, 0, 100), (20, 1, 120), (40, 0, 90), (80, 3, 95))
+    rows = [("glove", 2.0 + 0.5 * u + f, u, f, rss) for u, f, rss in jobs]
+    rows.append(("report", 4.0, 0.0, 0.0, 50))
+    rows.append(("report", 6.0, 0.0, 0.0, 60))
+    fitted = fit(rows)
+    assert fitted["glove"] == {"startup_s": 2.0, "s_per_unit": 0.5, "mem_mb": 120, "jobs": 4}
+    assert fitted["report"] == {"startup_s": 5.0, "mem_mb": 60, "jobs": 2}
 
 
 @pytest.fixture(scope="module")

@@ -90,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Run {plan.config.get('run')}: {len(plan.jobs)} jobs of {len(rows)} rules\n")
     print_rules(rows)
     cpu_h, gpu_h = sum(r["cpu_h"] for r in rows), sum(r["gpu_h"] for r in rows)
-    print(f"\nTotal: {cpu_h:,.1f} CPU core-hours, {gpu_h:,.1f} GPU hours; critical path {_h(critical_path_s(estimates))}")
+    print(f"\nTotal: {cpu_h:,.1f} CPU core-hours, {gpu_h:,.1f} GPU hours; "
+          f"critical path {_h(critical_path_s(estimates))}")
     for n in args.gpus if gpus_present else [0]:
         cores = args.cores_per_gpu * max(n, 1)
         bound = max(critical_path_s(estimates), gpu_h * 3600 / n if n else 0.0, cpu_h * 3600 / cores)

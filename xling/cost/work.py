@@ -124,7 +124,8 @@ def _finetune(job, ctx: Context) -> Work:
     if shape is None:  # frozen static vectors under a small trained head: CPU, per example
         return Work(units=examples, tokens=tokens, steps=steps, examples=examples,
                     notes=["static model: counted in examples (frozen vectors, small head)"])
-    return Work(flops=tokens * train_flops_per_token(shape, int(length), 0, 0) + dev * infer_flops_per_token(shape, int(length)),
+    flops = tokens * train_flops_per_token(shape, int(length), 0, 0) + dev * infer_flops_per_token(shape, int(length))
+    return Work(flops=flops,
                 tokens=tokens, steps=steps, examples=examples, hidden=shape["hidden_size"],
                 params=dense_params(shape), batch_tokens=settings["batch_size"] * settings["max_length"],
                 notes=[f"{task}: {settings['epochs']} epochs x {train:.0f} examples x {length:.0f} pieces; "
@@ -135,17 +136,19 @@ def _transfer_eval(job, ctx: Context) -> Work:
     run, lm = job.params["run"], job.params["lm"]
     task = run["task"]
     examples = sum(ctx.size(task, split) for splits in run["langs"].values() for split in splits)
-    return _inference(lm, ctx, examples, _example_length(ctx, task, 128), f"{task} dev/test of {len(run['langs'])} languages")
+    length = _example_length(ctx, task, ctx.config["transfer"][task]["max_length"])
+    return _inference(lm, ctx, examples, length, f"{task} dev/test of {len(run['langs'])} languages")
 
 
-def _inference(lm, ctx: Context, examples: float, length: float, what: str, passes: float = 1.0) -> Work:
+def _inference(lm, ctx: Context, examples: float, length: float, what: str) -> Work:
     shape = lm_shape(lm, ctx)
-    tokens = examples * length * passes
+    tokens = examples * length
     if shape is None:
-        return Work(units=examples * passes, tokens=tokens, examples=examples, notes=[f"{what}: static model, per example"])
+        return Work(units=examples, tokens=tokens, examples=examples,
+                    notes=[f"{what}: static model, per example"])
     return Work(flops=tokens * infer_flops_per_token(shape, int(min(length, _window(lm, 512)))), tokens=tokens,
                 examples=examples, hidden=shape["hidden_size"], params=dense_params(shape),
-                notes=[f"{what}: {examples:.0f} x {length:.0f} pieces" + (f" x {passes:g} passes" if passes != 1 else "")])
+                notes=[f"{what}: {examples:.0f} x {length:.0f} pieces"])
 
 
 def _extract(job, ctx: Context) -> Work:
@@ -160,9 +163,9 @@ def _extract(job, ctx: Context) -> Work:
     return _inference(shape_lm, ctx, sentences, ctx.pieces_per_sentence(), "corpus sentences of the shard")
 
 
-def _language_pairs(job, ctx: Context, sentences: float, what: str, passes: float = 1.0) -> Work:
+def _language_pairs(job, ctx: Context, sentences: float, what: str) -> Work:
     lm = job.params.get("lm") or job.params.get("base") or {"kind": "bert", "label": job.wildcards.get("lm", "bert")}
-    return _inference(lm, ctx, 2 * sentences, ctx.pieces_per_sentence(), what, passes)
+    return _inference(lm, ctx, 2 * sentences, ctx.pieces_per_sentence(), what)
 
 
 def _token_translation(job, ctx: Context) -> Work:
@@ -233,7 +236,8 @@ def _mono_contextual(job, ctx: Context) -> Work:
         tokens = s["epochs"] * ctx.size(task, "train") * length
         # per layer and model (mono, biMLM): frozen features through the task layers, trained; forward of the BERT
         runs = len(settings["layers"]) * 2
-        work.flops += runs * tokens * (settings["task_layers"] * layer_flops + infer_flops_per_token(shape, int(length)))
+        per_token = settings["task_layers"] * layer_flops + infer_flops_per_token(shape, int(length))
+        work.flops += runs * tokens * per_token
         work.tokens += runs * tokens
     work.notes.append(f"{len(settings['layers'])} layers x 2 models x tasks {job.params['tasks']} with "
                       f"{settings['task_layers']} trained task layers")
