@@ -142,3 +142,14 @@ def test_cli_refuses_a_rule_without_a_figure(tmp_path, capsys):
                      "--fallback", "--gpus", "2"]) == 0
     out = capsys.readouterr().out
     assert "glove *" in out and "On 2 GPU(s)" in out and "Assumptions" in out
+
+
+def test_every_rule_of_the_full_study_has_a_figure_and_pretraining_dominates():
+    """config.yaml is what researchers cost before launch: no rule of it may need --fallback."""
+    plan = plan_jobs([], ROOT / "Snakefile")
+    throughput = yaml.safe_load((ROOT / "resources" / "throughput.yaml").read_text())
+    assert {j.rule for j in plan.jobs} <= set(throughput["rules"])
+    rows = {r["rule"]: r for r in per_rule(estimate_jobs(plan.jobs, Context(plan.config, throughput["data"]),
+                                                         throughput))}
+    pretraining = sum(rows[r]["gpu_h"] for r in ("bert_pretrain", "ablation_pretrain", "mono_pretrain"))
+    assert pretraining > 0.9 * sum(r["gpu_h"] for r in rows.values())
