@@ -1,6 +1,7 @@
 # Two entry points for a fresh machine (see README):
 #   make demo   create .venv, install, run the offline demo  -> results/demo/report.html
 #   make test   create .venv, install, run the test suite
+#   make cost   what a run costs before launch (CONFIG=presets/X.yaml; default config.yaml, the full study)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -12,7 +13,7 @@ CORES ?= 2
 # pytest-xdist workers of `make test`: the workflow runs of one overlap the other's unit tests and SLURM waits
 TEST_WORKERS ?= 2
 
-.PHONY: demo test lint install accept-code
+.PHONY: demo test lint install accept-code cost
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +35,12 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
+
+# GPUS: the GPU counts to schedule the run on
+CONFIG ?= config.yaml
+GPUS ?= 1 8 32
+cost: install
+	$(BIN)/python -m xling.cost --configfile $(CONFIG) --gpus $(GPUS)
 
 lint: install
 	$(BIN)/snakemake --lint --configfile presets/demo.yaml

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "xling"
 # Lowest first, above the top level (the modules directly in xling/: io, logs, runtime, imports, tables; and
 # xling/plan/). A module may import its own layer and the ones below.
-LAYERS = ("data", "models", "encode", "represent", "tune", "evaluate", "report")
+LAYERS = ("data", "models", "encode", "represent", "tune", "evaluate", "report", "cost")
 PLAN = "xling.plan"
 PLAN_MAY_IMPORT = frozenset({PLAN, "xling.imports"})
 PLAN_NEVER_IMPORTS = frozenset({"torch", "pandas", "matplotlib"})
