@@ -46,7 +46,7 @@ lint: install
 	$(BIN)/snakemake --lint --configfile presets/demo.yaml
 
 # Accept code changes without rerunning (after a refactor): marks current the jobs whose only change is their code
-# version, and refuses, touching nothing, when any job must run for another reason (README: reruns).
+# version, and refuses, touching nothing, when any job must run for another reason (docs/architecture.md: reruns).
 #   make accept-code ARGS="--configfile presets/demo.yaml"
 accept-code: install
 	$(BIN)/python -m xling.plan.accept_code $(ARGS)

@@ -1,16 +1,17 @@
-"""README's architecture section describes the package as it is: every xling module is named under its
-subpackage, and every subpackage it names exists."""
+"""docs/architecture.md's tree describes the package as it is: every xling module, nested packages' included, is
+named under its subpackage, and every subpackage it names exists."""
 
 import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+ARCHITECTURE = REPO / "docs" / "architecture.md"
 
 
 def architecture_listing() -> dict[str, set[str]]:
-    """{subpackage ('' for top-level modules): words listed for it} from README's architecture block."""
-    readme = REPO.joinpath("README.md").read_text(encoding="utf-8")
-    block = readme.split("## Architecture", 1)[1].split("```", 2)[1]
+    """{subpackage ('' for top-level modules): words listed for it} from the tree block of docs/architecture.md."""
+    page = ARCHITECTURE.read_text(encoding="utf-8")
+    block = page.split("## The tree in layers", 1)[1].split("```", 2)[1]
     lines = block.split("xling/", 1)[1].splitlines()[1:]
     listing: dict[str, set[str]] = {}
     current = None
@@ -29,13 +30,27 @@ def architecture_listing() -> dict[str, set[str]]:
     return listing
 
 
-def test_readme_architecture_names_every_module():
+def package_modules(package: Path) -> set[str]:
+    """The module and subpackage names under a package, nested packages' modules included."""
+    names = set()
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package).with_suffix("").parts
+        names.update(part for part in parts if part != "__init__")
+    return names
+
+
+def test_architecture_names_every_module():
     listing = architecture_listing()
     package = REPO / "xling"
-    actual = {p.name: {m.stem for m in p.glob("*.py") if m.stem != "__init__"}
-              for p in package.iterdir() if (p / "__init__.py").exists()}
+    actual = {p.name: package_modules(p) for p in package.iterdir() if (p / "__init__.py").exists()}
     actual[""] = {m.stem for m in package.glob("*.py") if m.stem != "__init__"}
-    assert set(listing) == set(actual), "subpackages in README vs xling/"
+    assert set(listing) == set(actual), "subpackages in docs/architecture.md vs xling/"
     for name, modules in actual.items():
         missing = modules - listing[name]
-        assert not missing, f"xling/{name}: modules not in README's architecture section: {sorted(missing)}"
+        assert not missing, f"xling/{name}: modules not in docs/architecture.md's tree: {sorted(missing)}"
+
+
+def test_listing_reads_nested_packages():
+    """The check covers nested packages: a module of xling/evaluate/findings/ must be named under evaluate/."""
+    assert {"findings", "liu_what", "cao"} <= package_modules(REPO / "xling" / "evaluate")
+    assert {"findings", "liu_what", "cao"} <= architecture_listing()["evaluate"]

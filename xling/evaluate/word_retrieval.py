@@ -1,6 +1,6 @@
 """Word translation retrieval with per-layer word vectors from the representation store.
 
-Definitions (also in the README):
+Definitions (also in docs/studies/liu_what.md):
 - vocabulary of a language: words with count >= min_count in the vocabulary counts (Parquet lang, word,
   count) AND a vector in the store for that language (and layer);
 - a dictionary pair (distinct pairs only) is covered when both its words are in their vocabularies;
