@@ -418,8 +418,9 @@ def table_plan():
 
 
 def table_inputs(consumer):
-    """{table: Parquet path} of the run's tables that `consumer` (findings, report) reads: a table the run does
-    not make is left out (its claims are "not measured", its report sections skipped)."""
+    """{table: Parquet path (the training logs: our BERTs' directories)} of the run's tables that `consumer`
+    (findings, report) reads: a table the run does not make is left out (its claims are "not measured", its
+    report sections skipped)."""
     return table_registry.inputs(consumer, table_plan())
 
 
