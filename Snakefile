@@ -49,10 +49,7 @@ include: "rules/report.smk"
 rule all:
     input:
         f"{RESULTS}/report.html",
-        language_tables(),
-        alignment_tables(),
+        table_targets(),
         align_finetune_targets(),
         align_baselines_targets(),
-        ablation_targets(),
-        monolingual_tables(),
     default_target: True

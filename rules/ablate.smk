@@ -84,21 +84,3 @@ use rule bert_pretrain as ablation_pretrain with:
         f"{LOGS}/ablation_pretrain/{{setting}}/{{pair}}.log",
     benchmark:
         f"{BENCH}/ablation_pretrain/{{setting}}/{{pair}}.tsv"
-
-
-rule ablation_table:
-    input:
-        tables=ablation_transfer_parts(),
-    output:
-        parquet=f"{RESULTS}/eval/ablation.parquet",
-        csv=f"{RESULTS}/eval/ablation.csv",
-    params:
-        code=code_version("scripts/gather_table.py"),
-    log:
-        f"{LOGS}/ablation_table.log",
-    benchmark:
-        f"{BENCH}/ablation_table.tsv"
-    conda:
-        "../envs/data.yaml"
-    script:
-        "../scripts/gather_table.py"

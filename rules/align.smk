@@ -60,38 +60,6 @@ rule contextual_retrieval:
         "../scripts/contextual_retrieval.py"
 
 
-rule word_pairs_table:
-    input:
-        tables=expand(f"{RESULTS}/eval/word_pairs/{PIVOT}-{{lang}}.parquet", lang=align_pair_langs()),
-    output:
-        parquet=f"{RESULTS}/eval/word_pairs.parquet",
-        csv=f"{RESULTS}/eval/word_pairs.csv",
-    params:
-        code=code_version("scripts/gather_table.py"),
-    log:
-        f"{LOGS}/word_pairs_table.log",
-    conda:
-        "../envs/data.yaml"
-    script:
-        "../scripts/gather_table.py"
-
-
-rule contextual_retrieval_table:
-    input:
-        tables=[f"{RESULTS}/eval/contextual_retrieval/{lm}.parquet" for lm in contextual_retrieval_lms()],
-    output:
-        parquet=f"{RESULTS}/eval/contextual_retrieval.parquet",
-        csv=f"{RESULTS}/eval/contextual_retrieval.csv",
-    params:
-        code=code_version("scripts/gather_table.py"),
-    log:
-        f"{LOGS}/contextual_retrieval_table.log",
-    conda:
-        "../envs/data.yaml"
-    script:
-        "../scripts/gather_table.py"
-
-
 rule contextual_retrieval_frequency:
     input:
         queries=[f"{RESULTS}/eval/contextual_retrieval/{lm}.queries.parquet" for lm in contextual_retrieval_lms()],

@@ -22,18 +22,19 @@ from types import SimpleNamespace
 import yaml
 
 sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
+from xling.plan import tables as table_registry  # noqa: E402
+from xling.plan.ablation import parse_setting  # noqa: E402
+from xling.plan.alignment import check_parallel_text  # noqa: E402
 from xling.plan.code import CodeVersions  # noqa: E402
 from xling.plan.data import Layout, SyntheticData  # noqa: E402
 from xling.plan.models import ANY_LM, BERT_LM, aligned_base, hf_slug, parse_grid  # noqa: E402
+from xling.plan.seeds import seed_of  # noqa: E402
 
 # Scripts and `python -m xling...` commands import the package from this checkout, in any environment
 # (venv, --sdm conda, or a SLURM job step that re-evaluates this file).
 os.environ.update(
     PYTHONPATH=os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH")) if p)
 )
-from xling.data.alignment import pairs_needed  # noqa: E402
-from xling.evaluate.findings import TABLES as FINDINGS_TABLES  # noqa: E402
-from xling.models.ablation import parse_setting  # noqa: E402
 from xling.runtime import computed, without_runtime  # noqa: E402
 
 with open(os.path.join(workflow.basedir, "schemas", "config.schema.yaml"), encoding="utf-8") as handle:
@@ -86,18 +87,6 @@ def window_sweep():
         raise ValueError(f"window_sweep.sizes: {unknown} are not in corpus.sizes {SIZES}")
     return [(model, size, window) for model in sweep["models"] if model in MODELS
             for size in sizes for window in sweep["windows"]]
-
-
-def window_sweep_tables():
-    return [f"{RESULTS}/eval/retrieval/{model}/{size}-w{window}.parquet" for model, size, window in window_sweep()]
-
-
-def retrieval_tables():
-    """The word-retrieval tables the run gathers: the models x sizes x windows grid, the window sweep's that are
-    not in it, then each Hugging Face checkpoint's."""
-    tables = grid(f"{RESULTS}/eval/retrieval/{{model}}/{{size}}-w{{window}}.parquet")
-    tables += [table for table in window_sweep_tables() if table not in tables]
-    return tables + [f"{RESULTS}/eval/retrieval/hf/{slug}.parquet" for slug in HF_MODELS]
 
 
 def vocab_source():
@@ -287,22 +276,6 @@ def ablation_hparams(setting):
             "ablation": spec}
 
 
-def ablation_transfer_parts():
-    """Transfer tables of every ablation: each task of ablation.tasks at the first freeze depth, every seed."""
-    variant = f"f{TRANSFER['freeze'][0]}"
-    return [f"{RESULTS}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
-            for lm in ablation_models() for task in ABLATION["tasks"] for seed in TRANSFER["seeds"]]
-
-
-def ablation_report_tables():
-    """{"ablation": its Parquet} when the run trains ablations (report and findings input)."""
-    return {"ablation": f"{RESULTS}/eval/ablation.parquet"} if ablation_transfer_parts() else {}
-
-
-def ablation_targets():
-    return [f"{RESULTS}/eval/ablation.{ext}" for ext in ("parquet", "csv")] if ablation_transfer_parts() else []
-
-
 def ablation_langs(lm, langs):
     """The languages of `langs` an ablation has a view of: its pair's; all for another model."""
     if not lm or not lm.startswith("ablation/"):
@@ -432,47 +405,32 @@ def retrieval_inputs(wildcards):
             for split in ("dev", "test") for side, ext in (("xx", lang), ("en", "en"), ("gold", "gold"))}
 
 
-def _translation_parts(kind):
-    suffix = ".samples.parquet" if kind == "samples" else ".parquet"
-    return [f"{RESULTS}/eval/token_translation/{lm}/{PIVOT}-{lang}{suffix}"
-            for lm in language_models() for lang in translation_langs()]
+def table_plan():
+    """What the table registry (xling.plan.tables) reads of this run's plan: the attributes its docstring lists."""
+    return SimpleNamespace(
+        results=RESULTS, pivot=PIVOT, models=MODELS, sizes=SIZES, windows=WINDOWS, hf_slugs=list(HF_MODELS),
+        window_sweep=window_sweep, language_models=language_models, translation_langs=translation_langs,
+        tatoeba_langs=tatoeba_langs, bucc_langs=bucc_langs, transfer_runs=transfer_runs, seeds=TRANSFER["seeds"],
+        freeze=TRANSFER["freeze"], align_pair_langs=align_pair_langs, contextual_retrieval_lms=contextual_retrieval_lms,
+        ablation_models=ablation_models, ablation_tasks=ABLATION["tasks"], mono_targets=mono_targets,
+        retrieval_targets=retrieval_targets, mono_contextual_langs=mono_contextual_langs, mono_grid=MONO_GRID,
+        en_prime=EN_PRIME, pos_splits=POS["splits"])
 
 
-def _retrieval_parts(task):
-    langs = tatoeba_langs() if task == "tatoeba" else bucc_langs()
-    return [f"{RESULTS}/eval/sentence_retrieval/{task}/{lm}/{lang}.parquet"
-            for lm in language_models() for lang in langs]
+def table_inputs(consumer):
+    """{table: Parquet path (the training logs: our BERTs' directories)} of the run's tables that `consumer`
+    (findings, report) reads: a table the run does not make is left out (its claims are "not measured", its
+    report sections skipped)."""
+    return table_registry.inputs(consumer, table_plan())
 
 
-def language_table_specs():
-    """Final table key -> (inputs, output stem); a table without inputs is not built."""
-    return {
-        "token_translation": (_translation_parts("table"), f"{RESULTS}/eval/token_translation"),
-        "token_translation_samples": (_translation_parts("samples"), f"{RESULTS}/eval/token_translation_samples"),
-        "tatoeba": (_retrieval_parts("tatoeba"), f"{RESULTS}/eval/tatoeba"),
-        "bucc": (_retrieval_parts("bucc"), f"{RESULTS}/eval/bucc"),
-        "transfer": (transfer_parts(), f"{RESULTS}/eval/transfer"),
-    }
-
-
-def language_report_tables():
-    """{report table key: Parquet path} of the language and transfer tables this run builds (report inputs)."""
-    return {key: f"{stem}.parquet" for key, (parts, stem) in language_table_specs().items() if parts}
-
-
-def findings_tables():
-    """{table key: Parquet path} of the run's tables the findings are judged on (xling.evaluate.findings.TABLES;
-    one the run does not build makes its claims "not measured")."""
-    tables = {"word_retrieval": f"{RESULTS}/eval/word_retrieval.parquet", **language_report_tables(),
-              **alignment_report_tables(), **ablation_report_tables(), **monolingual_report_tables()}
-    if POS["splits"]:
-        tables["word_retrieval_pos"] = f"{RESULTS}/eval/word_retrieval_pos.parquet"
-    return {key: path for key, path in tables.items() if key in FINDINGS_TABLES}
-
-
-def language_tables():
-    """Every final language table (Parquet and CSV) this run builds, for rule all."""
-    return [f"{stem}.{ext}" for _, (parts, stem) in language_table_specs().items() if parts for ext in ("parquet", "csv")]
+def table_targets():
+    """Every result table the run makes, Parquet and CSV (rule all). On synthetic data the alignment splits must
+    fit its parallel text: a plan that needs more stops here, not in the word_pairs jobs."""
+    if align_pair_langs():
+        check_parallel_text(ALIGN["test_sentences"], ALIGN["dev_sentences"], ALIGN["train_sentences"],
+                            DATA_SOURCE.parallel_sentences)
+    return table_registry.targets(table_plan())
 
 
 # Word retrieval by part of speech (rules/evaluate.smk): the pivot's treebank files tag the query words.
@@ -692,11 +650,6 @@ def transfer_eval_params(wildcards):
     return run
 
 
-def transfer_parts():
-    return [f"{RESULTS}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
-            for task, lm, variant in transfer_runs() for seed in TRANSFER["seeds"]]
-
-
 # Contextual alignment (rules/align.smk): word pairs of the parallel text, contextual retrieval and its analyses.
 ALIGN = config["alignment"]  # defaults filled in by the schema
 ALIGN_RETRIEVAL = ALIGN["retrieval"]
@@ -741,25 +694,6 @@ def contextual_retrieval_inputs(wildcards):
     return dict(model=lm_model(wildcards), rotations=CONTEXTUAL_ROTATIONS.get(wildcards.lm, []),
                 test=[f for lang in langs for f in word_pair_files(lang, ["test"])["test"]],
                 seen=[f for lang in langs for f in word_pair_files(lang, [seen_split()])[seen_split()]])
-
-
-def alignment_tables():
-    """Every final table of the alignment study this run builds (Parquet and CSV), for rule all. On synthetic data
-    the splits must fit its parallel text: a plan that needs more stops here, not in the word_pairs jobs."""
-    if not align_pair_langs():
-        return []
-    need = pairs_needed(ALIGN["test_sentences"], ALIGN["dev_sentences"], ALIGN["train_sentences"])
-    have = DATA_SOURCE.parallel_sentences
-    if have is not None and need > have:
-        raise ValueError(f"alignment.test_sentences + dev_sentences + max(train_sentences) = {need} sentence pairs, "
-                         f"but synthetic.parallel_sentences is {have}: lower the "
-                         "alignment splits (presets/demo.yaml: 200 + 100 + 700) or raise the synthetic pairs")
-    stems = ["word_pairs"]
-    if contextual_retrieval_lms():
-        stems += ["contextual_retrieval", "contextual_retrieval_frequency"]
-        if POS["splits"]:
-            stems.append("contextual_retrieval_pos")
-    return [f"{RESULTS}/eval/{stem}.{ext}" for stem in stems for ext in ("parquet", "csv")]
 
 
 ANALYSIS_BY = ["lm", "model", "size", "window", "lang", "pair", "method", "parallel_sentences", "layer"]  # the analyses' groups
@@ -815,11 +749,6 @@ def align_baselines_targets():
     return [f"{RESULTS}/eval/contextual_retrieval/{lm}.parquet" for lm in fasttext_lms()]
 
 
-def alignment_report_tables():
-    """{report table key: Parquet path} of the alignment study's gathered tables this run builds (rules/align.smk's
-    alignment_tables; the fastText baseline's rows are among contextual retrieval's)."""
-    tables = {os.path.basename(path)[: -len(".parquet")]: path for path in alignment_tables() if path.endswith(".parquet")}
-    return {key: path for key, path in tables.items() if key.startswith("contextual_retrieval")}
 # Monolingual BERTs and CKA (rules/analyse.smk): the models, their settings and the tables.
 MONO = config["monolingual"]  # defaults filled in by the schema
 CKA = config["cka"]
@@ -855,8 +784,6 @@ def mono_hparams(mono, window):
     """The `bert` settings, the window, monolingual.max_steps, and the model's seed: drawn from (monolingual.seed,
     its language), so no two languages' models start from the same weights (with one vocabulary, a shared seed
     would give shared words the same initial embedding); en' ({pivot}~{s}) draws it from (s, pivot)."""
-    from xling.models.mlm_data import seed_of  # torch: imported when a monolingual job is planned, not at parse
-
     lang, _, seed = mono.partition("~")
     hparams = {**computed("bert", config["bert"]), "window": int(window),
                "seed": seed_of(int(seed) if seed else MONO["seed"], lang)}
@@ -872,24 +799,6 @@ def mono_model_params(mono):
 
 def xnli_files(lang, split):
     return [LAYOUT.file("xnli", lang=PIVOT, split=split), LAYOUT.file("xnli", lang=lang, split=split)]
-
-
-def monolingual_table_specs():
-    """Final table key -> (inputs, output stem), as language_table_specs."""
-    words = [lang for lang in mono_targets() if lang in retrieval_targets()]
-    sentences = [lang for lang in mono_targets() if lang in tatoeba_langs()]
-    return {
-        "monolingual_words": ([f"{RESULTS}/eval/monolingual/words/{MONO_GRID}/{lang}.parquet" for lang in words],
-                              f"{RESULTS}/eval/monolingual_words"),
-        "monolingual_sentences": (
-            [f"{RESULTS}/eval/monolingual/sentences/{MONO_GRID}/{lang}.parquet" for lang in sentences],
-            f"{RESULTS}/eval/monolingual_sentences"),
-        "cka": ([f"{RESULTS}/eval/cka/{MONO_GRID}/{mono}.parquet" for mono in [EN_PRIME, *mono_targets()]]
-                if mono_targets() else [], f"{RESULTS}/eval/cka"),
-        "monolingual_contextual": (
-            [f"{RESULTS}/eval/monolingual/contextual/{MONO_GRID}/{lang}.parquet" for lang in mono_contextual_langs()],
-            f"{RESULTS}/eval/monolingual_contextual"),
-    }
 
 
 MONO_CONTEXTUAL = MONO["contextual"]
@@ -940,16 +849,6 @@ def mono_contextual_task_settings(task):
     settings = dict(FINETUNE_SETTINGS[task])
     settings["max_length"] = min(settings["max_length"], MONO_WINDOW)
     return settings
-
-
-def monolingual_report_tables():
-    """{report table key: Parquet path} of the tables this run builds (report inputs)."""
-    return {key: f"{stem}.parquet" for key, (parts, stem) in monolingual_table_specs().items() if parts}
-
-
-def monolingual_tables():
-    """Every final table (Parquet and CSV) of this file, for rule all."""
-    return [f"{stem}.{ext}" for parts, stem in monolingual_table_specs().values() if parts for ext in ("parquet", "csv")]
 
 
 def inference_resources():

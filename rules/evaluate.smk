@@ -36,31 +36,13 @@ rule word_retrieval:
         "../scripts/word_retrieval.py"
 
 
-rule retrieval_table:
-    input:
-        tables=retrieval_tables(),
-    output:
-        parquet=f"{RESULTS}/eval/word_retrieval.parquet",
-        csv=f"{RESULTS}/eval/word_retrieval.csv",
-    params:
-        code=code_version("scripts/gather_table.py"),
-        # a boolean column per experiment, True on the rows read from its tables: the window sweep's rows
-        # (some of them grid rows too)
-        marks={"window_sweep": window_sweep_tables()},
-    log:
-        f"{LOGS}/retrieval_table.log",
-    conda:
-        "../envs/data.yaml"
-    script:
-        "../scripts/gather_table.py"
-
-
 if POS["splits"]:
 
     rule word_retrieval_pos:
         input:
             # the per-query ranks beside every table the word-retrieval table gathers
-            ranks=[re.sub(r"\.parquet$", ".ranks.parquet", path) for path in rules.retrieval_table.input.tables],
+            ranks=[re.sub(r"\.parquet$", ".ranks.parquet", path)
+                   for path in table_registry.TABLES["word_retrieval"].parts(table_plan())],
             treebanks=pos_treebanks(),
         output:
             parquet=f"{RESULTS}/eval/word_retrieval_pos.parquet",

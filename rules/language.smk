@@ -62,25 +62,3 @@ rule sentence_retrieval:
         "../envs/torch.yaml"
     script:
         "../scripts/sentence_retrieval.py"
-
-
-for _key, (_parts, _stem) in language_table_specs().items():
-    if not _parts:
-        continue
-
-    rule:
-        name:
-            f"{_key}_table"
-        input:
-            tables=_parts,
-        output:
-            parquet=f"{_stem}.parquet",
-            csv=f"{_stem}.csv",
-        params:
-            code=code_version("scripts/gather_table.py"),
-        log:
-            f"{LOGS}/{_key}_table.log",
-        conda:
-            "../envs/data.yaml"
-        script:
-            "../scripts/gather_table.py"

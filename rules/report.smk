@@ -1,5 +1,7 @@
-# Report: the study's tables and figures in one self-contained HTML file (and `snakemake --report`).
-from xling.report import expected_figures  # every registered study's figures, each with its caption
+# Result tables, findings and report: the per-job tables gathered into one tidy table each, the papers' claims
+# judged on them, and the study's tables and figures in one self-contained HTML file (and `snakemake --report`).
+# Which tables, their parts, who reads them and the figures drawn from them: xling.plan.tables.
+GATHERED = table_registry.gathered(table_plan())  # {table: the per-job Parquet files gathered into it}
 
 
 localrules:
@@ -7,9 +9,32 @@ localrules:
     report,
 
 
+rule gather_table:
+    input:
+        tables=lambda wildcards: GATHERED[wildcards.table],
+    output:
+        parquet=f"{RESULTS}/eval/{{table}}.parquet",
+        csv=f"{RESULTS}/eval/{{table}}.csv",
+    wildcard_constraints:
+        table="|".join(GATHERED),
+    params:
+        code=code_version("scripts/gather_table.py"),
+        # a boolean column per experiment, True on the rows read from its parts (word retrieval: the window
+        # sweep's rows, some of them grid rows too)
+        marks=lambda wildcards: table_registry.marks(wildcards.table, table_plan()),
+    log:
+        f"{LOGS}/{{table}}_table.log",
+    benchmark:
+        f"{BENCH}/{{table}}_table.tsv"
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../scripts/gather_table.py"
+
+
 rule findings:
     input:
-        **findings_tables(),
+        **table_inputs("findings"),
     output:
         parquet=f"{RESULTS}/eval/findings.parquet",
         csv=f"{RESULTS}/eval/findings.csv",
@@ -29,19 +54,10 @@ rule findings:
 
 rule report:
     input:
-        retrieval=f"{RESULTS}/eval/word_retrieval.parquet",
-        findings=f"{RESULTS}/eval/findings.parquet",
-        **({"word_retrieval_pos": rules.word_retrieval_pos.output.parquet} if POS["splits"] else {}),
-        bert_models=expand(model_dir("bert", "{size}", "{window}"), size=SIZES, window=WINDOWS)
-        if "bert" in MODELS
-        else [],
         # relative to the working directory: a checkout moved with its results changes no input
         paper_results=config["report"]["paper_results"]
         or os.path.relpath(os.path.join(workflow.basedir, "resources", "paper_results.yaml")),
-        **language_report_tables(),
-        **alignment_report_tables(),
-        **ablation_report_tables(),
-        **monolingual_report_tables(),
+        **table_inputs("report"),
     output:
         html=report(
             f"{RESULTS}/report.html",
@@ -55,13 +71,7 @@ rule report:
                 category=figure["category"],
                 labels=figure["labels"],
             )
-            for figure in expected_figures(
-                config,
-                ["word_retrieval", "findings", *language_report_tables(), *alignment_report_tables(),
-                 *ablation_report_tables(), *monolingual_report_tables()]
-                + (["word_retrieval_pos"] if POS["splits"] else [])
-                + (["bert_training_logs"] if "bert" in MODELS else []),
-            )
+            for figure in table_registry.expected_figures(config, table_inputs("report"))
         },
     params:
         code=code_version("scripts/report.py"),

@@ -6,12 +6,10 @@ from xling.logs import setup_logging
 setup_logging(snakemake.log[0])
 from xling.report import expected_figures, render_report  # noqa: E402  (registers every study's sections)
 
-tables = {"word_retrieval": Path(snakemake.input.retrieval)}
-if snakemake.input.bert_models:
-    tables["bert_training_logs"] = [Path(d) / "training_log.tsv" for d in snakemake.input.bert_models]
-# every other named Parquet input is a table, under its input name (rules/report.smk names them as the sections do)
-tables.update({key: Path(path) for key, path in snakemake.input.items()
-               if key != "retrieval" and isinstance(path, str) and path.endswith(".parquet")})
+# every named Parquet input is a table, under its input name (rules/report.smk names them as xling.plan.tables)
+tables = {key: Path(path) for key, path in snakemake.input.items() if isinstance(path, str) and path.endswith(".parquet")}
+if snakemake.input.get("bert_training_logs"):  # our BERTs' directories
+    tables["bert_training_logs"] = [Path(d) / "training_log.tsv" for d in snakemake.input.bert_training_logs]
 figures = [f["name"] for f in expected_figures(snakemake.config, tables)]  # the rule's outputs, one call
 render_report(
     tables,

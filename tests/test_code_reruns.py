@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import job_counts
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ["Snakefile", "config.yaml", "rules", "scripts", "xling", "schemas", "envs", "resources",
@@ -46,10 +46,7 @@ def planned(repo: Path, workdir: Path) -> dict[str, int]:
     """{rule: jobs} that a dry run plans; empty when there is nothing to do."""
     dry = snakemake(repo, workdir, "-n")
     assert dry.returncode == 0, dry.stderr[-3000:]
-    if "Nothing to be done" in dry.stdout + dry.stderr:
-        return {}
-    table = dry.stdout.split("Job stats:", 1)[1]
-    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M) if m[1] != "total"}
+    return job_counts(dry.stdout + dry.stderr)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +94,7 @@ def test_metrics_edit_reruns_word_retrieval_only(finished):
     """Word retrieval, contextual retrieval (fastText's too, not its training), and the monolingual BERTs'
     alignments that rank with it (not their CKA)."""
     plan = plan_after_edit(finished, "xling/evaluate/metrics.py")
-    assert plan == {"word_retrieval": 3 * grid(), "retrieval_table": 1, "word_retrieval_pos": 1, "findings": 1,
+    assert plan == {"word_retrieval": 3 * grid(), "word_retrieval_table": 1, "word_retrieval_pos": 1, "findings": 1,
                     "mono_word_alignment": 1, "monolingual_words_table": 1, "mono_sentence_alignment": 1,
                     "monolingual_sentences_table": 1, "report": 1, "all": 1, **contextual_retrieval(),
                     "fasttext_retrieval": 1}
@@ -126,7 +123,7 @@ def bert_branch(whole: dict[str, int]) -> dict[str, int]:
     return {
         "bert_pretrain": grid(), "bert_extract": whole["bert_extract"], "bert_reduce": grid(),
         "word_retrieval": grid(),  # the BERT rows only
-        "retrieval_table": 1, "word_retrieval_pos": 1,
+        "word_retrieval_table": 1, "word_retrieval_pos": 1,
         "token_translation": whole["token_translation"], "token_translation_table": 1,
         "token_translation_samples_table": 1,
         "sentence_retrieval": whole["sentence_retrieval"], "tatoeba_table": 1, "bucc_table": 1,

@@ -884,11 +884,11 @@ def test_every_preset_validates_against_the_schema(preset):
 
 @pytest.mark.parametrize("preset", sorted((REPO / "presets").glob("*.yaml")), ids=lambda p: p.name)
 def test_every_synthetic_preset_s_alignment_splits_fit_its_parallel_text(preset):
-    """The plan stops when they do not (rules/common.smk alignment_tables); checked here without planning."""
+    """The plan stops when they do not (rules/common.smk table_targets); checked here without planning."""
     config = merged_config(preset)
     if config["data"]["source"] != "synthetic":
         pytest.skip("real parallel text: its length is known only once downloaded")
-    from xling.data.alignment import pairs_needed
+    from xling.plan.alignment import pairs_needed
 
     align = config["alignment"]
     need = pairs_needed(align["test_sentences"], align["dev_sentences"], align["train_sentences"])

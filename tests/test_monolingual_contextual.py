@@ -183,4 +183,4 @@ def test_the_rule_is_planned_for_the_test_preset_and_not_for_the_demo(tmp_path):
         result = snakemake("-n", "--configfile", str(REPO / f"presets/{preset}.yaml"), cwd=tmp_path, timeout=300)
         assert result.returncode == 0, result.stderr[-3000:]
         assert ("mono_contextual" in result.stdout) is expected, preset
-        assert ("monolingual_contextual_table" in result.stdout) is expected, preset
+        assert ("table=monolingual_contextual" in result.stdout) is expected, preset

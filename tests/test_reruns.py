@@ -33,7 +33,7 @@ ABLATIONS = len(ABLATION["settings"]) * len(ABLATION["pairs"])  # bilingual BERT
 ABLATION_RUNS = ABLATIONS * len(ABLATION["tasks"]) * len(TRANSFER["seeds"])  # their fine-tunings
 REPORT = {"report": 1, "all": 1}
 FINDINGS = {"findings": 1, **REPORT}  # a changed result table: the findings judged on it, and the report
-WORD_RETRIEVAL = {"retrieval_table": 1, "word_retrieval_pos": 1, **FINDINGS}
+WORD_RETRIEVAL = {"word_retrieval_table": 1, "word_retrieval_pos": 1, **FINDINGS}
 # contextual retrieval of the LMS and of each aligned model (rotation rows are the base's), its table and analyses
 CONTEXTUAL_TABLES = {"contextual_retrieval_table": 1, "contextual_retrieval_frequency": 1, "contextual_retrieval_pos": 1,
                      **FINDINGS}

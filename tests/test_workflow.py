@@ -183,7 +183,7 @@ def test_hf_checkpoint_joins_every_representation_experiment(tmp_path):
     jobs = dry.stdout.split("\n\n")
     extract = [j for j in jobs if "rule bert_extract:" in j and "reps/hf/tiny-bert/shards/en.0." in j]
     assert len(extract) == 1 and f"results/test/corpus/{max(config['corpus']['sizes'])}/en.txt" in extract[0]
-    assert any("rule retrieval_table:" in j and "results/test/eval/retrieval/hf/tiny-bert.parquet" in j for j in jobs)
+    assert any("rule gather_table:" in j and "results/test/eval/retrieval/hf/tiny-bert.parquet" in j for j in jobs)
     assert "results/test/finetuned/xnli/hf/tiny-bert/" in dry.stdout
 
 

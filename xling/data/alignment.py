@@ -36,6 +36,7 @@ import pandas as pd
 
 from xling.data.formats import FormatError, read_alignments, read_parallel
 from xling.io import atomic_write
+from xling.plan.alignment import pairs_needed  # noqa: F401  (the plan checks the splits with it)
 
 logger = logging.getLogger(__name__)
 
@@ -122,11 +123,6 @@ def one_to_one(links: Links) -> Links:
 def word_pairs(fwd: Sequence[Links], rev: Sequence[Links]) -> list[Links]:
     """Per sentence pair, the one-to-one links of the intersection of both directions."""
     return [one_to_one(f & r) for f, r in zip(fwd, rev, strict=True)]
-
-
-def pairs_needed(test: int, dev: int, train: Sequence[int]) -> int:
-    """Sentence pairs the splits take: test, dev and the largest train set (the smaller ones are its prefixes)."""
-    return test + dev + max(train, default=0)
 
 
 def split_indices(n_pairs: int, test: int, dev: int, train: Sequence[int]) -> dict[str, list[int]]:

@@ -33,24 +33,12 @@ import numpy as np
 
 from xling.data.words import PREFIX, word_spans, word_text
 from xling.io import atomic_write, read_lines
+from xling.plan.ablation import parse_setting  # noqa: F401  (re-exported: the setting names, parsed without torch)
 
 logger = logging.getLogger(__name__)
 
 SPEC_FILE = "ablation.json"
-SETTING = re.compile(r"(?P<name>default|wiki-cc|no-anchors|extra-anchors)|sep(?P<emb>-emb)?(?:-l(?P<layers>[1-9]\d*))?")
 SEPARATOR = "@"  # language prefix of a piece in another language's vocabulary ("xa@##ka"); BERT splits on '@'
-
-
-def parse_setting(name: str) -> dict:
-    """{separate_embeddings, separate_layers, anchors (default | none | extra), domain (same | other)} of a
-    setting name (module docstring); ValueError for any other name."""
-    match = SETTING.fullmatch(name)
-    if not match or name == "sep":
-        raise ValueError(f"unknown ablation setting {name!r}: default, wiki-cc, no-anchors, extra-anchors, sep-emb, "
-                         "sep-l<k>, sep-emb-l<k>")
-    return {"separate_embeddings": bool(match["emb"]), "separate_layers": int(match["layers"] or 0),
-            "anchors": {"no-anchors": "none", "extra-anchors": "extra"}.get(match["name"], "default"),
-            "domain": "other" if name == "wiki-cc" else "same"}
 
 
 def check_spec(spec: dict, num_layers: int) -> dict:

@@ -3,7 +3,6 @@ and 80/10/10 dynamic masking, each a pure function of (seed, step) so a resumed 
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from array import array
 from pathlib import Path
@@ -13,6 +12,7 @@ import numpy as np
 import torch
 
 from xling.io import read_lines
+from xling.plan.seeds import seed_of  # noqa: F401  (the plan records seeds drawn with it)
 
 logger = logging.getLogger(__name__)
 
@@ -97,11 +97,6 @@ def load_blocks(token_paths: Sequence, vocab_path, window: int,
     if not chunks:
         raise ValueError(f"no block of {window} tokens in {list(map(str, token_paths))}")
     return torch.from_numpy(np.concatenate(chunks)), languages
-
-
-def seed_of(*parts) -> int:
-    """A 63-bit seed from any parts, stable across processes (unlike hash())."""
-    return int.from_bytes(hashlib.blake2b(repr(parts).encode(), digest_size=8).digest(), "little") >> 1
 
 
 class BatchOrder:

@@ -20,6 +20,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from xling.evaluate.alignment import cao_retrieval, cao_xnli
+from xling.plan.figures import FREQUENCY_CAPTION, FREQUENCY_FIGURE, XNLI_RETRIEVAL_FIGURE
 from xling.report import figures
 from xling.report.blocks import DASH, MODEL_KEYS, Block, fmt_count, model_name, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
@@ -37,8 +38,6 @@ PAPER_POS = {"NUM": "numeral", "PUNCT": "punctuation", "PROPN": "proper_noun", "
              "AUX": "auxiliary", "NOUN": "noun", "ADV": "adverb", "ADJ": "adjective", "VERB": "verb"}
 PAPER_GROUP_AVERAGE = {"lexical_overlap": "lexical_overlap_avg", "closed_class": "closed_class_avg",
                        "open_class": "open_class_avg"}
-FREQUENCY_FIGURE, FREQUENCY_CAPTION = "alignment_frequency", "alignment_frequency"
-XNLI_RETRIEVAL_FIGURE = "alignment_xnli_retrieval"
 SETTING_LABELS = {"aligned_fasttext_sentence": "Aligned fastText + sentence", "base_bert": "Base BERT",
                   "zero_shot_base_bert": "Base BERT (zero-shot)",
                   "sentence_aligned_rotation": "Sentence-aligned BERT (rotation)",
@@ -254,11 +253,6 @@ def pearson(points: pd.DataFrame) -> float:
     return float(pearsonr(points["retrieval"], points["xnli"]).statistic)
 
 
-def alignment_xnli_retrieval_figures(config) -> list[dict]:
-    return [{"name": XNLI_RETRIEVAL_FIGURE, "caption": f"{XNLI_RETRIEVAL_FIGURE}.rst",
-             "category": "Contextual alignment", "labels": {"figure": "XNLI against word retrieval", "size": "all"}}]
-
-
 def xnli_retrieval_figure(points: pd.DataFrame, settings: str) -> Figure:
     """A point per language (labelled), a colour per base BERT, Pearson's r in the legend."""
     fig = figures._new_figure(5.0, 4.0)
@@ -281,7 +275,7 @@ def xnli_retrieval_figure(points: pd.DataFrame, settings: str) -> Figure:
 
 
 @register_section("alignment_xnli_retrieval", "XNLI against word retrieval (Cao et al. 2020, Figure 2)",
-                  required=("contextual_retrieval", "transfer"), figures=alignment_xnli_retrieval_figures)
+                  required=("contextual_retrieval", "transfer"))
 def render_alignment_xnli_retrieval(ctx: ReportContext) -> list[Block]:
     measured = retrieval_and_xnli(ctx.tables["contextual_retrieval"], ctx.tables["transfer"], ctx.pivot)
     points, left_out = measured.dropna(subset=["retrieval", "xnli"]), one_sided(measured)
@@ -364,12 +358,6 @@ def _values(table: pd.DataFrame, column: str, names: dict | None = None) -> str:
     return ", ".join(str((names or {}).get(v, v)) for v in table[column].dropna().unique()) or "not recorded"
 
 
-def alignment_figures(config) -> list[dict]:
-    """The PNG the frequency section writes (whatever the table holds: a panel says what is missing)."""
-    return [{"name": FREQUENCY_FIGURE, "caption": f"{FREQUENCY_CAPTION}.rst", "category": "Contextual alignment",
-             "labels": {"figure": "accuracy by frequency-rank difference", "size": "all"}}]
-
-
 def frequency_figure(curves: pd.DataFrame, settings: str) -> Figure:
     """Cao et al.'s Figure 3: accuracy (mean over the language pairs) against the bin of the frequency-rank
     difference, a line per setting, a panel per base BERT."""
@@ -398,7 +386,7 @@ def frequency_figure(curves: pd.DataFrame, settings: str) -> Figure:
 
 
 @register_section("alignment_frequency", "Retrieval against the frequency-rank difference (Cao et al. 2020, "
-                  "Figure 3)", required=("contextual_retrieval_frequency",), figures=alignment_figures,
+                  "Figure 3)", required=("contextual_retrieval_frequency",),
                   results={"contextual_retrieval_frequency": ("accuracy", "n_queries")})
 def render_alignment_frequency(ctx: ReportContext) -> list[Block]:
     where = ctx.table_paths["contextual_retrieval_frequency"]

@@ -1,11 +1,11 @@
 """The report's core: the registry of sections and their figures, the context a section renders from, and
 `render_report`, which writes one self-contained HTML file from the run's tidy tables.
 
-A study module registers each section with `@register_section(name, title, required=(table keys),
-figures=fn)`: `render(ctx) -> list[block]` (xling.report.blocks) and `figures(config) -> list[dict]`, the
-PNGs that section writes for this config. A section whose tables were not given is skipped; the figure
-list of every section whose tables a run produces is `expected_figures`, the one call that both the
-Snakemake rule (to declare each PNG with its caption) and the report script use. Figures are saved as
+A study module registers each section with `@register_section(name, title, required=(table keys))`:
+`render(ctx) -> list[block]` (xling.report.blocks). A section whose tables were not given is skipped. The PNGs
+each section writes for a config are listed in the table registry (xling.plan.tables, re-exported here as
+`expected_figures`), the one call that both the Snakemake rule (to declare each PNG with its caption) and the
+report script use; `render_report` checks it wrote exactly those. Figures are saved as
 PNG in `figure_dir` and embedded as base64 in the HTML, which therefore opens offline.
 
 Settings come from the tables, never from the live config: every table carries the settings that
@@ -28,6 +28,7 @@ import pandas as pd
 
 from xling import __version__
 from xling.io import atomic_path, atomic_write
+from xling.plan.tables import expected_figures  # noqa: F401  (the figures each section draws, declared once)
 from xling.report import figures
 from xling.report.blocks import Block
 from xling.report.published import DEFAULT_PAPER_RESULTS, Matching, load_paper_results, published_blocks
@@ -69,7 +70,6 @@ class Section:
     title: str
     required: tuple[str, ...]
     render: Callable[["ReportContext"], list[Block]]
-    figures: Callable[[Mapping], list[dict]] | None = None
     results: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # table key -> its result columns
 
 
@@ -79,13 +79,11 @@ LIST_TABLES: dict[str, tuple[str, Callable]] = {}
 
 
 def register_section(name: str, title: str, required: Iterable[str] = (),
-                     figures: Callable[[Mapping], list[dict]] | None = None,
                      results: Mapping[str, Iterable[str]] | None = None):
-    """Decorator: add `render(ctx) -> list[block]` as a section (in registration order), with the function
-    listing its figures for a config ([{name, caption (file under reports/), category, labels}]) and the
-    result columns of its tables (every other column is a setting, listed in the Settings section)."""
+    """Decorator: add `render(ctx) -> list[block]` as a section (in registration order), with the result
+    columns of its tables (every other column is a setting, listed in the Settings section)."""
     def decorate(render):
-        SECTIONS[name] = Section(name, title, tuple(required), render, figures,
+        SECTIONS[name] = Section(name, title, tuple(required), render,
                                  {k: tuple(v) for k, v in (results or {}).items()})
         return render
     return decorate
@@ -94,14 +92,6 @@ def register_section(name: str, title: str, required: Iterable[str] = (),
 def register_list_table(key: str, name: str, loader: Callable) -> None:
     """`render_report(tables={key: [paths]})` loads the files with `loader` into the table `name`."""
     LIST_TABLES[key] = (name, loader)
-
-
-def expected_figures(config: Mapping, tables: Iterable[str]) -> list[dict]:
-    """The PNGs `render_report` writes for this config when given these table keys: each registered
-    section's figure list, for the sections whose tables are among `tables`."""
-    present = {LIST_TABLES[k][0] if k in LIST_TABLES else k for k in tables}
-    return [figure for section in SECTIONS.values() if section.figures and set(section.required) <= present
-            for figure in section.figures(config)]
 
 
 # ---------------------------------------------------------------------------------------------- context

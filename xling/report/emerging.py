@@ -9,7 +9,7 @@ import pandas as pd
 
 from xling.data.transfer_tasks import TASK_METRIC
 from xling.evaluate.ablation import ablation_scores
-from xling.models.ablation import parse_setting
+from xling.plan.ablation import parse_setting
 from xling.report.blocks import DASH, Block, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
 from xling.report.transfer.common import DIGITS as SCORE_DIGITS

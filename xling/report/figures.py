@@ -17,6 +17,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from xling.plan.figures import size_label  # noqa: F401  (used here; the sections import it from here)
+
 MODEL_ORDER = ("glove", "word2vec", "bert")
 MODEL_LABELS = {"glove": "GloVe", "word2vec": "Word2Vec", "bert": "BERT"}
 # Okabe & Ito (2008), reordered so the first colours are the most distinct on white; yellow last.
@@ -26,19 +28,6 @@ LINESTYLES = ("-", "--", ":", "-.")
 HATCHES = ("", "//", "..", "xx")
 CHANCE_STYLE = dict(color="black", linestyle=(0, (3, 1.5)), linewidth=1.6)
 DPI = 110
-
-
-def size_label(n: int) -> str:
-    """200000 -> '200k', 1500000 -> '1.5M'; numbers that do not shorten exactly keep all digits."""
-    n = int(n)
-    for div, suffix in ((10**9, "B"), (10**6, "M"), (10**3, "k")):
-        if n >= div:
-            value = n / div
-            for digits in (0, 1, 2):
-                if round(value, digits) * div == n:
-                    return f"{value:.{digits}f}{suffix}"
-            return f"{n:,}"
-    return str(n)
 
 
 def model_label(model: str, layer: int | None = None) -> str:

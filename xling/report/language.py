@@ -293,17 +293,8 @@ def samples_table(samples: pd.DataFrame) -> dict:
                        note="Layer and \u03b1 with the best BLEU-1 for that model, pair and direction.")
 
 
-def translation_figures(config: Mapping) -> list[dict]:
-    """The PNGs the token-translation section writes."""
-    return [{"name": name, "caption": caption, "category": "Token translation", "labels": {"figure": label}}
-            for name, caption, label in (
-                ("language_translation_convert_rate", "language_translation_heatmap.rst", "convert rate heatmap"),
-                ("language_translation_bleu1", "language_translation_heatmap.rst", "BLEU-1 heatmap"),
-                ("language_translation_alpha", "language_translation_alpha.rst", "against alpha"))]
-
-
 @register_section("token_translation", "Token translation by the mean-difference shift",
-                  required=("token_translation",), figures=translation_figures,
+                  required=("token_translation",),
                   results={"token_translation": TRANSLATION_RESULTS})
 def render_token_translation(ctx: ReportContext) -> list[dict]:
     where = ctx.table_paths["token_translation"]
@@ -422,16 +413,8 @@ def _arrow(direction: str) -> str:
     return direction.replace("<->", "\u2194").replace("->", "\u2192")
 
 
-def sentence_figures(config: Mapping) -> list[dict]:
-    """The Tatoeba-by-layer figure, drawn when every layer is evaluated (sentence_retrieval.all_layers)."""
-    if not ((config.get("language") or {}).get("sentence_retrieval") or {}).get("all_layers", True):
-        return []
-    return [{"name": "language_tatoeba_layers", "caption": "language_tatoeba_layers.rst",
-             "category": "Sentence retrieval", "labels": {"figure": "Tatoeba by layer"}}]
-
-
 @register_section("sentence_retrieval", "Sentence retrieval: Tatoeba and BUCC", required=("tatoeba",),
-                  figures=sentence_figures, results={"tatoeba": TATOEBA_RESULTS, "bucc": BUCC_RESULTS})
+                  results={"tatoeba": TATOEBA_RESULTS, "bucc": BUCC_RESULTS})
 def render_sentence_retrieval(ctx: ReportContext) -> list[dict]:
     df = ctx.tables["tatoeba"]
     where = ctx.table_paths["tatoeba"]

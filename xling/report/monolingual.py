@@ -8,8 +8,6 @@ Every number shown carries its models (lm_src, lm_tgt) and settings in the full 
 
 from __future__ import annotations
 
-from typing import Mapping
-
 import numpy as np
 import pandas as pd
 
@@ -46,15 +44,7 @@ def _check(ctx: ReportContext, key: str, columns) -> tuple[pd.DataFrame, str]:
     return df, where
 
 
-def _figure(name: str, caption: str, category: str, label: str) -> dict:
-    return {"name": name, "caption": f"{caption}.rst", "category": category, "labels": {"figure": label}}
-
-
 # ---------------------------------------------------------------------------------------------- word level
-
-def word_figures(config: Mapping) -> list[dict]:
-    return [_figure("monolingual_words", "monolingual_words", "Monolingual BERTs", "Word alignment")]
-
 
 def word_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
     """Figure 4's two panels: (a) the embedding layer's single-piece words, BERT vs fastText per pair; (b) the
@@ -89,7 +79,7 @@ def word_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
 
 
 @register_section("monolingual_words", "Monolingual BERTs aligned at word level (Conneau et al. Figure 4)",
-                  required=("monolingual_words",), figures=word_figures, results={"monolingual_words": WORD_RESULTS})
+                  required=("monolingual_words",), results={"monolingual_words": WORD_RESULTS})
 def render_words(ctx: ReportContext) -> list[Block]:
     df, _ = _check(ctx, "monolingual_words", ("pair", "level", "layer", "lm_src", "lm_tgt", "csls_k",
                                              "normalize_iterations", *WORD_RESULTS))
@@ -119,10 +109,6 @@ def render_words(ctx: ReportContext) -> list[Block]:
 
 # ---------------------------------------------------------------------------------------------- contextual words
 
-def contextual_figures(config: Mapping) -> list[dict]:
-    return [_figure("monolingual_contextual", "monolingual_contextual", "Monolingual BERTs", "Contextual alignment")]
-
-
 def contextual_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
     """Figure 5's layout: one panel per task and pair, the target's score by layer i for MLM align and biMLM
     (the pivot's own score dotted in the same colour)."""
@@ -151,7 +137,7 @@ def contextual_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Fig
 
 @register_section("monolingual_contextual",
                   "Monolingual BERTs aligned at contextual word level (Conneau et al. Figure 5)",
-                  required=("monolingual_contextual",), figures=contextual_figures,
+                  required=("monolingual_contextual",),
                   results={"monolingual_contextual": CONTEXTUAL_RESULTS})
 def render_contextual(ctx: ReportContext) -> list[Block]:
     df, _ = _check(ctx, "monolingual_contextual", ("pair", "task", "kind", "layer", "metric", "lm_src", "lm_tgt",
@@ -190,10 +176,6 @@ def render_contextual(ctx: ReportContext) -> list[Block]:
 
 # ---------------------------------------------------------------------------------------------- sentence level
 
-def sentence_figures(config: Mapping) -> list[dict]:
-    return [_figure("monolingual_sentences", "monolingual_sentences", "Monolingual BERTs", "Sentence alignment")]
-
-
 def sentence_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
     """Figure 6's layout: Tatoeba P@1 by layer, one line per pair through the map (dashed: without it)."""
     fig = figures._new_figure(7, 4.2)
@@ -214,7 +196,7 @@ def sentence_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Figur
 
 
 @register_section("monolingual_sentences", "Monolingual BERTs aligned at sentence level (Conneau et al. Figure 6)",
-                  required=("monolingual_sentences",), figures=sentence_figures,
+                  required=("monolingual_sentences",),
                   results={"monolingual_sentences": SENTENCE_RESULTS})
 def render_sentences(ctx: ReportContext) -> list[Block]:
     df, _ = _check(ctx, "monolingual_sentences", ("pair", "layer", "method", "direction", "lm_src", "lm_tgt",
@@ -241,10 +223,6 @@ def render_sentences(ctx: ReportContext) -> list[Block]:
 
 # ---------------------------------------------------------------------------------------------- CKA
 
-def cka_figures(config: Mapping) -> list[dict]:
-    return [_figure("cka_layers", "cka_layers", "Monolingual BERTs", "CKA by layer")]
-
-
 def cka_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
     """Figure 7's layout: one heatmap per comparison, rows the layers and their average, columns the pairs."""
     comparisons = [c for c in COMPARISONS if c in set(df["comparison"])]
@@ -269,7 +247,7 @@ def cka_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
     return fig
 
 
-@register_section("cka", "Linear CKA by layer (Conneau et al. Figure 7)", required=("cka",), figures=cka_figures,
+@register_section("cka", "Linear CKA by layer (Conneau et al. Figure 7)", required=("cka",),
                   results={"cka": CKA_RESULTS})
 def render_cka(ctx: ReportContext) -> list[Block]:
     df, _ = _check(ctx, "cka", ("pair", "comparison", "layer", "lm_src", "lm_tgt", "lm_multilingual", "debiased",

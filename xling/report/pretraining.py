@@ -76,11 +76,6 @@ def load_training_logs(logs: Iterable[str | Path | tuple[str | Path, int, int] |
 register_list_table("bert_training_logs", "bert_training", load_training_logs)
 
 
-def pretraining_figures(config: Mapping) -> list[dict]:
-    return [{"name": "bert_pretraining_loss", "caption": "bert_pretraining_loss.rst", "category": "BERT pretraining",
-             "labels": {"figure": "pretraining loss", "window": "all"}}]
-
-
 def hparams_line(ctx: ReportContext) -> str:
     """The main BERT hyper-parameters as the result tables recorded them; '' when no table did."""
     recorded = ctx.recorded("hparams", model="bert")
@@ -89,7 +84,7 @@ def hparams_line(ctx: ReportContext) -> str:
     return " | ".join(line for line in lines if line)
 
 
-@register_section("bert_training", "BERT pretraining", required=("bert_training",), figures=pretraining_figures)
+@register_section("bert_training", "BERT pretraining", required=("bert_training",))
 def render_bert_training(ctx: ReportContext) -> list[Block]:
     where = ctx.table_paths["bert_training"]
     log = ctx.tables["bert_training"]

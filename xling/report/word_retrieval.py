@@ -19,6 +19,7 @@ import pandas as pd
 from xling.report import figures
 from xling.report.blocks import DASH, Block, fmt_count, fmt_num, fmt_setting, model_groups, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
+from xling.plan.figures import window_sweep_declared
 from xling.report.figures import model_label, ordered_models, size_label
 from xling.report.published import Matching
 
@@ -44,19 +45,6 @@ DESCRIPTION = (
     "is averaged into the MRR. Chance MRR = the expected MRR of a random ranking (H(n)/n for n candidates "
     "when each word has one translation; higher for words with several); coverage = share of dictionary "
     "pairs with both words represented.")
-
-
-def word_retrieval_figures(config: Mapping) -> list[dict]:
-    """The PNGs this section writes: MRR by pair per window, the window effect, BERT by layer."""
-    out = [{"name": f"word_retrieval_mrr_by_pair_w{w}", "caption": "word_retrieval_mrr_by_pair.rst",
-            "category": "Word retrieval", "labels": {"figure": "MRR by language pair", "window": str(w)}}
-           for w in sorted(config.get("windows") or [], reverse=True)]
-    out.append({"name": "word_retrieval_window_effect", "caption": "word_retrieval_window_effect.rst",
-                "category": "Word retrieval", "labels": {"figure": "window effect", "window": "all"}})
-    if "bert" in (config.get("models") or []):
-        out.append({"name": "word_retrieval_bert_layers", "caption": "word_retrieval_bert_layers.rst",
-                    "category": "Word retrieval", "labels": {"figure": "BERT by layer", "window": "all"}})
-    return out
 
 
 # ---------------------------------------------------------------------------------------------- selection
@@ -252,7 +240,7 @@ def grid_rows(df: pd.DataFrame, config: Mapping) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------------------------------- section
 
-@register_section("word_retrieval", "Word retrieval", required=("word_retrieval",), figures=word_retrieval_figures,
+@register_section("word_retrieval", "Word retrieval", required=("word_retrieval",),
                   results={"word_retrieval": RESULTS})
 def render_word_retrieval(ctx: ReportContext) -> list[Block]:
     where = ctx.table_paths["word_retrieval"]
@@ -307,23 +295,8 @@ SWEEP_DESCRIPTION = (
     "a grid window is the grid's model.")
 
 
-def window_sweep_declared(config: Mapping) -> bool:
-    """Whether the run sweeps a window: window_sweep names a window and a static model the run trains."""
-    sweep = config.get("window_sweep") or {}
-    models = config.get("models") or []
-    return bool(sweep.get("windows")) and any(model in models for model in sweep.get("models") or [])
-
-
-def window_sweep_figures(config: Mapping) -> list[dict]:
-    if not window_sweep_declared(config):
-        return []
-    return [{"name": "word_retrieval_window_sweep", "caption": "word_retrieval_window_sweep.rst",
-             "category": "Word retrieval", "labels": {"figure": "window sweep of the static models",
-                                                      "window": "sweep"}}]
-
-
 @register_section("window_sweep", "Window sweep of the static models", required=("word_retrieval",),
-                  figures=window_sweep_figures, results={"word_retrieval": RESULTS})
+                  results={"word_retrieval": RESULTS})
 def render_window_sweep(ctx: ReportContext) -> list[Block]:
     if not window_sweep_declared(ctx.config):
         return [text("This run sweeps no window (window_sweep names no window, or no static model the run "

@@ -9,7 +9,7 @@ import pandas as pd
 from xling.evaluate.findings.core import Claim, Criteria, Finding, NotMeasured, Tables, _common, _num, _table, _verdict
 from xling.data.transfer_tasks import TASK_METRIC
 from xling.evaluate.ablation import ablation_scores
-from xling.models.ablation import parse_setting
+from xling.plan.ablation import parse_setting
 
 # ---------------------------------------------------------------------------------------------- ablations
 

@@ -11,28 +11,13 @@ from typing import Callable, Mapping
 import pandas as pd
 
 from xling.data.transfer_tasks import TASK_METRIC  # noqa: F401  (re-exported to the study modules)
+from xling.plan.tables import FINDINGS_COLUMNS
 
 HOLDS, FAILS, NOT_MEASURED = "holds", "does not hold", "not measured"
 STATIC = ("glove", "word2vec")
 LABEL = {"glove": "GloVe", "word2vec": "Word2Vec", "bert": "BERT"}
-#: the columns each table must have: the tables the findings read, keyed as rules/common.smk passes them
-TABLES = {
-    "word_retrieval": ("model", "size", "window", "layer", "pair", "mrr"),
-    "word_retrieval_pos": ("model", "size", "window", "layer", "pair", "pos", "mrr"),
-    "token_translation": ("model", "size", "window", "layer", "pair", "direction", "alpha", "convert_rate"),
-    "tatoeba": ("model", "size", "window", "layer", "report_layer", "lang", "direction", "variant", "accuracy"),
-    "bucc": ("model", "size", "window", "layer", "report_layer", "lang", "variant", "f1"),
-    "transfer": ("model", "size", "window", "task", "lang", "split", "freeze", "train_transform", "transform",
-                 "selected", "metric", "value"),
-    "contextual_retrieval": ("lm", "lang", "contextual", "method", "accuracy"),
-    "contextual_retrieval_pos": ("lm", "lang", "method", "parallel_sentences", "group", "pos", "accuracy"),
-    "contextual_retrieval_frequency": ("lm", "lang", "method", "parallel_sentences", "rank_bin", "rank_difference",
-                                       "accuracy"),
-    "ablation": ("lm", "task", "lang", "split", "transform", "selected", "metric", "seed", "value"),
-    "monolingual_words": ("pair", "level", "layer", "lm_src", "lm_tgt", "p_at_1"),
-    "monolingual_sentences": ("pair", "layer", "method", "direction", "lm_src", "lm_tgt", "p_at_1"),
-    "cka": ("pair", "comparison", "layer", "lm_src", "lm_tgt", "cka"),
-}
+#: the columns each table must have: the tables the findings read, keyed as their inputs (the table registry)
+TABLES = FINDINGS_COLUMNS
 #: the settings each finding records, one column each (empty when the claim does not use it)
 SETTING_COLUMNS = ("table", "metric", "models", "corpus_size", "windows", "layers", "pairs", "alphas")
 

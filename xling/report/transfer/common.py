@@ -1,5 +1,5 @@
-"""What every zero-shot transfer section shares: the table and its columns, the labels, the figures the
-sections declare, seed means and the cells that refuse to average anything else, and the settings lines.
+"""What every zero-shot transfer section shares: the table and its columns, the labels (the figures the
+sections declare: xling.plan.figures), seed means and the cells that refuse to average anything else, and the settings lines.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from xling.data.transfer_tasks import TASK_METRIC  # noqa: F401  (what alpha curves show; used by the sections)
+from xling.plan.figures import ALPHA_CAPTION, WINDOW_CAPTION, XNLI_CAPTION  # noqa: F401  (used by the sections)
 from xling.report import figures
 from xling.report.blocks import (DASH, MODEL_KEYS, Block, flatten, fmt_setting, group, model_groups, model_name,
                                  settings_block)
 from xling.report.core import ReportContext, recorded_json, require_columns
-from xling.report.figures import size_label
 
 TABLE = "transfer"
 REQUIRED = ("task", "model", "size", "window", "freeze", "train_transform", "seed", "selection", "lang", "split",
@@ -31,7 +31,6 @@ SELECTION_LABELS = {"en_dev": "English dev (the papers')", "avg_dev": "average d
 PAPER_SELECTION = "en_dev"
 IDENTITY = ("task", "metric", "lang")  # what a published number must share with ours to be the same measurement
 DIGITS = 2  # as Liu et al. Table 4 prints accuracy
-XNLI_CAPTION, WINDOW_CAPTION, ALPHA_CAPTION = "transfer_xnli", "transfer_window_effect", "transfer_mds_alpha"
 DESCRIPTION = (
     "Zero-shot transfer from English: each model is fine-tuned on English training data only (MultiNLI for XNLI, "
     "English UD for POS tagging and parsing, English WikiAnn for NER) and tested on every language of the run. "
@@ -41,27 +40,6 @@ DESCRIPTION = (
     "zero-mean (each language centred on its mean, also while fine-tuning on English) and MDS (the target "
     "language moved toward English, h + \u03b1 (R_en \u2212 R_xx), \u03b1 chosen per language on that language's "
     "dev split, then applied to its test split).")
-
-
-# ---------------------------------------------------------------------------------------------- figures declared
-
-def figure_sizes(config: Mapping) -> list[int]:
-    """The data sizes with an XNLI-by-model figure: every corpus size of the run."""
-    return sorted((config.get("corpus") or {}).get("sizes") or [])
-
-
-def transfer_figures(config: Mapping) -> list[dict]:
-    """The PNGs these sections write: XNLI by model per data size (corpus.sizes), the window effect and the
-    alpha curves on dev. Each is written whatever the table holds (a panel says what is missing), so the list
-    depends on the config alone."""
-    category = "Zero-shot transfer"
-    out = [{"name": f"transfer_xnli_{size}", "caption": f"{XNLI_CAPTION}.rst", "category": category,
-            "labels": {"figure": "XNLI by model", "size": size_label(size)}} for size in figure_sizes(config)]
-    out.append({"name": "transfer_xnli_window_effect", "caption": f"{WINDOW_CAPTION}.rst", "category": category,
-                "labels": {"figure": "XNLI window effect", "size": "all"}})
-    out.append({"name": "transfer_mds_alpha", "caption": f"{ALPHA_CAPTION}.rst", "category": category,
-                "labels": {"figure": "MDS alpha on dev", "size": "all"}})
-    return out
 
 
 # ---------------------------------------------------------------------------------------------- seeds and cells

@@ -11,12 +11,13 @@ from matplotlib.lines import Line2D
 
 from xling.report import figures
 from xling.report.blocks import DASH, MODEL_KEYS, Block, empty_block, model_groups, model_name, table_block, text
+from xling.plan.figures import transfer_sizes
 from xling.report.core import ReportContext, register_section
 from xling.report.figures import size_label
 from xling.report.transfer.common import (CHANCE, DESCRIPTION, PAPER_SELECTION, RESULTS, TABLE, XNLI_CAPTION,
                                           _check_table, _group_rows, _stats_index, _suptitle, average_stats,
-                                          figure_sizes, finetune_blocks, freeze_cell, lang_columns, score_cell,
-                                          seed_stats, selection_label, selections, shown_line, transfer_figures)
+                                          finetune_blocks, freeze_cell, lang_columns, score_cell, seed_stats,
+                                          selection_label, selections, shown_line)
 
 
 def xnli_grid(df: pd.DataFrame, selection: str) -> pd.DataFrame:
@@ -98,7 +99,7 @@ def xnli_by_model_figure(grid: pd.DataFrame, size: int, pivot: str, settings: st
 
 
 @register_section("transfer_xnli", "Zero-shot transfer: XNLI by model, data size and window", required=(TABLE,),
-                  figures=transfer_figures, results={TABLE: RESULTS})
+                  results={TABLE: RESULTS})
 def render_xnli(ctx: ReportContext) -> list[Block]:
     df, where = _check_table(ctx)
     pivot = ctx.pivot
@@ -120,7 +121,7 @@ def render_xnli(ctx: ReportContext) -> list[Block]:
                                  "size or window of ours."))
     grid = xnli_grid(df, chosen) if len(xnli) else xnli
     line = shown_line(grid, ["test split", f"selection {chosen}", "no transform", "smallest freeze"])
-    for size in figure_sizes(ctx.config):
+    for size in transfer_sizes(ctx.config):
         fig = xnli_by_model_figure(grid, size, pivot, line)
         blocks.append(ctx.figure(f"transfer_xnli_{size}", fig, XNLI_CAPTION, line,
                                  f"XNLI by model, {size_label(size)} sentences per language"))
