@@ -25,10 +25,8 @@ import json
 import logging
 import os
 import shutil
-import signal
 import sys
 import tempfile
-import time
 import zlib
 from pathlib import Path
 from typing import Sequence
@@ -45,12 +43,11 @@ from xling.models.checkpoints import (
     checkpoint_key,
     fsync_dir,
     hms,
-    list_checkpoints,
     rng_state,
-    save_checkpoint,
     set_rng_state,
     trajectory,
 )
+from xling.models.loop import Progress, TrainingLoop
 from xling.models.ablation import (
     SPEC_FILE,
     check_spec,
@@ -391,17 +388,15 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
     logger.info("BertForMaskedLM with %.1fM parameters; checkpoints in %s",
                 sum(p.numel() for p in mlm.parameters()) / 1e6, checkpoint_dir)
 
-    # resume
-    step, elapsed = 0, 0.0
     live_log = checkpoint_dir / "training_log.tsv"
-    checkpoints = list_checkpoints(checkpoint_dir)
-    path = checkpoints[-1][1] if checkpoints else None
-    if world > 1:  # rank 0 decides, so a lagging shared file system cannot split the ranks
-        chosen = [path]
-        dist.broadcast_object_list(chosen, src=0, group=control)
-        path = chosen[0]
-    if path is not None:  # the directory's name says what it holds; these checks catch one moved by hand
-        state = torch.load(path, map_location="cpu", weights_only=True)
+
+    def content() -> dict:
+        epoch, index = order.position(loop.step)
+        return {"epoch": epoch, "index": index, "model": mlm.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(), "rng": rng_state(), "hparams": trajectory(h),
+                "n_blocks": n_blocks, "fingerprint": fingerprint, "vocab_size": len(vocab), "world_size": world}
+
+    def restore(state: dict) -> str:  # the directory's name says what it holds; these checks catch one moved by hand
         changed = {k: (state["hparams"].get(k), v) for k, v in trajectory(h).items() if state["hparams"].get(k) != v}
         if changed:
             raise ValueError(f"{path}: hyper-parameters differ from the checkpoint (checkpoint, now): {changed}; "
@@ -413,14 +408,24 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         set_rng_state(state["rng"])
-        step, elapsed = state["step"], state["elapsed_s"]
-        logger.info("resumed from %s: step %d, epoch %d, index %d (saved on %s)",
-                    path, step, state["epoch"], state["index"], state["reason"])
+        return f"epoch {state['epoch']}, index {state['index']} (saved on {state['reason']})"
+
+    def agree(signum: int) -> int:  # every rank stops at the same step; gloo on the CPU never syncs the GPU
+        flag = torch.tensor([signum])
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=control)
+        return int(flag)
+
+    loop = TrainingLoop(checkpoint_dir, max_steps, content, checkpoint_every=h["checkpoint_every"],
+                        keep=h["keep_checkpoints"], log=logger, log_every_steps=h["log_every"], writer=rank == 0,
+                        stop=stop, agree=agree if world > 1 else None, barrier=dist.barrier if world > 1 else None)
+    path = loop.latest()
+    if world > 1:  # rank 0 decides, so a lagging shared file system cannot split the ranks
+        chosen = [path]
+        dist.broadcast_object_list(chosen, src=0, group=control)
+        path = chosen[0]
+    loop.resume(restore, path=path, weights_only=True)
     if rank == 0:
-        checkpoint_dir.mkdir(parents=True, exist_ok=True)
-        for stale in checkpoint_dir.glob(".ckpt-*.tmp"):
-            stale.unlink(missing_ok=True)
-        _restart_log(live_log, step)
+        _restart_log(live_log, loop.step)
 
     net = _MaskedLMLoss(mlm)
     separate = spec is not None and (spec["separate_embeddings"] or spec["separate_layers"] > 0)
@@ -440,43 +445,29 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
                 ids = blocks[order.blocks[lang]].unique()
                 candidates[lang] = ids[~torch.isin(ids, torch.tensor(special))]
     params = [p for p in mlm.parameters() if p.requires_grad]
-    last_saved = step
-
-    def checkpoint(reason: str) -> None:
-        nonlocal last_saved
-        if rank == 0 and step != last_saved:
-            epoch, index = order.position(step)
-            state = {"step": step, "epoch": epoch, "index": index, "reason": reason, "elapsed_s": elapsed,
-                     "model": mlm.state_dict(), "optimizer": optimizer.state_dict(),
-                     "scheduler": scheduler.state_dict(), "rng": rng_state(), "hparams": trajectory(h),
-                     "n_blocks": n_blocks, "fingerprint": fingerprint, "vocab_size": len(vocab), "world_size": world}
-            path = save_checkpoint(checkpoint_dir, state, int(h["keep_checkpoints"]))
-            logger.info("step %d: checkpoint %s (%s)", step, path, reason)
-        last_saved = step
-
-    def stop_requested() -> int:
-        flag = torch.tensor([stop.signum])
-        if world > 1:
-            dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=control)
-        return int(flag)
-
     loss_sum = torch.zeros((), device=device)
-    logged_step, t_log, t_start = step, time.perf_counter(), time.perf_counter()
-    elapsed_at_start = elapsed
+
+    lr = scheduler.get_last_lr()[0]
+
+    def report(progress: Progress) -> None:  # every rank: the loss is summed over them
+        if world > 1:
+            dist.all_reduce(loss_sum)
+        mean_loss = float(loss_sum) / progress.steps
+        loss_sum.zero_()
+        if rank == 0:
+            epoch = progress.step * batch / n_blocks
+            row = (progress.step, f"{epoch:.4f}", f"{mean_loss:.6f}", f"{lr:.6e}", f"{progress.rate:.1f}",
+                   f"{progress.elapsed:.2f}")
+            log_handle.write("\t".join(map(str, row)) + "\n")
+            log_handle.flush()
+            logger.info("step %d/%d (%.1f%%) epoch %.2f loss %.4f lr %.2e, %s", progress.step, max_steps,
+                        100 * progress.step / max_steps, epoch, mean_loss, lr, progress.text("tokens"))
+
     log_handle = open(live_log, "a", encoding="utf-8") if rank == 0 else None
     try:
-        while True:
-            signum = stop_requested()
-            if signum:
-                checkpoint(f"signal {signal.Signals(signum).name}")
-                if rank == 0:
-                    logger.warning("stopped by %s at step %d; the last checkpoint is %s", signal.Signals(signum).name,
-                                   step, list_checkpoints(checkpoint_dir)[-1][1] if step else "none (nothing to save)")
-                if world > 1:
-                    dist.barrier()
-                raise Interrupted(128 + signum)
-            if step >= max_steps:
-                break
+        loop.check_stop()
+        while loop.step < max_steps:
+            step = loop.step
             idx = order.indices(step)
             language = order.language(step) if spec is not None else None
             inputs, labels = mask_tokens(blocks[idx], special, vocab["[MASK]"], len(vocab), h["mlm_probability"],
@@ -504,29 +495,8 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
-            step += 1
-
-            if step % h["log_every"] == 0 or step == max_steps:
-                if world > 1:
-                    dist.all_reduce(loss_sum)
-                mean_loss = float(loss_sum) / (step - logged_step)
-                now = time.perf_counter()
-                elapsed = elapsed_at_start + now - t_start
-                rate = (step - logged_step) * batch * window / max(now - t_log, 1e-9)
-                eta = (max_steps - step) * (now - t_log) / (step - logged_step)
-                if rank == 0:
-                    row = (step, f"{step * batch / n_blocks:.4f}", f"{mean_loss:.6f}", f"{lr:.6e}", f"{rate:.1f}",
-                           f"{elapsed:.2f}")
-                    log_handle.write("\t".join(map(str, row)) + "\n")
-                    log_handle.flush()
-                    logger.info("step %d/%d (%.1f%%) epoch %.2f loss %.4f lr %.2e %.0f tokens/s elapsed %s ETA %s",
-                                step, max_steps, 100 * step / max_steps, step * batch / n_blocks, mean_loss, lr, rate,
-                                hms(elapsed), hms(eta))
-                loss_sum.zero_()
-                logged_step, t_log = step, now
-            elapsed = elapsed_at_start + time.perf_counter() - t_start
-            if step % h["checkpoint_every"] == 0 and step < max_steps:
-                checkpoint("periodic")
+            loop.advance()
+            loop.after_step(report, work=batch * window)
     finally:
         if log_handle:
             log_handle.close()
@@ -539,7 +509,8 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         if log_path:
             with atomic_write(log_path) as handle:
                 handle.write(live_log.read_text(encoding="utf-8"))
-        logger.info("saved %s after %d steps in %s; checkpoints left in %s", out_dir, step, hms(elapsed), checkpoint_dir)
+        logger.info("saved %s after %d steps in %s; checkpoints left in %s", out_dir, loop.step, hms(loop.elapsed),
+                    checkpoint_dir)
     if world > 1:
         dist.barrier()
 

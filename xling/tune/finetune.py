@@ -11,7 +11,7 @@ or on the average of every language's dev set (`avg_dev`, Cao et al.); the best 
 
 Deterministic for a seed: the order of examples in epoch e is a permutation drawn from a generator seeded
 with (seed, e), dropout draws from the global torch RNG seeded with `seed`, whose state every checkpoint
-saves. Checkpoints (atomic; xling.models.checkpoints) are written every `checkpoint_every` steps and at
+saves. Checkpoints (atomic; the one training loop, xling.models.loop) are written every `checkpoint_every` steps and at
 each epoch end, in a subdirectory named by a hash of everything that decides the weights; a killed run
 resumes from the last one and ends with the same weights as an uninterrupted run. SIGTERM/SIGUSR1 finish
 the step, checkpoint and exit (Interrupted).
@@ -32,7 +32,6 @@ import os
 import random
 import shutil
 import tempfile
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -42,20 +41,12 @@ from torch import nn
 
 from xling.data.transfer_tasks import TASK_METRIC
 from xling.io import atomic_path, atomic_write
-from xling.models.checkpoints import (
-    Interrupted,
-    StopSignal,
-    hms,
-    list_checkpoints,
-    rng_state,
-    save_checkpoint,
-    set_rng_state,
-)
+from xling.models.checkpoints import hms, rng_state, set_rng_state
+from xling.models.loop import Progress, TrainingLoop
 from xling.tune.heads import Backbone, InferSent, build_model, collate, label_inventory, n_pieces
 
 logger = logging.getLogger(__name__)
 
-LOG_EVERY_S = 30.0
 SELECTIONS = ("en_dev", "avg_dev")
 ScoreFn = Callable[[str, list, list, list], dict]  # (task, examples, predictions, labels) -> {metric: (value, n)}
 
@@ -188,30 +179,30 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     ckpt_dir = Path(checkpoint_dir) / key
     state = {"epoch": 0, "batch": 0, "step": 0, "scores": [], "best": None, "best_epoch": None, "seconds": 0.0,
              "pieces": 0}
-    found = list_checkpoints(ckpt_dir)
-    if found:
-        saved = torch.load(found[-1][1], map_location="cpu", weights_only=False)
+
+    def content() -> dict:
+        return {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                "rng": rng_state(), "state": state}
+
+    def restore(saved: dict) -> str:
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         scheduler.load_state_dict(saved["scheduler"])
         set_rng_state(saved["rng"])
-        state = saved["state"]
-        logger.info("resuming from %s (epoch %d, step %d of %d)", found[-1][1], state["epoch"] + 1, state["step"], total)
+        state.update(saved["state"])
+        return f"epoch {state['epoch'] + 1} of {settings['epochs']}, {total} steps in all"
+
+    def report(progress: Progress) -> None:
+        logger.info("epoch %d step %d/%d loss %.4f lr %.2e, %s", state["epoch"] + 1, progress.step, total,
+                    loss.item(), scheduler.get_last_lr()[0], progress.text("pieces"))
+
     best_path = ckpt_dir / "best.pt"
-    logger.info("%s: %d train examples, dev %s, %d epochs x %d steps of %d, %d trainable parameters, freeze %d, "
-                "zero-mean %s, %s", task, len(train_features), {k: len(v) for k, v in dev_features.items()},
-                settings["epochs"], steps_per_epoch, settings["batch_size"], n_train, freeze,
-                "off" if zero_mean is None else f"at layer {zero_mean[0]}", device)
-
-    def save(reason: str) -> None:
-        save_checkpoint(ckpt_dir, {"step": state["step"], "model": model.state_dict(),
-                                   "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                                   "rng": rng_state(), "state": state}, keep=1)
-        logger.info("checkpoint at step %d (%s)", state["step"], reason)
-
-    started = time.monotonic() - state["seconds"]
-    last_log = time.monotonic()
-    with StopSignal() as stop:
+    with TrainingLoop(ckpt_dir, total, content, checkpoint_every=checkpoint_every, log=logger) as loop:
+        loop.resume(restore)
+        logger.info("%s: %d train examples, dev %s, %d epochs x %d steps of %d, %d trainable parameters, freeze %d, "
+                    "zero-mean %s, %s", task, len(train_features), {k: len(v) for k, v in dev_features.items()},
+                    settings["epochs"], steps_per_epoch, settings["batch_size"], n_train, freeze,
+                    "off" if zero_mean is None else f"at layer {zero_mean[0]}", device)
         while state["epoch"] < settings["epochs"]:
             order = epoch_order(len(train_features), seed, state["epoch"])
             epoch_batches = batches(train_features, order, settings["batch_size"])
@@ -226,23 +217,12 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
                 optimizer.step()
                 scheduler.step()
                 state["batch"] += 1
-                state["step"] += 1
+                state["step"] = loop.advance()
                 state["pieces"] += n_pieces(batch)
-                state["seconds"] = time.monotonic() - started
+                state["seconds"] = loop.elapsed
                 if on_step is not None:
                     on_step(state)
-                if time.monotonic() - last_log >= LOG_EVERY_S or state["step"] == 1:
-                    last_log = time.monotonic()
-                    rate = state["step"] / max(state["seconds"], 1e-9)
-                    logger.info("epoch %d step %d/%d loss %.4f lr %.2e, %.0f pieces/s, %s elapsed, ETA %s",
-                                state["epoch"] + 1, state["step"], total, loss.item(), scheduler.get_last_lr()[0],
-                                state["pieces"] / max(state["seconds"], 1e-9), hms(state["seconds"]),
-                                hms((total - state["step"]) / max(rate, 1e-9)))
-                if stop.signum:
-                    save(f"signal {stop.signum}")
-                    raise Interrupted(128 + stop.signum)
-                if state["step"] % checkpoint_every == 0 and state["batch"] < len(epoch_batches):
-                    save("interval")
+                loop.after_step(report, work=n_pieces(batch), periodic=state["batch"] < len(epoch_batches))
             dev_scores = {lang: score(task, dev[lang],
                                       predict(model, task, feats, settings["batch_size"], device, backbone.pad_id),
                                       labels)[TASK_METRIC[task]][0]
@@ -258,7 +238,7 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
                     torch.save(model.state_dict(), tmp)
             state["epoch"] += 1
             state["batch"] = 0
-            save("epoch end")
+            loop.save("epoch end", force=True)
     model.load_state_dict(torch.load(best_path, map_location="cpu", weights_only=True))
     record = {"task": task, "labels": labels, "settings": settings, "seed": seed, "freeze": freeze,
               "selection": selection, "pivot": pivot, "backbone": backbone.kind,
