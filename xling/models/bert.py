@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import os
-import shutil
 import sys
-import tempfile
 import zlib
 from pathlib import Path
 from typing import Sequence
@@ -35,26 +32,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from xling.io import atomic_write, read_lines
+from xling.io import atomic_write
+from xling.models.anchors import language_vocabularies, used_pieces
+from xling.models.bert_hparams import load_hparams, model_config, resolve_hparams
+from xling.models.bert_output import restart_log, save_final, save_model_dir, save_views
 from xling.models.checkpoints import (
     RESUMABLE_CHANGES,
     Interrupted,
     StopSignal,
     checkpoint_key,
-    fsync_dir,
     hms,
     rng_state,
     set_rng_state,
     trajectory,
 )
 from xling.models.loop import Progress, TrainingLoop
-from xling.models.ablation import (
-    SPEC_FILE,
-    check_spec,
-    language_vocabularies,
-    used_pieces,
-    write_vocab,
-)
 from xling.models.mlm_data import (
     SPECIAL_TOKENS,
     BatchOrder,
@@ -67,80 +59,6 @@ from xling.models.mlm_data import (
 )
 
 logger = logging.getLogger(__name__)
-
-#: Every hyper-parameter `pretrain` understands, with its default (mirrors the `bert` config schema).
-DEFAULTS: dict = {
-    "hidden_size": 768,
-    "num_layers": 12,
-    "num_heads": 12,
-    "intermediate_size": 3072,
-    "max_position_embeddings": 512,
-    "dropout": 0.1,
-    "batch_size": 256,
-    "micro_batch_size": None,
-    "max_steps": 1_000_000,
-    "learning_rate": 1e-4,
-    "warmup_steps": 10_000,
-    "weight_decay": 0.01,
-    "adam_beta1": 0.9,
-    "adam_beta2": 0.999,
-    "adam_epsilon": 1e-6,
-    "max_grad_norm": 1.0,
-    "mlm_probability": 0.15,
-    "checkpoint_every": 1000,
-    "keep_checkpoints": 2,
-    "log_every": 100,
-    "seed": 1,
-    "device": None,
-    "precision": "fp32",
-    "threads": 8,
-}
-#: Not part of the `bert` config object: the block length comes from the `windows` grid.
-#: ablation: the spec of a Conneau et al. (2020) ablation (xling.models.ablation); absent for a plain BERT.
-EXTRA_KEYS = ("window", "ablation")
-LOG_COLUMNS = ("step", "epoch", "loss", "lr", "tokens_per_s", "elapsed_s")
-
-
-# ----------------------------------------------------------------------------------------------
-# configuration
-
-
-def resolve_hparams(hparams: dict) -> dict:
-    """Defaults filled in; an unknown key is an error (a typo must not silently train the default)."""
-    unknown = sorted(set(hparams) - set(DEFAULTS) - set(EXTRA_KEYS))
-    if unknown:
-        raise ValueError(f"unknown bert hyper-parameter(s) {unknown}; known: {sorted(DEFAULTS) + list(EXTRA_KEYS)}")
-    h = {**DEFAULTS, **hparams}
-    if h["hidden_size"] % h["num_heads"]:
-        raise ValueError(f"hidden_size {h['hidden_size']} is not a multiple of num_heads {h['num_heads']}")
-    if h["precision"] not in ("bf16", "fp32"):
-        raise ValueError(f"precision must be bf16 or fp32, not {h['precision']!r}")
-    if "ablation" in h:
-        h["ablation"] = check_spec(h["ablation"], int(h["num_layers"]))
-    if not 0 < h["mlm_probability"] < 1:
-        raise ValueError(f"mlm_probability must be in (0, 1), not {h['mlm_probability']}")
-    for key in ("batch_size", "max_steps", "checkpoint_every", "log_every", "keep_checkpoints"):
-        if int(h[key]) < 1:
-            raise ValueError(f"{key} must be >= 1, not {h[key]}")
-    return h
-
-
-def model_config(hparams: dict, vocab_size: int):
-    """A from-scratch BertConfig with the SDPA attention path (flash/memory-efficient kernels on GPU)."""
-    from transformers import BertConfig
-
-    h = resolve_hparams(hparams)
-    return BertConfig(
-        vocab_size=vocab_size,
-        hidden_size=h["hidden_size"],
-        num_hidden_layers=h["num_layers"],
-        num_attention_heads=h["num_heads"],
-        intermediate_size=h["intermediate_size"],
-        max_position_embeddings=max(h["max_position_embeddings"], int(h.get("window") or 0)),
-        hidden_dropout_prob=h["dropout"],
-        attention_probs_dropout_prob=h["dropout"],
-        attn_implementation="sdpa",
-    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -220,77 +138,6 @@ def _optimizer(model: nn.Module, h: dict, fused: bool) -> torch.optim.AdamW:
                              eps=h["adam_epsilon"], **({"fused": True} if fused else {}))
 
 
-def _restart_log(path: Path, upto_step: int) -> None:
-    """Keep the log rows of steps <= upto_step (a killed run may have logged past its last checkpoint)."""
-    rows = []
-    if upto_step and path.exists():
-        rows = [line for _, line in read_lines(path)][1:]
-        rows = [r for r in rows if len(r.split("\t")) == len(LOG_COLUMNS) and int(r.split("\t")[0]) <= upto_step]
-    with atomic_write(path) as handle:
-        handle.write("\t".join(LOG_COLUMNS) + "\n")
-        handle.writelines(r + "\n" for r in rows)
-
-
-def save_model_dir(mlm, vocab_path, out_dir: Path, lowercase: bool) -> None:
-    """save_pretrained + tokenizer files + the vocabulary into out_dir (what xling.encode loads)."""
-    from transformers import BertTokenizerFast
-
-    mlm.save_pretrained(out_dir)
-    tok = BertTokenizerFast(vocab=str(vocab_path), do_lower_case=lowercase, strip_accents=lowercase,
-                            model_max_length=mlm.config.max_position_embeddings)
-    tok.save_pretrained(out_dir)
-    shutil.copyfile(vocab_path, Path(out_dir) / "vocab.txt")  # byte-identical to the vocabulary used
-
-
-def save_views(views, vocabularies: dict[str, list[str]] | None, vocab_path, out_dir: Path, spec: dict,
-               lowercase: bool) -> None:
-    """An ablated model's directory (xling.models.ablation): ablation.json and one BERT directory per language,
-    each with its language's vocabulary (language-specific vocabularies) or the joint one."""
-    for lang, view in views.items():
-        vocab = vocab_path
-        if vocabularies is not None:
-            vocab = out_dir / f".vocab-{lang}.txt"
-            write_vocab(vocabularies[lang], vocab)
-        save_model_dir(view, vocab, out_dir / lang, lowercase)
-        if vocabularies is not None:
-            vocab.unlink()
-    with atomic_write(out_dir / SPEC_FILE) as handle:
-        json.dump({"spec": spec, "languages": list(views)}, handle, indent=1, sort_keys=True)
-
-
-def _save_final(write, out_dir: Path, log: Path) -> None:
-    """write(tmp) (save_pretrained + tokenizer files, or an ablation's views) into a temp dir beside out_dir,
-    then rename it onto out_dir.
-
-    The tokenizer files record `lowercase` as do_lower_case and strip_accents, so a tokenizer loaded from
-    out_dir normalizes text as the token files were (xling.data.wordpiece: both or neither).
-    """
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
-        write(tmp)
-        shutil.copyfile(log, tmp / "training_log.tsv")
-        umask = os.umask(0)
-        os.umask(umask)
-        for d in (tmp, *(d for d in tmp.iterdir() if d.is_dir())):
-            os.chmod(d, 0o777 & ~umask)  # mkdtemp makes it private; the model is for the whole group
-        for f in tmp.rglob("*"):
-            if f.is_dir():
-                continue
-            os.chmod(f, 0o666 & ~umask)
-            with open(f, "rb") as handle:
-                os.fsync(handle.fileno())
-        old = None
-        if out_dir.exists():
-            old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
-            os.replace(out_dir, old)
-        os.replace(tmp, out_dir)
-        fsync_dir(out_dir.parent)
-        if old is not None:
-            shutil.rmtree(old)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
 
 
 def pretrain(token_paths: Sequence, vocab_path, out_dir, checkpoint_dir, hparams: dict, log_path=None,
@@ -425,7 +272,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         path = chosen[0]
     loop.resume(restore, path=path, weights_only=True)
     if rank == 0:
-        _restart_log(live_log, loop.step)
+        restart_log(live_log, loop.step)
 
     net = _MaskedLMLoss(mlm)
     separate = spec is not None and (spec["separate_embeddings"] or spec["separate_layers"] > 0)
@@ -503,9 +350,9 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
 
     if rank == 0:
         if spec is None:
-            _save_final(lambda tmp: save_model_dir(mlm, vocab_path, tmp, lowercase), out_dir, live_log)
+            save_final(lambda tmp: save_model_dir(mlm, vocab_path, tmp, lowercase), out_dir, live_log)
         else:
-            _save_final(lambda tmp: save_views(mlm, vocabularies, vocab_path, tmp, spec, lowercase), out_dir, live_log)
+            save_final(lambda tmp: save_views(mlm, vocabularies, vocab_path, tmp, spec, lowercase), out_dir, live_log)
         if log_path:
             with atomic_write(log_path) as handle:
                 handle.write(live_log.read_text(encoding="utf-8"))
@@ -519,25 +366,6 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
 # command line
 
 
-def _load_hparams(value: str) -> dict:
-    """--hparams: a JSON object, or a JSON/YAML file holding one."""
-    path = Path(value)
-    if not value.lstrip().startswith("{") and path.is_file():
-        text = path.read_text(encoding="utf-8")
-        if path.suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-    else:
-        try:
-            data = json.loads(value)
-        except json.JSONDecodeError as e:
-            raise SystemExit(f"--hparams: neither a file nor valid JSON ({e}): {value[:200]!r}")
-    if not isinstance(data, dict):
-        raise SystemExit(f"--hparams must be a JSON object, got {type(data).__name__}")
-    return data
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -562,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rank = int(os.environ.get("RANK", "0"))
     logging.basicConfig(level=logging.INFO if rank == 0 else logging.WARNING,
                         format=f"%(asctime)s [rank {rank}] %(levelname)s %(name)s: %(message)s")
-    hparams = _load_hparams(args.hparams)
+    hparams = load_hparams(args.hparams)
     hparams.update({key: getattr(args, key) for key in runtime if getattr(args, key) is not None})
     try:
         pretrain(args.tokens, args.vocab, args.out, args.checkpoint_dir, hparams, args.log, lowercase=args.lowercase)
