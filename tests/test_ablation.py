@@ -215,7 +215,7 @@ def test_fine_tuning_freezes_the_language_specific_layers_and_tests_each_languag
     settings = {"epochs": 1, "batch_size": 8, "learning_rate": 1e-2, "warmup": 0.0, "weight_decay": 0.0,
                 "dropout": 0.0, "max_length": 16, "max_train": None}
     ft.finetune("ner", backbone, _toy_ner("en", 40, 1), {"en": _toy_ner("en", 10, 2)}, tmp_path / "ner",
-                tmp_path / "ner-ckpt", settings, seed=1, freeze=0, score=transfer.score, pivot="en")
+                tmp_path / "ner-ckpt", settings, ft.FinetuneRun(seed=1, freeze=0, pivot="en"), score=transfer.score)
     pretrained = {lang: BertForMaskedLM.from_pretrained(out / lang).bert.state_dict() for lang in ("en", "xa")}
     tuned = BertForMaskedLM.from_pretrained(tmp_path / "ner" / "encoder").bert.state_dict()
     own, shared = "encoder.layer.0.output.dense.weight", "encoder.layer.1.output.dense.weight"

@@ -17,6 +17,7 @@ import torch
 from safetensors.torch import load_file
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
+from xling.encode.encoder import Shift
 from xling.evaluate import transfer
 from xling.tune import finetune as ft
 from xling.tune.heads import load_bert
@@ -69,8 +70,9 @@ def bert_dir(tmp_path_factory) -> Path:
 def run(bert_dir: Path, out: Path, **kwargs) -> dict:
     options = {"seed": 3, "freeze": 0, "checkpoint_every": 1000, **kwargs}
     settings = {**SETTINGS, **options.pop("settings", {})}
+    on_step = options.pop("on_step", None)
     return ft.finetune("xnli", load_bert(bert_dir), toy_xnli(240, 1), {"en": toy_xnli(60, 2)}, out / "model",
-                       out / "ckpt", settings, score=transfer.score, **options)
+                       out / "ckpt", settings, ft.FinetuneRun(**options), score=transfer.score, on_step=on_step)
 
 
 def test_learns_the_toy_task_and_selects_on_english_dev(bert_dir, tmp_path):
@@ -183,8 +185,8 @@ def test_static_vectors_xnli_with_infersent(tmp_path):
 
     backbone = load_static(tmp_path / "vectors.bin", vocab, lowercase=False)
     record = ft.finetune("xnli", backbone, toy_xnli(240, 1), {"en": toy_xnli(60, 2)}, tmp_path / "model",
-                         tmp_path / "ckpt", {**SETTINGS, "static_hidden": 16, "learning_rate": 1e-2}, seed=1,
-                         score=transfer.score)
+                         tmp_path / "ckpt", {**SETTINGS, "static_hidden": 16, "learning_rate": 1e-2},
+                         ft.FinetuneRun(seed=1), score=transfer.score)
     assert record["selection_score"] > 80
     assert json.loads((tmp_path / "model" / "finetune.json").read_text())["backbone"] == "static"
     table = transfer.evaluate(tmp_path / "model", {"en": {"dev": toy_xnli(60, 2), "test": toy_xnli(30, 3)}},
@@ -221,7 +223,7 @@ def test_a_few_steps_on_ud_ewt_then_zero_shot_on_pud(shared_data, tmp_path, task
     train, dev = ewt(shared_data)[0], {"en": ewt(shared_data)[1]}
     settings = {**SETTINGS, "epochs": 1, "max_length": 64, "arc_dim": 16, "label_dim": 8}
     record = ft.finetune(task, load_bert(bert), train, dev, tmp_path / "model", tmp_path / "ckpt", settings,
-                         seed=1, score=transfer.score)
+                         ft.FinetuneRun(seed=1), score=transfer.score)
     assert record["steps"] == 8
     data = {lang: {"test": read_examples(task, shared_data / "ud" / "pud" / f"{lang}_pud-ud-test.conllu")}
             for lang in ("en", "de")}
@@ -260,7 +262,7 @@ def test_zero_mean_subtracts_the_pivot_mean_in_training_and_each_language_mean_i
 
     monkeypatch.setattr("xling.tune.heads.shift_layer", spy)
     means = {"en": np.full(16, 0.5), "fr": np.full(16, -0.25)}
-    record = run(bert_dir, tmp_path, zero_mean=(1, means["en"], "all"), settings={"epochs": 1})
+    record = run(bert_dir, tmp_path, zero_mean=Shift(1, -means["en"], "all"), settings={"epochs": 1})
     assert record["zero_mean"] == {"layer": 1, "positions": "all"}
     assert seen and all(layer == 1 and np.allclose(delta, -0.5) for layer, delta in seen)
     seen.clear()

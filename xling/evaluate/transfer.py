@@ -36,6 +36,7 @@ import torch
 
 from xling.data.formats import iter_corpus_documents
 from xling.data.transfer_tasks import TASK_METRIC
+from xling.encode.encoder import Shift
 from xling.evaluate.tasks import accuracy, attachment_scores, span_f1, upos_accuracy
 from xling.models.ablation import is_language_specific, read_spec
 from xling.represent.rotation import rotate_layer
@@ -152,8 +153,8 @@ def evaluate(path, data: dict[str, dict[str, list]], *, pivot: str, layer: int, 
         model, backbone = models[lang]
         encoder = backbone.encoder
         if encoder is not None:
-            encoder.shift = None if delta is None else (layer, torch.as_tensor(delta, dtype=torch.float32),
-                                                        positions)
+            encoder.shift = None if delta is None else Shift(layer, torch.as_tensor(delta, dtype=torch.float32),
+                                                             positions)
         with rotate_layer(encoder.bert, rotation_layer, rotation) if rotation is not None else nullcontext():
             predictions = predict(model, task, features[lang][split], batch_size, device, backbone.pad_id)
         scores = score(task, data[lang][split], predictions, labels, ner_repair)

@@ -32,6 +32,7 @@ import os
 import random
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -40,6 +41,7 @@ import torch
 from torch import nn
 
 from xling.data.transfer_tasks import TASK_METRIC
+from xling.encode.encoder import Shift
 from xling.io import atomic_path, atomic_write
 from xling.models.checkpoints import hms, rng_state, set_rng_state
 from xling.models.loop import Progress, TrainingLoop
@@ -131,27 +133,42 @@ def checkpoint_key(spec: dict) -> str:
     return hashlib.blake2b(json.dumps(spec, sort_keys=True, default=str).encode(), digest_size=6).hexdigest()
 
 
+@dataclass(frozen=True)
+class FinetuneRun:
+    """How one fine-tuning run trains and selects, beside the `settings` of the config block.
+
+    freeze: k frozen encoder layers (a BERT; static vectors are always frozen and record -1). selection: en_dev or
+    avg_dev, on the `pivot`'s dev set or every language's. zero_mean: the shift added at one layer while training
+    (Liu et al. 2020: the pretrained model's pivot mean, negated). identity: what else decides the weights (e.g.
+    the model path, data fingerprints), hashed with the settings into the checkpoint subdirectory's name.
+    """
+
+    seed: int
+    freeze: int = 0
+    selection: str = "en_dev"
+    pivot: str = "en"
+    zero_mean: Shift | None = None
+    identity: dict = field(default_factory=dict)
+    device: str | torch.device = "cpu"
+    checkpoint_every: int = 500
+
+
 def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], out_dir, checkpoint_dir,
-             settings: dict, *, seed: int, freeze: int = 0, selection: str = "en_dev", pivot: str = "en",
-             zero_mean: tuple[int, np.ndarray, str] | None = None, score: ScoreFn, identity: dict | None = None,
-             device: str | torch.device = "cpu", checkpoint_every: int = 500,
-             on_step: Callable[[dict], None] | None = None) -> dict:
+             settings: dict, run: FinetuneRun, *, score: ScoreFn, on_step: Callable[[dict], None] | None = None) -> dict:
     """Fine-tune `backbone` on `train` (English examples of `task`), select on `dev` ({lang: examples}),
     write out_dir (see the module docstring) and return its finetune.json record.
 
-    freeze: k frozen encoder layers (a BERT; static vectors are always frozen and record -1).
     settings: epochs, batch_size, learning_rate, warmup (fraction of steps), weight_decay, dropout,
-    max_length, and the head's sizes (xling.tune.heads.build_model). zero_mean: (layer, English mean [H],
-    positions) to subtract while training. identity: what else decides the weights (e.g. the model path,
-    data fingerprints), hashed with the settings into the checkpoint subdirectory's name. on_step: called
-    after every optimizer step with the loop's state (step, pieces, seconds; benchmarks/finetune_throughput.py
-    times the steps after a warm-up with it).
+    max_length, and the head's sizes (xling.tune.heads.build_model). on_step: called after every optimizer
+    step with the loop's state (step, pieces, seconds; benchmarks/finetune_throughput.py times the steps after
+    a warm-up with it).
     """
+    seed, freeze, selection, pivot, zero_mean = run.seed, run.freeze, run.selection, run.pivot, run.zero_mean
     if selection not in SELECTIONS:
         raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
     if pivot not in dev:
         raise ValueError(f"no {pivot} dev set to select on (dev languages: {sorted(dev)})")
-    device = torch.device(device)
+    device = torch.device(run.device)
     set_seed(seed)
     labels = label_inventory(task, train)
     featurize = backbone.featurizer(task, settings["max_length"], labels)
@@ -161,9 +178,7 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     model = build_model(task, backbone, len(labels), settings)
     if backbone.encoder is not None:
         backbone.encoder.freeze(freeze)
-        if zero_mean is not None:
-            layer, mean, positions = zero_mean
-            backbone.encoder.shift = (layer, -torch.as_tensor(mean, dtype=torch.float32), positions)
+        backbone.encoder.shift = zero_mean
     model.to(device)
     n_train = sum(p.numel() for p in model.parameters() if p.requires_grad)
     steps_per_epoch = math.ceil(len(train_features) / settings["batch_size"])
@@ -173,9 +188,9 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     pair = backbone.kind == "bert"
 
     key = checkpoint_key({"task": task, "settings": settings, "seed": seed, "freeze": freeze, "selection": selection,
-                          "zero_mean": None if zero_mean is None else [zero_mean[0], zero_mean[2],
-                                                                     np.asarray(zero_mean[1]).tolist()],
-                          "identity": identity or {}, "n_train": len(train_features)})
+                          "zero_mean": None if zero_mean is None else [zero_mean.layer, zero_mean.positions,
+                                                                     (-np.asarray(zero_mean.delta)).tolist()],
+                          "identity": run.identity, "n_train": len(train_features)})
     ckpt_dir = Path(checkpoint_dir) / key
     state = {"epoch": 0, "batch": 0, "step": 0, "scores": [], "best": None, "best_epoch": None, "seconds": 0.0,
              "pieces": 0}
@@ -197,12 +212,12 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
                     loss.item(), scheduler.get_last_lr()[0], progress.text("pieces"))
 
     best_path = ckpt_dir / "best.pt"
-    with TrainingLoop(ckpt_dir, total, content, checkpoint_every=checkpoint_every, log=logger) as loop:
+    with TrainingLoop(ckpt_dir, total, content, checkpoint_every=run.checkpoint_every, log=logger) as loop:
         loop.resume(restore)
         logger.info("%s: %d train examples, dev %s, %d epochs x %d steps of %d, %d trainable parameters, freeze %d, "
                     "zero-mean %s, %s", task, len(train_features), {k: len(v) for k, v in dev_features.items()},
                     settings["epochs"], steps_per_epoch, settings["batch_size"], n_train, freeze,
-                    "off" if zero_mean is None else f"at layer {zero_mean[0]}", device)
+                    "off" if zero_mean is None else f"at layer {zero_mean.layer}", device)
         while state["epoch"] < settings["epochs"]:
             order = epoch_order(len(train_features), seed, state["epoch"])
             epoch_batches = batches(train_features, order, settings["batch_size"])
@@ -242,7 +257,7 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     model.load_state_dict(torch.load(best_path, map_location="cpu", weights_only=True))
     record = {"task": task, "labels": labels, "settings": settings, "seed": seed, "freeze": freeze,
               "selection": selection, "pivot": pivot, "backbone": backbone.kind,
-              "zero_mean": None if zero_mean is None else {"layer": zero_mean[0], "positions": zero_mean[2]},
+              "zero_mean": None if zero_mean is None else {"layer": zero_mean.layer, "positions": zero_mean.positions},
               "epochs": state["scores"], "best_epoch": state["best_epoch"], "selection_score": state["best"],
               "steps": state["step"], "train_seconds": round(state["seconds"], 1),
               "pieces_per_second": state["pieces"] / max(state["seconds"], 1e-9), "trainable_parameters": n_train}

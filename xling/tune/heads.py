@@ -34,6 +34,7 @@ from torch import nn
 from xling.data import formats
 from xling.data.formats import universal_relation
 from xling.data.words import chunk_words
+from xling.encode.encoder import Shift
 from xling.encode.transforms import shift_layer
 from xling.models.pretrained import load_pretrained
 
@@ -197,14 +198,15 @@ class BertEncoder(nn.Module):
         super().__init__()
         self.bert = bert
         self.hidden_size = bert.config.hidden_size
-        self.shift: tuple[int, torch.Tensor, str] | None = None
+        self.shift: Shift | None = None  # added to a layer's output in every forward pass (zero-mean, MDS)
 
     def forward(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
         hook = contextlib.nullcontext()
         if self.shift is not None:
-            layer, delta, positions = self.shift
-            mask = attention_mask.bool() if positions == "all" else _word_positions(input_ids, attention_mask)
-            hook = shift_layer(self.bert, layer, delta.to(input_ids.device), mask)
+            delta = torch.as_tensor(self.shift.delta, dtype=torch.float32).to(input_ids.device)
+            mask = (attention_mask.bool() if self.shift.positions == "all"
+                    else _word_positions(input_ids, attention_mask))
+            hook = shift_layer(self.bert, self.shift.layer, delta, mask)
         with hook:
             return self.bert(input_ids=input_ids, attention_mask=attention_mask,
                              token_type_ids=token_type_ids).last_hidden_state
