@@ -228,8 +228,8 @@ def test_fine_tuning_freezes_the_language_specific_layers_and_tests_each_languag
     assert torch.equal(on_xa[own], pretrained["xa"][own]) and not torch.equal(on_xa[own], tuned[own])
     assert torch.equal(on_xa[shared], tuned[shared])
     table = transfer.evaluate(tmp_path / "ner", {"en": {"test": _toy_ner("en", 10, 3)}, "xa": {"test": _toy_ner("xa", 10, 4)}},
-                              pivot="en", layer=-1, alphas=[], positions="all", mds=False, batch_size=8,
-                              pretrained=out)
+                transfer.TransferTest(pivot="en", layer=-1, alphas=[], positions="all", mds=False, batch_size=8),
+                    pretrained=out)
     assert set(table["lang"]) == {"en", "xa"}
 
 
