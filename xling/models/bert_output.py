@@ -5,15 +5,13 @@ it so that a killed job never leaves half a model."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from xling.io import atomic_write, read_lines
 from xling.models.ablation import SPEC_FILE
 from xling.models.anchors import write_vocab
-from xling.models.checkpoints import fsync_dir
+from xling.models.checkpoints import atomic_directory
 
 LOG_COLUMNS = ("step", "epoch", "loss", "lr", "tokens_per_s", "elapsed_s")
 
@@ -63,29 +61,6 @@ def save_final(write, out_dir: Path, log: Path) -> None:
     The tokenizer files record `lowercase` as do_lower_case and strip_accents, so a tokenizer loaded from
     out_dir normalizes text as the token files were (xling.data.wordpiece: both or neither).
     """
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with atomic_directory(out_dir) as tmp:
         write(tmp)
         shutil.copyfile(log, tmp / "training_log.tsv")
-        umask = os.umask(0)
-        os.umask(umask)
-        for d in (tmp, *(d for d in tmp.iterdir() if d.is_dir())):
-            os.chmod(d, 0o777 & ~umask)  # mkdtemp makes it private; the model is for the whole group
-        for f in tmp.rglob("*"):
-            if f.is_dir():
-                continue
-            os.chmod(f, 0o666 & ~umask)
-            with open(f, "rb") as handle:
-                os.fsync(handle.fileno())
-        old = None
-        if out_dir.exists():
-            old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
-            os.replace(out_dir, old)
-        os.replace(tmp, out_dir)
-        fsync_dir(out_dir.parent)
-        if old is not None:
-            shutil.rmtree(old)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)

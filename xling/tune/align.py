@@ -17,9 +17,9 @@ language). The model runs without dropout (the paper names dropout for XNLI only
 so the loss is the formula above, and source = target gives zero loss and gradient.
 
 Deterministic for a seed: language l's pairs are visited in a permutation drawn from (seed, epoch, l);
-nothing else is random. Checkpoints (atomic; the one training loop, xling.models.loop) every `checkpoint_every` steps in a
-subdirectory named by a hash of the settings, the base model and the data; SIGTERM/SIGUSR1 finish the step,
-checkpoint and exit, and a resumed run ends with the uninterrupted run's weights.
+nothing else is random. Checkpoints (atomic; the one training loop, xling.models.loop) every `checkpoint_every`
+steps in a subdirectory named by a hash of the settings, the base model and the data; SIGTERM/SIGUSR1 finish the
+step, checkpoint and exit, and a resumed run ends with the uninterrupted run's weights.
 
 Output directory: the whole masked LM (save_pretrained; the MLM head's decoder is tied to the aligned
 embeddings) and its tokenizer, so the one loader (xling.models.pretrained) loads it like any BERT of the run; `alignment.json` (settings, pairs and links per language, steps, losses) and `training_log.tsv`
@@ -33,9 +33,6 @@ import functools
 import json
 import logging
 import math
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -45,7 +42,7 @@ import torch
 
 from xling.data.alignment import read_split_files
 from xling.io import atomic_write
-from xling.models.checkpoints import hms
+from xling.models.checkpoints import atomic_directory, hms
 from xling.models.loop import Progress, TrainingLoop
 from xling.models.pretrained import load_pretrained
 from xling.tune.finetune import checkpoint_key, linear_schedule
@@ -260,9 +257,7 @@ def _write_output(model, tokenizer, record: dict, log: list, out_dir: Path) -> N
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # no "Writing model shards" bar in the job's log
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with atomic_directory(out_dir) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         with atomic_write(tmp / "alignment.json") as handle:
@@ -271,10 +266,4 @@ def _write_output(model, tokenizer, record: dict, log: list, out_dir: Path) -> N
             handle.write("\t".join(LOG_COLUMNS) + "\n")
             handle.writelines("\t".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in row) + "\n"
                               for row in log)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
 

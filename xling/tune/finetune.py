@@ -11,8 +11,8 @@ or on the average of every language's dev set (`avg_dev`, Cao et al.); the best 
 
 Deterministic for a seed: the order of examples in epoch e is a permutation drawn from a generator seeded
 with (seed, e), dropout draws from the global torch RNG seeded with `seed`, whose state every checkpoint
-saves. Checkpoints (atomic; the one training loop, xling.models.loop) are written every `checkpoint_every` steps and at
-each epoch end, in a subdirectory named by a hash of everything that decides the weights; a killed run
+saves. Checkpoints (atomic; the one training loop, xling.models.loop) are written every `checkpoint_every` steps
+and at each epoch end, in a subdirectory named by a hash of everything that decides the weights; a killed run
 resumes from the last one and ends with the same weights as an uninterrupted run. SIGTERM/SIGUSR1 finish
 the step, checkpoint and exit (Interrupted).
 
@@ -28,10 +28,7 @@ import hashlib
 import json
 import logging
 import math
-import os
 import random
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -43,7 +40,7 @@ from torch import nn
 from xling.data.transfer_tasks import TASK_METRIC
 from xling.encode.encoder import Shift
 from xling.io import atomic_path, atomic_write
-from xling.models.checkpoints import hms, rng_state, set_rng_state
+from xling.models.checkpoints import atomic_directory, hms, rng_state, set_rng_state
 from xling.models.loop import Progress, TrainingLoop
 from xling.tune.heads import Backbone, InferSent, build_model, collate, label_inventory, n_pieces
 
@@ -154,7 +151,8 @@ class FinetuneRun:
 
 
 def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], out_dir, checkpoint_dir,
-             settings: dict, run: FinetuneRun, *, score: ScoreFn, on_step: Callable[[dict], None] | None = None) -> dict:
+             settings: dict, run: FinetuneRun, *, score: ScoreFn,
+             on_step: Callable[[dict], None] | None = None) -> dict:
     """Fine-tune `backbone` on `train` (English examples of `task`), select on `dev` ({lang: examples}),
     write out_dir (see the module docstring) and return its finetune.json record.
 
@@ -274,9 +272,7 @@ def head_state(model: nn.Module) -> dict:
 
 def _write_output(model: nn.Module, backbone: Backbone, record: dict, out_dir: Path) -> None:
     """Everything into a temp directory beside out_dir, then renamed onto it."""
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with atomic_directory(out_dir) as tmp:
         torch.save(head_state(model), tmp / "head.pt")
         if backbone.encoder is not None:
             from transformers.utils import logging as hf_logging
@@ -286,9 +282,3 @@ def _write_output(model: nn.Module, backbone: Backbone, record: dict, out_dir: P
             backbone.tokenizer.save_pretrained(tmp / "encoder")
         with atomic_write(tmp / "finetune.json") as handle:
             json.dump(record, handle, indent=1)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
