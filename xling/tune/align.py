@@ -46,6 +46,7 @@ from xling.models.checkpoints import atomic_directory, hms
 from xling.models.loop import Progress, TrainingLoop
 from xling.models.pretrained import load_pretrained
 from xling.tune.finetune import checkpoint_key, linear_schedule
+from xling.tune.heads import pad_rows
 
 logger = logging.getLogger(__name__)
 
@@ -106,12 +107,7 @@ def encode_words(tokenizer, sentences: list[list[str]], max_length: int, chunk: 
 
 def word_states(bert, ids: list[list[int]], pad_id: int, layer: int, device: torch.device) -> torch.Tensor:
     """The hidden states [B, T, H] at `layer` (0 = embeddings) of padded rows."""
-    width = max(len(row) for row in ids)
-    input_ids = torch.full((len(ids), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(ids), width), dtype=torch.long)
-    for r, row in enumerate(ids):
-        input_ids[r, : len(row)] = torch.as_tensor(row, dtype=torch.long)
-        mask[r, : len(row)] = 1
+    input_ids, mask = pad_rows(ids, pad_id)
     out = bert(input_ids=input_ids.to(device), attention_mask=mask.to(device), output_hidden_states=True)
     return out.hidden_states[layer]
 

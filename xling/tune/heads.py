@@ -146,14 +146,14 @@ def collate(task: str, features: list[dict], pad_id: int, pair: bool) -> dict[st
         if pair:
             seqs = [[f["cls"], *f["a"], f["sep"], *f["b"], f["sep"]] for f in features]
             types = [[0] * (len(f["a"]) + 2) + [1] * (len(f["b"]) + 1) for f in features]
-            ids, mask = _pad(seqs, pad_id)
-            return {"input_ids": ids, "attention_mask": mask, "token_type_ids": _pad(types, 0)[0],
+            ids, mask = pad_rows(seqs, pad_id)
+            return {"input_ids": ids, "attention_mask": mask, "token_type_ids": pad_rows(types, 0)[0],
                     "labels": labels}
-        a, a_mask = _pad([f["a"] or [pad_id] for f in features], pad_id)
-        b, b_mask = _pad([f["b"] or [pad_id] for f in features], pad_id)
+        a, a_mask = pad_rows([f["a"] or [pad_id] for f in features], pad_id)
+        b, b_mask = pad_rows([f["b"] or [pad_id] for f in features], pad_id)
         return {"a_ids": a, "a_mask": a_mask, "b_ids": b, "b_mask": b_mask, "labels": labels}
     rows = [row for f in features for row in f["rows"]]
-    ids, mask = _pad(rows, pad_id)
+    ids, mask = pad_rows(rows, pad_id)
     width = ids.shape[1]
     n_words = max(f["n_words"] for f in features)
     gather = torch.full((len(features), n_words), -1, dtype=torch.long)
@@ -173,7 +173,8 @@ def collate(task: str, features: list[dict], pad_id: int, pair: bool) -> dict[st
     return batch
 
 
-def _pad(seqs: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+def pad_rows(seqs: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows of ids padded with `pad` to the longest, and their attention mask."""
     width = max(len(s) for s in seqs)
     ids = torch.full((len(seqs), width), pad, dtype=torch.long)
     mask = torch.zeros((len(seqs), width), dtype=torch.long)
