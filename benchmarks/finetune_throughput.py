@@ -93,7 +93,8 @@ def run_ours(model_dir: Path, train: list, settings: dict, warmup: int, device: 
             marks[state["step"]] = (time.perf_counter(), state["pieces"])
 
     finetune.finetune("xnli", load_bert(model_dir), train, {"en": train[:1]}, work / "ours", work / "ours_ckpt",
-                      settings, seed=SEED, score=score, device=device, checkpoint_every=10 * steps, on_step=on_step)
+                      settings, finetune.FinetuneRun(seed=SEED, device=device, checkpoint_every=10 * steps),
+                      score=score, on_step=on_step)
     return timed(marks, warmup, steps)
 
 

@@ -28,7 +28,7 @@ from xling.io import read_lines  # noqa: E402
 from xling.models import bert  # noqa: E402
 from xling.models.checkpoints import list_checkpoints  # noqa: E402
 from xling.models.mlm_data import read_vocab  # noqa: E402
-from xling.represent.store import extract_bert_shard, reduce_shards  # noqa: E402
+from xling.represent.store import Extraction, extract_bert_shard, reduce_shards  # noqa: E402
 
 
 def checkpoint_model(path: Path, vocab_path: Path, out_dir: Path, lowercase: bool) -> int:
@@ -51,10 +51,10 @@ def evaluate(model_dir: Path, run: Path, args, work: Path) -> pd.DataFrame:
     shards = []
     for lang in args.languages:
         out = work / f"{lang}.words.parquet"
-        extract_bert_shard(model_dir, run / "tokens" / str(args.size) / f"{lang}.txt", lang=lang,
-                           words=set((run / "words" / f"{lang}.txt").read_text(encoding="utf-8").split()),
-                           shard=0, n_shards=1, out_words=out, out_langs=work / f"{lang}.langs.parquet",
-                           batch_size=64, max_length=args.window, device="cpu")
+        words = set((run / "words" / f"{lang}.txt").read_text(encoding="utf-8").split())
+        extract_bert_shard(model_dir, run / "tokens" / str(args.size) / f"{lang}.txt", lang, words, 0, 1, out,
+                           work / f"{lang}.langs.parquet",
+                           Extraction(batch_size=64, max_length=args.window, device="cpu"))
         shards.append(out)
     words = work / "words.parquet"
     reduce_shards(shards, words)

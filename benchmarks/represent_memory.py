@@ -67,7 +67,8 @@ def _child(model_dir: str, tokens: str, out_dir: str, batch_size: int, max_lengt
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
     represent.extract_bert_shard(model_dir, tokens, "xx", words, 0, 1, Path(out_dir) / "w.parquet",
-                                 Path(out_dir) / "l.parquet", batch_size=batch_size, max_length=max_length)
+                                 Path(out_dir) / "l.parquet",
+                                 represent.Extraction(batch_size=batch_size, max_length=max_length))
     seconds = time.perf_counter() - start
     n_tokens = sum(len(line.split()) for line in open(tokens, encoding="utf-8"))
     print(json.dumps({"tokens": n_tokens, "seconds": seconds, "baseline_rss_mb": base / 1024,

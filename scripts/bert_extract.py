@@ -10,27 +10,16 @@ from xling.logs import setup_logging
 setup_logging(snakemake.log[0])
 import torch  # noqa: E402
 
-from xling.represent.store import extract_bert_shard  # noqa: E402
+from xling.represent.store import Extraction, extract_bert_shard  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inputs, outputs, params = snakemake.input, snakemake.output, snakemake.params
 lm = params.lm
+extraction = Extraction(batch_size=snakemake.resources.batch_size, max_length=lm["max_length"],
+                        max_documents=params.max_documents, device=snakemake.resources.device,
+                        mean_positions=params.mean_positions, corpus=lm["corpus"], lowercase=lm.get("lowercase", False),
+                        revision=lm["revision"])
 for i, lang in enumerate(params.languages):
-    extract_bert_shard(
-        lm["path"],
-        inputs.text[i],
-        lang=lang,
-        words=set(Path(inputs.words[i]).read_text(encoding="utf-8").split()),
-        shard=int(snakemake.wildcards.shard),
-        n_shards=params.n_shards,
-        out_words=outputs.words[i],
-        out_langs=outputs.langs[i],
-        batch_size=snakemake.resources.batch_size,
-        max_length=lm["max_length"],
-        max_documents=params.max_documents,
-        device=snakemake.resources.device,
-        mean_positions=params.mean_positions,
-        corpus=lm["corpus"],
-        lowercase=lm.get("lowercase", False),
-        revision=lm["revision"],
-    )
+    words = set(Path(inputs.words[i]).read_text(encoding="utf-8").split())
+    extract_bert_shard(lm["path"], inputs.text[i], lang, words, int(snakemake.wildcards.shard), params.n_shards,
+                       outputs.words[i], outputs.langs[i], extraction)

@@ -4,7 +4,7 @@ from xling.logs import setup_logging
 setup_logging(snakemake.log[0])
 from xling.data.formats import read_dictionary  # noqa: E402
 from xling.data.wordpiece import load_tokenizer, normalize_word, word_pieces  # noqa: E402
-from xling.models.ablation import code_switch, translations  # noqa: E402
+from xling.models.anchors import code_switch, translations  # noqa: E402
 
 inp, params, lang = snakemake.input, snakemake.params, snakemake.wildcards.lang
 lowercase, settings = params.lowercase, params.settings

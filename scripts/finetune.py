@@ -7,7 +7,8 @@ import torch  # noqa: E402
 from xling.encode.encoder import resolve_device  # noqa: E402
 from xling.evaluate.transfer import corpus_sentences, language_means, score  # noqa: E402
 from xling.models.ablation import freeze_language_specific, read_spec  # noqa: E402
-from xling.tune.finetune import fingerprint, finetune  # noqa: E402
+from xling.encode.encoder import Shift  # noqa: E402
+from xling.tune.finetune import FinetuneRun, fingerprint, finetune  # noqa: E402
 from xling.tune.heads import load_bert, load_static, read_examples  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
@@ -28,9 +29,9 @@ if "zero_mean" in run:  # the pretrained model's English mean, subtracted while 
     means = language_means(lm["path"], {pivot: corpus_sentences(inp.corpus, shift["sentences"])}, shift["layer"],
                            stat=shift["stat"], positions=shift["positions"], batch_size=res.batch_size,
                            device=device, revision=lm["revision"], max_length=lm["max_length"])
-    zero_mean = (shift["layer"], means[pivot], shift["shift_positions"])
-finetune(task, backbone, train, dev, snakemake.output[0], snakemake.params.checkpoints, settings, seed=run["seed"],
-         freeze=run["freeze"], selection=run["selection"], pivot=pivot, zero_mean=zero_mean, score=score,
-         identity={"model": fingerprint(inp.get("model") or inp.vectors), "hub": [lm["path"], lm["revision"]],
-                   "data": fingerprint([inp.train, *inp.dev])},
-         device=device, checkpoint_every=res.checkpoint_every)
+    zero_mean = Shift(shift["layer"], -means[pivot], shift["shift_positions"])
+identity = {"model": fingerprint(inp.get("model") or inp.vectors), "hub": [lm["path"], lm["revision"]],
+            "data": fingerprint([inp.train, *inp.dev])}
+options = FinetuneRun(seed=run["seed"], freeze=run["freeze"], selection=run["selection"], pivot=pivot,
+                      zero_mean=zero_mean, identity=identity, device=device, checkpoint_every=res.checkpoint_every)
+finetune(task, backbone, train, dev, snakemake.output[0], snakemake.params.checkpoints, settings, options, score=score)

@@ -6,23 +6,25 @@ import torch  # noqa: E402
 
 from xling.data.formats import read_parallel  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
-from xling.evaluate.translation import translate_pair  # noqa: E402
+from xling.evaluate.translation import TranslationSettings, translate_pair  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inp, lm, s = snakemake.input, snakemake.params.lm, snakemake.params.settings
 pivot, lang = snakemake.params.pivot, snakemake.wildcards.lang
 files = inp.get("vocab_files") or inp.get("vocab_corpora")
 files = dict(zip((pivot, lang), files))
-table, samples = translate_pair(
-    lm["path"], pivot, lang, read_parallel(inp.pivot_text, inp.lang_text),
-    langs_store=inp.get("langs"),
-    token_files=files if "vocab_files" in inp.keys() else None,
-    corpus_files=files if "vocab_corpora" in inp.keys() else None,
+translation = TranslationSettings(
     directions=s["directions"], layers=s["layers"], alphas=s["alphas"], mean_stat=s["mean"],
     batch_size=snakemake.resources.batch_size, max_length=lm["max_length"], device=snakemake.resources.device,
     min_count=s["vocab_min_count"], bleu_tokenize=s["bleu_tokenize"], lowercase=snakemake.params.lowercase,
     n_samples=s["samples"], max_sentences=s["max_sentences"], mean_positions=s["mean_positions"],
     shift_positions=s["shift_positions"], revision=lm["revision"], bleu_unit=s["bleu_unit"],
+)
+table, samples = translate_pair(
+    lm["path"], pivot, lang, read_parallel(inp.pivot_text, inp.lang_text), translation,
+    langs_store=inp.get("langs"),
+    token_files=files if "vocab_files" in inp.keys() else None,
+    corpus_files=files if "vocab_corpora" in inp.keys() else None,
 )
 settings = dict(model=lm["label"], size=lm["size"], window=lm["window"], data=s["data"],
                 max_sentences=s["max_sentences"], **run_settings(snakemake.config, lm["label"]))

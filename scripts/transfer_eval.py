@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from xling.encode.encoder import resolve_device  # noqa: E402
-from xling.evaluate.transfer import corpus_sentences, evaluate, language_means  # noqa: E402
+from xling.evaluate.transfer import TransferTest, corpus_sentences, evaluate, language_means  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
 from xling.tune.heads import read_examples  # noqa: E402
 
@@ -32,13 +32,14 @@ if "rotation" in run:  # {RESULTS}/align/rotations/{lm}/{kind}{n}/{lang}.npy, in
     rotation_layer = run["rotation"]["layer"]
     if rotation_layer is None:  # the model's output, as the rotations were learned
         rotation_layer = json.loads((Path(inp.finetuned) / "encoder" / "config.json").read_text())["num_hidden_layers"]
-table = evaluate(inp.finetuned, data, pivot=run["pivot"], layer=shift["layer"] if shift else -1,
-                 alphas=run["mds"]["alphas"] if "mds" in run else [], positions=shift["shift_positions"] if shift else "all",
-                 mds="mds" in run, pretrained_means=means if "zero_mean" in run else None,
-                 finetuned_means=means if "mds" in run else None, batch_size=res.batch_size, device=device,
-                 ner_repair=run.get("ner_repair", True), vectors=inp.get("vectors"), vocab=inp.get("vocab"),
-                 lowercase=run.get("lowercase", False), rotations=rotations, rotation_layer=rotation_layer,
-                 pretrained=lm["path"] if lm["kind"] == "ablation" else None)
+test = TransferTest(pivot=run["pivot"], layer=shift["layer"] if shift else -1,
+                    alphas=run["mds"]["alphas"] if "mds" in run else [],
+                    positions=shift["shift_positions"] if shift else "all", mds="mds" in run,
+                    pretrained_means=means if "zero_mean" in run else None,
+                    finetuned_means=means if "mds" in run else None, batch_size=res.batch_size, device=device,
+                    ner_repair=run.get("ner_repair", True), rotations=rotations, rotation_layer=rotation_layer)
+table = evaluate(inp.finetuned, data, test, vectors=inp.get("vectors"), vocab=inp.get("vocab"),
+                 lowercase=run.get("lowercase", False), pretrained=lm["path"] if lm["kind"] == "ablation" else None)
 settings = run_settings(snakemake.config, lm["label"])
 settings["pretrain_seed"] = settings.pop("seed")
 if lm["kind"] == "ablation":  # the trainer's settings of this model: the bert block as the ablations change it

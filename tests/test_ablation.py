@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from xling.models import ablation, bert, mlm_data
+from xling.models import ablation, anchors, bert, mlm_data
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64, "window": 16, "batch_size": 8,
@@ -163,7 +163,7 @@ def test_code_switching_rate_within_tolerance(tmp_path):
     docs = [" ".join(rng.choice(words) for _ in range(200)) for _ in range(100)]
     (tmp_path / "en.txt").write_text("\n".join(docs) + "\n", encoding="utf-8")
     dictionary = {f"w{i}": [f"t{i}", f"u{i}"] for i in range(10)}
-    counts = ablation.code_switch(tmp_path / "en.txt", tmp_path / "out.txt", dictionary, lambda w: [w[0], "##" + w[1:]],
+    counts = anchors.code_switch(tmp_path / "en.txt", tmp_path / "out.txt", dictionary, lambda w: [w[0], "##" + w[1:]],
                                   rate=0.3, max_fraction=0.15, seed=1)
     n = counts["dictionary_words"]
     assert counts["words"] == 20000 and 3000 < n < 5000
@@ -174,7 +174,7 @@ def test_code_switching_rate_within_tolerance(tmp_path):
     assert all(q in {f"##{i}" for i in range(10)} for doc in out for p, q in zip(doc, doc[1:]) if p in ("t", "u"))
     # every word in the dictionary: the cap binds, at most 15% of each document's words
     dictionary = {w: ["z"] for w in words}
-    ablation.code_switch(tmp_path / "en.txt", tmp_path / "capped.txt", dictionary, lambda w: [w], rate=0.3,
+    anchors.code_switch(tmp_path / "en.txt", tmp_path / "capped.txt", dictionary, lambda w: [w], rate=0.3,
                          max_fraction=0.15, seed=1)
     for line in (tmp_path / "capped.txt").read_text().splitlines():
         assert line.split().count("z") == 30  # 0.3 x 200 drawn, capped at 0.15 x 200
@@ -215,7 +215,7 @@ def test_fine_tuning_freezes_the_language_specific_layers_and_tests_each_languag
     settings = {"epochs": 1, "batch_size": 8, "learning_rate": 1e-2, "warmup": 0.0, "weight_decay": 0.0,
                 "dropout": 0.0, "max_length": 16, "max_train": None}
     ft.finetune("ner", backbone, _toy_ner("en", 40, 1), {"en": _toy_ner("en", 10, 2)}, tmp_path / "ner",
-                tmp_path / "ner-ckpt", settings, seed=1, freeze=0, score=transfer.score, pivot="en")
+                tmp_path / "ner-ckpt", settings, ft.FinetuneRun(seed=1, freeze=0, pivot="en"), score=transfer.score)
     pretrained = {lang: BertForMaskedLM.from_pretrained(out / lang).bert.state_dict() for lang in ("en", "xa")}
     tuned = BertForMaskedLM.from_pretrained(tmp_path / "ner" / "encoder").bert.state_dict()
     own, shared = "encoder.layer.0.output.dense.weight", "encoder.layer.1.output.dense.weight"
@@ -228,8 +228,8 @@ def test_fine_tuning_freezes_the_language_specific_layers_and_tests_each_languag
     assert torch.equal(on_xa[own], pretrained["xa"][own]) and not torch.equal(on_xa[own], tuned[own])
     assert torch.equal(on_xa[shared], tuned[shared])
     table = transfer.evaluate(tmp_path / "ner", {"en": {"test": _toy_ner("en", 10, 3)}, "xa": {"test": _toy_ner("xa", 10, 4)}},
-                              pivot="en", layer=-1, alphas=[], positions="all", mds=False, batch_size=8,
-                              pretrained=out)
+                transfer.TransferTest(pivot="en", layer=-1, alphas=[], positions="all", mds=False, batch_size=8),
+                    pretrained=out)
     assert set(table["lang"]) == {"en", "xa"}
 
 

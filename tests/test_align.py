@@ -12,6 +12,7 @@ from safetensors.torch import load_file
 from transformers import BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
 
 from xling.data.formats import FormatError
+from xling.models.checkpoints import Interrupted
 from xling.models.pretrained import load_pretrained
 from xling.tune import align as al
 
@@ -200,7 +201,7 @@ def test_resume_after_a_signal_gives_the_same_weights(bert_dir, tmp_path):
         if state["step"] == 4:
             os.kill(os.getpid(), signal.SIGTERM)
 
-    with pytest.raises(al.Interrupted) as stopped:
+    with pytest.raises(Interrupted) as stopped:
         al.align(bert_dir, data, tmp_path / "cut", tmp_path / "ckpt", SETTINGS, seed=2, checkpoint_every=3,
                  on_step=stop_at_4)
     assert stopped.value.code == 128 + signal.SIGTERM and not (tmp_path / "cut").exists()

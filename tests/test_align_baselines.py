@@ -142,9 +142,9 @@ def test_xnli_rotation_rows_are_the_classifier_on_rotated_states(tmp_path):
     run(bert, tmp_path, settings={"epochs": 1})
     data = {lang: {"dev": toy_xnli(30, 7), "test": toy_xnli(30, 8)} for lang in ("en", "fr")}
     w = ortho_group.rvs(16, random_state=3)
-    table = transfer.evaluate(tmp_path / "model", data, pivot="en", layer=1, alphas=[1.0], positions="all",
-                              mds=False, batch_size=8, rotations={"word": {"fr": w}, "sentence": {"fr": np.eye(16)}},
-                              rotation_layer=2)
+    table = transfer.evaluate(tmp_path / "model", data,
+                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=8,
+                    rotations={"word": {"fr": w}, "sentence": {"fr": np.eye(16)}}, rotation_layer=2))
     rows = table[table["metric"] == "accuracy"].set_index(["lang", "split", "transform"])["value"]
     assert set(table[table["transform"].str.startswith("rotation")]["lang"]) == {"fr"}  # never the pivot
     assert set(table[table["transform"] == "rotation-word"]["layer"]) == {2}

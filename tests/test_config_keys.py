@@ -749,7 +749,7 @@ def test_represent_max_length_caps_the_extraction_chunks(workflow, run_rule_scri
     import xling.represent.store
 
     calls = []
-    monkeypatch.setattr(xling.represent.store, "extract_bert_shard", lambda *a, **kw: calls.append(kw))
+    monkeypatch.setattr(xling.represent.store, "extract_bert_shard", lambda *a: calls.append(a[-1]))
     words = [tmp_path / f"{lang}.words" for lang in ("en", "xa", "xe")]
     for path in words:
         path.write_text("a\n", encoding="utf-8")
@@ -758,7 +758,7 @@ def test_represent_max_length_caps_the_extraction_chunks(workflow, run_rule_scri
     for cap, window, expect in ((None, "32", 32), (8, "32", 8), (100, "32", 32)):
         run_rule_script(workflow({"represent": {"max_length": cap}}), "bert_extract", inputs, outputs,
                         {"lm": f"bert/500-w{window}", "shard": "0"})
-        assert {kw["max_length"] for kw in calls} == {expect}
+        assert {settings.max_length for settings in calls} == {expect}
         calls.clear()
 
 
@@ -794,7 +794,7 @@ def test_hf_models_reach_extraction_and_word_retrieval(workflow, run_rule_script
     import xling.represent.store
 
     calls = []
-    monkeypatch.setattr(xling.represent.store, "extract_bert_shard", lambda *a, **kw: calls.append((a, kw)))
+    monkeypatch.setattr(xling.represent.store, "extract_bert_shard", lambda *a: calls.append(a))
     files = [tmp_path / f"{lang}.txt" for lang in ("en", "xa", "xe")]
     for path in files:
         path.write_text("a\n", encoding="utf-8")
@@ -808,8 +808,8 @@ def test_hf_models_reach_extraction_and_word_retrieval(workflow, run_rule_script
                                                                 "tokens/1500/en.txt")
         run_rule_script(wf, "bert_extract", {"text": files, "words": files}, {"words": files, "langs": files},
                         {"lm": lm, "shard": "0"})
-        assert {(a[0], kw["revision"], kw["corpus"], kw["lowercase"] if corpus else None, kw["max_length"])
-                for a, kw in calls} == {(path, revision, corpus, True if corpus else None, None)}
+        assert {(a[0], a[-1].revision, a[-1].corpus, a[-1].lowercase if corpus else None, a[-1].max_length)
+                for a in calls} == {(path, revision, corpus, True if corpus else None, None)}
         calls.clear()
 
     wf = workflow({"language": hub, "tokenizer": {"lowercase": True}})  # a trained vocabulary: not a checkpoint's

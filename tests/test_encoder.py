@@ -12,7 +12,7 @@ from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertModel, 
 from xling.data.words import chunk_words, detokenize, word_spans, word_text
 from xling.encode.encoder import Encoder, Shift
 from xling.evaluate.sentence_retrieval import run_tatoeba
-from xling.evaluate.translation import translate_pair
+from xling.evaluate.translation import TranslationSettings, translate_pair
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 VOCAB = SPECIALS + [f"w{i}" for i in range(20)] + ["##s", "##t", "##u"]
@@ -226,10 +226,10 @@ def test_language_entry_points_run_a_hf_checkpoint_by_path(tmp_path):
     xx = [" ".join(f"w{i + 10}" for i in map(int, s.replace("w", "").split())) for s in en]
     for code, lines in (("en", en), ("xx", xx)):
         (tmp_path / f"{code}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    table, samples = translate_pair(model, "en", "xx", list(zip(en, xx)), layers=[1, 2], alphas=[0, 1],
-                                    corpus_files={c: tmp_path / f"{c}.txt" for c in ("en", "xx")}, min_count=1,
-                                    batch_size=4, max_length=MAX_LENGTH, device="cpu", n_samples=2,
-                                    mean_positions="words", shift_positions="all")
+    settings = TranslationSettings(layers=[1, 2], alphas=[0, 1], min_count=1, batch_size=4, max_length=MAX_LENGTH,
+                                   device="cpu", n_samples=2, mean_positions="words", shift_positions="all")
+    table, samples = translate_pair(model, "en", "xx", list(zip(en, xx)), settings,
+                                    corpus_files={c: tmp_path / f"{c}.txt" for c in ("en", "xx")})
     assert len(table) == 2 * 2 * 2 and set(table["direction"]) == {"en->xx", "xx->en"}
     assert (table["mean_source"] == "eval").all() and (table["mean_positions"] == "words").all()
     assert (table["shift_positions"] == "all").all() and (table["n_tokens"] == sum(len(s.split()) for s in en)).all()

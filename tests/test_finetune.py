@@ -17,6 +17,7 @@ import torch
 from safetensors.torch import load_file
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
+from xling.encode.encoder import Shift
 from xling.evaluate import transfer
 from xling.tune import finetune as ft
 from xling.tune.heads import load_bert
@@ -69,8 +70,9 @@ def bert_dir(tmp_path_factory) -> Path:
 def run(bert_dir: Path, out: Path, **kwargs) -> dict:
     options = {"seed": 3, "freeze": 0, "checkpoint_every": 1000, **kwargs}
     settings = {**SETTINGS, **options.pop("settings", {})}
+    on_step = options.pop("on_step", None)
     return ft.finetune("xnli", load_bert(bert_dir), toy_xnli(240, 1), {"en": toy_xnli(60, 2)}, out / "model",
-                       out / "ckpt", settings, score=transfer.score, **options)
+                       out / "ckpt", settings, ft.FinetuneRun(**options), score=transfer.score, on_step=on_step)
 
 
 def test_learns_the_toy_task_and_selects_on_english_dev(bert_dir, tmp_path):
@@ -78,7 +80,7 @@ def test_learns_the_toy_task_and_selects_on_english_dev(bert_dir, tmp_path):
     assert record["selection_score"] > 80  # chance is 33.3
     assert record["best_epoch"] == 1 + int(np.argmax([e["selection_score"] for e in record["epochs"]]))
     table = transfer.evaluate(tmp_path / "model", {"en": {"dev": toy_xnli(60, 2), "test": toy_xnli(60, 5)}},
-                              pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=16)
+                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=16))
     dev = table[(table["split"] == "dev") & (table.metric == "accuracy")].value.item()
     assert dev == pytest.approx(record["selection_score"])  # the saved model is the selected one
 
@@ -157,8 +159,9 @@ def test_mds_goes_through_the_shared_hook_and_alpha_is_chosen_on_dev_only(bert_d
     unit = float(np.linalg.norm(means["en"] - means["fr"]))
     data = {"fr": {"dev": [("dev", "w1 w10", "entailment")], "test": [("test", "w1 w10", "entailment")]},
             "en": {"dev": [("dev", "w1 w10", "entailment")], "test": [("test", "w1 w10", "entailment")]}}
-    table = transfer.evaluate(tmp_path / "model", data, pivot="en", layer=1, alphas=[1.0, 2.0], positions="all",
-                              mds=True, finetuned_means=means, batch_size=4)
+    table = transfer.evaluate(tmp_path / "model", data,
+                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0, 2.0], positions="all", mds=True,
+                    finetuned_means=means, batch_size=4))
     chosen = table[(table["transform"] == "mds") & table.selected]
     assert set(chosen["split"]) == {"dev", "test"} and set(chosen["alpha"]) == {2.0}
     assert chosen[chosen["split"] == "test"].value.item() == 40.0  # dev's choice, although test prefers 1.0
@@ -183,13 +186,13 @@ def test_static_vectors_xnli_with_infersent(tmp_path):
 
     backbone = load_static(tmp_path / "vectors.bin", vocab, lowercase=False)
     record = ft.finetune("xnli", backbone, toy_xnli(240, 1), {"en": toy_xnli(60, 2)}, tmp_path / "model",
-                         tmp_path / "ckpt", {**SETTINGS, "static_hidden": 16, "learning_rate": 1e-2}, seed=1,
-                         score=transfer.score)
+                         tmp_path / "ckpt", {**SETTINGS, "static_hidden": 16, "learning_rate": 1e-2},
+                         ft.FinetuneRun(seed=1), score=transfer.score)
     assert record["selection_score"] > 80
     assert json.loads((tmp_path / "model" / "finetune.json").read_text())["backbone"] == "static"
     table = transfer.evaluate(tmp_path / "model", {"en": {"dev": toy_xnli(60, 2), "test": toy_xnli(30, 3)}},
-                              pivot="en", layer=1, alphas=[1.0], positions="all", mds=True, batch_size=8,
-                              vectors=tmp_path / "vectors.bin", vocab=vocab)
+                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=True, batch_size=8),
+                    vectors=tmp_path / "vectors.bin", vocab=vocab)
     assert set(table["transform"]) == {"none"} and len(table) == 2
 
 
@@ -221,12 +224,12 @@ def test_a_few_steps_on_ud_ewt_then_zero_shot_on_pud(shared_data, tmp_path, task
     train, dev = ewt(shared_data)[0], {"en": ewt(shared_data)[1]}
     settings = {**SETTINGS, "epochs": 1, "max_length": 64, "arc_dim": 16, "label_dim": 8}
     record = ft.finetune(task, load_bert(bert), train, dev, tmp_path / "model", tmp_path / "ckpt", settings,
-                         seed=1, score=transfer.score)
+                         ft.FinetuneRun(seed=1), score=transfer.score)
     assert record["steps"] == 8
     data = {lang: {"test": read_examples(task, shared_data / "ud" / "pud" / f"{lang}_pud-ud-test.conllu")}
             for lang in ("en", "de")}
-    table = transfer.evaluate(tmp_path / "model", data, pivot="en", layer=1, alphas=[1.0], positions="all",
-                              mds=False, batch_size=64)
+    table = transfer.evaluate(tmp_path / "model", data,
+                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=64))
     words = {"en": 21180, "de": 21332}  # syntactic words of the PUD test files (multiword tokens expanded)
     metrics = {"pos": {"upos"}, "parsing": {"uas", "las"}}[task]
     assert set(table["metric"]) == metrics and set(table["lang"]) == {"en", "de"}
@@ -240,8 +243,8 @@ def test_xnli_dev_is_read_and_scored(shared_data, tmp_path, bert_dir):
     run(bert_dir, tmp_path, settings={"epochs": 1})
     data = {lang: {"dev": read_examples("xnli", shared_data / "xnli" / f"dev-{lang}.tsv")[:300]}
             for lang in ("en", "de", "zh")}
-    table = transfer.evaluate(tmp_path / "model", data, pivot="en", layer=1, alphas=[1.0], positions="all",
-                              mds=False, batch_size=64)
+    table = transfer.evaluate(tmp_path / "model", data,
+                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=64))
     assert list(table["n"]) == [300, 300, 300] and table["value"].between(0, 100).all()
     labels = read_examples("xnli", shared_data / "xnli" / "dev-de.tsv")
     assert len(labels) == 2490 and {label for *_, label in labels} == {"entailment", "neutral", "contradiction"}
@@ -260,13 +263,14 @@ def test_zero_mean_subtracts_the_pivot_mean_in_training_and_each_language_mean_i
 
     monkeypatch.setattr("xling.tune.heads.shift_layer", spy)
     means = {"en": np.full(16, 0.5), "fr": np.full(16, -0.25)}
-    record = run(bert_dir, tmp_path, zero_mean=(1, means["en"], "all"), settings={"epochs": 1})
+    record = run(bert_dir, tmp_path, zero_mean=Shift(1, -means["en"], "all"), settings={"epochs": 1})
     assert record["zero_mean"] == {"layer": 1, "positions": "all"}
     assert seen and all(layer == 1 and np.allclose(delta, -0.5) for layer, delta in seen)
     seen.clear()
     data = {lang: {"test": toy_xnli(30, 4)} for lang in ("en", "fr")}
-    table = transfer.evaluate(tmp_path / "model", data, pivot="en", layer=1, alphas=[1.0], positions="all",
-                              mds=True, pretrained_means=means, batch_size=64)
+    table = transfer.evaluate(tmp_path / "model", data,
+                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=True,
+                    pretrained_means=means, batch_size=64))
     assert set(table["transform"]) == {"zero_mean"} and set(table["train_transform"]) == {"zero_mean"}
     assert {round(float(delta[0]), 6) for _, delta in seen} == {-0.5, 0.25}
 
@@ -276,6 +280,7 @@ def test_a_language_without_dev_split_gets_no_mds_rows(bert_dir, tmp_path):
     run(bert_dir, tmp_path, settings={"epochs": 1})
     means = {"en": np.ones(16), "th": np.zeros(16)}
     data = {"en": {"dev": toy_xnli(20, 2), "test": toy_xnli(20, 3)}, "th": {"test": toy_xnli(20, 4)}}
-    table = transfer.evaluate(tmp_path / "model", data, pivot="en", layer=1, alphas=[1.0], positions="all",
-                              mds=True, finetuned_means=means, batch_size=16)
+    table = transfer.evaluate(tmp_path / "model", data,
+                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=True,
+                    finetuned_means=means, batch_size=16))
     assert set(table["transform"]) == {"none"} and set(table[table["lang"] == "th"]["split"]) == {"test"}

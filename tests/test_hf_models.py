@@ -13,7 +13,7 @@ from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
 from xling.data.wordpiece import count_words
 from xling.evaluate.word_retrieval import word_retrieval
-from xling.represent.store import extract_bert_shard, reduce_shards
+from xling.represent.store import Extraction, extract_bert_shard, reduce_shards
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -49,8 +49,8 @@ def corpus(tmp_path):
 
 
 def _extract(model, text, out, **kw):
-    extract_bert_shard(model, text, lang="en", words=WORDS, shard=0, n_shards=1, out_words=out / "w.parquet",
-                       out_langs=out / "l.parquet", batch_size=2, max_length=None, device="cpu", **kw)
+    extract_bert_shard(model, text, "en", WORDS, 0, 1, out / "w.parquet", out / "l.parquet",
+                       Extraction(batch_size=2, max_length=None, device="cpu", **kw))
     return pd.read_parquet(out / "w.parquet").sort_values(["word", "layer"], ignore_index=True)
 
 
@@ -95,9 +95,8 @@ def test_checkpoint_word_retrieval_on_a_copied_language(checkpoint, corpus, tmp_
     shards = []
     for lang, path in (("en", text), ("xe", copy_text)):
         shards.append(tmp_path / f"{lang}.words.parquet")
-        extract_bert_shard(checkpoint, path, lang=lang, words=WORDS, shard=0, n_shards=1, out_words=shards[-1],
-                           out_langs=tmp_path / f"{lang}.langs.parquet", batch_size=3, max_length=None,
-                           device="cpu", corpus=True, lowercase=True)
+        extract_bert_shard(checkpoint, path, lang, WORDS, 0, 1, shards[-1], tmp_path / f"{lang}.langs.parquet",
+                           Extraction(batch_size=3, max_length=None, device="cpu", corpus=True, lowercase=True))
     reduce_shards(shards, tmp_path / "words.parquet")
     dictionary = tmp_path / "en-xe.test.txt"
     dictionary.write_text("".join(f"{w} {w}\n" for w in ["cat", "dog", "mat", "ran", "zebra"]), encoding="utf-8")

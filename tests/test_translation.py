@@ -11,8 +11,8 @@ from sacrebleu.metrics import BLEU
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
 from xling.encode.encoder import Encoder
-from xling.evaluate.translation import (bleu1, bleu_tokenizer, convert_rate, piece_counts, sentence_means,
-                                        store_means, token_translation, vocabulary)
+from xling.evaluate.translation import (TranslationSettings, bleu1, bleu_tokenizer, convert_rate, piece_counts,
+                                        sentence_means, store_means, token_translation, vocabulary)
 from xling.report.language import convert_rate_by_alpha, translation_flags
 
 REPO = Path(__file__).resolve().parents[1]
@@ -117,8 +117,9 @@ def test_token_translation_table_and_samples(random_model):
     means = sentence_means(encoder, src, batch_size=3)
     assert means["token"].shape == (3, 32)
     mean_b = means["token"] + 1.0
-    table, samples = token_translation(encoder, src, ref, "a", "b", means["token"], mean_b, set(A_WORDS),
-                                       set(B_WORDS), layers=[0, 1, 2], alphas=[-1, 0, 2], batch_size=3, n_samples=2)
+    table, samples = token_translation(encoder, src, ref, "a", "b", means["token"], mean_b, set(A_WORDS), set(B_WORDS),
+                                       TranslationSettings(layers=[0, 1, 2], alphas=[-1, 0, 2], batch_size=3,
+                                                           n_samples=2))
     assert len(table) == 9 and set(table["alpha"]) == {-1.0, 0.0, 2.0}
     base = table[table["alpha"] == 0]
     assert base["bleu1"].nunique() == 1 and base["convert_rate"].nunique() <= 1
@@ -127,7 +128,8 @@ def test_token_translation_table_and_samples(random_model):
     assert len(samples) == 2 and samples["alpha"].iloc[0] == 2.0
     assert len(samples["output"].iloc[0].split()) <= 9
     with pytest.raises(ValueError, match="shape"):
-        token_translation(encoder, src, ref, "a", "b", mean_b[:2], mean_b, set(), set(), [0], [1], 3)
+        token_translation(encoder, src, ref, "a", "b", mean_b[:2], mean_b, set(), set(),
+                          TranslationSettings(layers=[0], alphas=[1], batch_size=3))
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +151,8 @@ def constant_translation(model_dir, **kwargs):
     encoder = Encoder.from_pretrained(model_dir, device="cpu")
     mean_a = np.zeros((3, 32))
     return token_translation(encoder, ["ab ac ad"], ["ab abs ob"], "a", "b", mean_a, mean_a + 1.0, set(A_WORDS),
-                             set(B_WORDS), layers=[1, 2], alphas=[-1, 0, 1, 2], batch_size=2, **kwargs)[0]
+                             set(B_WORDS), TranslationSettings(layers=[1, 2], alphas=[-1, 0, 1, 2], batch_size=2,
+                                                               **kwargs))[0]
 
 
 def test_bleu1_units_against_sacrebleu(constant_model):
@@ -249,7 +252,8 @@ def test_mds_switches_language_on_a_tiny_trained_model(trained_model, one_thread
     src = [" ".join(s) for s in sentences("a", 40, rng)]
     ref = [" ".join("o" + w[1:] for w in s.split()) for s in src]
     table, _ = token_translation(encoder, src, ref, "a", "b", mean_a, mean_b, set(A_WORDS), set(B_WORDS),
-                                 layers=[0, 1, 2], alphas=[-1, 0, 1, 2, 3], batch_size=64, shift_positions=positions)
+                                 TranslationSettings(layers=[0, 1, 2], alphas=[-1, 0, 1, 2, 3], batch_size=64,
+                                                     shift_positions=positions))
     table = table.assign(model="bert", size=0, window=0, src="a", tgt="b")
     check_language_switch(table)
     assert translation_flags(table) == ""  # a working model is not flagged

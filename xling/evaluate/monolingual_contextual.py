@@ -43,7 +43,7 @@ from xling.data.transfer_tasks import TASK_METRIC
 from xling.encode.encoder import sentence_word_vectors
 from xling.evaluate.transfer import load_finetuned, score
 from xling.represent.rotation import IterativeNormalizer, linked_rows, procrustes, rotate_layer
-from xling.tune.finetune import fingerprint, finetune, predict
+from xling.tune.finetune import FinetuneRun, fingerprint, finetune, predict
 from xling.tune.heads import Backbone, BertEncoder, load_bert
 
 logger = logging.getLogger(__name__)
@@ -158,8 +158,8 @@ def train_task_layers(task: str, backbone: Backbone, layer: int, data: dict, out
     identity = {**identity, "layer": layer, "map": pivot_map.key() if pivot_map is not None else None}
     with _hooked(pivot_map, backbone.encoder.bert, layer):
         return finetune(task, backbone, data["train"], {pivot: data["dev"]}, out_dir, checkpoint_dir, settings,
-                        seed=seed, freeze=layer, selection="en_dev", pivot=pivot, score=score, identity=identity,
-                        device=device)
+                        FinetuneRun(seed=seed, freeze=layer, selection="en_dev", pivot=pivot, identity=identity,
+                                    device=device), score=score)
 
 
 def score_through(finetuned, task: str, layer: int, examples: list, *, bottom=None, layer_map: LayerMap | None = None,

@@ -25,6 +25,7 @@ has selected=True on dev and test.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 import logging
 from contextlib import nullcontext
 from pathlib import Path
@@ -36,6 +37,7 @@ import torch
 
 from xling.data.formats import iter_corpus_documents
 from xling.data.transfer_tasks import TASK_METRIC
+from xling.encode.encoder import Shift
 from xling.evaluate.tasks import accuracy, attachment_scores, span_f1, upos_accuracy
 from xling.models.ablation import is_language_specific, read_spec
 from xling.represent.rotation import rotate_layer
@@ -120,24 +122,44 @@ def _on_view(tuned, pretrained, language: str, spec: dict, path: Path):
     return view
 
 
-def evaluate(path, data: dict[str, dict[str, list]], *, pivot: str, layer: int, alphas: Sequence[float],
-             positions: str, mds: bool, pretrained_means: dict[str, np.ndarray] | None = None,
-             finetuned_means: dict[str, np.ndarray] | None = None, batch_size: int, device="cpu",
-             ner_repair: bool = True, vectors=None, vocab=None, lowercase: bool = False,
-             rotations: Mapping[str, Mapping[str, np.ndarray]] | None = None, rotation_layer: int = -1,
-             pretrained=None) -> pd.DataFrame:
+@dataclass(frozen=True)
+class TransferTest:
+    """How a fine-tuned model is tested (module docstring): the `pivot`; the `layer` and `positions` of the
+    zero-mean or MDS shift; pretrained_means ({lang: R_lang at layer}, for a model fine-tuned with zero-mean);
+    `mds` with finetuned_means and the `alphas` to choose from on dev; `rotations` ({kind: {lang: W}}) at
+    `rotation_layer`; NER repair; batch size and device."""
+
+    pivot: str
+    layer: int = -1
+    alphas: Sequence[float] = ()
+    positions: str = "all"
+    mds: bool = False
+    pretrained_means: dict[str, np.ndarray] | None = None
+    finetuned_means: dict[str, np.ndarray] | None = None
+    batch_size: int = 64
+    device: str | torch.device = "cpu"
+    ner_repair: bool = True
+    rotations: Mapping[str, Mapping[str, np.ndarray]] | None = None
+    rotation_layer: int = -1
+
+
+def evaluate(path, data: dict[str, dict[str, list]], test: TransferTest, *, vectors=None, vocab=None,
+             lowercase: bool = False, pretrained=None) -> pd.DataFrame:
     """Score the fine-tuned model at `path` on data = {lang: {"dev": examples, "test": examples}}.
 
-    A model fine-tuned with zero-mean is tested with zero-mean (pretrained_means: {lang: R_lang at layer}).
-    Otherwise it is tested as it is and, when `mds` (a BERT), with MDS toward `pivot` for every other
-    language (finetuned_means), alpha chosen on dev among `alphas`, and with each rotation of `rotations`
-    ({kind: {lang: W}}, at `rotation_layer`) for the languages that have one. pretrained: the pretrained model's
-    directory; an ablated one tests each language on its own view (`load_finetuned`)."""
+    A model fine-tuned with zero-mean is tested with zero-mean (test.pretrained_means). Otherwise it is tested
+    as it is and, when test.mds (a BERT), with MDS toward the pivot for every other language (finetuned_means),
+    alpha chosen on dev, and with each of test.rotations for the languages that have one. vectors, vocab,
+    lowercase: a static-vector model's (`load_finetuned`). pretrained: the pretrained model's directory; an
+    ablated one tests each language on its own view (`load_finetuned`)."""
+    pivot, layer, alphas, positions, mds = test.pivot, test.layer, test.alphas, test.positions, test.mds
+    pretrained_means, finetuned_means, rotations = test.pretrained_means, test.finetuned_means, test.rotations
+    batch_size, ner_repair, rotation_layer = test.batch_size, test.ner_repair, test.rotation_layer
     record, model, backbone = load_finetuned(path, vectors, vocab, lowercase)
     ablated = pretrained is not None and read_spec(pretrained) is not None
     models = {lang: load_finetuned(path, pretrained=pretrained, language=lang)[1:] if ablated and lang != pivot
               else (model, backbone) for lang in data}
-    device = torch.device(device)
+    device = torch.device(test.device)
     task, labels = record["task"], record["labels"]
     features = {}
     for lang, splits in data.items():
@@ -152,8 +174,8 @@ def evaluate(path, data: dict[str, dict[str, list]], *, pivot: str, layer: int, 
         model, backbone = models[lang]
         encoder = backbone.encoder
         if encoder is not None:
-            encoder.shift = None if delta is None else (layer, torch.as_tensor(delta, dtype=torch.float32),
-                                                        positions)
+            encoder.shift = None if delta is None else Shift(layer, torch.as_tensor(delta, dtype=torch.float32),
+                                                             positions)
         with rotate_layer(encoder.bert, rotation_layer, rotation) if rotation is not None else nullcontext():
             predictions = predict(model, task, features[lang][split], batch_size, device, backbone.pad_id)
         scores = score(task, data[lang][split], predictions, labels, ner_repair)

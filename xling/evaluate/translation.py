@@ -37,6 +37,7 @@ import logging
 import math
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -199,14 +200,42 @@ def decode(encoder: Encoder, batches: list[Batch], n_sentences: int, shift: Shif
     return out_pieces
 
 
+DIRECTIONS = ("en-xx", "xx-en")  # "en" stands for the pivot language, "xx" for the other one
+
+
+@dataclass(frozen=True)
+class TranslationSettings:
+    """How token translation runs and is scored (the `language` config block and the job's resources).
+
+    layers: the layers shifted (None = 1..L, every encoder block, as the paper); alphas: the shift's scales;
+    shift_positions: "all" or "words"; bleu_unit: wordpieces or words (module docstring); n_samples: sample
+    outputs kept. The rest is read by translate_pair only: directions, mean_stat and mean_positions of the
+    language means, min_count of the vocabularies, max_sentences, and the model's max_length, device, revision.
+    """
+
+    layers: Sequence[int] | None = None
+    alphas: Sequence[float] = (-1, 0, 1, 2, 3)
+    batch_size: int = 64
+    bleu_tokenize: str = "auto"
+    lowercase: bool = False
+    n_samples: int = 5
+    shift_positions: str = "all"
+    bleu_unit: str = "wordpieces"
+    directions: Sequence[str] = DIRECTIONS
+    mean_stat: str = "token"
+    mean_positions: str = "all"
+    min_count: int = 5
+    max_sentences: int | None = None
+    max_length: int | None = None
+    device: str | None = None
+    revision: str | None = None
+
+
 def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequence[str], src_lang: str,
                       tgt_lang: str, mean_src: np.ndarray, mean_tgt: np.ndarray, src_vocab: set[str],
-                      tgt_vocab: set[str], layers: Sequence[int], alphas: Sequence[float], batch_size: int,
-                      bleu_tokenize: str = "auto", lowercase: bool = False, n_samples: int = 5,
-                      shift_positions: str = "all", bleu_unit: str = "wordpieces"
-                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Translate `sources` (language src_lang) toward tgt_lang with MDS at each layer x alpha, the shift
-    added at `shift_positions` ("all" or "words"), BLEU-1 in `bleu_unit` (module docstring).
+                      tgt_vocab: set[str], settings: TranslationSettings) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Translate `sources` (language src_lang) toward tgt_lang with MDS at each layer x alpha of `settings`, the
+    shift added at its shift_positions ("all" or "words"), BLEU-1 in its bleu_unit (module docstring).
 
     mean_src / mean_tgt: [layers + 1, H] language means. Returns (results, samples):
     results — one row per (layer, alpha): layer, alpha, bleu1, convert_rate, n_sentences, n_tokens,
@@ -216,6 +245,9 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
     samples — the first n_samples sentences at the best (layer, alpha > 0) by BLEU-1 (ties: lower layer,
     smaller alpha): source, reference, output, unshifted output (alpha 0), layer, alpha.
     """
+    alphas, batch_size, n_samples = settings.alphas, settings.batch_size, settings.n_samples
+    lowercase, shift_positions, bleu_unit = settings.lowercase, settings.shift_positions, settings.bleu_unit
+    layers = range(1, encoder.n_layers + 1) if settings.layers is None else [int(l) for l in settings.layers]
     if len(sources) != len(references):
         raise ValueError(f"{len(sources)} source sentences but {len(references)} references")
     if not sources:
@@ -231,7 +263,7 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
     if bleu_unit == "wordpieces":
         tokenize, bleu_refs = "none", [" ".join(pieces) for pieces in encoder.tokenize(references)]
     else:
-        tokenize, bleu_refs = bleu_tokenizer(tgt_lang, bleu_tokenize), list(references)
+        tokenize, bleu_refs = bleu_tokenizer(tgt_lang, settings.bleu_tokenize), list(references)
     batches = list(encoder.batches(sources, batch_size))  # tokenized and batched once for every layer x alpha
 
     def score(outputs: list[list[str]], unshifted: list[list[str]]) -> dict:
@@ -249,8 +281,8 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
     baseline = decode(encoder, batches, len(sources))
     base_scores = score(baseline, baseline)
     rows, outputs_by_setting = [], {}
-    settings = [(l, a) for l in layers for a in alphas if a != 0]
-    progress = Progress(f"{src_lang}->{tgt_lang}: {len(settings)} layer x alpha settings", len(settings))
+    grid = [(l, a) for l in layers for a in alphas if a != 0]
+    progress = Progress(f"{src_lang}->{tgt_lang}: {len(grid)} layer x alpha settings", len(grid))
     for layer in layers:
         if not 0 <= layer <= encoder.n_layers:
             raise ValueError(f"layer {layer} outside 0..{encoder.n_layers}")
@@ -279,19 +311,11 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
 
 # ---------------------------------------------------------------------------------------------- one language pair
 
-DIRECTIONS = ("en-xx", "xx-en")  # "en" stands for the pivot language, "xx" for the other one
-
-
-def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tuple[str, str]], *,
-                   langs_store: str | Path | None = None, token_files: dict | None = None,
-                   corpus_files: dict | None = None, directions: Sequence[str] = DIRECTIONS,
-                   layers: Sequence[int] | None = None, alphas: Sequence[float] = (-1, 0, 1, 2, 3),
-                   mean_stat: str = "token", batch_size: int = 64, max_length: int | None = None,
-                   device: str | None = None, min_count: int = 5, bleu_tokenize: str = "auto",
-                   lowercase: bool = False, n_samples: int = 5, max_sentences: int | None = None,
-                   mean_positions: str = "all", shift_positions: str = "all", revision: str | None = None,
-                   bleu_unit: str = "wordpieces") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Token translation between the pivot and `lang` in the asked directions, from sentence pairs
+def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tuple[str, str]],
+                   settings: TranslationSettings, *, langs_store: str | Path | None = None,
+                   token_files: dict | None = None, corpus_files: dict | None = None
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Token translation between the pivot and `lang` in the settings' directions, from sentence pairs
     (pivot sentence, lang sentence) — the first max_sentences of them.
 
     Language means: from the representation store `langs_store` (our BERTs: means over the run's
@@ -303,6 +327,9 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
     or a hub name, loaded at `revision` (xling.encode.Encoder). Returns (results, samples), both with
     columns src, tgt, direction; results also src_vocab_size, tgt_vocab_size and shared_vocab_size (the
     token sets V_s, V_t and their intersection: the paper's Table 3)."""
+    directions, mean_stat, mean_positions = settings.directions, settings.mean_stat, settings.mean_positions
+    min_count, max_sentences, batch_size = settings.min_count, settings.max_sentences, settings.batch_size
+    revision = settings.revision
     unknown = sorted(set(directions) - set(DIRECTIONS))
     if unknown:
         raise ValueError(f"unknown direction(s) {unknown}; known: {', '.join(DIRECTIONS)}")
@@ -311,8 +338,7 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
     pairs = list(pairs)[:max_sentences] if max_sentences else list(pairs)
     if not pairs:
         raise ValueError(f"{pivot}-{lang}: no sentence pairs")
-    encoder = Encoder.from_pretrained(model, device=device, max_length=max_length, revision=revision)
-    layers = list(range(1, encoder.n_layers + 1)) if layers is None else [int(l) for l in layers]
+    encoder = Encoder.from_pretrained(model, device=settings.device, max_length=settings.max_length, revision=revision)
     sentences = {pivot: [p for p, _ in pairs], lang: [x for _, x in pairs]}
     if langs_store is not None:
         means = {code: store_means(langs_store, code, mean_stat) for code in (pivot, lang)}
@@ -335,15 +361,14 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
     for direction in directions:
         src, tgt = (pivot, lang) if direction == "en-xx" else (lang, pivot)
         table, sample = token_translation(encoder, sentences[src], sentences[tgt], src, tgt, means[src],
-                                          means[tgt], vocab[src], vocab[tgt], layers, alphas, batch_size,
-                                          bleu_tokenize, lowercase, n_samples, shift_positions, bleu_unit)
+                                          means[tgt], vocab[src], vocab[tgt], settings)
         label = direction.replace("-", "->")  # generic: "en->xx" / "xx->en"; src and tgt name the languages
         tables.append(table.assign(src=src, tgt=tgt, direction=label, src_vocab_size=len(vocab[src]),
                                    tgt_vocab_size=len(vocab[tgt]), shared_vocab_size=len(vocab[src] & vocab[tgt])))
         samples.append(sample.assign(src=src, tgt=tgt, direction=label))
-    settings = dict(pair=f"{pivot}-{lang}", mean_stat=mean_stat, mean_source=mean_source,
-                    mean_positions=mean_positions, shift_positions=shift_positions, vocab_min_count=min_count,
-                    max_length=encoder.max_length, n_model_layers=encoder.n_layers, hidden=encoder.hidden,
-                    revision=revision)
-    return (pd.concat(tables, ignore_index=True).assign(**settings),
-            pd.concat(samples, ignore_index=True).assign(pair=settings["pair"]))
+    columns = dict(pair=f"{pivot}-{lang}", mean_stat=mean_stat, mean_source=mean_source,
+                   mean_positions=mean_positions, shift_positions=settings.shift_positions, vocab_min_count=min_count,
+                   max_length=encoder.max_length, n_model_layers=encoder.n_layers, hidden=encoder.hidden,
+                   revision=revision)
+    return (pd.concat(tables, ignore_index=True).assign(**columns),
+            pd.concat(samples, ignore_index=True).assign(pair=columns["pair"]))

@@ -21,14 +21,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import os
-import shutil
-import signal
 import sys
-import tempfile
-import time
 import zlib
 from pathlib import Path
 from typing import Sequence
@@ -37,27 +32,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from xling.io import atomic_write, read_lines
+from xling.io import atomic_write
+from xling.models.anchors import language_vocabularies, used_pieces
+from xling.models.bert_hparams import load_hparams, model_config, resolve_hparams
+from xling.models.bert_output import restart_log, save_final, save_model_dir, save_views
 from xling.models.checkpoints import (
     RESUMABLE_CHANGES,
     Interrupted,
     StopSignal,
     checkpoint_key,
-    fsync_dir,
     hms,
-    list_checkpoints,
     rng_state,
-    save_checkpoint,
     set_rng_state,
     trajectory,
 )
-from xling.models.ablation import (
-    SPEC_FILE,
-    check_spec,
-    language_vocabularies,
-    used_pieces,
-    write_vocab,
-)
+from xling.models.loop import Progress, TrainingLoop
 from xling.models.mlm_data import (
     SPECIAL_TOKENS,
     BatchOrder,
@@ -70,80 +59,6 @@ from xling.models.mlm_data import (
 )
 
 logger = logging.getLogger(__name__)
-
-#: Every hyper-parameter `pretrain` understands, with its default (mirrors the `bert` config schema).
-DEFAULTS: dict = {
-    "hidden_size": 768,
-    "num_layers": 12,
-    "num_heads": 12,
-    "intermediate_size": 3072,
-    "max_position_embeddings": 512,
-    "dropout": 0.1,
-    "batch_size": 256,
-    "micro_batch_size": None,
-    "max_steps": 1_000_000,
-    "learning_rate": 1e-4,
-    "warmup_steps": 10_000,
-    "weight_decay": 0.01,
-    "adam_beta1": 0.9,
-    "adam_beta2": 0.999,
-    "adam_epsilon": 1e-6,
-    "max_grad_norm": 1.0,
-    "mlm_probability": 0.15,
-    "checkpoint_every": 1000,
-    "keep_checkpoints": 2,
-    "log_every": 100,
-    "seed": 1,
-    "device": None,
-    "precision": "fp32",
-    "threads": 8,
-}
-#: Not part of the `bert` config object: the block length comes from the `windows` grid.
-#: ablation: the spec of a Conneau et al. (2020) ablation (xling.models.ablation); absent for a plain BERT.
-EXTRA_KEYS = ("window", "ablation")
-LOG_COLUMNS = ("step", "epoch", "loss", "lr", "tokens_per_s", "elapsed_s")
-
-
-# ----------------------------------------------------------------------------------------------
-# configuration
-
-
-def resolve_hparams(hparams: dict) -> dict:
-    """Defaults filled in; an unknown key is an error (a typo must not silently train the default)."""
-    unknown = sorted(set(hparams) - set(DEFAULTS) - set(EXTRA_KEYS))
-    if unknown:
-        raise ValueError(f"unknown bert hyper-parameter(s) {unknown}; known: {sorted(DEFAULTS) + list(EXTRA_KEYS)}")
-    h = {**DEFAULTS, **hparams}
-    if h["hidden_size"] % h["num_heads"]:
-        raise ValueError(f"hidden_size {h['hidden_size']} is not a multiple of num_heads {h['num_heads']}")
-    if h["precision"] not in ("bf16", "fp32"):
-        raise ValueError(f"precision must be bf16 or fp32, not {h['precision']!r}")
-    if "ablation" in h:
-        h["ablation"] = check_spec(h["ablation"], int(h["num_layers"]))
-    if not 0 < h["mlm_probability"] < 1:
-        raise ValueError(f"mlm_probability must be in (0, 1), not {h['mlm_probability']}")
-    for key in ("batch_size", "max_steps", "checkpoint_every", "log_every", "keep_checkpoints"):
-        if int(h[key]) < 1:
-            raise ValueError(f"{key} must be >= 1, not {h[key]}")
-    return h
-
-
-def model_config(hparams: dict, vocab_size: int):
-    """A from-scratch BertConfig with the SDPA attention path (flash/memory-efficient kernels on GPU)."""
-    from transformers import BertConfig
-
-    h = resolve_hparams(hparams)
-    return BertConfig(
-        vocab_size=vocab_size,
-        hidden_size=h["hidden_size"],
-        num_hidden_layers=h["num_layers"],
-        num_attention_heads=h["num_heads"],
-        intermediate_size=h["intermediate_size"],
-        max_position_embeddings=max(h["max_position_embeddings"], int(h.get("window") or 0)),
-        hidden_dropout_prob=h["dropout"],
-        attention_probs_dropout_prob=h["dropout"],
-        attn_implementation="sdpa",
-    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -223,77 +138,6 @@ def _optimizer(model: nn.Module, h: dict, fused: bool) -> torch.optim.AdamW:
                              eps=h["adam_epsilon"], **({"fused": True} if fused else {}))
 
 
-def _restart_log(path: Path, upto_step: int) -> None:
-    """Keep the log rows of steps <= upto_step (a killed run may have logged past its last checkpoint)."""
-    rows = []
-    if upto_step and path.exists():
-        rows = [line for _, line in read_lines(path)][1:]
-        rows = [r for r in rows if len(r.split("\t")) == len(LOG_COLUMNS) and int(r.split("\t")[0]) <= upto_step]
-    with atomic_write(path) as handle:
-        handle.write("\t".join(LOG_COLUMNS) + "\n")
-        handle.writelines(r + "\n" for r in rows)
-
-
-def save_model_dir(mlm, vocab_path, out_dir: Path, lowercase: bool) -> None:
-    """save_pretrained + tokenizer files + the vocabulary into out_dir (what xling.encode loads)."""
-    from transformers import BertTokenizerFast
-
-    mlm.save_pretrained(out_dir)
-    tok = BertTokenizerFast(vocab=str(vocab_path), do_lower_case=lowercase, strip_accents=lowercase,
-                            model_max_length=mlm.config.max_position_embeddings)
-    tok.save_pretrained(out_dir)
-    shutil.copyfile(vocab_path, Path(out_dir) / "vocab.txt")  # byte-identical to the vocabulary used
-
-
-def save_views(views, vocabularies: dict[str, list[str]] | None, vocab_path, out_dir: Path, spec: dict,
-               lowercase: bool) -> None:
-    """An ablated model's directory (xling.models.ablation): ablation.json and one BERT directory per language,
-    each with its language's vocabulary (language-specific vocabularies) or the joint one."""
-    for lang, view in views.items():
-        vocab = vocab_path
-        if vocabularies is not None:
-            vocab = out_dir / f".vocab-{lang}.txt"
-            write_vocab(vocabularies[lang], vocab)
-        save_model_dir(view, vocab, out_dir / lang, lowercase)
-        if vocabularies is not None:
-            vocab.unlink()
-    with atomic_write(out_dir / SPEC_FILE) as handle:
-        json.dump({"spec": spec, "languages": list(views)}, handle, indent=1, sort_keys=True)
-
-
-def _save_final(write, out_dir: Path, log: Path) -> None:
-    """write(tmp) (save_pretrained + tokenizer files, or an ablation's views) into a temp dir beside out_dir,
-    then rename it onto out_dir.
-
-    The tokenizer files record `lowercase` as do_lower_case and strip_accents, so a tokenizer loaded from
-    out_dir normalizes text as the token files were (xling.data.wordpiece: both or neither).
-    """
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
-        write(tmp)
-        shutil.copyfile(log, tmp / "training_log.tsv")
-        umask = os.umask(0)
-        os.umask(umask)
-        for d in (tmp, *(d for d in tmp.iterdir() if d.is_dir())):
-            os.chmod(d, 0o777 & ~umask)  # mkdtemp makes it private; the model is for the whole group
-        for f in tmp.rglob("*"):
-            if f.is_dir():
-                continue
-            os.chmod(f, 0o666 & ~umask)
-            with open(f, "rb") as handle:
-                os.fsync(handle.fileno())
-        old = None
-        if out_dir.exists():
-            old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
-            os.replace(out_dir, old)
-        os.replace(tmp, out_dir)
-        fsync_dir(out_dir.parent)
-        if old is not None:
-            shutil.rmtree(old)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
 
 
 def pretrain(token_paths: Sequence, vocab_path, out_dir, checkpoint_dir, hparams: dict, log_path=None,
@@ -391,17 +235,15 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
     logger.info("BertForMaskedLM with %.1fM parameters; checkpoints in %s",
                 sum(p.numel() for p in mlm.parameters()) / 1e6, checkpoint_dir)
 
-    # resume
-    step, elapsed = 0, 0.0
     live_log = checkpoint_dir / "training_log.tsv"
-    checkpoints = list_checkpoints(checkpoint_dir)
-    path = checkpoints[-1][1] if checkpoints else None
-    if world > 1:  # rank 0 decides, so a lagging shared file system cannot split the ranks
-        chosen = [path]
-        dist.broadcast_object_list(chosen, src=0, group=control)
-        path = chosen[0]
-    if path is not None:  # the directory's name says what it holds; these checks catch one moved by hand
-        state = torch.load(path, map_location="cpu", weights_only=True)
+
+    def content() -> dict:
+        epoch, index = order.position(loop.step)
+        return {"epoch": epoch, "index": index, "model": mlm.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(), "rng": rng_state(), "hparams": trajectory(h),
+                "n_blocks": n_blocks, "fingerprint": fingerprint, "vocab_size": len(vocab), "world_size": world}
+
+    def restore(state: dict) -> str:  # the directory's name says what it holds; these checks catch one moved by hand
         changed = {k: (state["hparams"].get(k), v) for k, v in trajectory(h).items() if state["hparams"].get(k) != v}
         if changed:
             raise ValueError(f"{path}: hyper-parameters differ from the checkpoint (checkpoint, now): {changed}; "
@@ -413,14 +255,24 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         set_rng_state(state["rng"])
-        step, elapsed = state["step"], state["elapsed_s"]
-        logger.info("resumed from %s: step %d, epoch %d, index %d (saved on %s)",
-                    path, step, state["epoch"], state["index"], state["reason"])
+        return f"epoch {state['epoch']}, index {state['index']} (saved on {state['reason']})"
+
+    def agree(signum: int) -> int:  # every rank stops at the same step; gloo on the CPU never syncs the GPU
+        flag = torch.tensor([signum])
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=control)
+        return int(flag)
+
+    loop = TrainingLoop(checkpoint_dir, max_steps, content, checkpoint_every=h["checkpoint_every"],
+                        keep=h["keep_checkpoints"], log=logger, log_every_steps=h["log_every"], writer=rank == 0,
+                        stop=stop, agree=agree if world > 1 else None, barrier=dist.barrier if world > 1 else None)
+    path = loop.latest()
+    if world > 1:  # rank 0 decides, so a lagging shared file system cannot split the ranks
+        chosen = [path]
+        dist.broadcast_object_list(chosen, src=0, group=control)
+        path = chosen[0]
+    loop.resume(restore, path=path, weights_only=True)
     if rank == 0:
-        checkpoint_dir.mkdir(parents=True, exist_ok=True)
-        for stale in checkpoint_dir.glob(".ckpt-*.tmp"):
-            stale.unlink(missing_ok=True)
-        _restart_log(live_log, step)
+        restart_log(live_log, loop.step)
 
     net = _MaskedLMLoss(mlm)
     separate = spec is not None and (spec["separate_embeddings"] or spec["separate_layers"] > 0)
@@ -440,43 +292,29 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
                 ids = blocks[order.blocks[lang]].unique()
                 candidates[lang] = ids[~torch.isin(ids, torch.tensor(special))]
     params = [p for p in mlm.parameters() if p.requires_grad]
-    last_saved = step
-
-    def checkpoint(reason: str) -> None:
-        nonlocal last_saved
-        if rank == 0 and step != last_saved:
-            epoch, index = order.position(step)
-            state = {"step": step, "epoch": epoch, "index": index, "reason": reason, "elapsed_s": elapsed,
-                     "model": mlm.state_dict(), "optimizer": optimizer.state_dict(),
-                     "scheduler": scheduler.state_dict(), "rng": rng_state(), "hparams": trajectory(h),
-                     "n_blocks": n_blocks, "fingerprint": fingerprint, "vocab_size": len(vocab), "world_size": world}
-            path = save_checkpoint(checkpoint_dir, state, int(h["keep_checkpoints"]))
-            logger.info("step %d: checkpoint %s (%s)", step, path, reason)
-        last_saved = step
-
-    def stop_requested() -> int:
-        flag = torch.tensor([stop.signum])
-        if world > 1:
-            dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=control)
-        return int(flag)
-
     loss_sum = torch.zeros((), device=device)
-    logged_step, t_log, t_start = step, time.perf_counter(), time.perf_counter()
-    elapsed_at_start = elapsed
+
+    lr = scheduler.get_last_lr()[0]
+
+    def report(progress: Progress) -> None:  # every rank: the loss is summed over them
+        if world > 1:
+            dist.all_reduce(loss_sum)
+        mean_loss = float(loss_sum) / progress.steps
+        loss_sum.zero_()
+        if rank == 0:
+            epoch = progress.step * batch / n_blocks
+            row = (progress.step, f"{epoch:.4f}", f"{mean_loss:.6f}", f"{lr:.6e}", f"{progress.rate:.1f}",
+                   f"{progress.elapsed:.2f}")
+            log_handle.write("\t".join(map(str, row)) + "\n")
+            log_handle.flush()
+            logger.info("step %d/%d (%.1f%%) epoch %.2f loss %.4f lr %.2e, %s", progress.step, max_steps,
+                        100 * progress.step / max_steps, epoch, mean_loss, lr, progress.text("tokens"))
+
     log_handle = open(live_log, "a", encoding="utf-8") if rank == 0 else None
     try:
-        while True:
-            signum = stop_requested()
-            if signum:
-                checkpoint(f"signal {signal.Signals(signum).name}")
-                if rank == 0:
-                    logger.warning("stopped by %s at step %d; the last checkpoint is %s", signal.Signals(signum).name,
-                                   step, list_checkpoints(checkpoint_dir)[-1][1] if step else "none (nothing to save)")
-                if world > 1:
-                    dist.barrier()
-                raise Interrupted(128 + signum)
-            if step >= max_steps:
-                break
+        loop.check_stop()
+        while loop.step < max_steps:
+            step = loop.step
             idx = order.indices(step)
             language = order.language(step) if spec is not None else None
             inputs, labels = mask_tokens(blocks[idx], special, vocab["[MASK]"], len(vocab), h["mlm_probability"],
@@ -504,42 +342,22 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
-            step += 1
-
-            if step % h["log_every"] == 0 or step == max_steps:
-                if world > 1:
-                    dist.all_reduce(loss_sum)
-                mean_loss = float(loss_sum) / (step - logged_step)
-                now = time.perf_counter()
-                elapsed = elapsed_at_start + now - t_start
-                rate = (step - logged_step) * batch * window / max(now - t_log, 1e-9)
-                eta = (max_steps - step) * (now - t_log) / (step - logged_step)
-                if rank == 0:
-                    row = (step, f"{step * batch / n_blocks:.4f}", f"{mean_loss:.6f}", f"{lr:.6e}", f"{rate:.1f}",
-                           f"{elapsed:.2f}")
-                    log_handle.write("\t".join(map(str, row)) + "\n")
-                    log_handle.flush()
-                    logger.info("step %d/%d (%.1f%%) epoch %.2f loss %.4f lr %.2e %.0f tokens/s elapsed %s ETA %s",
-                                step, max_steps, 100 * step / max_steps, step * batch / n_blocks, mean_loss, lr, rate,
-                                hms(elapsed), hms(eta))
-                loss_sum.zero_()
-                logged_step, t_log = step, now
-            elapsed = elapsed_at_start + time.perf_counter() - t_start
-            if step % h["checkpoint_every"] == 0 and step < max_steps:
-                checkpoint("periodic")
+            loop.advance()
+            loop.after_step(report, work=batch * window)
     finally:
         if log_handle:
             log_handle.close()
 
     if rank == 0:
         if spec is None:
-            _save_final(lambda tmp: save_model_dir(mlm, vocab_path, tmp, lowercase), out_dir, live_log)
+            save_final(lambda tmp: save_model_dir(mlm, vocab_path, tmp, lowercase), out_dir, live_log)
         else:
-            _save_final(lambda tmp: save_views(mlm, vocabularies, vocab_path, tmp, spec, lowercase), out_dir, live_log)
+            save_final(lambda tmp: save_views(mlm, vocabularies, vocab_path, tmp, spec, lowercase), out_dir, live_log)
         if log_path:
             with atomic_write(log_path) as handle:
                 handle.write(live_log.read_text(encoding="utf-8"))
-        logger.info("saved %s after %d steps in %s; checkpoints left in %s", out_dir, step, hms(elapsed), checkpoint_dir)
+        logger.info("saved %s after %d steps in %s; checkpoints left in %s", out_dir, loop.step, hms(loop.elapsed),
+                    checkpoint_dir)
     if world > 1:
         dist.barrier()
 
@@ -548,25 +366,6 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
 # command line
 
 
-def _load_hparams(value: str) -> dict:
-    """--hparams: a JSON object, or a JSON/YAML file holding one."""
-    path = Path(value)
-    if not value.lstrip().startswith("{") and path.is_file():
-        text = path.read_text(encoding="utf-8")
-        if path.suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-    else:
-        try:
-            data = json.loads(value)
-        except json.JSONDecodeError as e:
-            raise SystemExit(f"--hparams: neither a file nor valid JSON ({e}): {value[:200]!r}")
-    if not isinstance(data, dict):
-        raise SystemExit(f"--hparams must be a JSON object, got {type(data).__name__}")
-    return data
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -591,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rank = int(os.environ.get("RANK", "0"))
     logging.basicConfig(level=logging.INFO if rank == 0 else logging.WARNING,
                         format=f"%(asctime)s [rank {rank}] %(levelname)s %(name)s: %(message)s")
-    hparams = _load_hparams(args.hparams)
+    hparams = load_hparams(args.hparams)
     hparams.update({key: getattr(args, key) for key in runtime if getattr(args, key) is not None})
     try:
         pretrain(args.tokens, args.vocab, args.out, args.checkpoint_dir, hparams, args.log, lowercase=args.lowercase)

@@ -10,10 +10,12 @@ import logging
 import os
 import random
 import re
+import shutil
 import signal
 import tempfile
 import threading
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import torch
@@ -36,6 +38,39 @@ def fsync_dir(path: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_directory(out_dir) -> Iterator[Path]:
+    """A temporary directory beside out_dir to write a model into; when the block ends without error its files
+    get the permissions the umask gives (mkdtemp's are private; a model is for the whole group), are synced to
+    disk, and the directory is renamed onto out_dir (an old out_dir removed only then), so that a killed job
+    never leaves half a model."""
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        yield tmp
+        umask = os.umask(0)
+        os.umask(umask)
+        for path in (tmp, *tmp.rglob("*")):
+            if path.is_dir():
+                os.chmod(path, 0o777 & ~umask)
+                continue
+            os.chmod(path, 0o666 & ~umask)
+            with open(path, "rb") as handle:
+                os.fsync(handle.fileno())
+        old = None
+        if out_dir.exists():
+            old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
+            os.replace(out_dir, old)
+        os.replace(tmp, out_dir)
+        fsync_dir(out_dir.parent)
+        if old is not None:
+            shutil.rmtree(old)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
 
 
 def list_checkpoints(checkpoint_dir) -> list[tuple[int, Path]]:

@@ -1,15 +1,11 @@
-"""Report sections for the language-specific-information studies: token translation by the mean-difference
-shift (Liu et al. 2020) and sentence retrieval with original / zero-mean / MDS vectors (Libovický et al. 2020;
-XTREME's Tatoeba and BUCC). Importing this module registers the sections with xling.report.core.
+"""Report section for the language-specific-information studies' token translation by the mean-difference
+shift (Liu et al. 2020), and the helpers it shares with sentence retrieval (xling.report.sentence_retrieval:
+original / zero-mean / MDS vectors, Libovický et al. 2020; XTREME's Tatoeba and BUCC). Importing this module
+registers the section with xling.report.core.
 
-Table keys (render_report(tables=...)): token_translation, token_translation_samples (optional), tatoeba,
-bucc. Published numbers (xling.report.published): the same keys in resources/paper_results.yaml, and
-token_sets (the sizes of the token sets V_s, V_t) shown with token translation.
-
-Directions: 'a->b' in our tables means queries (or source sentences) in a, candidates (or outputs) in b.
-XTREME's Tatoeba script indexes the xx sentences and searches them with English queries, so the papers'
-Tatoeba numbers are en->xx (XTREME_DIRECTION); the tables here show both directions, that one first.
-BUCC mining is symmetric (xx<->en, BUCC_DIRECTION of xling.evaluate.sentence_retrieval).
+Table keys (render_report(tables=...)): token_translation, token_translation_samples (optional). Published
+numbers (xling.report.published): the same keys in resources/paper_results.yaml, and token_sets (the sizes of
+the token sets V_s, V_t) shown with token translation. 'a->b' means source sentences in a, outputs in b.
 
 Degenerate results are named: an undefined convert rate shows the counts of output pieces per vocabulary,
 averages over layers say how many layers they dropped, and a model whose MLM predicts one piece whatever
@@ -31,15 +27,10 @@ from xling.report.blocks import MODEL_KEYS, fmt_num, fmt_setting, model_groups, 
 from xling.report.core import ReportContext, register_section
 from xling.report.published import BEST, Matching
 
-XTREME_DIRECTION = "en->xx"   # English queries, xx candidates: what XTREME's Tatoeba (and the papers) report
 COLLAPSED_SPREAD = 1e-3       # vector_spread below this: the sentence vectors are (nearly) one direction
 TRANSLATION_RESULTS = ("bleu1", "convert_rate", "n_sentences", "n_tokens", "n_tgt_only", "n_src_only", "n_shared",
                        "n_neither", "distinct_predictions", "changed_share", "src_vocab_size", "tgt_vocab_size",
                        "shared_vocab_size")
-TATOEBA_RESULTS = ("accuracy", "n_queries", "n_candidates", "vector_spread")
-BUCC_RESULTS = ("f1", "precision", "recall", "threshold", "dev_f1", "dev_precision", "dev_recall", "n_gold",
-                "n_extracted", "n_src", "n_en", "vector_spread")
-VARIANT_LABELS = {"original": "Original", "zero_mean": "Zero-mean", "mds": "MDS"}
 TRANSLATION_DESCRIPTION = (
     "Unsupervised token translation (Liu et al. 2020, arXiv:2004.09205): a source-language sentence is fed to "
     "the masked-LM BERT, alpha (R_tgt \u2212 R_src) is added to the hidden states of layer l (R = the language "
@@ -51,22 +42,16 @@ TRANSLATION_DESCRIPTION = (
     "\u2265 language.vocab_min_count. alpha = 0 is the unshifted model; a negative alpha pushes away from the "
     "target language."
 )
-RETRIEVAL_DESCRIPTION = (
-    "Sentence vectors are mean-pooled wordpiece vectors of one layer. Original: as they are; Zero-mean: each "
-    "language centred on its own mean (Libovick\u00fd et al. 2020); MDS: the query language moved onto the "
-    "candidate language, q + alpha (R_cand \u2212 R_query). Language means are computed on the whole "
-    "evaluation set of each language, as in the papers."
-)
 
 
-def _select(df: pd.DataFrame, key: tuple) -> pd.DataFrame:
+def select_key(df: pd.DataFrame, key: tuple) -> pd.DataFrame:
     mask = np.ones(len(df), dtype=bool)
     for column, value in zip(MODEL_KEYS, key):
         mask &= (df[column] == value).to_numpy()
     return df[mask]
 
 
-def _short_mean_line(df: pd.DataFrame) -> str:
+def short_mean_line(df: pd.DataFrame) -> str:
     """The means used, briefly (figure titles)."""
     stats = "/".join(sorted(df["mean_stat"].astype(str).unique())) if "mean_stat" in df else "?"
     sources = {"store": "run's corpus", "eval": "evaluation sentences"}
@@ -74,11 +59,11 @@ def _short_mean_line(df: pd.DataFrame) -> str:
     return f"{stats} means" + (f" from the {where}" if where else "")
 
 
-def _wrap(line: str, width_in: float) -> str:
+def wrap_line(line: str, width_in: float) -> str:
     return textwrap.fill(line, max(40, int(width_in * 13)))
 
 
-def _mean_line(df: pd.DataFrame) -> str:
+def mean_line(df: pd.DataFrame) -> str:
     parts = []
     if "mean_stat" in df:
         parts.append("language means: " + ", ".join(sorted(df["mean_stat"].astype(str).unique()))
@@ -179,7 +164,7 @@ def translation_table1(df: pd.DataFrame) -> dict:
             .groupby(MODEL_KEYS + ["pair", "direction", "alpha"], as_index=False, sort=False).head(1))
     rows = []
     for key in model_groups(df):
-        part, every = _select(best, key), _select(df, key)
+        part, every = select_key(best, key), select_key(df, key)
         for (pair, direction), cell in part.groupby(["pair", "direction"]):
             flags = translation_flags(every[(every["pair"] == pair) & (every["direction"] == direction)])
             cell = cell.set_index("alpha")
@@ -197,7 +182,7 @@ def translation_table1(df: pd.DataFrame) -> dict:
     return table_block("Token translation: BLEU-1 / convert rate per language pair and \u03b1", columns, rows,
                        note="Each cell: BLEU-1 (0\u2013100) / convert rate (0\u20131) at the layer with the best "
                             "BLEU-1 for that \u03b1 (small print); an undefined convert rate shows the output "
-                            "pieces per vocabulary. " + _mean_line(df) + ".",
+                            "pieces per vocabulary. " + mean_line(df) + ".",
                        numeric=range(4, len(columns) - 1), wrap=(len(columns) - 1,))
 
 
@@ -240,7 +225,7 @@ def heatmaps(df: pd.DataFrame, metric: str, label: str, settings: str) -> Figure
     vmin, vmax = (0.0, 1.0) if metric == "convert_rate" else (0.0, max(top, 1e-9))
     image = None
     for ax, (key, direction) in zip(axes, panels):
-        part = _select(df, key)
+        part = select_key(df, key)
         part = part[part["direction"] == direction]
         grid = part.pivot_table(index="layer", columns="alpha", values=metric, aggfunc="mean")
         image = ax.imshow(grid.to_numpy(dtype=float), origin="lower", aspect="auto", cmap="viridis", vmin=vmin,
@@ -255,7 +240,7 @@ def heatmaps(df: pd.DataFrame, metric: str, label: str, settings: str) -> Figure
     if image is not None:
         fig.colorbar(image, ax=list(axes[: len(panels)]), label=label, shrink=0.8)
     fig.suptitle(f"{label} by layer and \u03b1 (mean over language pairs)\n"
-                 + _wrap(settings, fig.get_figwidth()), fontsize=10)
+                 + wrap_line(settings, fig.get_figwidth()), fontsize=10)
     return fig
 
 
@@ -279,7 +264,7 @@ def alpha_curves(df: pd.DataFrame, settings: str) -> Figure:
         ax.grid(alpha=0.3)
     axes[1].legend(fontsize=7, loc="best")
     fig.suptitle("Token translation against \u03b1 (mean over layers and language pairs)\n"
-                 + _wrap(settings, fig.get_figwidth()), fontsize=10)
+                 + wrap_line(settings, fig.get_figwidth()), fontsize=10)
     return fig
 
 
@@ -305,13 +290,13 @@ def render_token_translation(ctx: ReportContext) -> list[dict]:
         raise ValueError(f"{where}: columns {missing} missing from the token-translation table")
     if df.empty:
         raise ValueError(f"{where}: the token-translation table has no rows")
-    settings = _mean_line(df)
+    settings = mean_line(df)
     tokenizers = (f", BLEU-1 unit {_unit(df)}, sacrebleu tokenizer "
                   + ", ".join(sorted(df["bleu_tokenize"].astype(str).unique())) if "bleu_tokenize" in df else "")
     blocks = [text(TRANSLATION_DESCRIPTION, f"Settings: {settings}{tokenizers}.")]
     blocks.append(translation_table1(df))
     blocks.append(translation_table2(df))
-    short = _short_mean_line(df)
+    short = short_mean_line(df)
     blocks.append(ctx.figure("language_translation_convert_rate", heatmaps(df, "convert_rate", "convert rate", short),
                              "language_translation_heatmap", settings, "Convert rate by layer and \u03b1"))
     blocks.append(ctx.figure("language_translation_bleu1", heatmaps(df, "bleu1", "BLEU-1", short),
@@ -350,118 +335,6 @@ def token_sets(df: pd.DataFrame) -> pd.DataFrame:
             rows[tuple(base.values()) + (lang,)] = dict(base, lang=lang, vocab_size=int(size),
                                                         vocab_shared_with_pivot=int(shared))
     return pd.DataFrame(list(rows.values()))
-
-
-# ---------------------------------------------------------------------------------------------- retrieval
-
-def report_layer(df: pd.DataFrame, config: Mapping) -> int:
-    wanted = (((config.get("language") or {}).get("sentence_retrieval") or {}).get("layer"))
-    if wanted is None and "report_layer" in df:
-        wanted = int(df["report_layer"].iloc[0])
-    layers = sorted(df["layer"].unique())
-    return int(wanted) if wanted in layers else int(layers[-1])
-
-
-def variant_table(df: pd.DataFrame, metric: str, title: str, note: str) -> dict:
-    """Rows model x variant, a column per language (+ mean), and the model's flags (vector_flags)."""
-    langs = sorted(df["lang"].unique())
-    rows = []
-    for key in model_groups(df):
-        part = _select(df, key)
-        flags = "; ".join(f"{lang}: {flag}" for lang, p in part.groupby("lang") if (flag := vector_flags(p)))
-        for variant in ("original", "zero_mean", "mds"):
-            cell = part[part["variant"] == variant].groupby("lang")[metric].mean()
-            if cell.empty:
-                continue
-            rows.append([model_name(dict(zip(MODEL_KEYS, key))), VARIANT_LABELS[variant]]
-                        + [fmt_num(cell.get(lang, np.nan), 3) for lang in langs] + [fmt_num(cell.mean(), 3),
-                                                                                   flags or "none"])
-    columns = ["model", "vectors"] + langs + ["mean", "flags"]
-    return table_block(title, columns, rows, note=note + f" Flags: collapsed vectors = spread (1 \u2212 the mean "
-                       f"cosine of two different sentences' vectors) below {COLLAPSED_SPREAD:g}.",
-                       numeric=range(2, len(columns) - 1), wrap=(len(columns) - 1,))
-
-
-def tatoeba_layers(df: pd.DataFrame, settings: str, direction: str = XTREME_DIRECTION) -> Figure:
-    """Accuracy (one direction, mean over languages) against the layer, a panel per model, a line per variant."""
-    df = df[df["direction"] == direction]
-    models = model_groups(df)
-    ncols = min(len(models), 4)
-    nrows = int(np.ceil(len(models) / ncols))
-    fig = Figure(figsize=(3.4 * ncols + 0.5, 2.8 * nrows + 0.9), dpi=figures.DPI, layout="constrained")
-    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False, sharey=True)).ravel()
-    for ax, key in zip(axes, models):
-        part = _select(df, key)
-        for i, variant in enumerate(("original", "zero_mean", "mds")):
-            line = part[part["variant"] == variant].groupby("layer")["accuracy"].mean()
-            ax.plot(line.index, line.to_numpy(), marker=figures.MARKERS[i], color=figures.PALETTE[i],
-                    label=VARIANT_LABELS[variant])
-        ax.set_title(model_name(dict(zip(MODEL_KEYS, key))), fontsize=9)
-        ax.set_xlabel("layer")
-        ax.set_ylim(0, 1.02)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel(f"accuracy ({_arrow(direction)})")
-    axes[0].legend(fontsize=8)
-    for ax in axes[len(models):]:
-        ax.set_visible(False)
-    fig.suptitle("Tatoeba accuracy by layer (mean over languages)\n" + _wrap(settings, fig.get_figwidth()),
-                 fontsize=10)
-    return fig
-
-
-def _arrow(direction: str) -> str:
-    return direction.replace("<->", "\u2194").replace("->", "\u2192")
-
-
-@register_section("sentence_retrieval", "Sentence retrieval: Tatoeba and BUCC", required=("tatoeba",),
-                  results={"tatoeba": TATOEBA_RESULTS, "bucc": BUCC_RESULTS})
-def render_sentence_retrieval(ctx: ReportContext) -> list[dict]:
-    df = ctx.tables["tatoeba"]
-    where = ctx.table_paths["tatoeba"]
-    missing = [c for c in MODEL_KEYS + ["lang", "layer", "variant", "direction", "accuracy"] if c not in df]
-    if missing:
-        raise ValueError(f"{where}: columns {missing} missing from the Tatoeba table")
-    layer = report_layer(df, ctx.config)
-    alpha = ", ".join(fmt_setting("alpha", a) for a in sorted(df["mds_alpha"].unique())) if "mds_alpha" in df else "1"
-    line = f"layer {layer}, MDS \u03b1 {alpha}; {_mean_line(df)}"
-    blocks = [text(RETRIEVAL_DESCRIPTION, "Tatoeba: accuracy of the cosine nearest neighbour among all sentences of "
-                   "the other side (ties go to the first candidate, as XTREME's argmax; a candidate with the same "
-                   "text as the reference translation also counts as correct). a\u2192b: queries in a, candidates "
-                   f"in b. {_arrow(XTREME_DIRECTION)} (English queries) is what XTREME's script and the papers "
-                   f"report; it comes first. Shown: {line}.")]
-    directions = sorted(df["direction"].unique(), key=lambda d: (d != XTREME_DIRECTION, d))
-    for direction in directions:
-        shown = df[(df["layer"] == layer) & (df["direction"] == direction)]
-        blocks.append(variant_table(shown, "accuracy", f"Tatoeba accuracy ({_arrow(direction)}, layer {layer})",
-                                    line))
-    if df["layer"].nunique() > 1:
-        short = f"MDS \u03b1 {alpha}; {_short_mean_line(df)} (whole test sets)"
-        blocks.append(ctx.figure("language_tatoeba_layers", tatoeba_layers(df, short, directions[0]),
-                                 "language_tatoeba_layers", line, "Tatoeba accuracy by layer"))
-    blocks += ctx.published_blocks("tatoeba", df, Matching(
-        identity=("lang", "direction", "variant"), defaults={"layer": layer, "direction": XTREME_DIRECTION}))
-    bucc = ctx.tables.get("bucc")
-    if bucc is not None and len(bucc):
-        b_layer = report_layer(bucc, ctx.config)
-        b_line = (f"layer {b_layer}, score {', '.join(map(str, sorted(bucc['score'].unique())))}"
-                  if "score" in bucc else f"layer {b_layer}")
-        blocks.append(text("BUCC 2018 (XTREME's procedure): candidates mined in both directions and kept one-to-one "
-                           "by score (ratio margin over the k nearest neighbours, or cosine); the threshold that "
-                           "maximises F1 on the sample (dev) split is applied to the test split. Mining is "
-                           "symmetric, so BUCC has no query direction (xx\u2194en); the MDS variant moves the xx "
-                           "vectors onto English."))
-        blocks.append(variant_table(bucc[bucc["layer"] == b_layer], "f1", f"BUCC F1 (test, xx\u2194en, {b_line})",
-                                    f"{b_line}; {_mean_line(bucc)}. Precision, recall and the threshold are in the "
-                                    "full table."))
-        blocks += ctx.published_blocks("bucc", bucc, Matching(identity=("lang", "variant"),
-                                                              defaults={"layer": b_layer}))
-        blocks.append(full_table(bucc, "BUCC: all numbers", ["model", "size", "window", "lang", "direction", "layer",
-                                                             "variant"],
-                                 [c for c in BUCC_RESULTS if not c.startswith("dev_") or c == "dev_f1"]))
-    blocks.append(full_table(df, "Tatoeba: all numbers", ["model", "size", "window", "lang", "direction", "layer",
-                                                          "variant"], ["accuracy", "n_queries", "n_candidates",
-                                                                       "vector_spread"]))
-    return blocks
 
 
 # ---------------------------------------------------------------------------------------------- shared

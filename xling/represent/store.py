@@ -27,6 +27,7 @@ import functools
 import logging
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator
 
@@ -139,15 +140,28 @@ def _write(path: str | Path, keys: dict[str, pa.Array], n: np.ndarray, matrix: n
             writer.write_table(pa.Table.from_arrays(arrays + [pa.array(c) for c in columns], schema=schema))
 
 
+@dataclass(frozen=True)
+class Extraction:
+    """How extract_bert_shard runs the model and what it averages (its docstring says what each does)."""
+
+    batch_size: int
+    max_length: int | None
+    device: str | None = "cpu"
+    autocast: bool = True
+    max_documents: int | None = None
+    mean_positions: str = "all"
+    corpus: bool = False
+    lowercase: bool = False
+    revision: str | None = None
+
+
 def extract_bert_shard(model_dir, token_path, lang: str, words: Iterable[str], shard: int, n_shards: int,
-                       out_words, out_langs, batch_size: int, max_length: int | None, device: str | None = "cpu",
-                       autocast: bool = True, max_documents: int | None = None, mean_positions: str = "all",
-                       corpus: bool = False, lowercase: bool = False, revision: str | None = None) -> None:
+                       out_words, out_langs, settings: Extraction) -> None:
     """Run BERT over shard `shard` of `n_shards` (documents i with i % n_shards == shard) of a token file
     and write per-layer SUMS and counts: for each word of `words` seen (-> out_words) and per language
     (stats token and sentence -> out_langs), in the store schema of this module.
 
-    corpus=True: `token_path` is a canonical corpus instead (a Hugging Face checkpoint whose vocabulary is
+    settings.corpus=True: `token_path` is a canonical corpus instead (a Hugging Face checkpoint whose vocabulary is
     not the run's): each document is tokenized by the model's own tokenizer and its words are compared with
     `words` in the token files' form (`lowercase`: the run's tokenizer setting). `revision` pins a hub
     checkpoint. max_length None: the model's max_position_embeddings.
@@ -159,6 +173,10 @@ def extract_bert_shard(model_dir, token_path, lang: str, words: Iterable[str], s
     code). `autocast` runs bf16 on CUDA only. device "auto" (or None) means CUDA when available, else CPU.
     max_documents caps the corpus to its first N documents (lines) before sharding; None = all.
     """
+    batch_size, max_length, device, autocast = (settings.batch_size, settings.max_length, settings.device,
+                                                settings.autocast)
+    max_documents, mean_positions, corpus = settings.max_documents, settings.mean_positions, settings.corpus
+    lowercase, revision = settings.lowercase, settings.revision
     if not 0 <= shard < n_shards:
         raise ValueError(f"shard must be in [0, {n_shards}), got {shard}")
     if max_length is not None and max_length < 3:

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from xling.data.words import detokenize
 from xling.io import read_lines
-from xling.represent.store import extract_bert_shard, reduce_shards
+from xling.represent.store import Extraction, extract_bert_shard, reduce_shards
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +35,9 @@ def word_means(model_dir, token_path, lang: str, words: set[str], out_path, *, b
     contextual vectors (xling.represent.store, one shard reduced to means)."""
     with tempfile.TemporaryDirectory(dir=Path(out_path).parent) as tmp:
         sums = Path(tmp) / "words.parquet"
-        extract_bert_shard(model_dir, token_path, lang, words, 0, 1, sums, Path(tmp) / "langs.parquet",
-                           batch_size=batch_size, max_length=max_length, device=device, max_documents=max_documents)
+        extraction = Extraction(batch_size=batch_size, max_length=max_length, device=device,
+                                max_documents=max_documents)
+        extract_bert_shard(model_dir, token_path, lang, words, 0, 1, sums, Path(tmp) / "langs.parquet", extraction)
         reduce_shards([sums], out_path)
 
 

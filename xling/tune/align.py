@@ -17,9 +17,9 @@ language). The model runs without dropout (the paper names dropout for XNLI only
 so the loss is the formula above, and source = target gives zero loss and gradient.
 
 Deterministic for a seed: language l's pairs are visited in a permutation drawn from (seed, epoch, l);
-nothing else is random. Checkpoints (atomic; xling.models.checkpoints) every `checkpoint_every` steps in a
-subdirectory named by a hash of the settings, the base model and the data; SIGTERM/SIGUSR1 finish the step,
-checkpoint and exit, and a resumed run ends with the uninterrupted run's weights.
+nothing else is random. Checkpoints (atomic; the one training loop, xling.models.loop) every `checkpoint_every`
+steps in a subdirectory named by a hash of the settings, the base model and the data; SIGTERM/SIGUSR1 finish the
+step, checkpoint and exit, and a resumed run ends with the uninterrupted run's weights.
 
 Output directory: the whole masked LM (save_pretrained; the MLM head's decoder is tied to the aligned
 embeddings) and its tokenizer, so the one loader (xling.models.pretrained) loads it like any BERT of the run; `alignment.json` (settings, pairs and links per language, steps, losses) and `training_log.tsv`
@@ -33,10 +33,6 @@ import functools
 import json
 import logging
 import math
-import os
-import shutil
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -46,13 +42,14 @@ import torch
 
 from xling.data.alignment import read_split_files
 from xling.io import atomic_write
-from xling.models.checkpoints import Interrupted, StopSignal, hms, list_checkpoints, save_checkpoint
+from xling.models.checkpoints import atomic_directory, hms
+from xling.models.loop import Progress, TrainingLoop
 from xling.models.pretrained import load_pretrained
 from xling.tune.finetune import checkpoint_key, linear_schedule
+from xling.tune.heads import pad_rows
 
 logger = logging.getLogger(__name__)
 
-LOG_EVERY_S = 30.0
 LOG_COLUMNS = ("step", "loss", "pairs", "drift", "links", "lr")
 
 
@@ -110,12 +107,7 @@ def encode_words(tokenizer, sentences: list[list[str]], max_length: int, chunk: 
 
 def word_states(bert, ids: list[list[int]], pad_id: int, layer: int, device: torch.device) -> torch.Tensor:
     """The hidden states [B, T, H] at `layer` (0 = embeddings) of padded rows."""
-    width = max(len(row) for row in ids)
-    input_ids = torch.full((len(ids), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(ids), width), dtype=torch.long)
-    for r, row in enumerate(ids):
-        input_ids[r, : len(row)] = torch.as_tensor(row, dtype=torch.long)
-        mask[r, : len(row)] = 1
+    input_ids, mask = pad_rows(ids, pad_id)
     out = bert(input_ids=input_ids.to(device), attention_mask=mask.to(device), output_hidden_states=True)
     return out.hidden_states[layer]
 
@@ -207,26 +199,27 @@ def align(model_path, data: list[ParallelWords], out_dir, checkpoint_dir, settin
                           "langs": [d.lang for d in data], "sizes": sizes, "identity": identity or {}})
     ckpt_dir = Path(checkpoint_dir) / key
     state = {"step": 0, "seconds": 0.0, "log": []}
-    found = list_checkpoints(ckpt_dir)
-    if found:
-        saved = torch.load(found[-1][1], map_location="cpu", weights_only=False)
+
+    def content() -> dict:
+        return {"bert": bert.state_dict(), "state": state, "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict()}
+
+    def restore(saved: dict) -> str:
         bert.load_state_dict(saved["bert"])
         optimizer.load_state_dict(saved["optimizer"])
         scheduler.load_state_dict(saved["scheduler"])
-        state = saved["state"]
-        logger.info("resuming from %s (step %d of %d)", found[-1][1], state["step"], total)
-    logger.info("aligning %s at layer %d on %s: %d steps of %d pairs per language, lr %g, λ %g, %s", model_path,
-                layer, ", ".join(f"{d.lang} {len(d)}" for d in data), total, k, settings["learning_rate"],
-                settings["regularization"], device)
+        state.update(saved["state"])
+        return f"{total} steps in all"
 
-    def save(reason: str) -> None:
-        save_checkpoint(ckpt_dir, {"step": state["step"], "bert": bert.state_dict(), "state": state,
-                                   "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, keep=1)
-        logger.info("checkpoint at step %d (%s)", state["step"], reason)
+    def report(progress: Progress) -> None:
+        logger.info("step %d/%d loss %.4g (pairs %.4g, drift %.4g, %d links) lr %.2e, %s", progress.step, total,
+                    loss.item(), pairs.item(), drift.item(), n_links, lr, progress.text("steps"))
 
-    started = time.monotonic() - state["seconds"]
-    last_log = time.monotonic()
-    with StopSignal() as stop:
+    with TrainingLoop(ckpt_dir, total, content, checkpoint_every=checkpoint_every, log=logger) as loop:
+        loop.resume(restore)
+        logger.info("aligning %s at layer %d on %s: %d steps of %d pairs per language, lr %g, λ %g, %s", model_path,
+                    layer, ", ".join(f"{d.lang} {len(d)}" for d in data), total, k, settings["learning_rate"],
+                    settings["regularization"], device)
         while state["step"] < total:
             chosen = step_pairs(sizes, k, seed, state["step"])
             en = [features[l][0][i] for l, rows in enumerate(chosen) for i in rows]
@@ -239,22 +232,12 @@ def align(model_path, data: list[ParallelWords], out_dir, checkpoint_dir, settin
             optimizer.step()
             lr = scheduler.get_last_lr()[0]
             scheduler.step()
-            state["step"] += 1
-            state["seconds"] = time.monotonic() - started
+            state["step"] = loop.advance()
+            state["seconds"] = loop.elapsed
             state["log"].append((state["step"], loss.item(), pairs.item(), drift.item(), n_links, lr))
             if on_step is not None:
                 on_step(state)
-            if time.monotonic() - last_log >= LOG_EVERY_S or state["step"] == 1:
-                last_log = time.monotonic()
-                rate = state["step"] / max(state["seconds"], 1e-9)
-                logger.info("step %d/%d loss %.4g (pairs %.4g, drift %.4g, %d links) lr %.2e, %s elapsed, ETA %s",
-                            state["step"], total, loss.item(), pairs.item(), drift.item(), n_links, lr,
-                            hms(state["seconds"]), hms((total - state["step"]) / max(rate, 1e-9)))
-            if stop.signum:
-                save(f"signal {stop.signum}")
-                raise Interrupted(128 + stop.signum)
-            if state["step"] % checkpoint_every == 0 and state["step"] < total:
-                save("interval")
+            loop.after_step(report)
     record = {"base": str(model_path), "revision": revision, "settings": settings, "seed": seed, "layer": layer,
               "max_length": max_length, "languages": counts, "steps": total,
               "first_loss": state["log"][0][1] if state["log"] else None,
@@ -270,9 +253,7 @@ def _write_output(model, tokenizer, record: dict, log: list, out_dir: Path) -> N
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # no "Writing model shards" bar in the job's log
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with atomic_directory(out_dir) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         with atomic_write(tmp / "alignment.json") as handle:
@@ -281,10 +262,4 @@ def _write_output(model, tokenizer, record: dict, log: list, out_dir: Path) -> N
             handle.write("\t".join(LOG_COLUMNS) + "\n")
             handle.writelines("\t".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in row) + "\n"
                               for row in log)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
 

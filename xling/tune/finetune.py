@@ -11,8 +11,8 @@ or on the average of every language's dev set (`avg_dev`, Cao et al.); the best 
 
 Deterministic for a seed: the order of examples in epoch e is a permutation drawn from a generator seeded
 with (seed, e), dropout draws from the global torch RNG seeded with `seed`, whose state every checkpoint
-saves. Checkpoints (atomic; xling.models.checkpoints) are written every `checkpoint_every` steps and at
-each epoch end, in a subdirectory named by a hash of everything that decides the weights; a killed run
+saves. Checkpoints (atomic; the one training loop, xling.models.loop) are written every `checkpoint_every` steps
+and at each epoch end, in a subdirectory named by a hash of everything that decides the weights; a killed run
 resumes from the last one and ends with the same weights as an uninterrupted run. SIGTERM/SIGUSR1 finish
 the step, checkpoint and exit (Interrupted).
 
@@ -28,11 +28,8 @@ import hashlib
 import json
 import logging
 import math
-import os
 import random
-import shutil
-import tempfile
-import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -41,21 +38,14 @@ import torch
 from torch import nn
 
 from xling.data.transfer_tasks import TASK_METRIC
+from xling.encode.encoder import Shift
 from xling.io import atomic_path, atomic_write
-from xling.models.checkpoints import (
-    Interrupted,
-    StopSignal,
-    hms,
-    list_checkpoints,
-    rng_state,
-    save_checkpoint,
-    set_rng_state,
-)
+from xling.models.checkpoints import atomic_directory, hms, rng_state, set_rng_state
+from xling.models.loop import Progress, TrainingLoop
 from xling.tune.heads import Backbone, InferSent, build_model, collate, label_inventory, n_pieces
 
 logger = logging.getLogger(__name__)
 
-LOG_EVERY_S = 30.0
 SELECTIONS = ("en_dev", "avg_dev")
 ScoreFn = Callable[[str, list, list, list], dict]  # (task, examples, predictions, labels) -> {metric: (value, n)}
 
@@ -140,27 +130,43 @@ def checkpoint_key(spec: dict) -> str:
     return hashlib.blake2b(json.dumps(spec, sort_keys=True, default=str).encode(), digest_size=6).hexdigest()
 
 
+@dataclass(frozen=True)
+class FinetuneRun:
+    """How one fine-tuning run trains and selects, beside the `settings` of the config block.
+
+    freeze: k frozen encoder layers (a BERT; static vectors are always frozen and record -1). selection: en_dev or
+    avg_dev, on the `pivot`'s dev set or every language's. zero_mean: the shift added at one layer while training
+    (Liu et al. 2020: the pretrained model's pivot mean, negated). identity: what else decides the weights (e.g.
+    the model path, data fingerprints), hashed with the settings into the checkpoint subdirectory's name.
+    """
+
+    seed: int
+    freeze: int = 0
+    selection: str = "en_dev"
+    pivot: str = "en"
+    zero_mean: Shift | None = None
+    identity: dict = field(default_factory=dict)
+    device: str | torch.device = "cpu"
+    checkpoint_every: int = 500
+
+
 def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], out_dir, checkpoint_dir,
-             settings: dict, *, seed: int, freeze: int = 0, selection: str = "en_dev", pivot: str = "en",
-             zero_mean: tuple[int, np.ndarray, str] | None = None, score: ScoreFn, identity: dict | None = None,
-             device: str | torch.device = "cpu", checkpoint_every: int = 500,
+             settings: dict, run: FinetuneRun, *, score: ScoreFn,
              on_step: Callable[[dict], None] | None = None) -> dict:
     """Fine-tune `backbone` on `train` (English examples of `task`), select on `dev` ({lang: examples}),
     write out_dir (see the module docstring) and return its finetune.json record.
 
-    freeze: k frozen encoder layers (a BERT; static vectors are always frozen and record -1).
     settings: epochs, batch_size, learning_rate, warmup (fraction of steps), weight_decay, dropout,
-    max_length, and the head's sizes (xling.tune.heads.build_model). zero_mean: (layer, English mean [H],
-    positions) to subtract while training. identity: what else decides the weights (e.g. the model path,
-    data fingerprints), hashed with the settings into the checkpoint subdirectory's name. on_step: called
-    after every optimizer step with the loop's state (step, pieces, seconds; benchmarks/finetune_throughput.py
-    times the steps after a warm-up with it).
+    max_length, and the head's sizes (xling.tune.heads.build_model). on_step: called after every optimizer
+    step with the loop's state (step, pieces, seconds; benchmarks/finetune_throughput.py times the steps after
+    a warm-up with it).
     """
+    seed, freeze, selection, pivot, zero_mean = run.seed, run.freeze, run.selection, run.pivot, run.zero_mean
     if selection not in SELECTIONS:
         raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
     if pivot not in dev:
         raise ValueError(f"no {pivot} dev set to select on (dev languages: {sorted(dev)})")
-    device = torch.device(device)
+    device = torch.device(run.device)
     set_seed(seed)
     labels = label_inventory(task, train)
     featurize = backbone.featurizer(task, settings["max_length"], labels)
@@ -170,9 +176,7 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     model = build_model(task, backbone, len(labels), settings)
     if backbone.encoder is not None:
         backbone.encoder.freeze(freeze)
-        if zero_mean is not None:
-            layer, mean, positions = zero_mean
-            backbone.encoder.shift = (layer, -torch.as_tensor(mean, dtype=torch.float32), positions)
+        backbone.encoder.shift = zero_mean
     model.to(device)
     n_train = sum(p.numel() for p in model.parameters() if p.requires_grad)
     steps_per_epoch = math.ceil(len(train_features) / settings["batch_size"])
@@ -182,36 +186,36 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     pair = backbone.kind == "bert"
 
     key = checkpoint_key({"task": task, "settings": settings, "seed": seed, "freeze": freeze, "selection": selection,
-                          "zero_mean": None if zero_mean is None else [zero_mean[0], zero_mean[2],
-                                                                     np.asarray(zero_mean[1]).tolist()],
-                          "identity": identity or {}, "n_train": len(train_features)})
+                          "zero_mean": None if zero_mean is None else [zero_mean.layer, zero_mean.positions,
+                                                                     (-np.asarray(zero_mean.delta)).tolist()],
+                          "identity": run.identity, "n_train": len(train_features)})
     ckpt_dir = Path(checkpoint_dir) / key
     state = {"epoch": 0, "batch": 0, "step": 0, "scores": [], "best": None, "best_epoch": None, "seconds": 0.0,
              "pieces": 0}
-    found = list_checkpoints(ckpt_dir)
-    if found:
-        saved = torch.load(found[-1][1], map_location="cpu", weights_only=False)
+
+    def content() -> dict:
+        return {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                "rng": rng_state(), "state": state}
+
+    def restore(saved: dict) -> str:
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         scheduler.load_state_dict(saved["scheduler"])
         set_rng_state(saved["rng"])
-        state = saved["state"]
-        logger.info("resuming from %s (epoch %d, step %d of %d)", found[-1][1], state["epoch"] + 1, state["step"], total)
+        state.update(saved["state"])
+        return f"epoch {state['epoch'] + 1} of {settings['epochs']}, {total} steps in all"
+
+    def report(progress: Progress) -> None:
+        logger.info("epoch %d step %d/%d loss %.4f lr %.2e, %s", state["epoch"] + 1, progress.step, total,
+                    loss.item(), scheduler.get_last_lr()[0], progress.text("pieces"))
+
     best_path = ckpt_dir / "best.pt"
-    logger.info("%s: %d train examples, dev %s, %d epochs x %d steps of %d, %d trainable parameters, freeze %d, "
-                "zero-mean %s, %s", task, len(train_features), {k: len(v) for k, v in dev_features.items()},
-                settings["epochs"], steps_per_epoch, settings["batch_size"], n_train, freeze,
-                "off" if zero_mean is None else f"at layer {zero_mean[0]}", device)
-
-    def save(reason: str) -> None:
-        save_checkpoint(ckpt_dir, {"step": state["step"], "model": model.state_dict(),
-                                   "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                                   "rng": rng_state(), "state": state}, keep=1)
-        logger.info("checkpoint at step %d (%s)", state["step"], reason)
-
-    started = time.monotonic() - state["seconds"]
-    last_log = time.monotonic()
-    with StopSignal() as stop:
+    with TrainingLoop(ckpt_dir, total, content, checkpoint_every=run.checkpoint_every, log=logger) as loop:
+        loop.resume(restore)
+        logger.info("%s: %d train examples, dev %s, %d epochs x %d steps of %d, %d trainable parameters, freeze %d, "
+                    "zero-mean %s, %s", task, len(train_features), {k: len(v) for k, v in dev_features.items()},
+                    settings["epochs"], steps_per_epoch, settings["batch_size"], n_train, freeze,
+                    "off" if zero_mean is None else f"at layer {zero_mean.layer}", device)
         while state["epoch"] < settings["epochs"]:
             order = epoch_order(len(train_features), seed, state["epoch"])
             epoch_batches = batches(train_features, order, settings["batch_size"])
@@ -226,23 +230,12 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
                 optimizer.step()
                 scheduler.step()
                 state["batch"] += 1
-                state["step"] += 1
+                state["step"] = loop.advance()
                 state["pieces"] += n_pieces(batch)
-                state["seconds"] = time.monotonic() - started
+                state["seconds"] = loop.elapsed
                 if on_step is not None:
                     on_step(state)
-                if time.monotonic() - last_log >= LOG_EVERY_S or state["step"] == 1:
-                    last_log = time.monotonic()
-                    rate = state["step"] / max(state["seconds"], 1e-9)
-                    logger.info("epoch %d step %d/%d loss %.4f lr %.2e, %.0f pieces/s, %s elapsed, ETA %s",
-                                state["epoch"] + 1, state["step"], total, loss.item(), scheduler.get_last_lr()[0],
-                                state["pieces"] / max(state["seconds"], 1e-9), hms(state["seconds"]),
-                                hms((total - state["step"]) / max(rate, 1e-9)))
-                if stop.signum:
-                    save(f"signal {stop.signum}")
-                    raise Interrupted(128 + stop.signum)
-                if state["step"] % checkpoint_every == 0 and state["batch"] < len(epoch_batches):
-                    save("interval")
+                loop.after_step(report, work=n_pieces(batch), periodic=state["batch"] < len(epoch_batches))
             dev_scores = {lang: score(task, dev[lang],
                                       predict(model, task, feats, settings["batch_size"], device, backbone.pad_id),
                                       labels)[TASK_METRIC[task]][0]
@@ -258,11 +251,11 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
                     torch.save(model.state_dict(), tmp)
             state["epoch"] += 1
             state["batch"] = 0
-            save("epoch end")
+            loop.save("epoch end", force=True)
     model.load_state_dict(torch.load(best_path, map_location="cpu", weights_only=True))
     record = {"task": task, "labels": labels, "settings": settings, "seed": seed, "freeze": freeze,
               "selection": selection, "pivot": pivot, "backbone": backbone.kind,
-              "zero_mean": None if zero_mean is None else {"layer": zero_mean[0], "positions": zero_mean[2]},
+              "zero_mean": None if zero_mean is None else {"layer": zero_mean.layer, "positions": zero_mean.positions},
               "epochs": state["scores"], "best_epoch": state["best_epoch"], "selection_score": state["best"],
               "steps": state["step"], "train_seconds": round(state["seconds"], 1),
               "pieces_per_second": state["pieces"] / max(state["seconds"], 1e-9), "trainable_parameters": n_train}
@@ -279,9 +272,7 @@ def head_state(model: nn.Module) -> dict:
 
 def _write_output(model: nn.Module, backbone: Backbone, record: dict, out_dir: Path) -> None:
     """Everything into a temp directory beside out_dir, then renamed onto it."""
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with atomic_directory(out_dir) as tmp:
         torch.save(head_state(model), tmp / "head.pt")
         if backbone.encoder is not None:
             from transformers.utils import logging as hf_logging
@@ -291,9 +282,3 @@ def _write_output(model: nn.Module, backbone: Backbone, record: dict, out_dir: P
             backbone.tokenizer.save_pretrained(tmp / "encoder")
         with atomic_write(tmp / "finetune.json") as handle:
             json.dump(record, handle, indent=1)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)

@@ -34,6 +34,7 @@ from torch import nn
 from xling.data import formats
 from xling.data.formats import universal_relation
 from xling.data.words import chunk_words
+from xling.encode.encoder import Shift
 from xling.encode.transforms import shift_layer
 from xling.models.pretrained import load_pretrained
 
@@ -145,14 +146,14 @@ def collate(task: str, features: list[dict], pad_id: int, pair: bool) -> dict[st
         if pair:
             seqs = [[f["cls"], *f["a"], f["sep"], *f["b"], f["sep"]] for f in features]
             types = [[0] * (len(f["a"]) + 2) + [1] * (len(f["b"]) + 1) for f in features]
-            ids, mask = _pad(seqs, pad_id)
-            return {"input_ids": ids, "attention_mask": mask, "token_type_ids": _pad(types, 0)[0],
+            ids, mask = pad_rows(seqs, pad_id)
+            return {"input_ids": ids, "attention_mask": mask, "token_type_ids": pad_rows(types, 0)[0],
                     "labels": labels}
-        a, a_mask = _pad([f["a"] or [pad_id] for f in features], pad_id)
-        b, b_mask = _pad([f["b"] or [pad_id] for f in features], pad_id)
+        a, a_mask = pad_rows([f["a"] or [pad_id] for f in features], pad_id)
+        b, b_mask = pad_rows([f["b"] or [pad_id] for f in features], pad_id)
         return {"a_ids": a, "a_mask": a_mask, "b_ids": b, "b_mask": b_mask, "labels": labels}
     rows = [row for f in features for row in f["rows"]]
-    ids, mask = _pad(rows, pad_id)
+    ids, mask = pad_rows(rows, pad_id)
     width = ids.shape[1]
     n_words = max(f["n_words"] for f in features)
     gather = torch.full((len(features), n_words), -1, dtype=torch.long)
@@ -172,7 +173,8 @@ def collate(task: str, features: list[dict], pad_id: int, pair: bool) -> dict[st
     return batch
 
 
-def _pad(seqs: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+def pad_rows(seqs: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows of ids padded with `pad` to the longest, and their attention mask."""
     width = max(len(s) for s in seqs)
     ids = torch.full((len(seqs), width), pad, dtype=torch.long)
     mask = torch.zeros((len(seqs), width), dtype=torch.long)
@@ -197,14 +199,15 @@ class BertEncoder(nn.Module):
         super().__init__()
         self.bert = bert
         self.hidden_size = bert.config.hidden_size
-        self.shift: tuple[int, torch.Tensor, str] | None = None
+        self.shift: Shift | None = None  # added to a layer's output in every forward pass (zero-mean, MDS)
 
     def forward(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
         hook = contextlib.nullcontext()
         if self.shift is not None:
-            layer, delta, positions = self.shift
-            mask = attention_mask.bool() if positions == "all" else _word_positions(input_ids, attention_mask)
-            hook = shift_layer(self.bert, layer, delta.to(input_ids.device), mask)
+            delta = torch.as_tensor(self.shift.delta, dtype=torch.float32).to(input_ids.device)
+            mask = (attention_mask.bool() if self.shift.positions == "all"
+                    else _word_positions(input_ids, attention_mask))
+            hook = shift_layer(self.bert, self.shift.layer, delta, mask)
         with hook:
             return self.bert(input_ids=input_ids, attention_mask=attention_mask,
                              token_type_ids=token_type_ids).last_hidden_state

@@ -1,0 +1,100 @@
+"""The pretraining hyper-parameters: their defaults (the `bert` config schema), their checks, the BertConfig they
+make, and the command line's reader of them. Apart from the trainer (xling.models.bert) so that what a setting
+means can be read, and tested, without the training code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from xling.models.ablation import check_spec
+
+#: Every hyper-parameter `pretrain` understands, with its default (mirrors the `bert` config schema).
+DEFAULTS: dict = {
+    "hidden_size": 768,
+    "num_layers": 12,
+    "num_heads": 12,
+    "intermediate_size": 3072,
+    "max_position_embeddings": 512,
+    "dropout": 0.1,
+    "batch_size": 256,
+    "micro_batch_size": None,
+    "max_steps": 1_000_000,
+    "learning_rate": 1e-4,
+    "warmup_steps": 10_000,
+    "weight_decay": 0.01,
+    "adam_beta1": 0.9,
+    "adam_beta2": 0.999,
+    "adam_epsilon": 1e-6,
+    "max_grad_norm": 1.0,
+    "mlm_probability": 0.15,
+    "checkpoint_every": 1000,
+    "keep_checkpoints": 2,
+    "log_every": 100,
+    "seed": 1,
+    "device": None,
+    "precision": "fp32",
+    "threads": 8,
+}
+#: Not part of the `bert` config object: the block length comes from the `windows` grid.
+#: ablation: the spec of a Conneau et al. (2020) ablation (xling.models.ablation); absent for a plain BERT.
+EXTRA_KEYS = ("window", "ablation")
+
+
+def resolve_hparams(hparams: dict) -> dict:
+    """Defaults filled in; an unknown key is an error (a typo must not silently train the default)."""
+    unknown = sorted(set(hparams) - set(DEFAULTS) - set(EXTRA_KEYS))
+    if unknown:
+        raise ValueError(f"unknown bert hyper-parameter(s) {unknown}; known: {sorted(DEFAULTS) + list(EXTRA_KEYS)}")
+    h = {**DEFAULTS, **hparams}
+    if h["hidden_size"] % h["num_heads"]:
+        raise ValueError(f"hidden_size {h['hidden_size']} is not a multiple of num_heads {h['num_heads']}")
+    if h["precision"] not in ("bf16", "fp32"):
+        raise ValueError(f"precision must be bf16 or fp32, not {h['precision']!r}")
+    if "ablation" in h:
+        h["ablation"] = check_spec(h["ablation"], int(h["num_layers"]))
+    if not 0 < h["mlm_probability"] < 1:
+        raise ValueError(f"mlm_probability must be in (0, 1), not {h['mlm_probability']}")
+    for key in ("batch_size", "max_steps", "checkpoint_every", "log_every", "keep_checkpoints"):
+        if int(h[key]) < 1:
+            raise ValueError(f"{key} must be >= 1, not {h[key]}")
+    return h
+
+
+def model_config(hparams: dict, vocab_size: int):
+    """A from-scratch BertConfig with the SDPA attention path (flash/memory-efficient kernels on GPU)."""
+    from transformers import BertConfig
+
+    h = resolve_hparams(hparams)
+    return BertConfig(
+        vocab_size=vocab_size,
+        hidden_size=h["hidden_size"],
+        num_hidden_layers=h["num_layers"],
+        num_attention_heads=h["num_heads"],
+        intermediate_size=h["intermediate_size"],
+        max_position_embeddings=max(h["max_position_embeddings"], int(h.get("window") or 0)),
+        hidden_dropout_prob=h["dropout"],
+        attention_probs_dropout_prob=h["dropout"],
+        attn_implementation="sdpa",
+    )
+
+
+def load_hparams(value: str) -> dict:
+    """--hparams: a JSON object, or a JSON/YAML file holding one."""
+    path = Path(value)
+    if not value.lstrip().startswith("{") and path.is_file():
+        text = path.read_text(encoding="utf-8")
+        if path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    else:
+        try:
+            data = json.loads(value)
+        except json.JSONDecodeError as e:
+            raise SystemExit(f"--hparams: neither a file nor valid JSON ({e}): {value[:200]!r}")
+    if not isinstance(data, dict):
+        raise SystemExit(f"--hparams must be a JSON object, got {type(data).__name__}")
+    return data
