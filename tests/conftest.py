@@ -64,6 +64,17 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture
+def torch_one_thread():
+    """torch on one thread within the test (tiny models: threads only contend for the shared cores)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session", params=ARCHITECTURES)
 def tiny_checkpoint(request, tmp_path_factory) -> Path:
     """A tiny random masked LM saved as a Hugging Face checkpoint, once per architecture (tests/tiny_checkpoints.py:

@@ -23,15 +23,8 @@ from xling.tune import align as al
 from xling.tune import finetune as ft
 from xling.tune.heads import collate, load_bert
 
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 LABEL_WORD = {"entailment": "water", "neutral": "tree", "contradiction": "house"}
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture
