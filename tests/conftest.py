@@ -1,6 +1,6 @@
 """Shared fixtures: the real public data beside the repository (../shared/data), skipped when absent, and
 one finished run of presets/test.yaml for the workflow tests, a builder of WikiAnn's upstream archive, and tiny
-Hugging Face checkpoints of two architectures."""
+Hugging Face checkpoints of three architectures."""
 
 import ast
 import functools
@@ -78,7 +78,7 @@ def torch_one_thread():
 @pytest.fixture(scope="session", params=ARCHITECTURES)
 def tiny_checkpoint(request, tmp_path_factory) -> Path:
     """A tiny random masked LM saved as a Hugging Face checkpoint, once per architecture (tests/tiny_checkpoints.py:
-    BERT with WordPiece, XLM-R with SentencePiece); a test that takes it runs on both."""
+    BERT with WordPiece, XLM-R with SentencePiece, DistilBERT); a test that takes it runs on each."""
     return save_checkpoint(request.param, tmp_path_factory.mktemp("checkpoint") / request.param)
 
 

@@ -1,5 +1,5 @@
-"""Any Hugging Face masked LM through the one encoder: the tiny BERT (WordPiece) and XLM-R (SentencePiece)
-checkpoints of tests/tiny_checkpoints.py (the `tiny_checkpoint` fixture runs each test on both) through token
+"""Any Hugging Face masked LM through the one encoder: the tiny BERT (WordPiece), XLM-R (SentencePiece) and
+DistilBERT checkpoints of tests/tiny_checkpoints.py (the `tiny_checkpoint` fixture runs each test on each) through token
 translation, Tatoeba, XNLI fine-tuning, CKA and alignment, each read with its own tokenizer, special tokens and
 subword convention."""
 
@@ -43,8 +43,9 @@ def test_subword_conventions_group_pieces_into_words():
 
 def test_encoder_reads_the_checkpoint_with_its_own_tokenizer(encoder, tiny_checkpoint):
     """Its special tokens frame each chunk, its convention makes the words (every word of the text, though
-    both tokenizers cut most words into several pieces), and a shift at layer 1 reaches the layers above."""
-    expected = {"bert": ("[CLS]", "[SEP]", "[PAD]", WORDPIECE), "xlm-roberta": ("<s>", "</s>", "<pad>", SENTENCEPIECE)}
+    both tokenizers cut most words into several pieces), and a shift at layer 1 reaches the layers above (DistilBERT: blocks in .transformer)."""
+    expected = {"bert": ("[CLS]", "[SEP]", "[PAD]", WORDPIECE), "xlm-roberta": ("<s>", "</s>", "<pad>", SENTENCEPIECE),
+                "distilbert": ("[CLS]", "[SEP]", "[PAD]", WORDPIECE)}
     cls, sep, pad, convention = expected[tiny_checkpoint.name]
     assert encoder.subwords == convention
     assert encoder.max_length == 40  # XLM-R: 42 position embeddings, numbered from its pad id + 1
