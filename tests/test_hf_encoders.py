@@ -43,7 +43,8 @@ def test_subword_conventions_group_pieces_into_words():
 
 def test_encoder_reads_the_checkpoint_with_its_own_tokenizer(encoder, tiny_checkpoint):
     """Its special tokens frame each chunk, its convention makes the words (every word of the text, though
-    both tokenizers cut most words into several pieces), and a shift at layer 1 reaches the layers above (DistilBERT: blocks in .transformer)."""
+    both tokenizers cut most words into several pieces), and a shift at layer 1 reaches the layers above
+    (DistilBERT: blocks in .transformer)."""
     expected = {"bert": ("[CLS]", "[SEP]", "[PAD]", WORDPIECE), "xlm-roberta": ("<s>", "</s>", "<pad>", SENTENCEPIECE),
                 "distilbert": ("[CLS]", "[SEP]", "[PAD]", WORDPIECE)}
     cls, sep, pad, convention = expected[tiny_checkpoint.name]

@@ -16,10 +16,10 @@ read through its own tokenizer, special tokens ([CLS]/[SEP] or <s></s>, its pad 
 `from_pretrained(path, language="xa")` loads that language's view; a plain model ignores `language`.
 
 Items are texts (tokenized by the model's tokenizer) or lists of wordpieces (already tokenized, e.g.
-the run's token files). Pieces are grouped into words by the model's convention (xling.data.words), and each item is cut at
-word boundaries into chunks of at most max_length - 2 pieces, each run as [CLS] chunk [SEP]. A word
-longer than that is left out (long_words="drop") or cut across chunks ("split"; each part then counts
-as a word occurrence of its own).
+the run's token files). Pieces are grouped into words by the model's convention (xling.data.words), and
+each item is cut at word boundaries into chunks of at most max_length - 2 pieces, each run as
+[CLS] chunk [SEP]. A word longer than that is left out (long_words="drop") or cut across chunks ("split";
+each part then counts as a word occurrence of its own).
 
 Batching by length: chunks are sorted by length within pools of POOL_BATCHES batches (a stream stays a
 stream; ties keep input order, so batches are deterministic) and padded per batch. Padding is masked

@@ -11,8 +11,9 @@ Metrics, for each layer l and weight alpha:
   "wordpieces" (default, as the papers: their outputs y are "the output tokens of the model", and the
   convert rate counts the same units) scores the space-joined output pieces against the reference's
   pieces under the model's tokenizer, with sacrebleu tokenize="none"; "words" scores the detokenized
-  output (pieces glued into words by the model's convention: "##" continuations, "▁" word starts) against the raw reference with sacrebleu's tokenizer
-  (`bleu_tokenize`: "13a"; "zh" for Chinese, "char" for Japanese and Thai with "auto").
+  output (pieces glued into words by the model's convention: "##" continuations, "▁" word starts) against
+  the raw reference with sacrebleu's tokenizer (`bleu_tokenize`: "13a"; "zh" for Chinese, "char" for
+  Japanese and Thai with "auto").
 * convert rate = #(y in V_t - V_s) / (#y - #(y in V_s & V_t)), over the output wordpieces y, where V_s,
   V_t are the wordpieces seen at least `min_count` times in the tokenized corpora of the two languages:
   the share of language-specific output pieces that belong to the target language. Undefined (NaN,

@@ -141,8 +141,9 @@ class Featurizer:
 
 def collate(task: str, features: list[dict], pad_id: int, pair: bool) -> dict[str, torch.Tensor]:
     """A batch of features as padded tensors. xnli: input_ids/attention_mask (and token_type_ids, when the
-    model reads them) of the pair (`pair`, BERT) or of each sentence (a_ids, b_ids; static vectors). Word tasks: the chunks of all
-    sentences as rows, and `gather` [B, W] = flat index of each word's first piece (-1: padding)."""
+    model reads them) of the pair (`pair`, BERT) or of each sentence (a_ids, b_ids; static vectors). Word
+    tasks: the chunks of all sentences as rows, and `gather` [B, W] = flat index of each word's first piece
+    (-1: padding)."""
     if task == "xnli":
         labels = torch.tensor([f["label"] for f in features])
         if pair:
@@ -193,8 +194,8 @@ def n_pieces(batch: dict[str, torch.Tensor]) -> int:
 # ---------------------------------------------------------------------------------------------- encoders
 
 class BertEncoder(nn.Module):
-    """A transformers BertModel (or another masked LM's transformer); `shift` (layer, delta [H], positions) adds delta at that layer in every
-    forward pass (zero-mean while fine-tuning and testing, MDS when testing)."""
+    """A transformers BertModel (or another masked LM's transformer); `shift` (layer, delta [H], positions)
+    adds delta at that layer in every forward pass (zero-mean while fine-tuning and testing, MDS when testing)."""
 
     def __init__(self, bert):
         super().__init__()
@@ -358,8 +359,8 @@ class Backbone:
 
 def load_bert(path_or_name: str | Path, revision: str | None = None, language: str | None = None) -> Backbone:
     """Our BERT's directory (xling.models.bert) or a Hugging Face checkpoint as a task model's backbone: its
-    BertModel (XLMRobertaModel, ...) and tokenizer, loaded by the one loader (xling.models.pretrained: an ablated model's view of
-    `language`, a pinned hub revision)."""
+    BertModel (XLMRobertaModel, ...) and tokenizer, loaded by the one loader (xling.models.pretrained: an
+    ablated model's view of `language`, a pinned hub revision)."""
     bert, tokenizer, _ = load_pretrained(path_or_name, revision=revision, language=language, masked_lm=False)
 
     def pieces_of(texts: list[str]) -> list[list[str]]:
