@@ -1,5 +1,6 @@
 """Shared fixtures: the real public data beside the repository (../shared/data), skipped when absent, and
-one finished run of presets/test.yaml for the workflow tests, and a builder of WikiAnn's upstream archive."""
+one finished run of presets/test.yaml for the workflow tests, a builder of WikiAnn's upstream archive, and tiny
+Hugging Face checkpoints of three architectures."""
 
 import ast
 import functools
@@ -9,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from tiny_checkpoints import ARCHITECTURES, save_checkpoint
 from workflow_helpers import TEST_PRESET, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,6 +62,24 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data not present at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture
+def torch_one_thread():
+    """torch on one thread within the test (tiny models: threads only contend for the shared cores)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session", params=ARCHITECTURES)
+def tiny_checkpoint(request, tmp_path_factory) -> Path:
+    """A tiny random masked LM saved as a Hugging Face checkpoint, once per architecture (tests/tiny_checkpoints.py:
+    BERT with WordPiece, XLM-R with SentencePiece, DistilBERT); a test that takes it runs on each."""
+    return save_checkpoint(request.param, tmp_path_factory.mktemp("checkpoint") / request.param)
 
 
 @pytest.fixture(scope="session")

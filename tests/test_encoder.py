@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
+from transformers import AutoConfig, AutoTokenizer, BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
 
 from xling.data.words import chunk_words, detokenize, word_spans, word_text
 from xling.encode.encoder import Encoder, Shift
@@ -244,18 +244,21 @@ def test_language_entry_points_run_a_hf_checkpoint_by_path(tmp_path):
 def test_revision_reaches_from_pretrained(model_dir, monkeypatch, caplog):
     calls = []
     load_tokenizer, load_model = AutoTokenizer.from_pretrained, BertForMaskedLM.from_pretrained
+    load_config = AutoConfig.from_pretrained
 
     def spy(load):
         def wrapped(name, **kwargs):
-            calls.append((name, kwargs))
+            if name != model_dir:  # not the tokenizer's own reading of the config
+                calls.append((name, kwargs))
             return load(model_dir)  # whatever the name: the hub is out of reach here
         return wrapped
 
     monkeypatch.setattr(AutoTokenizer, "from_pretrained", spy(load_tokenizer))
     monkeypatch.setattr(BertForMaskedLM, "from_pretrained", spy(load_model))
+    monkeypatch.setattr(AutoConfig, "from_pretrained", spy(load_config))  # which class the checkpoint names
     encoder = Encoder.from_pretrained("org/bert-hub-name", revision="0123abcd", device="cpu")
-    assert calls == [("org/bert-hub-name", {"revision": "0123abcd"})] * 2 and encoder.revision == "0123abcd"
+    assert calls == [("org/bert-hub-name", {"revision": "0123abcd"})] * 3 and encoder.revision == "0123abcd"
     calls.clear()
     with caplog.at_level(logging.WARNING, logger="xling.encode.encoder"):
         Encoder.from_pretrained("org/bert-hub-name", device="cpu")
-    assert calls == [("org/bert-hub-name", {})] * 2 and "without a pinned revision" in caplog.text
+    assert calls == [("org/bert-hub-name", {})] * 3 and "without a pinned revision" in caplog.text

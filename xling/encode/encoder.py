@@ -1,4 +1,4 @@
-"""The one encoder: every BERT of the project run over text, with no gradient.
+"""The one encoder: every BERT of the project (and any Hugging Face masked LM) run over text, with no gradient.
 
     encoder = Encoder.from_pretrained(path_or_name, device="cuda", dtype="bfloat16", revision=None)
     for out in encoder.encode(items, batch_size=32, layers=None, shift=None, predict=False):
@@ -9,15 +9,17 @@
         out.word_vectors("first" | "last" | "mean")   # [layers, words in the batch, H]
 
 Models: a directory written by xling.models.bert (save_pretrained + tokenizer files + vocab.txt) or a
-Hugging Face BERT masked LM, by hub name (pin it with `revision`) or local path. An ablated model
+Hugging Face masked LM (mBERT, XLM-R, DistilmBERT, ...), by hub name (pin it with `revision`) or local path,
+read through its own tokenizer, special tokens ([CLS]/[SEP] or <s></s>, its pad id) and subword convention
+(`Encoder.subwords`: "##" continuations or "▁" word starts; xling.models.pretrained). An ablated model
 (xling.models.ablation: one view per language) runs with the language of its text known:
 `from_pretrained(path, language="xa")` loads that language's view; a plain model ignores `language`.
 
 Items are texts (tokenized by the model's tokenizer) or lists of wordpieces (already tokenized, e.g.
-the run's token files). Pieces are grouped into words by xling.data.words, and each item is cut at
-word boundaries into chunks of at most max_length - 2 pieces, each run as [CLS] chunk [SEP]. A word
-longer than that is left out (long_words="drop") or cut across chunks ("split"; each part then counts
-as a word occurrence of its own).
+the run's token files). Pieces are grouped into words by the model's convention (xling.data.words), and
+each item is cut at word boundaries into chunks of at most max_length - 2 pieces, each run as
+[CLS] chunk [SEP]. A word longer than that is left out (long_words="drop") or cut across chunks ("split";
+each part then counts as a word occurrence of its own).
 
 Batching by length: chunks are sorted by length within pools of POOL_BATCHES batches (a stream stays a
 stream; ties keep input order, so batches are deterministic) and padded per batch. Padding is masked
@@ -45,8 +47,8 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 import torch
 
-from xling.data.words import Span, chunk_words, word_spans, word_text
-from xling.models.pretrained import load_pretrained
+from xling.data.words import Span, chunk_words
+from xling.models.pretrained import base_of, load_pretrained, max_positions, mlm_head, subwords_of
 
 logger = logging.getLogger(__name__)
 
@@ -155,13 +157,14 @@ class Encoded:
 
 
 class Encoder:
-    """A BertForMaskedLM and its tokenizer, in eval mode on one device. Build it with from_pretrained."""
+    """A masked LM (BertForMaskedLM, XLMRobertaForMaskedLM, ...) and its tokenizer, in eval mode on one device.
+    Build it with from_pretrained."""
 
     def __init__(self, model, tokenizer, device: torch.device, dtype: torch.dtype | None, max_length: int,
                  name: str, revision: str | None = None):
         self.model, self.tokenizer, self.device, self.dtype = model, tokenizer, device, dtype
         self.name, self.revision = name, revision
-        positions = model.config.max_position_embeddings
+        positions = max_positions(model)
         self.max_length = min(int(max_length), positions) if max_length else positions
         if self.max_length < 3:
             raise ValueError(f"max_length must be >= 3 ([CLS] piece [SEP]), got {self.max_length}")
@@ -171,17 +174,18 @@ class Encoder:
         self.special_ids = sorted(set(tokenizer.all_special_ids))
         self.cls_id, self.sep_id, self.unk_id = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.unk_token_id
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.subwords = subwords_of(tokenizer)  # how its pieces make words
 
     @classmethod
     def from_pretrained(cls, path_or_name: str | Path, *, device: str | torch.device | None = None,
                         dtype: str | torch.dtype | None = None, revision: str | None = None,
                         max_length: int | None = None, language: str | None = None) -> "Encoder":
-        """Load a BERT masked LM and its tokenizer.
+        """Load a masked LM and its tokenizer.
 
         device None/"auto": CUDA when available. dtype: autocast dtype of the forward pass ("bfloat16" on
         CUDA for speed); None = float32. revision: the hub revision (commit, tag or branch) of a hub name;
         ignored for local directories. max_length caps the sequence length ([CLS] + pieces + [SEP]); None =
-        the model's max_position_embeddings (our BERTs should get their training window: positions beyond
+        the model's longest input (max_position_embeddings; our BERTs should get their training window: positions beyond
         it were never trained). language: the language of the text, which picks an ablated model's view.
         """
         model, tokenizer, name = load_pretrained(path_or_name, revision=revision, language=language)
@@ -217,12 +221,12 @@ class Encoder:
                     n_empty += 1
                     continue
                 ids = [self.vocab.get(p, self.unk_id) for p in pieces]
-                chunks, long = chunk_words(word_spans(pieces), body, long_words)
+                chunks, long = chunk_words(self.subwords.spans(pieces), body, long_words)
                 n_long += long
                 for order, chunk in enumerate(chunks):
                     start = chunk[0][0]
                     spans = [(s - start, e - start) for s, e in chunk]
-                    texts_ = [word_text(pieces[s:e]) for s, e in chunk]
+                    texts_ = [self.subwords.text(pieces[s:e]) for s, e in chunk]
                     pool.append((index, order, ids[start : chunk[-1][1]], list(zip(spans, texts_))))
             if len(pool) >= batch_size * POOL_BATCHES:
                 yield from self._pool_batches(pool, batch_size)
@@ -277,7 +281,7 @@ class Encoder:
         autocast = (torch.autocast(self.device.type, dtype=self.dtype) if self.dtype is not None
                     else contextlib.nullcontext())
         with torch.inference_mode(), autocast, hook:
-            out = self.model.bert(input_ids=input_ids, attention_mask=attention.long(),
+            out = base_of(self.model)(input_ids=input_ids, attention_mask=attention.long(),
                                   output_hidden_states=bool(chosen))
             states = torch.stack([out.hidden_states[l] for l in chosen]).float() if chosen else None
             predictions = self._predict(out.last_hidden_state, batch) if predict else None
@@ -288,9 +292,10 @@ class Encoder:
         words = batch.positions("words").to(self.device)
         states = last[words]
         special = torch.tensor(self.special_ids, dtype=torch.long, device=self.device)
+        head = mlm_head(self.model)
         best = []
         for start in range(0, states.shape[0], HEAD_POSITIONS):
-            logits = self.model.cls(states[start : start + HEAD_POSITIONS]).float()
+            logits = head(states[start : start + HEAD_POSITIONS]).float()
             logits[:, special] = -torch.inf
             best.append(logits.argmax(dim=-1))
         predictions = torch.full(words.shape, -1, dtype=torch.long, device=self.device)
@@ -380,7 +385,7 @@ def sentence_word_vectors(encoder, sentences: Sequence[Sequence[str]], layer: in
         pieces, owner = [], []
         for index in range(len(words)):
             word_pieces = flat[at + index]
-            for start, end in word_spans(word_pieces):
+            for start, end in encoder.subwords.spans(word_pieces):
                 if end - start <= body:  # a longer model word is left out by the encoder (long_words="drop")
                     owner.append(index)
             pieces += word_pieces

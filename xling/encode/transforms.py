@@ -28,6 +28,8 @@ from typing import Iterator
 import numpy as np
 import torch
 
+from xling.models.pretrained import layer_modules
+
 
 def mds_delta(mean_src, mean_tgt, alpha: float):
     """delta of the mean-difference shift: alpha * (R_tgt - R_src)."""
@@ -68,21 +70,13 @@ def mds(h, mean_src, mean_tgt, alpha: float, positions=None):
     return shift(h, mds_delta(mean_src, mean_tgt, alpha), positions)
 
 
-def _encoder(model):
-    """The BertModel inside a BertForMaskedLM (or the BertModel itself)."""
-    bert = getattr(model, "bert", model)
-    if not hasattr(bert, "embeddings") or not hasattr(bert, "encoder"):
-        raise TypeError(f"{type(model).__name__}: expected a BERT model (with .embeddings and .encoder)")
-    return bert
-
-
 def layer_module(model, layer: int) -> torch.nn.Module:
-    """The module whose output is hidden_states[layer]: the embeddings for 0, encoder block l-1 for l >= 1."""
-    bert = _encoder(model)
-    n_layers = len(bert.encoder.layer)
-    if not 0 <= layer <= n_layers:
-        raise ValueError(f"layer must be in [0, {n_layers}] (0 = embeddings), got {layer}")
-    return bert.embeddings if layer == 0 else bert.encoder.layer[layer - 1]
+    """The module whose output is hidden_states[layer]: the embeddings for 0, block l-1 for l >= 1 (of a masked
+    LM or its transformer, any architecture xling.models.pretrained.layer_modules knows)."""
+    modules = layer_modules(model)
+    if not 0 <= layer < len(modules):
+        raise ValueError(f"layer must be in [0, {len(modules) - 1}] (0 = embeddings), got {layer}")
+    return modules[layer]
 
 
 @contextlib.contextmanager

@@ -109,14 +109,13 @@ def mean_pooled(encoder, sentences: list[str], batch_size: int, what: str) -> np
 
 
 def random_encoder(like, seed: int):
-    """An encoder with the architecture and tokenizer of `like` (an xling.encode Encoder) and freshly
-    initialised weights (HF's initialisation under torch seed `seed`): the untrained lower bound of CKA."""
-    from transformers import BertForMaskedLM
-
+    """An encoder with the architecture and tokenizer of `like` (an xling.encode Encoder; its masked-LM class,
+    BertForMaskedLM, XLMRobertaForMaskedLM, ...) and freshly initialised weights (HF's initialisation under torch
+    seed `seed`): the untrained lower bound of CKA."""
     from xling.encode.encoder import Encoder
 
     torch.manual_seed(seed)
-    model = BertForMaskedLM(like.model.config).to(like.device).eval()
+    model = type(like.model)(like.model.config).to(like.device).eval()
     return Encoder(model, like.tokenizer, like.device, like.dtype, like.max_length, f"random({like.name})")
 
 

@@ -90,12 +90,14 @@ def sentence_retrieval(train: tuple[np.ndarray, np.ndarray], test: tuple[np.ndar
 
 
 def embedding_words(encoder, words: set[str]) -> tuple[list[str], np.ndarray]:
-    """The words of `words` that are one piece of the model's vocabulary (not a special token or a '##'
-    continuation), sorted, and their rows of the input embedding matrix (float64)."""
+    """The words of `words` that are one piece of the model's vocabulary (not a special token or a continuation:
+    "cat", XLM-R's "▁cat"), sorted, and their rows of the input embedding matrix (float64)."""
     special = set(encoder.tokenizer.all_special_tokens)
-    chosen = sorted(w for w in words if w in encoder.vocab and w not in special and not w.startswith("##"))
+    subwords = encoder.subwords
+    piece = {w: subwords.whole_word(w) for w in words if not subwords.is_continuation(subwords.whole_word(w))}
+    chosen = sorted(w for w, p in piece.items() if p in encoder.vocab and p not in special)
     weight = encoder.model.get_input_embeddings().weight.detach().cpu().double().numpy()
-    return chosen, weight[[encoder.vocab[w] for w in chosen]]
+    return chosen, weight[[encoder.vocab[piece[w]] for w in chosen]]
 
 
 def dictionary_pairs(path, lowercase: bool) -> list[tuple[str, str]]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
+import inspect
 import logging
 import tempfile
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from xling.data.alignment import Links, eflomal_links, tokenize, word_pairs
 from xling.data.transfer_tasks import TASK_METRIC
 from xling.encode.encoder import sentence_word_vectors
 from xling.evaluate.transfer import load_finetuned, score
+from xling.models.pretrained import layer_modules
 from xling.represent.rotation import IterativeNormalizer, linked_rows, procrustes, rotate_layer
 from xling.tune.finetune import FinetuneRun, fingerprint, finetune, predict
 from xling.tune.heads import Backbone, BertEncoder, load_bert
@@ -118,9 +120,7 @@ def _rows(sentences: list[np.ndarray]) -> np.ndarray:
 
 def stitched_backbone(model_dir, layer: int, task_layers: int, seed: int) -> Backbone:
     """A BERT of the model's embeddings and layers 1..`layer` (frozen), then `task_layers` new BertLayers of the
-    model's config (transformers' initialisation under torch seed `seed`), with the model's tokenizer."""
-    from transformers import BertModel
-
+    model's config and class (transformers' initialisation under torch seed `seed`), with the model's tokenizer."""
     pretrained = load_bert(model_dir)
     bert = pretrained.encoder.bert
     if not 0 <= layer <= bert.config.num_hidden_layers:
@@ -130,19 +130,20 @@ def stitched_backbone(model_dir, layer: int, task_layers: int, seed: int) -> Bac
     config = copy.deepcopy(bert.config)
     config.num_hidden_layers = layer + task_layers
     torch.manual_seed(seed)
-    stitched = BertModel(config, add_pooling_layer=False)
+    no_pooler = {"add_pooling_layer": False} if "add_pooling_layer" in inspect.signature(type(bert)).parameters else {}
+    stitched = type(bert)(config, **no_pooler)
     _copy_bottom(bert, stitched, layer)
-    for module in [stitched.embeddings, *stitched.encoder.layer[:layer]]:
+    for module in layer_modules(stitched)[: layer + 1]:
         for p in module.parameters():
             p.requires_grad_(False)
     return Backbone("bert", BertEncoder(stitched), None, pretrained.featurizer_args, pretrained.tokenizer)
 
 
 def _copy_bottom(source, target, layer: int) -> None:
-    """source's embeddings and layers 1..layer into target's (both transformers BertModels)."""
-    target.embeddings.load_state_dict(source.embeddings.state_dict())
-    for k in range(layer):
-        target.encoder.layer[k].load_state_dict(source.encoder.layer[k].state_dict())
+    """source's embeddings and layers 1..layer into target's (both transformers BertModels, or both of another
+    masked LM's class)."""
+    for source_module, target_module in zip(layer_modules(source)[: layer + 1], layer_modules(target)[: layer + 1]):
+        target_module.load_state_dict(source_module.state_dict())
 
 
 def _hooked(layer_map: LayerMap | None, bert, layer: int):

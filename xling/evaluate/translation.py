@@ -11,8 +11,9 @@ Metrics, for each layer l and weight alpha:
   "wordpieces" (default, as the papers: their outputs y are "the output tokens of the model", and the
   convert rate counts the same units) scores the space-joined output pieces against the reference's
   pieces under the model's tokenizer, with sacrebleu tokenize="none"; "words" scores the detokenized
-  output ("##" pieces glued to the word before) against the raw reference with sacrebleu's tokenizer
-  (`bleu_tokenize`: "13a"; "zh" for Chinese, "char" for Japanese and Thai with "auto").
+  output (pieces glued into words by the model's convention: "##" continuations, "▁" word starts) against
+  the raw reference with sacrebleu's tokenizer (`bleu_tokenize`: "13a"; "zh" for Chinese, "char" for
+  Japanese and Thai with "auto").
 * convert rate = #(y in V_t - V_s) / (#y - #(y in V_s & V_t)), over the output wordpieces y, where V_s,
   V_t are the wordpieces seen at least `min_count` times in the tokenized corpora of the two languages:
   the share of language-specific output pieces that belong to the target language. Undefined (NaN,
@@ -45,7 +46,6 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from xling.data.words import detokenize
 from xling.encode.encoder import Batch, Encoder, Shift
 from xling.encode.transforms import mds_delta
 from xling.io import read_lines
@@ -160,7 +160,8 @@ def piece_counts(token_path: str | Path) -> Counter:
 
 def corpus_piece_counts(corpus_path: str | Path, encoder: Encoder, batch_lines: int = 10_000) -> Counter:
     """Wordpiece counts of a raw corpus (one sentence per line) under the model's own tokenizer, for
-    models whose vocabulary is not the run's (Hugging Face checkpoints with tokenizer.vocab != mbert)."""
+    models whose vocabulary is not the run's (Hugging Face checkpoints with tokenizer.vocab != mbert); its
+    special tokens (<unk>, ...) are not counted."""
     counts: Counter = Counter()
     lines: list[str] = []
     for _, line in read_lines(corpus_path):
@@ -170,6 +171,8 @@ def corpus_piece_counts(corpus_path: str | Path, encoder: Encoder, batch_lines: 
                 counts.update(p for pieces in encoder.tokenize(lines) for p in pieces)
                 lines.clear()
     counts.update(p for pieces in encoder.tokenize(lines) for p in pieces)
+    for special in encoder.tokenizer.all_special_tokens:
+        counts.pop(special, None)
     if not counts:
         raise ValueError(f"{corpus_path}: no wordpieces")
     return counts
@@ -265,6 +268,7 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
     else:
         tokenize, bleu_refs = bleu_tokenizer(tgt_lang, settings.bleu_tokenize), list(references)
     batches = list(encoder.batches(sources, batch_size))  # tokenized and batched once for every layer x alpha
+    detokenize = encoder.subwords.detokenize  # the model's own subword convention
 
     def score(outputs: list[list[str]], unshifted: list[list[str]]) -> dict:
         rate, counts = convert_rate((p for sent in outputs for p in sent), src_vocab, tgt_vocab)

@@ -44,7 +44,7 @@ from xling.data.alignment import read_split_files
 from xling.io import atomic_write
 from xling.models.checkpoints import atomic_directory, hms
 from xling.models.loop import Progress, TrainingLoop
-from xling.models.pretrained import load_pretrained
+from xling.models.pretrained import base_of, load_pretrained, max_positions
 from xling.tune.finetune import checkpoint_key, linear_schedule
 from xling.tune.heads import pad_rows
 
@@ -171,12 +171,12 @@ def align(model_path, data: list[ParallelWords], out_dir, checkpoint_dir, settin
         raise ValueError(f"no parallel data to align on ({', '.join(f'{d.lang}: {len(d)} pairs' for d in data)})")
     device = torch.device(device)
     model, tokenizer, _ = load_pretrained(model_path, revision=revision)
-    bert = model.bert
+    bert = base_of(model)  # the transformer under the MLM head (BERT's .bert, XLM-R's .roberta)
     n_layers = bert.config.num_hidden_layers
     layer = n_layers if settings["layer"] is None else int(settings["layer"])
     if not 0 <= layer <= n_layers:
         raise ValueError(f"alignment layer {layer} outside 0..{n_layers} ({model_path})")
-    max_length = min(max_length or bert.config.max_position_embeddings, bert.config.max_position_embeddings)
+    max_length = min(max_length or max_positions(model), max_positions(model))
     model.eval().to(device)  # no dropout: see the module docstring
     bert0 = copy.deepcopy(bert).requires_grad_(False)  # f0, the frozen initial model
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0

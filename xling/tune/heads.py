@@ -2,7 +2,8 @@
 inputs each task feeds them. xling.tune.finetune trains them; xling.evaluate.transfer scores them.
 
 Tasks and heads:
-  xnli     BERT: the pair `[CLS] premise [SEP] hypothesis [SEP]`, a linear layer on the last layer's [CLS]
+  xnli     BERT: the pair `[CLS] premise [SEP] hypothesis [SEP]` (framed as the model's tokenizer frames a pair:
+           XLM-R's `<s> premise </s></s> hypothesis </s>`), a linear layer on the last layer's [CLS]
            vector (Devlin et al.; Conneau et al. 2020; Cao et al. 2020). Static vectors: the InferSent recipe
            (Conneau et al. 2017), each sentence through a BiLSTM over its frozen wordpiece vectors, max-pooled
            to u and v, then an MLP on [u, v, |u - v|, u * v] (the papers do not say which classifier they used).
@@ -14,7 +15,8 @@ Word-level tasks run each sentence cut at word boundaries into chunks of at most
 as `[CLS] chunk [SEP]` (xling.data.words.chunk_words, as the encoder does), so no word of a long sentence is
 lost; the first-subword vectors of all chunks are gathered back into one row of words per sentence.
 
-A BERT backbone is transformers' BertModel; zero-mean and MDS reach it only through
+A BERT backbone is transformers' BertModel (or any masked LM's transformer: XLMRobertaModel, DistilBertModel,
+loaded by xling.models.pretrained); zero-mean and MDS reach it only through
 xling.encode.transforms.shift_layer (the one hook), with the delta added at every non-pad position
 ("all") or the wordpieces ("words") of the chosen layer.
 """
@@ -36,7 +38,7 @@ from xling.data.formats import universal_relation
 from xling.data.words import chunk_words
 from xling.encode.encoder import Shift
 from xling.encode.transforms import shift_layer
-from xling.models.pretrained import load_pretrained
+from xling.models.pretrained import PairTemplate, layer_modules, load_pretrained
 
 TASKS = ("xnli", "pos", "parsing", "ner")
 
@@ -82,6 +84,7 @@ class Featurizer:
     unk_id: int
     cls_id: int
     sep_id: int
+    template: PairTemplate  # how a pair is framed
     max_length: int
     labels: list[str]
 
@@ -89,12 +92,12 @@ class Featurizer:
         return [self.vocab.get(p, self.unk_id) for p in pieces]
 
     def pair(self, a: list[int], b: list[int]) -> dict:
-        """Both sentences cut to fit `[CLS] a [SEP] b [SEP]` in max_length, the longer one first (BERT's
-        longest_first truncation); the static encoder reads the same pieces."""
+        """Both sentences cut to fit the pair template (`[CLS] a [SEP] b [SEP]`) in max_length, the longer one
+        first (BERT's longest_first truncation); the static encoder reads the same pieces."""
         a, b = list(a), list(b)
-        while len(a) + len(b) > self.max_length - 3:
+        while len(a) + len(b) > self.max_length - self.template.n_special:
             (a if len(a) > len(b) else b).pop()
-        return {"a": a, "b": b, "cls": self.cls_id, "sep": self.sep_id}
+        return {"a": a, "b": b, "template": self.template}
 
     def __call__(self, examples: list) -> list[dict]:
         index = {label: i for i, label in enumerate(self.labels)}
@@ -138,17 +141,18 @@ class Featurizer:
 
 
 def collate(task: str, features: list[dict], pad_id: int, pair: bool) -> dict[str, torch.Tensor]:
-    """A batch of features as padded tensors. xnli: input_ids/token_type_ids/attention_mask of the pair
-    (`pair`, BERT) or of each sentence (a_ids, b_ids; static vectors). Word tasks: the chunks of all
-    sentences as rows, and `gather` [B, W] = flat index of each word's first piece (-1: padding)."""
+    """A batch of features as padded tensors. xnli: input_ids/attention_mask (and token_type_ids, when the
+    model reads them) of the pair (`pair`, BERT) or of each sentence (a_ids, b_ids; static vectors). Word
+    tasks: the chunks of all sentences as rows, and `gather` [B, W] = flat index of each word's first piece
+    (-1: padding)."""
     if task == "xnli":
         labels = torch.tensor([f["label"] for f in features])
         if pair:
-            seqs = [[f["cls"], *f["a"], f["sep"], *f["b"], f["sep"]] for f in features]
-            types = [[0] * (len(f["a"]) + 2) + [1] * (len(f["b"]) + 1) for f in features]
-            ids, mask = pad_rows(seqs, pad_id)
-            return {"input_ids": ids, "attention_mask": mask, "token_type_ids": pad_rows(types, 0)[0],
-                    "labels": labels}
+            ids, mask = pad_rows([f["template"].ids(f["a"], f["b"]) for f in features], pad_id)
+            batch = {"input_ids": ids, "attention_mask": mask, "labels": labels}
+            if features[0]["template"].token_types:
+                batch["token_type_ids"] = pad_rows([f["template"].types(f["a"], f["b"]) for f in features], 0)[0]
+            return batch
         a, a_mask = pad_rows([f["a"] or [pad_id] for f in features], pad_id)
         b, b_mask = pad_rows([f["b"] or [pad_id] for f in features], pad_id)
         return {"a_ids": a, "a_mask": a_mask, "b_ids": b, "b_mask": b_mask, "labels": labels}
@@ -192,8 +196,8 @@ def n_pieces(batch: dict[str, torch.Tensor]) -> int:
 # ---------------------------------------------------------------------------------------------- encoders
 
 class BertEncoder(nn.Module):
-    """A transformers BertModel; `shift` (layer, delta [H], positions) adds delta at that layer in every
-    forward pass (zero-mean while fine-tuning and testing, MDS when testing)."""
+    """A transformers BertModel (or another masked LM's transformer); `shift` (layer, delta [H], positions)
+    adds delta at that layer in every forward pass (zero-mean while fine-tuning and testing, MDS when testing)."""
 
     def __init__(self, bert):
         super().__init__()
@@ -208,15 +212,16 @@ class BertEncoder(nn.Module):
             mask = (attention_mask.bool() if self.shift.positions == "all"
                     else _word_positions(input_ids, attention_mask))
             hook = shift_layer(self.bert, self.shift.layer, delta, mask)
+        types = {} if token_type_ids is None else {"token_type_ids": token_type_ids}  # DistilBERT reads none
         with hook:
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                             token_type_ids=token_type_ids).last_hidden_state
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask, **types).last_hidden_state
 
     def freeze(self, k: int) -> None:
         """Freeze the embeddings and encoder layers 1..k (k = 0: nothing frozen)."""
-        if not 0 <= k <= len(self.bert.encoder.layer):
-            raise ValueError(f"freeze must be in 0..{len(self.bert.encoder.layer)}, got {k}")
-        modules = ([self.bert.embeddings] + list(self.bert.encoder.layer[:k])) if k else []
+        layers = layer_modules(self.bert)  # the embeddings, then the blocks
+        if not 0 <= k < len(layers):
+            raise ValueError(f"freeze must be in 0..{len(layers) - 1}, got {k}")
+        modules = layers[: k + 1] if k else []
         for module in modules:
             for p in module.parameters():
                 p.requires_grad_(False)
@@ -249,7 +254,7 @@ class PairClassifier(nn.Module):
         self.out = nn.Linear(encoder.hidden_size, n_labels)
 
     def logits(self, batch):
-        states = self.encoder(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
+        states = self.encoder(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
         return self.out(self.dropout(states[:, 0]))
 
     def loss(self, batch):
@@ -343,7 +348,7 @@ class Backbone:
     kind: str  # bert | static
     encoder: BertEncoder | None
     vectors: torch.Tensor | None
-    featurizer_args: dict  # pieces_of, vocab, unk_id, cls_id, sep_id, pad_id
+    featurizer_args: dict  # pieces_of, vocab, unk_id, cls_id, sep_id, template, pad_id
     tokenizer: object = None  # a BERT's transformers tokenizer (saved beside the fine-tuned encoder)
 
     def featurizer(self, task: str, max_length: int, labels: list[str]) -> Featurizer:
@@ -357,8 +362,8 @@ class Backbone:
 
 def load_bert(path_or_name: str | Path, revision: str | None = None, language: str | None = None) -> Backbone:
     """Our BERT's directory (xling.models.bert) or a Hugging Face checkpoint as a task model's backbone: its
-    BertModel and tokenizer, loaded by the one loader (xling.models.pretrained: an ablated model's view of
-    `language`, a pinned hub revision)."""
+    BertModel (XLMRobertaModel, ...) and tokenizer, loaded by the one loader (xling.models.pretrained: an
+    ablated model's view of `language`, a pinned hub revision)."""
     bert, tokenizer, _ = load_pretrained(path_or_name, revision=revision, language=language, masked_lm=False)
 
     def pieces_of(texts: list[str]) -> list[list[str]]:
@@ -367,6 +372,7 @@ def load_bert(path_or_name: str | Path, revision: str | None = None, language: s
 
     args = {"pieces_of": pieces_of, "vocab": tokenizer.get_vocab(), "unk_id": tokenizer.unk_token_id,
                 "cls_id": tokenizer.cls_token_id, "sep_id": tokenizer.sep_token_id,
+                "template": PairTemplate.of(tokenizer),
                 "pad_id": tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0}
     return Backbone("bert", BertEncoder(bert), None, args, tokenizer)
 
@@ -389,8 +395,9 @@ def load_static(vectors_path, vocab_path, lowercase: bool) -> Backbone:
     def pieces_of(texts: list[str]) -> list[list[str]]:
         return [e.tokens for e in tokenizer.encode_batch(list(texts), add_special_tokens=False)] if texts else []
 
-    args = {"pieces_of": pieces_of, "vocab": vocab, "unk_id": vocab["[UNK]"], "cls_id": vocab["[CLS]"],
-                "sep_id": vocab["[SEP]"], "pad_id": vocab["[PAD]"]}
+    cls_id, sep_id = vocab["[CLS]"], vocab["[SEP]"]
+    args = {"pieces_of": pieces_of, "vocab": vocab, "unk_id": vocab["[UNK]"], "cls_id": cls_id, "sep_id": sep_id,
+                "template": PairTemplate((cls_id,), (sep_id,), (sep_id,), True), "pad_id": vocab["[PAD]"]}
     return Backbone("static", None, torch.from_numpy(matrix), args)
 
 

@@ -1,0 +1,77 @@
+"""Tiny random masked LMs of three architectures, saved as Hugging Face checkpoints (no hub access): a
+BertForMaskedLM with a WordPiece tokenizer ("##" continuations, [CLS]/[SEP], pad 0), an XLMRobertaForMaskedLM
+with a SentencePiece Unigram tokenizer trained here by `tokenizers` ("▁" word starts, <s>/</s>, pad 1), and a
+DistilBertForMaskedLM (DistilmBERT's layout: no token types, blocks in .transformer, its own MLM head). All read
+the toy languages of `sentences`: English-like words and their "xx" translations, some cut into several pieces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+EN_WORDS = ["cat", "dog", "house", "tree", "runs", "sleeps", "big", "small", "the", "a", "sees", "water"]
+XX_WORDS = ["kot", "pies", "dom", "drzewo", "biega", "spi", "duzy", "maly", "ten", "jeden", "widzi", "woda"]
+ARCHITECTURES = ("bert", "xlm-roberta", "distilbert")
+HIDDEN, LAYERS, POSITIONS = 16, 2, 40
+
+
+def sentences(lang: str, n: int, seed: int) -> list[str]:
+    """n sentences of 2-7 words of `lang` ("en" or "xx"); the same seed gives translations word by word."""
+    rng = np.random.default_rng(seed)
+    words = EN_WORDS if lang == "en" else XX_WORDS
+    return [" ".join(words[int(i)] for i in rng.integers(0, len(words), rng.integers(2, 8))) for _ in range(n)]
+
+
+def _model_config(architecture: str, vocab_size: int, pad_id: int):
+    from transformers import BertConfig, DistilBertConfig, XLMRobertaConfig
+
+    shape = dict(vocab_size=vocab_size, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=2,
+                 intermediate_size=32, pad_token_id=pad_id)
+    if architecture == "bert":
+        return BertConfig(max_position_embeddings=POSITIONS, **shape)
+    if architecture == "distilbert":
+        return DistilBertConfig(vocab_size=vocab_size, dim=HIDDEN, n_layers=LAYERS, n_heads=2, hidden_dim=32,
+                                max_position_embeddings=POSITIONS, pad_token_id=pad_id)
+    # RoBERTa numbers positions from pad_id + 1: POSITIONS pieces need POSITIONS + 2 embeddings
+    return XLMRobertaConfig(max_position_embeddings=POSITIONS + pad_id + 1, type_vocab_size=1, bos_token_id=0,
+                            eos_token_id=2, **shape)
+
+
+def _bert_tokenizer(out: Path, architecture: str):
+    from transformers import BertTokenizerFast, DistilBertTokenizerFast
+
+    pieces = sorted({w[:3] for w in EN_WORDS + XX_WORDS} | {"##" + w[3:] for w in EN_WORDS + XX_WORDS if w[3:]})
+    (out / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *pieces]) + "\n",
+                                   encoding="utf-8")
+    tokenizer_class = BertTokenizerFast if architecture == "bert" else DistilBertTokenizerFast
+    return tokenizer_class(vocab=str(out / "vocab.txt"), do_lower_case=False, strip_accents=False)
+
+
+def _xlmr_tokenizer():
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import XLMRobertaTokenizerFast
+
+    backend = Tokenizer(models.Unigram())
+    backend.pre_tokenizer = pre_tokenizers.Metaspace()
+    backend.decoder = decoders.Metaspace()
+    trainer = trainers.UnigramTrainer(vocab_size=80, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+                                      unk_token="<unk>", show_progress=False)
+    backend.train_from_iterator(sentences("en", 200, 0) + sentences("xx", 200, 0), trainer)
+    return XLMRobertaTokenizerFast(tokenizer_object=backend)
+
+
+def save_checkpoint(architecture: str, out: Path, seed: int = 0) -> Path:
+    """A random masked LM of `architecture` (one of ARCHITECTURES) and its tokenizer, saved to `out`."""
+    import torch
+    from transformers import BertForMaskedLM, DistilBertForMaskedLM, XLMRobertaForMaskedLM
+
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer = _xlmr_tokenizer() if architecture == "xlm-roberta" else _bert_tokenizer(out, architecture)
+    tokenizer.save_pretrained(out)
+    torch.manual_seed(seed)
+    config = _model_config(architecture, len(tokenizer), tokenizer.pad_token_id)
+    model_class = {"bert": BertForMaskedLM, "xlm-roberta": XLMRobertaForMaskedLM,
+                   "distilbert": DistilBertForMaskedLM}[architecture]
+    model_class(config).eval().save_pretrained(out)
+    return out
