@@ -18,7 +18,7 @@ from xling.encode.encoder import Encoder, Shift, sentence_word_vectors
 from xling.evaluate import transfer
 from xling.evaluate.cka import cka_table, random_encoder
 from xling.evaluate.sentence_retrieval import run_tatoeba
-from xling.evaluate.translation import translate_pair
+from xling.evaluate.translation import TranslationSettings, translate_pair
 from xling.tune import align as al
 from xling.tune import finetune as ft
 from xling.tune.heads import collate, load_bert
@@ -74,9 +74,9 @@ def test_token_translation(tiny_checkpoint, tmp_path):
         corpora[lang].write_text("\n".join(sentences(lang, 30, 2) + ["qqq zzz"]) + "\n", encoding="utf-8")
     pairs = list(zip(sentences("en", 10, 3), sentences("xx", 10, 3)))
     for unit in ("wordpieces", "words"):
-        table, samples = translate_pair(tiny_checkpoint, "en", "xx", pairs, corpus_files=corpora, layers=[1, 2],
-                                        alphas=[0, 2], batch_size=4, device="cpu", min_count=1, n_samples=3,
-                                        bleu_unit=unit, bleu_tokenize="13a")
+        settings = TranslationSettings(layers=[1, 2], alphas=[0, 2], batch_size=4, device="cpu", min_count=1,
+                                       n_samples=3, bleu_unit=unit, bleu_tokenize="13a")
+        table, samples = translate_pair(tiny_checkpoint, "en", "xx", pairs, settings, corpus_files=corpora)
         assert len(table) == 2 * 2 * 2 and set(table["direction"]) == {"en->xx", "xx->en"}
         n_pieces = {"en->xx": sum(map(len, encoder.tokenize([p for p, _ in pairs]))),
                     "xx->en": sum(map(len, encoder.tokenize([x for _, x in pairs])))}
@@ -130,7 +130,8 @@ def test_xnli_fine_tuning(tiny_checkpoint, tmp_path):
     settings = {"epochs": 5, "batch_size": 8, "learning_rate": 3e-3, "warmup": 0.1, "weight_decay": 0.01,
                 "dropout": 0.1, "max_length": 40, "max_train": None}
     record = ft.finetune("xnli", backbone, toy_xnli(150, 1), {"en": toy_xnli(30, 2)}, tmp_path / "model",
-                         tmp_path / "ckpt", settings, score=transfer.score, seed=3, freeze=0, checkpoint_every=1000)
+                         tmp_path / "ckpt", settings, ft.FinetuneRun(seed=3, freeze=0, checkpoint_every=1000),
+                         score=transfer.score)
     assert record["selection_score"] > 60  # chance 33.3
     saved = json.loads((tmp_path / "model" / "encoder" / "config.json").read_text(encoding="utf-8"))
     assert saved["model_type"] == tiny_checkpoint.name
@@ -138,9 +139,10 @@ def test_xnli_fine_tuning(tiny_checkpoint, tmp_path):
                   for p, h, label in toy_xnli(30, 5)]
     table = transfer.evaluate(tmp_path / "model", {"en": {"dev": toy_xnli(30, 2), "test": toy_xnli(30, 5)},
                                                    "xx": {"dev": translated, "test": translated}},
-                              pivot="en", layer=1, alphas=[1.0], positions="all", mds=True,
-                              finetuned_means={"en": np.zeros(16, np.float32), "xx": np.ones(16, np.float32)},
-                              batch_size=8, device="cpu")
+                              transfer.TransferTest(
+                                  pivot="en", layer=1, alphas=[1.0], positions="all", mds=True,
+                                  finetuned_means={"en": np.zeros(16, np.float32), "xx": np.ones(16, np.float32)},
+                                  batch_size=8, device="cpu"))
     assert {"en", "xx"} <= set(table["lang"]) and table["value"].between(0, 100).all()
     assert "mds" in set(table[table["lang"] == "xx"]["transform"])
 
