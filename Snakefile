@@ -51,8 +51,8 @@ rule all:
         f"{RESULTS}/report.html",
         language_tables(),
         alignment_tables(),
-        PLAN.align_finetune_targets(),
-        PLAN.align_baselines_targets(),
-        PLAN.ablation_targets(),
+        align_finetune_targets(),
+        align_baselines_targets(),
+        ablation_targets(),
         monolingual_tables(),
     default_target: True

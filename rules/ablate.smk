@@ -88,7 +88,7 @@ use rule bert_pretrain as ablation_pretrain with:
 
 rule ablation_table:
     input:
-        tables=PLAN.ablation_transfer_parts(),
+        tables=ablation_transfer_parts(),
     output:
         parquet=f"{RESULTS}/eval/ablation.parquet",
         csv=f"{RESULTS}/eval/ablation.csv",

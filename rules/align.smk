@@ -62,7 +62,7 @@ rule contextual_retrieval:
 
 rule word_pairs_table:
     input:
-        tables=expand(f"{RESULTS}/eval/word_pairs/{PIVOT}-{{lang}}.parquet", lang=PLAN.align_pair_langs()),
+        tables=expand(f"{RESULTS}/eval/word_pairs/{PIVOT}-{{lang}}.parquet", lang=align_pair_langs()),
     output:
         parquet=f"{RESULTS}/eval/word_pairs.parquet",
         csv=f"{RESULTS}/eval/word_pairs.csv",
@@ -78,7 +78,7 @@ rule word_pairs_table:
 
 rule contextual_retrieval_table:
     input:
-        tables=[f"{RESULTS}/eval/contextual_retrieval/{lm}.parquet" for lm in PLAN.contextual_retrieval_lms()],
+        tables=[f"{RESULTS}/eval/contextual_retrieval/{lm}.parquet" for lm in contextual_retrieval_lms()],
     output:
         parquet=f"{RESULTS}/eval/contextual_retrieval.parquet",
         csv=f"{RESULTS}/eval/contextual_retrieval.csv",

@@ -84,8 +84,7 @@ from xling.plan.study import Plan  # noqa: E402
 from xling.plan.transfer import PARSER_KEYS, TASKS, WEIGHT_KEYS  # noqa: E402
 
 PLAN = Plan(config, None, SCHEMA,
-            SimpleNamespace(computed=computed, without_runtime=without_runtime, parse_setting=parse_setting,
-                            seed_of=_seed_of))
+            SimpleNamespace(computed=computed, parse_setting=parse_setting, seed_of=_seed_of))
 HF_MODELS = PLAN.hf_models
 LANGUAGE, SENT, POS = PLAN.language, PLAN.sent, PLAN.pos
 TRANSFER, FINETUNE_SETTINGS, TRANSFER_ROTATIONS = PLAN.transfer, PLAN.finetune_settings, PLAN.transfer_rotations
@@ -98,8 +97,8 @@ ABLATION = PLAN.ablation
 MONO, CKA, MONO_CONTEXTUAL = PLAN.mono, PLAN.cka, PLAN.mono_contextual
 MONO_SIZE, MONO_WINDOW, MONO_GRID, EN_PRIME = PLAN.mono_size, PLAN.mono_window, PLAN.mono_grid, PLAN.en_prime
 
-# The plan's functions the table functions below call (their registry, issue 21, replaces them).
-window_sweep = PLAN.window_sweep
+# The plan's functions that rule all, rules/report.smk, the gather rules and the table functions below call (the table registry replaces them).
+window_sweep, model_dir = PLAN.window_sweep, PLAN.model_dir
 retrieval_targets = PLAN.retrieval_targets
 language_models, translation_langs, tatoeba_langs, bucc_langs = (
     PLAN.language_models, PLAN.translation_langs, PLAN.tatoeba_langs, PLAN.bucc_langs)
@@ -107,6 +106,13 @@ _translation_parts, _retrieval_parts = PLAN.translation_parts, PLAN.retrieval_pa
 transfer_parts, ablation_transfer_parts = PLAN.transfer_parts, PLAN.ablation_transfer_parts
 align_pair_langs, contextual_retrieval_lms = PLAN.align_pair_langs, PLAN.contextual_retrieval_lms
 mono_targets, mono_contextual_langs = PLAN.mono_targets, PLAN.mono_contextual_langs
+align_finetune_targets, align_baselines_targets = PLAN.align_finetune_targets, PLAN.align_baselines_targets
+ablation_targets = PLAN.ablation_targets  # rule all
+
+
+def report_config():
+    """The report's params: the settings it reads (xling.plan.grid), runtime settings left out."""
+    return without_runtime(PLAN.report_config())
 
 
 def window_sweep_tables():

@@ -32,7 +32,7 @@ rule report:
         retrieval=f"{RESULTS}/eval/word_retrieval.parquet",
         findings=f"{RESULTS}/eval/findings.parquet",
         **({"word_retrieval_pos": rules.word_retrieval_pos.output.parquet} if POS["splits"] else {}),
-        bert_models=expand(PLAN.model_dir("bert", "{size}", "{window}"), size=SIZES, window=WINDOWS)
+        bert_models=expand(model_dir("bert", "{size}", "{window}"), size=SIZES, window=WINDOWS)
         if "bert" in MODELS
         else [],
         # relative to the working directory: a checkout moved with its results changes no input
@@ -66,7 +66,7 @@ rule report:
     params:
         code=code_version("scripts/report.py"),
         # the only rule with the presentation settings (report.*, retrieval.report_layer): they re-render it
-        config=PLAN.report_config(),
+        config=report_config(),
     log:
         f"{LOGS}/report.log",
     conda:

@@ -12,7 +12,7 @@ from xling.plan.models import aligned_base
 class AlignmentPlan:
     def init_alignment(self) -> None:
         self.align = self.config["alignment"]  # defaults filled in by the schema
-        self.align_ft, self.rotation, self.fasttext = (self.align[key] for key in ("finetune", "rotation", "fasttext"))
+        self.align_ft, self.rotation, self.fasttext = self.align["finetune"], self.align["rotation"], self.align["fasttext"]
         # {lm: rotation files} evaluated beside the model as it is (method rotation-{kind}): the rotation rules
         # register theirs, {results}/align/rotations/{lm}/{kind}{n}/{lang}.npy, one per aligned language
         self.contextual_rotations = {}

@@ -12,10 +12,10 @@ from xling.plan.models import hf_slug
 
 class GridPlan:
     """The paths and grid of one run. `helpers` bundles the functions of upper layers a plan may call but not
-    import (the workflow passes them): computed, without_runtime (xling.runtime), parse_setting
+    import (the workflow passes them): computed (xling.runtime), parse_setting
     (xling.models.ablation), seed_of (xling.models.mlm_data, imported when called)."""
 
-    def __init__(self, config: dict, source: DataSource, schema: dict, helpers: SimpleNamespace):
+    def init_grid(self, config: dict, source: DataSource, schema: dict, helpers: SimpleNamespace) -> None:
         self.config, self.source, self.schema, self.helpers = config, source, schema, helpers
         self.results = f"results/{config['run']}"
         self.langs = config["languages"]
@@ -90,12 +90,12 @@ class GridPlan:
         return self.source.treebank_name(self.pivot)
 
     def report_config(self) -> dict:
-        """All the report may read of the config, as its params: the grid, the settings it shows (runtime
-        settings left out, so changing one does not re-render it) and its presentation choices (report.*,
+        """All the report may read of the config, as its params (runtime settings left out by the workflow, so
+        changing one does not re-render it): the grid, the settings it shows and its presentation choices (report.*,
         retrieval.report_layer, language.sentence_retrieval.layer). A section that reads another key gets
         nothing until the key is added here."""
         keys = ["run", "languages", "models", "windows", "window_sweep", "data", "corpus", "tokenizer", "represent",
                 "retrieval", "report", *self.models, *self.source.config_keys]
         shown = {key: self.config[key] for key in keys if key in self.config}
         shown["language"] = {"sentence_retrieval": {"layer": self.sent["layer"]}}
-        return self.helpers.without_runtime(shown)
+        return shown

@@ -20,7 +20,7 @@ class Plan(GridPlan, ModelPlan, LanguagePlan, TransferPlan, AlignmentPlan, Ablat
     (snakemake.utils.validate). A setting that cannot be planned raises ValueError here, at parse."""
 
     def __init__(self, config: dict, source: DataSource, schema: dict, helpers: SimpleNamespace):
-        super().__init__(config, source, schema, helpers)
+        self.init_grid(config, source, schema, helpers)
         self.check_transfer()
         self.init_alignment()
         self.init_monolingual()

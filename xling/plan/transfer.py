@@ -16,6 +16,7 @@ class TransferPlan:
             raise ValueError("transfer.selection: avg_dev cannot select zero-mean fine-tunings; set "
                              "transfer.zero_mean: false or selection: en_dev")
         self.finetune_settings = {task: self.task_settings(task) for task in TASKS}
+        self.test_languages = {task: self.transfer[task]["languages"] for task in TASKS}
         # {lm: dict(sentences, layer, files={kind: {lang: path}})}: the rotations XNLI applies to a base BERT's
         # other languages before the classifier (rules/align_baselines.smk registers them)
         self.transfer_rotations = {}
@@ -58,7 +59,7 @@ class TransferPlan:
     def transfer_langs(self, task: str, lm: str | None = None) -> list[str]:
         """Languages a task is tested on: the pivot and the configured ones that have the task's data (real UD:
         a test split); of an ablation, those of its pair."""
-        named = self.transfer[task]["languages"]
+        named = self.test_languages[task]
         langs = [lang for lang in self.langs if named is None or lang in named or lang == self.pivot]
         return self.source.task_languages(task, self.ablation_langs(lm, langs))
 
