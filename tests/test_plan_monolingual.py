@@ -30,8 +30,8 @@ def test_hparams_draw_each_language_its_own_seed():
 
 
 def test_contextual_level_tasks_layers_and_baseline():
-    plan = make_plan(transfer={"tasks": ["xnli", "ner"], "ner": {"languages": None}}, monolingual={"languages": None, "contextual": {"enabled": True, "layers": None}},
-                     bert={"num_layers": 2})
+    plan = make_plan(transfer={"tasks": ["xnli", "ner"], "ner": {"languages": None}}, bert={"num_layers": 2},
+                     monolingual={"languages": None, "contextual": {"enabled": True, "layers": None}})
     assert plan.mono_contextual_tasks("fr") == ["ner"] and plan.mono_contextual_langs() == ["de", "fr"]
     assert plan.mono_contextual_layers() == [0, 1, 2]
     assert plan.mono_contextual_bimlm() == [plan.model_dir("bert", plan.mono_size, plan.mono_window)]
