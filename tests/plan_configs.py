@@ -42,5 +42,12 @@ def make_plan(source=None, **overrides) -> Plan:
     return Plan(make_config(**merged(small, overrides)), source or SyntheticData(), SCHEMA, HELPERS)
 
 
+def preset_plan(preset: str, **overrides) -> Plan:
+    """The plan of presets/{preset}.yaml (a synthetic-data preset) with `overrides`."""
+    config = yaml.safe_load((REPO / "presets" / f"{preset}.yaml").read_text(encoding="utf-8"))
+    config = make_config(**merged(config, overrides))
+    return Plan(config, SyntheticData(config["synthetic"]["parallel_sentences"]), SCHEMA, HELPERS)
+
+
 def wildcards(**values) -> SimpleNamespace:
     return SimpleNamespace(**values)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from plan_configs import make_plan, wildcards
+from plan_configs import make_plan, preset_plan, wildcards
 from xling.plan.data import RealData
 
 REAL = RealData(datasets={"tatoeba": ["de"], "bucc": ["de", "fr"]}, parallel={"fr": "europarl"}, treebanks={})
@@ -60,3 +60,12 @@ def test_sentence_retrieval_settings_of_each_task_only():
     assert "bucc_k" not in plan.sentence_retrieval_settings(wildcards(task="tatoeba"))
     assert set(plan.retrieval_inputs(wildcards(task="bucc", lang="de"))) == {
         f"{split}_{side}" for split in ("dev", "test") for side in ("xx", "en", "gold")}
+
+
+def test_language_sizes_choose_the_berts_of_the_language_experiments():
+    """language.sizes keeps token translation to those sizes' BERTs (every window); [] means every size."""
+    plan = preset_plan("demo")
+    pairs, windows = len(plan.targets), len(plan.windows)
+    assert plan.language["sizes"] == [max(plan.sizes)]
+    assert len(plan.translation_parts("table")) == windows * pairs
+    assert len(preset_plan("demo", language={"sizes": []}).translation_parts("table")) == len(plan.sizes) * windows * pairs

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from plan_configs import make_plan, wildcards
+from plan_configs import make_plan, preset_plan, wildcards
 
 
 def test_size_window_and_models_of_the_monolingual_berts():
@@ -49,3 +49,8 @@ def test_cka_inputs_of_a_target_and_of_en_prime():
     split = plan.cka["split"]
     assert target["xnli"] == [f"results/t/data/xnli/{split}-en.tsv", f"results/t/data/xnli/{split}-fr.tsv"]
     assert "multilingual" not in plan.cka_inputs(wildcards(mono=plan.en_prime))
+
+
+def test_the_contextual_level_is_planned_for_the_test_preset_and_not_for_the_demo():
+    assert preset_plan("test").mono_contextual_langs() != []
+    assert preset_plan("demo").mono_contextual_langs() == []
