@@ -50,7 +50,6 @@ TARGETS = LANGS[1:]
 SIZES = config["corpus"]["sizes"]
 WINDOWS = config["windows"]
 MODELS = config["models"]
-STATIC_MODELS = [m for m in MODELS if m != "bert"]
 # the canonical files under DATA; which languages have which of them: DATA_SOURCE (rules/data.smk, xling.plan.data)
 LAYOUT = Layout(DATA, PIVOT)
 
@@ -79,9 +78,8 @@ def _seed_of(*parts):
 # Each study's planning (xling.plan): which languages, models and variants, the input functions and params. Its
 # DataSource is set by rules/data.smk, the one place that asks which source the run uses.
 from xling.plan.ablation import PAIR as ABLATION_PAIR, SETTING as ABLATION_SETTING  # noqa: E402
-from xling.plan.monolingual import CONTEXTUAL_TASKS as MONO_CONTEXTUAL_TASKS  # noqa: E402
+from xling.plan.alignment import ANALYSIS_BY, FINETUNE_SETTINGS as ALIGN_SETTINGS  # noqa: E402
 from xling.plan.study import Plan  # noqa: E402
-from xling.plan.transfer import PARSER_KEYS, TASKS, WEIGHT_KEYS  # noqa: E402
 
 PLAN = Plan(config, None, SCHEMA,
             SimpleNamespace(computed=computed, parse_setting=parse_setting, seed_of=_seed_of))
@@ -91,13 +89,12 @@ TRANSFER, FINETUNE_SETTINGS, TRANSFER_ROTATIONS = PLAN.transfer, PLAN.finetune_s
 ALIGN, ALIGN_FT, ROTATION, FASTTEXT = PLAN.align, PLAN.align_ft, PLAN.rotation, PLAN.fasttext
 ALIGN_RETRIEVAL, ALIGN_ANALYSIS = ALIGN["retrieval"], ALIGN["analysis"]
 CONTEXTUAL_ROTATIONS = PLAN.contextual_rotations
-ALIGN_SETTINGS = ("pairs_per_language", "epochs", "learning_rate", "betas", "eps", "warmup", "regularization", "layer")
-ANALYSIS_BY = ["lm", "model", "size", "window", "lang", "pair", "method", "parallel_sentences", "layer"]  # the analyses' groups
 ABLATION = PLAN.ablation
 MONO, CKA, MONO_CONTEXTUAL = PLAN.mono, PLAN.cka, PLAN.mono_contextual
 MONO_SIZE, MONO_WINDOW, MONO_GRID, EN_PRIME = PLAN.mono_size, PLAN.mono_window, PLAN.mono_grid, PLAN.en_prime
 
-# The plan's functions that rule all, rules/report.smk, the gather rules and the table functions below call (the table registry replaces them).
+# The plan's functions that rule all, rules/report.smk, the gather rules and the table functions below call (the
+# table registry replaces them).
 window_sweep, model_dir = PLAN.window_sweep, PLAN.model_dir
 retrieval_targets = PLAN.retrieval_targets
 language_models, translation_langs, tatoeba_langs, bucc_langs = (

@@ -8,6 +8,10 @@ from types import SimpleNamespace
 
 from xling.plan.models import aligned_base
 
+# alignment.finetune's settings that decide an aligned model (its params)
+FINETUNE_SETTINGS = ("pairs_per_language", "epochs", "learning_rate", "betas", "eps", "warmup", "regularization", "layer")
+ANALYSIS_BY = ["lm", "model", "size", "window", "lang", "pair", "method", "parallel_sentences", "layer"]  # analyses' groups
+
 
 class AlignmentPlan:
     def init_alignment(self) -> None:
