@@ -1,4 +1,4 @@
-# Helpers shared by the workflow: paths of the run, the experiment grid, input functions.
+# Helpers shared by the workflow: paths of the run, code versions, and the plan (xling.plan: each study's planning).
 #
 # How a setting reaches a job decides what reruns when it changes (Snakemake's default rerun triggers):
 #   params:     only settings that change a number the job writes; a change reruns the job and all

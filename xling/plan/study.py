@@ -17,7 +17,8 @@ from xling.plan.transfer import TransferPlan
 
 class Plan(GridPlan, ModelPlan, LanguagePlan, TransferPlan, AlignmentPlan, AblationPlan, MonolingualPlan):
     """Which jobs a run plans and what each reads and is given; the config's defaults filled in by the schema
-    (snakemake.utils.validate). A setting that cannot be planned raises ValueError here, at parse."""
+    (snakemake.utils.validate). A setting that cannot be planned raises ValueError here, at parse. The workflow
+    builds it before it knows its source (rules/common.smk) and sets `source` where it does (rules/data.smk)."""
 
     def __init__(self, config: dict, source: DataSource, schema: dict, helpers: SimpleNamespace):
         self.init_grid(config, source, schema, helpers)
