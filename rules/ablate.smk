@@ -5,9 +5,9 @@
 
 rule code_switch:
     input:
-        tokens=f"{RESULTS}/tokens/{ablation_size()}/{{lang}}.txt",
-        dictionary=lambda wc: dictionary(wc.pair.split("-")[1], ABLATION["code_switch"]["dictionary"]),
-        vocab=vocab_source(),
+        tokens=f"{RESULTS}/tokens/{PLAN.ablation_size()}/{{lang}}.txt",
+        dictionary=lambda wc: PLAN.dictionary(wc.pair.split("-")[1], ABLATION["code_switch"]["dictionary"]),
+        vocab=PLAN.vocab_source(),
     output:
         f"{RESULTS}/ablation/tokens/extra-anchors/{{pair}}/{{lang}}.txt",
     wildcard_constraints:
@@ -36,7 +36,7 @@ if DATA_SOURCE.other_domain:  # generated text of a second domain (the synthetic
             code=code_version("scripts/domain_corpus.py"),
             spec=config["synthetic"],
             languages=LANGS,
-            sentences=ablation_size(),
+            sentences=PLAN.ablation_size(),
             topics_left_out=ABLATION["domain"]["topics_left_out"],
         log:
             f"{LOGS}/domain_corpus/{{lang}}.log",
@@ -51,7 +51,7 @@ if DATA_SOURCE.other_domain:  # generated text of a second domain (the synthetic
 rule domain_tokenize:
     input:
         corpus=f"{RESULTS}/ablation/corpus/wiki-cc/{{lang}}.txt",
-        vocab=vocab_source(),
+        vocab=PLAN.vocab_source(),
     output:
         f"{RESULTS}/ablation/tokens/wiki-cc/{{lang}}.txt",
     params:
@@ -69,8 +69,8 @@ rule domain_tokenize:
 
 use rule bert_pretrain as ablation_pretrain with:
     input:
-        tokens=ablation_tokens,
-        vocab=vocab_source(),
+        tokens=PLAN.ablation_tokens,
+        vocab=PLAN.vocab_source(),
     output:
         directory(f"{RESULTS}/models/ablation/{{setting}}/{{pair}}"),
     wildcard_constraints:
@@ -79,7 +79,7 @@ use rule bert_pretrain as ablation_pretrain with:
     params:
         # outside the output, apart per setting (the trainer names a subdirectory by a hash of settings and data)
         checkpoints=f"{RESULTS}/checkpoints/ablation/{{setting}}/{{pair}}",
-        hparams=lambda wc: json.dumps(ablation_hparams(wc.setting), sort_keys=True),
+        hparams=lambda wc: json.dumps(PLAN.ablation_hparams(wc.setting), sort_keys=True),
     log:
         f"{LOGS}/ablation_pretrain/{{setting}}/{{pair}}.log",
     benchmark:

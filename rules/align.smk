@@ -6,9 +6,9 @@ rule word_pairs:
     input:
         src=LAYOUT.file("parallel", lang="{lang}", ext=PIVOT),
         tgt=LAYOUT.file("parallel", lang="{lang}", ext="{lang}"),
-        gold=word_pairs_gold,
+        gold=PLAN.word_pairs_gold,
     output:
-        pairs=[path for files in word_pair_files("{lang}", align_splits()).values() for path in files],
+        pairs=[path for files in PLAN.word_pair_files("{lang}", PLAN.align_splits()).values() for path in files],
         table=f"{RESULTS}/eval/word_pairs/{PIVOT}-{{lang}}.parquet",
     params:
         code=code_version("scripts/word_pairs.py"),
@@ -30,7 +30,7 @@ rule word_pairs:
 
 rule contextual_retrieval:
     input:
-        unpack(contextual_retrieval_inputs),
+        unpack(PLAN.contextual_retrieval_inputs),
     output:
         table=f"{RESULTS}/eval/contextual_retrieval/{{lm}}.parquet",
         queries=f"{RESULTS}/eval/contextual_retrieval/{{lm}}.queries.parquet",
@@ -38,10 +38,10 @@ rule contextual_retrieval:
         lm=BERT_LM,
     params:
         code=code_version("scripts/contextual_retrieval.py"),
-        lm=lm_params,
+        lm=PLAN.lm_params,
         pivot=PIVOT,
-        langs=align_pair_langs(),
-        seen_split=seen_split(),
+        langs=PLAN.align_pair_langs(),
+        seen_split=PLAN.seen_split(),
         layer=ALIGN["layer"],
         settings={key: ALIGN_RETRIEVAL[key] for key in ("csls_k", "exclude_seen", "exclude_exact")},
     threads: ALIGN["threads"]
@@ -62,9 +62,9 @@ rule contextual_retrieval:
 
 rule contextual_retrieval_frequency:
     input:
-        queries=[f"{RESULTS}/eval/contextual_retrieval/{lm}.queries.parquet" for lm in contextual_retrieval_lms()],
+        queries=[f"{RESULTS}/eval/contextual_retrieval/{lm}.queries.parquet" for lm in PLAN.contextual_retrieval_lms()],
         # the aligned text of each language, every split: the words' frequency ranks
-        text=[f for lang in align_pair_langs() for files in word_pair_files(lang, align_splits()).values()
+        text=[f for lang in PLAN.align_pair_langs() for files in PLAN.word_pair_files(lang, PLAN.align_splits()).values()
               for f in files[:2]],
     output:
         parquet=f"{RESULTS}/eval/contextual_retrieval_frequency.parquet",
@@ -72,7 +72,7 @@ rule contextual_retrieval_frequency:
     params:
         code=code_version("scripts/contextual_retrieval_frequency.py"),
         pivot=PIVOT,
-        langs=align_pair_langs(),
+        langs=PLAN.align_pair_langs(),
         by=ANALYSIS_BY,
         bins=ALIGN_ANALYSIS["rank_bins"],
         exclusions={key: ALIGN_RETRIEVAL[key] for key in ("exclude_seen", "exclude_exact")},
@@ -90,8 +90,8 @@ if POS["splits"]:
 
     rule contextual_retrieval_pos:
         input:
-            queries=[f"{RESULTS}/eval/contextual_retrieval/{lm}.queries.parquet" for lm in contextual_retrieval_lms()],
-            treebanks=pos_treebanks(),
+            queries=[f"{RESULTS}/eval/contextual_retrieval/{lm}.queries.parquet" for lm in PLAN.contextual_retrieval_lms()],
+            treebanks=PLAN.pos_treebanks(),
         output:
             parquet=f"{RESULTS}/eval/contextual_retrieval_pos.parquet",
             csv=f"{RESULTS}/eval/contextual_retrieval_pos.csv",
@@ -100,7 +100,7 @@ if POS["splits"]:
             by=ANALYSIS_BY,
             settings={key: ALIGN_ANALYSIS[key] for key in ("pos_groups", "pos_contextual", "pos_exclude_seen",
                                                            "pos_exclude_exact")},
-            treebank=pos_treebank_name(),
+            treebank=PLAN.pos_treebank_name(),
             splits=POS["splits"],
         log:
             f"{LOGS}/contextual_retrieval_pos.log",

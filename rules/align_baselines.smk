@@ -7,16 +7,16 @@
 
 
 # contextual retrieval evaluates each rotation beside its base model (rules/align.smk) ...
-CONTEXTUAL_ROTATIONS.update({lm: [path for n in ALIGN_FT["sizes"] for by_lang in rotation_files(lm, n).values()
-                                  for path in by_lang.values()] for lm in rotation_lms()})
+CONTEXTUAL_ROTATIONS.update({lm: [path for n in ALIGN_FT["sizes"] for by_lang in PLAN.rotation_files(lm, n).values()
+                                  for path in by_lang.values()] for lm in PLAN.rotation_lms()})
 # ... and XNLI tests its base fine-tunings with the rotations of the most parallel data (the paper's Table 1)
 TRANSFER_ROTATIONS.update({lm: dict(sentences=max(ALIGN_FT["sizes"]), layer=ALIGN["layer"],
-                                    files=rotation_files(lm, max(ALIGN_FT["sizes"]))) for lm in rotation_lms()})
+                                    files=PLAN.rotation_files(lm, max(ALIGN_FT["sizes"]))) for lm in PLAN.rotation_lms()})
 
 
 rule rotation:
     input:
-        unpack(rotation_inputs),
+        unpack(PLAN.rotation_inputs),
     output:
         word=f"{RESULTS}/align/rotations/{{lm}}/word{{n}}/{{lang}}.npy",
         sentence=f"{RESULTS}/align/rotations/{{lm}}/sentence{{n}}/{{lang}}.npy",
@@ -25,7 +25,7 @@ rule rotation:
         n=r"\d+",
     params:
         code=code_version("scripts/rotation.py"),
-        lm=lm_params,
+        lm=PLAN.lm_params,
         pivot=PIVOT,
         layer=ALIGN["layer"],
     threads: ALIGN["threads"]
@@ -51,7 +51,7 @@ rule fasttext_train:
         f"{RESULTS}/models/fasttext/{{size}}/{{lang}}.kv",
     params:
         code=code_version("scripts/fasttext_train.py"),
-        hparams=fasttext_hparams(),
+        hparams=PLAN.fasttext_hparams(),
         tokenizer=ALIGN["tokenizer"],
     threads: FASTTEXT["threads"]
     log:
@@ -66,18 +66,18 @@ rule fasttext_train:
 
 rule fasttext_retrieval:
     input:
-        unpack(fasttext_retrieval_inputs),
+        unpack(PLAN.fasttext_retrieval_inputs),
     output:
         table=f"{RESULTS}/eval/contextual_retrieval/fasttext/{{size}}.parquet",
         queries=f"{RESULTS}/eval/contextual_retrieval/fasttext/{{size}}.queries.parquet",
     params:
         code=code_version("scripts/fasttext_retrieval.py"),
         pivot=PIVOT,
-        langs=align_langs(),
+        langs=PLAN.align_langs(),
         align_dir=f"{DATA}/align",
         sizes=ALIGN_FT["sizes"],
-        seen_split=seen_split(),
-        hparams=fasttext_hparams(),
+        seen_split=PLAN.seen_split(),
+        hparams=PLAN.fasttext_hparams(),
         settings={key: ALIGN_RETRIEVAL[key] for key in ("csls_k", "exclude_seen", "exclude_exact")},
     threads: ALIGN["threads"]
     resources:

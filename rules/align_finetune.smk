@@ -7,7 +7,7 @@
 
 rule align_finetune:
     input:
-        unpack(align_finetune_inputs),
+        unpack(PLAN.align_finetune_inputs),
     output:
         directory(f"{RESULTS}/models/aligned/{{n}}/{{base}}"),
     wildcard_constraints:
@@ -15,8 +15,8 @@ rule align_finetune:
         base=r"bert/\d+-w\d+|hf/[A-Za-z0-9._-]+",
     params:
         code=code_version("scripts/align_finetune.py"),
-        base=align_base_params,
-        langs=align_langs(),
+        base=PLAN.base_params,
+        langs=PLAN.align_langs(),
         settings={key: ALIGN_FT[key] for key in ALIGN_SETTINGS},
         seed=ALIGN_FT["seed"],
         # resume checkpoints live outside the output (a killed job resumes; a changed setting trains beside them)

@@ -8,15 +8,15 @@
 
 use rule bert_pretrain as mono_pretrain with:
     input:
-        tokens=lambda wc: f"{RESULTS}/tokens/{wc.size}/{mono_language(wc.mono)}.txt",
-        vocab=vocab_source(),
+        tokens=lambda wc: f"{RESULTS}/tokens/{wc.size}/{PLAN.mono_language(wc.mono)}.txt",
+        vocab=PLAN.vocab_source(),
     output:
         directory(f"{RESULTS}/models/mono/{{mono}}/{{size}}-w{{window}}"),
     wildcard_constraints:
         mono=r"[a-z][a-z0-9_]*(~\d+)?",
     params:
         checkpoints=f"{RESULTS}/checkpoints/mono/{{mono}}/{{size}}-w{{window}}",
-        hparams=lambda wc: mono_hparams(wc.mono, wc.window),
+        hparams=lambda wc: PLAN.mono_hparams(wc.mono, wc.window),
     log:
         f"{LOGS}/mono_pretrain/{{mono}}/{{size}}-w{{window}}.log",
     benchmark:
@@ -25,7 +25,7 @@ use rule bert_pretrain as mono_pretrain with:
 
 rule mono_word_means:
     input:
-        model=lambda wc: mono_dir(wc.mono, wc.size, wc.window),
+        model=lambda wc: PLAN.mono_dir(wc.mono, wc.size, wc.window),
         tokens=lambda wc: f"{RESULTS}/tokens/{wc.size}/{wc.mono}.txt",
         counts=f"{RESULTS}/tokens/{{size}}/word_counts.parquet",
     output:
@@ -40,7 +40,7 @@ rule mono_word_means:
         max_length=lambda wc: int(wc.window),
     threads: LANGUAGE["threads"]
     resources:
-        **inference_resources(),
+        **PLAN.inference_resources(),
     log:
         f"{LOGS}/mono_word_means/{{mono}}/{{size}}-w{{window}}.log",
     benchmark:
@@ -73,20 +73,20 @@ rule mono_fasttext:
 
 rule mono_word_alignment:
     input:
-        models=lambda wc: [mono_dir(PIVOT), mono_dir(wc.lang)],
+        models=lambda wc: [PLAN.mono_dir(PIVOT), PLAN.mono_dir(wc.lang)],
         stores=[f"{RESULTS}/monolingual/words/{PIVOT}/{MONO_GRID}.parquet",
                 f"{RESULTS}/monolingual/words/{{lang}}/{MONO_GRID}.parquet"],
         fasttext=[f"{RESULTS}/monolingual/fasttext/{PIVOT}/{MONO_SIZE}.parquet",
                   f"{RESULTS}/monolingual/fasttext/{{lang}}/{MONO_SIZE}.parquet"],
         counts=f"{RESULTS}/tokens/{MONO_SIZE}/word_counts.parquet",
-        train=lambda wc: dictionary(wc.lang, "train"),
-        test=lambda wc: dictionary(wc.lang),
+        train=lambda wc: PLAN.dictionary(wc.lang, "train"),
+        test=lambda wc: PLAN.dictionary(wc.lang),
     output:
         f"{RESULTS}/eval/monolingual/words/{MONO_GRID}/{{lang}}.parquet",
     params:
         code=code_version("scripts/mono_word_alignment.py"),
         pivot=PIVOT,
-        models=lambda wc: [mono_model_params(PIVOT), mono_model_params(wc.lang)],
+        models=lambda wc: [PLAN.mono_model_params(PIVOT), PLAN.mono_model_params(wc.lang)],
         settings={key: MONO[key] for key in ("normalize_iterations", "min_count", "vocabulary_size", "csls_k",
                                              "max_documents", "fasttext")},
         dictionary_split=config["retrieval"]["dictionary_split"],
@@ -94,7 +94,7 @@ rule mono_word_alignment:
         max_length=MONO_WINDOW,
     threads: LANGUAGE["threads"]
     resources:
-        **inference_resources(),
+        **PLAN.inference_resources(),
         block=config["retrieval"]["block"],
     log:
         f"{LOGS}/mono_word_alignment/{{lang}}.log",
@@ -108,20 +108,20 @@ rule mono_word_alignment:
 
 rule mono_sentence_alignment:
     input:
-        models=lambda wc: [mono_dir(PIVOT), mono_dir(wc.lang)],
-        xnli=lambda wc: xnli_files(wc.lang, MONO["map_split"]),
+        models=lambda wc: [PLAN.mono_dir(PIVOT), PLAN.mono_dir(wc.lang)],
+        xnli=lambda wc: PLAN.xnli_files(wc.lang, MONO["map_split"]),
         tatoeba=lambda wc: [LAYOUT.file("tatoeba", lang=wc.lang, side=side) for side in ("eng", wc.lang)],
     output:
         f"{RESULTS}/eval/monolingual/sentences/{MONO_GRID}/{{lang}}.parquet",
     params:
         code=code_version("scripts/mono_sentence_alignment.py"),
         pivot=PIVOT,
-        models=lambda wc: [mono_model_params(PIVOT), mono_model_params(wc.lang)],
+        models=lambda wc: [PLAN.mono_model_params(PIVOT), PLAN.mono_model_params(wc.lang)],
         settings={key: MONO[key] for key in ("normalize_iterations", "map_split", "max_sentences")},
         max_length=MONO_WINDOW,
     threads: LANGUAGE["threads"]
     resources:
-        **inference_resources(),
+        **PLAN.inference_resources(),
         block=SENT["block"],
     log:
         f"{LOGS}/mono_sentence_alignment/{{lang}}.log",
@@ -136,27 +136,27 @@ rule mono_sentence_alignment:
 rule mono_contextual:
     # the contextual word level (Figure 5): maps per layer on eflomal word pairs of XNLI, NER / parsing through them
     input:
-        models=lambda wc: [mono_dir(PIVOT), mono_dir(wc.lang)],
-        bimlm=mono_contextual_bimlm(),
-        xnli=lambda wc: xnli_files(wc.lang, MONO["map_split"]),
-        train=lambda wc: [task_file(task, PIVOT, "train") for task in mono_contextual_tasks(wc.lang)],
-        dev=lambda wc: [task_file(task, PIVOT, "dev") for task in mono_contextual_tasks(wc.lang)],
-        test_pivot=lambda wc: [task_file(task, PIVOT, "test") for task in mono_contextual_tasks(wc.lang)],
-        test_target=lambda wc: [task_file(task, wc.lang, "test") for task in mono_contextual_tasks(wc.lang)],
+        models=lambda wc: [PLAN.mono_dir(PIVOT), PLAN.mono_dir(wc.lang)],
+        bimlm=PLAN.mono_contextual_bimlm(),
+        xnli=lambda wc: PLAN.xnli_files(wc.lang, MONO["map_split"]),
+        train=lambda wc: [LAYOUT.task_file(task, PIVOT, "train") for task in PLAN.mono_contextual_tasks(wc.lang)],
+        dev=lambda wc: [LAYOUT.task_file(task, PIVOT, "dev") for task in PLAN.mono_contextual_tasks(wc.lang)],
+        test_pivot=lambda wc: [LAYOUT.task_file(task, PIVOT, "test") for task in PLAN.mono_contextual_tasks(wc.lang)],
+        test_target=lambda wc: [LAYOUT.task_file(task, wc.lang, "test") for task in PLAN.mono_contextual_tasks(wc.lang)],
     output:
         f"{RESULTS}/eval/monolingual/contextual/{MONO_GRID}/{{lang}}.parquet",
     params:
         code=code_version("scripts/mono_contextual.py"),
         pivot=PIVOT,
-        tasks=lambda wc: mono_contextual_tasks(wc.lang),
-        models=lambda wc: [mono_model_params(PIVOT), mono_model_params(wc.lang)],
-        bimlm=mono_contextual_bimlm_params(),
-        settings=dict(layers=mono_contextual_layers(), task_layers=MONO_CONTEXTUAL["task_layers"],
+        tasks=lambda wc: PLAN.mono_contextual_tasks(wc.lang),
+        models=lambda wc: [PLAN.mono_model_params(PIVOT), PLAN.mono_model_params(wc.lang)],
+        bimlm=PLAN.mono_contextual_bimlm_params(),
+        settings=dict(layers=PLAN.mono_contextual_layers(), task_layers=MONO_CONTEXTUAL["task_layers"],
                       **{key: MONO[key] for key in ("normalize_iterations", "map_split", "max_sentences")}),
         words={key: ALIGN[key] for key in ("tokenizer", "eflomal")},
-        task_settings=lambda wc: {task: mono_contextual_task_settings(task) for task in mono_contextual_tasks(wc.lang)},
+        task_settings=lambda wc: {task: PLAN.mono_contextual_task_settings(task) for task in PLAN.mono_contextual_tasks(wc.lang)},
         seed=TRANSFER["seeds"][0],
-        ner_repair=lambda wc: TRANSFER["ner_repair"] if "ner" in mono_contextual_tasks(wc.lang) else None,
+        ner_repair=lambda wc: TRANSFER["ner_repair"] if "ner" in PLAN.mono_contextual_tasks(wc.lang) else None,
         max_length=MONO_WINDOW,
         # resume checkpoints of the fine-tunings (a killed job resumes; another setting trains beside them)
         checkpoints=f"{RESULTS}/checkpoints/mono_contextual/{{lang}}",
@@ -177,7 +177,7 @@ rule mono_contextual:
 
 rule cka:
     input:
-        unpack(cka_inputs),
+        unpack(PLAN.cka_inputs),
     output:
         f"{RESULTS}/eval/cka/{MONO_GRID}/{{mono}}.parquet",
     wildcard_constraints:
@@ -185,14 +185,14 @@ rule cka:
     params:
         code=code_version("scripts/cka.py"),
         pivot=PIVOT,
-        lang=lambda wc: mono_language(wc.mono),
-        models=lambda wc: [mono_model_params(PIVOT), mono_model_params(wc.mono)],
+        lang=lambda wc: PLAN.mono_language(wc.mono),
+        models=lambda wc: [PLAN.mono_model_params(PIVOT), PLAN.mono_model_params(wc.mono)],
         # not en_prime_seed: en's seed is in its model (the {mono} wildcard), so it reruns en's job only
         settings={key: CKA[key] for key in ("split", "max_sentences", "debiased", "random_seed")},
         max_length=MONO_WINDOW,
     threads: LANGUAGE["threads"]
     resources:
-        **inference_resources(),
+        **PLAN.inference_resources(),
     log:
         f"{LOGS}/cka/{{mono}}.log",
     benchmark:

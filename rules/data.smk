@@ -28,6 +28,9 @@ else:
     include: "sources.smk"
 
 
+PLAN.source = DATA_SOURCE
+
+
 rule prepare_corpus:
     input:
         LAYOUT.file("corpus", lang="{lang}"),

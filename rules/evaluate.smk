@@ -7,8 +7,8 @@
 rule word_retrieval:
     input:
         words=f"{RESULTS}/reps/{{lm}}/words.parquet",
-        dictionaries=[dictionary(lang) for lang in retrieval_targets()],
-        counts=retrieval_counts,
+        dictionaries=[PLAN.dictionary(lang) for lang in PLAN.retrieval_targets()],
+        counts=PLAN.retrieval_counts,
     output:
         f"{RESULTS}/eval/retrieval/{{lm}}.parquet",
         ranks=f"{RESULTS}/eval/retrieval/{{lm}}.ranks.parquet",
@@ -16,14 +16,14 @@ rule word_retrieval:
         lm=ANY_LM,
     params:
         code=code_version("scripts/word_retrieval.py"),
-        lm=retrieval_lm,
+        lm=PLAN.retrieval_lm,
         settings={key: config["retrieval"][key] for key in ("dictionary_split", "min_count", "metric", "csls_k")},
         candidates=config["retrieval"]["candidates"],
         csls_neighbourhood=config["retrieval"]["csls_neighbourhood"],
         vocabulary_size=config["retrieval"]["vocabulary_size"],
         lowercase=config["tokenizer"]["lowercase"],
         pivot=PIVOT,
-        targets=retrieval_targets(),
+        targets=PLAN.retrieval_targets(),
     resources:
         block=config["retrieval"]["block"],
     log:
@@ -43,7 +43,7 @@ if POS["splits"]:
             # the per-query ranks beside every table the word-retrieval table gathers
             ranks=[re.sub(r"\.parquet$", ".ranks.parquet", path)
                    for path in table_registry.TABLES["word_retrieval"].parts(table_plan())],
-            treebanks=pos_treebanks(),
+            treebanks=PLAN.pos_treebanks(),
         output:
             parquet=f"{RESULTS}/eval/word_retrieval_pos.parquet",
             csv=f"{RESULTS}/eval/word_retrieval_pos.csv",
@@ -51,7 +51,7 @@ if POS["splits"]:
             code=code_version("scripts/word_retrieval_pos.py"),
             open_class=POS["open_class"],
             splits=POS["splits"],
-            treebank=pos_treebank_name(),
+            treebank=PLAN.pos_treebank_name(),
             lowercase=config["tokenizer"]["lowercase"],
         log:
             f"{LOGS}/word_retrieval_pos.log",

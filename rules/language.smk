@@ -5,8 +5,8 @@
 
 rule token_translation:
     input:
-        unpack(translation_inputs),
-        model=lm_model,
+        unpack(PLAN.translation_inputs),
+        model=PLAN.lm_model,
     output:
         table=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.parquet",
         samples=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.samples.parquet",
@@ -14,9 +14,9 @@ rule token_translation:
         lm=BERT_LM,
     params:
         code=code_version("scripts/token_translation.py"),
-        lm=lm_params,
+        lm=PLAN.lm_params,
         pivot=PIVOT,
-        settings=translation_settings(),
+        settings=PLAN.translation_settings(),
         lowercase=config["tokenizer"]["lowercase"],
     threads: LANGUAGE["threads"]
     resources:
@@ -35,8 +35,8 @@ rule token_translation:
 
 rule sentence_retrieval:
     input:
-        unpack(retrieval_inputs),
-        model=lm_model,
+        unpack(PLAN.retrieval_inputs),
+        model=PLAN.lm_model,
     output:
         f"{RESULTS}/eval/sentence_retrieval/{{task}}/{{lm}}/{{lang}}.parquet",
     wildcard_constraints:
@@ -44,10 +44,10 @@ rule sentence_retrieval:
         task="tatoeba|bucc",
     params:
         code=code_version("scripts/sentence_retrieval.py"),
-        lm=lm_params,
+        lm=PLAN.lm_params,
         pivot=PIVOT,
         mean=LANGUAGE["mean"],
-        settings=sentence_retrieval_settings,
+        settings=PLAN.sentence_retrieval_settings,
     threads: LANGUAGE["threads"]
     resources:
         gpu=0,

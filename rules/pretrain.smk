@@ -23,7 +23,7 @@ exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} 
 
 rule glove:
     input:
-        tokens=token_files,
+        tokens=PLAN.token_files,
     output:
         f"{RESULTS}/models/glove/{{size}}-w{{window}}/vectors.bin",
     params:
@@ -46,7 +46,7 @@ rule glove:
 
 rule word2vec:
     input:
-        tokens=token_files,
+        tokens=PLAN.token_files,
     output:
         f"{RESULTS}/models/word2vec/{{size}}-w{{window}}/vectors.bin",
     params:
@@ -67,8 +67,8 @@ rule word2vec:
 
 rule bert_pretrain:
     input:
-        tokens=token_files,
-        vocab=vocab_source(),
+        tokens=PLAN.token_files,
+        vocab=PLAN.vocab_source(),
     output:
         directory(f"{RESULTS}/models/bert/{{size}}-w{{window}}"),
     params:

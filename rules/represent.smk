@@ -7,7 +7,7 @@ N_SHARDS = config["represent"]["shards"]
 
 rule dictionary_words:
     input:
-        dictionaries=[dictionary(lang) for lang in retrieval_targets()],
+        dictionaries=[PLAN.dictionary(lang) for lang in PLAN.retrieval_targets()],
         # retrieval.vocabulary_size > 0: also the most frequent words of the largest sample
         counts=f"{RESULTS}/tokens/{max(SIZES)}/word_counts.parquet" if config["retrieval"]["vocabulary_size"] else [],
     output:
@@ -28,7 +28,7 @@ rule dictionary_words:
 rule static_word_vectors:
     input:
         vectors=f"{RESULTS}/models/{{static}}/{{size}}-w{{window}}/vectors.bin",
-        vocab=vocab_source(),
+        vocab=PLAN.vocab_source(),
         words=expand(f"{RESULTS}/words/{{lang}}.txt", lang=LANGS),
     output:
         f"{RESULTS}/reps/{{static}}/{{size}}-w{{window}}/words.parquet",
@@ -47,8 +47,8 @@ rule static_word_vectors:
 
 rule bert_extract:
     input:
-        model=lm_model,
-        text=represent_text,
+        model=PLAN.lm_model,
+        text=PLAN.represent_text,
         words=expand(f"{RESULTS}/words/{{lang}}.txt", lang=LANGS),
     output:
         # per-shard sums are only needed until the reduce step
@@ -66,7 +66,7 @@ rule bert_extract:
         # shards decide the jobs themselves (and the order of the float sums), so changing them reruns these
         n_shards=N_SHARDS,
         # the model, its chunk length and how it reads the text (common.smk represent_lm)
-        lm=represent_lm,
+        lm=PLAN.represent_lm,
         max_documents=config["represent"]["max_documents"],
         mean_positions=LANGUAGE["mean_positions"],
     threads: config["represent"]["threads"]

@@ -26,7 +26,7 @@ rule train_vocab:
 rule tokenize:
     input:
         corpus=f"{RESULTS}/corpus/{{size}}/{{lang}}.txt",
-        vocab=vocab_source(),
+        vocab=PLAN.vocab_source(),
     output:
         f"{RESULTS}/tokens/{{size}}/{{lang}}.txt",
     params:

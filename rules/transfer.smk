@@ -5,7 +5,7 @@
 
 rule finetune:
     input:
-        unpack(finetune_inputs),
+        unpack(PLAN.finetune_inputs),
     output:
         directory(f"{RESULTS}/finetuned/{{task}}/{{lm}}/{{variant}}/seed{{seed}}"),
     wildcard_constraints:
@@ -15,8 +15,8 @@ rule finetune:
         seed=r"\d+",
     params:
         code=code_version("scripts/finetune.py"),
-        lm=any_lm,
-        run=transfer_params,
+        lm=PLAN.any_lm,
+        run=PLAN.transfer_params,
         # resume checkpoints live outside the output (a killed job resumes; a changed setting trains beside them)
         checkpoints=f"{RESULTS}/checkpoints/finetune/{{task}}/{{lm}}/{{variant}}/seed{{seed}}",
     threads: TRANSFER["threads"]
@@ -37,7 +37,7 @@ rule finetune:
 
 rule transfer_eval:
     input:
-        unpack(transfer_eval_inputs),
+        unpack(PLAN.transfer_eval_inputs),
     output:
         f"{RESULTS}/eval/transfer/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.parquet",
     wildcard_constraints:
@@ -47,8 +47,8 @@ rule transfer_eval:
         seed=r"\d+",
     params:
         code=code_version("scripts/transfer_eval.py"),
-        lm=any_lm,
-        run=transfer_eval_params,
+        lm=PLAN.any_lm,
+        run=PLAN.transfer_eval_params,
     threads: TRANSFER["threads"]
     resources:
         gpu=0,

@@ -160,6 +160,7 @@ class ConfigTrace:
         for module, tree in self.trees.items():
             self._index(module, tree, "")
         self.imports = {module: self._imports(tree) for module, tree in self.trees.items()}
+        self.family = self._class_families()
         self.params: dict[tuple[str, str], list[ast.expr]] = {}  # (script, param) -> the rules' expressions
         self.params_read: set[tuple[str, str]] = set()  # (script, param): the script reads the param
         self.shell_params: list[tuple[str, str, ast.expr]] = []  # (module run by `python -m`, param, expression)
@@ -186,6 +187,21 @@ class ConfigTrace:
                 self._index(module, child, f"{prefix}{child.name}.")
             elif not isinstance(child, ast.expr):
                 self._index(module, child, prefix)
+
+    def _class_families(self) -> dict[Func, set[Func]]:
+        """Each class of the code -> the classes it shares an inheritance tree with (itself, its bases and their
+        subclasses: a mixin's `self` is the class that combines it), so a member or attribute of any of them is
+        found on an instance of any (flow-insensitive, like the rest of the trace)."""
+        family = {func: {func} for func, node in self.defs.items() if isinstance(node, ast.ClassDef)}
+        for func in list(family):
+            for base in self.defs[func].bases:
+                module, name = func.module, getattr(base, "id", "")
+                found = Func(module, name) if Func(module, name) in family else self.imports[module].get(name)
+                if found in family and found != func:
+                    merged = family[func] | family[found]
+                    for member in merged:
+                        family[member] = merged
+        return family
 
     def _imports(self, tree: ast.Module) -> dict[str, object]:
         names: dict[str, object] = {}
@@ -369,15 +385,16 @@ class ConfigTrace:
                 sub = f"{v.name}.{attr}"
                 out |= {Marker("module", sub)} if sub in self.trees else {Func(v.name, attr)} & self.defs.keys()
             elif isinstance(v, Inst):
-                member = Func(v.module, f"{v.name}.{attr}")
-                node = self.defs.get(member)
-                if isinstance(node, ast.FunctionDef) and any(getattr(d, "id", None) == "property"
-                                                              for d in node.decorator_list):
-                    out |= self.env.get((member.scope, "<return>"), set())
-                elif node is not None:
-                    out.add(member)
-                else:
-                    out |= self.env.get((v.scope, f"attr:{attr}"), set())
+                for cls in self.family.get(Func(*v.scope), {Func(*v.scope)}):
+                    member = Func(cls.module, f"{cls.name}.{attr}")
+                    node = self.defs.get(member)
+                    if isinstance(node, ast.FunctionDef) and any(getattr(d, "id", None) == "property"
+                                                                  for d in node.decorator_list):
+                        out |= self.env.get((member.scope, "<return>"), set())
+                    elif node is not None:
+                        out.add(member)
+                    else:
+                        out |= self.env.get((cls.scope, f"attr:{attr}"), set())
         return out
 
     def _params(self, script: str, names: set) -> set:

@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
-from workflow_helpers import REPO, snakemake
 
 from xling.encode.encoder import Encoder
 from xling.evaluate import monolingual_contextual as mc
@@ -175,12 +174,3 @@ def test_report_draws_figure_5_with_every_number(tmp_path):
     with pytest.raises(ValueError, match="<monolingual_contextual table>: missing column.*pivot_value"):
         render_report({"monolingual_contextual": contextual_table().drop(columns="pivot_value")}, config,
                       tmp_path / "r.html", tmp_path)
-
-
-@pytest.mark.workflow
-def test_the_rule_is_planned_for_the_test_preset_and_not_for_the_demo(tmp_path):
-    for preset, expected in (("test", True), ("demo", False)):
-        result = snakemake("-n", "--configfile", str(REPO / f"presets/{preset}.yaml"), cwd=tmp_path, timeout=300)
-        assert result.returncode == 0, result.stderr[-3000:]
-        assert ("mono_contextual" in result.stdout) is expected, preset
-        assert ("table=monolingual_contextual" in result.stdout) is expected, preset

@@ -143,25 +143,6 @@ def test_full_study_dag_builds_offline_with_every_pretraining_job(tmp_path):
     assert re.search(r"fetch \S+ <- https://", dry.stdout)
 
 
-def test_language_sizes_choose_the_berts_of_the_language_experiments(tmp_path):
-    """language.sizes keeps the language jobs to those sizes' BERTs (every window); a size the run does not
-    train stops the run with the key's name."""
-    config = yaml.safe_load((REPO / "presets/demo.yaml").read_text())
-    pairs, windows = len(config["languages"]) - 1, len(config["windows"])
-    dry = snakemake("-n", "--configfile", str(REPO / "presets/demo.yaml"), cwd=tmp_path)
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    assert config["language"]["sizes"] == [max(config["corpus"]["sizes"])]
-    assert job_counts(dry.stdout)["token_translation"] == windows * pairs
-    for name, sizes in (("every", []), ("wrong", [7])):
-        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump({"language": {"sizes": sizes}}), encoding="utf-8")
-    every = snakemake("-n", "--configfile", str(REPO / "presets/demo.yaml"), str(tmp_path / "every.yaml"),
-                      cwd=tmp_path)
-    assert job_counts(every.stdout)["token_translation"] == len(config["corpus"]["sizes"]) * windows * pairs
-    wrong = snakemake("-n", "--configfile", str(REPO / "presets/demo.yaml"), str(tmp_path / "wrong.yaml"),
-                      cwd=tmp_path)
-    assert wrong.returncode != 0 and "language.sizes: [7]" in wrong.stdout + wrong.stderr
-
-
 def test_hf_checkpoint_joins_every_representation_experiment(tmp_path):
     """A local checkpoint in language.hf_models (its own vocabulary: the test preset trains one) gets the store's
     map/reduce over the largest corpus sample, word retrieval into the gathered table, token translation,

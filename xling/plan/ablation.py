@@ -1,20 +1,103 @@
-"""The names of Conneau et al.'s ablation settings, parsed without torch: the rules plan the ablation models from
-them, the trainer (xling.models.ablation), the findings and the report read the same spec."""
+"""Conneau et al. (2020) ablations (rules/ablate.smk): the setting names, parsed without torch (the trainer,
+xling.models.ablation, the findings and the report read the same spec), and which bilingual BERTs (settings x pairs, model ids
+ablation/{setting}/{pivot}-{lang}) the run trains, on which tokens and with which settings. A mixin of Plan."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 
-SETTING = re.compile(r"(?P<name>default|wiki-cc|no-anchors|extra-anchors)|sep(?P<emb>-emb)?(?:-l(?P<layers>[1-9]\d*))?")
+SETTING = r"default|wiki-cc|no-anchors|extra-anchors|sep-emb|sep-l[1-9]\d*|sep-emb-l[1-9]\d*"  # {setting}
+PAIR = r"[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"  # {pair}
+
+
+SETTING_NAME = re.compile(r"(?P<name>default|wiki-cc|no-anchors|extra-anchors)|sep(?P<emb>-emb)?(?:-l(?P<layers>[1-9]\d*))?")
 
 
 def parse_setting(name: str) -> dict:
     """{separate_embeddings, separate_layers, anchors (default | none | extra), domain (same | other)} of a
     setting name (xling.models.ablation's docstring); ValueError for any other name."""
-    match = SETTING.fullmatch(name)
+    match = SETTING_NAME.fullmatch(name)
     if not match or name == "sep":
         raise ValueError(f"unknown ablation setting {name!r}: default, wiki-cc, no-anchors, extra-anchors, sep-emb, "
                          "sep-l<k>, sep-emb-l<k>")
     return {"separate_embeddings": bool(match["emb"]), "separate_layers": int(match["layers"] or 0),
             "anchors": {"no-anchors": "none", "extra-anchors": "extra"}.get(match["name"], "default"),
             "domain": "other" if name == "wiki-cc" else "same"}
+
+
+class AblationPlan:
+    @property
+    def ablation(self) -> dict:
+        return self.config["ablation"]  # defaults filled in by the schema
+
+    def ablation_pairs(self) -> list[str]:
+        """`{pivot}-{lang}` of each language of ablation.pairs that the run has (null: every target)."""
+        named = self.ablation["pairs"]
+        return [f"{self.pivot}-{lang}" for lang in self.targets if named is None or lang in named]
+
+    def ablation_size(self) -> int:
+        """The corpus size the ablations train on (ablation.size, null: the run's smallest)."""
+        size = self.ablation["size"] or min(self.sizes)
+        if size not in self.sizes:
+            raise ValueError(f"ablation.size: {size} is not in corpus.sizes {self.sizes}")
+        return size
+
+    def ablation_models(self) -> list[str]:
+        """Model ids of every ablation this run trains (settings x pairs)."""
+        settings = self.ablation["settings"]
+        models = [f"ablation/{s}/{p}" for s in settings for p in self.ablation_pairs()]
+        if models and not self.source.other_domain and "wiki-cc" in settings:
+            raise ValueError("ablation.settings: wiki-cc needs the second language's text from another domain; "
+                             "xling generates it for synthetic data only (no Common Crawl source yet): leave "
+                             "wiki-cc out")
+        return models
+
+    def ablation_model_dir(self, lm: str) -> str:
+        return f"{self.results}/models/{lm}"
+
+    def ablation_lm_params(self, lm: str) -> dict:
+        """lm_params of an ablation: our BERT's label and columns at the ablation's size and stream length, and
+        the trainer's settings (the result tables' hparams)."""
+        window = self.ablation["window"]
+        cap = self.language["max_length"]
+        return dict(kind="ablation", path=self.ablation_model_dir(lm), label="bert", size=self.ablation_size(),
+                    window=window, max_length=min(window, cap) if cap else window, revision=None,
+                    hparams=self.ablation_hparams(lm.split(posixpath.sep)[1]))
+
+    def ablation_tokens(self, wildcards) -> list[str]:
+        """Token files of the pair: the run's at ablation.size, code-switched (extra anchors), or the second
+        language's from another domain (wiki-cc)."""
+        setting = parse_setting(wildcards.setting)
+        langs = wildcards.pair.split("-")
+        if setting["anchors"] == "extra":
+            return [f"{self.results}/ablation/tokens/extra-anchors/{wildcards.pair}/{lang}.txt" for lang in langs]
+        tokens = [f"{self.results}/tokens/{self.ablation_size()}/{lang}.txt" for lang in langs]
+        if setting["domain"] == "other":
+            tokens[1] = f"{self.results}/ablation/tokens/wiki-cc/{langs[1]}.txt"
+        return tokens
+
+    def ablation_hparams(self, setting: str) -> dict:
+        """The trainer's settings: the bert block with ablation.bert over it, the stream length and the setting's
+        spec."""
+        computed = self.helpers.computed
+        spec = {**parse_setting(setting), "sampling_exponent": self.ablation["sampling_exponent"]}
+        return {**computed("bert", self.config["bert"]), **computed("bert", self.ablation["bert"]),
+                "window": self.ablation["window"], "ablation": spec}
+
+    def ablation_transfer_parts(self) -> list[str]:
+        """Transfer tables of every ablation: each task of ablation.tasks at the first freeze depth, every seed."""
+        variant = f"f{self.transfer['freeze'][0]}"
+        return [f"{self.results}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
+                for lm in self.ablation_models() for task in self.ablation["tasks"] for seed in self.transfer["seeds"]]
+
+    def ablation_targets(self) -> list[str]:
+        return [f"{self.results}/eval/ablation.{ext}" for ext in ("parquet", "csv")] if self.ablation_transfer_parts() else []
+
+    @staticmethod
+    def ablation_langs(lm: str | None, langs: list[str]) -> list[str]:
+        """The languages of `langs` an ablation has a view of: its pair's; all for another model."""
+        if not lm or not lm.startswith("ablation/"):
+            return langs
+        pair = lm.split(posixpath.sep)[2].split("-")
+        return [lang for lang in langs if lang in pair]

@@ -1,0 +1,71 @@
+"""Language-specific information and model ids (xling.plan.language, xling.plan.lms): which models and
+languages, and each job's inputs and settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from plan_configs import make_plan, preset_plan, wildcards
+from xling.plan.data import RealData
+
+REAL = RealData(datasets={"tatoeba": ["de"], "bucc": ["de", "fr"]}, parallel={"fr": "europarl"}, treebanks={})
+
+
+def test_language_models_of_language_sizes_and_checkpoints():
+    plan = make_plan(language={"sizes": [200], "hf_models": ["bert-base-multilingual-cased"]})
+    assert plan.language_models() == ["bert/200-w5", "bert/200-w10", "hf/bert-base-multilingual-cased"]
+    assert make_plan(models=["glove"]).language_models() == []
+    with pytest.raises(ValueError, match="language.sizes"):
+        make_plan(language={"sizes": [300]}).language_models()
+
+
+def test_languages_of_each_task_from_the_source():
+    real = make_plan(REAL, language={"data": "parallel"})
+    assert real.translation_langs() == ["fr"] and real.tatoeba_langs() == ["de"]
+    named = make_plan(REAL, language={"sentence_retrieval": {"bucc_languages": ["fr", "zh"]}})
+    assert named.bucc_langs() == ["fr"]
+    assert make_plan().bucc_langs() == ["de", "fr"], "synthetic: the default names every target"
+    assert real.retrieval_parts("tatoeba") == [f"results/t/eval/sentence_retrieval/tatoeba/bert/{grid}/de.parquet"
+                                               for grid in ("100-w5", "100-w10", "200-w5", "200-w10")]
+
+
+def test_lm_params_of_ours_a_checkpoint_and_an_aligned_model():
+    plan = make_plan(language={"hf_models": ["org/ckpt"], "max_length": 8, "hf_revisions": {"org/ckpt": "abc"}})
+    ours = plan.lm_params(wildcards(lm="bert/100-w10"))
+    assert ours == dict(kind="bert", path="results/t/models/bert/100-w10", label="bert", size=100, window=10,
+                        max_length=8, revision=None)
+    hf = plan.lm_params(wildcards(lm="hf/org--ckpt"))
+    assert (hf["path"], hf["label"], hf["size"], hf["revision"]) == ("org/ckpt", "org/ckpt", 0, "abc")
+    aligned = plan.lm_params(wildcards(lm="aligned/500/hf/org--ckpt"))
+    assert (aligned["path"], aligned["label"], aligned["revision"]) == (
+        "results/t/models/aligned/500/hf/org--ckpt", "org/ckpt+aligned500", None)
+    assert plan.lm_model(wildcards(lm="hf/org--ckpt")) == [], "a hub id is no input"
+    assert plan.any_lm(wildcards(lm="glove/200-w5"))["kind"] == "static"
+
+
+def test_represent_text_and_translation_inputs_follow_the_vocabulary():
+    plan = make_plan(language={"hf_models": ["org/ckpt"]}, tokenizer={"vocab": "train"})
+    assert plan.represent_text(wildcards(lm="bert/100-w5"))[0] == "results/t/tokens/100/en.txt"
+    assert plan.represent_text(wildcards(lm="hf/org--ckpt"))[0] == "results/t/corpus/200/en.txt"
+    mbert = make_plan(language={"hf_models": ["org/ckpt"]}, tokenizer={"vocab": "mbert"})
+    assert mbert.represent_text(wildcards(lm="hf/org--ckpt"))[0] == "results/t/tokens/200/en.txt"
+    inputs = plan.translation_inputs(wildcards(lm="hf/org--ckpt", lang="fr"))
+    assert inputs["vocab_corpora"] == ["results/t/corpus/200/en.txt", "results/t/corpus/200/fr.txt"]
+    assert "langs" in plan.translation_inputs(wildcards(lm="bert/100-w5", lang="fr"))
+
+
+def test_sentence_retrieval_settings_of_each_task_only():
+    plan = make_plan()
+    assert "bucc_k" in plan.sentence_retrieval_settings(wildcards(task="bucc"))
+    assert "bucc_k" not in plan.sentence_retrieval_settings(wildcards(task="tatoeba"))
+    assert set(plan.retrieval_inputs(wildcards(task="bucc", lang="de"))) == {
+        f"{split}_{side}" for split in ("dev", "test") for side in ("xx", "en", "gold")}
+
+
+def test_language_sizes_choose_the_berts_of_the_language_experiments():
+    """language.sizes keeps token translation to those sizes' BERTs (every window); [] means every size."""
+    plan = preset_plan("demo")
+    pairs, windows = len(plan.targets), len(plan.windows)
+    assert plan.language["sizes"] == [max(plan.sizes)]
+    assert len(plan.translation_parts("table")) == windows * pairs
+    assert len(preset_plan("demo", language={"sizes": []}).translation_parts("table")) == len(plan.sizes) * windows * pairs

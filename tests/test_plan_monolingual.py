@@ -1,0 +1,56 @@
+"""Monolingual BERTs and CKA's plan (xling.plan.monolingual): targets, models, settings and inputs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from plan_configs import make_plan, preset_plan, wildcards
+
+
+def test_size_window_and_models_of_the_monolingual_berts():
+    plan = make_plan(monolingual={"languages": ["fr"], "size": None, "window": None})
+    assert (plan.mono_size, plan.mono_window, plan.mono_grid) == (200, 5, "200-w5")
+    assert plan.mono_targets() == ["fr"] and plan.mono_language("en~7") == "en"
+    assert plan.mono_dir("fr") == "results/t/models/mono/fr/200-w5"
+    assert plan.en_prime == f"en~{plan.cka['en_prime_seed']}"
+    with pytest.raises(ValueError, match="monolingual.window"):
+        make_plan(monolingual={"window": 7})
+    with pytest.raises(ValueError, match="en_prime_seed"):
+        make_plan(monolingual={"seed": 3}, cka={"en_prime_seed": 3})
+
+
+def test_hparams_draw_each_language_its_own_seed():
+    plan = make_plan(monolingual={"seed": 3, "max_steps": 5})
+    fr, de = (json.loads(plan.mono_hparams(lang, 5)) for lang in ("fr", "de"))
+    assert fr["seed"] != de["seed"] and fr["max_steps"] == 5 and fr["window"] == 5
+    assert json.loads(plan.mono_hparams("en~9", 5))["seed"] == plan.helpers.seed_of(9, "en")
+    assert plan.mono_model_params("fr")["lm"] == f"mono/fr/{plan.mono_grid}"
+
+
+def test_contextual_level_tasks_layers_and_baseline():
+    plan = make_plan(transfer={"tasks": ["xnli", "ner"], "ner": {"languages": None}}, bert={"num_layers": 2},
+                     monolingual={"languages": None, "contextual": {"enabled": True, "layers": None}})
+    assert plan.mono_contextual_tasks("fr") == ["ner"] and plan.mono_contextual_langs() == ["de", "fr"]
+    assert plan.mono_contextual_layers() == [0, 1, 2]
+    assert plan.mono_contextual_bimlm() == [plan.model_dir("bert", plan.mono_size, plan.mono_window)]
+    assert plan.mono_contextual_task_settings("ner")["max_length"] <= plan.mono_window
+    off = make_plan(monolingual={"contextual": {"enabled": False}})
+    assert off.mono_contextual_tasks("fr") == [] and make_plan(models=["glove"]).mono_contextual_bimlm_params() is None
+    with pytest.raises(ValueError, match="above bert.num_layers"):
+        make_plan(monolingual={"contextual": {"layers": [3]}}, bert={"num_layers": 2}).mono_contextual_layers()
+
+
+def test_cka_inputs_of_a_target_and_of_en_prime():
+    plan = make_plan()
+    target = plan.cka_inputs(wildcards(mono="fr"))
+    assert target["models"] == [plan.mono_dir("en"), plan.mono_dir("fr")] and "multilingual" in target
+    split = plan.cka["split"]
+    assert target["xnli"] == [f"results/t/data/xnli/{split}-en.tsv", f"results/t/data/xnli/{split}-fr.tsv"]
+    assert "multilingual" not in plan.cka_inputs(wildcards(mono=plan.en_prime))
+
+
+def test_the_contextual_level_is_planned_for_the_test_preset_and_not_for_the_demo():
+    assert preset_plan("test").mono_contextual_langs() != []
+    assert preset_plan("demo").mono_contextual_langs() == []

@@ -1,0 +1,72 @@
+"""Zero-shot transfer's plan (xling.plan.transfer): which fine-tunings, tested on which languages, with which
+settings and files."""
+
+from __future__ import annotations
+
+import pytest
+
+from plan_configs import make_plan, wildcards
+from xling.plan.data import RealData
+
+REAL = RealData(datasets={"xnli": ["en", "de"]}, parallel={}, treebanks={"en": ["EWT"], "fr": ["PUD"]},
+                splits={"fr": ["test"]})
+
+
+def test_variants_per_model():
+    plan = make_plan(transfer={"freeze": [0, 6], "zero_mean": True}, language={"sizes": [200]})
+    assert plan.transfer_variants("bert/200-w5") == ["f0", "f6", "f0-zm"], "a BERT of the language experiments"
+    assert plan.transfer_variants("bert/100-w5") == ["f0"], "the XNLI grid only"
+    assert plan.transfer_variants("glove/100-w5") == ["static"]
+
+
+def test_runs_xnli_on_the_grid_other_tasks_on_language_models():
+    plan = make_plan(models=["bert"], windows=[5], transfer={"tasks": ["xnli", "pos"], "freeze": [0], "zero_mean": False},
+                     language={"sizes": [200]}, alignment={"finetune": {"sizes": []}})
+    assert plan.transfer_runs() == [("xnli", "bert/100-w5", "f0"), ("xnli", "bert/200-w5", "f0"),
+                                    ("pos", "bert/200-w5", "f0")]
+    seeds = plan.transfer["seeds"]
+    assert len(plan.transfer_parts()) == 3 * len(seeds)
+
+
+def test_test_languages_and_splits_from_the_source():
+    plan = make_plan(REAL, transfer={"xnli": {"languages": ["fr"]}})
+    assert plan.transfer_langs("xnli") == ["en"], "fr named but without XNLI data; the pivot always"
+    assert plan.transfer_langs("pos") == ["en", "fr"] and plan.task_splits("pos", "fr") == ["test"]
+    assert plan.selection_langs("pos") == ["en"]
+    assert plan.transfer_langs("pos", "ablation/default/en-de") == ["en"], "an ablation: its pair's languages"
+
+
+def test_params_and_inputs_of_a_zero_mean_fine_tuning():
+    plan = make_plan(transfer={"freeze": [0, 6], "zero_mean": True}, language={"sizes": [200]})
+    run = wildcards(task="xnli", lm="bert/200-w5", variant="f0-zm", seed="2")
+    params = plan.transfer_params(run)
+    assert (params["freeze"], params["seed"], params["zero_mean"]) == (0, 2, plan.shift_settings())
+    assert params["settings"] == plan.finetune_settings["xnli"]
+    inputs = plan.finetune_inputs(run)
+    assert inputs["corpus"] == "results/t/corpus/200/en.txt" and inputs["model"] == "results/t/models/bert/200-w5"
+    assert inputs["dev"] == ["results/t/data/xnli/dev-en.tsv"]
+    evaluated = plan.transfer_eval_inputs(run)
+    assert evaluated["finetuned"] == "results/t/finetuned/xnli/bert/200-w5/f0-zm/seed2"
+    assert len(evaluated["corpora"]) == 3 and "mds" not in plan.transfer_eval_params(run)
+
+
+def test_static_variant_reads_vectors_and_its_own_rate():
+    plan = make_plan(tokenizer={"vocab": "train"})
+    run = wildcards(task="xnli", lm="glove/100-w5", variant="static", seed="1")
+    assert plan.transfer_model_inputs(run) == dict(vectors="results/t/models/glove/100-w5/vectors.bin",
+                                                   vocab="results/t/vocab/trained.txt")
+    params = plan.transfer_params(run)
+    assert params["freeze"] == -1 and params["settings"]["learning_rate"] == plan.transfer["static"]["learning_rate"]
+
+
+def test_rotations_registered_for_a_model_are_tested_on_xnli():
+    plan = make_plan()
+    plan.transfer_rotations["bert/200-w10"] = dict(sentences=9, layer=8, files={"orth": {"de": "r/de.npy"}})
+    run = wildcards(task="xnli", lm="bert/200-w10", variant="f0", seed="1")
+    assert plan.transfer_eval_inputs(run)["rotations"] == ["r/de.npy"]
+    assert plan.transfer_eval_params(run)["rotation"] == dict(sentences=9, layer=8, langs={"orth": ["de"]})
+
+
+def test_avg_dev_cannot_select_zero_mean():
+    with pytest.raises(ValueError, match="avg_dev"):
+        make_plan(transfer={"selection": "avg_dev", "zero_mean": True})

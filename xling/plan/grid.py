@@ -1,0 +1,100 @@
+"""The run's grid and shared settings, asked of the config dict and the DataSource: paths, languages, the
+models x sizes x windows grid, the window sweep, the vocabulary, word retrieval's languages and the report's
+settings. The base of Plan (xling.plan.study); each study's planning is a mixin beside it."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from xling.plan.data import DataSource, Layout
+from xling.plan.models import hf_slug
+
+
+class GridPlan:
+    """The paths and grid of one run. `helpers` bundles the functions of other layers a plan may call but not
+    import (the workflow passes them): computed (xling.runtime)."""
+
+    def init_grid(self, config: dict, source: DataSource, schema: dict, helpers: SimpleNamespace) -> None:
+        self.config, self.source, self.schema, self.helpers = config, source, schema, helpers
+        self.results = f"results/{config['run']}"
+        self.langs = config["languages"]
+        self.pivot, self.targets = self.langs[0], self.langs[1:]
+        self.sizes, self.windows, self.models = config["corpus"]["sizes"], config["windows"], config["models"]
+        self.layout = Layout(f"{self.results}/data", self.pivot)
+        self.language = config["language"]  # defaults filled in by the schema
+        self.sent = self.language["sentence_retrieval"]
+        self.pos = config["retrieval"]["pos"]
+        self.hf_models = {hf_slug(name): name for name in self.language["hf_models"]}
+        if len(self.hf_models) != len(self.language["hf_models"]):
+            raise ValueError(f"language.hf_models: two entries share a name: {self.language['hf_models']}")
+
+    def schema_default(self, *keys: str):
+        """Default of the config key at `keys` in schemas/config.schema.yaml."""
+        node = self.schema
+        for key in keys:
+            node = node["properties"][key]
+        return node["default"]
+
+    def model_dir(self, model: str, size: int, window: int) -> str:
+        return f"{self.results}/models/{model}/{size}-w{window}"
+
+    def window_sweep(self) -> list[tuple[str, int, int]]:
+        """(model, size, window) of the static models' window sweep (Liu et al.'s Figure 4): the swept models this
+        run trains, at window_sweep.sizes (null: the smallest size), each sweep window. A window is a span, as in
+        the grid, so a sweep setting that is also a grid setting is the grid's model."""
+        sweep = self.config["window_sweep"]  # defaults filled in by the schema
+        sizes = sweep["sizes"] or [min(self.sizes)]
+        unknown = sorted(set(sizes) - set(self.sizes))
+        if unknown:
+            raise ValueError(f"window_sweep.sizes: {unknown} are not in corpus.sizes {self.sizes}")
+        return [(model, size, window) for model in sweep["models"] if model in self.models
+                for size in sizes for window in sweep["windows"]]
+
+    def vocab_source(self) -> str:
+        """The WordPiece vocabulary every model uses: trained on the corpus, the mBERT one, or a given file."""
+        vocab = self.config["tokenizer"]["vocab"]
+        if vocab == "train":
+            return f"{self.results}/vocab/trained.txt"
+        if vocab == "mbert":
+            return self.layout.file("mbert_vocab")
+        return vocab
+
+    def dictionary(self, lang: str, split: str | None = None) -> str:
+        split = split or self.config["retrieval"]["dictionary_split"]
+        return self.layout.file("dictionary", lang=lang, split=split)
+
+    def retrieval_targets(self) -> list[str]:
+        """Languages paired with the pivot in word retrieval: those with a bilingual dictionary
+        (MUSE has none for en-sw and en-ur; the synthetic source writes one for every language)."""
+        return self.source.available("muse", self.targets)
+
+    def token_files(self, wildcards) -> list[str]:
+        return [f"{self.results}/tokens/{wildcards.size}/{lang}.txt" for lang in self.langs]
+
+    def pos_treebanks(self) -> list[str]:
+        """The pivot's UD files that tag the query words (retrieval.pos.splits); a split the pivot lacks stops
+        the run."""
+        source, pivot = self.source, self.pivot
+        have = source.ud_splits(pivot) if source.has_treebank(pivot) else []
+        missing = [split for split in self.pos["splits"] if split not in have]
+        if missing:
+            raise ValueError(f"retrieval.pos.splits: the pivot {pivot} has no UD {missing} split (its treebank "
+                             f"{source.treebank_name(pivot)} has {have}); set retrieval.pos.splits to some of them, "
+                             "or [] for no MRR by part of speech")
+        return [self.layout.file("treebank", lang=pivot, split=split) for split in self.pos["splits"]]
+
+    def pos_treebank_name(self) -> str:
+        """Which treebank tags the words, for the table: the gold trees of the synthetic generator, or
+        data.treebanks."""
+        return self.source.treebank_name(self.pivot)
+
+    def report_config(self) -> dict:
+        """All the report may read of the config, as its params (runtime settings left out by the workflow, so
+        changing one does not re-render it): the grid, the settings it shows and its presentation choices (report.*,
+        retrieval.report_layer, language.sentence_retrieval.layer). A section that reads another key gets
+        nothing until the key is added here."""
+        keys = ["run", "languages", "models", "windows", "window_sweep", "data", "corpus", "tokenizer", "represent",
+                "retrieval", "report", *self.models, *self.source.config_keys]
+        shown = {key: self.config[key] for key in keys if key in self.config}
+        shown["language"] = {"sentence_retrieval": {"layer": self.sent["layer"]}}
+        return shown

@@ -1,0 +1,114 @@
+"""Monolingual BERTs and CKA (rules/analyse.smk): which targets get a monolingual model, at which size and
+window, with which settings, and the contextual word level's tasks, layers and baseline. A mixin of Plan."""
+
+from __future__ import annotations
+
+import json
+
+from xling.plan.seeds import seed_of
+
+CONTEXTUAL_TASKS = ("ner", "parsing")
+
+
+class MonolingualPlan:
+    def init_monolingual(self) -> None:
+        self.mono, self.cka = self.config["monolingual"], self.config["cka"]  # defaults filled in by the schema
+        self.mono_size = self.mono["size"] or max(self.sizes)
+        self.mono_window = self.mono["window"] or self.windows[0]
+        if self.mono_size not in self.sizes:
+            raise ValueError(f"monolingual.size: {self.mono_size} is not in corpus.sizes {self.sizes}")
+        if self.mono_window not in self.windows:
+            raise ValueError(f"monolingual.window: {self.mono_window} is not in windows {self.windows}")
+        if self.cka["en_prime_seed"] == self.mono["seed"]:
+            raise ValueError(f"cka.en_prime_seed must differ from monolingual.seed ({self.mono['seed']}): en' is "
+                             "another seed")
+        self.en_prime = f"{self.pivot}~{self.cka['en_prime_seed']}"
+        self.mono_grid = f"{self.mono_size}-w{self.mono_window}"
+        self.mono_contextual = self.mono["contextual"]
+
+    def mono_targets(self) -> list[str]:
+        """Targets with a monolingual BERT: monolingual.languages (null: all) among the run's (XNLI's dev and
+        test files are written for every language of the run: rules xnli_dev_test, synthetic_data)."""
+        named = self.mono["languages"]
+        return [lang for lang in self.targets if named is None or lang in named]
+
+    @staticmethod
+    def mono_language(mono: str) -> str:
+        """The language of a monolingual model name ({lang} or {lang}~{seed})."""
+        return mono.split("~")[0]
+
+    def mono_dir(self, mono: str, size=None, window=None) -> str:
+        return f"{self.results}/models/mono/{mono}/{size or self.mono_size}-w{window or self.mono_window}"
+
+    def mono_hparams(self, mono: str, window) -> str:
+        """The `bert` settings, the window, monolingual.max_steps, and the model's seed: drawn from
+        (monolingual.seed, its language), so no two languages' models start from the same weights (with one
+        vocabulary, a shared seed would give shared words the same initial embedding); en' ({pivot}~{s}) draws
+        it from (s, pivot)."""
+        lang, _, seed = mono.partition("~")
+        hparams = {**self.helpers.computed("bert", self.config["bert"]), "window": int(window),
+                   "seed": seed_of(int(seed) if seed else self.mono["seed"], lang)}
+        if self.mono["max_steps"]:
+            hparams["max_steps"] = self.mono["max_steps"]
+        return json.dumps(hparams, sort_keys=True)
+
+    def mono_model_params(self, mono: str) -> dict:
+        """The model's columns of the tables: its id and the settings that trained it."""
+        return dict(lm=f"mono/{mono}/{self.mono_grid}", hparams=self.mono_hparams(mono, self.mono_window))
+
+    def xnli_files(self, lang: str, split: str) -> list[str]:
+        return [self.layout.file("xnli", lang=self.pivot, split=split), self.layout.file("xnli", lang=lang, split=split)]
+
+    def mono_contextual_tasks(self, lang: str) -> list[str]:
+        """The contextual word level's tasks for a target: those among the run's transfer.tasks with data in it
+        (transfer_langs); none when monolingual.contextual is disabled."""
+        if not self.mono_contextual["enabled"]:
+            return []
+        return [task for task in CONTEXTUAL_TASKS if task in self.transfer["tasks"] and lang in self.transfer_langs(task)]
+
+    def mono_contextual_langs(self) -> list[str]:
+        """Targets with a monolingual BERT and a task of the contextual word level: one job each (one map per
+        layer for all its tasks)."""
+        return [lang for lang in self.mono_targets() if self.mono_contextual_tasks(lang)]
+
+    def mono_contextual_layers(self) -> list[int]:
+        """monolingual.contextual.layers, checked against the models' depth (null: every layer, 0 =
+        embeddings)."""
+        depth = self.config["bert"]["num_layers"]
+        layers = self.mono_contextual["layers"]
+        if layers is None:
+            return list(range(depth + 1))
+        if max(layers) > depth:
+            raise ValueError(f"monolingual.contextual.layers: {max(layers)} is above bert.num_layers ({depth})")
+        return sorted(layers)
+
+    def mono_contextual_bimlm(self) -> list[str]:
+        """The biMLM baseline's model: the run's BERT of the monolingual size and window (none without BERTs)."""
+        return [self.model_dir("bert", self.mono_size, self.mono_window)] if "bert" in self.models else []
+
+    def mono_contextual_bimlm_params(self) -> dict | None:
+        """The biMLM baseline's columns of the table: its id and the settings that trained it (rules/pretrain.smk's)."""
+        if not self.mono_contextual_bimlm():
+            return None
+        hparams = {**self.helpers.computed("bert", self.config["bert"]), "window": self.mono_window}
+        return dict(lm=f"bert/{self.mono_grid}", hparams=json.dumps(hparams, sort_keys=True))
+
+    def mono_contextual_task_settings(self, task: str) -> dict:
+        """The task's fine-tuning settings (transfer.<task>), its inputs cut to the monolingual window: positions
+        beyond it were never trained in these models."""
+        settings = dict(self.finetune_settings[task])
+        settings["max_length"] = min(settings["max_length"], self.mono_window)
+        return settings
+
+    def inference_resources(self) -> dict:
+        return dict(gpu=0, device=self.language["device"] or "auto", batch_size=self.language["batch_size"])
+
+    def cka_inputs(self, wildcards) -> dict:
+        """The pivot's monolingual model and the target's (en': the pivot's other seed, on the same sentences);
+        the run's multilingual BERT of the same size and window for a target language."""
+        lang = self.mono_language(wildcards.mono)
+        inputs = dict(models=[self.mono_dir(self.pivot), self.mono_dir(wildcards.mono)],
+                      xnli=self.xnli_files(lang, self.cka["split"]))
+        if lang != self.pivot and "bert" in self.models:
+            inputs["multilingual"] = self.model_dir("bert", self.mono_size, self.mono_window)
+        return inputs

@@ -1,0 +1,168 @@
+"""Zero-shot transfer (rules/transfer.smk): which model fine-tunes which task in which variants, which languages
+it is tested on, and the settings and files of each job. A mixin of Plan."""
+
+from __future__ import annotations
+
+TASKS = ("xnli", "pos", "parsing", "ner")
+WEIGHT_KEYS = ("epochs", "batch_size", "learning_rate", "warmup", "weight_decay", "dropout", "max_length", "max_train")
+PARSER_KEYS = ("arc_dim", "label_dim")
+
+
+class TransferPlan:
+    def check_transfer(self) -> None:
+        self.transfer = self.config["transfer"]
+        if self.transfer["selection"] == "avg_dev" and self.transfer["zero_mean"]:
+            # a zero-mean model needs each dev language's own mean to be scored; the loop selects with the pivot's
+            raise ValueError("transfer.selection: avg_dev cannot select zero-mean fine-tunings; set "
+                             "transfer.zero_mean: false or selection: en_dev")
+        self.finetune_settings = {task: self.task_settings(task) for task in TASKS}
+        self.test_languages = {task: self.transfer[task]["languages"] for task in TASKS}
+        # {lm: dict(sentences, layer, files={kind: {lang: path}})}: the rotations XNLI applies to a base BERT's
+        # other languages before the classifier (rules/align_baselines.smk registers them)
+        self.transfer_rotations = {}
+
+    def task_settings(self, task: str) -> dict:
+        """The settings that decide a fine-tuned model's weights for `task` (not the test languages)."""
+        settings = {key: self.transfer[task][key] for key in WEIGHT_KEYS}
+        if task == "parsing":
+            settings.update({key: self.transfer[task][key] for key in PARSER_KEYS})
+        return settings
+
+    def transfer_variants(self, lm: str) -> list[str]:
+        """Fine-tuning variants of a model: `static` (frozen vectors), f{k} (embeddings + layers 1..k frozen) and
+        f{k}-zm (zero-mean in training and testing, at the first depth). The BERTs of the language experiments
+        get every depth and zero-mean; the others the first depth only (the XNLI grid)."""
+        freeze = self.transfer["freeze"]
+        if not lm.startswith(("bert/", "hf/", "aligned/")):
+            return ["static"]
+        if lm not in self.language_models():
+            return [f"f{freeze[0]}"]
+        return [f"f{k}" for k in freeze] + ([f"f{freeze[0]}-zm"] if self.transfer["zero_mean"] else [])
+
+    def transfer_runs(self) -> list[tuple[str, str, str]]:
+        """(task, lm, variant) of every fine-tuning: XNLI on every model x size x window (and Hugging Face
+        checkpoint, and aligned model); the other tasks on the language experiments' BERTs."""
+        runs = []
+        for task in self.transfer["tasks"]:
+            lms = [f"{m}/{s}-w{w}" for m in self.models for s in self.sizes for w in self.windows]
+            lms += [f"hf/{x}" for x in self.hf_models] + self.aligned_models()
+            if task != "xnli":
+                lms = self.language_models()
+            runs += [(task, lm, variant) for lm in lms for variant in self.transfer_variants(lm)
+                     if self.transfer_langs(task)]
+        return runs
+
+    def transfer_parts(self) -> list[str]:
+        return [f"{self.results}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
+                for task, lm, variant in self.transfer_runs() for seed in self.transfer["seeds"]]
+
+    def transfer_langs(self, task: str, lm: str | None = None) -> list[str]:
+        """Languages a task is tested on: the pivot and the configured ones that have the task's data (real UD:
+        a test split); of an ablation, those of its pair."""
+        named = self.test_languages[task]
+        langs = [lang for lang in self.langs if named is None or lang in named or lang == self.pivot]
+        return self.source.task_languages(task, self.ablation_langs(lm, langs))
+
+    def task_splits(self, task: str, lang: str) -> list[str]:
+        return self.source.task_splits(task, lang)
+
+    def selection_langs(self, task: str, lm: str | None = None) -> list[str]:
+        """Languages whose dev sets select the epoch: the pivot, or (avg_dev) every tested language with a dev
+        split."""
+        langs = self.transfer_langs(task, lm) if self.transfer["selection"] == "avg_dev" else [self.pivot]
+        return [lang for lang in langs if "dev" in self.task_splits(task, lang)]
+
+    def transfer_model_inputs(self, wildcards) -> dict:
+        """The pretrained model (BERT directory, or static vectors + the run's vocabulary)."""
+        lm = self.any_lm(wildcards)
+        if lm["kind"] == "static":
+            return dict(vectors=f"{self.model_dir(lm['label'], lm['size'], lm['window'])}/vectors.bin",
+                        vocab=self.vocab_source())
+        return dict(model=self.lm_model(wildcards))
+
+    def mean_corpora(self, wildcards, langs: list[str]) -> dict:
+        """The corpus samples zero-mean and MDS compute the language means on."""
+        size = self.any_lm(wildcards)["size"] or max(self.sizes)
+        return {lang: f"{self.results}/corpus/{size}/{lang}.txt" for lang in langs}
+
+    def finetune_inputs(self, wildcards) -> dict:
+        task, variant, file = wildcards.task, wildcards.variant, self.layout.task_file
+        inputs = self.transfer_model_inputs(wildcards)
+        inputs["train"] = file(task, self.pivot, "train")
+        inputs["dev"] = [file(task, lang, "dev") for lang in self.selection_langs(task, wildcards.lm)]
+        if variant.endswith("-zm"):
+            inputs["corpus"] = self.mean_corpora(wildcards, [self.pivot])[self.pivot]
+        return inputs
+
+    def transfer_eval_inputs(self, wildcards) -> dict:
+        task, variant, lm = wildcards.task, wildcards.variant, wildcards.lm
+        inputs = self.transfer_model_inputs(wildcards)
+        inputs["finetuned"] = f"{self.results}/finetuned/{task}/{lm}/{variant}/seed{wildcards.seed}"
+        inputs["data"] = [self.layout.task_file(task, lang, split) for lang in self.transfer_langs(task, lm)
+                          for split in self.task_splits(task, lang)]
+        if variant.endswith("-zm") or self.uses_mds(wildcards):
+            inputs["corpora"] = list(self.mean_corpora(wildcards, self.transfer_langs(task, lm)).values())
+        if self.uses_rotations(wildcards):
+            inputs["rotations"] = [path for by_lang in self.rotations_tested(wildcards).values()
+                                   for path in by_lang.values()]
+        return inputs
+
+    def uses_rotations(self, wildcards) -> bool:
+        variant = wildcards.variant
+        return wildcards.task == "xnli" and wildcards.lm in self.transfer_rotations and variant.startswith("f") \
+            and not variant.endswith("-zm")
+
+    def rotations_tested(self, wildcards) -> dict:
+        """{kind: {lang: path}} of the rotations of the tested languages (the pivot has none)."""
+        langs = self.transfer_langs(wildcards.task)
+        return {kind: {lang: path for lang, path in by_lang.items() if lang in langs}
+                for kind, by_lang in self.transfer_rotations[wildcards.lm]["files"].items()}
+
+    def shift_settings(self) -> dict:
+        """How zero-mean and MDS shift a BERT: the layer, and the language means (language.* say which mean over
+        which positions, and which positions are shifted)."""
+        return dict(layer=self.transfer["layer"], sentences=self.transfer["mean_sentences"],
+                    stat=self.language["mean"], positions=self.language["mean_positions"],
+                    shift_positions=self.language["shift_positions"])
+
+    def uses_mds(self, wildcards) -> bool:
+        return self.transfer["mds"] and wildcards.variant.startswith("f") and not wildcards.variant.endswith("-zm") \
+            and wildcards.lm in self.language_models()
+
+    def transfer_params(self, wildcards) -> dict:
+        """What changes a fine-tuning's weights, besides the model and the data: only the settings this variant
+        uses."""
+        variant = wildcards.variant
+        settings = self.finetune_settings[wildcards.task]
+        run = dict(task=wildcards.task, seed=int(wildcards.seed), selection=self.transfer["selection"],
+                   dev_langs=self.selection_langs(wildcards.task, wildcards.lm), pivot=self.pivot)
+        if variant == "static":  # the run's WordPiece tokenizer; the InferSent classifier's own size and rate
+            static = self.transfer["static"]
+            run.update(freeze=-1, lowercase=self.config["tokenizer"]["lowercase"])
+            settings = {**settings, "static_hidden": static["hidden"], "learning_rate": static["learning_rate"]}
+        else:
+            run["freeze"] = int(variant[1:].split("-")[0])
+        if variant.endswith("-zm"):
+            run["zero_mean"] = self.shift_settings()
+        return {**run, "settings": settings}
+
+    def transfer_eval_params(self, wildcards) -> dict:
+        """What changes the scores of a fine-tuned model (its own settings come with it): the test languages and
+        splits, and the shift settings and NER repair where they apply."""
+        task, variant = wildcards.task, wildcards.variant
+        run = dict(task=task, pivot=self.pivot,
+                   langs={lang: self.task_splits(task, lang) for lang in self.transfer_langs(task, wildcards.lm)})
+        if variant == "static":
+            run["lowercase"] = self.config["tokenizer"]["lowercase"]
+        elif variant.endswith("-zm"):
+            run["zero_mean"] = self.shift_settings()
+        elif self.uses_mds(wildcards):
+            run["mds"] = {**self.shift_settings(), "alphas": self.transfer["alphas"]}
+        if self.uses_rotations(wildcards):
+            rotation = self.transfer_rotations[wildcards.lm]
+            tested = self.rotations_tested(wildcards).items()
+            run["rotation"] = dict(sentences=rotation["sentences"], layer=rotation["layer"],
+                                   langs={kind: list(by_lang) for kind, by_lang in tested})
+        if task == "ner":
+            run["ner_repair"] = self.transfer["ner_repair"]
+        return run
