@@ -10,7 +10,6 @@ from types import SimpleNamespace
 import yaml
 from snakemake.utils import validate
 
-from xling.models.ablation import parse_setting
 from xling.plan.data import SyntheticData
 from xling.plan.study import Plan
 from xling.runtime import computed
@@ -18,7 +17,7 @@ from xling.runtime import computed
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((REPO / "schemas" / "config.schema.yaml").read_text(encoding="utf-8"))
 BASE = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
-HELPERS = SimpleNamespace(computed=computed, parse_setting=parse_setting, seed_of=lambda *parts: hash(parts) % 1000)
+HELPERS = SimpleNamespace(computed=computed)
 
 
 def merged(base: dict, overrides: dict) -> dict:

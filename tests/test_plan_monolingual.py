@@ -8,6 +8,8 @@ import pytest
 
 from plan_configs import make_plan, preset_plan, wildcards
 
+from xling.plan.seeds import seed_of
+
 
 def test_size_window_and_models_of_the_monolingual_berts():
     plan = make_plan(monolingual={"languages": ["fr"], "size": None, "window": None})
@@ -25,7 +27,7 @@ def test_hparams_draw_each_language_its_own_seed():
     plan = make_plan(monolingual={"seed": 3, "max_steps": 5})
     fr, de = (json.loads(plan.mono_hparams(lang, 5)) for lang in ("fr", "de"))
     assert fr["seed"] != de["seed"] and fr["max_steps"] == 5 and fr["window"] == 5
-    assert json.loads(plan.mono_hparams("en~9", 5))["seed"] == plan.helpers.seed_of(9, "en")
+    assert json.loads(plan.mono_hparams("en~9", 5))["seed"] == seed_of(9, "en")
     assert plan.mono_model_params("fr")["lm"] == f"mono/fr/{plan.mono_grid}"
 
 
