@@ -1,5 +1,6 @@
 # Report: the study's tables and figures in one self-contained HTML file (and `snakemake --report`).
 from xling.report import expected_figures  # every registered study's figures, each with its caption
+from xling.report.word_retrieval import selection_config
 
 
 localrules:
@@ -10,6 +11,12 @@ localrules:
 rule findings:
     input:
         **findings_tables(),
+        # per-item scores for the intervals: word retrieval's ranks, contextual retrieval's queries
+        word_retrieval_ranks=[re.sub(r"\.parquet$", ".ranks.parquet", path) for path in rules.retrieval_table.input.tables],
+        contextual_retrieval_queries=[f"{RESULTS}/eval/contextual_retrieval/{lm}.queries.parquet"
+                                      for lm in contextual_retrieval_lms()]
+        if "contextual_retrieval" in alignment_report_tables()
+        else [],
     output:
         parquet=f"{RESULTS}/eval/findings.parquet",
         csv=f"{RESULTS}/eval/findings.csv",
@@ -17,6 +24,8 @@ rule findings:
         code=code_version("scripts/findings.py"),
         pivot=PIVOT,
         settings=config["findings"],  # how claims are judged: reruns the findings and the report only
+        bootstrap=config["bootstrap"],
+        shown=selection_config(config),  # the word-retrieval selection the report shows (its BERT layer)
     log:
         f"{LOGS}/findings.log",
     benchmark:
