@@ -22,6 +22,7 @@ OUTCOMES = (("holds", "holds", "hold"), ("does not hold", "does not hold", "do n
             ("inconclusive", "inconclusive", "inconclusive"), ("not measurable", "not measurable", "not measurable"),
             ("not measured", "not measured (no experiment in this run)", "not measured (no experiment in this run)"))
 FLAG_MARK = "\u2020"
+REASON_CHARS = 400  # the report's cut of a long reason (the findings table keeps it whole)
 
 
 def _settings(row: pd.Series) -> str:
@@ -53,8 +54,8 @@ def study_line(paper: str, rows: pd.DataFrame) -> dict:
     flagged = _flagged(by["not measurable"])
     if flagged:
         cannot.append(f"{len(by['not measurable'])} claim(s) not measurable, on degenerate numbers ("
-                      + "; ".join(flagged[:3]) + (f"; and {len(flagged) - 3} more" if len(flagged) > 3 else "")
-                      + ")")
+                      + "; ".join(_short(f, 140) for f in flagged[:2])
+                      + (f"; and {len(flagged) - 2} more" if len(flagged) > 2 else "") + ")")
     if len(by["inconclusive"]):
         no_interval = by["inconclusive"]["reason"].str.contains("no interval for").sum()
         cannot.append(f"{len(by['inconclusive'])} inconclusive" + (
@@ -67,9 +68,29 @@ def study_line(paper: str, rows: pd.DataFrame) -> dict:
     return {"text": paper, "sub": summary}
 
 
+def _fmt(value) -> str:
+    return DASH if value is None else f"{value:.3g}" if value != 0 and abs(value) < 0.01 else f"{value:.3f}"
+
+
+def _measure(measure: dict) -> str:
+    """'label 0.300 [0.281, 0.319]' (a flagged number marked)."""
+    value, low, high = measure.get("value"), measure.get("low"), measure.get("high")
+    interval = f" [{_fmt(low)}, {_fmt(high)}]" if low is not None and high is not None and low != high else ""
+    return f"{measure['label']} {_fmt(value)}{interval}" + (f" {FLAG_MARK}" if measure.get("flag") else "")
+
+
+def _short(reason: str, limit: int = REASON_CHARS) -> str:
+    return reason if len(reason) <= limit else reason[:limit].rsplit(" ", 1)[0] + " \u2026 (eval/findings.csv has it all)"
+
+
 def _numbers(row: pd.Series) -> dict:
-    flags = row["flags"] if isinstance(row["flags"], str) and row["flags"] else ""
-    return {"text": row["reason"], "sub": f"{FLAG_MARK} {flags}" if flags else ""}
+    """The numbers the claim compares, each with its interval, and below them the flags and why the outcome."""
+    measures = json.loads(row["measures"]) if isinstance(row["measures"], str) else []
+    numbers = "; ".join(dict.fromkeys(_measure(m) for m in measures)) or DASH
+    flags = sorted({m["flag"] for m in measures if m.get("flag")})
+    why = (f"{FLAG_MARK} " + "; ".join(_short(f, 160) for f in flags[:3])
+           + (f"; and {len(flags) - 3} more" if len(flags) > 3 else "") + ". ") if flags else ""
+    return {"text": numbers, "sub": why + "Why: " + _short(row["reason"])}
 
 
 @register_section("findings", "What this run shows: the papers' claims", required=("findings",),
@@ -79,7 +100,7 @@ def render_findings(ctx: ReportContext) -> list[Block]:
     require_columns(df, RESULTS, ctx.table_paths["findings"])
     studies = [study_line(paper, rows) for paper, rows in df.groupby("paper", sort=False)]
     rows = [[{"text": row["claim"], "sub": f"{row['id']} ({row['where']})"}, row["outcome"], _numbers(row),
-             row["judged_on"] or DASH, _settings(row)] for _, row in df.iterrows()]
+             {"text": row["judged_on"] or DASH, "sub": _settings(row)}] for _, row in df.iterrows()]
     how = ""
     if "ci_level" in df and len(df):
         first = df.iloc[0]
@@ -92,5 +113,6 @@ def render_findings(ctx: ReportContext) -> list[Block]:
     return [text(counts_line(df)),
             {"kind": "list", "title": "By study", "items": studies},
             table_block("Claims and outcomes", ["claim", "outcome", "numbers of this run (with intervals)",
-                                                "judged on", "settings"], rows, wrap=(0, 2, 3, 4), full=True,
+                                                {"text": "judged on", "sub": "settings"}], rows, wrap=(0, 2, 3),
+                        full=True,
                         note=how)]
