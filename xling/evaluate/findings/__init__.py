@@ -38,13 +38,13 @@ from xling.evaluate.findings.core import (FAILS, HOLDS, INCONCLUSIVE, MULTI_FILE
                                           NOT_MEASURED, OUTCOMES, SETTING_COLUMNS, TABLES, Criteria, Finding,
                                           NotMeasured, Tables, Verdict)
 from xling.evaluate.findings.liu_what import bert_layer  # noqa: F401
+from xling.evaluate.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from xling.io import atomic_write
 from xling.tables import write_parquet
 
 logger = logging.getLogger(__name__)
 
 CLAIMS = [*liu_what.CLAIMS, *liu_language.CLAIMS, *conneau.CLAIMS, *cao.CLAIMS]
-BOOTSTRAP_KEYS = {"resamples": "resamples", "level": "level", "seed": "seed", "method": "method"}
 
 
 def _measures_json(measures) -> str:
@@ -103,12 +103,13 @@ def criteria_from_config(findings: Mapping, bootstrap: Mapping | None = None, sh
                          ) -> Criteria:
     """Criteria from the config blocks findings (layer, margin, mds_freeze), bootstrap and the report's
     word-retrieval selection (xling.report.word_retrieval.selection_config: metric, dictionary_split, layer)."""
-    shown = shown or {}
+    shown, bootstrap = shown or {}, bootstrap or {}
     return Criteria(layer=findings.get("layer", "report"), margin=float(findings.get("margin", 0.0)),
                     mds_freeze=findings.get("mds_freeze"), shown_layer=shown.get("layer"),
                     metric=shown.get("metric"), dictionary_split=shown.get("dictionary_split"),
-                    **{field: (bootstrap or {})[key] for key, field in BOOTSTRAP_KEYS.items()
-                       if key in (bootstrap or {})})
+                    resamples=int(bootstrap.get("resamples", DEFAULT_RESAMPLES)),
+                    level=float(bootstrap.get("level", DEFAULT_LEVEL)), seed=int(bootstrap.get("seed", DEFAULT_SEED)),
+                    method=str(bootstrap.get("method", "percentile")))
 
 
 def write_findings(paths: Mapping[str, str | Path], out_parquet: str | Path, out_csv: str | Path, pivot: str,

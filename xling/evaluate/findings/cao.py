@@ -237,6 +237,8 @@ def alignment_removes_frequency_drop(tables: Tables, criteria: Criteria, pivot: 
     rows = _analysis(tables, "contextual_retrieval_frequency")
     if "n_queries" in rows:
         rows = rows[rows["n_queries"] >= MIN_BIN_QUERIES]
+    if rows.empty:
+        raise NotMeasured(f"no frequency-rank bin with {MIN_BIN_QUERIES} queries or more")
     parts, labels, measures, used = [], [], [], set()
     for base, at in rows.groupby("base"):
         cells = at.groupby(["rank_bin", "setting"])["lang"].agg(set)
