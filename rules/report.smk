@@ -12,7 +12,8 @@ rule findings:
     input:
         **findings_tables(),
         # per-item scores for the intervals: word retrieval's ranks, contextual retrieval's queries
-        word_retrieval_ranks=[re.sub(r"\.parquet$", ".ranks.parquet", path) for path in rules.retrieval_table.input.tables],
+        word_retrieval_ranks=[re.sub(r"\.parquet$", ".ranks.parquet", path)
+                              for path in rules.retrieval_table.input.tables],
         contextual_retrieval_queries=[f"{RESULTS}/eval/contextual_retrieval/{lm}.queries.parquet"
                                       for lm in contextual_retrieval_lms()]
         if "contextual_retrieval" in alignment_report_tables()

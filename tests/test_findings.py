@@ -89,6 +89,18 @@ def test_few_queries_leave_a_close_comparison_inconclusive_and_no_ranks_leave_no
     assert row["outcome"] == INCONCLUSIVE and row["reason"].startswith("no interval for GloVe, BERT (layer 1) yet")
 
 
+def test_models_scored_on_the_same_queries_are_compared_by_the_paired_interval():
+    """Window 64 hits the same 500 queries as window 8 and 20 more: the two intervals overlap (+-0.03), the
+    paired difference (0.020 [0.011, 0.029]) does not."""
+    grid = {**GRID, ("bert", LARGE, LONG, 1): (0.52, 0.52), ("bert", LARGE, SHORT, 1): (0.50, 0.50)}
+    row = finding(retrieval(grid), "liu2020_what.window.bert", shown_layer=1)
+    assert row["outcome"] == HOLDS and "paired difference +0.02 [" in row["reason"]
+    unpaired = retrieval(grid)
+    ranks = unpaired["word_retrieval_ranks"]
+    ranks.loc[ranks["window"] == SHORT, "word"] += "'"  # other words: no pairing, the intervals overlap
+    assert finding(unpaired, "liu2020_what.window.bert", shown_layer=1)["outcome"] == INCONCLUSIVE
+
+
 def test_bert_at_chance_makes_its_claims_not_measurable_never_holds():
     """Chance MRR 0.31: the small BERT's 0.30 [0.28, 0.32] holds it (GloVe's 0.40 would otherwise win)."""
     found = outcomes(retrieval(GRID, chance=0.31), layer="best")

@@ -80,7 +80,9 @@ def _measure(measure: dict) -> str:
 
 
 def _short(reason: str, limit: int = REASON_CHARS) -> str:
-    return reason if len(reason) <= limit else reason[:limit].rsplit(" ", 1)[0] + " \u2026 (eval/findings.csv has it all)"
+    if len(reason) <= limit:
+        return reason
+    return reason[:limit].rsplit(" ", 1)[0] + " \u2026 (eval/findings.csv has it all)"
 
 
 def _numbers(row: pd.Series) -> dict:

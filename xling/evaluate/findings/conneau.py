@@ -8,9 +8,10 @@ import pandas as pd
 
 from xling.data.transfer_tasks import TASK_METRIC
 from xling.evaluate.ablation import ablation_scores
-from xling.evaluate.findings.core import (XNLI_CHANCE, Claim, Criteria, Finding, Measure, NotMeasured, Tables,
-                                          _pairs, _table, all_of, at_least, chance_flag, greater, negate,
-                                          over_seeds, point, transfer_flags, verdicts, Verdict, INCONCLUSIVE)
+from xling.evaluate.findings.core import (INCONCLUSIVE, XNLI_CHANCE, Claim, Criteria, Finding, Measure, NotMeasured,
+                                          Tables, Verdict, _pairs, _table, all_of, at_least, chance_flag, greater,
+                                          over_seeds, point, transfer_flags)
+from xling.evaluate.verdicts import above_chance
 from xling.models.ablation import parse_setting
 
 # ---------------------------------------------------------------------------------------------- ablations
@@ -54,7 +55,7 @@ def transfer_without_anchors(tables: Tables, criteria: Criteria, pivot: str) -> 
     if rows.empty:
         raise NotMeasured("no zero-shot XNLI of the no-anchors ablation")
     ours = over_seeds("no-anchors xnli", rows)
-    verdict = verdicts.above_chance(ours, XNLI_CHANCE) if ours.low is not None else \
+    verdict = above_chance(ours, XNLI_CHANCE) if ours.low is not None else \
         Verdict(INCONCLUSIVE, f"no interval for {ours.label} yet ({ours}; chance {XNLI_CHANCE:.1f})")
     return Finding(verdict, [ours, Measure.constant("chance", XNLI_CHANCE)],
                    _ablation_settings(scores, ["no-anchors", "default"], ["xnli"]))
@@ -139,8 +140,9 @@ def mono_sentences_align(tables: Tables, criteria: Criteria, pivot: str) -> Find
         measures += [mapped, none]
         parts.append(greater(mapped, none))
         labels.append(f"layer {layer}")
+    layers = ", ".join(map(str, sorted(set(rows["layer"]))))
     return Finding(all_of(parts, labels), measures, _mono_settings("monolingual_sentences", rows, "p_at_1",
-                                                                  layers=", ".join(map(str, sorted(set(rows["layer"]))))))
+                                                                  layers=layers))
 
 
 def _cka(tables: Tables, first: str, second: str) -> tuple[pd.DataFrame, list[str]]:

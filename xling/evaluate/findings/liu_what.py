@@ -2,7 +2,8 @@
 the static models by data size, window and word class, and zero-shot XNLI of BERT against them.
 
 Word retrieval's intervals come from the per-query reciprocal ranks (eval/retrieval/{lm}.ranks.parquet), the
-pairs' queries resampled within each pair; BERT is read at the layer the report's tables show (`Criteria`).
+pairs' queries resampled within each pair; two models scored on the same queries are compared by the paired
+interval of their difference. BERT is read at the layer the report's tables show (`Criteria`).
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 import pandas as pd
 
 from xling.evaluate.findings.core import (LABEL, STATIC, Claim, Criteria, Finding, Measure, NotMeasured, Tables,
-                                          _pairs, _table, _zero_shot, all_of, at_least, chance_flag,
-                                          any_of, from_items, greater, most, over_seeds, point, Verdict)
+                                          Verdict, _pairs, _table, _zero_shot, all_of, any_of, at_least, chance_flag,
+                                          from_items, greater, most, over_seeds, paired, point)
 
 # ---------------------------------------------------------------------------------------------- word retrieval
 
@@ -78,12 +79,8 @@ def _mrr(tables: Tables, key: tuple, rows: pd.DataFrame, pairs: list[str], label
     """Mean MRR over `pairs`: with its interval from the per-query ranks when the run has them, flagged when
     its interval holds the chance MRR."""
     rows = rows[rows["pair"].isin(pairs)]
-    ranks = tables.get("word_retrieval_ranks")
-    if ranks is not None:
-        model, size, window, layer = key
-        items = _selected(ranks, criteria)
-        items = items[(items["model"] == model) & (items["size"] == size) & (items["window"] == window)
-                      & (items["layer"] == layer)]
+    items = _items(tables, key, criteria)
+    if items is not None:
         groups = [items.loc[items["pair"] == pair, "reciprocal_rank"].to_numpy() for pair in pairs]
         measure = from_items(label, groups, criteria) if all(len(g) for g in groups) else \
             point(label, rows.groupby("pair")[value].mean())
@@ -92,6 +89,33 @@ def _mrr(tables: Tables, key: tuple, rows: pd.DataFrame, pairs: list[str], label
     if "chance_mrr" in rows:
         measure = chance_flag(measure, float(rows.groupby("pair")["chance_mrr"].mean().mean()))
     return measure
+
+
+def _items(tables: Tables, key: tuple, criteria: Criteria) -> pd.DataFrame | None:
+    ranks = tables.get("word_retrieval_ranks")
+    if ranks is None:
+        return None
+    model, size, window, layer = key
+    items = _selected(ranks, criteria)
+    return items[(items["model"] == model) & (items["size"] == size) & (items["window"] == window)
+                 & (items["layer"] == layer)]
+
+
+def _paired(tables: Tables, a: tuple, b: tuple, pairs: list[str], criteria: Criteria):
+    """The paired interval of MRR(a) - MRR(b) when both were scored on the same queries of every pair (the
+    same words: the same test items), else None (the comparison is then unpaired)."""
+    first, second = _items(tables, a, criteria), _items(tables, b, criteria)
+    if first is None or second is None:
+        return None
+    a_groups, b_groups = [], []
+    for pair in pairs:
+        x = first[first["pair"] == pair].set_index("word")["reciprocal_rank"].sort_index()
+        y = second[second["pair"] == pair].set_index("word")["reciprocal_rank"].sort_index()
+        if x.empty or not x.index.equals(y.index):
+            return None
+        a_groups.append(x.to_numpy())
+        b_groups.append(y.to_numpy())
+    return paired(a_groups, b_groups, criteria)
 
 
 def _settings(**settings) -> dict:
@@ -109,8 +133,10 @@ def _bert_against_static(tables: Tables, criteria: Criteria, large: bool) -> Fin
     measures = {m: _mrr(tables, (m, size, window, lay), rows, pairs,
                         f"{LABEL[m]}" + (f" (layer {lay})" if m == "bert" else ""), criteria)
                 for m, (rows, lay) in found.items()}
-    parts = [greater(measures["bert"], measures[m]) if large else greater(measures[m], measures["bert"])
-             for m in STATIC]
+    keys = {m: (m, size, window, lay) for m, (_, lay) in found.items()}
+    first = {m: ("bert", m) if large else (m, "bert") for m in STATIC}  # the claim's greater side first
+    parts = [greater(measures[a], measures[b], _paired(tables, keys[a], keys[b], pairs, criteria))
+             for a, b in first.values()]
     return Finding(all_of(parts), list(measures.values()),
                    _settings(models="bert, glove, word2vec", corpus_size=size, windows=window,
                              layers=f"bert {layer}", pairs=pairs))
@@ -136,7 +162,9 @@ def short_window_hurts_bert(tables: Tables, criteria: Criteria, pivot: str) -> F
     pairs = _pairs({w: rows.set_index("pair")["mrr"] for w, (rows, _) in found.items()})
     measures = {w: _mrr(tables, ("bert", size, w, lay), rows, pairs, f"window {w} (layer {lay})", criteria)
                 for w, (rows, lay) in found.items()}
-    return Finding(greater(measures[long], measures[short]), [measures[long], measures[short]],
+    difference = _paired(tables, ("bert", size, long, found[long][1]), ("bert", size, short, found[short][1]),
+                         pairs, criteria)
+    return Finding(greater(measures[long], measures[short], difference), [measures[long], measures[short]],
                    _settings(models="bert", corpus_size=size, windows=f"{long}, {short}",
                              layers=f"w{long} {found[long][1]}, w{short} {found[short][1]}", pairs=pairs))
 
