@@ -354,11 +354,17 @@ def test_the_intervals_are_seeded_and_recorded():
 
 
 def test_report_shows_each_claim_with_its_outcome_and_numbers(tmp_path):
+    """The findings lead the report, the settings close it, and no file is named by its absolute path."""
     tables = retrieval(GRID)
     table = judge_claims(tables, "en", layer="best", **FAST)
-    render_report({"word_retrieval": tables["word_retrieval"], "findings": table}, {"run": "unit"},
-                  tmp_path / "r.html", tmp_path / "fig")
+    (tmp_path / "results/unit/eval").mkdir(parents=True)
+    paths = {key: tmp_path / f"results/unit/eval/{key}.parquet" for key in ("word_retrieval", "findings")}
+    tables["word_retrieval"].to_parquet(paths["word_retrieval"])
+    table.to_parquet(paths["findings"])
+    render_report(paths, {"run": "unit"}, tmp_path / "r.html", tmp_path / "fig",
+                  paper_results=tmp_path / "absent.yaml")
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert str(tmp_path) not in html and "results/unit/eval/findings.parquet" in html
     section = html.split('id="findings"', 1)[1]
     assert f"Of {len(CLAIMS)} claims: 3 hold, 0 do not hold, 0 inconclusive, 0 not measurable, " \
            f"{len(CLAIMS) - 3} not measured" in html

@@ -92,6 +92,8 @@ def _numbers(row: pd.Series) -> dict:
     flags = sorted({m["flag"] for m in measures if m.get("flag")})
     why = (f"{FLAG_MARK} " + "; ".join(_short(f, 160) for f in flags[:3])
            + (f"; and {len(flags) - 3} more" if len(flags) > 3 else "") + ". ") if flags else ""
+    if flags and row["outcome"] == "not measurable":  # the flags are the reason
+        return {"text": numbers, "sub": why.strip()}
     return {"text": numbers, "sub": why + "Why: " + _short(row["reason"])}
 
 
