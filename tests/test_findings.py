@@ -301,6 +301,31 @@ def test_cao_contextual_retrieval_reads_its_intervals_from_the_queries():
     assert finding(tables, "cao2020.retrieval.contextual")["outcome"] == INCONCLUSIVE
 
 
+def test_cao_matches_is_an_equivalence_within_the_margin():
+    """Fine-tuned BERT "matches" fastText: each at least the other within findings.margin."""
+    same = {ALIGNED: ("none", 0.5), "fasttext/500": ("rotation-word", 0.5), BASE: ("rotation-word", 0.2)}
+    tables = cao_retrieval_tables(same)
+    for part in tables.values():
+        part["contextual"] = False
+    assert finding(tables, "cao2020.retrieval.non-contextual")["outcome"] == INCONCLUSIVE  # margin 0: no tie
+    assert finding(tables, "cao2020.retrieval.non-contextual", margin=0.1)["outcome"] == HOLDS
+    apart = cao_retrieval_tables({**same, "fasttext/500": ("rotation-word", 0.8)})
+    for part in apart.values():
+        part["contextual"] = False
+    assert finding(apart, "cao2020.retrieval.non-contextual", margin=0.1)["outcome"] == FAILS
+
+
+def test_cao_rotations_at_one_class_share_are_not_measurable():
+    rows = cao_transfer({"xa": 62.0, "xb": 60.0}, {"xa": 55.0, "xb": 54.0})
+    rotated = rows[rows["lm"] == BASE].assign(value=33.4, transform="rotation-word",
+                                              shift_settings='{"rotation": {"sentences": 400}}')
+    sentence = rotated.assign(transform="rotation-sentence", value=45.0)
+    aligned = rows.assign(shift_settings="{}")
+    tables = {"transfer": pd.concat([aligned, rotated, sentence], ignore_index=True)}
+    row = finding(tables, "cao2020.xnli.rotations")
+    assert row["outcome"] == NOT_MEASURABLE and "one class's share (167/500)" in row["flags"]
+
+
 def test_cao_frequency_bins_are_averaged_over_one_common_language_set():
     """Bin 2 of the base has only xa (few queries in xb); xb is left out of every bin, and bins under 30
     queries are dropped."""
