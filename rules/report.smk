@@ -2,6 +2,7 @@
 # judged on them, and the study's tables and figures in one self-contained HTML file (and `snakemake --report`).
 # Which tables, their parts, who reads them and the figures drawn from them: xling.plan.tables.
 GATHERED = table_registry.gathered(table_plan())  # {table: the per-job Parquet files gathered into it}
+from xling.plan.figures import selection_config  # noqa: E402
 
 
 localrules:
@@ -34,7 +35,7 @@ rule gather_table:
 
 rule findings:
     input:
-        **table_inputs("findings"),
+        **table_inputs("findings"),  # the per-query scores of word and contextual retrieval too
     output:
         parquet=f"{RESULTS}/eval/findings.parquet",
         csv=f"{RESULTS}/eval/findings.csv",
@@ -42,6 +43,8 @@ rule findings:
         code=code_version("scripts/findings.py"),
         pivot=PIVOT,
         settings=config["findings"],  # how claims are judged: reruns the findings and the report only
+        bootstrap=config["bootstrap"],
+        shown=selection_config(config),  # the word-retrieval selection the report shows (its BERT layer)
     log:
         f"{LOGS}/findings.log",
     benchmark:

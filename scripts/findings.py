@@ -2,8 +2,9 @@
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
-from xling.evaluate.findings import TABLES, write_findings  # noqa: E402
+from xling.evaluate.findings import TABLES, criteria_from_config, write_findings  # noqa: E402
 
 write_findings({key: snakemake.input[key] for key in TABLES if key in snakemake.input.keys()},
                snakemake.output.parquet, snakemake.output.csv, pivot=snakemake.params.pivot,
-               **snakemake.params.settings)
+               criteria=criteria_from_config(snakemake.params.settings, snakemake.params.bootstrap,
+                                             snakemake.params.shown))

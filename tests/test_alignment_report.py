@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from xling.evaluate.alignment import aligned_lm, cao_setting
-from xling.evaluate.findings import FAILS, HOLDS, NOT_MEASURED, judge_claims
+from xling.evaluate.findings import FAILS, INCONCLUSIVE, NOT_MEASURED, judge_claims
 from xling.report.alignment import (alignment_xnli, render_alignment_retrieval, render_alignment_xnli,
                                     retrieval_and_xnli)
 from xling.report.core import REPORTS_DIR, ReportContext
@@ -68,8 +68,8 @@ def good_retrieval(non_contextual_aligned=0.62) -> pd.DataFrame:
 
 
 def verdicts(tables) -> dict:
-    table = judge_claims(tables, "en")
-    return dict(zip(table["id"], table["verdict"])), dict(zip(table["id"], table["evidence"]))
+    table = judge_claims(tables, "en", resamples=100)
+    return dict(zip(table["id"], table["outcome"])), dict(zip(table["id"], table["reason"]))
 
 
 def test_lm_ids_and_settings_are_named_as_the_paper_names_them():
@@ -81,24 +81,23 @@ def test_lm_ids_and_settings_are_named_as_the_paper_names_them():
     assert cao_setting(ALIGNED[100], "rotation-word") is None  # no rotation of an aligned model in the paper
 
 
-def test_cao_claims_hold_on_numbers_that_show_them():
+def test_cao_claims_without_intervals_are_inconclusive_never_hold():
+    """Two seeds (-+0.5): a t interval of half-width 6.35; no per-query hits: no interval for retrieval."""
     found, evidence = verdicts({"transfer": good_transfer(), "contextual_retrieval": good_retrieval()})
-    assert found["cao2020.xnli"] == HOLDS
-    assert "aligned on 400: de 65.0 > 60.0, xb 58.0 > 50.0" in evidence["cao2020.xnli"]  # the largest n, seeds averaged
-    assert found["cao2020.xnli.rotations"] == HOLDS
-    assert found["cao2020.retrieval.contextual"] == HOLDS
-    assert "fine-tuned 0.450 > fastText + sentence 0.400 > word rotation 0.250" in evidence["cao2020.retrieval.contextual"]
-    assert found["cao2020.retrieval.non-contextual"] == HOLDS  # 0.62 - 0.05 against 1.3 * 0.45 - 0.05: a tie
+    assert found["cao2020.xnli"] == INCONCLUSIVE  # 65 and 58 against 60 and 50, 6.35 either side
+    assert "de aligned (over 2 seeds) 65.000 [" in evidence["cao2020.xnli"]  # the largest n, seeds averaged
+    assert found["cao2020.xnli.rotations"] == INCONCLUSIVE
+    assert found["cao2020.retrieval.contextual"] == INCONCLUSIVE
+    assert "no interval for fine-tuned, fastText + sentence yet (fine-tuned 0.450, fastText + sentence 0.400)" in \
+        evidence["cao2020.retrieval.contextual"]
     assert found["cao2020.pos"] == NOT_MEASURED
 
 
-def test_cao_claims_fail_when_the_numbers_turn():
+def test_cao_xnli_fails_when_a_language_loses_beyond_the_intervals():
     worse = good_transfer()
-    worse.loc[(worse["lm"] == ALIGNED[400]) & (worse["lang"] == "xb"), "value"] = 49.0  # below base 50 in xb
+    worse.loc[(worse["lm"] == ALIGNED[400]) & (worse["lang"] == "xb"), "value"] = 36.0  # 14 below base 50 in xb
     found, _ = verdicts({"transfer": worse, "contextual_retrieval": good_retrieval(non_contextual_aligned=0.4)})
-    assert found["cao2020.xnli"] == FAILS  # every language must gain
-    assert found["cao2020.retrieval.non-contextual"] == FAILS  # 0.4 well below fastText's 0.585
-    assert found["cao2020.retrieval.contextual"] == HOLDS
+    assert found["cao2020.xnli"] == FAILS  # every aligned language must gain
 
 
 def test_without_the_alignment_study_the_claims_are_not_measured():
@@ -146,7 +145,7 @@ def test_table3_layout_and_published_numbers_beside_ours(tmp_path):
     de = {(r[2], r[3]): r for r in published["rows"] if r[0] == "de"}
     cell = de["contextual", "word_aligned_finetuned"]
     assert cell[4] == "51.3" and cell[5]["text"] == "50.0"  # the paper's and ours, at our most parallel data
-    assert "\u0394 -1.3" in cell[5]["sub"]
+    assert cell[5]["sub"].startswith("for reference")  # Google's mBERT against a BERT of ours: no difference
     assert "Not in this run: from bg, el, es, fr" in published["note"]
 
 
@@ -229,23 +228,23 @@ def frequency_table(aligned_drop: float = 0.1) -> pd.DataFrame:
             for b, label in enumerate(("0-9", "10-99", "100+")):
                 rows.append(dict(lm=lm, model="bert", size=4000, window=128, lang=lang, method="none",
                                  parallel_sentences=0, layer=4, rank_bin=b, rank_difference=label,
-                                 accuracy=0.8 - drop * b / 2, n_queries=20, rank_bins="0,10,100"))
+                                 accuracy=0.8 - drop * b / 2, n_queries=40, rank_bins="0,10,100"))
     return pd.DataFrame(rows)
 
 
 def test_pos_and_frequency_claims():
+    """The analysis tables have no per-query items yet: inconclusive, with the numbers compared."""
     found, evidence = verdicts({"contextual_retrieval_pos": pos_table(), "contextual_retrieval_frequency":
                                 frequency_table()})
-    assert found["cao2020.pos"] == HOLDS
-    assert "base: closed 0.600 > open 0.300" in evidence["cao2020.pos"]
-    assert "aligned on 0: " not in evidence["cao2020.pos"]
-    assert "aligned on 400: closed 0.900 \u2248 open 0.900" in evidence["cao2020.pos"]  # the largest n only
-    assert found["cao2020.frequency"] == HOLDS
-    assert "base 0.800 -> 0.400, aligned 0.800 -> 0.700" in evidence["cao2020.frequency"]
-    found, _ = verdicts({"contextual_retrieval_pos": pos_table(aligned_shift=0.1),
-                         "contextual_retrieval_frequency": frequency_table(aligned_drop=0.5)})
-    assert found["cao2020.pos"] == FAILS  # aligned: closed 0.7 > open 0.5, the gap stays
-    assert found["cao2020.frequency"] == FAILS  # the aligned model drops more than the base
+    assert found["cao2020.pos"] == INCONCLUSIVE
+    assert "base_bert closed 0.600, base_bert open 0.300" in evidence["cao2020.pos"]
+    assert "word_aligned_finetuned open 0.900, word_aligned_finetuned closed 0.900" in evidence["cao2020.pos"]
+    assert found["cao2020.frequency"] == INCONCLUSIVE
+    assert "base_bert bin 0-9 0.800, base_bert bin 100+ 0.400" in evidence["cao2020.frequency"]
+    assert "base_bert drop 0.400, word_aligned_finetuned drop 0.100" in evidence["cao2020.frequency"]
+    few = frequency_table().assign(n_queries=20)  # every bin under 30 queries: left out
+    found, _ = verdicts({"contextual_retrieval_frequency": few})
+    assert found["cao2020.frequency"] == NOT_MEASURED
 
 
 def test_table4_layout_groups_tags_and_shows_the_published_numbers(tmp_path):

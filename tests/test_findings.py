@@ -1,204 +1,400 @@
-"""The findings table (xling.evaluate.findings): each verdict on hand-made tables whose numbers are chosen so the
-verdict can be checked by hand, "not measured" for whatever the run lacks, and the report section; the rule on
-the shared test-preset run (change a table, the verdict changes)."""
+"""The findings table (xling.evaluate.findings): each claim's rule on planted tables whose numbers are chosen so
+each outcome (holds / does not hold / inconclusive / not measurable / not measured) can be checked by hand; the
+intervals from planted per-item scores; the degenerate flags the tables allow; and the report section. The
+rule on the shared test-preset run (change a table, the outcome changes)."""
 
 from __future__ import annotations
 
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 from workflow_helpers import TEST_PRESET, job_counts, snakemake
 
-from xling.evaluate.findings import (CLAIMS, FAILS, HOLDS, NOT_MEASURED, TABLES, Criteria, bert_layer, judge_claims,
-                                    read_tables)
+from xling.evaluate.findings import (CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, TABLES,
+                                     Criteria, bert_layer, criteria_from_config, judge_claims, read_tables)
+from xling.evaluate.findings.core import transfer_flags
 from xling.report.core import render_report
+from xling.report.word_retrieval import selection_config
 
 PAIRS = ("en-xa", "en-xb")
 SMALL, LARGE = 100, 500
 LONG, SHORT = 64, 8
+FAST = dict(resamples=200)  # enough resamples for intervals this far apart, and quick
 
 
-def verdicts(tables, **settings) -> dict[str, str]:
-    return judge_claims(tables, "en", **settings).set_index("id")["verdict"].to_dict()
+def outcomes(tables, **settings) -> dict[str, str]:
+    return judge_claims(tables, "en", **{**FAST, **settings}).set_index("id")["outcome"].to_dict()
 
 
 def finding(tables, claim, **settings) -> pd.Series:
-    return judge_claims(tables, "en", **settings).set_index("id").loc[claim]
+    return judge_claims(tables, "en", **{**FAST, **settings}).set_index("id").loc[claim]
 
 
-def retrieval(mrr: dict) -> pd.DataFrame:
-    """{(model, size, window, layer): (MRR of en-xa, MRR of en-xb)} -> word-retrieval rows."""
-    return pd.DataFrame([dict(model=m, size=s, window=w, layer=layer, pair=pair, mrr=value)
-                         for (m, s, w, layer), values in mrr.items() for pair, value in zip(PAIRS, values)])
+def hits(mean: float, n: int) -> np.ndarray:
+    """n per-item scores (0/1) whose mean is `mean` (rounded to 1/n)."""
+    k = round(mean * n)
+    return np.r_[np.ones(k), np.zeros(n - k)]
 
 
-# BERT: layer 1 is the best (mean 0.30 over the pairs); small data behind GloVe (0.40) and Word2Vec (0.35),
-# large data ahead of both; at large data the short window (best layer 0: 0.20) is behind the long one.
+def retrieval(mrr: dict, n: int = 1000, chance: float = 0.01, ranks: bool = True) -> dict:
+    """{(model, size, window, layer): (MRR of en-xa, MRR of en-xb)} -> the word-retrieval table and (ranks) its
+    per-query reciprocal ranks, n queries per pair."""
+    table = pd.DataFrame([dict(model=m, size=s, window=w, layer=layer, pair=pair, mrr=value, chance_mrr=chance,
+                               metric="cosine", dictionary_split="test")
+                          for (m, s, w, layer), values in mrr.items() for pair, value in zip(PAIRS, values)])
+    items = pd.DataFrame([dict(model=m, size=s, window=w, layer=layer, pair=pair, word=f"w{i}", reciprocal_rank=rr,
+                               metric="cosine", dictionary_split="test")
+                          for (m, s, w, layer), values in mrr.items() for pair, value in zip(PAIRS, values)
+                          for i, rr in enumerate(hits(value, n))])
+    return {"word_retrieval": table, **({"word_retrieval_ranks": items} if ranks else {})}
+
+
+# BERT: layer 1 is the best (mean 0.30 over the pairs); small data behind GloVe (0.40 [about +-0.03]) and
+# Word2Vec (0.40), large data ahead of both; at large data the short window (best layer 0: 0.20) is behind.
 GRID = {
     ("bert", SMALL, LONG, 0): (0.10, 0.10), ("bert", SMALL, LONG, 1): (0.20, 0.40),
     ("bert", SMALL, LONG, 2): (0.20, 0.20),
-    ("glove", SMALL, LONG, 0): (0.40, 0.40), ("word2vec", SMALL, LONG, 0): (0.30, 0.40),
+    ("glove", SMALL, LONG, 0): (0.40, 0.40), ("word2vec", SMALL, LONG, 0): (0.40, 0.40),
     ("bert", LARGE, LONG, 0): (0.20, 0.20), ("bert", LARGE, LONG, 1): (0.60, 0.80),
     ("glove", LARGE, LONG, 0): (0.50, 0.50), ("word2vec", LARGE, LONG, 0): (0.60, 0.40),
     ("bert", LARGE, SHORT, 0): (0.20, 0.20), ("bert", LARGE, SHORT, 1): (0.10, 0.10),
 }
+WHAT = ("liu2020_what.small-data.retrieval", "liu2020_what.large-data.retrieval", "liu2020_what.window.bert")
 
 
-def test_data_size_and_window_claims_hold_on_numbers_that_show_them():
-    found = verdicts({"word_retrieval": retrieval(GRID)})
-    assert found["liu2020_what.small-data.retrieval"] == HOLDS
-    assert found["liu2020_what.large-data.retrieval"] == HOLDS
-    assert found["liu2020_what.window.bert"] == HOLDS
-    row = finding({"word_retrieval": retrieval(GRID)}, "liu2020_what.small-data.retrieval")
-    assert "BERT 0.300 (layer 1) < GloVe 0.400, < Word2Vec 0.350" in row["evidence"]
+def test_data_size_and_window_claims_hold_when_the_intervals_lie_apart():
+    found = outcomes(retrieval(GRID), layer="best")
+    assert [found[c] for c in WHAT] == [HOLDS] * 3
+    row = finding(retrieval(GRID), "liu2020_what.small-data.retrieval", layer="best")
+    assert "BERT (layer 1) 0.300 [" in row["reason"] and "GloVe 0.400 [" in row["reason"]
     assert (row["corpus_size"], row["windows"], row["layers"], row["pairs"]) == ("100", "64", "bert 1", "en-xa, en-xb")
+    assert row["judged_on"] == "our models" and pd.isna(row["flags"])
 
 
-def test_data_size_and_window_claims_fail_when_the_numbers_turn():
+def test_data_size_and_window_claims_do_not_hold_when_the_numbers_turn():
     grid = {**GRID, ("word2vec", LARGE, LONG, 0): (0.80, 0.80),  # Word2Vec ahead of BERT (0.70) at large data
             ("bert", SMALL, LONG, 2): (0.50, 0.50),  # the best small BERT layer (0.50) beats both static models
             ("bert", LARGE, SHORT, 1): (0.90, 0.90)}  # the short window beats the long one
-    found = verdicts({"word_retrieval": retrieval(grid)})
-    assert found["liu2020_what.small-data.retrieval"] == FAILS
-    assert found["liu2020_what.large-data.retrieval"] == FAILS
-    assert found["liu2020_what.window.bert"] == FAILS
+    found = outcomes(retrieval(grid), layer="best")
+    assert [found[c] for c in WHAT] == [FAILS] * 3
 
 
-def test_a_fixed_layer_replaces_the_best_one():
-    """At layer 0 the large BERT (0.20) is behind GloVe and Word2Vec (0.50): the claim its best layer (1) passes
-    fails; a layer the BERT does not have is not measured."""
-    tables = {"word_retrieval": retrieval(GRID)}
-    assert verdicts(tables, layer=0)["liu2020_what.large-data.retrieval"] == FAILS
-    assert finding(tables, "liu2020_what.large-data.retrieval", layer=0)["layers"] == "bert 0"
-    assert finding(tables, "liu2020_what.large-data.retrieval", layer=5)["verdict"] == NOT_MEASURED
+def test_few_queries_leave_a_close_comparison_inconclusive_and_no_ranks_leave_no_interval():
+    grid = {**GRID, ("word2vec", LARGE, LONG, 0): (0.65, 0.65)}  # 0.70 against 0.65 on 40 queries per pair
+    assert outcomes(retrieval(grid, n=40), layer="best")["liu2020_what.large-data.retrieval"] == INCONCLUSIVE
+    row = finding(retrieval(GRID, ranks=False), "liu2020_what.small-data.retrieval", layer="best")
+    assert row["outcome"] == INCONCLUSIVE and row["reason"].startswith("no interval for GloVe, BERT (layer 1) yet")
+
+
+def test_models_scored_on_the_same_queries_are_compared_by_the_paired_interval():
+    """Window 64 hits the same 500 queries as window 8 and 20 more: the two intervals overlap (+-0.03), the
+    paired difference (0.020 [0.011, 0.029]) does not."""
+    grid = {**GRID, ("bert", LARGE, LONG, 1): (0.52, 0.52), ("bert", LARGE, SHORT, 1): (0.50, 0.50)}
+    row = finding(retrieval(grid), "liu2020_what.window.bert", shown_layer=1)
+    assert row["outcome"] == HOLDS and "paired difference +0.02 [" in row["reason"]
+    unpaired = retrieval(grid)
+    ranks = unpaired["word_retrieval_ranks"]
+    ranks.loc[ranks["window"] == SHORT, "word"] += "'"  # other words: no pairing, the intervals overlap
+    assert finding(unpaired, "liu2020_what.window.bert", shown_layer=1)["outcome"] == INCONCLUSIVE
+
+
+def test_bert_at_chance_makes_its_claims_not_measurable_never_holds():
+    """Chance MRR 0.31: the small BERT's 0.30 [0.28, 0.32] holds it (GloVe's 0.40 would otherwise win)."""
+    found = outcomes(retrieval(GRID, chance=0.31), layer="best")
+    assert found["liu2020_what.small-data.retrieval"] == NOT_MEASURABLE
+    row = finding(retrieval(GRID, chance=0.31), "liu2020_what.small-data.retrieval", layer="best")
+    assert "not above chance" in row["flags"] and "chance 0.310" in row["reason"]
+
+
+def test_the_layer_is_the_one_the_report_shows_unless_set():
+    """The report shows layer 0: there the large BERT (0.20) is behind GloVe and Word2Vec (0.50); a layer the
+    BERT does not have is not measured; without a shown layer, the last."""
+    tables = retrieval(GRID)
+    assert outcomes(tables, shown_layer=0)["liu2020_what.large-data.retrieval"] == FAILS
+    assert finding(tables, "liu2020_what.large-data.retrieval", shown_layer=0)["layers"] == "bert 0"
+    assert finding(tables, "liu2020_what.large-data.retrieval", layer=5)["outcome"] == NOT_MEASURED
+    assert finding(tables, "liu2020_what.small-data.retrieval")["layers"] == "bert 2"  # the last
+    assert finding(tables, "liu2020_what.small-data.retrieval", shown_layer=-2)["layers"] == "bert 1"
+    criteria = criteria_from_config({"layer": "report", "margin": 0.5}, {"resamples": 50, "seed": 3},
+                                    {"layer": 1, "metric": "cosine"})
+    assert (criteria.shown_layer, criteria.margin, criteria.resamples, criteria.seed) == (1, 0.5, 50, 3)
 
 
 def test_best_layer_is_the_highest_mean_over_pairs_and_a_tie_goes_to_the_lower_layer():
     by_layer = pd.DataFrame({"en-xa": [0.1, 0.5, 0.3], "en-xb": [0.2, 0.1, 0.3]}, index=[0, 1, 2])
     assert bert_layer(by_layer, "best") == 1  # means 0.15, 0.30, 0.30
     assert bert_layer(by_layer, 2) == 2
+    assert bert_layer(by_layer, "report") == 2 and bert_layer(by_layer, "report", -1) == 2
 
 
-def test_tolerance_makes_a_tie_that_fails_a_strict_claim_and_passes_a_non_strict_one():
-    criteria = Criteria(tolerance=0.05)
-    assert criteria.tie(1.0, 0.96) and not criteria.tie(1.0, 0.94)
-    assert not criteria.greater(1.0, 0.96) and criteria.greater(1.0, 0.94)
-    assert criteria.at_least(0.96, 1.0) and not criteria.at_least(0.94, 1.0)
-    # the large BERT (0.70) against Word2Vec at 0.68: ahead with no tolerance, a tie with 5%
-    tables = {"word_retrieval": retrieval({**GRID, ("word2vec", LARGE, LONG, 0): (0.68, 0.68)})}
-    assert verdicts(tables, tolerance=0.0)["liu2020_what.large-data.retrieval"] == HOLDS
-    assert verdicts(tables, tolerance=0.05)["liu2020_what.large-data.retrieval"] == FAILS
+def test_word2vec_window_claim_holds_where_a_larger_window_clearly_hurts_and_is_falsifiable():
+    sweep = {("word2vec", SMALL, 5, 0): (0.20, 0.20), ("word2vec", SMALL, 128, 0): (0.50, 0.50),
+             ("word2vec", SMALL, 256, 0): (0.30, 0.30), ("word2vec", LARGE, 5, 0): (0.1, 0.1)}
+    row = finding(retrieval(sweep), "liu2020_what.window.word2vec")
+    assert row["outcome"] == HOLDS and "holds in 2 of 2 pairs" in row["reason"] and row["windows"] == "5, 128, 256"
+    sweep[("word2vec", SMALL, 256, 0)] = (0.80, 0.80)  # every step up clearly helps: the claim does not hold
+    assert finding(retrieval(sweep), "liu2020_what.window.word2vec")["outcome"] == FAILS
+    sweep[("word2vec", SMALL, 256, 0)] = (0.50, 0.50)  # a tie at the last step: not resolved either way
+    assert finding(retrieval(sweep), "liu2020_what.window.word2vec")["outcome"] == INCONCLUSIVE
 
 
-def test_word2vec_window_sweep_counts_the_pairs_where_a_larger_window_does_not_help():
-    sweep = {("word2vec", SMALL, 5, 0): (0.20, 0.20), ("word2vec", SMALL, 128, 0): (0.30, 0.30),
-             ("word2vec", SMALL, 256, 0): (0.25, 0.40), ("word2vec", LARGE, 5, 0): (0.1, 0.1)}
-    row = finding({"word_retrieval": retrieval(sweep)}, "liu2020_what.window.word2vec")
-    assert row["verdict"] == FAILS  # en-xa drops at 256, en-xb rises at each step: 1 of 2 is not most
-    assert "did not help on 1 of 2 pairs (en-xa)" in row["evidence"] and row["windows"] == "5, 128, 256"
-    sweep[("word2vec", SMALL, 256, 0)] = (0.25, 0.30)  # en-xb ties at 256: a larger window did not help
-    assert finding({"word_retrieval": retrieval(sweep)}, "liu2020_what.window.word2vec")["verdict"] == HOLDS
+def translation(rates: dict, distinct: int = 5, model: str = "bert", size: int = LARGE) -> pd.DataFrame:
+    """{alpha: convert rate} for one layer of a BERT, both directions alike."""
+    return pd.DataFrame([dict(model=model, size=size, window=LONG, layer=2, pair=pair, direction=d, alpha=a,
+                              convert_rate=rate, distinct_predictions=distinct) for a, rate in rates.items()
+                         for pair in PAIRS for d in ("en->xx", "xx->en")])
 
 
-def test_open_class_claim_reads_the_pos_table_at_the_bert_layer_of_word_retrieval():
-    pos = pd.DataFrame([dict(model="bert", size=LARGE, window=LONG, layer=layer, pair=pair, pos=cls, mrr=mrr)
-                        for layer, values in ((1, {"open": 0.6, "closed": 0.4}), (0, {"open": 0.1, "closed": 0.5}))
-                        for cls, mrr in values.items() for pair in PAIRS])
-    tables = {"word_retrieval": retrieval(GRID), "word_retrieval_pos": pos}
-    assert verdicts(tables)["liu2020_what.pos.open-closed"] == HOLDS  # the best layer is 1
-    assert verdicts(tables, layer=0)["liu2020_what.pos.open-closed"] == FAILS
-
-
-def translation(rates: dict) -> pd.DataFrame:
-    """{alpha: convert rate} for one layer of the large long-window BERT, both directions alike."""
-    return pd.DataFrame([dict(model="bert", size=LARGE, window=LONG, layer=2, pair=pair, direction=d, alpha=a,
-                              convert_rate=rate) for a, rate in rates.items() for pair in PAIRS
-                         for d in ("en->xx", "xx->en")])
-
-
-def test_convert_rate_claims():
+def test_convert_rate_claims_without_items_are_inconclusive_and_one_repeated_token_not_measurable():
     rising = {"token_translation": translation({-1: 0.0, 0: 0.05, 1: 0.4, 3: 0.9})}
-    assert verdicts(rising)["liu2020_short.translation.alpha"] == HOLDS
-    assert verdicts(rising)["liu2020_short.translation.negative-alpha"] == HOLDS
-    falling = {"token_translation": translation({-1: 0.3, 0: 0.05, 1: 0.9, 3: 0.4})}
-    assert verdicts(falling)["liu2020_short.translation.alpha"] == FAILS
-    assert verdicts(falling)["liu2020_short.translation.negative-alpha"] == FAILS
     row = finding(rising, "liu2020_short.translation.alpha")
+    assert row["outcome"] == INCONCLUSIVE and "no interval for" in row["reason"]
     assert row["alphas"] == "0, 1, 3" and row["layers"] == "2" and row["models"] == "bert"
+    assert row["judged_on"] == "our BERT (no Hugging Face checkpoint in this run): 500-w64"
+    repeated = {"token_translation": translation({-1: 0.0, 0: 0.05, 1: 0.4, 3: 0.9}, distinct=1)}
+    assert outcomes(repeated)["liu2020_short.translation.alpha"] == NOT_MEASURABLE
+    assert "one token repeated" in finding(repeated, "liu2020_short.translation.alpha")["flags"]
     no_zero = {"token_translation": translation({-1: 0.0, 1: 0.4, 3: 0.9})}
-    assert verdicts(no_zero)["liu2020_short.translation.negative-alpha"] == NOT_MEASURED
+    assert outcomes(no_zero)["liu2020_short.translation.negative-alpha"] == NOT_MEASURED
 
 
-def test_sentence_retrieval_compares_mds_and_zero_mean_at_the_report_layer_only():
-    def tatoeba(at_report_layer, elsewhere):
-        return pd.DataFrame([dict(model="bert", size=LARGE, window=LONG, layer=layer, report_layer=2, lang=lang,
-                                  direction="xx->en", variant=v, accuracy=acc, mds_alpha=1.0)
-                             for layer, accs in ((2, at_report_layer), (1, elsewhere))
-                             for v, acc in zip(("mds", "zero_mean"), accs) for lang in ("xa", "xb")])
-    assert verdicts({"tatoeba": tatoeba((0.5, 0.4), (0.1, 0.9))})["liu2020_short.tatoeba.mds"] == HOLDS
-    assert verdicts({"tatoeba": tatoeba((0.4, 0.5), (0.9, 0.1))})["liu2020_short.tatoeba.mds"] == FAILS
-    assert verdicts({"tatoeba": tatoeba((0.495, 0.5), (0.9, 0.1))})["liu2020_short.tatoeba.mds"] == HOLDS  # a tie
+def test_the_mbert_claims_are_judged_on_the_hugging_face_checkpoint_when_the_run_has_one():
+    both = pd.concat([translation({0: 0.05, 1: 0.4}, distinct=1),
+                      translation({0: 0.05, 1: 0.4}, model="bert-base-multilingual-cased", size=0)])
+    row = finding({"token_translation": both}, "liu2020_short.translation.alpha")
+    assert row["judged_on"] == "bert-base-multilingual-cased" and row["outcome"] == INCONCLUSIVE  # ours: flagged
 
 
-def transfer_rows(task, model, size, window, freeze, transform, value, langs=("en", "xa", "xb")):
-    metric = {"xnli": "accuracy", "pos": "upos", "parsing": "las"}[task]
+def sentence_retrieval(task: str, values, **extra) -> pd.DataFrame:
+    metric = {"tatoeba": "accuracy", "bucc": "f1"}[task]
+    return pd.DataFrame([dict(model="bert", size=LARGE, window=LONG, layer=2, report_layer=2, lang=lang,
+                              direction="xx->en", variant=v, mds_alpha=1.0, **{metric: value}, **extra)
+                         for v, value in zip(("mds", "zero_mean"), values) for lang in ("xa", "xb")])
+
+
+def test_sentence_retrieval_nothing_mined_is_not_measurable_and_no_items_inconclusive():
+    assert outcomes({"tatoeba": sentence_retrieval("tatoeba", (0.5, 0.4))})["liu2020_short.tatoeba.mds"] == \
+        INCONCLUSIVE
+    bucc = {"bucc": sentence_retrieval("bucc", (0.0, 0.0), n_extracted=0)}
+    row = finding(bucc, "liu2020_short.bucc.mds")
+    assert row["outcome"] == NOT_MEASURABLE and "nothing mined" in row["flags"]
+
+
+def transfer_rows(task, model, size, window, freeze, transform, value, langs=("en", "xa", "xb"), seed=1,
+                  n=500, dev=None):
+    metric = {"xnli": "accuracy", "pos": "upos", "parsing": "las", "ner": "f1"}[task]
     return [dict(model=model, size=size, window=window, task=task, lang=lang, split=split, freeze=freeze,
-                 train_transform="none", transform=transform, selected=True, metric=metric,
-                 value=value + (10 if split == "dev" or lang == "en" else 0))  # pivot and dev rows are not read
+                 train_transform="none", transform=transform, selected=True, metric=metric, seed=seed, n=n,
+                 value=(dev if dev is not None else value + 10) if split == "dev" or lang == "en" else value)
             for lang in langs for split in ("dev", "test")]
 
 
-def test_transfer_claims_read_zero_shot_test_scores():
+def xnli_grid(bert_small=40.0, bert_large=60.0, seeds=(1,), spread=0.0):
     rows = []
-    for size, bert in ((SMALL, 40.0), (LARGE, 60.0)):
-        rows += transfer_rows("xnli", "bert", size, LONG, 0, "none", bert)
-        rows += transfer_rows("xnli", "glove", size, LONG, -1, "none", 50.0)
-        rows += transfer_rows("xnli", "word2vec", size, LONG, -1, "none", 45.0)
-    rows += transfer_rows("xnli", "bert", LARGE, LONG, 0, "mds", 62.0)
-    rows += transfer_rows("pos", "bert", LARGE, LONG, 0, "none", 50.0) + transfer_rows("pos", "bert", LARGE, LONG, 0,
-                                                                                       "mds", 49.0)
-    found = verdicts({"transfer": pd.DataFrame(rows)})
-    assert found["liu2020_what.small-data.xnli"] == HOLDS  # 40 is not better than 50 and 45
-    assert found["liu2020_what.large-data.xnli"] == HOLDS  # 60 beats 50 and 45
-    assert found["liu2020_full.xnli.mds"] == HOLDS  # 62 against 60
-    assert found["liu2020_short.pos.mds"] == FAILS  # 49 against 50
-    assert found["liu2020_short.parsing.mds"] == NOT_MEASURED
-    row = finding({"transfer": pd.DataFrame(rows)}, "liu2020_full.xnli.mds")
-    assert "MDS 62.0 > none 60.0" in row["evidence"] and row["pairs"] == "en-xa, en-xb"
+    for i, seed in enumerate(seeds):
+        for size, bert in ((SMALL, bert_small), (LARGE, bert_large)):
+            rows += transfer_rows("xnli", "bert", size, LONG, 0, "none", bert + i * spread, seed=seed)
+            rows += transfer_rows("xnli", "glove", size, LONG, -1, "none", 50.0 + i * spread, seed=seed)
+            rows += transfer_rows("xnli", "word2vec", size, LONG, -1, "none", 45.0 + i * spread, seed=seed)
+    return pd.DataFrame(rows)
 
 
+def test_xnli_against_static_models_needs_several_seeds_for_an_interval():
+    one = outcomes({"transfer": xnli_grid()})
+    assert one["liu2020_what.small-data.xnli"] == INCONCLUSIVE == one["liu2020_what.large-data.xnli"]
+    three = outcomes({"transfer": xnli_grid(seeds=(1, 2, 3), spread=0.5)})
+    assert three["liu2020_what.small-data.xnli"] == HOLDS  # 40 is not better than 50 and 45
+    assert three["liu2020_what.large-data.xnli"] == HOLDS  # 60 beats 50 and 45
+    turned = outcomes({"transfer": xnli_grid(bert_large=46.0, bert_small=55.0, seeds=(1, 2, 3), spread=0.5)})
+    assert turned["liu2020_what.large-data.xnli"] == FAILS == turned["liu2020_what.small-data.xnli"]
+    row = finding({"transfer": xnli_grid(seeds=(1, 2, 3), spread=0.5)}, "liu2020_what.large-data.xnli")
+    assert "BERT (over 3 seeds) 60.500 [" in row["reason"]
+
+
+def test_xnli_at_one_class_share_and_a_fine_tuning_that_did_not_learn_are_flagged():
+    rows = pd.DataFrame(transfer_rows("xnli", "bert", LARGE, LONG, 0, "none", 33.4)  # 167 of 500
+                        + transfer_rows("ner", "bert", LARGE, LONG, 0, "none", 0.0)
+                        + transfer_rows("pos", "bert", LARGE, LONG, 0, "none", 50.0, dev=30.0)
+                        + transfer_rows("xnli", "glove", LARGE, LONG, -1, "none", 50.0, dev=33.0))
+    flags = transfer_flags(rows, "en")
+    xnli = flags[(rows["task"] == "xnli") & (rows["model"] == "bert") & (rows["lang"] == "xa")]
+    assert xnli.str.contains(r"one class's share \(167/500\)").all()
+    assert flags[(rows["task"] == "ner") & (rows["lang"] == "xa")].str.contains("F1 0").all()
+    assert flags[rows["task"] == "pos"].isna().all()  # POS has no chance level in the table: not flagged
+    glove = flags[rows["model"] == "glove"]
+    assert glove.str.contains("the fine-tuning did not learn en").all()  # en dev 33.0 at chance: every row
+
+
+def test_mds_transfer_is_judged_at_the_papers_freeze_depth_only():
+    rows = []
+    for depth, (none, mds) in ((0, (60.0, 58.0)), (6, (60.0, 64.0))):
+        for seed, shift in ((1, 0.0), (2, 0.4), (3, -0.4)):
+            rows += transfer_rows("xnli", "bert", LARGE, LONG, depth, "none", none + shift, seed=seed)
+            rows += transfer_rows("xnli", "bert", LARGE, LONG, depth, "mds", mds + shift, seed=seed)
+    tables = {"transfer": pd.DataFrame(rows)}
+    assert outcomes(tables)["liu2020_full.xnli.mds"] == FAILS  # the smallest depth: 58 < 60
+    row = finding(tables, "liu2020_full.xnli.mds", mds_freeze=6)
+    assert row["outcome"] == HOLDS and row["layers"] == "frozen up to 6" and row["pairs"] == "en-xa, en-xb"
+    assert finding(tables, "liu2020_full.xnli.mds", mds_freeze=3)["outcome"] == NOT_MEASURED
+    assert outcomes(tables)["liu2020_short.parsing.mds"] == NOT_MEASURED
+
+
+# ---------------------------------------------------------------------------------------------- Cao et al.
+BASE, ALIGNED = "bert/500-w64", "aligned/400/bert/500-w64"
+
+
+def cao_transfer(aligned: dict, base: dict, seeds=(1, 2, 3)) -> pd.DataFrame:
+    """XNLI test rows of the base and the aligned BERT ({lang: accuracy}); the seeds spread by +-0.2."""
+    rows = []
+    for lm, by_lang in ((BASE, base), (ALIGNED, aligned)):
+        for lang, value in by_lang.items():
+            for i, seed in enumerate(seeds):
+                rows.append(dict(model="bert", size=LARGE, window=LONG, lm=lm, task="xnli", lang=lang, split="test",
+                                 freeze=0, train_transform="none", transform="none", selected=True,
+                                 metric="accuracy", value=value + 0.2 * (i - 1), seed=seed, n=500))
+    return pd.DataFrame(rows)
+
+
+def cao_retrieval_tables(accuracy: dict, n: int = 400) -> dict:
+    """{lm: (method, accuracy)} -> contextual retrieval rows of languages xa, xb and their per-query hits (n per
+    language and direction)."""
+    rows, queries = [], []
+    for lm, (method, value) in accuracy.items():
+        for lang in ("xa", "xb"):
+            setting = dict(lm=lm, lang=lang, contextual=True, method=method, parallel_sentences=400 if
+                           method.startswith("rotation") else 0, layer=0 if lm.startswith("fasttext") else 4)
+            rows.append(dict(setting, accuracy=value, exclude_seen=True, exclude_exact=False))
+            for direction in ("src-tgt", "tgt-src"):
+                queries += [dict(setting, direction=direction, sentence=i, position=0, hit=h, seen=False,
+                                 exact=False) for i, h in enumerate(hits(value, n))]
+    return {"contextual_retrieval": pd.DataFrame(rows), "contextual_retrieval_queries": pd.DataFrame(queries)}
+
+
+def test_cao_xnli_is_judged_over_the_aligned_languages_only():
+    """xc was never aligned (no word retrieval of the aligned model in it): its loss does not count."""
+    xnli = cao_transfer({"xa": 62.0, "xb": 60.0, "xc": 40.0}, {"xa": 55.0, "xb": 54.0, "xc": 50.0})
+    aligned_langs = cao_retrieval_tables({ALIGNED: ("none", 0.5)})["contextual_retrieval"]
+    row = finding({"transfer": xnli, "contextual_retrieval": aligned_langs}, "cao2020.xnli")
+    assert row["outcome"] == HOLDS and row["pairs"] == "en-xa, en-xb"
+    assert finding({"transfer": xnli}, "cao2020.xnli")["outcome"] == FAILS  # every XNLI language without it
+    one_seed = cao_transfer({"xa": 62.0, "xb": 60.0}, {"xa": 55.0, "xb": 54.0}, seeds=(1,))
+    assert finding({"transfer": one_seed, "contextual_retrieval": aligned_langs}, "cao2020.xnli")["outcome"] == \
+        INCONCLUSIVE
+    at_chance = cao_transfer({"xa": 62.0, "xb": 60.0}, {"xa": 33.4, "xb": 54.0})
+    assert finding({"transfer": at_chance, "contextual_retrieval": aligned_langs}, "cao2020.xnli")["outcome"] == \
+        NOT_MEASURABLE
+
+
+def test_cao_contextual_retrieval_reads_its_intervals_from_the_queries():
+    order = {ALIGNED: ("none", 0.6), "fasttext/500": ("rotation-word", 0.4), BASE: ("rotation-word", 0.2)}
+    row = finding(cao_retrieval_tables(order), "cao2020.retrieval.contextual")
+    assert row["outcome"] == HOLDS and "fine-tuned 0.600 [" in row["reason"]
+    turned = {**order, BASE: ("rotation-word", 0.5)}
+    assert finding(cao_retrieval_tables(turned), "cao2020.retrieval.contextual")["outcome"] == FAILS
+    close = {**order, BASE: ("rotation-word", 0.38)}
+    assert finding(cao_retrieval_tables(close, n=50), "cao2020.retrieval.contextual")["outcome"] == INCONCLUSIVE
+    tables = cao_retrieval_tables(order)
+    del tables["contextual_retrieval_queries"]
+    assert finding(tables, "cao2020.retrieval.contextual")["outcome"] == INCONCLUSIVE
+
+
+def test_cao_matches_is_an_equivalence_within_the_margin():
+    """Fine-tuned BERT "matches" fastText: each at least the other within findings.margin."""
+    same = {ALIGNED: ("none", 0.5), "fasttext/500": ("rotation-word", 0.5), BASE: ("rotation-word", 0.2)}
+    tables = cao_retrieval_tables(same)
+    for part in tables.values():
+        part["contextual"] = False
+    assert finding(tables, "cao2020.retrieval.non-contextual")["outcome"] == INCONCLUSIVE  # margin 0: no tie
+    assert finding(tables, "cao2020.retrieval.non-contextual", margin=0.1)["outcome"] == HOLDS
+    apart = cao_retrieval_tables({**same, "fasttext/500": ("rotation-word", 0.8)})
+    for part in apart.values():
+        part["contextual"] = False
+    assert finding(apart, "cao2020.retrieval.non-contextual", margin=0.1)["outcome"] == FAILS
+
+
+def test_cao_rotations_at_one_class_share_are_not_measurable():
+    rows = cao_transfer({"xa": 62.0, "xb": 60.0}, {"xa": 55.0, "xb": 54.0})
+    rotated = rows[rows["lm"] == BASE].assign(value=33.4, transform="rotation-word",
+                                              shift_settings='{"rotation": {"sentences": 400}}')
+    sentence = rotated.assign(transform="rotation-sentence", value=45.0)
+    aligned = rows.assign(shift_settings="{}")
+    tables = {"transfer": pd.concat([aligned, rotated, sentence], ignore_index=True)}
+    row = finding(tables, "cao2020.xnli.rotations")
+    assert row["outcome"] == NOT_MEASURABLE and "one class's share (167/500)" in row["flags"]
+
+
+def test_cao_frequency_bins_are_averaged_over_one_common_language_set():
+    """Bin 2 of the base has only xa (few queries in xb); xb is left out of every bin, and bins under 30
+    queries are dropped."""
+    rows = []
+    for lm, accuracies in ((BASE, {"xa": (0.8, 0.6, 0.4), "xb": (0.2, 0.1, None)}),
+                           (ALIGNED, {"xa": (0.8, 0.8, 0.7), "xb": (0.5, 0.5, 0.5)})):
+        for lang, values in accuracies.items():
+            for b, value in enumerate(values):
+                if value is not None:
+                    rows.append(dict(lm=lm, lang=lang, method="none", parallel_sentences=0, layer=4, rank_bin=b,
+                                     rank_difference=("0-9", "10-99", "100+")[b], accuracy=value, n_queries=40))
+    rows.append({**rows[0], "rank_bin": 3, "rank_difference": "1000+", "n_queries": 5})
+    row = finding({"contextual_retrieval_frequency": pd.DataFrame(rows)}, "cao2020.frequency")
+    assert row["pairs"] == "en-xa" and "bin 100+" in row["reason"] and "1000+" not in row["reason"]
+    assert row["outcome"] == INCONCLUSIVE  # no per-query items of the bins yet
+
+
+# ---------------------------------------------------------------------------------------------- the run
 def test_what_the_run_lacks_is_not_measured_never_an_error():
     empty = judge_claims({}, "en")
     assert list(empty["id"]) == [c.id for c in CLAIMS]
-    assert set(empty["verdict"]) == {NOT_MEASURED}
-    assert finding({"word_retrieval": retrieval(GRID)}, "liu2020_what.pos.open-closed")["evidence"] == \
+    assert set(empty["outcome"]) == {NOT_MEASURED}
+    assert finding(retrieval(GRID), "liu2020_what.pos.open-closed")["reason"] == \
         "no word_retrieval_pos table in this run"
-    assert empty.set_index("id").loc["conneau2020.sharing", "evidence"] == "no ablation table in this run"
+    assert empty.set_index("id").loc["conneau2020.sharing", "reason"] == "no ablation table in this run"
     one_size = retrieval({k: v for k, v in GRID.items() if k[1] == LARGE})
-    row = finding({"word_retrieval": one_size}, "liu2020_what.large-data.retrieval")
-    assert row["verdict"] == NOT_MEASURED and "one corpus size" in row["evidence"]
+    row = finding(one_size, "liu2020_what.large-data.retrieval")
+    assert row["outcome"] == NOT_MEASURED and "one corpus size" in row["reason"]
     no_glove = retrieval({k: v for k, v in GRID.items() if k[0] != "glove"})
-    assert "no GloVe at size 100, window 64" in finding({"word_retrieval": no_glove},
-                                                         "liu2020_what.small-data.retrieval")["evidence"]
+    assert "no GloVe at size 100, window 64" in finding(no_glove, "liu2020_what.small-data.retrieval")["reason"]
 
 
 def test_a_table_without_a_column_it_needs_names_the_file(tmp_path):
     path = tmp_path / "word_retrieval.parquet"
-    retrieval(GRID).drop(columns="mrr").to_parquet(path)
+    retrieval(GRID)["word_retrieval"].drop(columns="mrr").to_parquet(path)
     with pytest.raises(ValueError, match=r"word_retrieval.parquet: word_retrieval table without column\(s\) mrr"):
         read_tables({"word_retrieval": path})
+    ranks = retrieval(GRID)["word_retrieval_ranks"]
+    for i, part in enumerate((ranks[ranks["size"] == SMALL], ranks[ranks["size"] == LARGE])):
+        part.to_parquet(tmp_path / f"{i}.ranks.parquet")
+    read = read_tables({"word_retrieval_ranks": [tmp_path / "0.ranks.parquet", tmp_path / "1.ranks.parquet"]})
+    assert len(read["word_retrieval_ranks"]) == len(ranks)
 
 
-def test_report_shows_each_claim_with_its_verdict_and_numbers(tmp_path):
-    table = judge_claims({"word_retrieval": retrieval(GRID)}, "en")
-    wr = retrieval(GRID).assign(chance_mrr=0.01, metric="cosine", dictionary_split="test")
-    render_report({"word_retrieval": wr, "findings": table}, {"run": "unit"}, tmp_path / "r.html", tmp_path / "fig")
+def test_the_intervals_are_seeded_and_recorded():
+    first, again = (judge_claims(retrieval(GRID, n=60), "en", resamples=100, seed=5) for _ in range(2))
+    pd.testing.assert_frame_equal(first, again)
+    other = judge_claims(retrieval(GRID, n=60), "en", resamples=100, seed=6)
+    assert not first["reason"].equals(other["reason"])
+    assert (first["ci_seed"].iloc[0], first["ci_resamples"].iloc[0], first["ci_level"].iloc[0]) == (5, 100, 0.95)
+
+
+def test_report_shows_each_claim_with_its_outcome_and_numbers(tmp_path):
+    """The findings lead the report, the settings close it, and no file is named by its absolute path."""
+    tables = retrieval(GRID)
+    table = judge_claims(tables, "en", layer="best", **FAST)
+    (tmp_path / "results/unit/eval").mkdir(parents=True)
+    paths = {key: tmp_path / f"results/unit/eval/{key}.parquet" for key in ("word_retrieval", "findings")}
+    tables["word_retrieval"].to_parquet(paths["word_retrieval"])
+    table.to_parquet(paths["findings"])
+    render_report(paths, {"run": "unit"}, tmp_path / "r.html", tmp_path / "fig",
+                  paper_results=tmp_path / "absent.yaml")
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert str(tmp_path) not in html and "results/unit/eval/findings.parquet" in html
     section = html.split('id="findings"', 1)[1]
-    assert f"Of {len(CLAIMS)} claims: 3 holds, 0 does not hold, {len(CLAIMS) - 3} not measured." in section
-    assert "BERT 0.300 (layer 1) &lt; GloVe 0.400, &lt; Word2Vec 0.350" in section
+    assert f"Of {len(CLAIMS)} claims: 3 hold, 0 do not hold, 0 inconclusive, 0 not measurable, " \
+           f"{len(CLAIMS) - 3} not measured" in html
+    assert "BERT (layer 1) 0.300 [" in section
+    assert html.index("<section id=\"findings\">") < html.index("<section id=\"settings\">")
 
 
 @pytest.mark.workflow
@@ -210,15 +406,19 @@ def test_findings_rule_judges_the_run_tables_and_follows_a_changed_table(test_ru
     results = run / f"results/{yaml.safe_load(TEST_PRESET.read_text())['run']}/eval"
     claim = "liu2020_what.large-data.retrieval"
     before = pd.read_parquet(results / "findings.parquet").set_index("id")
-    tables = read_tables({key: results / f"{key}.parquet" for key in TABLES if (results / f"{key}.parquet").exists()})
-    pd.testing.assert_frame_equal(before.reset_index(), judge_claims(tables, "en"))
+    paths = {key: results / f"{key}.parquet" for key in TABLES if (results / f"{key}.parquet").exists()}
+    paths["word_retrieval_ranks"] = sorted((results / "retrieval").glob("*/*.ranks.parquet"))
+    paths["contextual_retrieval_queries"] = sorted((results / "contextual_retrieval").rglob("*.queries.parquet"))
+    config = {**yaml.safe_load((run / "config.yaml").read_text()), **yaml.safe_load(TEST_PRESET.read_text())}
+    criteria = criteria_from_config(config.get("findings") or {}, config.get("bootstrap"), selection_config(config))
+    pd.testing.assert_frame_equal(before.reset_index(), judge_claims(read_tables(paths), "en", criteria))
     table = pd.read_parquet(results / "word_retrieval.parquet")
     large_bert = (table["model"] == "bert") & (table["size"] == table["size"].max())
-    flipped = FAILS if before.loc[claim, "verdict"] == HOLDS else HOLDS
+    flipped = FAILS if before.loc[claim, "outcome"] == HOLDS else HOLDS
     table.loc[large_bert, "mrr"] = 0.0 if flipped == FAILS else 1.0
     table.to_parquet(results / "word_retrieval.parquet", index=False)
     done = snakemake(str(results.relative_to(run) / "findings.parquet"), "--configfile", str(TEST_PRESET),
                      "--cores", "1", cwd=run, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert job_counts(done.stdout + done.stderr) == {"findings": 1}
-    assert pd.read_parquet(results / "findings.parquet").set_index("id").loc[claim, "verdict"] == flipped
+    assert pd.read_parquet(results / "findings.parquet").set_index("id").loc[claim, "outcome"] == flipped

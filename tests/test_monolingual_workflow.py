@@ -54,4 +54,4 @@ def test_report_and_findings(test_run):
     findings = pd.read_parquet(results / "eval/findings.parquet").set_index("id")
     for claim in ("conneau2020.mono.words", "conneau2020.mono.sentences", "conneau2020.cka.random",
                   "conneau2020.cka.shared"):
-        assert findings.loc[claim, "verdict"] != "not measured", claim
+        assert findings.loc[claim, "outcome"] != "not measured", claim

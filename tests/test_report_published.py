@@ -235,6 +235,12 @@ def test_our_bert_is_flagged_where_the_run_has_no_mbert(tmp_path):
     header, rows, _ = published_table(html, "Liu, Hsu, Chuang, Li & Lee (2020), arXiv:2010.10041, Table 2")
     assert " ".join(header).endswith("BERT 4k w128 paper: Google's mBERT")
     (original,) = [r for r in rows if r[:2] == ["de", "original"]]
+    assert original[3] == "60.0 for reference · ≠ layer 2 (paper 8)"  # not the paper's model, data not known real
+    # the same data as the paper's (recorded as a real source): the difference means something
+    real = render(tmp_path, {"word_retrieval": word_retrieval(), "tatoeba": tatoeba(with_mbert=False).assign(
+        source="wikipedia")}, config)
+    _, rows, _ = published_table(real, "Liu, Hsu, Chuang, Li & Lee (2020), arXiv:2010.10041, Table 2")
+    (original,) = [r for r in rows if r[:2] == ["de", "original"]]
     assert original[3] == "60.0 Δ -15.4 · ≠ layer 2 (paper 8)"  # our report layer, the paper's direction
 
 

@@ -103,8 +103,10 @@ def test_presentation_setting_reruns_only_the_report(test_run, tmp_path, change)
 
 
 def test_findings_settings_rerun_only_the_findings_and_the_report(test_run, tmp_path):
-    """findings.* change verdicts, not the tables they are judged on (both keys in one dry run: one param)."""
-    assert plan(test_run, tmp_path, {"findings": {"tolerance": 0.1, "layer": 1}}) == FINDINGS
+    """findings.* and bootstrap.* change outcomes, not the tables they are judged on (two keys in one dry run: one
+    param)."""
+    assert plan(test_run, tmp_path, {"findings": {"margin": 0.1, "layer": 1}}) == FINDINGS
+    assert plan(test_run, tmp_path, {"bootstrap": {"resamples": 200, "seed": 1}}) == FINDINGS
 
 
 @pytest.mark.parametrize("change", [

@@ -148,7 +148,8 @@ def _combine(verdicts: Sequence[Verdict], labels: Sequence[str] | None, order: t
     if not verdicts:
         return Verdict(NOT_MEASURABLE, "nothing to compare")
     labels = labels or [""] * len(verdicts)
-    reasons = "; ".join(f"{label}: {v.reason}" if label else v.reason for label, v in zip(labels, verdicts))
+    reasons = "; ".join(dict.fromkeys(f"{label}: {v.reason}" if label else v.reason  # a shared reason once
+                                      for label, v in zip(labels, verdicts)))
     for outcome in order:
         if any(v.outcome == outcome for v in verdicts):
             return Verdict(outcome, reasons)

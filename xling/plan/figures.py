@@ -125,3 +125,15 @@ def monolingual_sentences(config: Mapping) -> list[dict]:
 
 def cka(config: Mapping) -> list[dict]:
     return [_figure("cka_layers", "cka_layers", "Monolingual BERTs", "CKA by layer")]
+
+
+def selection_config(config: Mapping) -> dict:
+    """report.{metric, dictionary_split, layer, select}, falling back on retrieval.{metric,
+    dictionary_split, report_layer}; None means the default (cosine / test / the last BERT layer)."""
+    report_cfg, retrieval = config.get("report") or {}, config.get("retrieval") or {}
+
+    def pick(key, fallback):
+        value = report_cfg[key] if report_cfg.get(key) is not None else retrieval.get(fallback)
+        return (value[0] if value else None) if isinstance(value, (list, tuple)) else value  # first = main
+    return {"metric": pick("metric", "metric"), "dictionary_split": pick("dictionary_split", "dictionary_split"),
+            "layer": pick("layer", "report_layer"), "select": report_cfg.get("select") or {}}

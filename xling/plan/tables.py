@@ -43,7 +43,7 @@ class Table:
     """A result table. `parts(plan)`: the Parquet files the gather rule concatenates (None: a rule of its own
     writes it, and `made(plan)` says whether the run has it); `marks(plan)`: {column: parts} of the gather's
     boolean columns; `columns`: what the findings require of it (given: they read it); `report`: whether the report
-    reads it; `files(plan)`: for a table the report loads from other files (training logs), those files;
+    reads it; `files(plan)`: for a table read from other files (training logs, per-query scores), those files;
     `loaded_as`: the name the report's sections know it by, when not its own."""
 
     name: str
@@ -150,6 +150,9 @@ REGISTRY: tuple[Table, ...] = (  # in the report's order of sections, so the fig
           columns=(*_LM, "layer", "pair", "mrr"),
           figures=(Figures("word_retrieval", fig.word_retrieval), Figures("window_sweep", fig.window_sweep))),
     Table("findings", made=lambda plan: True),
+    Table("word_retrieval_ranks", files=lambda plan: [part.removesuffix(".parquet") + ".ranks.parquet"
+                                                      for part in word_retrieval_parts(plan)], report=False,
+          columns=(*_LM, "layer", "pair", "word", "reciprocal_rank")),  # per query: the findings' intervals
     Table("word_retrieval_pos", made=lambda plan: bool(plan.pos_splits),
           columns=(*_LM, "layer", "pair", "pos", "mrr")),
     Table("bert_training_logs", files=_bert_models, loaded_as="bert_training",
@@ -173,6 +176,11 @@ REGISTRY: tuple[Table, ...] = (  # in the report's order of sections, so the fig
           if plan.align_pair_langs() else [],
           columns=("lm", "lang", "contextual", "method", "accuracy"),
           figures=(Figures("alignment_xnli_retrieval", fig.alignment_xnli_retrieval, needs=("transfer",)),)),
+    Table("contextual_retrieval_queries", report=False,  # per query: the findings' intervals
+          files=lambda plan: [_eval(plan, f"contextual_retrieval/{lm}").removesuffix(".parquet") + ".queries.parquet"
+                              for lm in plan.contextual_retrieval_lms()] if plan.align_pair_langs() else [],
+          columns=("lm", "lang", "contextual", "method", "parallel_sentences", "direction", "sentence", "position",
+                   "hit")),
     Table("contextual_retrieval_pos", made=lambda plan: _aligned(plan) and bool(plan.pos_splits),
           columns=("lm", "lang", "method", "parallel_sentences", "group", "pos", "accuracy")),
     Table("contextual_retrieval_frequency", made=_aligned,

@@ -95,10 +95,11 @@ def group(blocks: list[Block]) -> Block:
 
 
 def table_block(title: str, columns: list, rows: list[list], note: str = "", collapsed: bool = False,
-                numeric: Iterable[int] = (), wrap: Iterable[int] = ()) -> Block:
-    """numeric: column indices right-aligned; wrap: columns of prose allowed to wrap (others stay on one line)."""
+                numeric: Iterable[int] = (), wrap: Iterable[int] = (), full: bool = False) -> Block:
+    """numeric: column indices right-aligned; wrap: columns of prose allowed to wrap (others stay on one line);
+    full: every row on the page (no scroll box), for the tables a reader must see whole (the findings)."""
     return {"kind": "table", "title": title, "columns": columns, "rows": rows, "note": note,
-            "collapsed": collapsed, "numeric": set(numeric), "wrap": set(wrap)}
+            "collapsed": collapsed, "numeric": set(numeric), "wrap": set(wrap), "full": full}
 
 
 def empty_block(title: str, message: str) -> Block:

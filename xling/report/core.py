@@ -139,7 +139,7 @@ class ReportContext:
 
     def published_blocks(self, table: str, ours: pd.DataFrame, matching: Matching) -> list[Block]:
         """The published numbers recorded for `table`, beside ours (xling.report.published)."""
-        where = str(self.published_path or DEFAULT_PAPER_RESULTS)
+        where = shown_path(self.published_path or DEFAULT_PAPER_RESULTS)
         return published_blocks(table, ours, self.published, where, matching)
 
     def recorded(self, column: str, model: str | None = None) -> dict[str, list[str]]:
@@ -171,6 +171,16 @@ def _run_name(config: Mapping) -> str:
     return str(run) if run else "unnamed run"
 
 
+def shown_path(path: str | Path) -> str:
+    """A file as the report names it: relative to the run's working directory (from `results/` on), or its
+    name alone, never an absolute path of the machine that built it."""
+    path = Path(path)
+    if not path.is_absolute():
+        return path.as_posix()
+    parts = path.parts
+    return Path(*parts[parts.index("results"):]).as_posix() if "results" in parts else path.name
+
+
 def _load_tables(tables: Mapping[str, Any]) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
     loaded, paths = {}, {}
     for key, value in tables.items():
@@ -179,13 +189,24 @@ def _load_tables(tables: Mapping[str, Any]) -> tuple[dict[str, pd.DataFrame], di
         if key in LIST_TABLES:  # several files that make one table; an empty list means no such table
             name, loader = LIST_TABLES[key]
             if len(value):
-                loaded[name], paths[name] = loader(value), ", ".join(str(v) for v in value)
+                loaded[name], paths[name] = loader(value), ", ".join(shown_path(v) for v in value)
             continue
         if isinstance(value, pd.DataFrame):
             loaded[key], paths[key] = value, f"<{key} table>"
         else:
-            loaded[key], paths[key] = read_table(value), str(value)
+            loaded[key], paths[key] = read_table(value), shown_path(value)
     return loaded, paths
+
+
+#: sections shown first (the results) and last (the appendix), whatever their registration order
+LEAD, APPENDIX = ("findings",), ("settings",)
+
+
+def _report_order(sections: Iterable[Section]) -> list[Section]:
+    sections = list(sections)
+    rank = {name: i for i, name in enumerate(LEAD)}
+    return sorted(sections, key=lambda s: (0, rank[s.name]) if s.name in rank else (2, 0) if s.name in APPENDIX
+                  else (1, 0))
 
 
 def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config: dict, out_html: str | Path,
@@ -214,7 +235,7 @@ def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config
                         captions_dir=template_dir, published=load_paper_results(paper_results),
                         published_path=paper_results)
     sections = []
-    for section in SECTIONS.values():
+    for section in _report_order(SECTIONS.values()):
         missing = [t for t in section.required if t not in loaded]
         if missing:
             logger.info("report: skipping section %s (no %s table)", section.name, ", ".join(missing))

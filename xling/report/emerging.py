@@ -11,7 +11,7 @@ from xling.data.transfer_tasks import TASK_METRIC
 from xling.evaluate.ablation import ablation_scores
 from xling.plan.ablation import parse_setting
 from xling.report.blocks import DASH, Block, table_block, text
-from xling.report.core import ReportContext, register_section, require_columns
+from xling.report.core import ReportContext, register_section, require_columns, shown_path
 from xling.report.transfer.common import DIGITS as SCORE_DIGITS
 from xling.report.transfer.common import check_cells, fmt_score, seed_stats
 
@@ -141,5 +141,5 @@ def render_table1(ctx: ReportContext) -> list[Block]:
             note="Bilingual MLMs of 8 layers (hidden 768, 12 heads, streams of 256 tokens) on Wikipedia for en-fr, "
                  "en-ru, en-zh; XNLI accuracy, NER span F1 (WikiAnn; zh: Levow 2006), parsing LAS (UD v2.3). The "
                  "languages differ from ours, so the numbers stand beside ours for the pattern of \u0394, not "
-                 f"as a comparison. From {ctx.published_path}."))
+                 f"as a comparison. From {shown_path(ctx.published_path)}."))
     return blocks

@@ -1,7 +1,11 @@
-"""Report section: the findings table (xling.evaluate.findings), each claim of the papers with its verdict on
-this run, the numbers that decided it and the settings they were taken at."""
+"""Report section, shown first: what this run shows. The counts of the findings' outcomes, one line per study
+saying what the run shows and what it cannot (a number at chance, a degenerate model, no interval yet), and
+the findings table in full (xling.evaluate.findings): each claim with its outcome, the numbers with their
+intervals, the flags that made a number unusable and the model it was judged on."""
 
 from __future__ import annotations
+
+import json
 
 import pandas as pd
 
@@ -10,9 +14,15 @@ from xling.report.core import ReportContext, register_section, require_columns
 
 SETTINGS = (("table", "table"), ("metric", "metric"), ("models", "models"), ("corpus_size", "size"),
             ("windows", "window"), ("layers", "layer"), ("pairs", "pairs"), ("alphas", "alpha"))
-#: every column but the judging rule (layer_rule, tolerance: the Settings section lists them)
-RESULTS = ("id", "paper", "where", "claim", "verdict", "evidence", *(key for key, _ in SETTINGS))
-VERDICTS = ("holds", "does not hold", "not measured")
+#: every column but the judging rule (layer_rule, margin, ci_*: said under the table)
+RESULTS = ("id", "paper", "where", "claim", "outcome", "reason", "measures", "judged_on", "flags",
+           *(key for key, _ in SETTINGS))
+#: the outcomes as the summary counts them: (value, singular, plural)
+OUTCOMES = (("holds", "holds", "hold"), ("does not hold", "does not hold", "do not hold"),
+            ("inconclusive", "inconclusive", "inconclusive"), ("not measurable", "not measurable", "not measurable"),
+            ("not measured", "not measured (no experiment in this run)", "not measured (no experiment in this run)"))
+FLAG_MARK = "\u2020"
+REASON_CHARS = 400  # the report's cut of a long reason (the findings table keeps it whole)
 
 
 def _settings(row: pd.Series) -> str:
@@ -20,15 +30,93 @@ def _settings(row: pd.Series) -> str:
     return "; ".join(shown) or DASH
 
 
-@register_section("findings", "Findings of the studies on this run", required=("findings",),
+def counts_line(df: pd.DataFrame) -> str:
+    counts = df["outcome"].value_counts()
+    parts = [f"{counts.get(value, 0)} {one if counts.get(value, 0) == 1 else many}" for value, one, many in OUTCOMES]
+    return f"Of {len(df)} claims: " + ", ".join(parts) + "."
+
+
+def _flagged(rows: pd.DataFrame) -> list[str]:
+    """'label: flag' of each distinct degenerate number the rows' claims compare."""
+    found = {}
+    for cell in rows["measures"].dropna():
+        for measure in json.loads(cell):
+            if measure.get("flag"):
+                found.setdefault(measure["flag"], measure["label"])
+    return [f"{label}: {flag}" for flag, label in found.items()]
+
+
+def study_line(paper: str, rows: pd.DataFrame) -> dict:
+    """One study's line: the counts, what this run shows (claims that hold or not) and what it cannot."""
+    by = {value: rows[rows["outcome"] == value] for value, *_ in OUTCOMES}
+    shows = [f"{r['id']} {r['outcome']}" for _, r in pd.concat([by["holds"], by["does not hold"]]).iterrows()]
+    cannot = []
+    flagged = _flagged(by["not measurable"])
+    if flagged:
+        cannot.append(f"{len(by['not measurable'])} claim(s) not measurable, on degenerate numbers ("
+                      + "; ".join(_short(f, 140) for f in flagged[:2])
+                      + (f"; and {len(flagged) - 2} more" if len(flagged) > 2 else "") + ")")
+    if len(by["inconclusive"]):
+        no_interval = by["inconclusive"]["reason"].str.contains("no interval for").sum()
+        cannot.append(f"{len(by['inconclusive'])} inconclusive" + (
+            f" ({no_interval} for want of an interval: no per-item scores and one seed)" if no_interval else ""))
+    if len(by["not measured"]):
+        cannot.append(f"{len(by['not measured'])} not measured")
+    summary = (f"This run shows: {', '.join(shows)}." if shows else "This run shows none of its claims either way.")
+    if cannot:
+        summary += " It cannot show: " + "; ".join(cannot) + "."
+    return {"text": paper, "sub": summary}
+
+
+def _fmt(value) -> str:
+    return DASH if value is None else f"{value:.3g}" if value != 0 and abs(value) < 0.01 else f"{value:.3f}"
+
+
+def _measure(measure: dict) -> str:
+    """'label 0.300 [0.281, 0.319]' (a flagged number marked)."""
+    value, low, high = measure.get("value"), measure.get("low"), measure.get("high")
+    interval = f" [{_fmt(low)}, {_fmt(high)}]" if low is not None and high is not None and low != high else ""
+    return f"{measure['label']} {_fmt(value)}{interval}" + (f" {FLAG_MARK}" if measure.get("flag") else "")
+
+
+def _short(reason: str, limit: int = REASON_CHARS) -> str:
+    if len(reason) <= limit:
+        return reason
+    return reason[:limit].rsplit(" ", 1)[0] + " \u2026 (eval/findings.csv has it all)"
+
+
+def _numbers(row: pd.Series) -> dict:
+    """The numbers the claim compares, each with its interval, and below them the flags and why the outcome."""
+    measures = json.loads(row["measures"]) if isinstance(row["measures"], str) else []
+    numbers = "; ".join(dict.fromkeys(_measure(m) for m in measures)) or DASH
+    flags = sorted({m["flag"] for m in measures if m.get("flag")})
+    why = (f"{FLAG_MARK} " + "; ".join(_short(f, 160) for f in flags[:3])
+           + (f"; and {len(flags) - 3} more" if len(flags) > 3 else "") + ". ") if flags else ""
+    if flags and row["outcome"] == "not measurable":  # the flags are the reason
+        return {"text": numbers, "sub": why.strip()}
+    return {"text": numbers, "sub": why + "Why: " + _short(row["reason"])}
+
+
+@register_section("findings", "What this run shows: the papers' claims", required=("findings",),
                   results={"findings": RESULTS})
 def render_findings(ctx: ReportContext) -> list[Block]:
     df = ctx.tables["findings"]
     require_columns(df, RESULTS, ctx.table_paths["findings"])
-    counts = df["verdict"].value_counts()
-    summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
-    rows = [[{"text": row["claim"], "sub": row["id"]}, {"text": row["paper"], "sub": row["where"]},
-             row["verdict"], row["evidence"], _settings(row)] for _, row in df.iterrows()]
-    return [text(ctx.caption("findings"), f"Of {len(df)} claims: {summary}."),
-            table_block("Claims and verdicts", ["claim", "paper", "verdict", "numbers of this run", "settings"],
-                        rows, wrap=(0, 1, 3, 4))]
+    studies = [study_line(paper, rows) for paper, rows in df.groupby("paper", sort=False)]
+    rows = [[{"text": row["claim"], "sub": f"{row['id']} ({row['where']})"}, row["outcome"], _numbers(row),
+             {"text": row["judged_on"] or DASH, "sub": _settings(row)}] for _, row in df.iterrows()]
+    how = ""
+    if "ci_level" in df and len(df):
+        first = df.iloc[0]
+        how = (f"Intervals: {float(first['ci_level']):.0%} bootstrap ({first['ci_method']}, "
+               f"{int(first['ci_resamples'])} resamples, seed {int(first['ci_seed'])}) over the test queries where "
+               f"the run keeps them, else a t interval over seeds; margin of the \u201cat least\u201d claims "
+               f"{float(first['margin']):g}; BERT's layer rule: {first['layer_rule']}. "
+               f"{FLAG_MARK}: the degenerate numbers (at chance, one class, nothing mined, ...) that make a claim "
+               "not measurable.")
+    return [text(counts_line(df)),
+            {"kind": "list", "title": "By study", "items": studies},
+            table_block("Claims and outcomes", ["claim", "outcome", "numbers of this run (with intervals)",
+                                                {"text": "judged on", "sub": "settings"}], rows, wrap=(0, 2, 3),
+                        full=True,
+                        note=how)]

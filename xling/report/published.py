@@ -221,11 +221,13 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
                 part = part[part[column] == value]
             cell = (compare(part, metric, scale, model_settings, matching,
                             entry.get("best_of") or {}) if len(part) else None)
-            line.append(_cell(cell, prow["value"], digits))
+            line.append(_cell(cell, prow["value"], digits, _comparable(entry, g, part)))
         cells.append(line)
     note = (f"{paper} Ours \u00d7 {fmt_setting('scale', scale)} to match the published unit. " if scale != 1
             else f"{paper} ")
-    note += "Under each of ours: the difference (ours \u2212 published) and the settings that differ from the paper's."
+    note += ("Under each of ours: the difference (ours \u2212 published) where the setting is comparable (the "
+             "paper's model, or the same real data), else \u201cfor reference\u201d; and the settings that differ "
+             "from the paper's.")
     no_column = [c for c in dict.fromkeys(k for _, settings, _ in matched for k in settings)
                  if c not in ours and c not in MODEL_KEYS]
     if no_column:
@@ -291,12 +293,21 @@ def _digits(entry: Mapping) -> int:
     return max((_decimals(r["value"]) for r in entry["rows"] or []), default=0)
 
 
-def _cell(cell: Cell | None, published: float, digits: int) -> Any:
-    """Ours with the paper's decimals (at least one), the difference, what was chosen and what differs."""
+def _comparable(entry: Mapping, group: tuple, rows: pd.DataFrame) -> bool:
+    """Whether a difference to the published number means anything: ours is the paper's model, or was
+    measured on the same data (not the synthetic languages)."""
+    same_model = entry.get("model") is None or entry.get("model") == group[0]
+    real_data = "source" in rows and len(rows) and not (rows["source"].astype(str) == "synthetic").any()
+    return bool(same_model or real_data)
+
+
+def _cell(cell: Cell | None, published: float, digits: int, comparable: bool = True) -> Any:
+    """Ours with the paper's decimals (at least one), the difference (only where comparable), what was chosen
+    and what differs."""
     if cell is None:
         return DASH
     digits = max(digits, 1)
-    sub = [f"\u0394 {cell.value - published:+.{digits}f}"]
+    sub = [f"\u0394 {cell.value - published:+.{digits}f}" if comparable else "for reference"]
     sub += [f"best at {', '.join(f'{c} {fmt_setting(c, v)}' for c, v in cell.chosen.items())}"] if cell.chosen else []
     sub += [f"\u2260 {d}" for d in cell.differs]
     return {"text": f"{cell.value:,.{digits}f}", "sub": " \u00b7 ".join(sub)}

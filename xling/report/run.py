@@ -133,7 +133,7 @@ def _evaluation_blocks(ctx: ReportContext) -> list[Block]:
     return blocks
 
 
-@register_section("settings", "Settings")
+@register_section("settings", "Appendix: settings")
 def render_settings(ctx: ReportContext) -> list[Block]:
     """What produced the numbers, as the tables recorded it: data, then each model, then each evaluation."""
     data = _recorded_blocks(ctx, "data_settings", "Data, corpus and tokenizer")

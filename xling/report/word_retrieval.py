@@ -16,10 +16,10 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
+from xling.plan.figures import selection_config, window_sweep_declared  # the selection: the findings' too
 from xling.report import figures
 from xling.report.blocks import DASH, Block, fmt_count, fmt_num, fmt_setting, model_groups, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
-from xling.plan.figures import window_sweep_declared
 from xling.report.figures import model_label, ordered_models, size_label
 from xling.report.published import Matching
 
@@ -78,18 +78,6 @@ def _choose(df: pd.DataFrame, column: str, wanted, preferred: str | None, where:
     if preferred in present:
         return preferred
     return present[0]
-
-
-def selection_config(config: Mapping) -> dict:
-    """report.{metric, dictionary_split, layer, select}, falling back on retrieval.{metric,
-    dictionary_split, report_layer}; None means the default (cosine / test / the last BERT layer)."""
-    report_cfg, retrieval = config.get("report") or {}, config.get("retrieval") or {}
-
-    def pick(key, fallback):
-        value = report_cfg[key] if report_cfg.get(key) is not None else retrieval.get(fallback)
-        return (value[0] if value else None) if isinstance(value, (list, tuple)) else value  # first = main
-    return {"metric": pick("metric", "metric"), "dictionary_split": pick("dictionary_split", "dictionary_split"),
-            "layer": pick("layer", "report_layer"), "select": report_cfg.get("select") or {}}
 
 
 def apply_select(df: pd.DataFrame, select: Iterable[tuple], where: str) -> pd.DataFrame:

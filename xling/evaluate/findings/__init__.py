@@ -1,40 +1,44 @@
 """The studies' qualitative findings judged on this run's tables: one row per claim, with the numbers of the
-run that test it, the settings they were taken at, and a verdict (holds / does not hold / not measured).
+run that test it (each with its interval and degenerate flag), the model it was judged on, and one of four
+outcomes (xling.evaluate.verdicts): holds / does not hold / inconclusive / not measurable, or "not measured"
+where the run has no experiment for it.
 
-How a claim is judged (one rule for every claim, so each verdict can be checked by hand from the tables):
-- Which BERT layer: `layer: best` takes each BERT's layer with the highest word-retrieval MRR averaged over
-  its language pairs (a tie: the lower layer); an integer takes that layer of every BERT. The static models
-  have one layer. Token translation and sentence retrieval are judged at the layers the run measured them at
-  (language.layers, language.sentence_retrieval.layer: the papers' own choice), transfer at each freeze depth
-  that has MDS scores; a claim measured at several layers or depths holds when it holds at each.
-- Numbers are means over the language pairs (or test languages, directions and seeds) that every compared
-  model has; the pairs are a column.
-- Two numbers a and b tie when |a - b| <= tolerance * max(|a|, |b|): relative, so MRR, accuracy in percent
-  and convert rates share one tolerance. A strict claim ("overtakes", "hurts", "improves": a > b) holds when
-  a exceeds b by more than a tie; a non-strict one ("not better than", "at least": a >= b) also holds on a tie.
-- Small data is the run's smallest corpus size, large data its largest; the long window is the BERTs' longest
-  at that size, the short one their shortest. The language and transfer claims are judged on the model of the
-  language experiments: our BERT at the largest size and longest window, else the first Hugging Face
-  checkpoint of the table.
-- A claim whose table, model, size, window or setting the run lacks is "not measured", never an error.
+How a claim is judged (one rule for every claim, so each outcome can be checked by hand from the tables):
+- Which BERT layer: `layer: report` reads the layer the report's word-retrieval tables show (report.layer or
+  retrieval.report_layer; the last when unset); `best` the layer with the highest MRR averaged over the pairs;
+  an integer that layer. The static models have one layer. Token translation and sentence retrieval are judged
+  at the layers the run measured them at; transfer at the paper's freeze depth (`mds_freeze`).
+- Numbers are means over the language pairs (or test languages) that every compared model has. Their
+  intervals: the bootstrap over the per-item scores where the run keeps them (word retrieval's per-query ranks,
+  contextual retrieval's per-query hits; settings `bootstrap`), else a t interval over seeds where there are
+  several; a number with neither leaves its claim inconclusive ("no interval for ... yet").
+- A degenerate number (at or below chance, one class's share on XNLI, NER F1 0, nothing mined, one repeated
+  token, a fine-tuning that did not learn the pivot) makes its claim not measurable: never "holds" on it.
+- A strict claim (a > b) holds when the two intervals lie apart (or the paired difference's interval is above 0);
+  a non-strict one (a >= b) when a loss beyond `margin` is ruled out (xling.evaluate.verdicts).
+- The mBERT claims (liu_language) are judged on the run's Hugging Face checkpoint when it has one, else on our
+  BERT, and `judged_on` says which.
 
-The package: `core` holds the verdict machinery and the tables the findings read; one module per study holds its
+The package: `core` holds the shared machinery and the tables the findings read; one module per study holds its
 claims and their judges (`liu_what`, `liu_language`, `conneau`, `cao`); this module lists the claims in the
 table's order, judges them and writes the table.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import pandas as pd
 
 from xling.evaluate.findings import cao, conneau, liu_language, liu_what
-from xling.evaluate.findings.core import (FAILS, HOLDS, NOT_MEASURED, SETTING_COLUMNS, TABLES, Criteria,  # noqa: F401
-                                          Finding, NotMeasured, Tables)
+from xling.evaluate.findings.core import (FAILS, HOLDS, INCONCLUSIVE, MULTI_FILE, NOT_MEASURABLE,  # noqa: F401
+                                          NOT_MEASURED, OUTCOMES, SETTING_COLUMNS, TABLES, Criteria, Finding,
+                                          NotMeasured, Tables, Verdict)
 from xling.evaluate.findings.liu_what import bert_layer  # noqa: F401
+from xling.evaluate.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from xling.io import atomic_write
 from xling.tables import write_parquet
 
@@ -43,45 +47,75 @@ logger = logging.getLogger(__name__)
 CLAIMS = [*liu_what.CLAIMS, *liu_language.CLAIMS, *conneau.CLAIMS, *cao.CLAIMS]
 
 
-def judge_claims(tables: Tables, pivot: str, layer: str | int = "best", tolerance: float = 0.02) -> pd.DataFrame:
+def _measures_json(measures) -> str:
+    return json.dumps([dict(label=m.label, value=m.value, low=m.low, high=m.high, flag=m.flag) for m in measures])
+
+
+def judge_claims(tables: Tables, pivot: str, criteria: Criteria | None = None, **settings) -> pd.DataFrame:
     """The findings table: one row per claim of `CLAIMS`, judged on `tables` (key -> table, keys of TABLES;
-    a missing key makes its claims not measured)."""
-    criteria = Criteria(layer=layer, tolerance=tolerance)
+    a missing key makes its claims not measured). `settings`: the fields of Criteria, when no criteria."""
+    criteria = criteria or Criteria(**settings)
     rows = []
     for claim in CLAIMS:
         try:
             finding = claim.judge(tables, criteria, pivot)
         except NotMeasured as why:
-            finding = Finding(NOT_MEASURED, str(why), {})
-        settings = {key: finding.settings.get(key) for key in SETTING_COLUMNS}
-        if settings["pairs"] is not None:
-            settings["pairs"] = ", ".join(settings["pairs"])
+            finding = Finding(Verdict(NOT_MEASURABLE, str(why)), judged_on="")
+            outcome = NOT_MEASURED
+        else:
+            outcome = finding.outcome
+        values = {key: finding.settings.get(key) for key in SETTING_COLUMNS}
+        if values["pairs"] is not None:
+            values["pairs"] = ", ".join(values["pairs"])
+        flags = sorted({m.flag for m in finding.measures if m.flag})
         rows.append({"id": claim.id, "paper": claim.paper, "where": claim.where, "claim": claim.text,
-                     "verdict": finding.verdict, "evidence": finding.evidence,
-                     **{k: None if v is None else str(v) for k, v in settings.items()}})
-        logger.info("%s: %s (%s)", claim.id, finding.verdict, finding.evidence)
+                     "outcome": outcome, "reason": finding.verdict.reason,
+                     "measures": _measures_json(finding.measures), "judged_on": finding.judged_on,
+                     "flags": "; ".join(flags) or None,
+                     **{k: None if v is None else str(v) for k, v in values.items()}})
+        logger.info("%s: %s (%s)", claim.id, outcome, finding.verdict.reason)
     table = pd.DataFrame(rows)
-    table["layer_rule"] = str(layer)
-    table["tolerance"] = float(tolerance)
+    table["layer_rule"] = str(criteria.layer)
+    table["margin"] = float(criteria.margin)
+    table["ci_level"], table["ci_resamples"] = float(criteria.level), int(criteria.resamples)
+    table["ci_seed"], table["ci_method"] = int(criteria.seed), str(criteria.method)
     return table
 
 
-def read_tables(paths: Mapping[str, str | Path]) -> dict[str, pd.DataFrame]:
-    """Load the run's tables; a table without a column the findings read is an error naming the file."""
+def read_tables(paths: Mapping[str, str | Path | Sequence]) -> dict[str, pd.DataFrame]:
+    """Load the run's tables (a MULTI_FILE key: its files concatenated); a table without a column the findings
+    read is an error naming the file."""
     tables = {}
     for key, path in paths.items():
-        table = pd.read_parquet(path)
-        missing = [c for c in TABLES[key] if c not in table.columns]
-        if missing:
-            raise ValueError(f"{path}: {key} table without column(s) {', '.join(missing)}")
-        tables[key] = table
+        files = list(path) if key in MULTI_FILE and not isinstance(path, (str, Path)) else [path]
+        if not files:
+            continue
+        parts = [pd.read_parquet(f) for f in files]
+        for file, part in zip(files, parts):
+            missing = [c for c in TABLES[key] if c not in part.columns]
+            if missing:
+                raise ValueError(f"{file}: {key} table without column(s) {', '.join(missing)}")
+        tables[key] = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     return tables
 
 
+def criteria_from_config(findings: Mapping, bootstrap: Mapping | None = None, shown: Mapping | None = None
+                         ) -> Criteria:
+    """Criteria from the config blocks findings (layer, margin, mds_freeze), bootstrap and the report's
+    word-retrieval selection (xling.plan.figures.selection_config: metric, dictionary_split, layer)."""
+    shown, bootstrap = shown or {}, bootstrap or {}
+    return Criteria(layer=findings.get("layer", "report"), margin=float(findings.get("margin", 0.0)),
+                    mds_freeze=findings.get("mds_freeze"), shown_layer=shown.get("layer"),
+                    metric=shown.get("metric"), dictionary_split=shown.get("dictionary_split"),
+                    resamples=int(bootstrap.get("resamples", DEFAULT_RESAMPLES)),
+                    level=float(bootstrap.get("level", DEFAULT_LEVEL)), seed=int(bootstrap.get("seed", DEFAULT_SEED)),
+                    method=str(bootstrap.get("method", "percentile")))
+
+
 def write_findings(paths: Mapping[str, str | Path], out_parquet: str | Path, out_csv: str | Path, pivot: str,
-                   layer: str | int = "best", tolerance: float = 0.02) -> pd.DataFrame:
+                   criteria: Criteria | None = None) -> pd.DataFrame:
     """Judge every claim on the tables at `paths` and write the findings table (Parquet and CSV)."""
-    table = judge_claims(read_tables(paths), pivot, layer=layer, tolerance=tolerance)
+    table = judge_claims(read_tables(paths), pivot, criteria or Criteria())
     write_parquet(table, out_parquet)
     with atomic_write(out_csv) as handle:
         table.to_csv(handle, index=False)

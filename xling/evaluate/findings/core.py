@@ -1,58 +1,79 @@
-"""The verdict machinery every study's claims share: how numbers are compared (`Criteria`), what a judge
-returns (`Finding`, or `NotMeasured` for what the run lacks), a claim, and the tables the findings read with
-the columns each must have (`TABLES`). The study modules of this package judge their claims with it.
+"""The verdict machinery every study's claims share: the judging settings (`Criteria`: BERT's layer, the
+bootstrap, the margin of "at least" claims), what a judge returns (`Finding`, or `NotMeasured` for what the
+run lacks), the numbers it compares (`Measure`s with their intervals and flags) and the tables the findings
+read with the columns each must have (`TABLES`). The study modules of this package judge their claims with it.
+
+Why a guard before every comparison (`greater`, `at_least`): a degenerate number (at chance, one class, nothing
+mined) makes a claim not measurable, and a number without an interval (no per-item scores in the run yet and
+one seed) leaves it inconclusive: never "holds" on a number whose uncertainty is unknown.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
 from xling.data.transfer_tasks import TASK_METRIC  # noqa: F401  (re-exported to the study modules)
+from xling.evaluate import verdicts
+from xling.evaluate.chance import at_or_below_chance, flag, nothing_mined
+from xling.evaluate.uncertainty import bootstrap_groups, paired_groups_difference
+from xling.evaluate.verdicts import (FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, Measure,  # noqa: F401
+                                     Verdict, all_of, any_of, most, negate)
 from xling.plan.tables import FINDINGS_COLUMNS
 
-HOLDS, FAILS, NOT_MEASURED = "holds", "does not hold", "not measured"
+NOT_MEASURED = "not measured"
+OUTCOMES = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED)
 STATIC = ("glove", "word2vec")
 LABEL = {"glove": "GloVe", "word2vec": "Word2Vec", "bert": "BERT"}
+XNLI_CHANCE = 100 / 3  # three labels, accuracy in percent: the uniform floor (the table has no class counts)
 #: the columns each table must have: the tables the findings read, keyed as their inputs (the table registry)
 TABLES = FINDINGS_COLUMNS
+#: tables that come as several files (one per model), concatenated on reading
+MULTI_FILE = ("word_retrieval_ranks", "contextual_retrieval_queries")
 #: the settings each finding records, one column each (empty when the claim does not use it)
 SETTING_COLUMNS = ("table", "metric", "models", "corpus_size", "windows", "layers", "pairs", "alphas")
 
 
 @dataclass(frozen=True)
 class Criteria:
-    """How numbers are compared: BERT's layer in word retrieval ("best" or an index) and the tie tolerance."""
+    """How claims are judged: BERT's word-retrieval layer ("report": the layer the report's tables show,
+    `shown_layer`; "best"; or an index), the word-retrieval selection the report shows, the margin of the
+    non-strict claims (metric units), the freeze depth of the MDS transfer claims (None: the smallest with MDS
+    scores) and the bootstrap settings."""
 
-    layer: str | int = "best"
-    tolerance: float = 0.02
+    layer: str | int = "report"
+    shown_layer: int | None = None
+    metric: str | None = None
+    dictionary_split: str | None = None
+    margin: float = 0.0
+    mds_freeze: int | None = None
+    resamples: int = 1000
+    level: float = 0.95
+    seed: int = 0
+    method: str = "percentile"
 
-    def tie(self, a: float, b: float) -> bool:
-        return abs(a - b) <= self.tolerance * max(abs(a), abs(b))
-
-    def greater(self, a: float, b: float) -> bool:
-        """a > b beyond a tie (a strict claim)."""
-        return a > b and not self.tie(a, b)
-
-    def at_least(self, a: float, b: float) -> bool:
-        """a >= b, or a tie (a non-strict claim)."""
-        return a >= b or self.tie(a, b)
-
-    def sign(self, a: float, b: float) -> str:
-        return "\u2248" if self.tie(a, b) else (">" if a > b else "<")
+    def boot(self) -> dict:
+        return dict(n_resamples=self.resamples, level=self.level, seed=self.seed, method=self.method)
 
 
 @dataclass
 class Finding:
-    verdict: str
-    evidence: str
-    settings: dict
+    verdict: Verdict
+    measures: list = field(default_factory=list)
+    settings: dict = field(default_factory=dict)
+    judged_on: str = "our models"
+
+    @property
+    def outcome(self) -> str:
+        return self.verdict.outcome
 
 
 class NotMeasured(Exception):
-    """What the run lacks to judge a claim (its message is the row's evidence)."""
+    """What the run lacks to judge a claim (its message is the row's reason)."""
 
 
 Tables = Mapping[str, pd.DataFrame]
@@ -68,10 +89,6 @@ class Claim:
     judge: Judge
 
 
-def _verdict(holds: bool) -> str:
-    return HOLDS if holds else FAILS
-
-
 def _num(value: float) -> str:
     return f"{value:.3g}" if abs(value) < 0.01 and value != 0 else f"{value:.3f}"
 
@@ -82,19 +99,133 @@ def _table(tables: Tables, key: str) -> pd.DataFrame:
     return tables[key]
 
 
-def _common(series: Mapping[str, pd.Series]) -> tuple[dict[str, float], list[str]]:
-    """Means over the pairs every series has, and those pairs."""
+def _pairs(series: Mapping[str, pd.Series]) -> list[str]:
     pairs = sorted(set.intersection(*(set(s.index) for s in series.values())))
     if not pairs:
         raise NotMeasured("the compared models share no language pair")
-    return {name: float(s[pairs].mean()) for name, s in series.items()}, pairs
+    return pairs
+
+
+# ---------------------------------------------------------------------------------------------- measures
+
+def unresolved(*measures: Measure) -> Verdict | None:
+    """Not measurable when a number is missing or degenerate; inconclusive when one has no interval yet."""
+    problems = [m.problem() for m in measures if m.value is None or np.isnan(m.value) or m.flag]
+    if problems:
+        return Verdict(NOT_MEASURABLE, "; ".join(problems))
+    missing = [m.label for m in measures if m.low is None or m.high is None]
+    if missing:
+        shown = ", ".join(str(m) for m in measures)
+        return Verdict(INCONCLUSIVE, f"no interval for {', '.join(missing)} yet ({shown})")
+    return None
+
+
+def greater(a: Measure, b: Measure, paired=None) -> Verdict:
+    return unresolved(a, b) or verdicts.greater(a, b, paired)
+
+
+def at_least(a: Measure, b: Measure, criteria: Criteria, paired=None) -> Verdict:
+    return unresolved(a, b) or verdicts.at_least(a, b, paired, criteria.margin)
+
+
+def joined_flag(flags) -> str | None:
+    """The flags of a measure's rows, joined (None when no row is flagged)."""
+    return flag(*(f for f in flags if isinstance(f, str) and f))
+
+
+def point(label: str, values: pd.Series, flags=()) -> Measure:
+    """A mean over groups with no interval (no per-item scores in this run and one seed)."""
+    return Measure(label, float(values.mean()), flag=joined_flag(flags))
+
+
+def over_seeds(label: str, rows: pd.DataFrame, by: str = "lang", flags=()) -> Measure:
+    """The mean over `by` (languages) of `value`; with several seeds, a t interval over the seeds' means (the
+    spread over seeds: the only uncertainty this run has of a fine-tuned number), else no interval."""
+    if "seed" not in rows or rows["seed"].nunique() < 2:
+        return point(label, rows.groupby(by)["value"].mean(), flags)
+    means = rows.groupby(["seed", by])["value"].mean().groupby("seed").mean()
+    half = stats.t.ppf(0.5 + 0.95 / 2, len(means) - 1) * means.std(ddof=1) / np.sqrt(len(means))
+    mean = float(means.mean())
+    return Measure(f"{label} (over {len(means)} seeds)", mean, mean - half, mean + half, joined_flag(flags))
+
+
+def from_items(label: str, groups: list, criteria: Criteria, flags=()) -> Measure:
+    """A mean over groups (pairs, languages) of per-item scores, with its bootstrap interval."""
+    return Measure.of(label, bootstrap_groups(groups, **criteria.boot()), joined_flag(flags))
+
+
+def paired(a_groups: list, b_groups: list, criteria: Criteria):
+    return paired_groups_difference(a_groups, b_groups, **criteria.boot())
+
+
+def chance_flag(measure: Measure, chance: float) -> Measure:
+    """The measure with the at-chance flag added: its interval's lower bound (a number without an interval:
+    itself) at or below chance (chance.at_or_below_chance's rule)."""
+    if measure.value is None:
+        return measure
+    low = measure.value if measure.low is None else measure.low
+    high = measure.value if measure.high is None else measure.high
+    reason = None
+    if low <= chance:
+        reason = f"{'at or below' if high <= chance else 'not above'} chance: {measure} vs chance {_num(chance)}"
+    return Measure(measure.label, measure.value, measure.low, measure.high, flag(measure.flag, reason))
+
+
+# ---------------------------------------------------------------------------------------------- degenerate rows
+
+def transfer_flags(rows: pd.DataFrame, pivot: str) -> pd.Series:
+    """Each transfer row's degenerate reasons the table allows: XNLI at chance or at exactly one class's share
+    of a balanced three-way test set (167 of 500: one class predicted), NER F1 0, and a fine-tuning whose pivot
+    dev score is degenerate (it did not learn its own language: every row of that model is flagged)."""
+    def own(row) -> str | None:
+        if row["task"] == "xnli":
+            n = int(row["n"]) if "n" in row and pd.notna(row["n"]) else 0
+            correct = round(row["value"] * n / 100)
+            share = n and correct in (n // 3, -(-n // 3)) and abs(100 * correct / n - row["value"]) < 1e-6
+            return flag(at_or_below_chance(row["value"], XNLI_CHANCE),
+                        f"one class's share ({correct}/{n}): one class predicted" if share else None)
+        if row["task"] == "ner" and row["value"] == 0:
+            return "F1 0: no correct entity"
+        return None
+    if rows.empty:
+        return pd.Series([], dtype=object)
+    own_flags = rows.apply(own, axis=1)
+    model = [c for c in ("model", "size", "window", "lm", "task", "freeze", "train_transform", "seed")
+             if c in rows]
+    dev = (rows["split"] == "dev") & (rows["lang"] == pivot) & (rows["transform"] == "none")
+    own_flags = own_flags.map(lambda f: f if isinstance(f, str) else None)
+    dead = own_flags[dev].dropna()
+    keys = rows[model].astype(str).apply(tuple, axis=1)  # str: a missing lm (NaN) matches itself
+    dead_models = dict(zip(keys[dead.index], dead))
+    learn = keys.map(
+        lambda key: f"the fine-tuning did not learn {pivot} ({pivot} dev {dead_models[key]})"
+        if key in dead_models else None)
+    text = [[f for f in (a, b) if isinstance(f, str)] for a, b in zip(own_flags, learn)]
+    return pd.Series([flag(*t) for t in text], index=rows.index, dtype=object)
+
+
+def bucc_flags(rows: pd.DataFrame) -> pd.Series:
+    if "n_extracted" not in rows:
+        return pd.Series([None] * len(rows), index=rows.index, dtype=object)
+    return rows["n_extracted"].map(lambda n: nothing_mined(int(n)))
+
+
+def translation_flags(rows: pd.DataFrame) -> pd.Series:
+    """Token translation rows whose decoder repeats one token (one distinct prediction) or changes nothing."""
+    def own(row) -> str | None:
+        repeated = "distinct_predictions" in row and row["distinct_predictions"] <= 1
+        return flag("one token repeated: one distinct prediction" if repeated else None)
+    return rows.apply(own, axis=1) if len(rows) else pd.Series([], dtype=object)
 
 
 def _zero_shot(transfer: pd.DataFrame, pivot: str, task: str) -> pd.DataFrame:
-    """Test scores of `task` in the languages other than the pivot, with the epoch the run selected."""
-    rows = transfer[(transfer["task"] == task) & (transfer["split"] == "test") & (transfer["lang"] != pivot)
-                    & (transfer["metric"] == TASK_METRIC[task]) & (transfer["train_transform"] == "none")
-                    & transfer["selected"].astype(bool)]
+    """Test scores of `task` in the languages other than the pivot, with the epoch the run selected, with
+    their degenerate reasons in `flag`."""
+    flags = transfer_flags(transfer, pivot)
+    rows = transfer.assign(flag=flags)
+    rows = rows[(rows["task"] == task) & (rows["split"] == "test") & (rows["lang"] != pivot)
+                & (rows["metric"] == TASK_METRIC[task]) & (rows["train_transform"] == "none")
+                & rows["selected"].astype(bool)]
     if rows.empty:
         raise NotMeasured(f"no zero-shot {task} test scores in transfer")
     return rows

@@ -1,29 +1,36 @@
 """The claims of Liu et al. 2020 on language representation (the arXiv paper and its full version): token
-translation and sentence retrieval with the MDS shift, and MDS at test time in zero-shot transfer, each judged
-on the model of the language experiments.
+translation and sentence retrieval with the MDS shift, and MDS at test time in zero-shot transfer.
+
+They are claims about mBERT, so they are judged on the run's Hugging Face checkpoint when it has one, else on
+our BERT at the largest size and longest window, and the row says which (`judged_on`). Transfer is judged at
+the paper's freeze depth only (it fine-tunes the last 6 layers: `Criteria.mds_freeze` when set, else the
+smallest depth with MDS scores).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from xling.evaluate.findings.core import (TASK_METRIC, Claim, Criteria, Finding, Judge, NotMeasured, Tables, _common,
-                                          _num, _table, _verdict, _zero_shot)
+from xling.evaluate.findings.core import (TASK_METRIC, Claim, Criteria, Finding, Judge, Measure, NotMeasured, Tables,
+                                          _pairs, _table, _zero_shot, all_of, at_least, bucc_flags, greater,
+                                          over_seeds, point, translation_flags)
 
-# ---------------------------------------------------------------------------------------------- transfer
+OURS = "our BERT (no Hugging Face checkpoint in this run)"
 
-def _language_model(table: pd.DataFrame, name: str) -> tuple[pd.DataFrame, str]:
-    """Rows of the language experiments' model: our BERT at the largest size and longest window, else the
-    first Hugging Face checkpoint; and its label."""
-    bert = table[(table["model"] == "bert") & (table["size"] > 0)]
-    if not bert.empty:
-        size = bert["size"].max()
-        window = bert[bert["size"] == size]["window"].max()
-        return bert[(bert["size"] == size) & (bert["window"] == window)], f"bert {size}-w{window}"
+
+def _language_model(table: pd.DataFrame, name: str) -> tuple[pd.DataFrame, str, str]:
+    """Rows of the model the mBERT claims are judged on: the first Hugging Face checkpoint of the table, else
+    our BERT at the largest size and longest window; its short label and the `judged_on` text."""
     checkpoints = sorted(table[table["size"] == 0]["model"].unique())
-    if not checkpoints:
+    if checkpoints:
+        return table[table["model"] == checkpoints[0]], checkpoints[0], checkpoints[0]
+    bert = table[(table["model"] == "bert") & (table["size"] > 0)]
+    if bert.empty:
         raise NotMeasured(f"no BERT in {name}")
-    return table[table["model"] == checkpoints[0]], checkpoints[0]
+    size = bert["size"].max()
+    window = bert[bert["size"] == size]["window"].max()
+    return bert[(bert["size"] == size) & (bert["window"] == window)], f"bert {size}-w{window}", \
+        f"{OURS}: {size}-w{window}"
 
 
 def _model_settings(rows: pd.DataFrame, label: str) -> dict:
@@ -33,36 +40,39 @@ def _model_settings(rows: pd.DataFrame, label: str) -> dict:
 
 def mds_improves_transfer(task: str) -> Judge:
     """The judge of "MDS at test time improves zero-shot `task`": MDS (alpha chosen on dev) against no
-    transform, at each freeze depth that has MDS scores."""
+    transform, at the paper's freeze depth."""
     def judge(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
         rows = _zero_shot(_table(tables, "transfer"), pivot, task)
-        rows, label = _language_model(rows, "transfer")
+        rows, label, judged_on = _language_model(rows, "transfer")
         depths = sorted(int(f) for f in rows[rows["transform"] == "mds"]["freeze"].unique())
         if not depths:
             raise NotMeasured(f"no MDS scores of {task} for {label}")
-        results, langs = [], set()
-        for depth in depths:
-            at = rows[rows["freeze"] == depth]
-            means, shared = _common({t: at[at["transform"] == t].groupby("lang")["value"].mean()
-                                     for t in ("mds", "none")})
-            langs |= set(shared)
-            results.append((depth, means, criteria.greater(means["mds"], means["none"])))
-        evidence = "; ".join(f"frozen up to {d}: MDS {m['mds']:.1f} {criteria.sign(m['mds'], m['none'])} "
-                             f"none {m['none']:.1f}" for d, m, _ in results)
-        return Finding(_verdict(all(h for *_, h in results)), f"mean {TASK_METRIC[task]} over "
-                       f"{len(langs)} languages, {label}: {evidence}",
+        depth = criteria.mds_freeze if criteria.mds_freeze is not None else depths[0]
+        if depth not in depths:
+            raise NotMeasured(f"no MDS scores of {task} at freeze depth {depth} (the run has {depths})")
+        at = rows[rows["freeze"] == depth]
+        parts = {t: at[at["transform"] == t] for t in ("mds", "none")}
+        langs = _pairs({t: p.set_index("lang")["value"] for t, p in parts.items()})
+        measures = {t: over_seeds(f"{t} ({TASK_METRIC[task]})", p[p["lang"].isin(langs)],
+                                  flags=p.loc[p["lang"].isin(langs), "flag"]) for t, p in parts.items()}
+        return Finding(greater(measures["mds"], measures["none"]), list(measures.values()),
                        dict(table="transfer", metric=f"{task} {TASK_METRIC[task]}", **_model_settings(rows, label),
-                            layers=", ".join(f"frozen up to {d}" for d in depths),
-                            pairs=[f"{pivot}-{lang}" for lang in sorted(langs)], alphas="selected on dev"))
+                            layers=f"frozen up to {depth}", pairs=[f"{pivot}-{lang}" for lang in langs],
+                            alphas="selected on dev"), judged_on)
     return judge
 
 
 # ---------------------------------------------------------------------------------------------- language
 
-def _convert_rates(tables: Tables) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """Mean convert rate over pairs and directions, by layer (rows) and alpha (columns)."""
-    rows, label = _language_model(_table(tables, "token_translation"), "token_translation")
-    return rows.groupby(["layer", "alpha"])["convert_rate"].mean().unstack("alpha"), rows, label
+def _convert_rates(tables: Tables) -> tuple[pd.DataFrame, str, str]:
+    rows, label, judged_on = _language_model(_table(tables, "token_translation"), "token_translation")
+    return rows.assign(flag=translation_flags(rows)), label, judged_on
+
+
+def _rate(rows: pd.DataFrame, layer, alpha) -> Measure:
+    """Mean convert rate over pairs and directions at one layer and alpha (no per-sentence items yet)."""
+    at = rows[(rows["layer"] == layer) & (rows["alpha"] == alpha)]
+    return point(f"alpha {alpha:g}", at["convert_rate"], at["flag"])
 
 
 def _translation_settings(rows: pd.DataFrame, label: str, alphas) -> dict:
@@ -72,33 +82,39 @@ def _translation_settings(rows: pd.DataFrame, label: str, alphas) -> dict:
 
 
 def convert_rate_rises(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
-    """The convert rate rises with alpha (from 0 up): no step down beyond a tie, and the largest alpha
-    converts more than the smallest, at each layer."""
-    rates, rows, label = _convert_rates(tables)
-    alphas = [a for a in rates.columns if a >= 0]
+    """The convert rate rises with alpha (from 0 up): no step down, and the largest alpha converts more than
+    the smallest, at each layer."""
+    rows, label, judged_on = _convert_rates(tables)
+    alphas = sorted(a for a in rows["alpha"].unique() if a >= 0)
     if len(alphas) < 2:
         raise NotMeasured("fewer than two non-negative alphas in token_translation")
-    rising = {layer: all(criteria.at_least(r[b], r[a]) for a, b in zip(alphas, alphas[1:]))
-              and criteria.greater(r[alphas[-1]], r[alphas[0]]) for layer, r in rates[alphas].iterrows()}
-    evidence = "; ".join(f"layer {layer}: " + ", ".join(_num(rates.loc[layer, a]) for a in alphas)
-                         for layer in rates.index)
-    return Finding(_verdict(all(rising.values())),
-                   f"mean convert rate at alpha {', '.join(f'{a:g}' for a in alphas)}, {label}: {evidence}",
-                   _translation_settings(rows, label, alphas))
+    layers = sorted(rows["layer"].unique())
+    parts, measures = [], []
+    for layer in layers:
+        points = [_rate(rows, layer, a) for a in alphas]
+        measures += [Measure(f"layer {layer} {m.label}", m.value, m.low, m.high, m.flag) for m in points]
+        steps = [at_least(b, a, criteria) for a, b in zip(points, points[1:])]
+        parts.append(all_of([*steps, greater(points[-1], points[0])]))
+    return Finding(all_of(parts, [f"layer {layer}" for layer in layers]), measures,
+                   _translation_settings(rows, label, alphas), judged_on)
 
 
 def negative_alpha_stays(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
     """With a negative alpha the output stays in the source language: no more tokens converted than with
     no shift (alpha 0), at each layer."""
-    rates, rows, label = _convert_rates(tables)
-    negative = [a for a in rates.columns if a < 0]
-    if not negative or 0 not in rates.columns:
+    rows, label, judged_on = _convert_rates(tables)
+    negative = sorted(a for a in rows["alpha"].unique() if a < 0)
+    if not negative or 0 not in set(rows["alpha"]):
         raise NotMeasured("token_translation needs a negative alpha and alpha 0")
-    stays = all(criteria.at_least(r[0], r[a]) for _, r in rates.iterrows() for a in negative)
-    evidence = "; ".join(f"layer {layer}: " + ", ".join(f"{_num(rates.loc[layer, a])} (alpha {a:g})"
-                                                        for a in [*negative, 0]) for layer in rates.index)
-    return Finding(_verdict(stays), f"mean convert rate, {label}: {evidence}",
-                   _translation_settings(rows, label, [*negative, 0]))
+    parts, labels, measures = [], [], []
+    for layer in sorted(rows["layer"].unique()):
+        zero = _rate(rows, layer, 0)
+        for alpha in negative:
+            shifted = _rate(rows, layer, alpha)
+            parts.append(at_least(zero, shifted, criteria))
+            labels.append(f"layer {layer}, alpha {alpha:g}")
+            measures += [Measure(f"layer {layer} {m.label}", m.value, m.low, m.high, m.flag) for m in (shifted, zero)]
+    return Finding(all_of(parts, labels), measures, _translation_settings(rows, label, [*negative, 0]), judged_on)
 
 
 def mds_at_least_zero_mean(task: str) -> Judge:
@@ -107,22 +123,21 @@ def mds_at_least_zero_mean(task: str) -> Judge:
     metric = {"tatoeba": "accuracy", "bucc": "f1"}[task]
 
     def judge(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
-        rows, label = _language_model(_table(tables, task), task)
+        rows, label, judged_on = _language_model(_table(tables, task), task)
         rows = rows[rows["layer"] == rows["report_layer"]]
         if rows.empty:
             raise NotMeasured(f"{task} has no rows at its report layer")
-        means, langs = _common({v: rows[rows["variant"] == v].groupby("lang")[metric].mean()
-                                for v in ("mds", "zero_mean")})
-        evidence = (f"mean {metric} over {len(langs)} languages, {label}: MDS {_num(means['mds'])} "
-                    f"{criteria.sign(means['mds'], means['zero_mean'])} zero-mean {_num(means['zero_mean'])}")
-        return Finding(_verdict(criteria.at_least(means["mds"], means["zero_mean"])), evidence,
+        rows = rows.assign(flag=bucc_flags(rows) if task == "bucc" else None)
+        parts = {v: rows[rows["variant"] == v] for v in ("mds", "zero_mean")}
+        langs = _pairs({v: p.groupby("lang")[metric].mean() for v, p in parts.items()})
+        measures = {v: point(v.replace("_", "-"), p[p["lang"].isin(langs)].groupby("lang")[metric].mean(),
+                             p.loc[p["lang"].isin(langs), "flag"]) for v, p in parts.items()}
+        return Finding(at_least(measures["mds"], measures["zero_mean"], criteria), list(measures.values()),
                        dict(table=task, metric=metric, **_model_settings(rows, label),
                             layers=int(rows["layer"].iloc[0]), pairs=[f"{pivot}-{lang}" for lang in langs],
                             alphas=", ".join(f"{a:g}" for a in sorted(rows["mds_alpha"].unique()))
-                            if "mds_alpha" in rows else None))
+                            if "mds_alpha" in rows else None), judged_on)
     return judge
-
-
 # ---------------------------------------------------------------------------------------------- the claims
 
 # the papers as ../shared/papers/published_results.yaml keys them (claim ids start with the key)

@@ -1,19 +1,35 @@
 """The claims of Liu et al. 2020, What makes multilingual BERT multilingual?: word retrieval of BERT against
 the static models by data size, window and word class, and zero-shot XNLI of BERT against them.
+
+Word retrieval's intervals come from the per-query reciprocal ranks (eval/retrieval/{lm}.ranks.parquet), the
+pairs' queries resampled within each pair; two models scored on the same queries are compared by the paired
+interval of their difference. BERT is read at the layer the report's tables show (`Criteria`).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from xling.evaluate.findings.core import (LABEL, STATIC, Claim, Criteria, Finding, NotMeasured, Tables, _common,
-                                          _num, _table, _verdict, _zero_shot)
+from xling.evaluate.findings.core import (LABEL, STATIC, Claim, Criteria, Finding, Measure, NotMeasured, Tables,
+                                          Verdict, _pairs, _table, _zero_shot, all_of, any_of, at_least, chance_flag,
+                                          from_items, greater, most, over_seeds, paired, point)
 
 # ---------------------------------------------------------------------------------------------- word retrieval
 
 def _our_models(retrieval: pd.DataFrame) -> pd.DataFrame:
     """Rows of the models this run trained (not Hugging Face checkpoints, whose size is 0)."""
     return retrieval[retrieval["model"].isin((*STATIC, "bert")) & (retrieval["size"] > 0)]
+
+
+def _selected(table: pd.DataFrame, criteria: Criteria) -> pd.DataFrame:
+    """The metric and dictionary split the report shows (cosine / test when the config names none)."""
+    for column, wanted, default in (("metric", criteria.metric, "cosine"),
+                                    ("dictionary_split", criteria.dictionary_split, "test")):
+        if column in table and len(table):
+            present = set(table[column])
+            choice = wanted if wanted is not None else (default if default in present else sorted(present)[0])
+            table = table[table[column] == choice]
+    return table
 
 
 def _sizes(retrieval: pd.DataFrame) -> list[int]:
@@ -30,35 +46,80 @@ def _bert_windows(retrieval: pd.DataFrame, size: int) -> list[int]:
     return sorted(int(w) for w in rows[(rows["model"] == "bert") & (rows["size"] == size)]["window"].unique())
 
 
-def _mrr_by_pair(retrieval: pd.DataFrame, model: str, size: int, window: int,
-                 criteria: Criteria) -> tuple[pd.Series, int]:
-    """(MRR per pair, layer) of one model: BERT at its chosen layer, a static model at its only layer."""
-    rows = retrieval[(retrieval["model"] == model) & (retrieval["size"] == size) & (retrieval["window"] == window)]
-    if rows.empty:
-        raise NotMeasured(f"no {LABEL.get(model, model)} at size {size}, window {window} in word_retrieval")
-    by_layer = rows.groupby(["layer", "pair"])["mrr"].mean().unstack("pair")
-    layer = bert_layer(by_layer, criteria.layer) if model == "bert" else int(by_layer.index[0])
-    if layer not in by_layer.index:
-        raise NotMeasured(f"{LABEL.get(model, model)} at size {size}, window {window} has no layer {layer}")
-    return by_layer.loc[layer].dropna(), int(layer)
-
-
-def bert_layer(by_layer: pd.DataFrame, rule: str | int) -> int:
-    """The layer a claim reads: `rule` itself, or (best) the layer with the highest mean over the pairs
-    (columns of `by_layer`, indexed by layer); a tie goes to the lower layer."""
+def bert_layer(by_layer: pd.DataFrame, rule: str | int, shown: int | None = None) -> int:
+    """The layer a claim reads: `rule` itself, the report's layer (report: `shown`, else the last), or (best)
+    the layer with the highest mean over the pairs (columns of `by_layer`, indexed by layer; a tie: the
+    lower layer)."""
+    if rule == "report":
+        layers = sorted(int(x) for x in by_layer.index)
+        return layers[-1] if shown is None else (layers[-1] + 1 + shown if shown < 0 else int(shown))
     if rule != "best":
         return int(rule)
     means = by_layer.mean(axis=1)
     return int(means[means == means.max()].index.min())
 
 
-def _chance(retrieval: pd.DataFrame, size: int, window: int, layer: int, pairs: list[str]) -> str:
-    """"; chance x" for BERT's rows when the table has the chance MRR: a BERT at chance aligns nothing."""
-    if "chance_mrr" not in retrieval:
-        return ""
-    rows = retrieval[(retrieval["model"] == "bert") & (retrieval["size"] == size) & (retrieval["window"] == window)
-                     & (retrieval["layer"] == layer) & retrieval["pair"].isin(pairs)]
-    return f"; chance {_num(rows['chance_mrr'].mean())}"
+def _rows(retrieval: pd.DataFrame, model: str, size: int, window: int, criteria: Criteria
+          ) -> tuple[pd.DataFrame, int]:
+    """One model's rows at its layer (BERT: the criteria's; a static model: its only one), and that layer."""
+    rows = _selected(retrieval, criteria)
+    rows = rows[(rows["model"] == model) & (rows["size"] == size) & (rows["window"] == window)]
+    if rows.empty:
+        raise NotMeasured(f"no {LABEL.get(model, model)} at size {size}, window {window} in word_retrieval")
+    by_layer = rows.groupby(["layer", "pair"])["mrr"].mean().unstack("pair")
+    layer = bert_layer(by_layer, criteria.layer, criteria.shown_layer) if model == "bert" \
+        else int(by_layer.index[0])
+    if layer not in by_layer.index:
+        raise NotMeasured(f"{LABEL.get(model, model)} at size {size}, window {window} has no layer {layer}")
+    return rows[rows["layer"] == layer], int(layer)
+
+
+def _mrr(tables: Tables, key: tuple, rows: pd.DataFrame, pairs: list[str], label: str, criteria: Criteria,
+         value: str = "mrr") -> Measure:
+    """Mean MRR over `pairs`: with its interval from the per-query ranks when the run has them, flagged when
+    its interval holds the chance MRR."""
+    rows = rows[rows["pair"].isin(pairs)]
+    items = _items(tables, key, criteria)
+    if items is not None:
+        groups = [items.loc[items["pair"] == pair, "reciprocal_rank"].to_numpy() for pair in pairs]
+        measure = from_items(label, groups, criteria) if all(len(g) for g in groups) else \
+            point(label, rows.groupby("pair")[value].mean())
+    else:
+        measure = point(label, rows.groupby("pair")[value].mean())
+    if "chance_mrr" in rows:
+        measure = chance_flag(measure, float(rows.groupby("pair")["chance_mrr"].mean().mean()))
+    return measure
+
+
+def _items(tables: Tables, key: tuple, criteria: Criteria) -> pd.DataFrame | None:
+    ranks = tables.get("word_retrieval_ranks")
+    if ranks is None:
+        return None
+    model, size, window, layer = key
+    items = _selected(ranks, criteria)
+    return items[(items["model"] == model) & (items["size"] == size) & (items["window"] == window)
+                 & (items["layer"] == layer)]
+
+
+def _paired(tables: Tables, a: tuple, b: tuple, pairs: list[str], criteria: Criteria):
+    """The paired interval of MRR(a) - MRR(b) when both were scored on the same queries of every pair (the
+    same words: the same test items), else None (the comparison is then unpaired)."""
+    first, second = _items(tables, a, criteria), _items(tables, b, criteria)
+    if first is None or second is None:
+        return None
+    a_groups, b_groups = [], []
+    for pair in pairs:
+        x = first[first["pair"] == pair].set_index("word")["reciprocal_rank"].sort_index()
+        y = second[second["pair"] == pair].set_index("word")["reciprocal_rank"].sort_index()
+        if x.empty or not x.index.equals(y.index):
+            return None
+        a_groups.append(x.to_numpy())
+        b_groups.append(y.to_numpy())
+    return paired(a_groups, b_groups, criteria)
+
+
+def _settings(**settings) -> dict:
+    return dict(table="word_retrieval", metric="mrr", **settings)
 
 
 def _bert_against_static(tables: Tables, criteria: Criteria, large: bool) -> Finding:
@@ -66,19 +127,19 @@ def _bert_against_static(tables: Tables, criteria: Criteria, large: bool) -> Fin
     retrieval = _table(tables, "word_retrieval")
     size = _sizes(retrieval)[-1 if large else 0]
     window = _bert_windows(retrieval, size)[-1]
-    bert, layer = _mrr_by_pair(retrieval, "bert", size, window, criteria)
-    series = {"bert": bert, **{m: _mrr_by_pair(retrieval, m, size, window, criteria)[0] for m in STATIC}}
-    means, pairs = _common(series)
-    if large:
-        holds = all(criteria.greater(means["bert"], means[m]) for m in STATIC)
-    else:
-        holds = all(criteria.greater(means[m], means["bert"]) for m in STATIC)
-    chance = _chance(retrieval, size, window, layer, pairs)
-    evidence = f"mean MRR over {len(pairs)} pairs: BERT {_num(means['bert'])} (layer {layer}{chance}) " + ", ".join(
-        f"{criteria.sign(means['bert'], means[m])} {LABEL[m]} {_num(means[m])}" for m in STATIC)
-    return Finding(_verdict(holds), evidence, dict(table="word_retrieval", metric="mrr",
-                                                   models="bert, glove, word2vec", corpus_size=size, windows=window,
-                                                   layers=f"bert {layer}", pairs=pairs))
+    found = {m: _rows(retrieval, m, size, window, criteria) for m in ("bert", *STATIC)}
+    pairs = _pairs({m: rows.set_index("pair")["mrr"] for m, (rows, _) in found.items()})
+    layer = found["bert"][1]
+    measures = {m: _mrr(tables, (m, size, window, lay), rows, pairs,
+                        f"{LABEL[m]}" + (f" (layer {lay})" if m == "bert" else ""), criteria)
+                for m, (rows, lay) in found.items()}
+    keys = {m: (m, size, window, lay) for m, (_, lay) in found.items()}
+    first = {m: ("bert", m) if large else (m, "bert") for m in STATIC}  # the claim's greater side first
+    parts = [greater(measures[a], measures[b], _paired(tables, keys[a], keys[b], pairs, criteria))
+             for a, b in first.values()]
+    return Finding(all_of(parts), list(measures.values()),
+                   _settings(models="bert, glove, word2vec", corpus_size=size, windows=window,
+                             layers=f"bert {layer}", pairs=pairs))
 
 
 def small_data_retrieval(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
@@ -97,59 +158,66 @@ def short_window_hurts_bert(tables: Tables, criteria: Criteria, pivot: str) -> F
     if len(windows) < 2:
         raise NotMeasured(f"one BERT window ({windows[0]}) at size {size}")
     short, long = windows[0], windows[-1]
-    (short_mrr, short_layer), (long_mrr, long_layer) = (
-        _mrr_by_pair(retrieval, "bert", size, w, criteria) for w in (short, long))
-    means, pairs = _common({"short": short_mrr, "long": long_mrr})
-    evidence = (f"mean MRR over {len(pairs)} pairs: window {long} {_num(means['long'])} (layer {long_layer}) "
-                f"{criteria.sign(means['long'], means['short'])} window {short} {_num(means['short'])} "
-                f"(layer {short_layer})")
-    return Finding(_verdict(criteria.greater(means["long"], means["short"])), evidence,
-                   dict(table="word_retrieval", metric="mrr", models="bert", corpus_size=size,
-                        windows=f"{long}, {short}", layers=f"w{long} {long_layer}, w{short} {short_layer}",
-                        pairs=pairs))
+    found = {w: _rows(retrieval, "bert", size, w, criteria) for w in (short, long)}
+    pairs = _pairs({w: rows.set_index("pair")["mrr"] for w, (rows, _) in found.items()})
+    measures = {w: _mrr(tables, ("bert", size, w, lay), rows, pairs, f"window {w} (layer {lay})", criteria)
+                for w, (rows, lay) in found.items()}
+    difference = _paired(tables, ("bert", size, long, found[long][1]), ("bert", size, short, found[short][1]),
+                         pairs, criteria)
+    return Finding(greater(measures[long], measures[short], difference), [measures[long], measures[short]],
+                   _settings(models="bert", corpus_size=size, windows=f"{long}, {short}",
+                             layers=f"w{long} {found[long][1]}, w{short} {found[short][1]}", pairs=pairs))
 
 
 def word2vec_window_not_always_better(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
-    """At small data, a larger Word2Vec window does not raise MRR on most pairs: on a pair, some step up
-    the run's windows (the grid's and the window sweep's) does not improve beyond a tie."""
+    """At small data, a larger Word2Vec window does not help on most pairs: on a pair, some step up the run's
+    windows (the grid's and the window sweep's) clearly lowers MRR (the smaller window's MRR greater, its
+    interval apart). Falsifiable: where every step helps or ties, the claim does not hold on that pair."""
     retrieval = _our_models(_table(tables, "word_retrieval"))
-    rows = retrieval[retrieval["model"] == "word2vec"]
+    rows = _selected(retrieval[retrieval["model"] == "word2vec"], criteria)
     if rows.empty:
         raise NotMeasured("no Word2Vec in word_retrieval")
     size = int(rows["size"].min())
-    by_window = rows[rows["size"] == size].groupby(["window", "pair"])["mrr"].mean().unstack("pair").dropna(axis=1)
-    if len(by_window) < 2:
-        raise NotMeasured(f"one Word2Vec window ({by_window.index[0]}) at size {size}")
-    if by_window.empty or by_window.shape[1] == 0:
-        raise NotMeasured("the Word2Vec windows share no language pair")
-    windows = [int(w) for w in by_window.index]
-    not_better = [pair for pair in by_window.columns
-                  if any(not criteria.greater(by_window[pair].iloc[i + 1], by_window[pair].iloc[i])
-                         for i in range(len(windows) - 1))]
-    means = by_window.mean(axis=1)
-    evidence = ("mean MRR " + ", ".join(f"{_num(means[w])} (w{w})" for w in windows) +
-                f"; a larger window did not help on {len(not_better)} of {by_window.shape[1]} pairs"
-                + (f" ({', '.join(not_better)})" if not_better else ""))
-    return Finding(_verdict(2 * len(not_better) > by_window.shape[1]), evidence,
-                   dict(table="word_retrieval", metric="mrr", models="word2vec", corpus_size=size,
-                        windows=", ".join(map(str, windows)), pairs=list(by_window.columns)))
+    rows = rows[rows["size"] == size]
+    windows = sorted(int(w) for w in rows["window"].unique())
+    if len(windows) < 2:
+        raise NotMeasured(f"one Word2Vec window ({windows[0]}) at size {size}")
+    pairs = _pairs({w: rows[rows["window"] == w].set_index("pair")["mrr"] for w in windows})
+    per_pair, measures = [], []
+    for pair in pairs:
+        at = [_mrr(tables, ("word2vec", size, w, int(rows["layer"].iloc[0])), rows[rows["window"] == w], [pair],
+                   f"{pair} w{w}", criteria) for w in windows]
+        measures += at
+        per_pair.append(_any_step_down(at))
+    return Finding(most(per_pair, pairs, unit="pairs"), measures,
+                   _settings(models="word2vec", corpus_size=size, windows=", ".join(map(str, windows)),
+                             pairs=pairs))
+
+
+def _any_step_down(points: list[Measure]) -> Verdict:
+    """Some step to a larger window lowers MRR beyond the intervals (a smaller window's MRR greater)."""
+    return any_of([greater(a, b) for a, b in zip(points, points[1:])],
+                  [f"{a.label} -> {b.label}" for a, b in zip(points, points[1:])])
 
 
 def open_class_better(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
     """BERT (large data, long window, its word-retrieval layer) retrieves open-class words better than
-    closed-class ones."""
-    retrieval, pos = _table(tables, "word_retrieval"), _table(tables, "word_retrieval_pos")
+    closed-class ones (different queries: unpaired)."""
+    retrieval, pos = _table(tables, "word_retrieval"), _selected(_table(tables, "word_retrieval_pos"), criteria)
     size = _sizes(retrieval)[-1]
     window = _bert_windows(retrieval, size)[-1]
-    _, layer = _mrr_by_pair(retrieval, "bert", size, window, criteria)
+    _, layer = _rows(retrieval, "bert", size, window, criteria)
     rows = pos[(pos["model"] == "bert") & (pos["size"] == size) & (pos["window"] == window) & (pos["layer"] == layer)]
     series = {c: rows[rows["pos"] == c].groupby("pair")["mrr"].mean() for c in ("open", "closed")}
     if any(s.empty for s in series.values()):
         raise NotMeasured(f"no open and closed class rows for BERT size {size}, window {window}, layer {layer}")
-    means, pairs = _common(series)
-    evidence = (f"mean MRR over {len(pairs)} pairs: open class {_num(means['open'])} "
-                f"{criteria.sign(means['open'], means['closed'])} closed class {_num(means['closed'])}")
-    return Finding(_verdict(criteria.greater(means["open"], means["closed"])), evidence,
+    pairs = _pairs(series)
+    measures = {c: point(f"{c} class", s[pairs]) for c, s in series.items()}
+    bert = _mrr(tables, ("bert", size, window, layer), _rows(retrieval, "bert", size, window, criteria)[0], pairs,
+                f"BERT (layer {layer}, all words)", criteria)
+    if bert.flag:  # BERT at chance: its word classes are too
+        measures = {c: Measure(m.label, m.value, m.low, m.high, bert.flag) for c, m in measures.items()}
+    return Finding(greater(measures["open"], measures["closed"]), [*measures.values(), bert],
                    dict(table="word_retrieval_pos", metric="mrr", models="bert", corpus_size=size, windows=window,
                         layers=layer, pairs=pairs))
 
@@ -157,7 +225,8 @@ def open_class_better(tables: Tables, criteria: Criteria, pivot: str) -> Finding
 # ---------------------------------------------------------------------------------------------- transfer
 
 def _xnli_against_static(tables: Tables, criteria: Criteria, pivot: str, large: bool) -> Finding:
-    """Small data: BERT's zero-shot XNLI is not better than GloVe's and Word2Vec's; large data: better."""
+    """Small data: BERT's zero-shot XNLI is not better than GloVe's and Word2Vec's (each at least BERT's within
+    the margin); large data: better."""
     xnli = _zero_shot(_table(tables, "transfer"), pivot, "xnli")
     xnli = xnli[(xnli["transform"] == "none") & (xnli["size"] > 0)]
     bert = xnli[xnli["model"] == "bert"]
@@ -172,22 +241,19 @@ def _xnli_against_static(tables: Tables, criteria: Criteria, pivot: str, large: 
     if not common:
         raise NotMeasured("the BERTs of the XNLI grid share no freeze depth")
     freeze = min(common)
-    series = {m: at[(at["model"] == m) & (at["freeze"] == (freeze if m == "bert" else -1))].groupby("lang")["value"]
-              .mean() for m in ("bert", *STATIC)}
-    missing = [LABEL[m] for m, s in series.items() if s.empty]
+    parts = {m: at[(at["model"] == m) & (at["freeze"] == (freeze if m == "bert" else -1))] for m in ("bert", *STATIC)}
+    missing = [LABEL[m] for m, p in parts.items() if p.empty]
     if missing:
         raise NotMeasured(f"no XNLI of {', '.join(missing)} at size {size}, window {window}")
-    means, langs = _common(series)
-    if large:
-        holds = all(criteria.greater(means["bert"], means[m]) for m in STATIC)
-    else:
-        holds = all(criteria.at_least(means[m], means["bert"]) for m in STATIC)
-    evidence = f"mean accuracy over {len(langs)} languages: BERT {means['bert']:.1f} " + ", ".join(
-        f"{criteria.sign(means['bert'], means[m])} {LABEL[m]} {means[m]:.1f}" for m in STATIC)
-    return Finding(_verdict(holds), evidence, dict(table="transfer", metric="xnli accuracy",
-                                                   models="bert, glove, word2vec", corpus_size=size, windows=window,
-                                                   layers=f"bert frozen up to {freeze}",
-                                                   pairs=[f"{pivot}-{lang}" for lang in langs]))
+    langs = _pairs({m: p.set_index("lang")["value"] for m, p in parts.items()})
+    measures = {m: over_seeds(LABEL[m], p[p["lang"].isin(langs)], flags=p.loc[p["lang"].isin(langs), "flag"])
+                for m, p in parts.items()}
+    verdicts = [greater(measures["bert"], measures[m]) if large else at_least(measures[m], measures["bert"], criteria)
+                for m in STATIC]
+    return Finding(all_of(verdicts), list(measures.values()),
+                   dict(table="transfer", metric="xnli accuracy", models="bert, glove, word2vec", corpus_size=size,
+                        windows=window, layers=f"bert frozen up to {freeze}",
+                        pairs=[f"{pivot}-{lang}" for lang in langs]))
 
 
 def small_data_xnli(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
