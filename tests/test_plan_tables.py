@@ -69,7 +69,9 @@ def test_consumers_decide_the_findings_and_report_inputs():
     findings, report = registry.inputs(registry.FINDINGS, plan), registry.inputs(registry.REPORT, plan)
     assert set(findings) == set(registry.FINDINGS_COLUMNS) - {"bucc"}  # the test plan has no BUCC language
     assert not {"token_translation_samples", "findings", "word_pairs"} & set(findings)
-    assert set(report) == set(findings) | {"findings", "token_translation_samples", "bert_training_logs"}
+    per_query = {"word_retrieval_ranks", "contextual_retrieval_queries"}  # the findings' intervals, not the report's
+    assert per_query <= set(findings)
+    assert set(report) == set(findings) - per_query | {"findings", "token_translation_samples", "bert_training_logs"}
     assert report["transfer"] == "results/x/eval/transfer.parquet"
     assert report["bert_training_logs"] == ["results/x/models/bert/100-w8", "results/x/models/bert/200-w8"]
     assert "bert_training_logs" not in registry.inputs(registry.REPORT, make_plan(models=["word2vec"]))
@@ -109,9 +111,9 @@ def _tables_read_by_the_findings() -> set[str]:
     keys = set()
     for path in Path(findings.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in ("_table",
-                                                                                                            "get"):
-                args = node.args[1:] if getattr(node.func, "id", "") == "_table" else node.args[:1]
+            func = getattr(node.func, "id", getattr(node.func, "attr", "")) if isinstance(node, ast.Call) else ""
+            if func == "_table" or (func == "get" and getattr(node.func.value, "id", "") == "tables"):
+                args = node.args[1:] if func == "_table" else node.args[:1]
                 keys |= {arg.value for arg in args[:1] if isinstance(arg, ast.Constant) and isinstance(arg.value, str)}
             elif isinstance(node, ast.Subscript) and getattr(node.value, "id", "") == "tables" \
                     and isinstance(node.slice, ast.Constant):
@@ -169,7 +171,7 @@ def test_the_rules_gather_judge_and_report_the_registry_s_tables(test_workflow):
     assert findings == registry.inputs(registry.FINDINGS, plan) and set(findings) == set(registry.FINDINGS_COLUMNS)
     report = dict(test_workflow.get_rule("report").input.items())
     assert report.pop("paper_results") and report == registry.inputs(registry.REPORT, plan)
-    assert set(report) == {table.name for table in registry.REGISTRY if table.name != "word_pairs"}
+    assert set(report) == {table.name for table in registry.REGISTRY if table.report and table.name != "word_pairs"}
     outputs = set(test_workflow.get_rule("report").output.keys()) - {"html"}
     assert outputs == {f["name"] for f in registry.expected_figures(test_workflow.config, report)}
     assert set(registry.targets(plan)) <= set(test_workflow.get_rule("all").input)
