@@ -62,7 +62,7 @@ def expected_reciprocal_rank(ranks: Ranks) -> np.ndarray:
     triples, index = np.unique(np.stack([ranks.above[tied], ranks.tied[tied], ranks.tied_gold[tied]], axis=1),
                                axis=0, return_inverse=True)
     values = np.empty(len(triples))
-    if len(triples):  # scipy.stats only where ties are: half a second of start-up per job
+    if len(triples):  # scipy.stats only where ties are: a second of start-up per job
         from scipy.stats import nhypergeom
     for i, (above, n_tied, n_gold) in enumerate(triples):
         before = np.arange(n_tied - n_gold + 1)  # non-golds drawn before the first gold
