@@ -2,7 +2,7 @@ import gzip
 
 import pytest
 
-from xling.io import atomic_path, atomic_write, read_lines
+from xling.io import atomic_path, atomic_write, read_lines, read_word2vec_binary
 
 
 def test_atomic_write_replaces_only_on_success(tmp_path):
@@ -47,3 +47,24 @@ def test_atomic_outputs_respect_umask(tmp_path):
         handle.write("x")
     mode = stat.S_IMODE(os.stat(target).st_mode)
     assert mode == 0o666 & ~io._UMASK
+
+
+def test_word2vec_binary_reads_what_gensim_reads(tmp_path):
+    """Our reader replaces gensim's in the jobs (a second of start-up): the same keys, in order, and the
+    same float32 bytes, multi-byte keys included; a short file fails."""
+    import numpy as np
+    from gensim.models import KeyedVectors
+
+    keys = ["the", "##s", "ბი", "αβγ", "[UNK]"]
+    vectors = np.random.default_rng(0).normal(size=(len(keys), 7)).astype(np.float32)
+    kv = KeyedVectors(vector_size=7, dtype=np.float32)
+    kv.add_vectors(keys, vectors)
+    path = tmp_path / "vectors.bin"
+    kv.save_word2vec_format(str(path), binary=True)
+    theirs = KeyedVectors.load_word2vec_format(str(path), binary=True)
+    ours_keys, ours = read_word2vec_binary(path)
+    assert ours_keys == list(theirs.index_to_key) == keys
+    assert ours.dtype == np.float32 and ours.tobytes() == theirs.vectors.tobytes()
+    path.write_bytes(path.read_bytes()[:-3])
+    with pytest.raises(EOFError):
+        read_word2vec_binary(path)

@@ -57,3 +57,29 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     with open_text(path) as handle:
         for lineno, line in enumerate(handle, start=1):
             yield lineno, line.rstrip("\n").rstrip("\r")
+
+
+def read_word2vec_binary(path: str | os.PathLike):
+    """Keys and float32 matrix of a word2vec binary file (a `count dim` line, then each key, a space and its
+    `dim` little-endian float32s), as gensim's `KeyedVectors.save_word2vec_format(binary=True)` writes it:
+    read without importing gensim, a second of start-up per job."""
+    import numpy as np
+
+    data = Path(path).read_bytes()
+    header_end = data.index(b"\n")
+    count, dim = (int(field) for field in data[:header_end].split())
+    width = 4 * dim
+    keys, offsets, start = [], [], header_end + 1
+    for _ in range(count):
+        space = data.find(b" ", start)
+        if space == -1 or len(data) - (space + 1) < width:
+            raise EOFError(f"{path}: {count} vectors announced, {len(keys)} found")
+        keys.append(data[start:space].decode("utf-8").lstrip("\n"))  # gensim's reader drops a newline before a key
+        offsets.append(space + 1)
+        start = space + 1 + width
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{path}: duplicate keys")
+    matrix = np.empty((count, dim), dtype=np.float32)
+    for row, offset in enumerate(offsets):
+        matrix[row] = np.frombuffer(data, dtype="<f4", count=dim, offset=offset)
+    return keys, matrix

@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import hypergeom, nhypergeom
 import torch
 
 # Scores within TIE_ULPS * H * eps (dimension H, float64 eps) are tied. A dot product of unit vectors errs
@@ -63,6 +62,8 @@ def expected_reciprocal_rank(ranks: Ranks) -> np.ndarray:
     triples, index = np.unique(np.stack([ranks.above[tied], ranks.tied[tied], ranks.tied_gold[tied]], axis=1),
                                axis=0, return_inverse=True)
     values = np.empty(len(triples))
+    if len(triples):  # scipy.stats only where ties are: a second of start-up per job
+        from scipy.stats import nhypergeom
     for i, (above, n_tied, n_gold) in enumerate(triples):
         before = np.arange(n_tied - n_gold + 1)  # non-golds drawn before the first gold
         values[i] = np.sum(nhypergeom.pmf(before, n_tied, n_tied - n_gold, 1) / (above + 1 + before))
@@ -78,7 +79,10 @@ def expected_hit_at_k(ranks: Ranks, k: int) -> np.ndarray:
     in_top = np.clip(k - ranks.above, 0, ranks.tied)  # tied positions inside the top k
     out = (in_top > 0).astype(np.float64)  # exact without ties: a single gold at rank above + 1
     tied = ranks.tied > ranks.tied_gold
-    out[tied] = 1.0 - hypergeom.pmf(0, ranks.tied[tied], ranks.tied_gold[tied], in_top[tied])
+    if tied.any():
+        from scipy.stats import hypergeom
+
+        out[tied] = 1.0 - hypergeom.pmf(0, ranks.tied[tied], ranks.tied_gold[tied], in_top[tied])
     return out
 
 

@@ -29,10 +29,9 @@ from dataclasses import dataclass
 import logging
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 import torch
 
 from xling.data.formats import iter_corpus_documents
@@ -43,6 +42,9 @@ from xling.models.ablation import is_language_specific, read_spec
 from xling.represent.rotation import rotate_layer
 from xling.tune.finetune import predict
 from xling.tune.heads import build_model, load_bert, load_static
+
+if TYPE_CHECKING:  # pandas only where the table is built: fine-tuning imports this module for score()
+    import pandas as pd
 
 logger = logging.getLogger(__name__)
 
@@ -215,6 +217,8 @@ def evaluate(path, data: dict[str, dict[str, list]], test: TransferTest, *, vect
             run(lang, "test", "mds", best * shift, best, True)
     if encoder is not None:
         encoder.shift = None
+    import pandas as pd
+
     table = pd.DataFrame(rows)
     table["task"] = task
     table["freeze"] = record["freeze"]

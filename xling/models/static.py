@@ -32,7 +32,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from xling.io import atomic_path, read_lines
+from xling.io import atomic_path, read_lines, read_word2vec_binary
 from xling.data.wordpiece import UNK, load_tokenizer, word_pieces
 
 logger = logging.getLogger(__name__)
@@ -216,12 +216,10 @@ def word_vectors(vectors_path, vocab_path, words_by_lang: dict[str, list[str]],
     (below min_count) is absent. Duplicate words of a language appear once.
     Columns: lang, word, layer (int32, 0), n (int64, 1), d0..d{H-1} (float64).
     """
-    from gensim.models import KeyedVectors
-
-    kv = KeyedVectors.load_word2vec_format(str(vectors_path), binary=True)
+    keys, vectors = read_word2vec_binary(vectors_path)
     tokenizer = load_tokenizer(vocab_path, lowercase)
-    index = kv.key_to_index
-    matrix = kv.vectors.astype(np.float64)
+    index = {key: row for row, key in enumerate(keys)}
+    matrix = vectors.astype(np.float64)
     langs, words, rows = [], [], []
     for lang, lang_words in words_by_lang.items():
         found = missing = 0
@@ -235,7 +233,7 @@ def word_vectors(vectors_path, vocab_path, words_by_lang: dict[str, list[str]],
             words.append(word)
             rows.append(matrix[[index[p] for p in pieces]].mean(axis=0))
         logger.info("%s: %d words with vectors, %d absent", lang, found, missing)
-    dim = kv.vector_size
+    dim = vectors.shape[1]
     values = np.vstack(rows) if rows else np.zeros((0, dim))
     frame = pd.DataFrame({
         "lang": pd.Series(langs, dtype=object),

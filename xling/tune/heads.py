@@ -38,6 +38,7 @@ from xling.data.formats import universal_relation
 from xling.data.words import chunk_words
 from xling.encode.encoder import Shift
 from xling.encode.transforms import shift_layer
+from xling.io import read_word2vec_binary
 from xling.models.pretrained import PairTemplate, layer_modules, load_pretrained
 
 TASKS = ("xnli", "pos", "parsing", "ner")
@@ -380,17 +381,16 @@ def load_bert(path_or_name: str | Path, revision: str | None = None, language: s
 def load_static(vectors_path, vocab_path, lowercase: bool) -> Backbone:
     """GloVe / Word2Vec vectors of the run's wordpieces, as a frozen embedding matrix over the run's
     WordPiece vocabulary (pieces without a vector, below min_count, get zeros), tokenized as in training."""
-    from gensim.models import KeyedVectors
-
     from xling.data.wordpiece import load_tokenizer
 
-    kv = KeyedVectors.load_word2vec_format(str(vectors_path), binary=True)
+    keys, vectors = read_word2vec_binary(vectors_path)
+    index = {key: row for row, key in enumerate(keys)}
     tokenizer = load_tokenizer(vocab_path, lowercase)
     vocab = tokenizer.get_vocab()
-    matrix = np.zeros((len(vocab), kv.vector_size), dtype=np.float32)
+    matrix = np.zeros((len(vocab), vectors.shape[1]), dtype=np.float32)
     for piece, i in vocab.items():
-        if piece in kv.key_to_index:
-            matrix[i] = kv[piece]
+        if piece in index:
+            matrix[i] = vectors[index[piece]]
 
     def pieces_of(texts: list[str]) -> list[list[str]]:
         return [e.tokens for e in tokenizer.encode_batch(list(texts), add_special_tokens=False)] if texts else []
