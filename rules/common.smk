@@ -80,6 +80,8 @@ LANGUAGE, SENT, POS = PLAN.language, PLAN.sent, PLAN.pos
 TRANSFER, FINETUNE_SETTINGS, TRANSFER_ROTATIONS = PLAN.transfer, PLAN.finetune_settings, PLAN.transfer_rotations
 ALIGN, ALIGN_FT, ROTATION, FASTTEXT = PLAN.align, PLAN.align_ft, PLAN.rotation, PLAN.fasttext
 ALIGN_RETRIEVAL, ALIGN_ANALYSIS = ALIGN["retrieval"], ALIGN["analysis"]
+# the chosen aligner's settings only: the other aligner's settings rerun no word-pair job
+ALIGNER_SETTINGS = ALIGN["fast_align"] if ALIGN["aligner"] == "fast_align" else ALIGN["eflomal"]
 CONTEXTUAL_ROTATIONS = PLAN.contextual_rotations
 ABLATION = PLAN.ablation
 MONO, CKA, MONO_CONTEXTUAL = PLAN.mono, PLAN.cka, PLAN.mono_contextual
