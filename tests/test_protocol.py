@@ -52,10 +52,8 @@ def test_a_planted_schema_default_that_differs_from_the_paper_fails(study):
 
 def test_a_todo_reason_whose_default_became_the_papers_is_stale(study):
     table, schema, config = study
-    found = protocol.problems(table, schema,
-                              planted(config, "language.sentence_retrieval.bucc_pooling", "mean_all"))
-    assert found == ["liu2020short.bucc_pooling: language.sentence_retrieval.bucc_pooling is the paper's "
-                     "'mean_all' now; remove the TODO reason"]
+    found = protocol.problems(table, schema, planted(config, "bert.warmup_steps", 30000))
+    assert found == ["conneau2020.warmup: bert.warmup_steps is the paper's 30000 now; remove the TODO reason"]
 
 
 def test_every_config_key_exists_in_the_schema_and_planned_keys_do_not_yet(study):
