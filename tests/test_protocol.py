@@ -114,3 +114,24 @@ def test_deviations_of_a_run_name_its_own_changes_and_the_recorded_reasons(study
     rows = protocol.deviations(run, schema=schema, protocol=table, defaults=config)
     (changed,) = [row for row in rows if row["config_key"] == "alignment.finetune.learning_rate"]
     assert (changed["ours"], changed["paper_value"], changed["reason"]) == (1.0e-4, 5.0e-5, "set by this run")
+
+
+def test_the_report_section_lists_each_papers_differences_and_unstated_settings(study):
+    """The "Protocol and deviations" section (xling.report.protocol): a run that changes a default which is the
+    paper's shows it as "set by this run"; the settings a paper does not state are listed with ours."""
+    from xling.report.protocol import protocol_blocks
+
+    table, schema, config = study
+    run = planted(config, "language.sentence_retrieval.bucc_score", "margin")
+    rows = protocol.deviations(run, schema=schema, protocol=table, defaults=config)
+    blocks = protocol_blocks(rows, table["papers"])
+    tables = {block["title"]: block["rows"] for block in blocks if block["kind"] == "table"}
+    differs = tables["liu2020short: where this run differs"]
+    assert [row[1:] for row in differs if row[0].startswith("similarity")] == [
+        ["cosine", "margin (language.sentence_retrieval.bucc_score)", "set by this run"]]
+    unstated = tables["cao2020: not stated by the paper"]
+    assert any(row[0].startswith("fast_align's settings") for row in unstated)
+    untouched = protocol_blocks(protocol.deviations(config, schema=schema, protocol=table, defaults=config),
+                                table["papers"])
+    assert not any("set by this run" in row[3] for block in untouched if block["kind"] == "table"
+                   and block["title"].endswith("differs") for row in block["rows"])
