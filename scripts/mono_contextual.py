@@ -1,6 +1,6 @@
 """Snakemake entry point: the contextual word level between two monolingual BERTs for one target: maps at each
-layer learned on word pairs (alignment.aligner) of XNLI's parallel sentences (once, for every task), and each task transferred
-from the pivot through them (MLM align) and through the run's multilingual BERT (biMLM)."""
+layer learned on word pairs (alignment.aligner) of XNLI's parallel sentences (once, for every task), and each task
+transferred from the pivot through them (MLM align) and through the run's multilingual BERT (biMLM)."""
 import json
 import os
 

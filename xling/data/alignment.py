@@ -18,9 +18,10 @@ sentence pair.
 Where gold links exist (the synthetic source; Europarl's RWTH de-en sample), `alignment_error` scores the links
 by the alignment error rate of Och and Ney (2003) against sure and possible gold links.
 
-Aligners (`ALIGNERS`, `directional_links`): fast_align, the paper's (section 4; xling.data.fast_align, its standard -d -o -v), which
-gives the same links on every run; and eflomal, which has no seed (its sampler reads /dev/urandom), so two runs
-give slightly different links. Their AER, precision and recall are recorded where gold links exist.
+Aligners (`ALIGNERS`, `directional_links`): fast_align, the paper's (section 4; xling.data.fast_align, its
+standard -d -o -v), which gives the same links on every run; and eflomal, which has no seed (its sampler reads
+/dev/urandom), so two runs give slightly different links. Their AER, precision and recall are recorded where
+gold links exist.
 """
 
 from __future__ import annotations
@@ -214,9 +215,9 @@ def align_corpus(src_path: str | os.PathLike, tgt_path: str | os.PathLike, out_d
                  src_lang: str, tgt_lang: str, *, tokenizer: str, test: int, dev: int, train: Sequence[int],
                  aligner: str = "fast_align", aligner_settings: dict | None = None,
                  gold_path: str | os.PathLike | None = None) -> pd.DataFrame:
-    """Tokenize the line-aligned files, align the pairs the splits use with `aligner` (and its settings), write every split (`write_split`) and return one row per split and links (the
-    aligner's forward and reverse, and the word pairs): sentence pairs, links and, with gold links, precision,
-    recall and AER.
+    """Tokenize the line-aligned files, align the pairs the splits use with `aligner` (and its settings), write
+    every split (`write_split`) and return one row per split and links (the aligner's forward and reverse, and
+    the word pairs): sentence pairs, links and, with gold links, precision, recall and AER.
 
     A pair with an empty side is dropped before splitting (Europarl has some). Gold links index the
     whitespace tokens of the files, so with gold the tokenizer must keep those tokens (FormatError otherwise)."""

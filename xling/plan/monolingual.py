@@ -47,7 +47,8 @@ class MonolingualPlan:
         vocabulary, a shared seed would give shared words the same initial embedding); en' ({pivot}~{s}) draws
         it from (s, pivot)."""
         lang, _, seed = mono.partition("~")
-        hparams = {**self.mono_bert(), "window": int(window), "seed": seed_of(int(seed) if seed else self.mono["seed"], lang)}
+        hparams = {**self.mono_bert(), "window": int(window),
+                   "seed": seed_of(int(seed) if seed else self.mono["seed"], lang)}
         if self.mono["max_steps"]:
             hparams["max_steps"] = self.mono["max_steps"]
         return json.dumps(hparams, sort_keys=True)

@@ -149,7 +149,8 @@ def render_contextual(ctx: ReportContext) -> list[Block]:
                 "layers trained on the pivot above its frozen layers 0..i")
     blocks = [text(
         "Each language's own BERT is cut after layer i. Words of XNLI's parallel sentences are linked by "
-        f"{aligner} (both directions, one-to-one intersection), each linked word's vector at layer i (its last subword's) is "
+        f"{aligner} (both directions, one-to-one intersection), each linked word's vector at layer i (its last "
+        "subword's) is "
         "taken from both models, both spaces are normalised (iterative normalisation, fitted on the sentences' "
         "words and applied to every state at layer i) and an orthogonal map W_i from the target's layer i onto "
         "the pivot's is learned (Procrustes). New Transformer layers and the task head are trained on the pivot's "
