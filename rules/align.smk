@@ -1,7 +1,8 @@
 # Contextual alignment (config object `alignment`; Cao, Kitaev and Klein 2020, sections 3.2-3.3 and 5): word pairs
-# of each language's parallel text with the pivot (Moses tokens, eflomal both ways, the one-to-one intersection,
-# test / dev / train{n} splits) and their AER where gold links exist; contextual word retrieval of every BERT
-# on the test splits; its accuracy by part of speech and against the frequency-rank difference of the two words.
+# of each language's parallel text with the pivot (Moses tokens, alignment.aligner both ways: fast_align, the
+# paper's, or eflomal; the one-to-one intersection, test / dev / train{n} splits) and their AER where gold links
+# exist; contextual word retrieval of every BERT on the test splits; its accuracy by part of speech and against the
+# frequency-rank difference of the two words.
 rule word_pairs:
     input:
         src=LAYOUT.file("parallel", lang="{lang}", ext=PIVOT),
@@ -15,9 +16,10 @@ rule word_pairs:
         pivot=PIVOT,
         splits={key: ALIGN[key] for key in ("test_sentences", "dev_sentences", "train_sentences")},
         tokenizer=ALIGN["tokenizer"],
-        eflomal=ALIGN["eflomal"],
+        aligner=ALIGN["aligner"],
+        aligner_settings=ALIGNER_SETTINGS,
         out_dir=lambda wildcards: f"{DATA}/align/{PIVOT}-{wildcards.lang}",
-    threads: ALIGN["threads"]
+    threads: ALIGN["threads"]  # eflomal's samplers; fast_align trains on one thread whatever this says
     log:
         f"{LOGS}/word_pairs/{{lang}}.log",
     benchmark:

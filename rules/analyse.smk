@@ -134,7 +134,8 @@ rule mono_sentence_alignment:
 
 
 rule mono_contextual:
-    # the contextual word level (Figure 5): maps per layer on eflomal word pairs of XNLI, NER / parsing through them
+    # the contextual word level (Figure 5): maps per layer on word pairs of XNLI (alignment.aligner), NER / parsing
+    # through them
     input:
         models=lambda wc: [PLAN.mono_dir(PIVOT), PLAN.mono_dir(wc.lang)],
         bimlm=PLAN.mono_contextual_bimlm(),
@@ -153,7 +154,7 @@ rule mono_contextual:
         bimlm=PLAN.mono_contextual_bimlm_params(),
         settings=dict(layers=PLAN.mono_contextual_layers(), task_layers=MONO_CONTEXTUAL["task_layers"],
                       **{key: MONO[key] for key in ("normalize_iterations", "map_split", "max_sentences")}),
-        words={key: ALIGN[key] for key in ("tokenizer", "eflomal")},
+        words=dict(tokenizer=ALIGN["tokenizer"], aligner=ALIGN["aligner"], settings=ALIGNER_SETTINGS),
         task_settings=lambda wc: {task: PLAN.mono_contextual_task_settings(task) for task in PLAN.mono_contextual_tasks(wc.lang)},
         seed=TRANSFER["seeds"][0],
         ner_repair=lambda wc: TRANSFER["ner_repair"] if "ner" in PLAN.mono_contextual_tasks(wc.lang) else None,

@@ -26,7 +26,7 @@ from xling.plan import tables as table_registry  # noqa: E402
 from xling.plan.alignment import check_parallel_text  # noqa: E402
 from xling.plan.code import CodeVersions  # noqa: E402
 from xling.plan.data import Layout, SyntheticData  # noqa: E402
-from xling.plan.models import ANY_LM, BERT_LM, aligned_base, hf_slug, parse_grid  # noqa: E402
+from xling.plan.models import ANY_LM, BERT_LM, LANG, aligned_base, hf_slug, parse_grid  # noqa: E402
 
 # Scripts and `python -m xling...` commands import the package from this checkout, in any environment
 # (venv, --sdm conda, or a SLURM job step that re-evaluates this file).
@@ -80,6 +80,8 @@ LANGUAGE, SENT, POS = PLAN.language, PLAN.sent, PLAN.pos
 TRANSFER, FINETUNE_SETTINGS, TRANSFER_ROTATIONS = PLAN.transfer, PLAN.finetune_settings, PLAN.transfer_rotations
 ALIGN, ALIGN_FT, ROTATION, FASTTEXT = PLAN.align, PLAN.align_ft, PLAN.rotation, PLAN.fasttext
 ALIGN_RETRIEVAL, ALIGN_ANALYSIS = ALIGN["retrieval"], ALIGN["analysis"]
+# the chosen aligner's settings only: the other aligner's settings rerun no word-pair job
+ALIGNER_SETTINGS = ALIGN["fast_align"] if ALIGN["aligner"] == "fast_align" else ALIGN["eflomal"]
 CONTEXTUAL_ROTATIONS = PLAN.contextual_rotations
 ABLATION = PLAN.ablation
 MONO, CKA, MONO_CONTEXTUAL = PLAN.mono, PLAN.cka, PLAN.mono_contextual

@@ -3,6 +3,11 @@
 # Which tables, their parts, who reads them and the figures drawn from them: xling.plan.tables.
 GATHERED = table_registry.gathered(table_plan())  # {table: the per-job Parquet files gathered into it}
 from xling.plan.figures import selection_config  # noqa: E402
+# what the "Protocol and deviations" section reads besides the run's config (xling.report.protocol): an edit of
+# one re-renders only the report (paths relative to the working directory, as paper_results)
+PROTOCOL_FILES = {name: os.path.relpath(os.path.join(workflow.basedir, *parts)) for name, parts in (
+    ("table", ("resources", "protocol.yaml")), ("schema", ("schemas", "config.schema.yaml")),
+    ("study", ("config.yaml",)))}
 
 
 localrules:
@@ -61,6 +66,9 @@ rule report:
         paper_results=config["report"]["paper_results"]
         or os.path.relpath(os.path.join(workflow.basedir, "resources", "paper_results.yaml")),
         **table_inputs("report"),
+        protocol_table=PROTOCOL_FILES["table"],
+        protocol_schema=PROTOCOL_FILES["schema"],
+        protocol_study=PROTOCOL_FILES["study"],
     output:
         html=report(
             f"{RESULTS}/report.html",
@@ -79,7 +87,8 @@ rule report:
     params:
         code=code_version("scripts/report.py"),
         # the only rule with the presentation settings (report.*, retrieval.report_layer): they re-render it
-        config=report_config(),
+        # and the run's settings (runtime ones left out) for the protocol section
+        config={**report_config(), "protocol": {**PROTOCOL_FILES, "run": without_runtime(config)}},
     log:
         f"{LOGS}/report.log",
     conda:

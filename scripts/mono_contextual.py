@@ -1,6 +1,6 @@
 """Snakemake entry point: the contextual word level between two monolingual BERTs for one target: maps at each
-layer learned on eflomal word pairs of XNLI's parallel sentences (once, for every task), and each task transferred
-from the pivot through them (MLM align) and through the run's multilingual BERT (biMLM)."""
+layer learned on word pairs (alignment.aligner) of XNLI's parallel sentences (once, for every task), and each task
+transferred from the pivot through them (MLM align) and through the run's multilingual BERT (biMLM)."""
 import json
 import os
 
@@ -9,7 +9,7 @@ import pandas as pd
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
-os.environ["OMP_NUM_THREADS"] = str(snakemake.threads)  # eflomal's samplers run in OpenMP threads
+os.environ["OMP_NUM_THREADS"] = str(snakemake.threads)  # eflomal's samplers run in OpenMP threads (fast_align: 1)
 import torch  # noqa: E402
 
 from xling.encode.encoder import Encoder, resolve_device  # noqa: E402
@@ -24,7 +24,8 @@ s, lang = p.settings, snakemake.wildcards.lang
 device = resolve_device(res.device)
 pairs = xnli_parallel(*inp.xnli, max_sentences=s["max_sentences"])
 pivot_words, target_words, links = xnli_word_pairs(pairs, p.pivot, lang, tokenizer=p.words["tokenizer"],
-                                                   eflomal=p.words["eflomal"], what=" / ".join(inp.xnli))
+                                                   aligner=p.words["aligner"], settings=p.words["settings"],
+                                                   what=" / ".join(inp.xnli))
 encoders = [Encoder.from_pretrained(model, device=device, max_length=p.max_length) for model in inp.models]
 maps = layer_maps(encoders, pivot_words, target_words, links, s["layers"], n_iter=s["normalize_iterations"],
                   batch_size=res.batch_size)
@@ -52,5 +53,6 @@ for column, side, key in (("lm_src", 0, "lm"), ("lm_tgt", 1, "lm"), ("hparams_sr
 settings = dict(src=p.pivot, tgt=lang, pair=f"{p.pivot}-{lang}", n_map_sentences=len(pivot_words), pooling="last",
                 normalize_iterations=s["normalize_iterations"], map_split=s["map_split"],
                 max_sentences=s["max_sentences"], tokenizer=p.words["tokenizer"],
-                eflomal=json.dumps(p.words["eflomal"], sort_keys=True), ner_repair=p.ner_repair)
+                aligner=p.words["aligner"], aligner_settings=json.dumps(p.words["settings"], sort_keys=True),
+                ner_repair=p.ner_repair)
 write_parquet(with_settings(table, **settings), snakemake.output[0])

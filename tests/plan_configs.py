@@ -35,9 +35,11 @@ def make_config(**overrides) -> dict:
 
 
 def make_plan(source=None, **overrides) -> Plan:
-    """The plan of a small run (languages en, de, fr; sizes 100, 200; windows 5, 10) with `overrides`."""
+    """The plan of a small run (languages en, de, fr; sizes 100, 200; windows 5, 10; every language aligned, no
+    Table 5 model: config.yaml's need its real languages) with `overrides`."""
     small = dict(run="t", languages=["en", "de", "fr"], models=["bert", "glove"], windows=[5, 10],
-                 corpus={"sizes": [100, 200]}, language={"hf_models": []})
+                 corpus={"sizes": [100, 200]}, language={"hf_models": []},
+                 alignment={"finetune": {"languages": None, "runs": []}})
     return Plan(make_config(**merged(small, overrides)), source or SyntheticData(), SCHEMA, HELPERS)
 
 

@@ -84,7 +84,7 @@ def synthetic_parallel(tmp_path_factory):
 
 def test_word_pairs_of_synthetic_text_against_its_gold(synthetic_parallel, tmp_path):
     table = align_corpus(synthetic_parallel / "en-xa.en", synthetic_parallel / "en-xa.xa", tmp_path, "en", "xa",
-                         tokenizer="moses", test=100, dev=50, train=[100, 250], eflomal={},
+                         tokenizer="moses", test=100, dev=50, train=[100, 250], aligner="eflomal",
                          gold_path=synthetic_parallel / "en-xa.align")
     rows = table.set_index(["split", "links_from"])
     assert rows.loc[("test", "pairs"), "sentence_pairs"] == 100
@@ -115,7 +115,7 @@ def test_gold_links_need_tokens_the_tokenizer_keeps(tmp_path):
     (tmp_path / "s.align").write_text("0-0\n0-0\n")
     with pytest.raises(FormatError, match=r"s.en:2: the moses tokenizer changes the tokens"):
         align_corpus(tmp_path / "s.en", tmp_path / "s.xa", tmp_path / "out", "en", "xa", tokenizer="moses",
-                     test=1, dev=1, train=[], eflomal={}, gold_path=tmp_path / "s.align")
+                     test=1, dev=1, train=[], gold_path=tmp_path / "s.align")
 
 
 def de_en_gold_sample(shared_data, tmp_path):
@@ -152,7 +152,7 @@ def test_eflomal_intersection_against_the_real_de_en_gold(shared_data, tmp_path)
 def test_too_little_parallel_text_names_the_files(synthetic_parallel, tmp_path):
     with pytest.raises(FormatError, match=r"en-xa.en / .*en-xa.xa: 400 sentence pairs, but .* need 1100"):
         align_corpus(synthetic_parallel / "en-xa.en", synthetic_parallel / "en-xa.xa", tmp_path, "en", "xa",
-                     tokenizer="whitespace", test=100, dev=0, train=[1000], eflomal={})
+                     tokenizer="whitespace", test=100, dev=0, train=[1000])
 
 
 def test_fast_align_intersection_against_the_real_de_en_gold(shared_data, tmp_path):

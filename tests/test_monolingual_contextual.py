@@ -134,11 +134,13 @@ def test_the_pivot_models_first_layers_are_bit_identical_after_training(bert_dir
 
 def test_no_word_pair_is_a_clear_error(monkeypatch, bert_dir):
     pairs = [("w1 w2 w3", "w4 w5"), ("w6 w7", "w8 w9")]
-    monkeypatch.setattr(mc, "eflomal_links", lambda src, tgt, **_: ([set()] * len(src), [set()] * len(src)))
-    with pytest.raises(ValueError, match=r"dev-en.tsv / dev-xa.tsv: eflomal linked no word pair in 2 sentence"):
-        mc.xnli_word_pairs(pairs, "en", "xa", tokenizer="whitespace", eflomal={}, what="dev-en.tsv / dev-xa.tsv")
+    monkeypatch.setattr(mc, "directional_links", lambda src, tgt, *_: ([set()] * len(src), [set()] * len(src)))
+    with pytest.raises(ValueError, match=r"dev-en.tsv / dev-xa.tsv: fast_align linked no word pair in 2 sentence"):
+        mc.xnli_word_pairs(pairs, "en", "xa", tokenizer="whitespace", aligner="fast_align", settings={},
+                           what="dev-en.tsv / dev-xa.tsv")
     with pytest.raises(ValueError, match="no parallel sentence pair with words"):
-        mc.xnli_word_pairs([("", "w1")], "en", "xa", tokenizer="whitespace", eflomal={}, what="x")
+        mc.xnli_word_pairs([("", "w1")], "en", "xa", tokenizer="whitespace", aligner="fast_align", settings={},
+                           what="x")
     encoder = Encoder.from_pretrained(bert_dir, device="cpu")
     with pytest.raises(ValueError, match="none of the 0 word pairs has a vector"):
         mc.layer_maps((encoder, encoder), [["w1"]], [["w2"]], [set()], [1], n_iter=5, batch_size=4)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from plan_configs import make_plan, wildcards
+from xling.evaluate.alignment import aligned_lm
 from xling.plan.data import RealData
+from xling.plan.models import aligned_base
 
 REAL = RealData(datasets={}, parallel={"fr": "europarl"}, treebanks={})
 
@@ -26,6 +28,27 @@ def test_languages_with_parallel_text_from_the_source():
     assert make_plan(alignment={"finetune": {"languages": ["de"]}}).align_langs() == ["de"]
     assert plan.word_pairs_gold(wildcards(lang="fr")) == []
     assert make_plan().word_pairs_gold(wildcards(lang="fr")) == ["results/t/data/parallel/en-fr.align"]
+
+
+def test_runs_align_one_model_each_on_their_own_languages():
+    """alignment.finetune.runs (Cao et al.'s Table 5): one model per base on `size` pairs of each named language,
+    beside the models of alignment.finetune.languages at each of `sizes`; its id names the languages."""
+    plan = make_plan(alignment={"train_sentences": [10, 20], "finetune": {
+        "sizes": [10], "languages": ["fr"], "runs": [{"languages": ["fr", "de"], "size": 20}]}})
+    assert plan.aligned_models() == ["aligned/10/bert/200-w10", "aligned/20-de-fr/bert/200-w10"]
+    assert plan.align_langs() == ["fr"] and plan.align_langs("10") == ["fr"]
+    assert plan.align_langs("20-de-fr") == ["de", "fr"]
+    table5 = plan.align_finetune_inputs(wildcards(n="20-de-fr", base="bert/200-w10"))
+    assert table5["links"] == ["results/t/data/align/en-de/train20.align", "results/t/data/align/en-fr/train20.align"]
+    assert plan.align_finetune_inputs(wildcards(n="10", base="bert/200-w10"))["links"] == [
+        "results/t/data/align/en-fr/train10.align"]
+    assert aligned_base("aligned/20-de-fr/bert/200-w10") == (20, "bert/200-w10")
+    assert aligned_lm("aligned/20-de-fr/bert/200-w10") == ("bert/200-w10", 20)
+    with pytest.raises(ValueError, match=r"alignment.finetune.runs: \['ar'\] have no parallel text"):
+        make_plan(REAL, alignment={"train_sentences": [20], "finetune": {
+            "runs": [{"languages": ["ar", "fr"], "size": 20}]}}).aligned_models()
+    with pytest.raises(ValueError, match=r"alignment.finetune.runs: size 30 is not one of"):
+        make_plan(alignment={"finetune": {"runs": [{"languages": ["fr"], "size": 30}]}}).aligned_models()
 
 
 def test_splits_and_the_inputs_of_an_alignment():

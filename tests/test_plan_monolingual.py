@@ -40,8 +40,20 @@ def test_contextual_level_tasks_layers_and_baseline():
     assert plan.mono_contextual_task_settings("ner")["max_length"] <= plan.mono_window
     off = make_plan(monolingual={"contextual": {"enabled": False}})
     assert off.mono_contextual_tasks("fr") == [] and make_plan(models=["glove"]).mono_contextual_bimlm_params() is None
-    with pytest.raises(ValueError, match="above bert.num_layers"):
+    with pytest.raises(ValueError, match=r"above the models' depth \(2"):
         make_plan(monolingual={"contextual": {"layers": [3]}}, bert={"num_layers": 2}).mono_contextual_layers()
+
+
+def test_monolingual_bert_overrides_the_bert_block():
+    """monolingual.bert (config.yaml: Conneau et al.'s 8 layers) over the bert block, in the models' settings; the
+    contextual level's layers stop at the shallower of them and the biMLM baseline."""
+    plan = make_plan(bert={"num_layers": 12, "max_steps": 40}, monolingual={"bert": {"num_layers": 8}})
+    hparams = json.loads(plan.mono_hparams("fr", 5))
+    assert hparams["num_layers"] == 8 and hparams["max_steps"] == 40
+    assert json.loads(plan.mono_contextual_bimlm_params()["hparams"])["num_layers"] == 12
+    assert plan.mono_contextual_layers() == list(range(9))
+    assert json.loads(make_plan(monolingual={"bert": {"num_layers": 8}, "max_steps": 7}).mono_hparams("fr", 5))[
+        "max_steps"] == 7
 
 
 def test_cka_inputs_of_a_target_and_of_en_prime():

@@ -52,10 +52,8 @@ def test_a_planted_schema_default_that_differs_from_the_paper_fails(study):
 
 def test_a_todo_reason_whose_default_became_the_papers_is_stale(study):
     table, schema, config = study
-    found = protocol.problems(table, schema,
-                              planted(config, "language.sentence_retrieval.bucc_pooling", "mean_all"))
-    assert found == ["liu2020short.bucc_pooling: language.sentence_retrieval.bucc_pooling is the paper's "
-                     "'mean_all' now; remove the TODO reason"]
+    found = protocol.problems(table, schema, planted(config, "bert.warmup_steps", 30000))
+    assert found == ["conneau2020.warmup: bert.warmup_steps is the paper's 30000 now; remove the TODO reason"]
 
 
 def test_every_config_key_exists_in_the_schema_and_planned_keys_do_not_yet(study):
@@ -68,10 +66,9 @@ def test_every_config_key_exists_in_the_schema_and_planned_keys_do_not_yet(study
     assert protocol.problems(bad, schema, config) == [
         f"{bad['settings'][0]['id']}: config key alignment.no_such_key is not in the schema or config.yaml"]
     grown = copy.deepcopy(schema)
-    grown["properties"]["alignment"]["properties"]["aligner"] = {"enum": ["fast_align", "eflomal"],
-                                                                 "default": "fast_align"}
+    grown["properties"]["retrieval"]["properties"]["mrr"] = {"enum": ["pairs", "words"], "default": "pairs"}
     assert protocol.problems(table, grown, config) == [
-        "cao2020.aligner: planned key alignment.aligner is in the schema now: name it as config_key"]
+        "liu2020full.mrr: planned key retrieval.mrr is in the schema now: name it as config_key"]
 
 
 def test_entries_without_a_config_key_say_what_the_code_does(study):
@@ -117,3 +114,24 @@ def test_deviations_of_a_run_name_its_own_changes_and_the_recorded_reasons(study
     rows = protocol.deviations(run, schema=schema, protocol=table, defaults=config)
     (changed,) = [row for row in rows if row["config_key"] == "alignment.finetune.learning_rate"]
     assert (changed["ours"], changed["paper_value"], changed["reason"]) == (1.0e-4, 5.0e-5, "set by this run")
+
+
+def test_the_report_section_lists_each_papers_differences_and_unstated_settings(study):
+    """The "Protocol and deviations" section (xling.report.protocol): a run that changes a default which is the
+    paper's shows it as "set by this run"; the settings a paper does not state are listed with ours."""
+    from xling.report.protocol import protocol_blocks
+
+    table, schema, config = study
+    run = planted(config, "language.sentence_retrieval.bucc_score", "margin")
+    rows = protocol.deviations(run, schema=schema, protocol=table, defaults=config)
+    blocks = protocol_blocks(rows, table["papers"])
+    tables = {block["title"]: block["rows"] for block in blocks if block["kind"] == "table"}
+    differs = tables["liu2020short: where this run differs"]
+    assert [row[1:] for row in differs if row[0].startswith("similarity")] == [
+        ["cosine", "margin (language.sentence_retrieval.bucc_score)", "set by this run"]]
+    unstated = tables["cao2020: not stated by the paper"]
+    assert any(row[0].startswith("fast_align's settings") for row in unstated)
+    untouched = protocol_blocks(protocol.deviations(config, schema=schema, protocol=table, defaults=config),
+                                table["papers"])
+    assert not any("set by this run" in row[3] for block in untouched if block["kind"] == "table"
+                   and block["title"].endswith("differs") for row in block["rows"])

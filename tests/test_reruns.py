@@ -220,10 +220,12 @@ def test_alignment_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
         "contextual_retrieval_pos": 1, **FINDINGS}
     # other word pairs: everything learned or scored on them (the aligned models and their XNLI, the rotations and
     # the rotated base's XNLI, fastText's retrieval)
-    assert plan(test_run, tmp_path, {"alignment": {"eflomal": {"null_prior": 0.3}}}) == {
+    assert plan(test_run, tmp_path, {"alignment": {"fast_align": {"iterations": 6}}}) == {
         "word_pairs": PAIRS, "word_pairs_table": 1, **CONTEXTUAL, "fasttext_retrieval": FASTTEXT,
         "align_finetune": ALIGNED, "rotation": ROTATIONS, "finetune": ALIGNED, "transfer_eval": 2 * ALIGNED,
-        "transfer_table": 1, **MONO_CONTEXTUAL}  # and the contextual word level's word pairs (eflomal's settings)
+        "transfer_table": 1, **MONO_CONTEXTUAL}  # and the contextual word level's word pairs (the aligner's settings)
+    # only the chosen aligner's settings reach the word-pair jobs: eflomal's rerun nothing under fast_align
+    assert plan(test_run, tmp_path, {"alignment": {"eflomal": {"null_prior": 0.3}}}) == {}
 
 
 def test_alignment_setting_reruns_the_aligned_models_and_what_follows(test_run, tmp_path):

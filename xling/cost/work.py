@@ -273,7 +273,8 @@ def _static_train(job, ctx: Context) -> Work:
 def _word_pairs(job, ctx: Context) -> Work:
     splits = job.params["splits"]
     n = float(max(splits["train_sentences"]) + splits["test_sentences"] + splits["dev_sentences"])
-    return Work(units=n, examples=n, notes=[f"{n:.0f} sentence pairs aligned by eflomal both ways"])
+    aligner = job.params.get("aligner", "eflomal")
+    return Work(units=n, examples=n, notes=[f"{n:.0f} sentence pairs aligned by {aligner} both ways"])
 
 
 def _fixed(job, ctx: Context) -> Work:

@@ -18,9 +18,10 @@ sentence pair.
 Where gold links exist (the synthetic source; Europarl's RWTH de-en sample), `alignment_error` scores the links
 by the alignment error rate of Och and Ney (2003) against sure and possible gold links.
 
-Aligners (`ALIGNERS`): fast_align, the paper's (section 4; xling.data.fast_align, its standard -d -o -v), which
-gives the same links on every run; and eflomal, which has no seed (its sampler reads /dev/urandom), so two runs
-give slightly different links. Their AER, precision and recall are recorded where gold links exist.
+Aligners (`ALIGNERS`, `directional_links`): fast_align, the paper's (section 4; xling.data.fast_align, its
+standard -d -o -v), which gives the same links on every run; and eflomal, which has no seed (its sampler reads
+/dev/urandom), so two runs give slightly different links. Their AER, precision and recall are recorded where
+gold links exist.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
+from xling.data.fast_align import STANDARD as FAST_ALIGN_STANDARD
 from xling.data.formats import FormatError, read_alignments, read_parallel
 from xling.io import atomic_write
 from xling.plan.alignment import pairs_needed  # noqa: F401  (the plan checks the splits with it)
@@ -90,27 +92,36 @@ def eflomal_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], *,
     return links[0], links[1]
 
 
-def fast_align_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], **settings
+def fast_align_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], *,
+                     favor_diagonal: bool = FAST_ALIGN_STANDARD["favor_diagonal"],
+                     optimize_tension: bool = FAST_ALIGN_STANDARD["optimize_tension"],
+                     variational_bayes: bool = FAST_ALIGN_STANDARD["variational_bayes"],
+                     iterations: int = FAST_ALIGN_STANDARD["iterations"],
+                     prob_align_null: float = FAST_ALIGN_STANDARD["prob_align_null"]
                      ) -> tuple[list[Links], list[Links]]:
     """fast_align's forward (each tgt word linked to at most one src word) and reverse (each src word to at most
-    one tgt word) links, both as (src index, tgt index); `settings` as systran-align names them (module
-    xling.data.fast_align; its STANDARD are -d -o -v)."""
+    one tgt word) links, both as (src index, tgt index); the settings as systran-align names them (module
+    xling.data.fast_align; the defaults, its STANDARD, are -d -o -v)."""
     from xling.data import fast_align
 
     if len(src) != len(tgt):
         raise ValueError(f"{len(src)} source sentences but {len(tgt)} target sentences")
-    return fast_align.links(src, tgt, **settings)
+    return fast_align.links(src, tgt, favor_diagonal=favor_diagonal, optimize_tension=optimize_tension,
+                            variational_bayes=variational_bayes, iterations=iterations,
+                            prob_align_null=prob_align_null)
 
 
-ALIGNERS = {"fast_align": fast_align_links, "eflomal": eflomal_links}
+ALIGNERS = ("fast_align", "eflomal")
 
 
 def directional_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], aligner: str, settings: dict
                       ) -> tuple[list[Links], list[Links]]:
     """Forward and reverse links of the named aligner (`ALIGNERS`) with its settings."""
-    if aligner not in ALIGNERS:
-        raise ValueError(f"aligner must be one of {', '.join(ALIGNERS)}, got {aligner!r}")
-    return ALIGNERS[aligner](src, tgt, **settings)
+    if aligner == "fast_align":
+        return fast_align_links(src, tgt, **settings)
+    if aligner == "eflomal":
+        return eflomal_links(src, tgt, **settings)
+    raise ValueError(f"aligner must be one of {', '.join(ALIGNERS)}, got {aligner!r}")
 
 
 def one_to_one(links: Links) -> Links:
@@ -202,12 +213,11 @@ def read_split_files(src_path: str | os.PathLike, tgt_path: str | os.PathLike, a
 
 def align_corpus(src_path: str | os.PathLike, tgt_path: str | os.PathLike, out_dir: str | os.PathLike,
                  src_lang: str, tgt_lang: str, *, tokenizer: str, test: int, dev: int, train: Sequence[int],
-                 eflomal: dict | None = None, gold_path: str | os.PathLike | None = None,
-                 aligner: str = "eflomal", fast_align: dict | None = None) -> pd.DataFrame:
-    """Tokenize the line-aligned files, align the pairs the splits use with `aligner` (its settings in the
-    argument of its name), write every split (`write_split`) and return one row per split and links (the
-    aligner's forward and reverse, and the word pairs): sentence pairs, links and, with gold links, precision,
-    recall and AER.
+                 aligner: str = "fast_align", aligner_settings: dict | None = None,
+                 gold_path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """Tokenize the line-aligned files, align the pairs the splits use with `aligner` (and its settings), write
+    every split (`write_split`) and return one row per split and links (the aligner's forward and reverse, and
+    the word pairs): sentence pairs, links and, with gold links, precision, recall and AER.
 
     A pair with an empty side is dropped before splitting (Europarl has some). Gold links index the
     whitespace tokens of the files, so with gold the tokenizer must keep those tokens (FormatError otherwise)."""
@@ -233,7 +243,7 @@ def align_corpus(src_path: str | os.PathLike, tgt_path: str | os.PathLike, out_d
     except ValueError as exc:
         raise FormatError(f"{src_path} / {tgt_path}: {exc} (alignment.*_sentences)") from None
     used = sorted({k for indices in splits.values() for k in indices})
-    settings = {"eflomal": eflomal, "fast_align": fast_align}.get(aligner) or {}
+    settings = aligner_settings or {}
     logger.info("aligning %d of %d sentence pairs with %s (%s)", len(used), len(kept), aligner, settings)
     fwd, rev = directional_links([src[kept[k]] for k in used], [tgt[kept[k]] for k in used], aligner, settings)
     links = {"forward": fwd, "reverse": rev, "pairs": word_pairs(fwd, rev)}

@@ -14,7 +14,7 @@ import re
 
 import pandas as pd
 
-ALIGNED_LM = re.compile(r"aligned/(\d+)/(.+)")
+ALIGNED_LM = re.compile(r"aligned/(\d+)(?:-[a-z][a-z0-9_]*)*/(.+)")  # xling.plan.models.ALIGNED_ID
 FASTTEXT = "fasttext"
 #: Cao et al.'s names of the settings (published_results.yaml), from our lm kind and transform / method
 CAO_SETTINGS = {("base", "none"): "base_bert", ("base", "rotation-word"): "word_aligned_rotation",
@@ -23,7 +23,8 @@ CAO_SETTINGS = {("base", "none"): "base_bert", ("base", "rotation-word"): "word_
 
 
 def aligned_lm(lm: str) -> tuple[str, int]:
-    """(base lm, parallel sentences per language) of an lm id: aligned/{n}/{base} -> (base, n); else (lm, 0)."""
+    """(base lm, parallel sentences per language) of an lm id: aligned/{n}[-{lang}...]/{base} -> (base, n);
+    else (lm, 0)."""
     match = ALIGNED_LM.fullmatch(lm)
     return (match[2], int(match[1])) if match else (lm, 0)
 

@@ -4,8 +4,9 @@ Why: the word and sentence levels (xling.evaluate.monolingual) show that two BER
 mapped onto each other by a rotation; this level asks whether the map carries what a task model needs, by
 zero-shot transfer of NER and parsing through it. For each layer i (0 = the embedding output):
 
-1. word pairs: XNLI's parallel sentences (pivot, target) cut into words and linked by eflomal both ways, the
-   one-to-one intersection (xling.data.alignment); eflomal has no seed, so W is the one non-reproducible step;
+1. word pairs: XNLI's parallel sentences (pivot, target) cut into words and linked by the run's aligner both ways
+   (fast_align, the paper's "fastAlign", by default; eflomal, which has no seed, as a choice), the one-to-one
+   intersection (xling.data.alignment);
 2. the map: each linked word's contextual vector at layer i (its last subword's: sentence_word_vectors, as every
    word vector of the alignment study) in the pivot's and the target's monolingual BERT; each space is normalised
    by iterative normalisation fitted on all the map sentences' word vectors of that model (IterativeNormalizer),
@@ -39,7 +40,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from xling.data.alignment import Links, eflomal_links, tokenize, word_pairs
+from xling.data.alignment import Links, directional_links, tokenize, word_pairs
 from xling.data.transfer_tasks import TASK_METRIC
 from xling.encode.encoder import sentence_word_vectors
 from xling.evaluate.transfer import load_finetuned, score
@@ -72,9 +73,10 @@ class LayerMap:
         return digest.hexdigest()
 
 
-def xnli_word_pairs(pairs: Sequence[tuple[str, str]], pivot: str, lang: str, *, tokenizer: str, eflomal: dict,
-                    what: str) -> tuple[list[list[str]], list[list[str]], list[Links]]:
-    """The words of each (pivot, target) sentence pair and their one-to-one eflomal links; pairs with an empty
+def xnli_word_pairs(pairs: Sequence[tuple[str, str]], pivot: str, lang: str, *, tokenizer: str, aligner: str,
+                    settings: dict, what: str) -> tuple[list[list[str]], list[list[str]], list[Links]]:
+    """The words of each (pivot, target) sentence pair and their one-to-one links by `aligner` (with its
+    `settings`: xling.data.alignment.directional_links); pairs with an empty
     side are left out. Raises ValueError naming `what` (the files) when no pair is left or no word is linked."""
     src = tokenize([p for p, _ in pairs], pivot, tokenizer)
     tgt = tokenize([t for _, t in pairs], lang, tokenizer)
@@ -82,12 +84,12 @@ def xnli_word_pairs(pairs: Sequence[tuple[str, str]], pivot: str, lang: str, *, 
     if not kept:
         raise ValueError(f"{what}: no parallel sentence pair with words on both sides")
     src, tgt = [src[k] for k in kept], [tgt[k] for k in kept]
-    links = word_pairs(*eflomal_links(src, tgt, **eflomal))
+    links = word_pairs(*directional_links(src, tgt, aligner, settings))
     n_links = sum(map(len, links))
     if not n_links:
-        raise ValueError(f"{what}: eflomal linked no word pair in {len(src)} sentence pairs; no map can be learned")
-    logger.info("%s: %d sentence pairs, %d word pairs (one-to-one intersection of eflomal's two directions)", what,
-                len(src), n_links)
+        raise ValueError(f"{what}: {aligner} linked no word pair in {len(src)} sentence pairs; no map can be learned")
+    logger.info("%s: %d sentence pairs, %d word pairs (one-to-one intersection of %s's two directions)", what,
+                len(src), n_links, aligner)
     return src, tgt, links
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Sequence
 
-from xling.plan.models import aligned_base
+from xling.plan.models import aligned_base, aligned_run, parse_aligned_run
 
 # alignment.finetune's settings that decide an aligned model (its params)
 FINETUNE_SETTINGS = ("pairs_per_language", "epochs", "learning_rate", "betas", "eps", "warmup", "regularization", "layer")
@@ -41,10 +41,18 @@ class AlignmentPlan:
         """Languages paired with the pivot in word pairs and contextual retrieval: those with parallel text."""
         return self.source.available("parallel", self.targets)
 
-    def align_langs(self) -> list[str]:
+    def align_langs(self, run: str | None = None) -> list[str]:
         """Languages the aligned models and rotations are trained on: alignment.finetune.languages (null: all)
-        among those with word pairs (align_pair_langs)."""
-        named = self.align_ft["languages"]
+        among those with word pairs (align_pair_langs); for the {n} segment `run` of a model of
+        alignment.finetune.runs (n-lang-...), its languages."""
+        named = None if run is None else parse_aligned_run(run)[1]
+        if named is None:
+            named = self.align_ft["languages"]
+        else:
+            missing = sorted(set(named) - set(self.align_pair_langs()))
+            if missing:
+                raise ValueError(f"alignment.finetune.runs: {missing} have no parallel text in this run "
+                                 f"(languages with word pairs: {self.align_pair_langs()})")
         return [lang for lang in self.align_pair_langs() if named is None or lang in named]
 
     def aligned_models(self) -> list[str]:
@@ -62,14 +70,22 @@ class AlignmentPlan:
         if unknown:
             raise ValueError(f"alignment.finetune.models: {unknown} are not BERTs of this run (ours: {known}; "
                              f"checkpoints: {checkpoints})")
+        for run in self.align_ft["runs"]:
+            if run["size"] not in self.align["train_sentences"]:
+                raise ValueError(f"alignment.finetune.runs: size {run['size']} is not one of "
+                                 f"alignment.train_sentences {self.align['train_sentences']}")
+        runs = [aligned_run(run["size"], run["languages"]) for run in self.align_ft["runs"]]
+        for run in runs:
+            self.align_langs(run)  # every language of a run has parallel text
         if not self.align_langs():  # no language has parallel text (e.g. the mini preset's ru): nothing to align
-            return []
-        return [f"aligned/{n}/{base}" for base in bases for n in self.align_ft["sizes"]]
+            return [f"aligned/{run}/{base}" for base in bases for run in runs]
+        return [f"aligned/{n}/{base}" for base in bases for n in [*self.align_ft["sizes"], *runs]]
 
     def align_finetune_inputs(self, wildcards) -> dict:
         """The base model (our BERT's directory, a checkpoint's local directory; none for a hub id) and each
         aligned language's train{n} split (xling.data.alignment's files)."""
-        files = [self.layout.word_pairs(lang, f"train{wildcards.n}") for lang in self.align_langs()]
+        size = parse_aligned_run(wildcards.n)[0]
+        files = [self.layout.word_pairs(lang, f"train{size}") for lang in self.align_langs(wildcards.n)]
         return dict(model=self.lm_model(SimpleNamespace(lm=wildcards.base)), en=[f[0] for f in files],
                     xx=[f[1] for f in files], links=[f[2] for f in files])
 

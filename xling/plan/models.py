@@ -4,6 +4,8 @@
                                       static models of the same grid)
     hf/{slug}                         a Hugging Face checkpoint (slug: `hf_slug` of its name)
     aligned/{n}/{base}                a BERT above (ours or a checkpoint) fine-tuned for alignment on n pairs
+                                      per language of alignment.finetune.languages
+    aligned/{n}-{lang}-.../{base}     the same on n pairs of each named language (alignment.finetune.runs)
     ablation/{setting}/{pivot}-{lang} a bilingual BERT of Conneau et al.'s ablations
 """
 
@@ -15,7 +17,9 @@ import re
 
 GRID = r"\d+-w\d+"  # {size}-w{window}
 HF = r"hf/[A-Za-z0-9._-]+"
-ALIGNED = rf"aligned/\d+/(bert/{GRID}|{HF})"
+LANG = r"[a-z][a-z0-9_]*"
+ALIGNED = rf"aligned/\d+(-{LANG})*/(bert/{GRID}|{HF})"
+ALIGNED_ID = re.compile(rf"aligned/(\d+)((?:-{LANG})*)/(.+)")  # n, its languages ("-bg-de"), base
 ABLATION = r"ablation/[a-z0-9-]+/[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"
 BERT_LM = "|".join((f"bert/{GRID}", HF, ALIGNED, ABLATION))  # {lm} of a BERT
 ANY_LM = "|".join((rf"(bert|glove|word2vec)/{GRID}", HF, ALIGNED, ABLATION))  # {lm} of any model
@@ -32,9 +36,21 @@ def parse_grid(rest: str) -> tuple[int, int]:
 
 
 def aligned_base(lm: str) -> tuple[int, str] | None:
-    """(n, base lm id) of an aligned/{n}/{base} model id, None for any other."""
-    match = re.fullmatch(r"aligned/(\d+)/(.+)", lm)
-    return (int(match.group(1)), match.group(2)) if match else None
+    """(n, base lm id) of an aligned/{n}[-{lang}...]/{base} model id, None for any other."""
+    match = ALIGNED_ID.fullmatch(lm)
+    return (int(match.group(1)), match.group(3)) if match else None
+
+
+def aligned_run(size: int, languages) -> str:
+    """The {n} segment of a model aligned on `size` pairs of each of `languages` (sorted, so the id names the
+    set): 20000-ar-bg-de-el-es-fr-ur-zh."""
+    return "-".join([str(size), *sorted(languages)])
+
+
+def parse_aligned_run(segment: str) -> tuple[int, list[str] | None]:
+    """(size, languages) of an {n} segment; languages None for a bare n (alignment.finetune.languages)."""
+    size, *languages = segment.split("-")
+    return int(size), languages or None
 
 
 def hf_slug(name: str) -> str:

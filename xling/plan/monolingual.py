@@ -41,16 +41,22 @@ class MonolingualPlan:
         return f"{self.results}/models/mono/{mono}/{size or self.mono_size}-w{window or self.mono_window}"
 
     def mono_hparams(self, mono: str, window) -> str:
-        """The `bert` settings, the window, monolingual.max_steps, and the model's seed: drawn from
+        """The `bert` settings with monolingual.bert over them, the window, monolingual.max_steps, and the
+        model's seed: drawn from
         (monolingual.seed, its language), so no two languages' models start from the same weights (with one
         vocabulary, a shared seed would give shared words the same initial embedding); en' ({pivot}~{s}) draws
         it from (s, pivot)."""
         lang, _, seed = mono.partition("~")
-        hparams = {**self.helpers.computed("bert", self.config["bert"]), "window": int(window),
+        hparams = {**self.mono_bert(), "window": int(window),
                    "seed": seed_of(int(seed) if seed else self.mono["seed"], lang)}
         if self.mono["max_steps"]:
             hparams["max_steps"] = self.mono["max_steps"]
         return json.dumps(hparams, sort_keys=True)
+
+    def mono_bert(self) -> dict:
+        """The monolingual BERTs' settings that change numbers: the bert block with monolingual.bert over it."""
+        computed = self.helpers.computed
+        return {**computed("bert", self.config["bert"]), **computed("bert", self.mono["bert"])}
 
     def mono_model_params(self, mono: str) -> dict:
         """The model's columns of the tables: its id and the settings that trained it."""
@@ -73,13 +79,14 @@ class MonolingualPlan:
 
     def mono_contextual_layers(self) -> list[int]:
         """monolingual.contextual.layers, checked against the models' depth (null: every layer, 0 =
-        embeddings)."""
-        depth = self.config["bert"]["num_layers"]
+        embeddings): the shallower of the monolingual BERTs and the biMLM baseline's."""
+        depth = min(self.mono_bert()["num_layers"], self.config["bert"]["num_layers"])
         layers = self.mono_contextual["layers"]
         if layers is None:
             return list(range(depth + 1))
         if max(layers) > depth:
-            raise ValueError(f"monolingual.contextual.layers: {max(layers)} is above bert.num_layers ({depth})")
+            raise ValueError(f"monolingual.contextual.layers: {max(layers)} is above the models' depth ({depth}: "
+                             "bert.num_layers, monolingual.bert)")
         return sorted(layers)
 
     def mono_contextual_bimlm(self) -> list[str]:

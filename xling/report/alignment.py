@@ -48,8 +48,9 @@ RETRIEVAL_ORDER = ("aligned_fasttext_sentence", "base_bert", "word_aligned_rotat
 XNLI_ORDER = ("zero_shot_base_bert", "sentence_aligned_rotation", "word_aligned_rotation", "word_aligned_finetuned")
 TABLE5_PARALLEL = 20000  # Cao et al.'s Table 5: 20K sentence pairs per language
 DESCRIPTION = (
-    "Contextual alignment (Cao, Kitaev and Klein 2020). Word pairs are the one-to-one intersection of eflomal's "
-    "two directions on parallel sentences. Contextual word retrieval: each linked word of a test sentence is a "
+    "Contextual alignment (Cao, Kitaev and Klein 2020). Word pairs are the one-to-one intersection of the two "
+    "directions of the run's aligner (alignment.aligner: fast_align, the paper's, by default) on parallel "
+    "sentences. Contextual word retrieval: each linked word of a test sentence is a "
     "query among all words of all test sentences of the other language (CSLS, k = 10); a hit is the exact sentence "
     "and position, and the accuracy is the mean of both directions, without the pairs seen in training and exact "
     "string matches. Non-contextual: the first occurrence of each word type only. Base BERT is compared with its "

@@ -143,12 +143,14 @@ def render_contextual(ctx: ReportContext) -> list[Block]:
     df, _ = _check(ctx, "monolingual_contextual", ("pair", "task", "kind", "layer", "metric", "lm_src", "lm_tgt",
                                                   "task_layers", "map_split", "normalize_iterations",
                                                   *CONTEXTUAL_RESULTS))
-    settings = (f"{_models_line(df)}; maps learned on eflomal word pairs of XNLI {df['map_split'].iloc[0]} "
+    aligner = df["aligner"].iloc[0] if "aligner" in df else "eflomal"  # tables before the aligner was a setting
+    settings = (f"{_models_line(df)}; maps learned on {aligner} word pairs of XNLI {df['map_split'].iloc[0]} "
                 f"({fmt_count(df['n_map_sentences'].max())} sentence pairs); {df['task_layers'].iloc[0]} task "
                 "layers trained on the pivot above its frozen layers 0..i")
     blocks = [text(
-        "Each language's own BERT is cut after layer i. Words of XNLI's parallel sentences are linked by eflomal "
-        "(both directions, one-to-one intersection), each linked word's vector at layer i (its last subword's) is "
+        "Each language's own BERT is cut after layer i. Words of XNLI's parallel sentences are linked by "
+        f"{aligner} (both directions, one-to-one intersection), each linked word's vector at layer i (its last "
+        "subword's) is "
         "taken from both models, both spaces are normalised (iterative normalisation, fitted on the sentences' "
         "words and applied to every state at layer i) and an orthogonal map W_i from the target's layer i onto "
         "the pivot's is learned (Procrustes). New Transformer layers and the task head are trained on the pivot's "
