@@ -39,7 +39,8 @@ test = TransferTest(pivot=run["pivot"], layer=shift["layer"] if shift else -1,
                     finetuned_means=means if "mds" in run else None, batch_size=res.batch_size, device=device,
                     ner_repair=run.get("ner_repair", True), rotations=rotations, rotation_layer=rotation_layer)
 table, items = evaluate_items(inp.finetuned, data, test, vectors=inp.get("vectors"), vocab=inp.get("vocab"),
-                              lowercase=run.get("lowercase", False), pretrained=lm["path"] if lm["kind"] == "ablation" else None)
+                              lowercase=run.get("lowercase", False),
+                              pretrained=lm["path"] if lm["kind"] == "ablation" else None)
 settings = run_settings(snakemake.config, lm["label"])
 settings["pretrain_seed"] = settings.pop("seed")
 if lm["kind"] == "ablation":  # the trainer's settings of this model: the bert block as the ablations change it

@@ -48,7 +48,8 @@ def transfer_checks(task: str, examples: list, predictions: list, labels: Sequen
         items = {"uas": [(attached, n) for n, attached, _ in counts],
                  "las": [(labelled, n) for n, _, labelled in counts]}
         words = [syntactic_words(sentence) for sentence in examples]
-        level = chance.attachment_las([[w["head"] for w in s] for s in words], [[w["deprel"] for w in s] for s in words])
+        level = chance.attachment_las([[w["head"] for w in s] for s in words],
+                                      [[w["deprel"] for w in s] for s in words])
         flat = [r for s in deprels for r in s]
         return Checks(items, {"las": level.percent()}, chance.flag(chance.constant_predictions(flat)))
     if task == "ner":
