@@ -38,7 +38,8 @@ rule sentence_retrieval:
         unpack(PLAN.retrieval_inputs),
         model=PLAN.lm_model,
     output:
-        f"{RESULTS}/eval/sentence_retrieval/{{task}}/{{lm}}/{{lang}}.parquet",
+        table=f"{RESULTS}/eval/sentence_retrieval/{{task}}/{{lm}}/{{lang}}.parquet",
+        per_item=f"{RESULTS}/eval/sentence_retrieval/{{task}}/{{lm}}/{{lang}}.items.parquet",
     wildcard_constraints:
         lm=BERT_LM,
         task="tatoeba|bucc",

@@ -163,8 +163,9 @@ REGISTRY: tuple[Table, ...] = (  # in the report's order of sections, so the fig
     Table("token_translation_samples", parts=_translation_parts(".samples")),
     Table("tatoeba", parts=_sentence_parts("tatoeba"),
           columns=(*_LM, "layer", "report_layer", "lang", "direction", "variant", "accuracy"),
-          figures=(Figures("sentence_retrieval", fig.sentence_retrieval),)),
-    Table("bucc", parts=_sentence_parts("bucc"), columns=(*_LM, "layer", "report_layer", "lang", "variant", "f1")),
+          figures=(Figures("sentence_retrieval", fig.sentence_retrieval),), item_scale=1.0),
+    Table("bucc", parts=_sentence_parts("bucc"), columns=(*_LM, "layer", "report_layer", "lang", "variant", "f1"),
+          item_scale=1.0),  # the interval of f1
     Table("transfer", parts=transfer_parts,
           columns=(*_LM, "task", "lang", "split", "freeze", "train_transform", "transform", "selected", "metric",
                    "value"),
