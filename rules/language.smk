@@ -10,6 +10,7 @@ rule token_translation:
     output:
         table=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.parquet",
         samples=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.samples.parquet",
+        per_item=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.items.parquet",
     wildcard_constraints:
         lm=BERT_LM,
     params:

@@ -159,7 +159,7 @@ REGISTRY: tuple[Table, ...] = (  # in the report's order of sections, so the fig
           figures=(Figures("bert_training", fig.pretraining),)),
     Table("token_translation", parts=_translation_parts(""),
           columns=(*_LM, "layer", "pair", "direction", "alpha", "convert_rate"),
-          figures=(Figures("token_translation", fig.translation),)),
+          figures=(Figures("token_translation", fig.translation),), item_scale=1.0),  # convert_rate's interval
     Table("token_translation_samples", parts=_translation_parts(".samples")),
     Table("tatoeba", parts=_sentence_parts("tatoeba"),
           columns=(*_LM, "layer", "report_layer", "lang", "direction", "variant", "accuracy"),
