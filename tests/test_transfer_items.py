@@ -12,6 +12,7 @@ from xling.evaluate.intervals import Bootstrap, with_intervals
 from xling.evaluate.transfer import score
 from xling.evaluate.transfer_items import transfer_checks
 from xling.evaluate.uncertainty import bootstrap_ratio, Ratio
+from xling.tables import gather
 
 CONLL18 = Path(__file__).parent / "data" / "conll18"
 NLI = ["entailment", "neutral", "contradiction"]
@@ -126,3 +127,20 @@ def test_items_that_name_no_row_of_the_table_are_refused():
     row, items = part_and_items(*xnli(np.random.default_rng(5)))
     with pytest.raises(ValueError, match="columns the table lacks"):
         with_intervals(pd.DataFrame([row]).drop(columns="transform"), items)
+
+
+def test_gather_adds_each_part_s_intervals_and_keeps_its_rows(tmp_path):
+    rng = np.random.default_rng(6)
+    parts = []
+    for seed in (1, 2):
+        row, items = part_and_items(*xnli(rng))
+        parts.append(tmp_path / f"seed{seed}.parquet")
+        pd.DataFrame([row]).assign(seed=seed).to_parquet(parts[-1])
+        items.to_parquet(tmp_path / f"seed{seed}.items.parquet")
+
+    def intervals(part, table):
+        return with_intervals(table, pd.read_parquet(part.with_suffix(".items.parquet")), 100.0, Bootstrap(resamples=100))
+
+    table = gather(parts, tmp_path / "transfer.parquet", tmp_path / "transfer.csv", each=intervals)
+    assert table.seed.tolist() == [1, 2] and (table.ci_low < table.value).all() and (table.value < table.ci_high).all()
+    assert pd.read_csv(tmp_path / "transfer.csv").ci_high.tolist() == pytest.approx(table.ci_high.tolist())
