@@ -139,7 +139,8 @@ def test_gather_adds_each_part_s_intervals_and_keeps_its_rows(tmp_path):
         items.to_parquet(tmp_path / f"seed{seed}.items.parquet")
 
     def intervals(part, table):
-        return with_intervals(table, pd.read_parquet(part.with_suffix(".items.parquet")), 100.0, Bootstrap(resamples=100))
+        items = pd.read_parquet(part.with_suffix(".items.parquet"))
+        return with_intervals(table, items, 100.0, Bootstrap(resamples=100))
 
     table = gather(parts, tmp_path / "transfer.parquet", tmp_path / "transfer.csv", each=intervals)
     assert table.seed.tolist() == [1, 2] and (table.ci_low < table.value).all() and (table.value < table.ci_high).all()
