@@ -10,6 +10,7 @@ rule token_translation:
     output:
         table=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.parquet",
         samples=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.samples.parquet",
+        per_item=f"{RESULTS}/eval/token_translation/{{lm}}/{PIVOT}-{{lang}}.items.parquet",
     wildcard_constraints:
         lm=BERT_LM,
     params:
@@ -38,7 +39,8 @@ rule sentence_retrieval:
         unpack(PLAN.retrieval_inputs),
         model=PLAN.lm_model,
     output:
-        f"{RESULTS}/eval/sentence_retrieval/{{task}}/{{lm}}/{{lang}}.parquet",
+        table=f"{RESULTS}/eval/sentence_retrieval/{{task}}/{{lm}}/{{lang}}.parquet",
+        per_item=f"{RESULTS}/eval/sentence_retrieval/{{task}}/{{lm}}/{{lang}}.items.parquet",
     wildcard_constraints:
         lm=BERT_LM,
         task="tatoeba|bucc",

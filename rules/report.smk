@@ -18,6 +18,8 @@ localrules:
 rule gather_table:
     input:
         tables=lambda wildcards: GATHERED[wildcards.table],
+        # the parts' per-item tables, from which each row gets its bootstrap interval (xling.evaluate.intervals)
+        per_item=lambda wildcards: table_registry.items(wildcards.table, table_plan()),
     output:
         parquet=f"{RESULTS}/eval/{{table}}.parquet",
         csv=f"{RESULTS}/eval/{{table}}.csv",
@@ -28,12 +30,14 @@ rule gather_table:
         # a boolean column per experiment, True on the rows read from its parts (word retrieval: the window
         # sweep's rows, some of them grid rows too)
         marks=lambda wildcards: table_registry.marks(wildcards.table, table_plan()),
+        item_scale=lambda wildcards: table_registry.TABLES[wildcards.table].item_scale,
+        bootstrap=config["bootstrap"],  # how the intervals are drawn: reruns the gathers only
     log:
         f"{LOGS}/{{table}}_table.log",
     benchmark:
         f"{BENCH}/{{table}}_table.tsv"
     conda:
-        "../envs/data.yaml"
+        "../envs/torch.yaml"  # the intervals' flags (xling.evaluate.chance) import the evaluation modules
     script:
         "../scripts/gather_table.py"
 

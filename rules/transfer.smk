@@ -39,7 +39,8 @@ rule transfer_eval:
     input:
         unpack(PLAN.transfer_eval_inputs),
     output:
-        f"{RESULTS}/eval/transfer/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.parquet",
+        table=f"{RESULTS}/eval/transfer/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.parquet",
+        per_item=f"{RESULTS}/eval/transfer/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.items.parquet",
     wildcard_constraints:
         lm=ANY_LM,
         task="xnli|pos|parsing|ner",

@@ -2,6 +2,7 @@
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
+import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
 from xling.data.formats import read_bucc, read_tatoeba  # noqa: E402
@@ -12,7 +13,8 @@ torch.set_num_threads(snakemake.threads)
 inp, lm, s, p = snakemake.input, snakemake.params.lm, snakemake.params.settings, snakemake.params
 task, lang, res = snakemake.wildcards.task, snakemake.wildcards.lang, snakemake.resources
 common = dict(mean_stat=p.mean, alpha=s["mds_alpha"], pooling=s["pooling"], batch_size=res.batch_size,
-              max_length=lm["max_length"], device=res.device, revision=lm["revision"], block=res.block)
+              max_length=lm["max_length"], device=res.device, revision=lm["revision"], block=res.block,
+              items=[])
 if task == "tatoeba":
     table = run_tatoeba(lm["path"], read_tatoeba(inp.xx, inp.en), max_sentences=s["max_sentences"],
                         layers=None if s["all_layers"] else [s["layer"]], **common)
@@ -23,4 +25,6 @@ else:
                      score=s["bucc_score"], **common)
 settings = dict(model=lm["label"], size=lm["size"], window=lm["window"], task=task, lang=lang,
                 pair=f"{p.pivot}-{lang}", report_layer=s["layer"], **run_settings(snakemake.config, lm["label"]))
-write_parquet(with_settings(table, **settings), snakemake.output[0])
+write_parquet(with_settings(table, **settings), snakemake.output.table)
+# the per-query (Tatoeba) or per-source-sentence (BUCC) items the gather's intervals resample
+write_parquet(pd.concat(common["items"], ignore_index=True), snakemake.output.per_item)

@@ -2,6 +2,7 @@
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
+import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
 from xling.data.formats import read_parallel  # noqa: E402
@@ -20,11 +21,12 @@ translation = TranslationSettings(
     n_samples=s["samples"], max_sentences=s["max_sentences"], mean_positions=s["mean_positions"],
     shift_positions=s["shift_positions"], revision=lm["revision"], bleu_unit=s["bleu_unit"],
 )
+items = []
 table, samples = translate_pair(
     lm["path"], pivot, lang, read_parallel(inp.pivot_text, inp.lang_text), translation,
     langs_store=inp.get("langs"),
     token_files=files if "vocab_files" in inp.keys() else None,
-    corpus_files=files if "vocab_corpora" in inp.keys() else None,
+    corpus_files=files if "vocab_corpora" in inp.keys() else None, items=items,
 )
 settings = dict(model=lm["label"], size=lm["size"], window=lm["window"], data=s["data"],
                 max_sentences=s["max_sentences"], **run_settings(snakemake.config, lm["label"]))
@@ -32,3 +34,5 @@ if lm["kind"] == "hf":
     settings["dim"] = int(table["hidden"].iloc[0])
 write_parquet(with_settings(table, **settings), snakemake.output.table)
 write_parquet(with_settings(samples, model=lm["label"], size=lm["size"], window=lm["window"]), snakemake.output.samples)
+# the per-sentence convert counts the gather's intervals resample
+write_parquet(pd.concat(items, ignore_index=True), snakemake.output.per_item)

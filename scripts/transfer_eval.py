@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from xling.encode.encoder import resolve_device  # noqa: E402
-from xling.evaluate.transfer import TransferTest, corpus_sentences, evaluate, language_means  # noqa: E402
+from xling.evaluate.transfer import TransferTest, corpus_sentences, evaluate_items, language_means  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
 from xling.tune.heads import read_examples  # noqa: E402
 
@@ -38,8 +38,9 @@ test = TransferTest(pivot=run["pivot"], layer=shift["layer"] if shift else -1,
                     pretrained_means=means if "zero_mean" in run else None,
                     finetuned_means=means if "mds" in run else None, batch_size=res.batch_size, device=device,
                     ner_repair=run.get("ner_repair", True), rotations=rotations, rotation_layer=rotation_layer)
-table = evaluate(inp.finetuned, data, test, vectors=inp.get("vectors"), vocab=inp.get("vocab"),
-                 lowercase=run.get("lowercase", False), pretrained=lm["path"] if lm["kind"] == "ablation" else None)
+table, items = evaluate_items(inp.finetuned, data, test, vectors=inp.get("vectors"), vocab=inp.get("vocab"),
+                              lowercase=run.get("lowercase", False),
+                              pretrained=lm["path"] if lm["kind"] == "ablation" else None)
 settings = run_settings(snakemake.config, lm["label"])
 settings["pretrain_seed"] = settings.pop("seed")
 if lm["kind"] == "ablation":  # the trainer's settings of this model: the bert block as the ablations change it
@@ -49,4 +50,5 @@ settings.update(model=lm["label"], size=lm["size"], window=lm["window"], lm=snak
                 shift_settings=json.dumps({**(shift or {}), **({"rotation": {**run["rotation"], "layer": rotation_layer}}
                                                                 if "rotation" in run else {})}, sort_keys=True),
                 ner_repair=run.get("ner_repair"))
-write_parquet(with_settings(table, **settings), snakemake.output[0])
+write_parquet(with_settings(table, **settings), snakemake.output.table)
+write_parquet(items, snakemake.output.per_item)  # the per-item counts the gather's intervals resample

@@ -79,10 +79,16 @@ def test_learns_the_toy_task_and_selects_on_english_dev(bert_dir, tmp_path):
     record = run(bert_dir, tmp_path, settings={"epochs": 5})
     assert record["selection_score"] > 80  # chance is 33.3
     assert record["best_epoch"] == 1 + int(np.argmax([e["selection_score"] for e in record["epochs"]]))
-    table = transfer.evaluate(tmp_path / "model", {"en": {"dev": toy_xnli(60, 2), "test": toy_xnli(60, 5)}},
-                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=16))
+    table, items = transfer.evaluate_items(
+        tmp_path / "model", {"en": {"dev": toy_xnli(60, 2), "test": toy_xnli(60, 5)}},
+        transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=16))
     dev = table[(table["split"] == "dev") & (table.metric == "accuracy")].value.item()
     assert dev == pytest.approx(record["selection_score"])  # the saved model is the selected one
+    # the per-example items give each row's number exactly; the learned model is not flagged
+    sums = items.groupby(["split", "metric"])[["numerator", "denominator"]].sum()
+    for row in table.itertuples():
+        assert 100.0 * sums.numerator[row.split, row.metric] / sums.denominator[row.split, row.metric] == row.value
+    assert table.learn_check.tolist() == [True, False] and table.flag.isna().all()
 
 
 def test_frozen_layers_are_bit_identical_after_fine_tuning(bert_dir, tmp_path):

@@ -42,6 +42,16 @@ def test_word_retrieval_gathers_the_grid_then_the_sweep_s_others_then_the_checkp
     assert registry.marks("transfer", make_plan()) is None
 
 
+def test_per_item_tables_lie_beside_the_parts_of_the_tables_that_have_them():
+    plan = make_plan()
+    assert registry.items("ablation", plan) == [f"results/x/eval/transfer/xnli/ablation/default/en-de/f0/"
+                                                f"seed{s}.items.parquet" for s in (1, 2)]
+    assert registry.items("tatoeba", plan) == [f"results/x/eval/sentence_retrieval/tatoeba/bert/200-w8/{lang}"
+                                               ".items.parquet" for lang in ("de", "fr")]
+    assert registry.items("word_retrieval", plan) == []  # no per-item table yet: its rows get no interval
+    assert registry.TABLES["transfer"].item_scale == 100.0 and registry.TABLES["bucc"].item_scale == 1.0
+
+
 def test_a_table_without_parts_is_not_made_nor_read():
     gathered = registry.gathered(make_plan())
     assert "bucc" not in gathered and "monolingual_contextual" not in gathered

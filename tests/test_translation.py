@@ -183,6 +183,29 @@ def test_constant_model_is_flagged(constant_model, random_model):
     assert (normal["distinct_predictions"] > 1).all() and translation_flags(normal) == ""
 
 
+def test_items_reproduce_the_convert_rate_and_the_repeated_token_is_flagged(constant_model, random_model):
+    """Per-sentence convert counts: their ratio of sums is each row's convert rate; the constant model's rows
+    say one token is repeated (and, shifted, that the shift changed nothing), the random model's unshifted
+    ones say nothing (its shifted ones may: a shift of 2 x (mean_b - mean_a) swamps an untrained model);
+    alpha 0 is the chance of the shifted rows."""
+    encoder = Encoder.from_pretrained(random_model, device="cpu", max_length=6)
+    rng = np.random.default_rng(1)
+    src, ref = [" ".join(s) for s in sentences("a", 6, rng)], [" ".join(s) for s in sentences("b", 6, rng)]
+    means = sentence_means(encoder, src, batch_size=3)["token"]
+    items = []
+    table, _ = token_translation(encoder, src, ref, "a", "b", means, means + 1.0, set(A_WORDS), set(B_WORDS),
+                                 TranslationSettings(layers=[1, 2], alphas=[0, 2], batch_size=3), items)
+    sums = pd.concat(items).groupby(["layer", "alpha"])[["numerator", "denominator"]].sum()
+    for row in table.itertuples():
+        assert sums.numerator[row.layer, row.alpha] / sums.denominator[row.layer, row.alpha] == row.convert_rate
+    assert table[table.alpha == 0].flag.isna().all()
+    base = table[table.alpha == 0].convert_rate.iloc[0]
+    assert table[table.alpha == 0].chance.isna().all() and (table[table.alpha == 2].chance == base).all()
+    flags = constant_translation(constant_model).set_index("alpha").flag
+    assert flags.str.startswith("one token repeated: 'ab' is 100.0%").all()
+    assert flags[2.0].str.contains("the shift changed no output piece").all() and "shift" not in flags[0.0].iloc[0]
+
+
 def test_layer_average_counts_dropped_layers():
     table = pd.DataFrame(dict(model="bert", size=1, window=8, src="a", tgt="b", alpha=1.0, layer=[1, 2, 3],
                               convert_rate=[0.2, math.nan, 0.6], bleu1=[1.0, 2.0, 6.0]))

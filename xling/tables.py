@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 import pandas as pd
 
@@ -69,11 +69,13 @@ def write_parquet(table: pd.DataFrame, path: str | Path) -> None:
 
 
 def gather(paths: list[str | Path], out_parquet: str | Path, out_csv: str | Path,
-           marks: Mapping[str, Iterable[str | Path]] | None = None) -> pd.DataFrame:
+           marks: Mapping[str, Iterable[str | Path]] | None = None,
+           each: Callable[[Path, pd.DataFrame], pd.DataFrame] | None = None) -> pd.DataFrame:
     """Concatenate per-setting tables (same columns) into one table, also as CSV for spreadsheets.
 
     `marks` {column: paths}: a boolean column per experiment, True on the rows read from its paths, so an
     experiment that shares some tables with another (the window sweep, the grid) keeps its rows identifiable.
+    `each(path, table)`: what to add to each table before concatenating (its rows' intervals from its items).
     """
     marked = {column: {Path(p) for p in experiment} for column, experiment in (marks or {}).items()}
     stray = set().union(*marked.values()) - {Path(p) for p in paths}
@@ -81,6 +83,8 @@ def gather(paths: list[str | Path], out_parquet: str | Path, out_csv: str | Path
         raise ValueError(f"marked tables that are not gathered: {sorted(map(str, stray))}")
     tables = [pd.read_parquet(p).assign(**{column: Path(p) in experiment for column, experiment in marked.items()})
               for p in paths]
+    if each is not None:
+        tables = [each(Path(p), table) for p, table in zip(paths, tables)]
     table = pd.concat(tables, ignore_index=True)
     write_parquet(table, out_parquet)
     with atomic_write(out_csv) as handle:

@@ -47,6 +47,7 @@ import pandas as pd
 import torch
 
 from xling.encode.encoder import Encoder
+from xling.evaluate import chance
 from xling.encode.transforms import mds, zero_mean
 
 logger = logging.getLogger(__name__)
@@ -110,6 +111,13 @@ def retrieval_accuracy(queries: np.ndarray, candidates: np.ndarray, gold: Sequen
     """Share of queries whose nearest candidate by cosine is a gold one (gold[i] defaults to {i}: line-aligned
     sets). The nearest candidate is the argmax, ties going to the first candidate (as XTREME's argmax), so
     a degenerate model whose vectors are all equal scores 1/n, not 1."""
+    return float(np.mean(retrieval_hits(queries, candidates, gold, block)[0]))
+
+
+def retrieval_hits(queries: np.ndarray, candidates: np.ndarray, gold: Sequence[set[int]] | None = None,
+                   block: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """(hit, score of the nearest candidate) per query: retrieval_accuracy's items (its mean) and what shows
+    that every score tied."""
     if gold is None:
         if len(queries) != len(candidates):
             raise ValueError(f"{len(queries)} queries but {len(candidates)} candidates (must be line-aligned)")
@@ -119,8 +127,13 @@ def retrieval_accuracy(queries: np.ndarray, candidates: np.ndarray, gold: Sequen
     if len(queries) == 0:
         raise ValueError("retrieval accuracy over zero queries is undefined")
     q, c = _unit(queries, torch.device("cpu"), torch.float64), _unit(candidates, torch.device("cpu"), torch.float64)
-    best = torch.cat([(q[i : i + block] @ c.T).argmax(dim=1) for i in range(0, len(q), block)]).tolist()
-    return float(np.mean([b in g for b, g in zip(best, gold)]))
+    best, top = [], []
+    for i in range(0, len(q), block):
+        scores = q[i : i + block] @ c.T
+        best.append(scores.argmax(dim=1))
+        top.append(scores.gather(1, best[-1][:, None])[:, 0])
+    hits = np.array([b in g for b, g in zip(torch.cat(best).tolist(), gold)])
+    return hits, torch.cat(top).numpy()
 
 
 def text_gold(texts: Sequence[str]) -> list[set[int]]:
@@ -133,12 +146,15 @@ def text_gold(texts: Sequence[str]) -> list[set[int]]:
 
 def tatoeba_table(xx_vectors: np.ndarray, xx_counts: np.ndarray, en_vectors: np.ndarray, en_counts: np.ndarray,
                   layers: Sequence[int], mean_stat: str, alpha: float, block: int = 1024,
-                  xx_texts: Sequence[str] | None = None, en_texts: Sequence[str] | None = None) -> pd.DataFrame:
+                  xx_texts: Sequence[str] | None = None, en_texts: Sequence[str] | None = None,
+                  items: list[pd.DataFrame] | None = None) -> pd.DataFrame:
     """Accuracy per layer x variant x direction from pooled vectors [n, len(layers), H] of both sides.
     With the texts, a candidate identical to the reference translation also counts as correct.
 
     Rows: layer, variant, direction ('xx->en' | 'en->xx', queries->candidates), accuracy, n_queries,
-    n_candidates, vector_spread."""
+    n_candidates, vector_spread, chance (a random pick, text duplicates counted), chance_how, flag (every
+    nearest score tied). `items`: a list that gets each row's per-query hits (layer, variant, direction,
+    item, numerator = hit, denominator = 1), the items of the gather's intervals."""
     n = len(xx_vectors)
     gold = {"xx->en": text_gold(en_texts) if en_texts is not None else [{i} for i in range(n)],
             "en->xx": text_gold(xx_texts) if xx_texts is not None else [{i} for i in range(n)]}
@@ -152,22 +168,34 @@ def tatoeba_table(xx_vectors: np.ndarray, xx_counts: np.ndarray, en_vectors: np.
                                           "en->xx": (en, xx, mean_en, mean_xx)}.items():
             for variant in VARIANTS:
                 vq, vc = variant_vectors(variant, q, c, mq, mc, alpha)
+                hits, top = retrieval_hits(vq, vc, gold[direction], block)
+                level = chance.retrieval_accuracy(len(c), [len(g) for g in gold[direction]])
                 rows.append(dict(layer=int(layer), variant=variant, direction=direction,
-                                 accuracy=retrieval_accuracy(vq, vc, gold[direction], block), n_queries=len(q),
-                                 n_candidates=len(c), vector_spread=spread))
+                                 accuracy=float(np.mean(hits)), n_queries=len(q), n_candidates=len(c),
+                                 vector_spread=spread, chance=level.value, chance_how=level.how,
+                                 flag=chance.flag(chance.all_tied(top))))
+                if items is not None:
+                    items.append(_items(rows[-1], hits.astype(np.int64), np.ones(len(hits), dtype=np.int64)))
     return pd.DataFrame(rows)
+
+
+def _items(row: dict, numerator: np.ndarray, denominator: np.ndarray) -> pd.DataFrame:
+    """One row's items (query or source sentence), named by the row's layer, variant and direction."""
+    return pd.DataFrame({"layer": row["layer"], "variant": row["variant"], "direction": row["direction"],
+                         "item": np.arange(len(numerator)), "numerator": numerator, "denominator": denominator})
 
 
 def tatoeba(encoder: Encoder, xx_sentences: Sequence[str], en_sentences: Sequence[str],
             layers: Sequence[int] | None, mean_stat: str, alpha: float, batch_size: int, pooling: str = "mean_all",
-            block: int = 1024) -> pd.DataFrame:
-    """Tatoeba retrieval for one language pair (line-aligned sentences); layers None = all."""
+            block: int = 1024, items: list[pd.DataFrame] | None = None) -> pd.DataFrame:
+    """Tatoeba retrieval for one language pair (line-aligned sentences); layers None = all; items: as
+    tatoeba_table's."""
     if len(xx_sentences) != len(en_sentences):
         raise ValueError(f"{len(xx_sentences)} sentences but {len(en_sentences)} English ones (must be line-aligned)")
     layers = list(range(encoder.n_layers + 1)) if layers is None else list(layers)
     xx, xx_n = encoder.sentence_vectors(xx_sentences, batch_size, layers, pooling, "source sentences")
     en, en_n = encoder.sentence_vectors(en_sentences, batch_size, layers, pooling, "English sentences")
-    return tatoeba_table(xx, xx_n, en, en_n, layers, mean_stat, alpha, block, xx_sentences, en_sentences)
+    return tatoeba_table(xx, xx_n, en, en_n, layers, mean_stat, alpha, block, xx_sentences, en_sentences, items)
 
 
 # ---------------------------------------------------------------------------------------------- BUCC
@@ -273,12 +301,14 @@ def bucc_split_vectors(encoder: Encoder, src: dict[str, str], en: dict[str, str]
 
 def bucc_table(dev: tuple, test: tuple, dev_gold: set, test_gold: set, layers: Sequence[int], mean_stat: str,
                alpha: float, k: int = 4, score: str = "margin", block: int = 1024,
-               device: str | torch.device = "cpu") -> pd.DataFrame:
+               device: str | torch.device = "cpu", items: list[pd.DataFrame] | None = None) -> pd.DataFrame:
     """BUCC F1 per layer x variant. dev/test: bucc_split_vectors outputs; gold: sets of (src id, en id).
 
     Rows: layer, variant, direction (xx<->en: mining is symmetric), threshold, dev_precision, dev_recall,
     dev_f1, precision, recall, f1, n_gold, n_dev_gold, n_candidates, n_extracted, n_src, n_en,
-    vector_spread (of the test split's original vectors)."""
+    vector_spread (of the test split's original vectors), chance (of f1: a random mining), chance_how, flag
+    (nothing mined). `items`: a list that gets each row's F1 items, one per test source sentence
+    (numerator = 2 x its correct mined pairs, denominator = its mined + gold pairs)."""
     rows = []
     for j, layer in enumerate(layers):
         results = {}
@@ -300,7 +330,9 @@ def bucc_table(dev: tuple, test: tuple, dev_gold: set, test_gold: set, layers: S
             rows.append(dict(layer=int(layer), variant=variant, direction=BUCC_DIRECTION, threshold=threshold, dev_precision=dp, dev_recall=dr,
                              dev_f1=df, precision=p, recall=r, f1=f, n_gold=len(test_gold), n_dev_gold=len(dev_gold),
                              n_candidates=len(test_cands), n_extracted=len(predicted), n_src=n_src, n_en=n_en,
-                             vector_spread=spread))
+                             vector_spread=spread, **_bucc_checks(n_src, n_en, predicted, test_gold)))
+            if items is not None:
+                items.append(_items(rows[-1], *_bucc_items(test[0], predicted, test_gold)))
             logger.info("BUCC layer %d %s: threshold %.4f (dev F1 %.3f) -> test P %.3f R %.3f F1 %.3f", layer,
                         variant, threshold, df, p, r, f)
     return pd.DataFrame(rows)
@@ -308,18 +340,37 @@ def bucc_table(dev: tuple, test: tuple, dev_gold: set, test_gold: set, layers: S
 
 # ---------------------------------------------------------------------------------------------- one language
 
+def _bucc_checks(n_src: int, n_en: int, predicted: set, gold: set) -> dict:
+    level = chance.bucc_f1(n_src, n_en, len(gold))
+    return dict(chance=level.value, chance_how=level.how,
+                flag=chance.flag(chance.nothing_mined(len(predicted), len(predicted & gold))))
+
+
+def _bucc_items(src_ids: Sequence[str], predicted: set, gold: set) -> tuple[np.ndarray, np.ndarray]:
+    """(2 x correct, mined + gold) per source sentence (then any gold source the split does not list): F1 =
+    their ratio of sums."""
+    where = {src: i for i, src in enumerate(src_ids)}
+    for src, _ in sorted(gold):
+        where.setdefault(src, len(where))
+    correct, mined, golds = (np.zeros(len(where), dtype=np.int64) for _ in range(3))
+    for counts, pairs in ((correct, predicted & gold), (mined, predicted), (golds, gold)):
+        np.add.at(counts, [where[src] for src, _ in pairs], 1)
+    return 2 * correct, mined + golds
+
+
 def run_tatoeba(model, pairs: Sequence[tuple[str, str]], *, layers: Sequence[int] | None = None,
                 mean_stat: str = "token", alpha: float = 1.0, pooling: str = "mean_all", batch_size: int = 64,
                 max_length: int | None = None, device: str | None = None, revision: str | None = None,
-                block: int = 1024, max_sentences: int | None = None) -> pd.DataFrame:
+                block: int = 1024, max_sentences: int | None = None,
+                items: list[pd.DataFrame] | None = None) -> pd.DataFrame:
     """Tatoeba for one language: pairs (xx sentence, English sentence); layers None = all (0..L). `model`: a
-    directory or a hub name, loaded at `revision`."""
+    directory or a hub name, loaded at `revision`; items: as tatoeba_table's."""
     pairs = list(pairs)[:max_sentences] if max_sentences else list(pairs)
     if not pairs:
         raise ValueError("Tatoeba: no sentence pairs")
     encoder = Encoder.from_pretrained(model, device=device, max_length=max_length, revision=revision)
     table = tatoeba(encoder, [x for x, _ in pairs], [e for _, e in pairs], layers, mean_stat, alpha, batch_size,
-                    pooling, block)
+                    pooling, block, items)
     return table.assign(mean_stat=mean_stat, mds_alpha=alpha, pooling=pooling, metric="cosine",
                         max_length=encoder.max_length, revision=revision)
 
@@ -327,12 +378,14 @@ def run_tatoeba(model, pairs: Sequence[tuple[str, str]], *, layers: Sequence[int
 def run_bucc(model, dev: tuple[dict, dict, set], test: tuple[dict, dict, set], *, layers: Sequence[int],
              mean_stat: str = "token", alpha: float = 1.0, pooling: str = "cls", k: int = 4, score: str = "margin",
              batch_size: int = 64, max_length: int | None = None, device: str | None = None,
-             revision: str | None = None, block: int = 1024) -> pd.DataFrame:
-    """BUCC for one language: dev (sample) and test splits as read by xling.data.formats.read_bucc."""
+             revision: str | None = None, block: int = 1024,
+             items: list[pd.DataFrame] | None = None) -> pd.DataFrame:
+    """BUCC for one language: dev (sample) and test splits as read by xling.data.formats.read_bucc; items: as
+    bucc_table's."""
     encoder = Encoder.from_pretrained(model, device=device, max_length=max_length, revision=revision)
     dev_vectors = bucc_split_vectors(encoder, dev[0], dev[1], layers, batch_size, pooling)
     test_vectors = bucc_split_vectors(encoder, test[0], test[1], layers, batch_size, pooling)
     table = bucc_table(dev_vectors, test_vectors, dev[2], test[2], layers, mean_stat, alpha, k, score, block,
-                       encoder.device)
+                       encoder.device, items)
     return table.assign(mean_stat=mean_stat, mds_alpha=alpha, score=score, k=k if score == "margin" else 1,
                         pooling=pooling, max_length=encoder.max_length, revision=revision)

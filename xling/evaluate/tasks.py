@@ -70,21 +70,31 @@ def attachment_scores(gold_sentences: Sequence[conllu.TokenList], predicted_head
     `nmod`). A gold relation the parser cannot predict (absent from the English training treebank) simply
     never matches.
     """
+    counts = attachment_counts(gold_sentences, predicted_heads, predicted_deprels)
+    n, attached, labelled = (sum(column) for column in zip(*counts)) if counts else (0, 0, 0)
+    if not n:
+        raise ValueError("attachment scores of no words")
+    return AttachmentScores(100.0 * attached / n, 100.0 * labelled / n, n)
+
+
+def attachment_counts(gold_sentences: Sequence[conllu.TokenList], predicted_heads: Sequence[Sequence[int]],
+                      predicted_deprels: Sequence[Sequence[str]]) -> list[tuple[int, int, int]]:
+    """(words, attached, labelled) of each sentence, as attachment_scores counts them: the items its bootstrap
+    resamples (their sums are its counts, so the scores are the same numbers)."""
     _check_lengths(gold_sentences, predicted_heads, "sentences")
     _check_lengths(gold_sentences, predicted_deprels, "sentences")
-    n = attached = labelled = 0
+    counts = []
     for i, (sentence, heads, deprels) in enumerate(zip(gold_sentences, predicted_heads, predicted_deprels)):
         words = syntactic_words(sentence)
         _check_lengths(words, heads, f"words in sentence {i}")
         _check_lengths(words, deprels, f"words in sentence {i}")
+        attached = labelled = 0
         for word, head, deprel in zip(words, heads, deprels):
-            n += 1
             if word["head"] == head:
                 attached += 1
                 labelled += universal_relation(word["deprel"]) == universal_relation(deprel)
-    if not n:
-        raise ValueError("attachment scores of no words")
-    return AttachmentScores(100.0 * attached / n, 100.0 * labelled / n, n)
+        counts.append((len(words), attached, labelled))
+    return counts
 
 
 def _check_iob2(sentences: Sequence[Sequence[str]], which: str) -> None:
@@ -122,13 +132,7 @@ def span_f1(gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequenc
     predictions with Conneau et al.'s heuristic (repair_spans); gold tags are scored as given. No predicted
     span gives precision 0, no gold span recall 0 (and F1 0).
     """
-    _check_lengths(gold_tags, predicted_tags, "sentences")
-    for i, (g, p) in enumerate(zip(gold_tags, predicted_tags)):
-        _check_lengths(g, p, f"tags in sentence {i}")
-    _check_iob2(gold_tags, "gold")
-    _check_iob2(predicted_tags, "predicted")
-    gold = [list(tags) for tags in gold_tags]
-    predicted = [repair_spans(tags) if repair else list(tags) for tags in predicted_tags]
+    gold, predicted = _span_tags(gold_tags, predicted_tags, repair)
     # imported here: seqeval pulls in scikit-learn (~1 s), which only NER needs
     from seqeval.metrics import f1_score, precision_score, recall_score
     from seqeval.metrics.sequence_labeling import get_entities
@@ -137,3 +141,28 @@ def span_f1(gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequenc
                       100.0 * recall_score(gold, predicted, zero_division=0),
                       100.0 * f1_score(gold, predicted, zero_division=0),
                       len(get_entities(gold)))
+
+
+def _span_tags(gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequence[str]],
+               repair: bool) -> tuple[list[list[str]], list[list[str]]]:
+    """The checked gold tags and the (repaired) predicted ones span_f1 scores."""
+    _check_lengths(gold_tags, predicted_tags, "sentences")
+    for i, (g, p) in enumerate(zip(gold_tags, predicted_tags)):
+        _check_lengths(g, p, f"tags in sentence {i}")
+    _check_iob2(gold_tags, "gold")
+    _check_iob2(predicted_tags, "predicted")
+    return [list(tags) for tags in gold_tags], [repair_spans(tags) if repair else list(tags) for tags in predicted_tags]
+
+
+def span_counts(gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequence[str]],
+                repair: bool = False) -> list[tuple[int, int, int]]:
+    """(correct, predicted, gold) spans of each sentence, read as span_f1 reads them: the items of its
+    bootstrap (micro F1 = 2 sum(correct) / (sum(predicted) + sum(gold)))."""
+    from seqeval.metrics.sequence_labeling import get_entities
+
+    gold, predicted = _span_tags(gold_tags, predicted_tags, repair)
+    counts = []
+    for g, p in zip(gold, predicted):
+        gold_spans, predicted_spans = set(get_entities(g)), set(get_entities(p))
+        counts.append((len(gold_spans & predicted_spans), len(predicted_spans), len(gold_spans)))
+    return counts

@@ -38,6 +38,7 @@ from xling.data.formats import iter_corpus_documents
 from xling.data.transfer_tasks import TASK_METRIC
 from xling.encode.encoder import Shift
 from xling.evaluate.tasks import accuracy, attachment_scores, span_f1, upos_accuracy
+from xling.evaluate.transfer_items import transfer_checks
 from xling.models.ablation import is_language_specific, read_spec
 from xling.represent.rotation import rotate_layer
 from xling.tune.finetune import predict
@@ -47,6 +48,8 @@ if TYPE_CHECKING:  # pandas only where the table is built: fine-tuning imports t
     import pandas as pd
 
 logger = logging.getLogger(__name__)
+#: the columns that name a row of one model's transfer table (its items carry them)
+ITEM_KEYS = ("lang", "split", "transform", "alpha", "metric")
 
 
 def score(task: str, examples: list, predictions: list, labels: Sequence[str], ner_repair: bool = True) -> dict:
@@ -147,13 +150,25 @@ class TransferTest:
 
 def evaluate(path, data: dict[str, dict[str, list]], test: TransferTest, *, vectors=None, vocab=None,
              lowercase: bool = False, pretrained=None) -> pd.DataFrame:
-    """Score the fine-tuned model at `path` on data = {lang: {"dev": examples, "test": examples}}.
+    """The table of `evaluate_items` (its arguments), without the items."""
+    return evaluate_items(path, data, test, vectors=vectors, vocab=vocab, lowercase=lowercase,
+                          pretrained=pretrained)[0]
+
+
+def evaluate_items(path, data: dict[str, dict[str, list]], test: TransferTest, *, vectors=None, vocab=None,
+                   lowercase: bool = False, pretrained=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(table, items): score the fine-tuned model at `path` on data = {lang: {"dev": examples, "test": examples}}.
 
     A model fine-tuned with zero-mean is tested with zero-mean (test.pretrained_means). Otherwise it is tested
     as it is and, when test.mds (a BERT), with MDS toward the pivot for every other language (finetuned_means),
     alpha chosen on dev, and with each of test.rotations for the languages that have one. vectors, vocab,
     lowercase: a static-vector model's (`load_finetuned`). pretrained: the pretrained model's directory; an
-    ablated one tests each language on its own view (`load_finetuned`)."""
+    ablated one tests each language on its own view (`load_finetuned`).
+
+    Each row also gets its `chance`, `chance_how` and the predictions' `flag` (xling.evaluate.transfer_items);
+    `learn_check` marks the pivot's dev row of the task's metric, on which the gather step judges whether the
+    fine-tuning learned. items: one row per (table row, test item) with the row's keys (lang, split, transform,
+    alpha, metric), `item` (example or sentence index), `numerator`, `denominator`."""
     pivot, layer, alphas, positions, mds = test.pivot, test.layer, test.alphas, test.positions, test.mds
     pretrained_means, finetuned_means, rotations = test.pretrained_means, test.finetuned_means, test.rotations
     batch_size, ner_repair, rotation_layer = test.batch_size, test.ner_repair, test.rotation_layer
@@ -170,6 +185,7 @@ def evaluate(path, data: dict[str, dict[str, list]], test: TransferTest, *, vect
         features[lang] = {split: featurize(examples) for split, examples in splits.items()}
     encoder = backbone.encoder
     rows: list[dict] = []
+    items: list[pd.DataFrame] = []
 
     def run(lang: str, split: str, transform: str, delta: np.ndarray | None, alpha: float | None,
             selected: bool, rotation: np.ndarray | None = None) -> float:
@@ -181,11 +197,20 @@ def evaluate(path, data: dict[str, dict[str, list]], test: TransferTest, *, vect
         with rotate_layer(encoder.bert, rotation_layer, rotation) if rotation is not None else nullcontext():
             predictions = predict(model, task, features[lang][split], batch_size, device, backbone.pad_id)
         scores = score(task, data[lang][split], predictions, labels, ner_repair)
+        checks = transfer_checks(task, data[lang][split], predictions, labels, ner_repair)
         at = rotation_layer if rotation is not None else (-1 if delta is None else layer)
         for metric, (value, n) in scores.items():
+            level = checks.chances.get(metric)
             rows.append({"lang": lang, "split": split, "transform": transform, "layer": at,
                          "alpha": np.nan if alpha is None else float(alpha), "selected": selected, "metric": metric,
-                         "value": float(value), "n": int(n)})
+                         "value": float(value), "n": int(n), "chance": np.nan if level is None else level.value,
+                         "chance_how": None if level is None else level.how, "flag": checks.flag,
+                         "learn_check": lang == pivot and split == "dev" and transform in ("none", "zero_mean")
+                         and metric == TASK_METRIC[task]})
+            keys = {key: rows[-1][key] for key in ITEM_KEYS}
+            counts = np.asarray(checks.items[metric], dtype=np.int64).reshape(-1, 2)
+            items.append(pd.DataFrame({**keys, "item": np.arange(len(counts)), "numerator": counts[:, 0],
+                                       "denominator": counts[:, 1]}))
         return scores[TASK_METRIC[task]][0]
 
     for lang in sorted(data):
@@ -227,4 +252,4 @@ def evaluate(path, data: dict[str, dict[str, list]], test: TransferTest, *, vect
     table["selection"] = record["selection"]
     table["best_epoch"] = record["best_epoch"]
     table["finetune_settings"] = json.dumps(record["settings"], sort_keys=True)
-    return table
+    return table, pd.concat(items, ignore_index=True)

@@ -48,6 +48,7 @@ import pyarrow.parquet as pq
 
 from xling.encode.encoder import Batch, Encoder, Shift
 from xling.encode.transforms import mds_delta
+from xling.evaluate import chance
 from xling.io import read_lines
 
 logger = logging.getLogger(__name__)
@@ -148,6 +149,23 @@ def convert_rate(pieces: Iterable[str], src_vocab: set[str], tgt_vocab: set[str]
     return rate, counts
 
 
+def sentence_convert_counts(outputs: Sequence[Sequence[str]], src_vocab: set[str], tgt_vocab: set[str]
+                            ) -> tuple[np.ndarray, np.ndarray]:
+    """(n_tgt_only, n_tokens - n_shared) of each output sentence: the convert rate's items (their ratio of
+    sums is convert_rate's rate)."""
+    counts = [convert_rate(sentence, src_vocab, tgt_vocab)[1] for sentence in outputs]
+    return (np.array([c["n_tgt_only"] for c in counts], dtype=np.int64),
+            np.array([c["n_tokens"] - c["n_shared"] for c in counts], dtype=np.int64))
+
+
+def degenerate_output(outputs: Sequence[Sequence[str]], distinct: int, changed_share: float, shifted: bool
+                      ) -> str | None:
+    """The flag of one (layer, alpha): one token repeated, one distinct piece, or a shift that changed nothing."""
+    return chance.flag(chance.repeated_token(p for sentence in outputs for p in sentence),
+                       "one distinct output piece" if distinct <= 1 else None,
+                       "the shift changed no output piece" if shifted and changed_share == 0 else None)
+
+
 def piece_counts(token_path: str | Path) -> Counter:
     """Wordpiece counts of a token file (one document per line, pieces separated by spaces)."""
     counts: Counter = Counter()
@@ -236,15 +254,18 @@ class TranslationSettings:
 
 def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequence[str], src_lang: str,
                       tgt_lang: str, mean_src: np.ndarray, mean_tgt: np.ndarray, src_vocab: set[str],
-                      tgt_vocab: set[str], settings: TranslationSettings) -> tuple[pd.DataFrame, pd.DataFrame]:
+                      tgt_vocab: set[str], settings: TranslationSettings,
+                      items: list[pd.DataFrame] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Translate `sources` (language src_lang) toward tgt_lang with MDS at each layer x alpha of `settings`, the
     shift added at its shift_positions ("all" or "words"), BLEU-1 in its bleu_unit (module docstring).
 
     mean_src / mean_tgt: [layers + 1, H] language means. Returns (results, samples):
     results — one row per (layer, alpha): layer, alpha, bleu1, convert_rate, n_sentences, n_tokens,
     n_tgt_only, n_src_only, n_shared, n_neither, distinct_predictions, changed_share, bleu_unit,
-    bleu_tokenize; alpha 0 (no shift) is computed once and
-    reported for every layer when asked for.
+    bleu_tokenize, chance (the convert rate of alpha 0, no shift: what a shift must beat; none on alpha 0
+    itself), chance_how, flag (degenerate_output); alpha 0 (no shift) is computed once and
+    reported for every layer when asked for. `items`: a list that gets each row's per-sentence convert counts
+    (layer, alpha, item, numerator, denominator: sentence_convert_counts).
     samples — the first n_samples sentences at the best (layer, alpha > 0) by BLEU-1 (ties: lower layer,
     smaller alpha): source, reference, output, unshifted output (alpha 0), layer, alpha.
     """
@@ -277,13 +298,23 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
                            src_lang, tgt_lang)
         hyps = [" ".join(sent) if bleu_unit == "wordpieces" else detokenize(sent) for sent in outputs]
         changed = sum(a != b for out, base in zip(outputs, unshifted) for a, b in zip(out, base))
+        distinct = len({p for sent in outputs for p in sent})
+        changed_share = changed / counts["n_tokens"] if counts["n_tokens"] else math.nan
         return dict(bleu1=bleu1(hyps, bleu_refs, tokenize, lowercase), convert_rate=rate,
-                    n_sentences=len(sources), **counts,
-                    distinct_predictions=len({p for sent in outputs for p in sent}),
-                    changed_share=changed / counts["n_tokens"] if counts["n_tokens"] else math.nan)
+                    n_sentences=len(sources), **counts, distinct_predictions=distinct, changed_share=changed_share,
+                    chance=math.nan if outputs is unshifted else base_rate, chance_how=None if outputs is unshifted
+                    else "no shift (alpha 0)", flag=degenerate_output(outputs, distinct, changed_share,
+                                                                      outputs is not unshifted))
+
+    def keep_items(layer: int, alpha: float, outputs: list[list[str]]) -> None:
+        if items is not None:
+            numerator, denominator = sentence_convert_counts(outputs, src_vocab, tgt_vocab)
+            items.append(pd.DataFrame({"layer": layer, "alpha": alpha, "item": np.arange(len(outputs)),
+                                       "numerator": numerator, "denominator": denominator}))
 
     baseline = decode(encoder, batches, len(sources))
     base_scores = score(baseline, baseline)
+    base_rate = base_scores["convert_rate"]
     rows, outputs_by_setting = [], {}
     grid = [(l, a) for l in layers for a in alphas if a != 0]
     progress = Progress(f"{src_lang}->{tgt_lang}: {len(grid)} layer x alpha settings", len(grid))
@@ -293,10 +324,12 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
         for alpha in alphas:
             if alpha == 0:
                 rows.append(dict(layer=int(layer), alpha=0.0, **base_scores))
+                keep_items(int(layer), 0.0, baseline)
                 continue
             delta = mds_delta(mean_src[layer], mean_tgt[layer], float(alpha))
             outputs = decode(encoder, batches, len(sources), Shift(layer, delta, shift_positions))
             rows.append(dict(layer=int(layer), alpha=float(alpha), **score(outputs, baseline)))
+            keep_items(int(layer), float(alpha), outputs)
             outputs_by_setting[(int(layer), float(alpha))] = outputs[:n_samples]
             progress.step()
     results = pd.DataFrame(rows)
@@ -317,8 +350,8 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
 
 def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tuple[str, str]],
                    settings: TranslationSettings, *, langs_store: str | Path | None = None,
-                   token_files: dict | None = None, corpus_files: dict | None = None
-                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                   token_files: dict | None = None, corpus_files: dict | None = None,
+                   items: list[pd.DataFrame] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Token translation between the pivot and `lang` in the settings' directions, from sentence pairs
     (pivot sentence, lang sentence) — the first max_sentences of them.
 
@@ -330,7 +363,8 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
     model's own tokenizer. layers None = 1..L (every encoder block, as the paper). `model`: a directory
     or a hub name, loaded at `revision` (xling.encode.Encoder). Returns (results, samples), both with
     columns src, tgt, direction; results also src_vocab_size, tgt_vocab_size and shared_vocab_size (the
-    token sets V_s, V_t and their intersection: the paper's Table 3)."""
+    token sets V_s, V_t and their intersection: the paper's Table 3). items: as token_translation's, with the
+    direction."""
     directions, mean_stat, mean_positions = settings.directions, settings.mean_stat, settings.mean_positions
     min_count, max_sentences, batch_size = settings.min_count, settings.max_sentences, settings.batch_size
     revision = settings.revision
@@ -364,9 +398,12 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
     tables, samples = [], []
     for direction in directions:
         src, tgt = (pivot, lang) if direction == "en-xx" else (lang, pivot)
+        found: list[pd.DataFrame] = []
         table, sample = token_translation(encoder, sentences[src], sentences[tgt], src, tgt, means[src],
-                                          means[tgt], vocab[src], vocab[tgt], settings)
+                                          means[tgt], vocab[src], vocab[tgt], settings, found)
         label = direction.replace("-", "->")  # generic: "en->xx" / "xx->en"; src and tgt name the languages
+        if items is not None:
+            items.extend(part.assign(direction=label) for part in found)
         tables.append(table.assign(src=src, tgt=tgt, direction=label, src_vocab_size=len(vocab[src]),
                                    tgt_vocab_size=len(vocab[tgt]), shared_vocab_size=len(vocab[src] & vocab[tgt])))
         samples.append(sample.assign(src=src, tgt=tgt, direction=label))

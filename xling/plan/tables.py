@@ -44,7 +44,9 @@ class Table:
     writes it, and `made(plan)` says whether the run has it); `marks(plan)`: {column: parts} of the gather's
     boolean columns; `columns`: what the findings require of it (given: they read it); `report`: whether the report
     reads it; `files(plan)`: for a table read from other files (training logs, per-query scores), those files;
-    `loaded_as`: the name the report's sections know it by, when not its own."""
+    `loaded_as`: the name the report's sections know it by, when not its own; `item_scale`: for a table whose
+    parts each have a per-item table beside them (`<part stem>.items.parquet`), the factor from the items'
+    fractions to the table's unit (100: percent), from which the gather adds each row's interval."""
 
     name: str
     parts: Callable[[Plan], list[str]] | None = None
@@ -55,6 +57,7 @@ class Table:
     marks: Callable[[Plan], dict[str, list[str]]] | None = None
     files: Callable[[Plan], list[str]] | None = None
     loaded_as: str | None = None
+    item_scale: float | None = None
 
     @property
     def consumers(self) -> tuple[str, ...]:
@@ -159,16 +162,17 @@ REGISTRY: tuple[Table, ...] = (  # in the report's order of sections, so the fig
           figures=(Figures("bert_training", fig.pretraining),)),
     Table("token_translation", parts=_translation_parts(""),
           columns=(*_LM, "layer", "pair", "direction", "alpha", "convert_rate"),
-          figures=(Figures("token_translation", fig.translation),)),
+          figures=(Figures("token_translation", fig.translation),), item_scale=1.0),  # convert_rate's interval
     Table("token_translation_samples", parts=_translation_parts(".samples")),
     Table("tatoeba", parts=_sentence_parts("tatoeba"),
           columns=(*_LM, "layer", "report_layer", "lang", "direction", "variant", "accuracy"),
-          figures=(Figures("sentence_retrieval", fig.sentence_retrieval),)),
-    Table("bucc", parts=_sentence_parts("bucc"), columns=(*_LM, "layer", "report_layer", "lang", "variant", "f1")),
+          figures=(Figures("sentence_retrieval", fig.sentence_retrieval),), item_scale=1.0),
+    Table("bucc", parts=_sentence_parts("bucc"), columns=(*_LM, "layer", "report_layer", "lang", "variant", "f1"),
+          item_scale=1.0),  # the interval of f1
     Table("transfer", parts=transfer_parts,
           columns=(*_LM, "task", "lang", "split", "freeze", "train_transform", "transform", "selected", "metric",
                    "value"),
-          figures=(Figures("transfer_xnli", fig.transfer),)),
+          figures=(Figures("transfer_xnli", fig.transfer),), item_scale=100.0),
     Table("word_pairs", parts=lambda plan: [_eval(plan, f"word_pairs/{plan.pivot}-{lang}")
                                             for lang in plan.align_pair_langs()], report=False),
     Table("contextual_retrieval",
@@ -187,7 +191,8 @@ REGISTRY: tuple[Table, ...] = (  # in the report's order of sections, so the fig
           columns=("lm", "lang", "method", "parallel_sentences", "rank_bin", "rank_difference", "accuracy"),
           figures=(Figures("alignment_frequency", fig.alignment_frequency),)),
     Table("ablation", parts=ablation_parts,
-          columns=("lm", "task", "lang", "split", "transform", "selected", "metric", "seed", "value")),
+          columns=("lm", "task", "lang", "split", "transform", "selected", "metric", "seed", "value"),
+          item_scale=100.0),
     Table("monolingual_words", parts=_mono_parts("words", _mono_words),
           columns=("pair", "level", "layer", "lm_src", "lm_tgt", "p_at_1"),
           figures=(Figures("monolingual_words", fig.monolingual_words),)),
@@ -215,6 +220,17 @@ def marks(name: str, plan: Plan) -> dict[str, list[str]] | None:
     """{column: parts} of the boolean columns the gather of `name` adds (None: it adds none)."""
     table = TABLES[name]
     return table.marks(plan) if table.marks else None
+
+
+def items_of(part: str) -> str:
+    """The per-item table beside a part: `<part stem>.items.parquet`."""
+    return part.removesuffix(".parquet") + ".items.parquet"
+
+
+def items(name: str, plan: Plan) -> list[str]:
+    """The per-item tables of `name`'s parts, in the parts' order (none: its rows get no interval)."""
+    table = TABLES[name]
+    return [items_of(part) for part in table.parts(plan)] if table.item_scale is not None else []
 
 
 def inputs(consumer: str, plan: Plan) -> dict[str, str | list[str]]:
