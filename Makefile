@@ -13,7 +13,7 @@ CORES ?= 2
 # pytest-xdist workers of `make test`: the workflow runs of one overlap the other's unit tests and SLURM waits
 TEST_WORKERS ?= 2
 
-.PHONY: demo test lint install accept-code cost
+.PHONY: demo test test-fast lint install accept-code cost
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -50,3 +50,7 @@ lint: install
 #   make accept-code ARGS="--configfile presets/demo.yaml"
 accept-code: install
 	$(BIN)/python -m xling.plan.accept_code $(ARGS)
+
+# The fast tier: unit and plan tests, no whole workflow (docs/testing.md)
+test-fast: install
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not workflow"

@@ -59,7 +59,7 @@ rule findings:
     benchmark:
         f"{BENCH}/findings.tsv"
     conda:
-        "../envs/data.yaml"  # the tables' env (xling.tables), as the rules that gather them
+        "../envs/torch.yaml"  # the chance levels and intervals (xling.evaluate.chance: the retrieval metrics, seqeval)
     script:
         "../scripts/findings.py"
 

@@ -430,7 +430,8 @@ def test_workflow_real_data_rules_end_to_end(tmp_path, panx_zip):
     (muse / "en-de.5000-6500.txt").write_text("house Haus\ndog\tHund\n")
     config = {"run": "t", "languages": ["en", "de"], "corpus": {"sizes": [10, 20]},
               "data": {"source": "real", "cache": "dl", "staged": str(tmp_path / "staged"), "paths": paths,
-                       "mirror": str(tmp_path / "mirror")}}
+                       "mirror": str(tmp_path / "mirror")},
+              "alignment": {"finetune": {"runs": []}}}  # no Table 5 model: one language pair here
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     data = "results/t/data"
     targets = [f"{data}/corpus/en.txt", f"{data}/corpus/de.txt", f"{data}/dict/en-de.test.txt",

@@ -218,6 +218,25 @@ def test_europarl_plain_files_untokenized_and_length_mismatch(tmp_path):
 
 
 
+def test_europarl_sample_staged_as_one_side_with_english_beside_it(tmp_path):
+    """The shared copies are samples under their own names (europarl-v7.fr-en.head3000.fr): data.paths names the
+    foreign side, the fetch links it into the cache, and the English side is read from beside the real file."""
+    staged = tmp_path / "staged"
+    staged.mkdir()
+    (staged / "sample.head3.en").write_text(EP_EN, encoding="utf-8")
+    (staged / "sample.head3.fr").write_text(EP_FR, encoding="utf-8")
+    link = tmp_path / "cache" / "sample.head3.fr"
+    link.parent.mkdir()
+    link.symlink_to(staged / "sample.head3.fr")
+    counts = U.europarl_to_parallel(link, "fr", tmp_path / "o.en", tmp_path / "o.fr", tokenize=None)
+    assert counts == {"pairs": 3, "empty_pairs": 2}
+    assert read_parallel(tmp_path / "o.en", tmp_path / "o.fr")[0] == ("Resumption of the session", "Reprise de la session")
+    with pytest.raises(FormatError, match=r"must end in \.es"):
+        U.europarl_to_parallel(link, "es", tmp_path / "o.en", tmp_path / "o.es")
+    (staged / "sample.head3.en").unlink()
+    with pytest.raises(FormatError, match="no English side"):
+        U.europarl_to_parallel(link, "fr", tmp_path / "o.en", tmp_path / "o.fr")
+
 # ============================================================================ OPUS (MultiUN, Tanzil)
 def test_opus_moses_zip_en_second_and_en_first(tmp_path):
     """OPUS names the pair in alphabetical order: ar-en (English second) and en-zh (English first)."""

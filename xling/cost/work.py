@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from xling.plan.models import parse_aligned_run
+
 BERT_BASE = {"hidden_size": 768, "num_layers": 12, "intermediate_size": 3072}  # Hugging Face checkpoints
 MBERT_VOCAB = 119547
 
@@ -187,13 +189,14 @@ def _contextual_retrieval(job, ctx: Context) -> Work:
 
 
 def _rotation(job, ctx: Context) -> Work:
-    return _language_pairs(job, ctx, float(job.wildcards["n"]), "alignment train pairs of the language")
+    return _language_pairs(job, ctx, float(parse_aligned_run(job.wildcards["n"])[0]),
+                           "alignment train pairs of the language")
 
 
 def _align_finetune(job, ctx: Context) -> Work:
     base, settings = job.params["base"], job.params["settings"]
     shape = lm_shape(base, ctx)
-    pairs = float(job.wildcards["n"]) * len(job.params["langs"]) * settings["epochs"]
+    pairs = float(parse_aligned_run(job.wildcards["n"])[0]) * len(job.params["langs"]) * settings["epochs"]
     length = ctx.pieces_per_sentence()
     tokens = 2 * pairs * length
     # the aligned model and the frozen base (the regulariser) both read every sentence

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from xling.data.formats import FormatError, PathLike, numbered_lines
-from xling.data.upstream.archives import _display, _log_counts, _one_line, archive_errors, iter_members
+from xling.data.upstream.archives import _display, _log_counts, _one_line, archive_errors, is_archive, iter_members
 from xling.io import atomic_write
 
 
@@ -37,8 +37,9 @@ def europarl_to_parallel(source: PathLike | tuple[PathLike, PathLike], lang: str
                          max_pairs: int | None = None) -> dict:
     """Europarl v7 `europarl-v7.{xx}-en.{en,xx}` -> parallel/en-{xx}.en / .{xx}.
 
-    `source`: the release's `{xx}-en.tgz`, a directory holding the two files, or a tuple
-    (en_path, xx_path). Different line counts are an error; pairs with an empty side are dropped
+    `source`: the release's `{xx}-en.tgz`, a directory holding the two files, a tuple (en_path, xx_path), or
+    one side of a sample staged under its own name (`<name>.{xx}`, or a link to it: data.paths.europarl.{xx}),
+    read with the English side beside it (`<name>.en`). Different line counts are an error; pairs with an empty side are dropped
     (counted). The parallel files are whitespace-tokenized with sacrebleu's `13a` tokenizer
     (`intl`, or None to only collapse whitespace). `corpus_out` (side -> path) also writes the
     untokenized sentences of that side as a corpus, `doc_lines` consecutive lines per document
@@ -48,6 +49,8 @@ def europarl_to_parallel(source: PathLike | tuple[PathLike, PathLike], lang: str
     if corpus_out and set(corpus_out) - {"en", lang}:
         raise ValueError(f"corpus_out sides must be 'en' or {lang!r}, got {sorted(corpus_out)}")
     tok = _tokenizer(tokenize)
+    if not isinstance(source, tuple) and Path(source).is_file() and not is_archive(source):
+        source = _english_beside(Path(source), lang)
     return _pair_to_parallel(source, names, "europarl", lang, out_en, out_xx, {"en": tok, lang: tok},
                              corpus_out or {}, doc_lines, max_pairs)
 
@@ -64,6 +67,18 @@ def opus_to_parallel(source: PathLike | tuple[PathLike, PathLike], corpus: str, 
     names = {f"{corpus}.{pair}.en": "en", f"{corpus}.{pair}.{lang}": lang}
     return _pair_to_parallel(source, names, corpus, lang, out_en, out_xx,
                              {"en": _tokenizer(tokenize), lang: _tokenizer(tokenize_xx)}, {}, 1, max_pairs)
+
+
+def _english_beside(xx_side: Path, lang: str) -> tuple[Path, Path]:
+    """(English side, `xx_side`) of a sample staged as two files `<name>.en` and `<name>.{lang}`: the staged
+    copies have other names than the release's (europarl-v7.fr-en.head3000.fr, es-en-sample/train.es)."""
+    real = xx_side.resolve()
+    if real.suffix != f".{lang}":
+        raise FormatError(f"{xx_side}: a staged Europarl side must end in .{lang} (its English side: .en)")
+    english = real.with_suffix(".en")
+    if not english.is_file():
+        raise FormatError(f"{xx_side}: no English side {english} beside it")
+    return english, real
 
 
 def _pair_to_parallel(source: PathLike | tuple[PathLike, PathLike], names: dict[str, str], label: str, lang: str,
