@@ -27,7 +27,6 @@ warmed up) and each side's best repeat is reported. Not a test: a script that pr
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import logging
@@ -45,6 +44,9 @@ from xling.evaluate.transfer import score  # noqa: E402
 from xling.models import bert  # noqa: E402
 from xling.tune import finetune  # noqa: E402
 from xling.tune.heads import load_bert  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling benchmark's shared arguments
+from pretrain_throughput import model_arguments  # noqa: E402
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 SEED = 1  # of the model's initialisation and of fine-tuning, both sides
@@ -138,12 +140,7 @@ def run_hf(model_dir: Path, train: list, settings: dict, warmup: int, device: st
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--heads", type=int, default=None, help="default: hidden / 64, at least 1")
-    p.add_argument("--intermediate", type=int, default=None, help="default: 4 x hidden")
+    p = model_arguments(__doc__.split("\n\n")[0])
     p.add_argument("--vocab-size", type=int, default=1000, help="synthetic vocabulary size")
     p.add_argument("--max-length", type=int, default=128, help="pieces per pair with [CLS] and 2 [SEP]")
     p.add_argument("--batch", type=int, default=32)

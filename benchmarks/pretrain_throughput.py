@@ -103,13 +103,19 @@ def run_hf(tokens, vocab, hp: dict, warmup: int, device: str, work: Path) -> flo
     return (hp["max_steps"] - warmup) * hp["batch_size"] * window / (times[hp["max_steps"]] - times[warmup])
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def model_arguments(description: str) -> argparse.ArgumentParser:
+    """A parser with the device and the BERT's shape, the arguments every throughput benchmark takes."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--heads", type=int, default=None, help="default: hidden / 64, at least 1")
     p.add_argument("--intermediate", type=int, default=None, help="default: 4 x hidden")
+    return p
+
+
+def main() -> None:
+    p = model_arguments(__doc__.split("\n\n")[0])
     p.add_argument("--window", type=int, default=128)
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--steps", type=int, default=30)

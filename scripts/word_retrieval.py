@@ -10,41 +10,21 @@ from xling.represent.store import vector_dim  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
 
 lm, settings, pivot = snakemake.params.lm, snakemake.params.settings, snakemake.params.pivot
+# the settings that decide the scores, passed to the retrieval and recorded on every row
+scoring = dict(min_count=settings["min_count"], metric=settings["metric"], csls_k=settings["csls_k"],
+               candidates=snakemake.params.candidates, csls_neighbourhood=snakemake.params.csls_neighbourhood,
+               lowercase=snakemake.params.lowercase)
 tables, ranks = [], []
 for lang, dictionary in zip(snakemake.params.targets, snakemake.input.dictionaries):
-    table, query_ranks = word_retrieval(
-        snakemake.input.words,
-        dictionary,
-        pivot,
-        lang,
-        snakemake.input.counts,
-        min_count=settings["min_count"],
-        metric=settings["metric"],
-        csls_k=settings["csls_k"],
-        candidates=snakemake.params.candidates,
-        csls_neighbourhood=snakemake.params.csls_neighbourhood,
-        block=snakemake.resources.block,
-        lowercase=snakemake.params.lowercase,
-        return_ranks=True,
-    )
+    table, query_ranks = word_retrieval(snakemake.input.words, dictionary, pivot, lang, snakemake.input.counts,
+                                        **scoring, block=snakemake.resources.block, return_ranks=True)
     tables.append(with_settings(table, src=pivot, tgt=lang, pair=f"{pivot}-{lang}"))
     ranks.append(with_settings(query_ranks, src=pivot, tgt=lang, pair=f"{pivot}-{lang}"))
 model = run_settings(snakemake.config, lm["label"])
 if lm["kind"] == "hf":  # a checkpoint's size is not in the config
     model["dim"] = vector_dim(snakemake.input.words)
-row_settings = dict(
-    model=lm["label"],
-    size=lm["size"],
-    window=lm["window"],
-    metric=settings["metric"],
-    csls_k=settings["csls_k"],
-    candidates=snakemake.params.candidates,
-    csls_neighbourhood=snakemake.params.csls_neighbourhood,
-    vocabulary_size=snakemake.params.vocabulary_size,
-    dictionary_split=settings["dictionary_split"],
-    min_count=settings["min_count"],
-    lowercase=snakemake.params.lowercase,
-    **model,
-)
+row_settings = dict(model=lm["label"], size=lm["size"], window=lm["window"], **scoring,
+                    vocabulary_size=snakemake.params.vocabulary_size, dictionary_split=settings["dictionary_split"],
+                    **model)
 write_parquet(with_settings(pd.concat(tables, ignore_index=True), **row_settings), snakemake.output[0])
 write_parquet(with_settings(pd.concat(ranks, ignore_index=True), **row_settings), snakemake.output.ranks)

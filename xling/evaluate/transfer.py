@@ -184,6 +184,8 @@ def evaluate_items(path, data: dict[str, dict[str, list]], test: TransferTest, *
         featurize = models[lang][1].featurizer(task, record["settings"]["max_length"], labels)
         features[lang] = {split: featurize(examples) for split, examples in splits.items()}
     encoder = backbone.encoder
+    import pandas as pd  # here, not at the top: fine-tuning imports this module for score() alone
+
     rows: list[dict] = []
     items: list[pd.DataFrame] = []
 
@@ -242,8 +244,6 @@ def evaluate_items(path, data: dict[str, dict[str, list]], test: TransferTest, *
             run(lang, "test", "mds", best * shift, best, True)
     if encoder is not None:
         encoder.shift = None
-    import pandas as pd
-
     table = pd.DataFrame(rows)
     table["task"] = task
     table["freeze"] = record["freeze"]

@@ -60,6 +60,16 @@ def require_columns(df: pd.DataFrame, columns: Iterable[str], where: str) -> Non
         raise ValueError(f"{where}: missing column(s) {', '.join(missing)}; has {', '.join(map(str, df.columns))}")
 
 
+def table_with_rows(ctx: ReportContext, name: str, columns: Iterable[str], what: str) -> tuple[pd.DataFrame, str]:
+    """(table, its path) of a section's table, checked: every column present and at least one row."""
+    where = ctx.table_paths[name]
+    df = ctx.tables[name]
+    require_columns(df, columns, where)
+    if df.empty:
+        raise ValueError(f"{where}: the {what} table has no rows")
+    return df, where
+
+
 # ---------------------------------------------------------------------------------------------- registry
 
 @dataclass(frozen=True)

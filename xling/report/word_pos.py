@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from xling.report.blocks import Block, fmt_count, fmt_num, model_groups, model_name, table_block, text
-from xling.report.core import ReportContext, register_section, require_columns
+from xling.report.core import ReportContext, register_section, table_with_rows
 from xling.report.published import Matching
 from xling.report.word_retrieval import apply_select, select_word_retrieval, selection_config, shown_layers
 
@@ -37,11 +37,7 @@ def _values(df: pd.DataFrame, column: str) -> str:
 @register_section("word_retrieval_pos", "Word retrieval by part of speech", required=("word_retrieval_pos",),
                   results={"word_retrieval_pos": RESULTS})
 def render_word_retrieval_pos(ctx: ReportContext) -> list[Block]:
-    where = ctx.table_paths["word_retrieval_pos"]
-    full = ctx.tables["word_retrieval_pos"]
-    require_columns(full, REQUIRED, where)
-    if full.empty:
-        raise ValueError(f"{where}: the part-of-speech table has no rows")
+    full, where = table_with_rows(ctx, "word_retrieval_pos", REQUIRED, "part-of-speech")
     selection, df = select_word_retrieval(full, selection_config(ctx.config), where)
     df = shown_layers(df, selection)  # the layers the word-retrieval section shows
     duplicated = df.duplicated(["model", "size", "window", "layer", "pair", "pos"], keep=False)

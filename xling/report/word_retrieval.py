@@ -19,7 +19,7 @@ import pandas as pd
 from xling.plan.figures import selection_config, window_sweep_declared  # the selection: the findings' too
 from xling.report import figures
 from xling.report.blocks import DASH, Block, fmt_count, fmt_num, fmt_setting, model_groups, table_block, text
-from xling.report.core import ReportContext, register_section, require_columns
+from xling.report.core import ReportContext, register_section, require_columns, table_with_rows
 from xling.report.figures import model_label, ordered_models, size_label
 from xling.report.published import Matching
 
@@ -231,11 +231,7 @@ def grid_rows(df: pd.DataFrame, config: Mapping) -> pd.DataFrame:
 @register_section("word_retrieval", "Word retrieval", required=("word_retrieval",),
                   results={"word_retrieval": RESULTS})
 def render_word_retrieval(ctx: ReportContext) -> list[Block]:
-    where = ctx.table_paths["word_retrieval"]
-    full = ctx.tables["word_retrieval"]
-    require_columns(full, REQUIRED, where)
-    if full.empty:
-        raise ValueError(f"{where}: the word-retrieval table has no rows")
+    full, where = table_with_rows(ctx, "word_retrieval", REQUIRED, "word-retrieval")
     grid = grid_rows(full, ctx.config)
     selection, df = select_word_retrieval(grid, selection_config(ctx.config), where)
     bert = df[(df["size"] > 0) & (df["model"] == "bert")]

@@ -246,13 +246,17 @@ def word_states(states: torch.Tensor, gather: torch.Tensor) -> torch.Tensor:
 
 # ---------------------------------------------------------------------------------------------- heads
 
-class PairClassifier(nn.Module):
-    """XNLI on a BERT: a linear layer on the [CLS] vector of the pair."""
+class LinearHead(nn.Module):
+    """A linear layer of `n_labels` outputs on the encoder's vectors, after dropout."""
 
     def __init__(self, encoder: BertEncoder, n_labels: int, dropout: float):
         super().__init__()
         self.encoder, self.dropout = encoder, nn.Dropout(dropout)
         self.out = nn.Linear(encoder.hidden_size, n_labels)
+
+
+class PairClassifier(LinearHead):
+    """XNLI on a BERT: a linear layer on the [CLS] vector of the pair."""
 
     def logits(self, batch):
         states = self.encoder(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
@@ -292,13 +296,8 @@ class InferSent(nn.Module):
         return self.logits(batch).argmax(dim=-1).tolist()
 
 
-class Tagger(nn.Module):
+class Tagger(LinearHead):
     """POS / NER: a linear layer on each word's first-subword vector."""
-
-    def __init__(self, encoder: BertEncoder, n_labels: int, dropout: float):
-        super().__init__()
-        self.encoder, self.dropout = encoder, nn.Dropout(dropout)
-        self.out = nn.Linear(encoder.hidden_size, n_labels)
 
     def logits(self, batch):
         states = self.encoder(batch["input_ids"], batch["attention_mask"])

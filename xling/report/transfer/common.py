@@ -16,7 +16,7 @@ from xling.plan.figures import ALPHA_CAPTION, WINDOW_CAPTION, XNLI_CAPTION  # no
 from xling.report import figures
 from xling.report.blocks import (DASH, MODEL_KEYS, Block, flatten, fmt_setting, group, model_groups, model_name,
                                  settings_block)
-from xling.report.core import ReportContext, recorded_json, require_columns
+from xling.report.core import ReportContext, recorded_json, table_with_rows
 
 TABLE = "transfer"
 REQUIRED = ("task", "model", "size", "window", "freeze", "train_transform", "seed", "selection", "lang", "split",
@@ -236,12 +236,7 @@ def _suptitle(fig: Figure, title: str, settings: str) -> None:
 
 
 def _check_table(ctx: ReportContext) -> tuple[pd.DataFrame, str]:
-    where = ctx.table_paths[TABLE]
-    df = ctx.tables[TABLE]
-    require_columns(df, REQUIRED, where)
-    if df.empty:
-        raise ValueError(f"{where}: the transfer table has no rows")
-    return df, where
+    return table_with_rows(ctx, TABLE, REQUIRED, "transfer")
 
 
 def _stats_index(stats: pd.DataFrame, keys: list[str]) -> dict:

@@ -67,31 +67,35 @@ def _task_tables(ctx: ReportContext, df: pd.DataFrame, where: str, task: str, me
 
 @register_section("transfer_ud", "Zero-shot transfer: UD POS tagging and dependency parsing", required=(TABLE,))
 def render_ud(ctx: ReportContext) -> list[Block]:
-    df, where = _check_table(ctx)
-    blocks = [text("Liu et al. (2020, arXiv:2010.10041) \u00a75: a BERT fine-tuned on English UD, tested on the "
+    return _task_section(ctx, text("Liu et al. (2020, arXiv:2010.10041) \u00a75: a BERT fine-tuned on English UD, tested on the "
                    "other languages' treebanks; without a transform, with zero-mean (in fine-tuning and at test "
                    "time) and with MDS (at test time, \u03b1 chosen on each language's dev split) at layer l. POS: "
                    "UPOS accuracy over words (each word labelled on its first subword). Parsing: a biaffine parser "
                    "(Dozat & Manning) with maximum-spanning-tree decoding, UAS and LAS with the CoNLL 2018 shared "
                    "task's semantics (multiword tokens expanded, punctuation scored, relation subtypes ignored). "
                    "The paper prints its Tables 4 and 5 without numbers in the text copy we hold, so no published "
-                   "numbers stand beside these.")]
-    blocks += _task_tables(ctx, df, where, "pos", ["upos"])
-    blocks += _task_tables(ctx, df, where, "parsing", ["uas", "las"])
-    blocks += finetune_blocks(df, [t for t in ("pos", "parsing") if (df["task"] == t).any()])
-    return blocks
+                   "numbers stand beside these."), {"pos": ["upos"], "parsing": ["uas", "las"]})[0]
+
+
+def _task_section(ctx: ReportContext, intro: Block, metrics: dict[str, list[str]]
+                  ) -> tuple[list[Block], pd.DataFrame]:
+    """A section of word-level tasks: its introduction, each task's tables of its metrics, the fine-tunings
+    behind them; and the transfer table, for what the section adds."""
+    df, where = _check_table(ctx)
+    blocks = [intro]
+    for task, task_metrics in metrics.items():
+        blocks += _task_tables(ctx, df, where, task, task_metrics)
+    blocks += finetune_blocks(df, [task for task in metrics if (df["task"] == task).any()])
+    return blocks, df
 
 
 @register_section("transfer_ner", "Zero-shot transfer: WikiAnn NER", required=(TABLE,))
 def render_ner(ctx: ReportContext) -> list[Block]:
-    df, where = _check_table(ctx)
-    blocks = [text("Named-entity recognition on WikiAnn (IOB2 tags, one label per word on its first subword), "
+    blocks, df = _task_section(ctx, text("Named-entity recognition on WikiAnn (IOB2 tags, one label per word on its first subword), "
                    "fine-tuned on English and tested on the other languages; span F1 with seqeval (precision and "
                    "recall in the full table). Beside ours: Conneau et al. (2020) Table 1, Default row, for XNLI, "
                    "NER and parsing in fr, ru and zh \u2014 a bilingual MLM trained per language pair, not one "
-                   "multilingual model, so its numbers are a reference, not the same setting.")]
-    blocks += _task_tables(ctx, df, where, "ner", ["f1"])
-    blocks += finetune_blocks(df, ["ner"] if (df["task"] == "ner").any() else [])
+                   "multilingual model, so its numbers are a reference, not the same setting."), {"ner": ["f1"]})
     ours = published_ours(df)
     if len(ours):
         main = selections(ours)[0]
