@@ -409,7 +409,8 @@ def test_findings_rule_judges_the_run_tables_and_follows_a_changed_table(test_ru
     paths = {key: results / f"{key}.parquet" for key in TABLES if (results / f"{key}.parquet").exists()}
     paths["word_retrieval_ranks"] = sorted((results / "retrieval").glob("*/*.ranks.parquet"))
     paths["contextual_retrieval_queries"] = sorted((results / "contextual_retrieval").rglob("*.queries.parquet"))
-    config = {**yaml.safe_load((run / "config.yaml").read_text()), **yaml.safe_load(TEST_PRESET.read_text())}
+    config = {**yaml.safe_load((TEST_PRESET.parents[1] / "config.yaml").read_text()),
+              **yaml.safe_load(TEST_PRESET.read_text())}
     criteria = criteria_from_config(config.get("findings") or {}, config.get("bootstrap"), selection_config(config))
     pd.testing.assert_frame_equal(before.reset_index(), judge_claims(read_tables(paths), "en", criteria))
     table = pd.read_parquet(results / "word_retrieval.parquet")

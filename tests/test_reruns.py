@@ -95,11 +95,16 @@ def test_finished_run_plans_nothing(test_run, tmp_path):
 
 @pytest.mark.parametrize("change", [
     {"report": {"title": "Another title"}},
-    {"report": {"layer": 1}},
-    {"retrieval": {"report_layer": 1}},
-], ids=["report.title", "report.layer", "retrieval.report_layer"])
+], ids=["report.title"])
 def test_presentation_setting_reruns_only_the_report(test_run, tmp_path, change):
     assert plan(test_run, tmp_path, change) == REPORT
+
+
+@pytest.mark.parametrize("change", [{"report": {"layer": 1}}, {"retrieval": {"report_layer": 1}}],
+                         ids=["report.layer", "retrieval.report_layer"])
+def test_the_report_s_layer_rejudges_the_findings_and_reruns_the_report(test_run, tmp_path, change):
+    """The findings judge BERT at the layer the report shows (issue 22), so that layer is their setting too."""
+    assert plan(test_run, tmp_path, change) == FINDINGS
 
 
 def test_findings_settings_rerun_only_the_findings_and_the_report(test_run, tmp_path):
