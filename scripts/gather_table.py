@@ -11,9 +11,9 @@ from xling.evaluate.intervals import Bootstrap, with_intervals  # noqa: E402
 from xling.tables import gather  # noqa: E402
 
 items = {Path(part): path for part, path in zip(snakemake.input.tables, snakemake.input.per_item)}
-settings = snakemake.params.bootstrap
-bootstrap = Bootstrap(resamples=settings["resamples"], level=settings["level"], seed=settings["seed"],
-                      method=settings["method"])
+settings = snakemake.params.bootstrap  # None for a table without per-item scores
+bootstrap = settings and Bootstrap(resamples=settings["resamples"], level=settings["level"], seed=settings["seed"],
+                                   method=settings["method"])
 scale = snakemake.params.item_scale
 
 
