@@ -3,26 +3,7 @@
 # Which tables, their parts, who reads them and the figures drawn from them: xling.plan.tables.
 GATHERED = table_registry.gathered(table_plan())  # {table: the per-job Parquet files gathered into it}
 from xling.plan.figures import selection_config  # noqa: E402
-from xling.protocol import load_protocol  # noqa: E402
-
-
-def protocol_settings():
-    """The run's values of the config keys resources/protocol.yaml names (the protocol section's params): a setting
-    the papers say nothing about, a data location or a runtime setting re-renders nothing."""
-    keys = {entry["config_key"] for entry in load_protocol()["settings"]
-            if re.fullmatch(r"[a-z_0-9]+(\.[a-z_0-9]+)*", str(entry.get("config_key") or ""))}
-    out = {}
-    for key in sorted(keys):
-        node, parts = config, key.split(".")
-        for part in parts:
-            node = node.get(part) if isinstance(node, dict) else None
-        if node is not None:
-            target = out
-            for part in parts[:-1]:
-                target = target.setdefault(part, {})
-            if isinstance(target, dict):
-                target[parts[-1]] = node
-    return without_runtime(out)
+from xling.protocol import protocol_settings  # noqa: E402
 
 
 # what the "Protocol and deviations" section reads besides the run's config (xling.report.protocol): an edit of
@@ -115,7 +96,7 @@ rule report:
         code=code_version("scripts/report.py"),
         # the only rule with the presentation settings (report.*, retrieval.report_layer): they re-render it
         # and the run's settings (runtime ones left out) for the protocol section
-        config={**report_config(), "protocol": {**PROTOCOL_FILES, "run": protocol_settings()}},
+        config={**report_config(), "protocol": {**PROTOCOL_FILES, "run": without_runtime(protocol_settings(config))}},
     log:
         f"{LOGS}/report.log",
     conda:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from xling.evaluate import chance
-from xling.evaluate.metrics import Ranks, mrr, precision_at_k
+from xling.evaluate.ranks import Ranks, mrr, precision_at_k
 from xling.evaluate.uncertainty import Interval
 
 

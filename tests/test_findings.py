@@ -400,7 +400,7 @@ def test_report_shows_each_claim_with_its_outcome_and_numbers(tmp_path):
 @pytest.mark.workflow
 def test_findings_rule_judges_the_run_tables_and_follows_a_changed_table(test_run, tmp_path):
     """On a copy of the shared test-preset run: the rule's table is the module's verdicts on the run's tables;
-    after a word-retrieval table edit that turns the large-data claim, rerunning only the findings rule turns it."""
+    after an edit of the word-retrieval table and its per-query ranks that turns the large-data claim, rerunning only the findings rule turns it."""
     run = tmp_path / "run"
     shutil.copytree(test_run, run, symlinks=True)
     results = run / f"results/{yaml.safe_load(TEST_PRESET.read_text())['run']}/eval"
@@ -418,6 +418,12 @@ def test_findings_rule_judges_the_run_tables_and_follows_a_changed_table(test_ru
     flipped = FAILS if before.loc[claim, "outcome"] == HOLDS else HOLDS
     table.loc[large_bert, "mrr"] = 0.0 if flipped == FAILS else 1.0
     table.to_parquet(results / "word_retrieval.parquet", index=False)
+    for ranks_path in paths["word_retrieval_ranks"]:  # the intervals come from the per-query ranks: edit them too
+        ranks = pd.read_parquet(ranks_path)
+        large_ranks = (ranks["model"] == "bert") & (ranks["size"] == table["size"].max())
+        if large_ranks.any():
+            ranks.loc[large_ranks, "reciprocal_rank"] = 0.0 if flipped == FAILS else 1.0
+            ranks.to_parquet(ranks_path, index=False)
     done = snakemake(str(results.relative_to(run) / "findings.parquet"), "--configfile", str(TEST_PRESET),
                      "--cores", "1", cwd=run, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

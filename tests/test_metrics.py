@@ -7,8 +7,8 @@ from math import comb
 import numpy as np
 import pytest
 
-from xling.evaluate import metrics
-from xling.evaluate.metrics import Ranks
+from xling.evaluate import metrics, ranks as rank_metrics
+from xling.evaluate.ranks import Ranks
 
 
 def untied(ranks) -> Ranks:
@@ -18,40 +18,40 @@ def untied(ranks) -> Ranks:
 
 
 def test_chance_mrr_hand_values():
-    assert metrics.chance_mrr(1) == pytest.approx(1.0)
-    assert metrics.chance_mrr(2) == pytest.approx(0.75)  # (1 + 1/2) / 2
-    assert metrics.chance_mrr(4) == pytest.approx(25 / 48)  # (1 + 1/2 + 1/3 + 1/4) / 4
+    assert rank_metrics.chance_mrr(1) == pytest.approx(1.0)
+    assert rank_metrics.chance_mrr(2) == pytest.approx(0.75)  # (1 + 1/2) / 2
+    assert rank_metrics.chance_mrr(4) == pytest.approx(25 / 48)  # (1 + 1/2 + 1/3 + 1/4) / 4
     with pytest.raises(ValueError):
-        metrics.chance_mrr(0)
+        rank_metrics.chance_mrr(0)
 
 
 def test_chance_mrr_matches_simulation():
     rng = np.random.default_rng(0)
     ranks = rng.integers(1, 11, size=200_000)
-    assert metrics.mrr(untied(ranks)) == pytest.approx(metrics.chance_mrr(10), abs=3e-3)
+    assert rank_metrics.mrr(untied(ranks)) == pytest.approx(rank_metrics.chance_mrr(10), abs=3e-3)
 
 
 def test_chance_mrr_counts_several_golds():
     # n=4, two golds: best rank 1, 2, 3 with probability 3/6, 2/6, 1/6 -> 1/2 + 1/6 + 1/18 = 13/18
-    assert metrics.chance_mrr(4, 2) == pytest.approx(13 / 18)
-    assert metrics.chance_mrr(5, 5) == pytest.approx(1.0)
-    assert metrics.chance_mrr(7, 1) == pytest.approx(metrics.chance_mrr(7))
-    assert metrics.chance_mrr(4, [1, 2]) == pytest.approx((25 / 48 + 13 / 18) / 2)  # one count per query: mean
+    assert rank_metrics.chance_mrr(4, 2) == pytest.approx(13 / 18)
+    assert rank_metrics.chance_mrr(5, 5) == pytest.approx(1.0)
+    assert rank_metrics.chance_mrr(7, 1) == pytest.approx(rank_metrics.chance_mrr(7))
+    assert rank_metrics.chance_mrr(4, [1, 2]) == pytest.approx((25 / 48 + 13 / 18) / 2)  # one count per query: mean
     rng = np.random.default_rng(0)
     best = [1 / (rng.permutation(30)[:3].min() + 1) for _ in range(40000)]
-    assert metrics.chance_mrr(30, 3) == pytest.approx(np.mean(best), abs=0.005)
+    assert rank_metrics.chance_mrr(30, 3) == pytest.approx(np.mean(best), abs=0.005)
     with pytest.raises(ValueError):
-        metrics.chance_mrr(3, 4)
+        rank_metrics.chance_mrr(3, 4)
     with pytest.raises(ValueError):
-        metrics.chance_mrr(3, [1, 0])
+        rank_metrics.chance_mrr(3, [1, 0])
 
 
 def test_mrr_and_precision_hand_values():
     ranks = untied([1, 2, 4])
-    assert metrics.mrr(ranks) == pytest.approx(7 / 12)
-    assert metrics.precision_at_k(ranks, 1) == pytest.approx(1 / 3)
-    assert metrics.precision_at_k(ranks, 2) == pytest.approx(2 / 3)
-    assert metrics.precision_at_k(ranks, 5) == pytest.approx(1.0)
+    assert rank_metrics.mrr(ranks) == pytest.approx(7 / 12)
+    assert rank_metrics.precision_at_k(ranks, 1) == pytest.approx(1 / 3)
+    assert rank_metrics.precision_at_k(ranks, 2) == pytest.approx(2 / 3)
+    assert rank_metrics.precision_at_k(ranks, 5) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="zero queries"):
         Ranks([], [], [])
     with pytest.raises(ValueError):
@@ -59,32 +59,32 @@ def test_mrr_and_precision_hand_values():
     with pytest.raises(ValueError):
         Ranks([0], [2], [3])  # more tied golds than tied candidates
     with pytest.raises(ValueError):
-        metrics.precision_at_k(ranks, 0)
+        rank_metrics.precision_at_k(ranks, 0)
 
 
 def test_partial_ties_hand_values():
     # one candidate above, the gold tied with 2 non-golds: rank 2, 3 or 4, each with probability 1/3
     one = Ranks([1], [3], [1])
-    assert metrics.mrr(one) == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
-    assert metrics.precision_at_k(one, 1) == 0.0
-    assert metrics.precision_at_k(one, 2) == pytest.approx(1 / 3)
-    assert metrics.precision_at_k(one, 3) == pytest.approx(2 / 3)
-    assert metrics.precision_at_k(one, 4) == pytest.approx(1.0)
+    assert rank_metrics.mrr(one) == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
+    assert rank_metrics.precision_at_k(one, 1) == 0.0
+    assert rank_metrics.precision_at_k(one, 2) == pytest.approx(1 / 3)
+    assert rank_metrics.precision_at_k(one, 3) == pytest.approx(2 / 3)
+    assert rank_metrics.precision_at_k(one, 4) == pytest.approx(1.0)
     # one above, 2 golds among 4 tied: first gold at tied position 1, 2, 3 with probability 3/6, 2/6, 1/6
     two = Ranks([1], [4], [2])
-    assert metrics.mrr(two) == pytest.approx(3 / 6 / 2 + 2 / 6 / 3 + 1 / 6 / 4)  # 29/72
-    assert metrics.precision_at_k(two, 2) == pytest.approx(1 / 2)
-    assert metrics.precision_at_k(two, 3) == pytest.approx(5 / 6)
+    assert rank_metrics.mrr(two) == pytest.approx(3 / 6 / 2 + 2 / 6 / 3 + 1 / 6 / 4)  # 29/72
+    assert rank_metrics.precision_at_k(two, 2) == pytest.approx(1 / 2)
+    assert rank_metrics.precision_at_k(two, 3) == pytest.approx(5 / 6)
     # not the reciprocal of the mean rank (1 + 1 + 3/2 = 3.5 -> 0.2857 for `one`)
-    assert metrics.mrr(one) != pytest.approx(1 / 3.5)
+    assert rank_metrics.mrr(one) != pytest.approx(1 / 3.5)
 
 
 def test_tie_breaking_equals_the_mean_over_every_order():
     """Exhaustive reference: average 1/rank and hit@k over all orders of the tied candidates."""
     cases = [(a, t, g) for a in range(3) for t in range(1, 6) for g in range(1, t + 1)]
     ranks = Ranks(*zip(*cases))
-    rr = metrics.expected_reciprocal_rank(ranks)
-    hits = {k: metrics.expected_hit_at_k(ranks, k) for k in (1, 2, 3, 5)}
+    rr = rank_metrics.expected_reciprocal_rank(ranks)
+    hits = {k: rank_metrics.expected_hit_at_k(ranks, k) for k in (1, 2, 3, 5)}
     for i, (above, tied, n_gold) in enumerate(cases):
         orders = list(itertools.permutations([True] * n_gold + [False] * (tied - n_gold)))
         best = [above + 1 + order.index(True) for order in orders]
@@ -99,17 +99,17 @@ def test_nn_ranks_hand_case_and_partial_ties():
     q = np.array([[1.0, 0.1]])
     assert metrics.nn_ranks(q, candidates, [{1}]).above.tolist() == [2]
     assert metrics.nn_ranks(q, candidates, [{1, 2}]).above.tolist() == [1]  # best-ranked gold counts
-    assert metrics.mrr(metrics.nn_ranks(q, candidates, [{0}])) == 1.0
+    assert rank_metrics.mrr(metrics.nn_ranks(q, candidates, [{0}])) == 1.0
     # tie: c0 and c1 both at cosine 0.707 from (2, 2), c2 (cosine 1) above them
     tie = np.array([[2.0, 2.0]])
     ranks = metrics.nn_ranks(tie, candidates, [{1}])
     assert (ranks.above.tolist(), ranks.tied.tolist(), ranks.tied_gold.tolist()) == ([1], [2], [1])
-    assert metrics.mrr(ranks) == pytest.approx((1 / 2 + 1 / 3) / 2)
-    assert metrics.precision_at_k(ranks, 1) == 0.0 and metrics.precision_at_k(ranks, 2) == pytest.approx(0.5)
+    assert rank_metrics.mrr(ranks) == pytest.approx((1 / 2 + 1 / 3) / 2)
+    assert rank_metrics.precision_at_k(ranks, 1) == 0.0 and rank_metrics.precision_at_k(ranks, 2) == pytest.approx(0.5)
     both = metrics.nn_ranks(tie, candidates, [{0, 1}])  # both tied candidates are gold: rank 2 for sure
-    assert both.tied_gold.tolist() == [2] and metrics.mrr(both) == pytest.approx(1 / 2)
+    assert both.tied_gold.tolist() == [2] and rank_metrics.mrr(both) == pytest.approx(1 / 2)
     alone = metrics.nn_ranks(tie, candidates[:2], [{1}])
-    assert metrics.mrr(alone) == pytest.approx(3 / 4) and metrics.precision_at_k(alone, 1) == pytest.approx(0.5)
+    assert rank_metrics.mrr(alone) == pytest.approx(3 / 4) and rank_metrics.precision_at_k(alone, 1) == pytest.approx(0.5)
 
 
 def _chance_p_at_k(n, golds, k):
@@ -132,11 +132,11 @@ def test_collapsed_vectors_score_chance(metric, collapse, several_golds):
     gold = [set(rng.choice(n, size=s, replace=False).tolist()) for s in sizes]
     ranks = metrics.nn_ranks(queries, candidates, gold, block=16, metric=metric, csls_k=5)
     assert (ranks.above == 0).all() and (ranks.tied == n).all()
-    assert metrics.mrr(ranks) == pytest.approx(metrics.chance_mrr(n, sizes), rel=1e-12)
-    assert metrics.precision_at_k(ranks, 1) == pytest.approx(np.mean(sizes / n), rel=1e-9)
-    assert metrics.precision_at_k(ranks, 5) == pytest.approx(_chance_p_at_k(n, sizes, 5), rel=1e-9)
+    assert rank_metrics.mrr(ranks) == pytest.approx(rank_metrics.chance_mrr(n, sizes), rel=1e-12)
+    assert rank_metrics.precision_at_k(ranks, 1) == pytest.approx(np.mean(sizes / n), rel=1e-9)
+    assert rank_metrics.precision_at_k(ranks, 5) == pytest.approx(_chance_p_at_k(n, sizes, 5), rel=1e-9)
     if not several_golds:
-        assert metrics.mrr(ranks) == pytest.approx(sum(1 / r for r in range(1, n + 1)) / n)
+        assert rank_metrics.mrr(ranks) == pytest.approx(sum(1 / r for r in range(1, n + 1)) / n)
 
 
 def test_nn_ranks_rejects_bad_gold():
@@ -180,7 +180,7 @@ def test_nn_ranks_blockwise_equals_brute_force(metric, block):
     got = metrics.nn_ranks(q, c, gold, block=block, metric=metric, csls_k=5)
     np.testing.assert_array_equal(got.above, expected)
     assert (got.tied == 1).all() and (got.tied_gold == 1).all()  # random vectors: no ties, MUSE's ranks
-    assert metrics.mrr(got) == pytest.approx(np.mean(1 / (expected + 1)))
+    assert rank_metrics.mrr(got) == pytest.approx(np.mean(1 / (expected + 1)))
 
 
 def test_csls_neighbourhoods_over_all_words_equal_muse():

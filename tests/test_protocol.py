@@ -135,3 +135,12 @@ def test_the_report_section_lists_each_papers_differences_and_unstated_settings(
                                 table["papers"])
     assert not any("set by this run" in row[3] for block in untouched if block["kind"] == "table"
                    and block["title"].endswith("differs") for row in block["rows"])
+
+
+def test_protocol_settings_are_the_named_keys_only():
+    """The report's protocol params: the values of the plain keys the table names, nested as in the config;
+    keys it does not name (a data location) and keys the run lacks are left out."""
+    table = {"settings": [{"config_key": "bert.hidden_size"}, {"config_key": "window"},
+                          {"config_key": "absent.key"}, {"config_key": None}, {"config_key": "bert.layers[0]"}]}
+    config = {"bert": {"hidden_size": 768, "lr": 1e-4}, "window": 5, "data": {"root": "/somewhere"}}
+    assert protocol.protocol_settings(config, table) == {"bert": {"hidden_size": 768}, "window": 5}

@@ -10,6 +10,7 @@ workflow and the report import it.
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,26 @@ def lookup(settings: dict, key: str) -> Any:
             raise KeyError(key)
         value = value[part]
     return value
+
+
+def protocol_settings(config: dict, protocol: dict | None = None) -> dict:
+    """The run's values of the plain config keys protocol.yaml names, nested as in the config: what the report's
+    protocol section reads, so a setting the papers say nothing about or a data location re-renders nothing."""
+    protocol = load_protocol() if protocol is None else protocol
+    keys = {str(entry.get("config_key") or "") for entry in protocol["settings"]}
+    out: dict = {}
+    for key in sorted(k for k in keys if re.fullmatch(r"[a-z_0-9]+(\.[a-z_0-9]+)*", k)):
+        try:
+            value = lookup(config, key)
+        except KeyError:
+            continue
+        *parents, leaf = key.split(".")
+        target = out
+        for part in parents:
+            target = target.setdefault(part, {})
+        if isinstance(target, dict):
+            target[leaf] = value
+    return out
 
 
 def in_schema(schema: dict, key: str, *, open_objects: bool = False) -> bool:

@@ -20,7 +20,7 @@ from typing import Hashable, Iterable, Sequence
 
 import numpy as np
 
-from xling.evaluate.metrics import Ranks, chance_mrr, expected_hit_at_k
+from xling.evaluate.ranks import Ranks, chance_mrr, expected_hit_at_k
 from xling.evaluate.tasks import universal_relation
 from xling.evaluate.uncertainty import Interval
 
@@ -60,7 +60,7 @@ def _gold_counts(n_candidates: int, n_gold) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------- chance levels
 
 def retrieval_mrr(n_candidates: int, n_gold=1) -> Chance:
-    """MRR of the best of each query's golds placed at random among the candidates (metrics.chance_mrr)."""
+    """MRR of the best of each query's golds placed at random among the candidates (ranks.chance_mrr)."""
     golds = _gold_counts(n_candidates, n_gold)
     return Chance(chance_mrr(n_candidates, golds), f"best of {_span(golds)} gold(s) at random among "
                                                    f"{n_candidates} candidates")
@@ -241,7 +241,7 @@ def all_tied(scores: Sequence[float] | np.ndarray, rtol: float = 1e-9) -> str | 
 
 
 def all_candidates_tied(tied: Sequence[int] | np.ndarray, n_candidates: int) -> str | None:
-    """Retrieval whose gold ties with every candidate for every query (metrics.Ranks.tied == candidates): the
+    """Retrieval whose gold ties with every candidate for every query (ranks.Ranks.tied == candidates): the
     vectors collapsed and the MRR is chance by construction."""
     tied = np.asarray(tied)
     if tied.size and np.all(tied >= n_candidates):

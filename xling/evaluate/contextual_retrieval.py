@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 from xling.encode.encoder import sentence_word_vectors
-from xling.evaluate.metrics import expected_hit_at_k, nn_ranks
+from xling.evaluate.metrics import nn_ranks
+from xling.evaluate.ranks import expected_hit_at_k
 from xling.represent.fasttext import Normalised, retrieval_vectors, rotation
 
 logger = logging.getLogger(__name__)

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from xling.data.formats import read_dictionary
 from xling.data.wordpiece import normalize_word
 from xling.evaluate import metrics
+from xling.evaluate.ranks import precision_at_k
 from xling.evaluate.cka import mean_pooled
 from xling.evaluate.sentence_retrieval import retrieval_accuracy
 from xling.represent.rotation import iterative_normalize, procrustes
@@ -68,7 +69,7 @@ def word_translation(pivot: tuple[list[str], np.ndarray], target: tuple[list[str
         gold[q_pos[s]].add(tgt_index[t])
     ranks = metrics.nn_ranks(src[[src_index[s] for s in queries]], mapped, gold, block=block, metric="csls",
                              csls_k=csls_k, source_space=src, target_space=mapped)
-    return {"p_at_1": metrics.precision_at_k(ranks, 1), "p_at_5": metrics.precision_at_k(ranks, 5),
+    return {"p_at_1": precision_at_k(ranks, 1), "p_at_5": precision_at_k(ranks, 5),
             "n_train_pairs": len(train), "n_test_pairs": len(test),
             "coverage": len(test) / len({tuple(p) for p in test_pairs}), "n_queries": len(queries),
             "n_src_words": len(src_words), "n_tgt_words": len(tgt_words)}

@@ -10,7 +10,7 @@ Definitions (also in docs/studies/liu_what.md):
   dictionary (Liu et al. 2020), or "vocabulary" = the whole target vocabulary (MUSE, vecmap);
 - CSLS neighbourhoods: "all_words" = the whole source and target vocabularies (MUSE), or "queries" = the
   queries and the candidates;
-- ties are broken at random, in expectation (see xling.evaluate.metrics); MRR and P@k are averaged over
+- ties are broken at random, in expectation (see xling.evaluate.ranks); MRR and P@k are averaged over
   queries; chance_mrr = the mean over queries of the expected reciprocal rank of the best of their golds
   placed at random among the candidates (H_n / n with one gold).
 """
@@ -22,6 +22,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from xling.evaluate import metrics
+from xling.evaluate.ranks import chance_mrr, expected_reciprocal_rank, mrr, precision_at_k
 from xling.data.formats import read_dictionary
 from xling.data.wordpiece import normalize_word
 from xling.represent.store import read_vectors
@@ -61,7 +62,7 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
     Returns one row per layer present in the store: layer, mrr, p_at_1, p_at_5, coverage,
     n_pairs, n_covered_pairs, n_queries, n_candidates, chance_mrr (definitions in the module docstring).
     With `return_ranks`, also each query's rank at every layer (RANK_COLUMNS: the query word, its expected
-    reciprocal rank, whose mean is the layer's MRR, and the metrics.Ranks counts), so that the MRR of any
+    reciprocal rank, whose mean is the layer's MRR, and the ranks.Ranks counts), so that the MRR of any
     subset of queries (e.g. by part of speech) can be computed afterwards.
     Raises ValueError when a layer has no covered pair: a score over nothing would be meaningless.
     """
@@ -105,13 +106,13 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
                                  gold, block=block, metric=metric, csls_k=csls_k, **spaces)
         if return_ranks:
             rank_tables.append(pd.DataFrame({
-                "layer": int(layer), "word": queries, "reciprocal_rank": metrics.expected_reciprocal_rank(ranks),
+                "layer": int(layer), "word": queries, "reciprocal_rank": expected_reciprocal_rank(ranks),
                 "above": ranks.above, "tied": ranks.tied, "tied_gold": ranks.tied_gold}, columns=RANK_COLUMNS))
         rows.append({
-            "layer": int(layer), "mrr": metrics.mrr(ranks), "p_at_1": metrics.precision_at_k(ranks, 1),
-            "p_at_5": metrics.precision_at_k(ranks, 5), "coverage": len(covered) / len(pairs),
+            "layer": int(layer), "mrr": mrr(ranks), "p_at_1": precision_at_k(ranks, 1),
+            "p_at_5": precision_at_k(ranks, 5), "coverage": len(covered) / len(pairs),
             "n_pairs": len(pairs), "n_covered_pairs": len(covered), "n_queries": len(queries),
-            "n_candidates": len(targets), "chance_mrr": metrics.chance_mrr(len(targets), [len(g) for g in gold]),
+            "n_candidates": len(targets), "chance_mrr": chance_mrr(len(targets), [len(g) for g in gold]),
         })
         logger.info("%s-%s layer %d (%s): MRR %.4f P@1 %.4f, %d queries, %d candidates (%s), coverage %.3f",
                     src_lang, tgt_lang, layer, metric, rows[-1]["mrr"], rows[-1]["p_at_1"], len(queries),
