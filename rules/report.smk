@@ -25,7 +25,9 @@ rule gather_table:
         per_item=lambda wildcards: table_registry.items(wildcards.table, table_plan()),
     output:
         parquet=f"{RESULTS}/eval/{{table}}.parquet",
-        csv=f"{RESULTS}/eval/{{table}}.csv",
+        # every gathered table in `snakemake --report` too, beside the figures
+        csv=report(f"{RESULTS}/eval/{{table}}.csv", caption="../reports/table.rst", category="Tables",
+                   labels={"table": "{table}"}),
     wildcard_constraints:
         table="|".join(GATHERED),
     params:
@@ -51,7 +53,8 @@ rule findings:
         **table_inputs("findings"),  # the per-query scores of word and contextual retrieval too
     output:
         parquet=f"{RESULTS}/eval/findings.parquet",
-        csv=f"{RESULTS}/eval/findings.csv",
+        csv=report(f"{RESULTS}/eval/findings.csv", caption="../reports/findings.rst", category="Findings",
+                   labels={"table": "findings"}),
     params:
         code=code_version("scripts/findings.py"),
         pivot=PIVOT,
