@@ -917,3 +917,32 @@ def test_schema_validation_rejects_a_bad_preset_value():
     config = merged_config()
     config["bert"]["precision"] = "auto"
     assert schema_errors(config) == ["'auto' is not one of ['fp32', 'bf16']"]
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML keeps the last of two equal keys without a word: a merge that repeats a block silently drops one."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *anchor`: its keys may be overridden
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+PROJECT_YAML = sorted({*REPO.glob("*.yaml"), *REPO.glob("presets/*.yaml"), *REPO.glob("schemas/*.yaml"),
+                       *REPO.glob("resources/*.yaml"), *REPO.glob("profiles/*/config.yaml"), *REPO.glob("envs/*.yaml")})
+
+
+@pytest.mark.parametrize("path", PROJECT_YAML, ids=lambda p: str(p.relative_to(REPO)))
+def test_no_yaml_file_repeats_a_key(path):
+    yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+
+
+def test_a_repeated_key_is_caught():
+    with pytest.raises(yaml.constructor.ConstructorError, match="(?s)duplicate key 'bootstrap'.*line 3"):
+        yaml.load("bootstrap: {a: 1}\nother: 2\nbootstrap: {a: 2}\n", Loader=_UniqueKeyLoader)
