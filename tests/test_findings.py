@@ -11,12 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import TEST_PRESET, job_counts, snakemake
+from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
 
 from xling.evaluate.findings import (CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, TABLES,
                                      Criteria, bert_layer, criteria_from_config, judge_claims, read_tables)
 from xling.evaluate.findings.core import transfer_flags
 from xling.report.core import render_report
+from xling.report.docs_findings import DOCS_BEGIN, DOCS_END
+from xling.report.docs_findings import main as docs_main
 from xling.report.word_retrieval import selection_config
 
 PAIRS = ("en-xa", "en-xb")
@@ -395,6 +397,31 @@ def test_report_shows_each_claim_with_its_outcome_and_numbers(tmp_path):
            f"{len(CLAIMS) - 3} not measured" in html
     assert "BERT (layer 1) 0.300 [" in section
     assert html.index("<section id=\"findings\">") < html.index("<section id=\"settings\">")
+
+
+def test_docs_findings_table_is_generated_from_a_run_and_names_only_known_claims(tmp_path):
+    """`python -m xling.report.docs_findings` rewrites the docs block from a findings table: each claim with its
+    outcome and numbers; docs/report.md's block names only claims that exist, with the four outcomes."""
+    table = judge_claims(retrieval(GRID), "en", layer="best", **FAST)
+    table.to_parquet(tmp_path / "findings.parquet")
+    page = tmp_path / "page.md"
+    page.write_text(f"# Page\n\n{DOCS_BEGIN}\nSTALE TABLE\n{DOCS_END}\n\nafter\n", encoding="utf-8")
+    docs_main([str(tmp_path / "findings.parquet"), str(page), "--heading", "A unit run."])
+    text = page.read_text(encoding="utf-8")
+    assert "STALE TABLE" not in text and text.endswith(f"{DOCS_END}\n\nafter\n") and "A unit run." in text
+    rows = {line.split("|")[1].strip(" `"): line.split("|")[2].strip() for line in text.splitlines()
+            if line.startswith("| `")}
+    assert rows == table.set_index("id")["outcome"].to_dict()
+    assert "| `liu2020_what.large-data.retrieval` | holds | BERT (layer 1) 0.700 [" in text
+    (tmp_path / "bare.md").write_text("no block\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="bare.md: no"):
+        docs_main([str(tmp_path / "findings.parquet"), str(tmp_path / "bare.md"), "--heading", "x"])
+    docs = (REPO / "docs/report.md").read_text(encoding="utf-8")
+    block = docs.split(DOCS_BEGIN, 1)[1].split(DOCS_END, 1)[0]
+    documented = {line.split("|")[1].strip(" `"): line.split("|")[2].strip() for line in block.splitlines()
+                  if line.startswith("| `")}
+    assert documented and set(documented) <= {claim.id for claim in CLAIMS}
+    assert set(documented.values()) <= {"holds", "does not hold", "inconclusive", "not measurable", "not measured"}
 
 
 @pytest.mark.workflow

@@ -54,7 +54,7 @@ def study_line(paper: str, rows: pd.DataFrame) -> dict:
     flagged = _flagged(by["not measurable"])
     if flagged:
         cannot.append(f"{len(by['not measurable'])} claim(s) not measurable, on degenerate numbers ("
-                      + "; ".join(_short(f, 140) for f in flagged[:2])
+                      + "; ".join(shortened(f, 140) for f in flagged[:2])
                       + (f"; and {len(flagged) - 2} more" if len(flagged) > 2 else "") + ")")
     if len(by["inconclusive"]):
         no_interval = by["inconclusive"]["reason"].str.contains("no interval for").sum()
@@ -72,14 +72,14 @@ def _fmt(value) -> str:
     return DASH if value is None else f"{value:.3g}" if value != 0 and abs(value) < 0.01 else f"{value:.3f}"
 
 
-def _measure(measure: dict) -> str:
+def measure_text(measure: dict) -> str:
     """'label 0.300 [0.281, 0.319]' (a flagged number marked)."""
     value, low, high = measure.get("value"), measure.get("low"), measure.get("high")
     interval = f" [{_fmt(low)}, {_fmt(high)}]" if low is not None and high is not None and low != high else ""
     return f"{measure['label']} {_fmt(value)}{interval}" + (f" {FLAG_MARK}" if measure.get("flag") else "")
 
 
-def _short(reason: str, limit: int = REASON_CHARS) -> str:
+def shortened(reason: str, limit: int = REASON_CHARS) -> str:
     if len(reason) <= limit:
         return reason
     return reason[:limit].rsplit(" ", 1)[0] + " \u2026 (eval/findings.csv has it all)"
@@ -88,13 +88,13 @@ def _short(reason: str, limit: int = REASON_CHARS) -> str:
 def _numbers(row: pd.Series) -> dict:
     """The numbers the claim compares, each with its interval, and below them the flags and why the outcome."""
     measures = json.loads(row["measures"]) if isinstance(row["measures"], str) else []
-    numbers = "; ".join(dict.fromkeys(_measure(m) for m in measures)) or DASH
+    numbers = "; ".join(dict.fromkeys(measure_text(m) for m in measures)) or DASH
     flags = sorted({m["flag"] for m in measures if m.get("flag")})
-    why = (f"{FLAG_MARK} " + "; ".join(_short(f, 160) for f in flags[:3])
+    why = (f"{FLAG_MARK} " + "; ".join(shortened(f, 160) for f in flags[:3])
            + (f"; and {len(flags) - 3} more" if len(flags) > 3 else "") + ". ") if flags else ""
     if flags and row["outcome"] == "not measurable":  # the flags are the reason
         return {"text": numbers, "sub": why.strip()}
-    return {"text": numbers, "sub": why + "Why: " + _short(row["reason"])}
+    return {"text": numbers, "sub": why + "Why: " + shortened(row["reason"])}
 
 
 @register_section("findings", "What this run shows: the papers' claims", required=("findings",),
@@ -120,3 +120,4 @@ def render_findings(ctx: ReportContext) -> list[Block]:
                                                 {"text": "judged on", "sub": "settings"}], rows, wrap=(0, 2, 3),
                         full=True,
                         note=how)]
+
