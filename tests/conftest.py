@@ -1,4 +1,4 @@
-"""Shared fixtures: the real public data beside the repository (../shared/data), skipped when absent, and
+"""Shared fixtures: the real public data beside the repository (../shared/data; tests/shared_files.py), and
 one finished run of presets/test.yaml for the workflow tests, a builder of WikiAnn's upstream archive, and tiny
 Hugging Face checkpoints of three architectures."""
 
@@ -10,11 +10,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from shared_files import SHARED, require_shared
 from tiny_checkpoints import ARCHITECTURES, save_checkpoint
 from workflow_helpers import TEST_PRESET, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: without xdist, pytest runs the tests serially
@@ -58,10 +58,8 @@ def tests_requesting(path: str, fixture: str) -> frozenset[str]:
 
 @pytest.fixture
 def shared_data() -> Path:
-    """Path to ../shared/data; the test is skipped cleanly when it is not there."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data not present at {SHARED_DATA}")
-    return SHARED_DATA
+    """Path to ../shared/data; the test fails when it is not there (skips where XLING_NO_SHARED=1)."""
+    return require_shared(SHARED / "data")
 
 
 @pytest.fixture

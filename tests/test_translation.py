@@ -15,8 +15,6 @@ from xling.evaluate.translation import (TranslationSettings, bleu1, bleu_tokeniz
                                         sentence_means, store_means, token_translation, vocabulary)
 from xling.report.language import convert_rate_by_alpha, translation_flags
 
-REPO = Path(__file__).resolve().parents[1]
-DEMO_TABLE = REPO / "results" / "demo" / "eval" / "token_translation.parquet"
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 LETTERS = "bcdfghklmnprstvzjqwx"
 A_WORDS = [f"a{c}" for c in LETTERS]   # language "a"
@@ -282,19 +280,6 @@ def test_mds_switches_language_on_a_tiny_trained_model(trained_model, one_thread
     assert translation_flags(table) == ""  # a working model is not flagged
     summary = convert_rate_by_alpha(table).set_index("alpha")["convert_rate"]
     assert summary[3.0] > 0.5 and summary[-1.0] < 0.1
-
-
-def test_demo_language_switch():
-    """Acceptance on the demo run (synthetic languages), when its table exists (after `make demo`).
-
-    Checked at the largest context window, the papers' setting: the demo's tiny BERTs with a 16-token
-    context overshoot (the convert rate peaks at alpha 1 and falls back for some pairs), a finding the
-    report shows rather than a property to assert."""
-    if not DEMO_TABLE.exists():
-        pytest.skip(f"{DEMO_TABLE} not built (run the demo workflow first)")
-    table = pd.read_parquet(DEMO_TABLE)
-    ours = table[table["model"] == "bert"]  # our BERTs (a checkpoint may not know the languages)
-    check_language_switch(ours[ours["window"] == ours["window"].max()])
 
 
 def test_report_sections_render(tmp_path):
