@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from shared_files import SHARED, require_shared
-from tiny_checkpoints import ARCHITECTURES, save_checkpoint
+from tiny_checkpoints import ARCHITECTURES, one_torch_thread, save_checkpoint
 from workflow_helpers import TEST_PRESET, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,12 +65,8 @@ def shared_data() -> Path:
 @pytest.fixture
 def torch_one_thread():
     """torch on one thread within the test (tiny models: threads only contend for the shared cores)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    with one_torch_thread():
+        yield
 
 
 @pytest.fixture(scope="session", params=ARCHITECTURES)

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pandas as pd
-import pytest
 import yaml
 from shared_files import SHARED, require_shared
 

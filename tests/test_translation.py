@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 import torch
 from sacrebleu.metrics import BLEU
-from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+from transformers import BertTokenizerFast
+from tiny_checkpoints import one_torch_thread, tiny_bert
 
 from xling.encode.encoder import Encoder
 from xling.evaluate.translation import (TranslationSettings, bleu1, bleu_tokenizer, convert_rate, piece_counts,
@@ -21,13 +22,6 @@ A_WORDS = [f"a{c}" for c in LETTERS]   # language "a"
 B_WORDS = [f"o{c}" for c in LETTERS]   # language "b": word i of b translates word i of a
 
 
-@pytest.fixture
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models: thread overhead dominates
-    yield
-    torch.set_num_threads(threads)
-
 
 def save_model(model, vocab, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
@@ -37,10 +31,9 @@ def save_model(model, vocab, out: Path) -> Path:
     return out
 
 
-def tiny_config(vocab_size, layers=2):
-    return BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
-                      intermediate_size=64, max_position_embeddings=16, hidden_dropout_prob=0.0,
-                      attention_probs_dropout_prob=0.0)
+def tiny_model(vocab_size):
+    """A random tiny BERT without dropout (from torch's current seed)."""
+    return tiny_bert(vocab_size, hidden=32, positions=16, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
 
 
 def sentences(lang, n, rng, length=8):
@@ -104,7 +97,7 @@ def test_store_means(tmp_path):
 def random_model(tmp_path_factory):
     torch.manual_seed(0)
     vocab = SPECIALS + A_WORDS + B_WORDS + ["##s"]
-    return save_model(BertForMaskedLM(tiny_config(len(vocab))).eval(), vocab, tmp_path_factory.mktemp("rand"))
+    return save_model(tiny_model(len(vocab)).eval(), vocab, tmp_path_factory.mktemp("rand"))
 
 
 def test_token_translation_table_and_samples(random_model):
@@ -136,7 +129,7 @@ def constant_model(tmp_path_factory):
     outputs 0) and its bias favours one piece, so it predicts "ab" whatever the input and the shift."""
     torch.manual_seed(0)
     vocab = SPECIALS + A_WORDS + B_WORDS + ["##s"]
-    model = BertForMaskedLM(tiny_config(len(vocab))).eval()
+    model = tiny_model(len(vocab)).eval()
     with torch.no_grad():
         model.cls.predictions.transform.LayerNorm.weight.zero_()
         model.cls.predictions.transform.LayerNorm.bias.zero_()
@@ -235,7 +228,7 @@ def train_two_languages(out: Path, steps: int, seed: int = 0) -> Path:
     rng = np.random.default_rng(seed)
     vocab = SPECIALS + A_WORDS + B_WORDS
     index = {w: i for i, w in enumerate(vocab)}
-    model = BertForMaskedLM(tiny_config(len(vocab)))
+    model = tiny_model(len(vocab))
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     for _ in range(steps):
         batch = [[2] + [index[w] for w in sentences("a" if rng.random() < 0.5 else "b", 1, rng)[0]] + [3]
@@ -256,16 +249,12 @@ def train_two_languages(out: Path, steps: int, seed: int = 0) -> Path:
 
 @pytest.fixture(scope="module")
 def trained_model(tmp_path_factory):
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread():
         return train_two_languages(tmp_path_factory.mktemp("trained"), steps=500)
-    finally:
-        torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("positions", ["all", "words"])  # the means' and the shift's positions
-def test_mds_switches_language_on_a_tiny_trained_model(trained_model, one_thread, positions):
+def test_mds_switches_language_on_a_tiny_trained_model(trained_model, torch_one_thread, positions):
     encoder = Encoder.from_pretrained(trained_model, device="cpu")
     rng = np.random.default_rng(7)
     mean_a = sentence_means(encoder, [" ".join(s) for s in sentences("a", 200, rng)], 64, positions)["token"]

@@ -6,6 +6,7 @@ the toy languages of `sentences`: English-like words and their "xx" translations
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,20 @@ EN_WORDS = ["cat", "dog", "house", "tree", "runs", "sleeps", "big", "small", "th
 XX_WORDS = ["kot", "pies", "dom", "drzewo", "biega", "spi", "duzy", "maly", "ten", "jeden", "widzi", "woda"]
 ARCHITECTURES = ("bert", "xlm-roberta", "distilbert")
 HIDDEN, LAYERS, POSITIONS = 16, 2, 40
+
+
+@contextmanager
+def one_torch_thread():
+    """torch on one intra-op thread within the block (tiny models: threads only contend for the shared cores; one
+    thread is also what the CLI runs get through OMP_NUM_THREADS: same kernels, same bits)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def sentences(lang: str, n: int, seed: int) -> list[str]:
@@ -59,6 +74,33 @@ def _xlmr_tokenizer():
                                       unk_token="<unk>", show_progress=False)
     backend.train_from_iterator(sentences("en", 200, 0) + sentences("xx", 200, 0), trainer)
     return XLMRobertaTokenizerFast(tokenizer_object=backend)
+
+
+def tiny_bert(vocab_size: int, hidden: int = 16, layers: int = 2, positions: int = 32, **config):
+    """A random BertForMaskedLM of two heads and a feed-forward twice `hidden` wide, from torch's current seed;
+    `config`: further BertConfig fields (dropouts, attention implementation)."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    return BertForMaskedLM(BertConfig(vocab_size=vocab_size, hidden_size=hidden, num_hidden_layers=layers,
+                                      num_attention_heads=2, intermediate_size=2 * hidden,
+                                      max_position_embeddings=positions, **config))
+
+
+def save_tiny_bert(out: Path, vocab: list[str] | Path, seed: int = 0, **shape) -> Path:
+    """A tiny_bert (`shape`: its arguments) seeded with `seed` and its BertTokenizerFast (cased) saved to `out`:
+    `vocab` is its pieces, written to out/vocab.txt, or a vocab.txt read as it is."""
+    import torch
+    from transformers import BertTokenizerFast
+
+    out.mkdir(parents=True, exist_ok=True)
+    if not isinstance(vocab, Path):
+        (out / "vocab.txt").write_text("".join(piece + "\n" for piece in vocab), encoding="utf-8")
+        vocab = out / "vocab.txt"
+    BertTokenizerFast(vocab=str(vocab), do_lower_case=False, strip_accents=False).save_pretrained(out)
+    torch.manual_seed(seed)
+    with open(vocab, encoding="utf-8") as lines:
+        tiny_bert(sum(1 for _ in lines), **shape).save_pretrained(out)
+    return out
 
 
 def save_checkpoint(architecture: str, out: Path, seed: int = 0) -> Path:
