@@ -3,10 +3,10 @@ touch, a comment or a docstring reruns nothing; the switch that accepts code cha
 
 The suite's shared run of presets/test.yaml (the test_run fixture) is copied with a copy of the repository (the
 edits are planted in the copy, never in this checkout), and continued cut to one data size (SMALL: the rules are
-the same, the plans half as long): only the tables, findings and report that the cut changes
-run again. Then one module at a time is edited and `snakemake -n` must plan exactly its users and what depends
-on their outputs.
+the same, the plans half as long): only the tables, findings and report that the cut changes run again. Then one
+module at a time is edited and `snakemake -n` must plan exactly its users and what depends on their outputs.
 """
+
 from __future__ import annotations
 
 import ast
