@@ -22,7 +22,6 @@ A_WORDS = [f"a{c}" for c in LETTERS]   # language "a"
 B_WORDS = [f"o{c}" for c in LETTERS]   # language "b": word i of b translates word i of a
 
 
-
 def save_model(model, vocab, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     (out / "vocab.txt").write_text("".join(v + "\n" for v in vocab), encoding="utf-8")
