@@ -1,6 +1,7 @@
 # Two entry points for a fresh machine (see README):
 #   make demo   create .venv, install, run the offline demo  -> results/demo/report.html
-#   make test   create .venv, install, run the test suite
+#   make test-fast   unit and plan tests, no whole workflow run (minutes)
+#   make test   create .venv, install, run the whole test suite (CI)
 #   make cost   what a run costs before launch (CONFIG=presets/X.yaml; default config.yaml, the full study)
 PYTHON ?= python3
 VENV ?= .venv
@@ -35,6 +36,11 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
+
+# the tests marked `workflow` (Snakemake end to end: the shared test-preset run and the tests on it, the demo's
+# and the mini preset's runs, the SLURM branch) left out
+test-fast: install
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not workflow"
 
 # GPUS: the GPU counts to schedule the run on
 CONFIG ?= config.yaml

@@ -1,37 +1,64 @@
-"""Shared fixtures: the real public data beside the repository (../shared/data), skipped when absent, and
+"""Shared fixtures: the real public data beside the repository (../shared/data; tests/shared_files.py), and
 one finished run of presets/test.yaml for the workflow tests, a builder of WikiAnn's upstream archive, and tiny
 Hugging Face checkpoints of three architectures."""
 
 import ast
 import functools
 import io
+import os
 import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
-from tiny_checkpoints import ARCHITECTURES, save_checkpoint
+from shared_files import SHARED, require_shared
+from tiny_checkpoints import ARCHITECTURES, one_torch_thread, save_checkpoint
 from workflow_helpers import TEST_PRESET, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+#: files whose tests continue a copy of the shared run: their own work units, scheduled last, so that the worker
+#: that takes them finds the run finished (or nearly) instead of waiting for it
+CONTINUING = ("test_code_reruns.py", "test_slurm.py")
+
+
+def scope_of(rootpath: Path, nodeid: str) -> str:
+    """The work unit of a test under `make test`: "test_run" for a test that reads the shared run (directly or
+    through a fixture of its file or of this conftest), "continued:<file>" for one of CONTINUING's, else its file."""
+    path, _, name = nodeid.partition("::")
+    test = name.split("::")[-1].split("[")[0]
+    if test not in tests_requesting(str(rootpath / path), "test_run"):
+        return path
+    return f"continued:{path}" if Path(path).name in CONTINUING else "test_run"
+
+
+def pytest_collection_modifyitems(config, items):
+    """The shared run's readers first, the continuing files last, the other files between, the larger first (so
+    the work units go out in that order: xdist's reordering by size is turned off below)."""
+    scopes = [scope_of(config.rootpath, item.nodeid) for item in items]
+    sizes = {scope: scopes.count(scope) for scope in scopes}
+    rank = {item.nodeid: (scope != "test_run") + scope.startswith("continued:") for item, scope in zip(items, scopes)}
+    order = {id(item): (rank[item.nodeid], -sizes[scope]) for item, scope in zip(items, scopes)}
+    items.sort(key=lambda item: order[id(item)])
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: without xdist, pytest runs the tests serially
 def pytest_xdist_make_scheduler(config, log):
-    """`make test` runs two pytest-xdist workers with `--dist loadscope`, scoped here: every test that reads the
-    test_run fixture is one work unit (so presets/test.yaml runs once per session, on one worker), every other test
-    stays with its file (so a module fixture, the demo's acceptance run or the code-edit run, runs once). xdist's
-    own `loadgroup` cannot do this under pytest 9: its group suffix on item ids no longer reaches the scheduler."""
+    """`make test` runs two pytest-xdist workers with `--dist loadscope`, scoped here (scope_of): the tests that read
+    the shared run are one work unit, sent out first, so the worker that builds the run reads it; every other test
+    stays with its file (so a module fixture, the demo's acceptance run, runs once). The units go out in the order
+    of pytest_collection_modifyitems. xdist's own `loadgroup` cannot do this under pytest 9: its group suffix on
+    item ids no longer reaches the scheduler."""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
+    config.option.loadscopereorder = False
+
     class TestRunScope(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path, _, name = nodeid.partition("::")
-            test = name.split("::")[-1].split("[")[0]
-            return "test_run" if test in tests_requesting(str(config.rootpath / path), "test_run") else path
+            return scope_of(config.rootpath, nodeid)
 
     return TestRunScope(config, log)
 
@@ -58,21 +85,15 @@ def tests_requesting(path: str, fixture: str) -> frozenset[str]:
 
 @pytest.fixture
 def shared_data() -> Path:
-    """Path to ../shared/data; the test is skipped cleanly when it is not there."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data not present at {SHARED_DATA}")
-    return SHARED_DATA
+    """Path to ../shared/data; the test fails when it is not there (skips where XLING_NO_SHARED=1)."""
+    return require_shared(SHARED / "data")
 
 
 @pytest.fixture
 def torch_one_thread():
     """torch on one thread within the test (tiny models: threads only contend for the shared cores)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    with one_torch_thread():
+        yield
 
 
 @pytest.fixture(scope="session", params=ARCHITECTURES)
@@ -84,11 +105,25 @@ def tiny_checkpoint(request, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def test_run(tmp_path_factory) -> Path:
-    """presets/test.yaml run once, end to end, in a fresh working directory, shared by every workflow test.
-    Tests only read it or dry-run in it; a test that must change files copies it first."""
-    workdir = tmp_path_factory.mktemp("workflow")
-    done = snakemake("--configfile", str(TEST_PRESET), "--cores", "2", cwd=workdir, timeout=1800)  # two xdist workers share the cores
-    assert done.returncode == 0, done.stderr[-5000:]
+    """presets/test.yaml run once per session, end to end, in a fresh working directory, shared by every workflow
+    test: the first pytest-xdist worker that needs it runs it, another waits for it (a lock), then reads it too.
+    Tests only read it or dry-run in it; a test that must change files copies it first (workflow_helpers.copy_run)."""
+    from filelock import FileLock
+
+    session = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        session = session.parent  # the session's folder, above each worker's
+    workdir, finished, failed = session / "test-run", session / "test-run.finished", session / "test-run.failed"
+    with FileLock(session / "test-run.lock"):
+        if failed.exists():
+            pytest.fail(f"the shared test-preset run failed on another worker:\n{failed.read_text()}")
+        if not finished.exists():
+            workdir.mkdir()
+            done = snakemake("--configfile", str(TEST_PRESET), "--cores", "2", cwd=workdir, timeout=1800)  # two xdist workers share the cores
+            if done.returncode != 0:
+                failed.write_text(done.stderr[-5000:], encoding="utf-8")
+            assert done.returncode == 0, done.stderr[-5000:]
+            finished.touch()
     return workdir
 
 

@@ -17,12 +17,7 @@ TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size":
         "warmup_steps": 2, "learning_rate": 1e-2, "log_every": 1, "checkpoint_every": 100, "dropout": 0.0, "seed": 3}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny models: threads only contend
 
 
 @pytest.fixture

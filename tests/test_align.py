@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
-from transformers import BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
+from transformers import BertModel
+from tiny_checkpoints import save_tiny_bert
 
 from xling.data.formats import FormatError
 from xling.models.checkpoints import Interrupted
@@ -23,24 +24,12 @@ SETTINGS = {"pairs_per_language": 2, "epochs": 1, "learning_rate": 1e-3, "betas"
             "warmup": 0.1, "regularization": 1.0, "layer": None}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny models: threads only contend
 
 
 @pytest.fixture(scope="module")
 def bert_dir(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("tiny")
-    (out / "vocab.txt").write_text("".join(v + "\n" for v in SPECIALS + EN + XX + ["##a"]), encoding="utf-8")
-    BertTokenizerFast(vocab=str(out / "vocab.txt"), do_lower_case=False, strip_accents=False).save_pretrained(out)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(SPECIALS + EN + XX) + 1, hidden_size=16, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)
-    BertForMaskedLM(config).eval().save_pretrained(out)
-    return out
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny"), SPECIALS + EN + XX + ["##a"])
 
 
 def toy_pairs(lang: str, n: int, seed: int, copy: bool = False) -> al.ParallelWords:

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 from scipy.stats import ortho_group
-from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+from transformers import BertForMaskedLM
+from tiny_checkpoints import save_tiny_bert
 
 from xling.represent import fasttext
 from xling.represent.rotation import (CrossCovariance, learn_rotations, linked_rows, mean_rows, procrustes,
@@ -19,24 +20,12 @@ SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 VOCAB = SPECIALS + [f"w{i}" for i in range(20)] + ["##s", "##t"]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny models: threads only contend
 
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("tiny")
-    (out / "vocab.txt").write_text("".join(v + "\n" for v in VOCAB), encoding="utf-8")
-    BertTokenizerFast(vocab=str(out / "vocab.txt"), do_lower_case=False, strip_accents=False).save_pretrained(out)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=16)
-    BertForMaskedLM(config).eval().save_pretrained(out)
-    return out
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny"), VOCAB, positions=16)
 
 
 # ---------------------------------------------------------------------------------------------- procrustes

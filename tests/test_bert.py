@@ -19,13 +19,7 @@ def write_vocab(path, pieces):
     return {p: i for i, p in enumerate(SPECIALS + pieces)}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One intra-op thread: fast and reproducible on a shared 2-core runner."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny models: threads only contend
 
 
 @pytest.fixture

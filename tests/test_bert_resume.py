@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
+from tiny_checkpoints import one_torch_thread
 
 from xling.models import bert, checkpoints
 
@@ -27,13 +28,7 @@ HPARAMS = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_siz
            "dropout": 0.1, "seed": 7}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One intra-op thread, as the CLI runs get through OMP_NUM_THREADS: same kernels, same bits."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny models: threads only contend
 
 
 @pytest.fixture(scope="module")
@@ -52,12 +47,8 @@ def corpus(tmp_path_factory):
 def reference(corpus, tmp_path_factory):
     """(a) the uninterrupted run, in this process, on one thread like the CLI runs below."""
     d = tmp_path_factory.mktemp("reference")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # module-scoped: set here, the autouse fixture is not active yet
-    try:
+    with one_torch_thread():  # module-scoped: the torch_one_thread fixture is not active yet
         bert.pretrain(*corpus, d / "model", d / "ckpt", HPARAMS)
-    finally:
-        torch.set_num_threads(threads)
     return load_file(d / "model" / "model.safetensors")
 
 

@@ -1,10 +1,10 @@
 """An edit to the code of an xling module reruns the jobs whose code imports it, and nothing else; a move, a
 touch, a comment or a docstring reruns nothing; the switch that accepts code changes (xling.plan.accept_code).
 
-presets/test.yaml, cut to one data size and one window (SMALL: the rules are the same, the run a quarter
-as long), runs once from a copy of the repository (the edits are planted in the copy, never in this
-checkout), in another working directory as `--directory` would give. Then one module at a
-time is edited and `snakemake -n` must plan exactly its users and what depends on their outputs.
+The suite's shared run of presets/test.yaml (the test_run fixture) is copied with a copy of the repository (the
+edits are planted in the copy, never in this checkout), and continued cut to one data size (SMALL: the rules are
+the same, the plans half as long): only the tables, findings and report that the cut changes run again. Then one
+module at a time is edited and `snakemake -n` must plan exactly its users and what depends on their outputs.
 """
 
 from __future__ import annotations
@@ -18,28 +18,23 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import job_counts
+from workflow_helpers import REPO, copy_run, environment, job_counts
+from workflow_helpers import snakemake as run_snakemake
 
-REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ["Snakefile", "config.yaml", "rules", "scripts", "xling", "schemas", "envs", "resources",
                   "reports", "presets", "profiles"]
 BODY_EDIT = b"_planted_edit = None\n"  # a statement: the module's code changes
 pytestmark = pytest.mark.workflow
-# XNLI is the one transfer task kept: its rules are the other tasks' rules; no window sweep and no ablations (the
-# grid's rules)
-SMALL = {"corpus": {"sizes": [500]}, "windows": [8], "window_sweep": {"windows": []}, "language": {"sizes": [500]},
-         "transfer": {"tasks": ["xnli"]}, "ablation": {"settings": []}}
+# the shared run at its larger size (its language experiments' BERTs, its aligned model's base); XNLI is the one
+# transfer task kept: its rules are the other tasks' rules; no window sweep and no ablations (the grid's rules)
+SMALL = {"corpus": {"sizes": [1500]}, "window_sweep": {"windows": []}, "transfer": {"tasks": ["xnli"]},
+         "ablation": {"settings": []}}
 
 
 def snakemake(repo: Path, workdir: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
-    """Snakemake on the copy's Snakefile and the test preset, from this environment (its python also
-    runs the `python -m` rules)."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"),
-         "--configfile", str(repo / "presets/test.yaml"), str(repo / "small.yaml"), *args],
-        cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
+    """Snakemake on the copy's Snakefile, the test preset and SMALL."""
+    return run_snakemake("--configfile", str(repo / "presets/test.yaml"), str(repo / "small.yaml"), *args,
+                         cwd=workdir, timeout=timeout, repo=repo)
 
 
 def planned(repo: Path, workdir: Path) -> dict[str, int]:
@@ -50,10 +45,11 @@ def planned(repo: Path, workdir: Path) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory) -> tuple[Path, Path, dict[str, int]]:
-    """(repository copy, working directory, the jobs of the whole run) after a complete test-preset run."""
+def finished(test_run, tmp_path_factory) -> tuple[Path, Path, dict[str, int]]:
+    """(repository copy, working directory, the jobs of the whole run) after the shared run, copied, is continued
+    under SMALL."""
     root = tmp_path_factory.mktemp("code-reruns")
-    repo, workdir = root / "repo", root / "work"
+    repo, workdir, empty = root / "repo", root / "work", root / "empty"
     for name in WORKFLOW_FILES:
         source = REPO / name
         if source.is_dir():  # copies keep their times, so the run's outputs are newer than every module
@@ -62,9 +58,10 @@ def finished(tmp_path_factory) -> tuple[Path, Path, dict[str, int]]:
             repo.mkdir(exist_ok=True)
             shutil.copy2(source, repo / name)
     (repo / "small.yaml").write_text(yaml.safe_dump(SMALL), encoding="utf-8")
-    workdir.mkdir()
-    whole = planned(repo, workdir)
-    done = snakemake(repo, workdir, "--cores", "2", timeout=1800)
+    empty.mkdir()
+    whole = planned(repo, empty)
+    copy_run(test_run, workdir)
+    done = snakemake(repo, workdir, "--cores", "2", timeout=1200)
     assert done.returncode == 0, done.stderr[-5000:]
     assert planned(repo, workdir) == {}, "a finished run has nothing to redo"
     return repo, workdir, whole
@@ -87,7 +84,8 @@ def plan_after_edit(finished, module: str, edit: bool = True, addition: bytes = 
 
 
 def grid() -> int:
-    return len(SMALL["corpus"]["sizes"]) * len(SMALL["windows"])
+    """Models of each kind: SMALL's size at each window of the test preset."""
+    return len(SMALL["corpus"]["sizes"]) * len(yaml.safe_load((REPO / "presets/test.yaml").read_text())["windows"])
 
 
 def test_metrics_edit_reruns_word_retrieval_only(finished):
@@ -108,7 +106,7 @@ def aligned() -> int:
 
 
 def contextual_retrieval() -> dict[str, int]:
-    """Contextual retrieval of the one BERT and its aligned models, its table and analyses (their code imports
+    """Contextual retrieval of the grid's BERTs and the aligned models, its table and analyses (their code imports
     xling.evaluate.metrics)."""
     return {"contextual_retrieval": grid() + aligned(), "contextual_retrieval_table": 1,
             "contextual_retrieval_frequency": 1, "contextual_retrieval_pos": 1}
@@ -220,12 +218,10 @@ def test_finished_run_in_a_fresh_copy_at_another_path_plans_nothing(finished, tm
 def accept_code(finished, *configs: str) -> subprocess.CompletedProcess:
     """`python -m xling.plan.accept_code` on the run, from the copy's package."""
     repo, workdir, _ = finished
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": str(repo)}
     return subprocess.run(
         [sys.executable, "-m", "xling.plan.accept_code", "--snakefile", str(repo / "Snakefile"),
          "--configfile", str(repo / "presets/test.yaml"), str(repo / "small.yaml"), *configs],
-        cwd=workdir, env=env, capture_output=True, text=True, timeout=600,
+        cwd=workdir, env=environment(PYTHONPATH=str(repo)), capture_output=True, text=True, timeout=600,
     )  # fmt: skip
 
 

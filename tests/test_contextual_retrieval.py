@@ -5,7 +5,6 @@ accuracy against hand counts, and the word vectors against transformers' own for
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from test_encoder import MAX_LENGTH, direct_states, save_tiny_bert
 from xling.encode.encoder import Encoder
@@ -148,9 +147,8 @@ def test_test_filter_and_accuracy_by_hand():
     assert np.isnan(by_sentence.loc[1, "accuracy"]) and by_sentence.loc[1, "n_queries"] == 0
 
 
-def test_word_vectors_are_the_last_subword_at_the_layer(tmp_path):
+def test_word_vectors_are_the_last_subword_at_the_layer(tmp_path, torch_one_thread):
     model_dir = save_tiny_bert(tmp_path / "tiny")
-    torch.set_num_threads(1)
     encoder = Encoder.from_pretrained(model_dir, device="cpu", max_length=MAX_LENGTH)
     # given words: "w1st" is three pieces (one model word); "w2,w3" three model words (w2 , w3: BERT splits at
     # punctuation), its last piece w3

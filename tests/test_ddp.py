@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 from safetensors.torch import load_file
+from tiny_checkpoints import one_torch_thread
 
 from xling.models import bert, checkpoints
 
@@ -54,12 +55,8 @@ def test_torchrun_two_processes_match_single_process(tmp_path):
     assert rerun.returncode == 0, rerun.stderr[-5000:]
     assert "resumed from" in rerun.stderr and "step 4," in rerun.stderr, rerun.stderr[-5000:]
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread():
         bert.pretrain(tokens, vocab, tmp_path / "single", tmp_path / "single_ckpt", HPARAMS, tmp_path / "single.tsv")
-    finally:
-        torch.set_num_threads(threads)
 
     ddp, single = losses(tmp_path / "ddp.tsv"), losses(tmp_path / "single.tsv")
     assert len(ddp) == len(single) == 6
@@ -92,12 +89,8 @@ def test_torchrun_trains_an_ablation_like_one_process(tmp_path):
            "--checkpoint-dir", str(tmp_path / "ddp_ckpt"), "--hparams", json.dumps(hparams)]
     run = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-5000:]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread():
         bert.pretrain(tokens, tmp_path / "vocab.txt", tmp_path / "single", tmp_path / "single_ckpt", hparams)
-    finally:
-        torch.set_num_threads(threads)
     for lang in ("en", "xa"):
         a, b = (load_file(tmp_path / run / lang / "model.safetensors") for run in ("ddp", "single"))
         assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-5) for k in a), lang

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from transformers import AutoConfig, AutoTokenizer, BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
+from transformers import AutoConfig, AutoTokenizer, BertForMaskedLM, BertModel
+import tiny_checkpoints
 
 from xling.data.words import chunk_words, detokenize, word_spans, word_text
 from xling.encode.encoder import Encoder, Shift
@@ -19,24 +20,12 @@ VOCAB = SPECIALS + [f"w{i}" for i in range(20)] + ["##s", "##t", "##u"]
 MAX_LENGTH = 8  # chunks of 6 pieces
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models: thread overhead dominates
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny models: threads only contend
 
 
 def save_tiny_bert(out: Path) -> Path:
     """A randomly initialised Hugging Face BertForMaskedLM + BertTokenizerFast with its own small vocabulary."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "vocab.txt").write_text("".join(v + "\n" for v in VOCAB), encoding="utf-8")
-    BertTokenizerFast(vocab=str(out / "vocab.txt"), do_lower_case=False, strip_accents=False).save_pretrained(out)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=16)
-    BertForMaskedLM(config).eval().save_pretrained(out)
-    return out
+    return tiny_checkpoints.save_tiny_bert(out, VOCAB, positions=16)
 
 
 @pytest.fixture(scope="module")

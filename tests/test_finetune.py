@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
-from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+import tiny_checkpoints
 
 from xling.encode.encoder import Shift
 from xling.evaluate import transfer
@@ -30,23 +30,11 @@ SETTINGS = {"epochs": 2, "batch_size": 8, "learning_rate": 3e-3, "warmup": 0.1, 
             "dropout": 0.1, "max_length": 16, "max_train": None}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny models: threads only contend
 
 
 def save_tiny_bert(out: Path, layers: int = 2) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "vocab.txt").write_text("".join(v + "\n" for v in SPECIALS + WORDS), encoding="utf-8")
-    BertTokenizerFast(vocab=str(out / "vocab.txt"), do_lower_case=False, strip_accents=False).save_pretrained(out)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(SPECIALS + WORDS), hidden_size=16, num_hidden_layers=layers,
-                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=32)
-    BertForMaskedLM(config).eval().save_pretrained(out)
-    return out
+    return tiny_checkpoints.save_tiny_bert(out, SPECIALS + WORDS, layers=layers)
 
 
 def toy_xnli(n: int, seed: int) -> list[tuple[str, str, str]]:
@@ -204,13 +192,7 @@ def test_static_vectors_xnli_with_infersent(tmp_path):
 
 def save_mbert_vocab_bert(out: Path, vocab: Path) -> Path:
     """A tiny random BERT on the mBERT cased vocabulary (the real tokenizer, a small network)."""
-    out.mkdir(parents=True, exist_ok=True)
-    BertTokenizerFast(vocab=str(vocab), do_lower_case=False, strip_accents=False).save_pretrained(out)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=sum(1 for _ in open(vocab, encoding="utf-8")), hidden_size=16,
-                        num_hidden_layers=2, num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
-    BertForMaskedLM(config).save_pretrained(out)
-    return out
+    return tiny_checkpoints.save_tiny_bert(out, vocab, positions=64)
 
 
 @functools.lru_cache(maxsize=1)

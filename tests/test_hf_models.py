@@ -8,8 +8,8 @@ import re
 
 import pandas as pd
 import pytest
-import torch
-from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+from transformers import BertTokenizerFast
+from tiny_checkpoints import save_tiny_bert
 
 from xling.data.wordpiece import count_words
 from xling.evaluate.word_retrieval import word_retrieval
@@ -26,16 +26,8 @@ WORDS = ["cat", "dog", "mat", "sat", "ran", "the", "a", "on", "and"]
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     """A random cased BertForMaskedLM with a character-level vocabulary (the run's has whole words)."""
-    root = tmp_path_factory.mktemp("hf") / "tiny-bert"
-    root.mkdir()
     vocab = SPECIAL + list(LETTERS) + ["C", "D", "."] + ["##" + c for c in LETTERS]
-    (root / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    BertTokenizerFast(vocab=str(root / "vocab.txt"), do_lower_case=False, strip_accents=False).save_pretrained(root)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=32)
-    BertForMaskedLM(config).save_pretrained(root)
-    return root
+    return save_tiny_bert(tmp_path_factory.mktemp("hf") / "tiny-bert", vocab)
 
 
 @pytest.fixture

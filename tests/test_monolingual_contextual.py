@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+from tiny_checkpoints import save_tiny_bert
 
 from xling.encode.encoder import Encoder
 from xling.evaluate import monolingual_contextual as mc
@@ -27,24 +27,12 @@ SETTINGS = {"epochs": 6, "batch_size": 8, "learning_rate": 5e-3, "warmup": 0.1, 
             "dropout": 0.1, "max_length": 16, "max_train": None}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny models: threads only contend
 
 
 @pytest.fixture(scope="module")
 def bert_dir(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("tiny")
-    (out / "vocab.txt").write_text("".join(v + "\n" for v in SPECIALS + WORDS), encoding="utf-8")
-    BertTokenizerFast(vocab=str(out / "vocab.txt"), do_lower_case=False, strip_accents=False).save_pretrained(out)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(SPECIALS + WORDS), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=32)
-    BertForMaskedLM(config).eval().save_pretrained(out)
-    return out
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny"), SPECIALS + WORDS)
 
 
 def sentences(n: int, seed: int) -> list[list[str]]:

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from transformers import BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
+from transformers import BertForMaskedLM, BertModel
 from transformers.utils import logging as hf_logging
+from tiny_checkpoints import save_tiny_bert
 
 from xling.models.ablation import SPEC_FILE
 from xling.models.pretrained import load_pretrained
@@ -17,14 +18,8 @@ VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "##c"]
 
 
 def _tiny_bert(out: Path, seed: int) -> Path:
-    out.mkdir(parents=True)
-    (out / "vocab.txt").write_text("".join(v + "\n" for v in VOCAB), encoding="utf-8")
-    BertTokenizerFast(vocab=str(out / "vocab.txt"), do_lower_case=False, strip_accents=False).save_pretrained(out)
-    torch.manual_seed(seed)
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=16, max_position_embeddings=16)
-    BertForMaskedLM(config).eval().save_pretrained(out)
-    return out
+    out.mkdir(parents=True)  # a fresh directory
+    return save_tiny_bert(out, VOCAB, seed=seed, hidden=8, layers=1, positions=16)
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 import pandas as pd
-import pytest
 import yaml
+from shared_files import SHARED, require_shared
 
 from test_alignment_report import good_retrieval, pos_table
 from test_report_transfer import transfer_table
@@ -19,7 +19,7 @@ from xling.report.published import BEST, load_paper_results
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER_RESULTS = REPO / "resources" / "paper_results.yaml"
-PUBLISHED = REPO.parent / "shared" / "papers" / "published_results.yaml"
+PUBLISHED = SHARED / "papers" / "published_results.yaml"
 MBERT = "bert-base-multilingual-cased"
 OURS = ("bert", 4000, 128)
 
@@ -27,9 +27,7 @@ OURS = ("bert", 4000, 128)
 # ---------------------------------------------------------------------------------------------- the values
 
 def published_tables() -> tuple[dict, dict]:
-    if not PUBLISHED.exists():
-        pytest.skip(f"{PUBLISHED} not present (the papers' published numbers)")
-    data = yaml.safe_load(PUBLISHED.read_text(encoding="utf-8"))
+    data = yaml.safe_load(require_shared(PUBLISHED).read_text(encoding="utf-8"))
     return data["papers"], {(t["paper"], t["id"]): t for t in data["tables"]}
 
 

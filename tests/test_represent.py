@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from transformers import BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
+from transformers import BertModel
+from tiny_checkpoints import save_tiny_bert
 
 from xling.data.words import chunk_words, word_spans, word_text
 from xling.encode import encoder as encode
@@ -26,15 +27,7 @@ def _random_document(rng, n_pieces):
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
     """A random BertForMaskedLM saved like the pretraining step does (save_pretrained + tokenizer + vocab.txt)."""
-    root = tmp_path_factory.mktemp("bert")
-    vocab = SPECIAL + PIECES
-    (root / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    BertTokenizerFast(vocab=str(root / "vocab.txt"), do_lower_case=False, strip_accents=False).save_pretrained(root)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=16, hidden_dropout_prob=0.1)
-    BertForMaskedLM(config).save_pretrained(root)
-    return root
+    return save_tiny_bert(tmp_path_factory.mktemp("bert"), SPECIAL + PIECES, positions=16, hidden_dropout_prob=0.1)
 
 
 @pytest.fixture(scope="module")

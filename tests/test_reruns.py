@@ -4,12 +4,11 @@ tests never modify: the change comes as an extra --configfile). Snakemake's defa
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
+from workflow_helpers import REPO, TEST_PRESET, copy_run, job_counts, snakemake
 
 from xling.runtime import RUNTIME
 
@@ -256,8 +255,7 @@ def test_monolingual_settings_rerun_only_their_comparison(test_run, tmp_path):
 
 def test_changed_bert_setting_trains_beside_the_old_checkpoints(test_run, tmp_path):
     """Not "hyper-parameters differ ... delete": the new setting gets its own checkpoint directory."""
-    run = tmp_path / "run"
-    shutil.copytree(test_run, run, symlinks=True)
+    run = copy_run(test_run, tmp_path / "run")
     size, window = min(CONFIG["corpus"]["sizes"]), min(CONFIG["windows"])
     model = f"results/{CONFIG['run']}/models/bert/{size}-w{window}"
     (tmp_path / "change.yaml").write_text("bert: {learning_rate: 0.002}\n")

@@ -227,8 +227,9 @@ def test_most_frequent_words(tmp_path):
 
 
 def test_schema_requires_a_stored_vocabulary_for_vocabulary_candidates():
-    jsonschema = pytest.importorskip("jsonschema")
-    yaml = pytest.importorskip("yaml")
+    import jsonschema
+    import yaml
+
     schema = yaml.safe_load((Path(__file__).resolve().parents[1] / "schemas/config.schema.yaml").read_text())
     validator = jsonschema.Draft202012Validator(schema["properties"]["retrieval"])
     assert validator.is_valid({"candidates": "vocabulary", "vocabulary_size": 5000})

@@ -4,8 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
-from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+from tiny_checkpoints import save_tiny_bert
 
 from xling.evaluate.sentence_retrieval import (BUCC_DIRECTION, bucc_split_vectors, bucc_table, extract,
                                                language_mean, mine, optimize_threshold, prf, retrieval_accuracy,
@@ -165,15 +164,8 @@ def test_bucc_planted_threshold_from_dev_applied_to_test():
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
-    torch.manual_seed(0)
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(20)] + ["##s"]
-    out = tmp_path_factory.mktemp("tiny")
-    (out / "vocab.txt").write_text("".join(v + "\n" for v in vocab), encoding="utf-8")
-    BertTokenizerFast(vocab=str(out / "vocab.txt"), do_lower_case=False, strip_accents=False).save_pretrained(out)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=16)
-    BertForMaskedLM(config).eval().save_pretrained(out)
-    return out
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny"), vocab, hidden=32, positions=16)
 
 
 def test_tatoeba_and_bucc_with_a_tiny_bert(tiny_model):

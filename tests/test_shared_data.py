@@ -1,8 +1,12 @@
-"""The readers and upstream parsers on the real public data in ../shared/data (skipped when absent).
+"""The readers and upstream parsers on the real public data in ../shared/data (failing when absent, skipped where
+XLING_NO_SHARED=1: tests/shared_files.py).
 
 Expected counts are those documented in shared/data/PROVENANCE.md; a parser that silently drops
 or truncates anything fails here.
 """
+
+import pytest
+from shared_files import require_shared
 
 from xling.data import upstream as U
 from xling.data.formats import (
@@ -126,3 +130,14 @@ def test_sentence_splitter_on_real_sentences(shared_data):
         assert 0.85 * 2000 <= found <= 1.15 * 2000, (lang, found)
         xnli = [row[0] for row in read_xnli(shared_data / f"xnli/dev-{lang}.tsv")][:500:5]
         assert sum(len(split_sentences(p, lang)) for p in xnli) >= len(xnli)
+
+
+def test_missing_shared_files_fail_unless_skipping_is_asked_for(tmp_path, monkeypatch):
+    """CI has ../shared: a test that reads it must not pass by skipping there; only XLING_NO_SHARED=1 skips."""
+    assert require_shared(tmp_path) == tmp_path
+    monkeypatch.delenv("XLING_NO_SHARED", raising=False)
+    with pytest.raises(pytest.fail.Exception, match="XLING_NO_SHARED=1 skips"):
+        require_shared(tmp_path / "missing")
+    monkeypatch.setenv("XLING_NO_SHARED", "1")
+    with pytest.raises(pytest.skip.Exception, match="missing not present"):
+        require_shared(tmp_path / "missing")

@@ -7,7 +7,8 @@ Three layers:
   profile with the CI overrides. The tests check that jobs really ran under SLURM with the
   requested resources, and that a failed job is retried with a longer runtime and resumes from its
   checkpoint.
-- the real workflow (need a cluster; marked `workflow`): presets/test.yaml end to end through SLURM.
+- the real workflow (need a cluster; marked `workflow`): one branch of presets/test.yaml through SLURM, continuing
+  the suite's shared run.
 
 The cluster tests run only when `sinfo` reaches a usable node of the throw-away CI cluster that
 `.ci/slurm-up` starts (ClusterName xlingci); they skip without one, or fail when XLING_REQUIRE_SLURM=1
@@ -29,8 +30,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import REPO, TEST_PRESET, copy_run
 
-REPO = Path(__file__).resolve().parents[1]
 PROFILE = REPO / "profiles" / "slurm"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
@@ -402,39 +403,39 @@ def fields_of(line: str) -> dict[str, str]:
 
 
 @pytest.mark.workflow
-def test_workflow_test_preset_on_slurm(slurm_cluster, tmp_path):
-    """One BERT of presets/test.yaml from the raw synthetic data to its word retrieval and its XNLI transfer,
-    every job a SLURM job: the data rules, the tokenizer, pretraining and fine-tuning (GPU rules, `python -m` and
-    `script:`), extraction and reduction, scoring. The whole preset runs locally in the test_run fixture; through
-    SLURM each job costs seconds of scheduling, so CI runs one branch of the DAG (the toy workflow above covers
-    local rules and resume after a time limit).
+def test_workflow_test_preset_on_slurm(slurm_cluster, test_run, tmp_path):
+    """One BERT of presets/test.yaml from its pretraining to its word retrieval and its XNLI transfer, every job a
+    SLURM job: pretraining and fine-tuning (GPU rules, `python -m` and `script:`), extraction and reduction,
+    scoring. It continues a copy of the suite's shared run (the test_run fixture, which ran every rule locally):
+    the branch's pretraining is forced, so it and everything the two targets build from it run again, through
+    SLURM, where each job costs seconds of scheduling (the toy workflow above covers local rules and resume after
+    a time limit).
 
-    Runs in a temporary --directory (results/<run>/ land there), so the workflow must find its own
-    files (schemas, resources, reports) through workflow.basedir, not the working directory.
+    The copy is the --directory (results/<run>/ land there), so the workflow must find its own files (schemas,
+    resources, reports) through workflow.basedir, not the working directory.
     """
-    snakefile, preset = REPO / "Snakefile", REPO / "presets" / "test.yaml"
-    if not snakefile.exists() or not preset.exists():
-        pytest.skip("the workflow (Snakefile, presets/test.yaml) is not there yet")
-    run_name = yaml.safe_load(preset.read_text()).get("run", "test")
+    run_dir = copy_run(test_run, tmp_path / "run")
+    run_name = yaml.safe_load(TEST_PRESET.read_text()).get("run", "test")
     lm = "bert/500-w8"
-    small_grid = tmp_path / "small-grid.yaml"
-    small_grid.write_text(yaml.safe_dump({"corpus": {"sizes": [500]}, "windows": [8], "language": {"sizes": [500]},
-                                          "transfer": {"tasks": ["xnli"]}}), encoding="utf-8")
     targets = [f"results/{run_name}/eval/retrieval/{lm}.parquet",
                f"results/{run_name}/eval/transfer/xnli/{lm}/f0/seed1.parquet"]
-    base = ["--snakefile", snakefile, "--configfile", REPO / "config.yaml", preset, small_grid, "--directory", tmp_path]
-    listed = run([*SNAKEMAKE, *base, "--list-rules"], timeout=120, cwd=tmp_path)
+    before = {target: (run_dir / target).stat().st_mtime for target in targets}
+    base = ["--snakefile", REPO / "Snakefile", "--configfile", REPO / "config.yaml", TEST_PRESET,
+            "--directory", run_dir]
+    listed = run([*SNAKEMAKE, *base, "--list-rules"], timeout=120, cwd=run_dir)
     assert listed.returncode == 0, tail(listed)
     node_cpus = int(run(["sinfo", "-h", "-o", "%c"], timeout=15).stdout.split()[0])
     # CPU-only cluster: GPU rules run on CPU (gpu=0 from the rules); sizes that fit one small node
     small = [f"{rule}:{key}" for rule in rule_names(listed.stdout) for key in ("mem_mb=2000", "runtime=30")]
     proc = run(
-        [*SNAKEMAKE, *base, *targets, "--jobs", "20", "--max-threads", node_cpus, *ci_profile_args(small)],
-        timeout=1200, cwd=tmp_path,
+        [*SNAKEMAKE, *base, *targets, "--forcerun", "bert_pretrain", "--jobs", "20", "--max-threads", node_cpus,
+         *ci_profile_args(small)],
+        timeout=1200, cwd=run_dir,
     )  # fmt: skip
     assert proc.returncode == 0, tail(proc)
     for target in targets:
-        assert (tmp_path / target).stat().st_size > 0, tail(proc)
+        assert (run_dir / target).stat().st_size > 0, tail(proc)
+        assert (run_dir / target).stat().st_mtime > before[target], f"{target} not made again"
     # every job of the branch went through SLURM (none of its rules is a localrule)
     log = proc.stdout + proc.stderr
     finished = re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", log)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import snakemake
 
 from xling.data import download as dl
 from xling.data import sources as src
@@ -421,9 +422,6 @@ def test_workflow_real_data_rules_end_to_end(tmp_path, panx_zip):
     """Every parse rule of rules/sources.smk on tiny upstream-format files (pre-staged, unverified),
     plus a MUSE dictionary through a local mirror (trust-on-first-download): canonical files out,
     URLs in the dry run, the first download's sha256 in the lock."""
-    import subprocess
-    import sys
-
     paths = _fake_upstream(tmp_path / "staged", panx_zip)
     muse = tmp_path / "mirror" / "dl.fbaipublicfiles.com" / "arrival" / "dictionaries"
     muse.mkdir(parents=True)
@@ -438,13 +436,12 @@ def test_workflow_real_data_rules_end_to_end(tmp_path, panx_zip):
                f"{data}/parallel/en-de.en", f"{data}/ud/de.test.conllu", f"{data}/xnli/dev-de.tsv",
                f"{data}/xnli/train-en.tsv", f"{data}/tatoeba/tatoeba.de-eng.de", f"{data}/bucc/de-en.dev.gold",
                f"{data}/vocab/mbert-cased.txt", f"{data}/wikiann/de.test.tsv"]
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-           "-c2", *targets, "--configfile", str(tmp_path / "config.yaml")]
-    dry = subprocess.run(cmd + ["-n", "-p"], capture_output=True, text=True, timeout=120)
+    args = ["--directory", str(tmp_path), "-c2", *targets, "--configfile", str(tmp_path / "config.yaml")]
+    dry = snakemake(*args, "-n", "-p", cwd=tmp_path, timeout=120)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert "<- https://dl.fbaipublicfiles.com/arrival/dictionaries/en-de.5000-6500.txt" in dry.stdout
     assert "<- pre-staged copy" in dry.stdout
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    run = snakemake(*args, cwd=tmp_path, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     out = tmp_path / data
     corpus = (out / "corpus" / "de.txt").read_text().split("\n\n")

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from seqeval.metrics import classification_report
+from shared_files import require_shared
 
 from xling.data.formats import read_conllu, syntactic_words, universal_relation
 from xling.evaluate.tasks import accuracy, attachment_scores, repair_spans, span_f1, upos_accuracy
@@ -102,10 +103,7 @@ def test_attachment_scores_match_the_official_script_on_english_pud(shared_data)
     """English PUD (multiword tokens, empty nodes, subtypes) with planted errors. The system file was the
     gold file with HEAD and DEPREL replaced by planted_predictions (2881 words moved); conll18_ud_eval.py -c
     printed Words 21180, UAS correct 18299, LAS correct 16969; -v printed UAS 86.40, LAS 80.12."""
-    path = shared_data / "ud" / "pud" / "en_pud-ud-test.conllu"
-    if not path.is_file():
-        pytest.skip(f"{path} not present")
-    gold = read_conllu(path)
+    gold = read_conllu(require_shared(shared_data / "ud" / "pud" / "en_pud-ud-test.conllu"))
     heads, deprels, moved = planted_predictions(gold)
     scores = attachment_scores(gold, heads, deprels)
     assert scores.n == 21180

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from transformers import BertConfig, BertForMaskedLM
+from tiny_checkpoints import tiny_bert
 
 from xling.encode.transforms import layer_module, mds, mds_delta, shift, shift_layer, zero_mean, zero_mean_delta
 
@@ -13,9 +13,7 @@ N_LAYERS = 3
 @pytest.fixture(scope="module")
 def model():
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=40, hidden_size=32, num_hidden_layers=N_LAYERS, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=32, attn_implementation="sdpa")
-    return BertForMaskedLM(config).eval()
+    return tiny_bert(40, hidden=32, layers=N_LAYERS, attn_implementation="sdpa").eval()
 
 
 @pytest.fixture(scope="module")

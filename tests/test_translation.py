@@ -8,27 +8,18 @@ import pandas as pd
 import pytest
 import torch
 from sacrebleu.metrics import BLEU
-from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+from transformers import BertTokenizerFast
+from tiny_checkpoints import one_torch_thread, tiny_bert
 
 from xling.encode.encoder import Encoder
 from xling.evaluate.translation import (TranslationSettings, bleu1, bleu_tokenizer, convert_rate, piece_counts,
                                         sentence_means, store_means, token_translation, vocabulary)
 from xling.report.language import convert_rate_by_alpha, translation_flags
 
-REPO = Path(__file__).resolve().parents[1]
-DEMO_TABLE = REPO / "results" / "demo" / "eval" / "token_translation.parquet"
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 LETTERS = "bcdfghklmnprstvzjqwx"
 A_WORDS = [f"a{c}" for c in LETTERS]   # language "a"
 B_WORDS = [f"o{c}" for c in LETTERS]   # language "b": word i of b translates word i of a
-
-
-@pytest.fixture
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models: thread overhead dominates
-    yield
-    torch.set_num_threads(threads)
 
 
 def save_model(model, vocab, out: Path) -> Path:
@@ -39,10 +30,9 @@ def save_model(model, vocab, out: Path) -> Path:
     return out
 
 
-def tiny_config(vocab_size, layers=2):
-    return BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
-                      intermediate_size=64, max_position_embeddings=16, hidden_dropout_prob=0.0,
-                      attention_probs_dropout_prob=0.0)
+def tiny_model(vocab_size):
+    """A random tiny BERT without dropout (from torch's current seed)."""
+    return tiny_bert(vocab_size, hidden=32, positions=16, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
 
 
 def sentences(lang, n, rng, length=8):
@@ -106,7 +96,7 @@ def test_store_means(tmp_path):
 def random_model(tmp_path_factory):
     torch.manual_seed(0)
     vocab = SPECIALS + A_WORDS + B_WORDS + ["##s"]
-    return save_model(BertForMaskedLM(tiny_config(len(vocab))).eval(), vocab, tmp_path_factory.mktemp("rand"))
+    return save_model(tiny_model(len(vocab)).eval(), vocab, tmp_path_factory.mktemp("rand"))
 
 
 def test_token_translation_table_and_samples(random_model):
@@ -138,7 +128,7 @@ def constant_model(tmp_path_factory):
     outputs 0) and its bias favours one piece, so it predicts "ab" whatever the input and the shift."""
     torch.manual_seed(0)
     vocab = SPECIALS + A_WORDS + B_WORDS + ["##s"]
-    model = BertForMaskedLM(tiny_config(len(vocab))).eval()
+    model = tiny_model(len(vocab)).eval()
     with torch.no_grad():
         model.cls.predictions.transform.LayerNorm.weight.zero_()
         model.cls.predictions.transform.LayerNorm.bias.zero_()
@@ -237,7 +227,7 @@ def train_two_languages(out: Path, steps: int, seed: int = 0) -> Path:
     rng = np.random.default_rng(seed)
     vocab = SPECIALS + A_WORDS + B_WORDS
     index = {w: i for i, w in enumerate(vocab)}
-    model = BertForMaskedLM(tiny_config(len(vocab)))
+    model = tiny_model(len(vocab))
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     for _ in range(steps):
         batch = [[2] + [index[w] for w in sentences("a" if rng.random() < 0.5 else "b", 1, rng)[0]] + [3]
@@ -258,16 +248,12 @@ def train_two_languages(out: Path, steps: int, seed: int = 0) -> Path:
 
 @pytest.fixture(scope="module")
 def trained_model(tmp_path_factory):
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread():
         return train_two_languages(tmp_path_factory.mktemp("trained"), steps=500)
-    finally:
-        torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("positions", ["all", "words"])  # the means' and the shift's positions
-def test_mds_switches_language_on_a_tiny_trained_model(trained_model, one_thread, positions):
+def test_mds_switches_language_on_a_tiny_trained_model(trained_model, torch_one_thread, positions):
     encoder = Encoder.from_pretrained(trained_model, device="cpu")
     rng = np.random.default_rng(7)
     mean_a = sentence_means(encoder, [" ".join(s) for s in sentences("a", 200, rng)], 64, positions)["token"]
@@ -282,19 +268,6 @@ def test_mds_switches_language_on_a_tiny_trained_model(trained_model, one_thread
     assert translation_flags(table) == ""  # a working model is not flagged
     summary = convert_rate_by_alpha(table).set_index("alpha")["convert_rate"]
     assert summary[3.0] > 0.5 and summary[-1.0] < 0.1
-
-
-def test_demo_language_switch():
-    """Acceptance on the demo run (synthetic languages), when its table exists (after `make demo`).
-
-    Checked at the largest context window, the papers' setting: the demo's tiny BERTs with a 16-token
-    context overshoot (the convert rate peaks at alpha 1 and falls back for some pairs), a finding the
-    report shows rather than a property to assert."""
-    if not DEMO_TABLE.exists():
-        pytest.skip(f"{DEMO_TABLE} not built (run the demo workflow first)")
-    table = pd.read_parquet(DEMO_TABLE)
-    ours = table[table["model"] == "bert"]  # our BERTs (a checkpoint may not know the languages)
-    check_language_switch(ours[ours["window"] == ours["window"].max()])
 
 
 def test_report_sections_render(tmp_path):

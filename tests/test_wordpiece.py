@@ -126,7 +126,8 @@ def test_mbert_vocab(shared_data, tmp_path):
 
 def test_mbert_matches_reference_python_tokenizer(shared_data):
     """The Rust tokenizer agrees with transformers' pure-Python BERT tokenizer on real sentences."""
-    legacy = pytest.importorskip("transformers.models.bert").BertTokenizerLegacy
+    from transformers.models.bert import BertTokenizerLegacy as legacy
+
     vocab_path = shared_data / "mbert" / "vocab-cased.txt"
     reference = legacy(str(vocab_path), do_lower_case=False)
     tokenizer = load_tokenizer(vocab_path)

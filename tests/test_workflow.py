@@ -109,11 +109,21 @@ def test_bert_pretraining_left_a_resumable_checkpoint_and_a_log(test_run):
     assert any((test_run / "results/test/checkpoints/bert/1500-w32").glob("*/ckpt-*.pt"))
 
 
-def test_snakemake_report_collects_the_figures(test_run):
-    out = test_run / "snakemake-report.html"
+def test_snakemake_report_collects_the_figures(test_run, tmp_path):
+    """`snakemake --report` embeds every figure the report rule declared and wrote, our report.html, the findings
+    and the gathered tables (one of them checked), each under its path with its data (written beside the run, not
+    in it: the shared run is read-only)."""
+    out = tmp_path / "snakemake-report.html"
     done = snakemake("--configfile", str(REPO / "presets/test.yaml"), "--report", str(out), cwd=test_run)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert out.stat().st_size > 0
+    html = out.read_text(encoding="utf-8")
+    figures = sorted((test_run / "results/test/figures").glob("*.png"))
+    assert figures, "the report rule wrote no figure"
+    tables = [test_run / f"results/test/eval/{table}.csv" for table in ("findings", "word_retrieval")]
+    for path in [*figures, test_run / "results/test/report.html", *tables]:
+        assert f'"{path.relative_to(test_run)}": {{"name": ' in html, path.name
+        assert f";filename={path.name};base64," in html, path.name
+    assert html.count('"mime_type": "image/png"') == len(figures)
 
 
 @pytest.mark.parametrize("preset", [None, "demo", "test", "mini"])

@@ -6,6 +6,7 @@ the toy languages of `sentences`: English-like words and their "xx" translations
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,20 @@ ARCHITECTURES = ("bert", "xlm-roberta", "distilbert")
 HIDDEN, LAYERS, POSITIONS = 16, 2, 40
 
 
+@contextmanager
+def one_torch_thread():
+    """torch on one intra-op thread within the block (tiny models: threads only contend for the shared cores; one
+    thread is also what the CLI runs get through OMP_NUM_THREADS: same kernels, same bits)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def sentences(lang: str, n: int, seed: int) -> list[str]:
     """n sentences of 2-7 words of `lang` ("en" or "xx"); the same seed gives translations word by word."""
     rng = np.random.default_rng(seed)
@@ -24,28 +39,29 @@ def sentences(lang: str, n: int, seed: int) -> list[str]:
 
 
 def _model_config(architecture: str, vocab_size: int, pad_id: int):
-    from transformers import BertConfig, DistilBertConfig, XLMRobertaConfig
+    """The config of the tiny "distilbert" or "xlm-roberta" (the "bert" one is tiny_bert's)."""
+    from transformers import DistilBertConfig, XLMRobertaConfig
 
-    shape = dict(vocab_size=vocab_size, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=2,
-                 intermediate_size=32, pad_token_id=pad_id)
-    if architecture == "bert":
-        return BertConfig(max_position_embeddings=POSITIONS, **shape)
     if architecture == "distilbert":
         return DistilBertConfig(vocab_size=vocab_size, dim=HIDDEN, n_layers=LAYERS, n_heads=2, hidden_dim=32,
                                 max_position_embeddings=POSITIONS, pad_token_id=pad_id)
     # RoBERTa numbers positions from pad_id + 1: POSITIONS pieces need POSITIONS + 2 embeddings
     return XLMRobertaConfig(max_position_embeddings=POSITIONS + pad_id + 1, type_vocab_size=1, bos_token_id=0,
-                            eos_token_id=2, **shape)
+                            eos_token_id=2, vocab_size=vocab_size, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                            num_attention_heads=2, intermediate_size=32, pad_token_id=pad_id)
 
 
-def _bert_tokenizer(out: Path, architecture: str):
-    from transformers import BertTokenizerFast, DistilBertTokenizerFast
-
+def _wordpieces() -> list[str]:
+    """The specials, then each toy word's first three letters and its "##" rest."""
     pieces = sorted({w[:3] for w in EN_WORDS + XX_WORDS} | {"##" + w[3:] for w in EN_WORDS + XX_WORDS if w[3:]})
-    (out / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *pieces]) + "\n",
-                                   encoding="utf-8")
-    tokenizer_class = BertTokenizerFast if architecture == "bert" else DistilBertTokenizerFast
-    return tokenizer_class(vocab=str(out / "vocab.txt"), do_lower_case=False, strip_accents=False)
+    return ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *pieces]
+
+
+def _distilbert_tokenizer(out: Path):
+    from transformers import DistilBertTokenizerFast
+
+    (out / "vocab.txt").write_text("".join(piece + "\n" for piece in _wordpieces()), encoding="utf-8")
+    return DistilBertTokenizerFast(vocab=str(out / "vocab.txt"), do_lower_case=False, strip_accents=False)
 
 
 def _xlmr_tokenizer():
@@ -61,17 +77,45 @@ def _xlmr_tokenizer():
     return XLMRobertaTokenizerFast(tokenizer_object=backend)
 
 
+def tiny_bert(vocab_size: int, hidden: int = 16, layers: int = 2, positions: int = 32, **config):
+    """A random BertForMaskedLM of two heads and a feed-forward twice `hidden` wide, from torch's current seed;
+    `config`: further BertConfig fields (dropouts, attention implementation)."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    return BertForMaskedLM(BertConfig(vocab_size=vocab_size, hidden_size=hidden, num_hidden_layers=layers,
+                                      num_attention_heads=2, intermediate_size=2 * hidden,
+                                      max_position_embeddings=positions, **config))
+
+
+def save_tiny_bert(out: Path, vocab: list[str] | Path, seed: int = 0, **shape) -> Path:
+    """A tiny_bert (`shape`: its arguments) seeded with `seed` and its BertTokenizerFast (cased) saved to `out`:
+    `vocab` is its pieces, written to out/vocab.txt, or a vocab.txt read as it is."""
+    import torch
+    from transformers import BertTokenizerFast
+
+    out.mkdir(parents=True, exist_ok=True)
+    if not isinstance(vocab, Path):
+        (out / "vocab.txt").write_text("".join(piece + "\n" for piece in vocab), encoding="utf-8")
+        vocab = out / "vocab.txt"
+    BertTokenizerFast(vocab=str(vocab), do_lower_case=False, strip_accents=False).save_pretrained(out)
+    torch.manual_seed(seed)
+    with open(vocab, encoding="utf-8") as lines:
+        tiny_bert(sum(1 for _ in lines), **shape).save_pretrained(out)
+    return out
+
+
 def save_checkpoint(architecture: str, out: Path, seed: int = 0) -> Path:
     """A random masked LM of `architecture` (one of ARCHITECTURES) and its tokenizer, saved to `out`."""
     import torch
-    from transformers import BertForMaskedLM, DistilBertForMaskedLM, XLMRobertaForMaskedLM
+    from transformers import DistilBertForMaskedLM, XLMRobertaForMaskedLM
 
+    if architecture == "bert":
+        return save_tiny_bert(out, _wordpieces(), seed, hidden=HIDDEN, layers=LAYERS, positions=POSITIONS)
     out.mkdir(parents=True, exist_ok=True)
-    tokenizer = _xlmr_tokenizer() if architecture == "xlm-roberta" else _bert_tokenizer(out, architecture)
+    tokenizer = _xlmr_tokenizer() if architecture == "xlm-roberta" else _distilbert_tokenizer(out)
     tokenizer.save_pretrained(out)
     torch.manual_seed(seed)
     config = _model_config(architecture, len(tokenizer), tokenizer.pad_token_id)
-    model_class = {"bert": BertForMaskedLM, "xlm-roberta": XLMRobertaForMaskedLM,
-                   "distilbert": DistilBertForMaskedLM}[architecture]
+    model_class = {"xlm-roberta": XLMRobertaForMaskedLM, "distilbert": DistilBertForMaskedLM}[architecture]
     model_class(config).eval().save_pretrained(out)
     return out

@@ -1,9 +1,11 @@
-"""Running the workflow from the tests: one place for the Snakemake call and for reading its dry runs."""
+"""Running the workflow from the tests: the one Snakemake runner, the copy of a finished run, and reading dry
+runs."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,13 +14,24 @@ REPO = Path(__file__).resolve().parents[1]
 TEST_PRESET = REPO / "presets" / "test.yaml"
 
 
-def snakemake(*args: str, cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
-    """Run Snakemake from this environment (its python must also run the `python -m` rules)."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+def environment(**extra: str) -> dict[str, str]:
+    """This process's environment with this python's directory first on PATH (the `python -m` rules need it)."""
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", **extra}
+
+
+def snakemake(*args: str, cwd: Path, timeout: int = 600, repo: Path = REPO) -> subprocess.CompletedProcess:
+    """Run Snakemake on `repo`'s Snakefile (this checkout, or a copy of it) from this environment."""
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "-m", "snakemake", "--snakefile", str(repo / "Snakefile"), *args],
+        cwd=cwd, env=environment(), capture_output=True, text=True, timeout=timeout,
     )
+
+
+def copy_run(run: Path, destination: Path) -> Path:
+    """A copy of a finished run's working directory (results, .snakemake's records) that a test may change: the
+    files keep their times, so the copy is as finished as the run."""
+    shutil.copytree(run, destination, symlinks=True)
+    return destination
 
 
 def job_counts(dry_run_output: str) -> dict[str, int]:
