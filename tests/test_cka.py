@@ -92,3 +92,71 @@ def test_by_layer_and_errors():
         linear_cka(np.ones((5, 2)), y[:5, 0])
     with pytest.raises(ValueError, match="layers"):
         cka_by_layer(x, y[:, :2])
+
+
+# ---------------------------------------------------------------------------------------------- bootstrap intervals
+
+def _paired_sides(n=40, seed=5):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 2, 6))
+    return x, x[:, :, :4] * 2.0 + rng.normal(size=(n, 2, 4))
+
+
+@pytest.mark.parametrize("debiased", [False, True])
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_cka_interval_is_scipy_s_paired_bootstrap_on_the_same_draws(method, debiased):
+    """The Gram-matrix resampling gives the interval scipy.stats.bootstrap computes with linear_cka on the
+    resampled rows (paired, the same generator and seed: the same resamples)."""
+    from scipy import stats
+
+    from xling.evaluate.cka_intervals import interval, resampled_cka
+
+    x, y = _paired_sides()
+    values = resampled_cka({"x": x, "y": y}, {"xy": ("x", "y")}, n_resamples=200, seed=9, debiased=debiased,
+                           leave_one_out=method == "bca")["xy"]
+    for layer in range(2):
+        ours = interval(values[:, layer], 200, len(x), level=0.9, seed=9, method=method)
+        # rows paired as scipy pairs them (paired=True resamples one index array; rows of unequal width do
+        # not broadcast as two samples)
+        reference = stats.bootstrap((np.arange(len(x)),), lambda i: linear_cka(x[i, layer], y[i, layer], debiased),
+                                    n_resamples=200, confidence_level=0.9, method=method, vectorized=False,
+                                    rng=np.random.default_rng(9)).confidence_interval
+        assert ours.low == pytest.approx(reference.low, abs=1e-12)
+        assert ours.high == pytest.approx(reference.high, abs=1e-12)
+        assert ours.estimate == pytest.approx(linear_cka(x[:, layer], y[:, layer], debiased), abs=1e-12)
+
+
+def test_cka_replicates_are_the_cka_of_the_resampled_rows_re_centred():
+    """By hand: each resample's CKA is linear_cka of the drawn rows (centred on their own mean); the paired
+    difference of two comparisons is the difference on the same draws."""
+    from xling.evaluate.cka_intervals import resampled_cka
+    from xling.evaluate.uncertainty import resample_blocks
+
+    x, y = _paired_sides()
+    z = np.random.default_rng(6).normal(size=y.shape)
+    values = resampled_cka({"x": x, "y": y, "z": z}, {"xy": ("x", "y"), "xz": ("x", "z")}, n_resamples=30, seed=2)
+    draws = next(resample_blocks(len(x), 30, np.random.default_rng(2)))
+    for layer in range(2):
+        expected = [linear_cka(x[idx, layer], y[idx, layer]) for idx in draws]
+        assert values["xy"][1:, layer] == pytest.approx(expected, abs=1e-12)
+        assert values["xz"][1:, layer] - values["xy"][1:, layer] == pytest.approx(
+            [linear_cka(x[idx, layer], z[idx, layer]) - e for idx, e in zip(draws, expected)], abs=1e-12)
+    assert values["xy"][0] == pytest.approx(cka_by_layer(x, y), abs=1e-12)
+
+
+def test_cka_interval_rows_pair_each_comparison_with_the_monolingual_one():
+    from xling.evaluate.cka_intervals import interval_rows, resampled_cka
+
+    x, y = _paired_sides()
+    z = np.random.default_rng(6).normal(size=y.shape)
+    values = resampled_cka({"x": x, "y": y, "z": z}, {"monolingual": ("x", "y"), "random": ("x", "z")},
+                           n_resamples=300, seed=1)
+    rows = {(r["comparison"], r["layer"]): r for r in interval_rows(values, 300, len(x), level=0.95, seed=1,
+                                                                    method="percentile")}
+    mono, rand = rows[("monolingual", 1)], rows[("random", 1)]
+    assert mono["ci_low"] < values["monolingual"][0, 1] < mono["ci_high"] and mono["n_items"] == len(x)
+    assert np.isnan(mono["vs_monolingual_low"]) and rand["vs_monolingual_high"] < 0  # random is far below
+    difference = values["random"][1:, 1] - values["monolingual"][1:, 1]
+    assert rand["vs_monolingual_low"] == pytest.approx(np.quantile(difference, 0.025))
+    means = values["monolingual"][1:].mean(axis=1)
+    assert mono["layer_mean_ci_high"] == pytest.approx(np.quantile(means, 0.975))
