@@ -44,7 +44,8 @@ def cka_table() -> pd.DataFrame:
             for pair in (*PAIRS, "en-en'") for comparison, value in (("monolingual", 0.7), ("multilingual", 0.8),
                                                                       ("random", 0.2))
             if not (pair == "en-en'" and comparison == "multilingual") for layer in range(3)]
-    return pd.DataFrame(rows).assign(debiased=False, split="test", n_sentences=500)
+    table = pd.DataFrame(rows).assign(debiased=False, split="test", n_sentences=500)
+    return table.assign(ci_low=table["cka"] - 0.03, ci_high=table["cka"] + 0.02, ci_level=0.95)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,8 @@ def test_sections_show_the_numbers(rendered):
         assert title in page
     assert "0.210" in page  # en-xb fastText (same words): 0.2 + 0.01
     assert "0.500" in page  # Tatoeba through the map at layer 1
-    assert "en-en'" in page and "0.600" in page  # en' CKA at layer 1 (0.7 - 0.1)
+    assert "en-en'" in page and "0.600 [0.570, 0.620]" in page  # en' CKA at layer 1 (0.7 - 0.1), its interval
+    assert "CKA: all numbers (95% bootstrap interval over the sentences)" in page
     assert page.count("No published numbers recorded") == 3  # the paper gives these as figures only
 
 

@@ -249,6 +249,13 @@ def cka_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
     return fig
 
 
+def _with_interval(value, low=None, high=None) -> str:
+    """"0.830 [0.800, 0.860]": a number and its bootstrap interval (the number alone without one)."""
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return fmt_num(value)
+    return f"{fmt_num(value)} [{fmt_num(low)}, {fmt_num(high)}]"
+
+
 @register_section("cka", "Linear CKA by layer (Conneau et al. Figure 7)", required=("cka",),
                   results={"cka": CKA_RESULTS})
 def render_cka(ctx: ReportContext) -> list[Block]:
@@ -270,9 +277,14 @@ def render_cka(ctx: ReportContext) -> list[Block]:
         "the most similar.")]
     blocks.append(ctx.figure("cka_layers", cka_figure(df, settings), "cka_layers", settings, "CKA by layer"))
     blocks += ctx.published_blocks("cka", df, Matching(identity=("pair", "comparison", "layer")))
-    table = df.pivot_table(index=["pair", "layer"], columns="comparison", values="cka").reset_index()
-    shown = [c for c in COMPARISONS if c in table]
-    rows = [[r["pair"], str(r["layer"]), *(fmt_num(r[c]) for c in shown)] for r in table.to_dict("records")]
-    blocks.append(table_block("CKA: all numbers", ["pair", "layer", *(COMPARISONS[c] for c in shown)], rows,
+    bounds = [c for c in ("ci_low", "ci_high") if c in df]  # none in a table drawn before the intervals
+    table = df.pivot_table(index=["pair", "layer"], columns="comparison", values=["cka", *bounds]).reset_index()
+    shown = [c for c in COMPARISONS if ("cka", c) in table]
+    rows = [[r[("pair", "")], str(r[("layer", "")]),
+             *(_with_interval(r[("cka", c)], *(r.get((b, c)) for b in bounds)) for c in shown)]
+            for _, r in table.iterrows()]
+    title = f"CKA: all numbers ({df['ci_level'].iloc[0]:.0%} bootstrap interval over the sentences)" if bounds \
+        else "CKA: all numbers"
+    blocks.append(table_block(title, ["pair", "layer", *(COMPARISONS[c] for c in shown)], rows,
                               numeric=range(1, 2 + len(shown))))
     return blocks
