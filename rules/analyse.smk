@@ -192,9 +192,10 @@ rule cka:
         settings={key: CKA[key] for key in ("split", "max_sentences", "debiased", "random_seed")},
         max_length=MONO_WINDOW,
         # each CKA's interval over the sentences is drawn here, from the vectors (CKA is no ratio of per-item
-        # sums, so a gather cannot draw it): a change of config `bootstrap` reruns these jobs (the models are
-        # not retrained) as well as the gathers of the tables with per-item scores
-        bootstrap=config["bootstrap"],
+        # sums, so a gather cannot draw it): a delete-a-group jackknife (xling.evaluate.cka_intervals; the
+        # bootstrap's duplicated rows raise CKA), so only config `bootstrap`'s level and seed (its groups) enter:
+        # a change of either reruns these jobs (the models are not retrained) as well as the gathers
+        bootstrap={key: config["bootstrap"][key] for key in ("level", "seed")},
     threads: LANGUAGE["threads"]
     resources:
         **PLAN.inference_resources(),

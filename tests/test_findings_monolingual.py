@@ -1,7 +1,7 @@
 """The Conneau et al. section 5 claims of the findings table (xling.evaluate.findings) on hand-made monolingual
 tables whose outcomes can be checked by hand: without per-item scores or seeds they have no interval, so
 they are inconclusive at best; a number at chance makes its claim not measurable. The CKA tables carry planted
-bootstrap intervals (as the cka job writes them), so their claims reach every outcome."""
+jackknife intervals (as the cka job writes them), so their claims reach every outcome."""
 
 from __future__ import annotations
 
@@ -79,8 +79,8 @@ def with_intervals(table: pd.DataFrame, half: float, paired_half: float) -> pd.D
     mean_difference = table["layer_mean"].to_numpy() - mono_mean.loc[table["pair"]].to_numpy()
     own = table["comparison"] == "monolingual"
     return table.assign(
-        ci_low=table["cka"] - half, ci_high=table["cka"] + half, ci_level=0.95, ci_resamples=1000, ci_seed=0,
-        ci_method="percentile", n_items=500,
+        ci_low=table["cka"] - half, ci_high=table["cka"] + half, ci_level=0.95, ci_resamples=100, ci_seed=0,
+        ci_method="jackknife", n_items=500,
         vs_monolingual_low=(difference - paired_half), vs_monolingual_high=(difference + paired_half),
         layer_mean_ci_low=table["layer_mean"] - half, layer_mean_ci_high=table["layer_mean"] + half,
         layer_mean_vs_monolingual_low=mean_difference - paired_half,

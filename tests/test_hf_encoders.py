@@ -155,7 +155,7 @@ def test_cka_and_its_random_encoder(encoder, tiny_checkpoint):
     table = cka_table((encoder, encoder), pairs, multilingual=encoder, random_seed=1, debiased=False, batch_size=4)
     same = table[table["comparison"] != "random"]
     assert np.allclose(same["cka"], 1.0) and len(same) == 2 * 3
-    # every row with its bootstrap interval over the 16 sentences (identical sides: 1 on every resample)
+    # every row with its jackknife interval over the 16 sentences (identical sides: 1 with any group left out)
     assert table[list(INTERVAL_COLUMNS)].notna().all().all() and (table["n_items"] == 16).all()
     assert np.allclose(same[["ci_low", "ci_high", "layer_mean_ci_low", "layer_mean_ci_high"]], 1.0)
     assert np.allclose(same[same["comparison"] == "multilingual"][["vs_monolingual_low", "vs_monolingual_high"]], 0.0)

@@ -72,7 +72,7 @@ def test_sections_show_the_numbers(rendered):
     assert "0.210" in page  # en-xb fastText (same words): 0.2 + 0.01
     assert "0.500" in page  # Tatoeba through the map at layer 1
     assert "en-en'" in page and "0.600 [0.570, 0.620]" in page  # en' CKA at layer 1 (0.7 - 0.1), its interval
-    assert "CKA: all numbers (95% bootstrap interval over the sentences)" in page
+    assert "CKA: all numbers (95% jackknife interval over the sentences)" in page
     assert page.count("No published numbers recorded") == 3  # the paper gives these as figures only
 
 

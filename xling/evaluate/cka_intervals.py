@@ -1,20 +1,25 @@
-"""Bootstrap intervals of linear CKA over sentences (the rows of X and Y resampled together, paired), cheap.
+"""Intervals of linear CKA over sentences: a delete-a-group jackknife (the rows of X and Y left out together).
 
-Why not `bootstrap_statistic` with `linear_cka`: each resample would recompute three d x d products of every
-layer (n = 2000 sentences, d = 768: minutes per layer). Instead each layer's Gram matrices K = X X^T, L = Y Y^T
-are computed once and a resample enters as its counts w (how often each sentence is drawn, summing to m):
+Why not the bootstrap: resampling sentences with replacement duplicates rows, and duplicated rows raise linear
+CKA, so the resampled values sit above the estimate (synthetic n = 500, d = 64: CKA 0.516, 95 % percentile
+interval [0.549, 0.572]). Leaving sentences out duplicates none. The n sentences go to G = min(n, 100) groups
+(a permutation drawn from `seed`, cut into contiguous blocks); theta_g is the CKA with group g left out,
+se = sqrt((G - 1) / G * sum_g (theta_g - mean_g theta_g)^2), and the interval is theta_hat +- z se with
+z = ndtri((1 + level) / 2). Its ci_resamples column records G, its ci_method "jackknife".
+
+Why from Gram matrices: each leave-group-out CKA would otherwise recompute three d x d products of every layer.
+Each layer's K = X X^T, L = Y Y^T are computed once, and a set of kept sentences enters as weights w (1 kept,
+0 left out; m = sum w):
 
     HSIC_w = w'(K o L)w - (2/m) sum_i w_i (Kw)_i (Lw)_i + (w'Kw)(w'Lw) / m^2
 
-is ||Yw^T Xw||_F^2 of the resampled rows re-centred on the resample's own means (the biased estimator of
-xling.evaluate.cka, exactly, up to rounding). The debiased estimator (Song et al. 2012) is the same U-statistic
-written with counts: tr(K~L~) = w'(K o L)w - sum_i w_i K_ii L_ii, 1'K~1 = w'Kw - sum_i w_i K_ii, and
-(K~1) at a drawn copy of sentence i = (Kw)_i - K_ii (U-centring needs no re-centring: it removes any mean).
-Every resample is then a few [resamples, n] x [n, n] products per layer.
+is ||Yw^T Xw||_F^2 of the kept rows re-centred on their own means (the biased estimator of xling.evaluate.cka,
+exactly, up to rounding). The debiased estimator (Song et al. 2012) is the same U-statistic written with
+weights: tr(K~L~) = w'(K o L)w - sum_i w_i K_ii L_ii, 1'K~1 = w'Kw - sum_i w_i K_ii, and (K~1)_i = (Kw)_i - K_ii.
 
-Every comparison of one table draws the same resamples (one seed, one sentence set), so the difference of two
-comparisons (monolingual minus random at a layer, multilingual minus monolingual over the layers' mean) gets a
-paired interval from the same replicates at no extra cost.
+Every comparison of one table leaves out the same groups, so the difference of two comparisons (monolingual
+minus random at a layer, multilingual minus monolingual over the layers' mean) is jackknifed on the same
+groups: a paired interval at no extra cost.
 """
 
 from __future__ import annotations
@@ -22,14 +27,16 @@ from __future__ import annotations
 from typing import Mapping
 
 import numpy as np
+from scipy.special import ndtri
 
-from xling.evaluate.uncertainty import Interval, interval_from_replicates, resampled_counts
+from xling.evaluate.uncertainty import Interval
 
-_BLOCK_ROWS = 500  # resamples per product: [500, n] float64 matrices
+MAX_GROUPS = 100
+METHOD = "jackknife"
 
 
 def _gram(x: np.ndarray) -> np.ndarray:
-    """X X^T of the column-centred rows (centring here only keeps the counts' sums well conditioned)."""
+    """X X^T of the column-centred rows (centring here only keeps the weighted sums well conditioned)."""
     x = np.asarray(x, dtype=np.float64)
     x = x - x.mean(axis=0)
     return x @ x.T
@@ -37,7 +44,7 @@ def _gram(x: np.ndarray) -> np.ndarray:
 
 def _hsic(w: np.ndarray, kw: np.ndarray, lw: np.ndarray, quad: np.ndarray, k: np.ndarray, l: np.ndarray,
           debiased: bool) -> np.ndarray:
-    """HSIC of each row of counts w [B, n] (module docstring); kw = w K, lw = w L, quad = w'(K o L)w."""
+    """HSIC of each row of weights w [B, n] (module docstring); kw = w K, lw = w L, quad = w'(K o L)w."""
     m = w.sum(axis=1)
     k_total, l_total = np.einsum("bi,bi->b", w, kw), np.einsum("bi,bi->b", w, lw)
     if not debiased:
@@ -51,7 +58,7 @@ def _hsic(w: np.ndarray, kw: np.ndarray, lw: np.ndarray, quad: np.ndarray, k: np
 
 def _cka_rows(grams: Mapping[str, np.ndarray], comparisons: Mapping[str, tuple[str, str]], w: np.ndarray,
               debiased: bool) -> dict[str, np.ndarray]:
-    """CKA of each comparison (its two sides' names in `grams`) on each row of counts w."""
+    """CKA of each comparison (its two sides' names in `grams`) on each row of weights w."""
     products = {name: w @ gram for name, gram in grams.items()}
     quads: dict[tuple[str, str], np.ndarray] = {}
 
@@ -64,61 +71,64 @@ def _cka_rows(grams: Mapping[str, np.ndarray], comparisons: Mapping[str, tuple[s
         return {name: hsic(a, b) / np.sqrt(hsic(a, a) * hsic(b, b)) for name, (a, b) in comparisons.items()}
 
 
-def _count_rows(n: int, counts: np.ndarray, leave_one_out: bool):
-    """Blocks of count rows: every sentence once (the estimate), the resamples, and (BCa) each sentence left out."""
-    yield np.ones((1, n))
-    for start in range(0, len(counts), _BLOCK_ROWS):
-        yield counts[start : start + _BLOCK_ROWS]
-    if leave_one_out:
-        for start in range(0, n, _BLOCK_ROWS):
-            block = np.ones((min(_BLOCK_ROWS, n - start), n))
-            block[np.arange(len(block)), start + np.arange(len(block))] = 0.0
-            yield block
+def jackknife_groups(n: int, seed: int, max_groups: int = MAX_GROUPS) -> list[np.ndarray]:
+    """The sentences of each of the G = min(n, max_groups) groups: a permutation of range(n) drawn from `seed`,
+    cut into G contiguous blocks (sizes differing by at most one)."""
+    return np.array_split(np.random.default_rng(seed).permutation(n), min(n, max_groups))
 
 
-def resampled_cka(sides: Mapping[str, np.ndarray], comparisons: Mapping[str, tuple[str, str]], *,
-                  n_resamples: int, seed: int, debiased: bool = False,
-                  leave_one_out: bool = False) -> dict[str, np.ndarray]:
-    """{comparison: CKA values [1 + n_resamples (+ n), layers]}: row 0 on every sentence, then each resample of
-    `resampled_counts(n, n_resamples, seed)`, then (leave_one_out) each sentence left out. sides: name ->
-    representations [n, layers, d] (or [n, d]: one layer) of the same n sentences; comparisons: name ->
-    (side, side)."""
+def _kept_weights(n: int, groups: list[np.ndarray]) -> np.ndarray:
+    """[1 + G, n] weights: every sentence (the estimate), then each group left out."""
+    weights = np.ones((1 + len(groups), n))
+    for g, members in enumerate(groups, start=1):
+        weights[g, members] = 0.0
+    return weights
+
+
+def left_out_cka(sides: Mapping[str, np.ndarray], comparisons: Mapping[str, tuple[str, str]], *, seed: int,
+                 debiased: bool = False, max_groups: int = MAX_GROUPS) -> dict[str, np.ndarray]:
+    """{comparison: CKA values [1 + G, layers]}: row 0 on every sentence, then with each group of
+    `jackknife_groups(n, seed, max_groups)` left out. sides: name -> representations [n, layers, d] (or [n, d]: one layer) of
+    the same n sentences; comparisons: name -> (side, side)."""
     sides = {name: np.asarray(x)[:, None] if np.ndim(x) == 2 else np.asarray(x) for name, x in sides.items()}
     n, n_layers = next(iter(sides.values())).shape[:2]
     if any(x.shape[:2] != (n, n_layers) for x in sides.values()):
         raise ValueError(f"CKA intervals need every side on the same sentences and layers: "
                          f"{ {name: x.shape for name, x in sides.items()} }")
-    counts = resampled_counts(n, n_resamples, seed)
+    weights = _kept_weights(n, jackknife_groups(n, seed, max_groups))
     values = {name: [] for name in comparisons}
     for layer in range(n_layers):
         grams = {name: _gram(x[:, layer]) for name, x in sides.items()
                  if any(name in pair for pair in comparisons.values())}
-        blocks = [_cka_rows(grams, comparisons, w, debiased) for w in _count_rows(n, counts, leave_one_out)]
-        for name in comparisons:
-            values[name].append(np.concatenate([block[name] for block in blocks]))
+        for name, by_row in _cka_rows(grams, comparisons, weights, debiased).items():
+            values[name].append(by_row)
     return {name: np.stack(by_layer, axis=1) for name, by_layer in values.items()}
 
 
-def interval(values: np.ndarray, n_resamples: int, n_items: int, *, level: float, seed: int,
-             method: str) -> Interval:
-    """The interval of one statistic from its `resampled_cka` rows [1 + n_resamples (+ n_items with BCa)]."""
-    leave_one_out = (lambda: values[1 + n_resamples:]) if method == "bca" else None
-    return interval_from_replicates(float(values[0]), values[1 : 1 + n_resamples], n_items, level=level,
-                                    seed=seed, method=method, leave_one_out=leave_one_out)
+def interval(values: np.ndarray, n_items: int, *, level: float, seed: int) -> Interval:
+    """The jackknife interval of one statistic from its `left_out_cka` rows [1 + G]: estimate +- z se."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    values = np.asarray(values, dtype=np.float64)
+    estimate, left_out = float(values[0]), values[1:]
+    if len(left_out) < 2 or not np.all(np.isfinite(left_out)):
+        raise ValueError("the jackknife needs at least 2 groups and a finite statistic on each")
+    groups = len(left_out)
+    se = float(np.sqrt((groups - 1) / groups * np.sum((left_out - left_out.mean()) ** 2)))
+    half = float(ndtri((1 + level) / 2)) * se
+    return Interval(estimate, estimate - half, estimate + half, level, groups, seed, n_items, METHOD)
 
 
-def interval_rows(values: Mapping[str, np.ndarray], n_resamples: int, n_items: int, *, level: float, seed: int,
-                  method: str, reference: str = "monolingual") -> list[dict]:
-    """One row per (comparison, layer) of `resampled_cka` values: the CKA's interval (ci_* columns); the paired
+def interval_rows(values: Mapping[str, np.ndarray], n_items: int, *, level: float, seed: int,
+                  reference: str = "monolingual") -> list[dict]:
+    """One row per (comparison, layer) of `left_out_cka` values: the CKA's interval (ci_* columns); the paired
     interval of this comparison minus `reference` at the layer (vs_<reference>_low/high; NaN on the reference's
     own rows and when the run lacks it); and the comparison's mean over layers (the paper's "average" row) with
     its interval and its paired difference to the reference's mean (layer_mean*)."""
-    boot = dict(level=level, seed=seed, method=method)
-
     def bounds(v: np.ndarray | None) -> tuple[float, float]:
         if v is None:
             return np.nan, np.nan
-        found = interval(v, n_resamples, n_items, **boot)
+        found = interval(v, n_items, level=level, seed=seed)
         return found.low, found.high
 
     base = values.get(reference)
@@ -126,12 +136,12 @@ def interval_rows(values: Mapping[str, np.ndarray], n_resamples: int, n_items: i
     for name, by_layer in values.items():
         other = base is not None and name != reference
         mean = by_layer.mean(axis=1)
-        mean_interval = interval(mean, n_resamples, n_items, **boot)
+        mean_interval = interval(mean, n_items, level=level, seed=seed)
         mean_vs = bounds(mean - base.mean(axis=1) if other else None)
         for layer in range(by_layer.shape[1]):
             vs = bounds(by_layer[:, layer] - base[:, layer] if other else None)
             rows.append({"comparison": name, "layer": layer,
-                         **interval(by_layer[:, layer], n_resamples, n_items, **boot).columns(),
+                         **interval(by_layer[:, layer], n_items, level=level, seed=seed).columns(),
                          f"vs_{reference}_low": vs[0], f"vs_{reference}_high": vs[1],
                          "layer_mean": mean_interval.estimate, "layer_mean_ci_low": mean_interval.low,
                          "layer_mean_ci_high": mean_interval.high,

@@ -12,8 +12,7 @@ replacement, `n_resamples` times:
   is sum(correct words) / sum(words), so resampling sentences keeps a sentence's words together:
   `bootstrap_ratio`;
 - anything else (CKA over examples, a difference of two CKAs on the same sentences): `bootstrap_statistic`
-  recomputes a callback on each resample of item indices; a statistic vectorised over resamples takes the same
-  draws as `resampled_counts` (how often each item is drawn) and gives its values to `interval_from_replicates`.
+  recomputes a callback on each resample of item indices.
 Several fine-tuning seeds on one test set: `bootstrap_seeds_and_items` resamples both (over several test
 languages: `bootstrap_seeds_and_groups`); `seed_spread` gives
 their mean, sd and count for the tables.
@@ -114,32 +113,6 @@ def resample_blocks(n_items: int, n_resamples: int, rng: np.random.Generator):
     block = max(1, _BLOCK_CELLS // n_items)
     for start in range(0, n_resamples, block):
         yield rng.integers(0, n_items, size=(min(block, n_resamples - start), n_items))
-
-
-def resampled_counts(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
-    """How often each item is drawn in each resample [n_resamples, n_items]: the draws of bootstrap_statistic
-    (and of scipy.stats.bootstrap's paired resampling with the same generator) as counts, for a statistic that
-    weights items instead of indexing them (CKA from Gram matrices)."""
-    def count(idx: np.ndarray) -> np.ndarray:
-        offsets = idx + n_items * np.arange(len(idx))[:, None]  # one bincount for the whole block
-        return np.bincount(offsets.ravel(), minlength=idx.size).reshape(idx.shape)
-
-    blocks = [count(idx) for idx in resample_blocks(n_items, n_resamples, np.random.default_rng(seed))]
-    return np.concatenate(blocks).astype(np.float64)
-
-
-def interval_from_replicates(estimate: float, replicates: np.ndarray, n_items: int, *, level: float, seed: int,
-                             method: str, leave_one_out: Callable[[], np.ndarray] | None = None) -> Interval:
-    """The interval of a statistic whose resampled values the caller computed (on `resampled_counts` draws);
-    BCa needs `leave_one_out`: the statistic with each item left out, in item order."""
-    _check(n_items, len(replicates), level, method)
-    replicates = np.asarray(replicates, dtype=np.float64)
-    if not np.all(np.isfinite(replicates)):
-        raise ValueError("the statistic is not finite on some resample (too few items for it?)")
-    jackknife = (lambda: [np.asarray(leave_one_out(), dtype=np.float64)]) if leave_one_out else None
-    if method == "bca" and jackknife is None:
-        raise ValueError("BCa needs the leave-one-out values of the statistic")
-    return _interval(estimate, replicates, jackknife, n_items, len(replicates), level, seed, method)
 
 
 def _as_ratio(values) -> Ratio:

@@ -250,7 +250,7 @@ def cka_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
 
 
 def _with_interval(value, low=None, high=None) -> str:
-    """"0.830 [0.800, 0.860]": a number and its bootstrap interval (the number alone without one)."""
+    """"0.830 [0.800, 0.860]": a number and its interval (the number alone without one)."""
     if low is None or high is None or pd.isna(low) or pd.isna(high):
         return fmt_num(value)
     return f"{fmt_num(value)} [{fmt_num(low)}, {fmt_num(high)}]"
@@ -283,7 +283,7 @@ def render_cka(ctx: ReportContext) -> list[Block]:
     rows = [[r[("pair", "")], str(r[("layer", "")]),
              *(_with_interval(r[("cka", c)], *(r.get((b, c)) for b in bounds)) for c in shown)]
             for _, r in table.iterrows()]
-    title = f"CKA: all numbers ({df['ci_level'].iloc[0]:.0%} bootstrap interval over the sentences)" if bounds \
+    title = f"CKA: all numbers ({df['ci_level'].iloc[0]:.0%} jackknife interval over the sentences)" if bounds \
         else "CKA: all numbers"
     blocks.append(table_block(title, ["pair", "layer", *(COMPARISONS[c] for c in shown)], rows,
                               numeric=range(1, 2 + len(shown))))

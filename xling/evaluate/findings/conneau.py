@@ -153,7 +153,7 @@ def _cka(tables: Tables, first: str, second: str) -> tuple[pd.DataFrame, list[st
 
 
 def _cka_measure(label: str, value: float, row: pd.Series, prefix: str = "") -> Measure:
-    """A CKA of the table with its bootstrap interval over the sentences (the row's `<prefix>ci_low/high`; none
+    """A CKA of the table with its jackknife interval over the sentences (the row's `<prefix>ci_low/high`; none
     in a table drawn before the intervals) and the row's degenerate flag, if the table has one."""
     low, high = (row.get(f"{prefix}ci_{end}", float("nan")) for end in ("low", "high"))
     flag = row.get("flag") if isinstance(row.get("flag"), str) and row.get("flag") else None
@@ -165,7 +165,8 @@ def _cka_measure(label: str, value: float, row: pd.Series, prefix: str = "") -> 
 def _vs_monolingual(row: pd.Series, value: float, mono_value: float, prefix: str,
                     negate: bool = False) -> Interval | None:
     """The paired interval of value - mono_value (the row's `<prefix>_low/high`: its comparison minus the
-    monolingual one on the same resampled sentences), of mono_value - value when `negate`; None without it."""
+    monolingual one jackknifed on the same groups of sentences), of mono_value - value when `negate`; None
+    without it."""
     low, high = (row.get(f"{prefix}_{end}", float("nan")) for end in ("low", "high"))
     if pd.isna(low) or pd.isna(high):
         return None
@@ -178,7 +179,7 @@ def _vs_monolingual(row: pd.Series, value: float, mono_value: float, prefix: str
 
 def cka_above_random(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
     """Monolingual BERTs' CKA is above the random encoder's (the lower bound) at every layer of every pair: each
-    layer by the paired interval of the difference on the same resampled sentences."""
+    layer by the paired interval of the difference, jackknifed on the same groups of sentences."""
     rows, _ = _cka(tables, "monolingual", "random")
     parts, labels, measures = [], [], []
     for (pair, layer), at in rows.groupby(["pair", "layer"]):
@@ -194,8 +195,8 @@ def cka_above_random(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
 
 def cka_multilingual_higher(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
     """One (multilingual) model's CKA averaged over the layers (the paper's "average" row of Fig. 7) is above
-    the monolingual models' in every pair: each pair by the paired interval of the difference of the two means
-    on the same resampled sentences."""
+    the monolingual models' in every pair: each pair by the paired interval of the difference of the two means,
+    jackknifed on the same groups of sentences."""
     rows, pairs = _cka(tables, "multilingual", "monolingual")
     parts, measures = [], []
     for pair in pairs:
