@@ -79,3 +79,25 @@ def test_sections_show_the_numbers(rendered):
 def test_a_missing_column_names_the_table(tmp_path):
     with pytest.raises(ValueError, match="<cka table>: missing column.*cka"):
         render_report({"cka": cka_table().drop(columns="cka")}, {"run": "t"}, tmp_path / "r.html", tmp_path)
+
+
+def test_cka_figure_shades_each_comparison_s_interval():
+    """With the interval columns: one panel per pair under the heatmaps, each comparison's line in a band from
+    ci_low to ci_high; without them, the heatmaps alone."""
+    from matplotlib.collections import PolyCollection
+
+    from xling.report.monolingual import cka_figure
+
+    table = cka_table()
+    fig = cka_figure(table, "settings")
+    panels = {ax.get_title(): ax for ax in fig.subfigs[1].axes}
+    assert sorted(panels) == ["en-en'", "en-xa", "en-xb"]
+    bands = [c for c in panels["en-en'"].collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 2  # monolingual and random: en-en' has no multilingual model
+    corners = bands[0].get_paths()[0].vertices
+    rows = table[(table["pair"] == "en-en'") & (table["comparison"] == "monolingual")]
+    assert corners[:, 1].min() == pytest.approx(rows["ci_low"].min())
+    assert corners[:, 1].max() == pytest.approx(rows["ci_high"].max())
+    assert len([c for c in panels["en-xa"].collections if isinstance(c, PolyCollection)]) == 3
+    bare = cka_figure(table.drop(columns=["ci_low", "ci_high"]), "settings")
+    assert not bare.subfigs and len(bare.axes) == 3 + 1  # three heatmaps and the colour bar
