@@ -111,8 +111,9 @@ def _synthetic(n, d, seed=0):
 
 @pytest.mark.parametrize("debiased", [False, True])
 def test_cka_jackknife_by_hand(debiased):
-    """n = 6 sentences in G = 3 groups of the seed's permutation (2 each): each theta_g is linear_cka of the kept rows, se = sqrt((G-1)/G sum (theta_g - mean)^2),
-    the interval theta_hat +- z_0.95 se; the paired difference is jackknifed on the same groups."""
+    """n = 6 sentences in G = 3 groups of the seed's permutation (2 each): each theta_g is linear_cka of the kept
+    rows, se = sqrt((G-1)/G sum (theta_g - mean)^2), the interval theta_hat +- z_0.95 se; the paired difference is
+    jackknifed on the same groups."""
     from scipy.stats import norm
 
     from xling.evaluate.cka_intervals import MAX_GROUPS, interval, interval_rows, left_out_cka

@@ -88,8 +88,8 @@ def _kept_weights(n: int, groups: list[np.ndarray]) -> np.ndarray:
 def left_out_cka(sides: Mapping[str, np.ndarray], comparisons: Mapping[str, tuple[str, str]], *, seed: int,
                  debiased: bool = False, max_groups: int = MAX_GROUPS) -> dict[str, np.ndarray]:
     """{comparison: CKA values [1 + G, layers]}: row 0 on every sentence, then with each group of
-    `jackknife_groups(n, seed, max_groups)` left out. sides: name -> representations [n, layers, d] (or [n, d]: one layer) of
-    the same n sentences; comparisons: name -> (side, side)."""
+    `jackknife_groups(n, seed, max_groups)` left out. sides: name -> representations [n, layers, d] (or [n, d]:
+    one layer) of the same n sentences; comparisons: name -> (side, side)."""
     sides = {name: np.asarray(x)[:, None] if np.ndim(x) == 2 else np.asarray(x) for name, x in sides.items()}
     n, n_layers = next(iter(sides.values())).shape[:2]
     if any(x.shape[:2] != (n, n_layers) for x in sides.values()):
