@@ -191,6 +191,11 @@ rule cka:
         # not en_prime_seed: en's seed is in its model (the {mono} wildcard), so it reruns en's job only
         settings={key: CKA[key] for key in ("split", "max_sentences", "debiased", "random_seed")},
         max_length=MONO_WINDOW,
+        # each CKA's interval over the sentences is drawn here, from the vectors (CKA is no ratio of per-item
+        # sums, so a gather cannot draw it): a delete-a-group jackknife (xling.evaluate.cka_intervals; the
+        # bootstrap's duplicated rows raise CKA), so only config `bootstrap`'s level and seed (its groups) enter:
+        # a change of either reruns these jobs (the models are not retrained) as well as the gathers
+        bootstrap={key: config["bootstrap"][key] for key in ("level", "seed")},
     threads: LANGUAGE["threads"]
     resources:
         **PLAN.inference_resources(),

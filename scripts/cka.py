@@ -21,7 +21,7 @@ def load(model):
 multilingual = load(inp.multilingual) if "multilingual" in inp.keys() else None
 table = cka_table([load(model) for model in inp.models], xnli_parallel(*inp.xnli, max_sentences=s["max_sentences"]),
                   multilingual=multilingual, random_seed=s["random_seed"], debiased=s["debiased"],
-                  batch_size=res.batch_size)
+                  batch_size=res.batch_size, ci_level=p.bootstrap["level"], ci_seed=p.bootstrap["seed"])
 target = f"{p.pivot}'" if mono != p.lang else mono  # en' for the pivot's other seed
 settings = dict(src=p.pivot, tgt=target, pair=f"{p.pivot}-{target}", lm_src=p.models[0]["lm"],
                 lm_tgt=p.models[1]["lm"], lm_multilingual=inp.get("multilingual", ""),

@@ -1,12 +1,13 @@
 """The Conneau et al. section 5 claims of the findings table (xling.evaluate.findings) on hand-made monolingual
 tables whose outcomes can be checked by hand: without per-item scores or seeds they have no interval, so
-they are inconclusive at best; a number at chance makes its claim not measurable."""
+they are inconclusive at best; a number at chance makes its claim not measurable. The CKA tables carry planted
+jackknife intervals (as the cka job writes them), so their claims reach every outcome."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from xling.evaluate.findings import INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, judge_claims
+from xling.evaluate.findings import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, judge_claims
 
 MODELS = dict(lm_src="mono/en/100-w8", lm_tgt="mono/xa/100-w8")
 
@@ -56,10 +57,80 @@ def test_sentences_need_an_interval_at_every_layer():
     assert row["outcome"] == NOT_MEASURABLE and "at or below chance: layer 0 none 0.001" in row["flags"]
 
 
-def test_cka_claims():
+def test_cka_claims_without_intervals_are_inconclusive():
+    """A CKA table drawn before the intervals: the claims are open, never hold."""
     table = cka(mono=[0.7, 0.6], multi=[0.8, 0.7], random=[0.2, 0.1])
     assert finding({"cka": table}, "conneau2020.cka.random")["outcome"] == INCONCLUSIVE  # no interval yet
     row = finding({"cka": table}, "conneau2020.cka.shared")
-    assert row["outcome"] == INCONCLUSIVE and "multilingual 0.750, monolingual 0.650" in row["reason"]
+    assert row["outcome"] == INCONCLUSIVE and "en-xa multilingual (layer mean) 0.750" in row["reason"]
+    assert "en-xa monolingual (layer mean) 0.650" in row["reason"]
     no_multi = table[table["comparison"] != "multilingual"]
     assert finding({"cka": no_multi}, "conneau2020.cka.shared")["outcome"] == NOT_MEASURED
+
+
+def with_intervals(table: pd.DataFrame, half: float, paired_half: float) -> pd.DataFrame:
+    """Planted intervals as the cka job writes them: each CKA +- half, each paired difference to the monolingual
+    comparison (at the layer, and of the layers' mean) +- paired_half around the difference."""
+    table = table.copy()
+    mono = table[table["comparison"] == "monolingual"].set_index(["pair", "layer"])["cka"]
+    table["layer_mean"] = table.groupby(["pair", "comparison"])["cka"].transform("mean")
+    mono_mean = table[table["comparison"] == "monolingual"].groupby("pair")["cka"].mean()
+    difference = table["cka"].to_numpy() - mono.loc[list(zip(table["pair"], table["layer"]))].to_numpy()
+    mean_difference = table["layer_mean"].to_numpy() - mono_mean.loc[table["pair"]].to_numpy()
+    own = table["comparison"] == "monolingual"
+    return table.assign(
+        ci_low=table["cka"] - half, ci_high=table["cka"] + half, ci_level=0.95, ci_resamples=100, ci_seed=0,
+        ci_method="jackknife", n_items=500,
+        vs_monolingual_low=(difference - paired_half), vs_monolingual_high=(difference + paired_half),
+        layer_mean_ci_low=table["layer_mean"] - half, layer_mean_ci_high=table["layer_mean"] + half,
+        layer_mean_vs_monolingual_low=mean_difference - paired_half,
+        layer_mean_vs_monolingual_high=mean_difference + paired_half,
+    ).assign(**{column: lambda t, c=column: t[c].mask(own) for column in (
+        "vs_monolingual_low", "vs_monolingual_high", "layer_mean_vs_monolingual_low",
+        "layer_mean_vs_monolingual_high")})
+
+
+def test_cka_above_random_each_outcome():
+    """Paired intervals decide: a gap wider than the paired half-width holds (even where the two CKAs'
+    own intervals overlap), a paired interval across 0 is inconclusive, a lower CKA does not hold, and a
+    missing or flagged CKA is not measurable."""
+    claim = "conneau2020.cka.random"
+    overlapping = with_intervals(cka(mono=[0.30, 0.25], multi=[0.4, 0.3], random=[0.25, 0.20]), 0.1, 0.02)
+    row = finding({"cka": overlapping}, claim)
+    assert row["outcome"] == HOLDS and "paired difference +0.05 [+0.03, +0.07]" in row["reason"]
+    assert "en-xb layer 1 monolingual 0.250 [0.150, 0.350]" in row["reason"]
+    row = finding({"cka": with_intervals(cka(mono=[0.30, 0.25], multi=[0.4, 0.3], random=[0.25, 0.20]), 0.1, 0.08)},
+                  claim)
+    assert row["outcome"] == INCONCLUSIVE and "the order is not resolved" in row["reason"]
+    row = finding({"cka": with_intervals(cka(mono=[0.30, 0.10], multi=[0.4, 0.3], random=[0.25, 0.20]), 0.01, 0.02)},
+                  claim)
+    assert row["outcome"] == FAILS and "layer 1 monolingual 0.100 [0.090, 0.110] not >" in row["reason"]
+    missing = overlapping.copy()
+    missing.loc[(missing["comparison"] == "random") & (missing["layer"] == 0), "cka"] = float("nan")
+    row = finding({"cka": missing}, claim)
+    assert row["outcome"] == NOT_MEASURABLE and "en-xa layer 0 random is missing" in row["reason"]
+    flagged = overlapping.assign(flag=None)
+    flagged.loc[flagged["comparison"] == "monolingual", "flag"] = "vectors collapsed"
+    row = finding({"cka": flagged}, claim)
+    assert row["outcome"] == NOT_MEASURABLE and "is degenerate (vectors collapsed)" in row["reason"]
+
+
+def test_cka_multilingual_higher_each_outcome():
+    """Each pair's mean over the layers, by the paired interval of multilingual minus monolingual."""
+    claim = "conneau2020.cka.shared"
+    slightly = cka(mono=[0.70, 0.60], multi=[0.72, 0.62], random=[0.2, 0.1])  # +0.02: the paper's "slightly"
+    row = finding({"cka": with_intervals(slightly, 0.05, 0.01)}, claim)
+    assert row["outcome"] == HOLDS and "en-xb: en-xb multilingual (layer mean) 0.670 [0.620, 0.720] >" in row["reason"]
+    assert "paired difference +0.02 [+0.01, +0.03]" in row["reason"]
+    assert finding({"cka": with_intervals(slightly, 0.05, 0.03)}, claim)["outcome"] == INCONCLUSIVE
+    lower = cka(mono=[0.70, 0.60], multi=[0.60, 0.50], random=[0.2, 0.1])
+    assert finding({"cka": with_intervals(lower, 0.05, 0.01)}, claim)["outcome"] == FAILS
+    one_pair_lower = with_intervals(slightly, 0.05, 0.01)
+    one_pair_lower.loc[(one_pair_lower["pair"] == "en-xb") & (one_pair_lower["comparison"] == "multilingual"),
+                       ["layer_mean_vs_monolingual_low", "layer_mean_vs_monolingual_high"]] = [-0.05, -0.01]
+    row = finding({"cka": one_pair_lower}, claim)  # every pair must hold
+    assert row["outcome"] == FAILS and "en-xb: en-xb multilingual (layer mean) 0.670 [0.620, 0.720] not >" in \
+        row["reason"]
+    missing = with_intervals(slightly, 0.05, 0.01)
+    missing.loc[missing["comparison"] == "multilingual", "cka"] = float("nan")
+    assert finding({"cka": missing}, claim)["outcome"] == NOT_MEASURABLE

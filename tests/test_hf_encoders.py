@@ -17,6 +17,7 @@ from xling.data.words import SENTENCEPIECE, WORDPIECE
 from xling.encode.encoder import Encoder, Shift, sentence_word_vectors
 from xling.evaluate import transfer
 from xling.evaluate.cka import cka_table, random_encoder
+from xling.evaluate.intervals import INTERVAL_COLUMNS
 from xling.evaluate.sentence_retrieval import run_tatoeba
 from xling.evaluate.translation import TranslationSettings, translate_pair
 from xling.tune import align as al
@@ -154,6 +155,10 @@ def test_cka_and_its_random_encoder(encoder, tiny_checkpoint):
     table = cka_table((encoder, encoder), pairs, multilingual=encoder, random_seed=1, debiased=False, batch_size=4)
     same = table[table["comparison"] != "random"]
     assert np.allclose(same["cka"], 1.0) and len(same) == 2 * 3
+    # every row with its jackknife interval over the 16 sentences (identical sides: 1 with any group left out)
+    assert table[list(INTERVAL_COLUMNS)].notna().all().all() and (table["n_items"] == 16).all()
+    assert np.allclose(same[["ci_low", "ci_high", "layer_mean_ci_low", "layer_mean_ci_high"]], 1.0)
+    assert np.allclose(same[same["comparison"] == "multilingual"][["vs_monolingual_low", "vs_monolingual_high"]], 0.0)
     assert (table[table["comparison"] == "random"]["cka"] < 0.999).any()
     fresh = random_encoder(encoder, 1)
     assert type(fresh.model) is type(encoder.model) and fresh.subwords == encoder.subwords

@@ -44,7 +44,8 @@ def cka_table() -> pd.DataFrame:
             for pair in (*PAIRS, "en-en'") for comparison, value in (("monolingual", 0.7), ("multilingual", 0.8),
                                                                       ("random", 0.2))
             if not (pair == "en-en'" and comparison == "multilingual") for layer in range(3)]
-    return pd.DataFrame(rows).assign(debiased=False, split="test", n_sentences=500)
+    table = pd.DataFrame(rows).assign(debiased=False, split="test", n_sentences=500)
+    return table.assign(ci_low=table["cka"] - 0.03, ci_high=table["cka"] + 0.02, ci_level=0.95)
 
 
 @pytest.fixture(scope="module")
@@ -70,10 +71,33 @@ def test_sections_show_the_numbers(rendered):
         assert title in page
     assert "0.210" in page  # en-xb fastText (same words): 0.2 + 0.01
     assert "0.500" in page  # Tatoeba through the map at layer 1
-    assert "en-en'" in page and "0.600" in page  # en' CKA at layer 1 (0.7 - 0.1)
+    assert "en-en'" in page and "0.600 [0.570, 0.620]" in page  # en' CKA at layer 1 (0.7 - 0.1), its interval
+    assert "CKA: all numbers (95% jackknife interval over the sentences)" in page
     assert page.count("No published numbers recorded") == 3  # the paper gives these as figures only
 
 
 def test_a_missing_column_names_the_table(tmp_path):
     with pytest.raises(ValueError, match="<cka table>: missing column.*cka"):
         render_report({"cka": cka_table().drop(columns="cka")}, {"run": "t"}, tmp_path / "r.html", tmp_path)
+
+
+def test_cka_figure_shades_each_comparison_s_interval():
+    """With the interval columns: one panel per pair under the heatmaps, each comparison's line in a band from
+    ci_low to ci_high; without them, the heatmaps alone."""
+    from matplotlib.collections import PolyCollection
+
+    from xling.report.monolingual import cka_figure
+
+    table = cka_table()
+    fig = cka_figure(table, "settings")
+    panels = {ax.get_title(): ax for ax in fig.subfigs[1].axes}
+    assert sorted(panels) == ["en-en'", "en-xa", "en-xb"]
+    bands = [c for c in panels["en-en'"].collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 2  # monolingual and random: en-en' has no multilingual model
+    corners = bands[0].get_paths()[0].vertices
+    rows = table[(table["pair"] == "en-en'") & (table["comparison"] == "monolingual")]
+    assert corners[:, 1].min() == pytest.approx(rows["ci_low"].min())
+    assert corners[:, 1].max() == pytest.approx(rows["ci_high"].max())
+    assert len([c for c in panels["en-xa"].collections if isinstance(c, PolyCollection)]) == 3
+    bare = cka_figure(table.drop(columns=["ci_low", "ci_high"]), "settings")
+    assert not bare.subfigs and len(bare.axes) == 3 + 1  # three heatmaps and the colour bar

@@ -16,7 +16,8 @@ Two estimators of HSIC:
   HSIC_u = [tr(K~L~) + 1'K~1 1'L~1 / ((n-1)(n-2)) - 2/(n-2) 1'K~L~1] / (n(n-3)).
 
 `cka_table` runs the models: the mean-pooled wordpiece vectors (no [CLS]/[SEP]) of parallel XNLI sentences at
-every layer, compared layer by layer.
+every layer, compared layer by layer, each number with its jackknife interval over the sentences
+(xling.evaluate.cka_intervals).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import pandas as pd
 import torch
 
 from xling.data.formats import read_xnli
+from xling.evaluate.cka_intervals import interval_rows, left_out_cka
+from xling.evaluate.uncertainty import DEFAULT_LEVEL, DEFAULT_SEED
 
 logger = logging.getLogger(__name__)
 
@@ -120,20 +123,30 @@ def random_encoder(like, seed: int):
 
 
 def cka_table(encoders: tuple, pairs: list[tuple[str, str]], *, multilingual=None, random_seed: int,
-              debiased: bool, batch_size: int) -> pd.DataFrame:
+              debiased: bool, batch_size: int, ci_level: float = DEFAULT_LEVEL,
+              ci_seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """Linear CKA per layer of the parallel sentences `pairs` (pivot, target): 'monolingual' = the pivot's model on
     the pivot side vs the target's model on the target side; 'multilingual' = one model on both sides (when
     given); 'random' = the pivot's model vs a random encoder of the target's architecture on the target side
-    (the lower bound; the paper runs the random encoder on the non-English side only)."""
+    (the lower bound; the paper runs the random encoder on the non-English side only). Each row carries its
+    jackknife interval over the sentences (groups drawn from ci_seed, at ci_level) and the paired ones of
+    xling.evaluate.cka_intervals.interval_rows."""
     def pooled(encoder, side: int, what: str) -> np.ndarray:
         return mean_pooled(encoder, [p[side] for p in pairs], batch_size, what)
 
-    pivot = pooled(encoders[0], 0, "pivot sentences")
-    sides = {"monolingual": (pivot, pooled(encoders[1], 1, "target sentences")),
-             "random": (pivot, pooled(random_encoder(encoders[1], random_seed), 1, "target sentences, random encoder"))}
+    vectors = {"pivot": pooled(encoders[0], 0, "pivot sentences"),
+               "target": pooled(encoders[1], 1, "target sentences"),
+               "random target": pooled(random_encoder(encoders[1], random_seed), 1, "target sentences, random encoder")}
+    comparisons = {"monolingual": ("pivot", "target"), "random": ("pivot", "random target")}
     if multilingual is not None:
-        sides["multilingual"] = (pooled(multilingual, 0, "pivot sentences, multilingual model"),
-                                 pooled(multilingual, 1, "target sentences, multilingual model"))
-    rows = [{"comparison": comparison, "layer": layer, "cka": value}
-            for comparison, (x, y) in sides.items() for layer, value in enumerate(cka_by_layer(x, y, debiased))]
-    return pd.DataFrame(rows).assign(debiased=debiased, n_sentences=len(pairs))
+        vectors["multilingual pivot"] = pooled(multilingual, 0, "pivot sentences, multilingual model")
+        vectors["multilingual target"] = pooled(multilingual, 1, "target sentences, multilingual model")
+        comparisons["multilingual"] = ("multilingual pivot", "multilingual target")
+    rows = [{"comparison": comparison, "layer": layer, "cka": value} for comparison, (a, b) in comparisons.items()
+            for layer, value in enumerate(cka_by_layer(vectors[a], vectors[b], debiased))]
+    table = pd.DataFrame(rows).assign(debiased=debiased, n_sentences=len(pairs))
+    values = left_out_cka(vectors, comparisons, seed=ci_seed, debiased=debiased)
+    intervals = pd.DataFrame(interval_rows(values, len(pairs), level=ci_level, seed=ci_seed))
+    table = table.merge(intervals, on=["comparison", "layer"], how="left", validate="one_to_one")
+    # the layers' mean of the CKA column itself (the Gram form's estimate differs from it in the last digits)
+    return table.assign(layer_mean=table.groupby("comparison")["cka"].transform("mean"))

@@ -11,8 +11,9 @@ replacement, `n_resamples` times:
   (sum(predicted) + sum(gold)) with one item per sentence; LAS or UPOS accuracy over words grouped by sentence
   is sum(correct words) / sum(words), so resampling sentences keeps a sentence's words together:
   `bootstrap_ratio`;
-- anything else (CKA over examples, a difference of two CKAs on the same sentences): `bootstrap_statistic`
-  recomputes a callback on each resample of item indices.
+- anything else (a correlation over examples, a difference of two on the same items): `bootstrap_statistic`
+  recomputes a callback on each resample of item indices. Not CKA: duplicated rows raise it, so its resampled
+  values sit above the estimate; its interval is a jackknife (xling.evaluate.cka_intervals).
 Several fine-tuning seeds on one test set: `bootstrap_seeds_and_items` resamples both (over several test
 languages: `bootstrap_seeds_and_groups`); `seed_spread` gives
 their mean, sd and count for the tables.
@@ -264,7 +265,7 @@ def bootstrap_statistic(statistic: Callable[[np.ndarray], float], n_items: int, 
     """Interval of any statistic of the items: `statistic(indices)` computes it on the items at `indices` (an
     int array of length n_items, with repeats); it is called once on every item in order, then once per
     resample, and (BCa) once per item left out. A statistic of two systems on the same items (the difference
-    of two CKAs) gives a paired interval."""
+    of two correlations) gives a paired interval."""
     _check(n_items, n_resamples, level, method)
     estimate = float(statistic(np.arange(n_items)))
     replicates = np.array([float(statistic(row)) for idx in resample_blocks(n_items, n_resamples,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
 
 from xling.data.transfer_tasks import TASK_METRIC
 from xling.report import figures
@@ -226,12 +227,17 @@ def render_sentences(ctx: ReportContext) -> list[Block]:
 # ---------------------------------------------------------------------------------------------- CKA
 
 def cka_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
-    """Figure 7's layout: one heatmap per comparison, rows the layers and their average, columns the pairs."""
+    """Figure 7's layout: one heatmap per comparison, rows the layers and their average, columns the pairs; under
+    it, when the table has the intervals, one panel per pair: CKA by layer, a line per comparison in its shaded
+    jackknife interval (a heatmap cell cannot show one)."""
     comparisons = [c for c in COMPARISONS if c in set(df["comparison"])]
     pairs = sorted(df["pair"].unique())
     layers = sorted(df["layer"].unique())
-    fig = figures._new_figure(3.2 * len(comparisons) + 1, 0.45 * len(layers) + 2.2)
-    axes = np.atleast_1d(fig.subplots(1, len(comparisons)))
+    with_bands = {"ci_low", "ci_high"} <= set(df.columns)
+    height = 0.45 * len(layers) + 2.2
+    fig = figures._new_figure(3.2 * len(comparisons) + 1, height + (2.6 if with_bands else 0))
+    top, bottom = fig.subfigures(2, 1, height_ratios=[height, 2.6]) if with_bands else (fig, None)
+    axes = np.atleast_1d(top.subplots(1, len(comparisons)))
     for ax, comparison in zip(axes, comparisons):
         grid = (df[df["comparison"] == comparison].pivot_table(index="layer", columns="pair", values="cka")
                 .reindex(index=layers, columns=pairs))
@@ -244,9 +250,44 @@ def cka_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
         ax.set_xticks(range(len(pairs)), pairs, rotation=45, fontsize=8)
         ax.set_yticks(range(len(layers) + 1), [f"L{layer}" for layer in layers] + ["average"], fontsize=8)
         ax.set_title(COMPARISONS[comparison], fontsize=10)
-    fig.colorbar(image, ax=list(axes), shrink=0.8, label="linear CKA")
+    top.colorbar(image, ax=list(axes), shrink=0.8, label="linear CKA")
+    if bottom is not None:
+        _cka_bands(bottom, df, comparisons, pairs)
     figures._title(fig, "CKA of mean-pooled parallel sentence representations", settings)
     return fig
+
+
+def _cka_bands(panel, df: pd.DataFrame, comparisons: list[str], pairs: list[str]) -> None:
+    """One axis per pair: each comparison's CKA by layer and its interval as a band (fill_between)."""
+    axes = np.atleast_1d(panel.subplots(1, len(pairs), sharey=True))
+    colours = {comparison: f"C{i}" for i, comparison in enumerate(COMPARISONS)}  # the same in every panel
+    for ax, pair in zip(axes, pairs):
+        for comparison in comparisons:
+            rows = df[(df["pair"] == pair) & (df["comparison"] == comparison)].sort_values("layer")
+            if rows.empty:
+                continue
+            ax.plot(rows["layer"], rows["cka"], marker="o", markersize=3, color=colours[comparison],
+                    label=COMPARISONS[comparison])
+            ax.fill_between(rows["layer"], rows["ci_low"], rows["ci_high"], color=colours[comparison], alpha=0.25,
+                            linewidth=0)
+        ax.set_title(pair, fontsize=9)
+        ax.set_xlabel("layer", fontsize=8)
+        ax.set_ylim(0, 1)
+        ax.set_xticks(sorted(df["layer"].unique()))
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("linear CKA", fontsize=8)
+    level = f"{df['ci_level'].iloc[0]:.0%} " if "ci_level" in df else ""
+    handles = [Line2D([], [], color=colours[c], marker="o", markersize=3, label=COMPARISONS[c]) for c in comparisons]
+    panel.legend(handles=handles, fontsize=8, loc="outside right center", title=f"band: {level}interval",
+                 title_fontsize=8)
+
+
+def _with_interval(value, low=None, high=None) -> str:
+    """"0.830 [0.800, 0.860]": a number and its interval (the number alone without one)."""
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return fmt_num(value)
+    return f"{fmt_num(value)} [{fmt_num(low)}, {fmt_num(high)}]"
 
 
 @register_section("cka", "Linear CKA by layer (Conneau et al. Figure 7)", required=("cka",),
@@ -270,9 +311,14 @@ def render_cka(ctx: ReportContext) -> list[Block]:
         "the most similar.")]
     blocks.append(ctx.figure("cka_layers", cka_figure(df, settings), "cka_layers", settings, "CKA by layer"))
     blocks += ctx.published_blocks("cka", df, Matching(identity=("pair", "comparison", "layer")))
-    table = df.pivot_table(index=["pair", "layer"], columns="comparison", values="cka").reset_index()
-    shown = [c for c in COMPARISONS if c in table]
-    rows = [[r["pair"], str(r["layer"]), *(fmt_num(r[c]) for c in shown)] for r in table.to_dict("records")]
-    blocks.append(table_block("CKA: all numbers", ["pair", "layer", *(COMPARISONS[c] for c in shown)], rows,
+    bounds = [c for c in ("ci_low", "ci_high") if c in df]  # none in a table drawn before the intervals
+    table = df.pivot_table(index=["pair", "layer"], columns="comparison", values=["cka", *bounds]).reset_index()
+    shown = [c for c in COMPARISONS if ("cka", c) in table]
+    rows = [[r[("pair", "")], str(r[("layer", "")]),
+             *(_with_interval(r[("cka", c)], *(r.get((b, c)) for b in bounds)) for c in shown)]
+            for _, r in table.iterrows()]
+    title = f"CKA: all numbers ({df['ci_level'].iloc[0]:.0%} jackknife interval over the sentences)" if bounds \
+        else "CKA: all numbers"
+    blocks.append(table_block(title, ["pair", "layer", *(COMPARISONS[c] for c in shown)], rows,
                               numeric=range(1, 2 + len(shown))))
     return blocks

@@ -11,6 +11,7 @@ from xling.evaluate.ablation import ablation_scores
 from xling.evaluate.findings.core import (INCONCLUSIVE, XNLI_CHANCE, Claim, Criteria, Finding, Measure, NotMeasured,
                                           Tables, Verdict, _pairs, _table, all_of, at_least, chance_flag, greater,
                                           over_seeds, point, transfer_flags)
+from xling.evaluate.uncertainty import Interval
 from xling.evaluate.verdicts import above_chance
 from xling.plan.ablation import parse_setting
 
@@ -151,25 +152,63 @@ def _cka(tables: Tables, first: str, second: str) -> tuple[pd.DataFrame, list[st
     return rows[rows["pair"].isin(pairs) & rows["comparison"].isin((first, second))], pairs
 
 
+def _cka_measure(label: str, value: float, row: pd.Series, prefix: str = "") -> Measure:
+    """A CKA of the table with its jackknife interval over the sentences (the row's `<prefix>ci_low/high`; none
+    in a table drawn before the intervals) and the row's degenerate flag, if the table has one."""
+    low, high = (row.get(f"{prefix}ci_{end}", float("nan")) for end in ("low", "high"))
+    flag = row.get("flag") if isinstance(row.get("flag"), str) and row.get("flag") else None
+    if pd.isna(low) or pd.isna(high):
+        return Measure(label, float(value), flag=flag)
+    return Measure(label, float(value), float(low), float(high), flag)
+
+
+def _vs_monolingual(row: pd.Series, value: float, mono_value: float, prefix: str,
+                    negate: bool = False) -> Interval | None:
+    """The paired interval of value - mono_value (the row's `<prefix>_low/high`: its comparison minus the
+    monolingual one jackknifed on the same groups of sentences), of mono_value - value when `negate`; None
+    without it."""
+    low, high = (row.get(f"{prefix}_{end}", float("nan")) for end in ("low", "high"))
+    if pd.isna(low) or pd.isna(high):
+        return None
+    difference, low, high = float(value - mono_value), float(low), float(high)
+    if negate:
+        difference, low, high = -difference, -high, -low
+    return Interval(difference, low, high, float(row["ci_level"]), int(row["ci_resamples"]), int(row["ci_seed"]),
+                    int(row["n_items"]), str(row["ci_method"]))
+
+
 def cka_above_random(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
-    """Monolingual BERTs' CKA is above the random encoder's (the lower bound) at every layer of every pair."""
+    """Monolingual BERTs' CKA is above the random encoder's (the lower bound) at every layer of every pair: each
+    layer by the paired interval of the difference, jackknifed on the same groups of sentences."""
     rows, _ = _cka(tables, "monolingual", "random")
     parts, labels, measures = [], [], []
     for (pair, layer), at in rows.groupby(["pair", "layer"]):
-        mono, rand = (point(f"{pair} layer {layer} {c}", at.loc[at["comparison"] == c, "cka"])
-                      for c in ("monolingual", "random"))
+        mono_row, rand_row = (at[at["comparison"] == c].iloc[0] for c in ("monolingual", "random"))
+        mono, rand = (_cka_measure(f"{pair} layer {layer} {c}", r["cka"], r)
+                      for c, r in (("monolingual", mono_row), ("random", rand_row)))
         measures += [mono, rand]
-        parts.append(greater(mono, rand))
+        paired = _vs_monolingual(rand_row, rand.value, mono.value, "vs_monolingual", negate=True)
+        parts.append(greater(mono, rand, paired))
         labels.append(f"{pair} layer {layer}")
     return Finding(all_of(parts, labels), measures, _mono_settings("cka", rows, "cka", layers="all"))
 
 
 def cka_multilingual_higher(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
-    """One (multilingual) model's CKA averaged over layers and pairs is above the monolingual models'."""
+    """One (multilingual) model's CKA averaged over the layers (the paper's "average" row of Fig. 7) is above
+    the monolingual models' in every pair: each pair by the paired interval of the difference of the two means,
+    jackknifed on the same groups of sentences."""
     rows, pairs = _cka(tables, "multilingual", "monolingual")
-    multi, mono = (point(c, rows[rows["comparison"] == c].groupby("pair")["cka"].mean())
-                   for c in ("multilingual", "monolingual"))
-    return Finding(greater(multi, mono), [multi, mono], _mono_settings("cka", rows, "cka", layers="all"))
+    parts, measures = [], []
+    for pair in pairs:
+        at = rows[rows["pair"] == pair]
+        means = at.groupby("comparison")["cka"].mean()  # = the table's layer_mean
+        multi_row, mono_row = (at[at["comparison"] == c].iloc[0] for c in ("multilingual", "monolingual"))
+        multi, mono = (_cka_measure(f"{pair} {c} (layer mean)", means[c], r, "layer_mean_")
+                       for c, r in (("multilingual", multi_row), ("monolingual", mono_row)))
+        measures += [multi, mono]
+        paired = _vs_monolingual(multi_row, multi.value, mono.value, "layer_mean_vs_monolingual")
+        parts.append(greater(multi, mono, paired))
+    return Finding(all_of(parts, pairs), measures, _mono_settings("cka", rows, "cka", layers="all"))
 
 
 # ---------------------------------------------------------------------------------------------- the claims
