@@ -427,7 +427,8 @@ def test_docs_findings_table_is_generated_from_a_run_and_names_only_known_claims
 @pytest.mark.workflow
 def test_findings_rule_judges_the_run_tables_and_follows_a_changed_table(test_run, tmp_path):
     """On a copy of the shared test-preset run: the rule's table is the module's verdicts on the run's tables;
-    after an edit of the word-retrieval table and its per-query ranks that turns the large-data claim, rerunning only the findings rule turns it."""
+    after an edit of the word-retrieval table and its per-query ranks that turns the large-data claim, rerunning
+    the findings rule (and the POS breakdown of the ranks) turns it."""
     run = tmp_path / "run"
     shutil.copytree(test_run, run, symlinks=True)
     results = run / f"results/{yaml.safe_load(TEST_PRESET.read_text())['run']}/eval"
@@ -454,5 +455,6 @@ def test_findings_rule_judges_the_run_tables_and_follows_a_changed_table(test_ru
     done = snakemake(str(results.relative_to(run) / "findings.parquet"), "--configfile", str(TEST_PRESET),
                      "--cores", "1", cwd=run, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert job_counts(done.stdout + done.stderr) == {"findings": 1}
+    # the POS breakdown is computed from the same per-query ranks: it follows them too
+    assert job_counts(done.stdout + done.stderr) == {"word_retrieval_pos": 1, "findings": 1}
     assert pd.read_parquet(results / "findings.parquet").set_index("id").loc[claim, "outcome"] == flipped
