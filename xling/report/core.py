@@ -208,15 +208,17 @@ def _load_tables(tables: Mapping[str, Any]) -> tuple[dict[str, pd.DataFrame], di
     return loaded, paths
 
 
-#: sections shown first (the results) and last (the appendix), whatever their registration order
-LEAD, APPENDIX = ("findings",), ("settings",)
+#: sections shown first (the results) and last (the appendix, collapsed behind a summary line), whatever their
+#: registration order
+LEAD, APPENDIX = ("findings",), ("protocol", "settings")
 
 
 def _report_order(sections: Iterable[Section]) -> list[Section]:
     sections = list(sections)
     rank = {name: i for i, name in enumerate(LEAD)}
-    return sorted(sections, key=lambda s: (0, rank[s.name]) if s.name in rank else (2, 0) if s.name in APPENDIX
-                  else (1, 0))
+    last = {name: i for i, name in enumerate(APPENDIX)}
+    return sorted(sections, key=lambda s: (0, rank[s.name]) if s.name in rank else (2, last[s.name])
+                  if s.name in last else (1, 0))
 
 
 def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config: dict, out_html: str | Path,
@@ -251,7 +253,8 @@ def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config
             logger.info("report: skipping section %s (no %s table)", section.name, ", ".join(missing))
             continue
         logger.info("report: rendering section %s", section.name)
-        sections.append({"id": section.name, "title": section.title, "blocks": section.render(ctx)})
+        sections.append({"id": section.name, "title": section.title, "blocks": section.render(ctx),
+                         "collapsed": section.name in APPENDIX})
     if expected is not None and set(expected) != set(ctx.saved):
         raise ValueError(f"report figures differ from the declared ones: not written "
                          f"{sorted(set(expected) - set(ctx.saved))}, "

@@ -274,7 +274,7 @@ def samples_table(samples: pd.DataFrame) -> dict:
             for r in samples.sort_values(MODEL_KEYS + ["pair", "direction", "sample"]).to_dict("records")]
     columns = ["model", "direction", "layer / \u03b1", "source", "reference", "output (MDS)", "output (\u03b1 = 0)"]
     return table_block(f"Sample outputs at the best layer and \u03b1 ({len(rows)} sentences)", columns, rows,
-                       wrap=(3, 4, 5, 6), collapsed=len(rows) > 20,
+                       wrap=(3, 4, 5, 6),
                        note="Layer and \u03b1 with the best BLEU-1 for that model, pair and direction.")
 
 
