@@ -130,6 +130,7 @@ class ReportContext:
     def figure(self, name: str, fig, caption: str, settings: str, title: str) -> Block:
         """Save `fig` as figure_dir/<name>.png and return a figure block embedding the same PNG."""
         buffer = io.BytesIO()
+        figures.fit_width(fig)
         fig.savefig(buffer, format="png", dpi=figures.DPI, metadata={"Software": None})
         data = buffer.getvalue()
         path = self.figure_dir / f"{name}.png"
