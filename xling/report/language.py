@@ -200,7 +200,7 @@ def translation_table1(df: pd.DataFrame) -> dict:
                        note="Each cell: BLEU-1 (0\u2013100) / convert rate (0\u20131) at the layer with the best "
                             "BLEU-1 for that \u03b1 (small print); an undefined convert rate shows the output "
                             "pieces per vocabulary. " + mean_line(df) + ".",
-                       numeric=range(4, len(columns) - 1), wrap=(len(columns) - 1,))
+                       numeric=range(4, len(columns) - 1), wrap=range(4, len(columns)))
 
 
 def translation_table2(df: pd.DataFrame) -> dict:
@@ -226,6 +226,7 @@ def translation_table2(df: pd.DataFrame) -> dict:
                "best by convert rate: layer / \u03b1", "its convert rate", "BLEU-1 at \u03b1 = 0",
                "convert rate at \u03b1 = 0"]
     return table_block("Best layer and \u03b1 (by BLEU-1, \u03b1 > 0)", columns, rows, numeric=range(3, len(columns)),
+                       wrap=(7, 11),
                        note="Ties go to the lower layer and the smaller \u03b1. \u03b1 = 0 columns: the unshifted "
                             "model (shown when \u03b1 = 0 is among language.alphas).")
 

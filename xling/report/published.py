@@ -239,7 +239,8 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
         note += f" {entry['note']}"
     note += f" From {where}."
     return table_block(title, labels + ["published"] + header, cells, note=note,
-                       numeric=range(len(shown), len(shown) + 1 + len(groups)))
+                       numeric=range(len(shown), len(shown) + 1 + len(groups)),
+                       wrap=range(len(shown) + 1, len(shown) + 1 + len(groups)))
 
 
 def _not_in_run(absent: list[Mapping], ours: pd.DataFrame, identity: tuple[str, ...]) -> str:

@@ -63,7 +63,7 @@ def alpha_table(curves: pd.DataFrame, chosen: pd.DataFrame, test: pd.DataFrame, 
         rows.append(line)
     columns = (["task", "metric", "model", "frozen (k)", "layer", "language"]
                + [f"\u03b1 = {fmt_setting('alpha', a)}" for a in alphas] + ["chosen \u03b1", "test at chosen \u03b1"])
-    return table_block(title, columns, rows, numeric=range(6, len(columns)),
+    return table_block(title, columns, rows, numeric=range(6, len(columns)), wrap=range(6, 6 + len(alphas)),
                        note="Dev scores (%) per \u03b1, mean \u00b1 sd over seeds; \u2605 marks the \u03b1 a seed "
                             "chose (its best dev score); the last column is the test score at the chosen \u03b1, "
                             "the number the tables above report. The test split plays no part in the choice.")
