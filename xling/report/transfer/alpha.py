@@ -98,8 +98,8 @@ def alpha_figure(curves: pd.DataFrame, chosen: pd.DataFrame, settings: str) -> F
             for alpha in picked[picked["lang"] == lang]["alpha"].unique():
                 ax.plot([alpha], [at.get(alpha, np.nan)], marker="*", markersize=13, color=styles[lang]["color"],
                         markeredgecolor="black", linestyle="")
-        ax.set_title(f"{TASK_LABELS.get(info['task'], info['task'])} ({METRIC_LABELS.get(info['metric'])}), "
-                     f"{model_name(info)}\nk = {int(info['freeze'])}, layer {int(info['layer'])}, "
+        ax.set_title(f"{TASK_LABELS.get(info['task'], info['task'])} ({METRIC_LABELS.get(info['metric'])})\n"
+                     f"{model_name(info)}, k = {int(info['freeze'])}, layer {int(info['layer'])},\n"
                      f"selection {info['selection']}", fontsize=9)
         ax.set_xlabel("\u03b1")
         ax.set_ylabel("dev score (%)")
