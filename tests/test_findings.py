@@ -5,6 +5,7 @@ rule on the shared test-preset run (change a table, the outcome changes)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import numpy as np
@@ -397,6 +398,10 @@ def test_report_shows_each_claim_with_its_outcome_and_numbers(tmp_path):
            f"{len(CLAIMS) - 3} not measured" in html
     assert "BERT (layer 1) 0.300 [" in section
     assert html.index("<section id=\"findings\">") < html.index("<section id=\"settings\">")
+    findings = section.split("</section>", 1)[0]
+    # the findings are open, whole and laid out to the page (no scroll box); the appendix is collapsed
+    assert "<details" not in findings and '<div class="table-full">' in findings and "table-wrap" not in findings
+    assert re.search(r'<section id="settings">\s*<h2>[^<]*</h2>\s*<details class="appendix">', html)
 
 
 def test_docs_findings_table_is_generated_from_a_run_and_names_only_known_claims(tmp_path):

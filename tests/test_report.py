@@ -13,9 +13,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 
 from xling.report import core as report
-from xling.report.blocks import fmt_num, text
+from xling.report import figures
+from xling.report.blocks import LONG_TABLE, fmt_num, text
 from xling.report.core import expected_figures, render_report
 from xling.report.figures import size_label
 from xling.report.pretraining import load_training_logs
@@ -145,6 +147,35 @@ def test_report_is_self_contained_with_every_figure(full_report):
         assert path == tmp_path / "figures" / f"{name}.png"
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f'id="fig-{name}"' in html
+
+
+def _sections(html: str) -> dict[str, str]:
+    return dict(re.findall(r'<section id="([^"]+)">(.*?)</section>', html, flags=re.S))
+
+
+def test_report_as_first_shown_is_short_and_loses_nothing(full_report):
+    """Issue 22: the settings appendix sits behind one <details>; a result section shows its text and its
+    headline table or figure, the rest (further figures, the long "all numbers" table) behind a <details>
+    summary that counts it; every long table is collapsed; no figure is wider than the page's column."""
+    html, saved, config, tmp_path = full_report
+    sections = _sections(html)
+    assert list(sections)[-1] == "settings"
+    settings = sections["settings"]
+    assert re.match(r'\s*<h2>[^<]*</h2>\s*<details class="appendix"><summary>', settings)
+    assert settings.rstrip().endswith("</details>") and settings.count('<table class="kv">') > 1
+    retrieval = sections["word_retrieval"]
+    shown, more = retrieval.split('<details class="more"><summary>', 1)
+    assert shown.count("<table") == 1 and "<figure" not in shown  # the headline table only
+    assert more.startswith("More of this section: ") and more.count("<figure") == 4
+    shown_tables = re.findall(r'<h3>([^<]*)</h3><div class="table-wrap">(.*?)</table>', html, flags=re.S)
+    assert shown_tables
+    for title, body in shown_tables:
+        assert body.count("<tr>") - 1 <= LONG_TABLE, f"{title}: a long table shown open"
+    assert re.search(r"<details><summary>Word retrieval: all numbers \(\d+ rows\)</summary>", retrieval)
+    for name, path in saved.items():
+        with Image.open(path) as image:
+            assert image.width <= figures.MAX_WIDTH_IN * figures.DPI + 1, name
+    assert "max-height" not in html  # no inner scroll box
 
 
 def test_figure_list_comes_from_every_registered_study():

@@ -89,15 +89,24 @@ def settings_block(title: str, rows: list[tuple[str, str]]) -> Block:
     return {"kind": "settings", "title": title, "rows": rows}
 
 
-def group(blocks: list[Block]) -> Block:
-    """Blocks laid out side by side (e.g. one settings table per model)."""
-    return {"kind": "group", "blocks": blocks}
+def group(blocks: list[Block], title: str = "") -> Block:
+    """Blocks laid out side by side (e.g. one settings table per model); with a title, collapsed behind it (the
+    settings beside a section's results, which a reader opens when they need them)."""
+    return {"kind": "group", "blocks": blocks, "title": title}
 
 
-def table_block(title: str, columns: list, rows: list[list], note: str = "", collapsed: bool = False,
+#: a table with more rows than this is collapsed behind its title unless the caller says otherwise: the report
+#: as first shown stays short (issue 22: at most 25 screens for the demo), and nothing is left out
+LONG_TABLE = 15
+
+
+def table_block(title: str, columns: list, rows: list[list], note: str = "", collapsed: bool | None = None,
                 numeric: Iterable[int] = (), wrap: Iterable[int] = (), full: bool = False) -> Block:
     """numeric: column indices right-aligned; wrap: columns of prose allowed to wrap (others stay on one line);
-    full: every row on the page (no scroll box), for the tables a reader must see whole (the findings)."""
+    collapsed: behind a <details> summary (default: when longer than LONG_TABLE rows);
+    full: open and laid out to the page width, for the tables a reader must see whole (the findings)."""
+    if collapsed is None:
+        collapsed = len(rows) > LONG_TABLE and not full
     return {"kind": "table", "title": title, "columns": columns, "rows": rows, "note": note,
             "collapsed": collapsed, "numeric": set(numeric), "wrap": set(wrap), "full": full}
 

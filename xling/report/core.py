@@ -130,6 +130,7 @@ class ReportContext:
     def figure(self, name: str, fig, caption: str, settings: str, title: str) -> Block:
         """Save `fig` as figure_dir/<name>.png and return a figure block embedding the same PNG."""
         buffer = io.BytesIO()
+        figures.fit_width(fig)
         fig.savefig(buffer, format="png", dpi=figures.DPI, metadata={"Software": None})
         data = buffer.getvalue()
         path = self.figure_dir / f"{name}.png"
@@ -208,15 +209,43 @@ def _load_tables(tables: Mapping[str, Any]) -> tuple[dict[str, pd.DataFrame], di
     return loaded, paths
 
 
-#: sections shown first (the results) and last (the appendix), whatever their registration order
-LEAD, APPENDIX = ("findings",), ("settings",)
+#: sections shown first (the results) and last (the appendix, collapsed behind a summary line), whatever their
+#: registration order
+LEAD, APPENDIX = ("findings",), ("protocol", "settings")
 
 
 def _report_order(sections: Iterable[Section]) -> list[Section]:
     sections = list(sections)
     rank = {name: i for i, name in enumerate(LEAD)}
-    return sorted(sections, key=lambda s: (0, rank[s.name]) if s.name in rank else (2, 0) if s.name in APPENDIX
-                  else (1, 0))
+    last = {name: i for i, name in enumerate(APPENDIX)}
+    return sorted(sections, key=lambda s: (0, rank[s.name]) if s.name in rank else (2, last[s.name])
+                  if s.name in last else (1, 0))
+
+
+def _shown_blocks(section: Section, blocks: list[Block]) -> list[Block]:
+    """The findings whole, the appendix as rendered (it is collapsed as a whole), any other section's lead."""
+    return blocks if section.name in LEAD or section.name in APPENDIX else _lead_open(blocks)
+
+
+def _lead_open(blocks: list[Block]) -> list[Block]:
+    """A section as first shown: its text up to and including its first table or figure (its headline result);
+    every block after that goes behind one <details> summary that counts what it holds. The report as first
+    shown stays short (issue 22: at most 25 screens for the demo), and every table and figure is one click
+    away."""
+    for i, block in enumerate(blocks):
+        if block["kind"] != "text":
+            lead, rest = blocks[: i + 1], blocks[i + 1:]
+            break
+    else:
+        return blocks
+    if not any(b["kind"] != "text" for b in rest):
+        return blocks
+    kinds = [b["kind"] for b in rest]
+    counts = [f"{n} {what}{'' if n == 1 else 's'}" for what, n in (
+        ("table", kinds.count("table")), ("figure", kinds.count("figure")),
+        ("settings list", kinds.count("group") + kinds.count("settings")),
+        ("published-numbers note", kinds.count("published"))) if n]
+    return lead + [{"kind": "more", "title": "More of this section: " + ", ".join(counts), "blocks": rest}]
 
 
 def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config: dict, out_html: str | Path,
@@ -251,7 +280,8 @@ def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config
             logger.info("report: skipping section %s (no %s table)", section.name, ", ".join(missing))
             continue
         logger.info("report: rendering section %s", section.name)
-        sections.append({"id": section.name, "title": section.title, "blocks": section.render(ctx)})
+        sections.append({"id": section.name, "title": section.title, "blocks": _shown_blocks(section, section.render(ctx)),
+                         "collapsed": section.name in APPENDIX})
     if expected is not None and set(expected) != set(ctx.saved):
         raise ValueError(f"report figures differ from the declared ones: not written "
                          f"{sorted(set(expected) - set(ctx.saved))}, "

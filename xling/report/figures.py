@@ -28,6 +28,17 @@ LINESTYLES = ("-", "--", ":", "-.")
 HATCHES = ("", "//", "..", "xx")
 CHANCE_STYLE = dict(color="black", linestyle=(0, (3, 1.5)), linewidth=1.6)
 DPI = 110
+#: the report's content column is 1114 px wide at 1280 px: a wider figure is shrunk by the browser and its 8 pt
+#: text falls under 10 px (issue 22), so a figure is saved at most this wide (inches at DPI)
+MAX_WIDTH_IN = 10.1
+
+
+def fit_width(fig: Figure) -> None:
+    """Narrow a figure wider than the report's column to the column, keeping its fonts and height: the
+    constrained layout gives the panels less room instead of the browser shrinking the text."""
+    width, height = fig.get_size_inches()
+    if width > MAX_WIDTH_IN:
+        fig.set_size_inches(MAX_WIDTH_IN, height)
 
 
 def model_label(model: str, layer: int | None = None) -> str:

@@ -97,11 +97,16 @@ def vector_flags(df: pd.DataFrame) -> str:
     return ""
 
 
-def undefined_rate(row: Mapping) -> str:
+def undefined_counts(row: Mapping) -> str:
     """Why a convert rate is undefined: the output pieces per vocabulary (none language-specific)."""
     counts = [f"{int(row[c]):,} {label}" for c, label in (("n_src_only", "source-only"), ("n_tgt_only", "target-only"),
                                                           ("n_shared", "shared")) if c in row and pd.notna(row[c])]
-    return "undefined" + (f": {', '.join(counts)} output pieces" if counts else "")
+    return f"{', '.join(counts)} output pieces" if counts else ""
+
+
+def undefined_rate(row: Mapping) -> str:
+    counts = undefined_counts(row)
+    return "undefined" + (f": {counts}" if counts else "")
 
 
 def convert_rate_by_alpha(table: pd.DataFrame, layers: Sequence[int] | None = None) -> pd.DataFrame:
@@ -146,8 +151,20 @@ def _rate(row: Mapping) -> str:
     return fmt_num(row["convert_rate"], 2) if pd.notna(row["convert_rate"]) else undefined_rate(row)
 
 
+def _cell_rate(row: Mapping):
+    """A convert-rate cell: the rate, or 'undefined' over the output pieces per vocabulary in small print."""
+    if pd.notna(row["convert_rate"]):
+        return fmt_num(row["convert_rate"], 2)
+    return {"text": "undefined", "sub": undefined_counts(row)} if undefined_counts(row) else "undefined"
+
+
 def _cell(row: Mapping, sub=""):
-    value = f"{fmt_num(row['bleu1'], 1)} / {_rate(row)}"
+    """'BLEU-1 / convert rate'; an undefined rate's counts go to the small print, which wraps in a narrow column."""
+    if pd.isna(row["convert_rate"]):
+        sub = "; ".join(s for s in (sub, f"undefined: {undefined_counts(row)}" if undefined_counts(row) else "") if s)
+        value = f"{fmt_num(row['bleu1'], 1)} / undefined"
+    else:
+        value = f"{fmt_num(row['bleu1'], 1)} / {_rate(row)}"
     return {"text": value, "sub": sub} if sub else value
 
 
@@ -183,7 +200,7 @@ def translation_table1(df: pd.DataFrame) -> dict:
                        note="Each cell: BLEU-1 (0\u2013100) / convert rate (0\u20131) at the layer with the best "
                             "BLEU-1 for that \u03b1 (small print); an undefined convert rate shows the output "
                             "pieces per vocabulary. " + mean_line(df) + ".",
-                       numeric=range(4, len(columns) - 1), wrap=(len(columns) - 1,))
+                       numeric=range(4, len(columns) - 1), wrap=range(4, len(columns)))
 
 
 def translation_table2(df: pd.DataFrame) -> dict:
@@ -196,19 +213,20 @@ def translation_table2(df: pd.DataFrame) -> dict:
     for r in by_bleu.to_dict("records"):
         key = tuple(r[c] for c in MODEL_KEYS + ["pair", "direction"])
         row = [model_name(r), r["pair"], f"{r['src']}\u2192{r['tgt']}", str(int(r["layer"])),
-               fmt_setting("alpha", r["alpha"]), fmt_num(r["bleu1"], 1), r.get("bleu_unit", "words"), _rate(r)]
+               fmt_setting("alpha", r["alpha"]), fmt_num(r["bleu1"], 1), r.get("bleu_unit", "words"), _cell_rate(r)]
         if key in rate_index.index and pd.notna(rate_index.loc[key, "convert_rate"]):
             q = rate_index.loc[key]
             row += [f"{int(q['layer'])} / {fmt_setting('alpha', q['alpha'])}", fmt_num(q["convert_rate"], 2)]
         else:
             row += ["\u2014", "\u2014"]
-        row += ([fmt_num(base.loc[key, "bleu1"], 1), _rate(base.loc[key])] if key in base.index
+        row += ([fmt_num(base.loc[key, "bleu1"], 1), _cell_rate(base.loc[key])] if key in base.index
                 else ["\u2014", "\u2014"])
         rows.append(row)
     columns = ["model", "pair", "direction", "best layer", "best \u03b1", "BLEU-1", "BLEU-1 unit", "convert rate",
                "best by convert rate: layer / \u03b1", "its convert rate", "BLEU-1 at \u03b1 = 0",
                "convert rate at \u03b1 = 0"]
     return table_block("Best layer and \u03b1 (by BLEU-1, \u03b1 > 0)", columns, rows, numeric=range(3, len(columns)),
+                       wrap=(7, 11),
                        note="Ties go to the lower layer and the smaller \u03b1. \u03b1 = 0 columns: the unshifted "
                             "model (shown when \u03b1 = 0 is among language.alphas).")
 
@@ -274,7 +292,7 @@ def samples_table(samples: pd.DataFrame) -> dict:
             for r in samples.sort_values(MODEL_KEYS + ["pair", "direction", "sample"]).to_dict("records")]
     columns = ["model", "direction", "layer / \u03b1", "source", "reference", "output (MDS)", "output (\u03b1 = 0)"]
     return table_block(f"Sample outputs at the best layer and \u03b1 ({len(rows)} sentences)", columns, rows,
-                       wrap=(3, 4, 5, 6), collapsed=len(rows) > 20,
+                       wrap=(3, 4, 5, 6),
                        note="Layer and \u03b1 with the best BLEU-1 for that model, pair and direction.")
 
 

@@ -203,7 +203,7 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
     missing = _not_in_run(absent, ours, matching.identity)
     if not matched:  # e.g. synthetic languages: the published numbers are listed for reference, not compared
         cells = [[fmt_setting(c, r.get(c)) for c in shown] + [f"{r['value']:,.{digits}f}"] for r in rows]
-        return table_block(title, labels + ["published"], cells, numeric=[len(shown)], collapsed=len(cells) > 40,
+        return table_block(title, labels + ["published"], cells, numeric=[len(shown)], collapsed=True,
                            note=f"None of the published numbers is for a setting of this run ({missing}): they "
                                 f"stand beside ours for reference, not as a comparison. {paper} From {where}.")
     groups = _groups(entry, [m[2] for m in matched])
@@ -238,8 +238,9 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
     if entry.get("note"):
         note += f" {entry['note']}"
     note += f" From {where}."
-    return table_block(title, labels + ["published"] + header, cells, note=note, collapsed=len(cells) > 40,
-                       numeric=range(len(shown), len(shown) + 1 + len(groups)))
+    return table_block(title, labels + ["published"] + header, cells, note=note,
+                       numeric=range(len(shown), len(shown) + 1 + len(groups)),
+                       wrap=range(len(shown) + 1, len(shown) + 1 + len(groups)))
 
 
 def _not_in_run(absent: list[Mapping], ours: pd.DataFrame, identity: tuple[str, ...]) -> str:

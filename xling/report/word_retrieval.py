@@ -344,4 +344,4 @@ def _full_table(df: pd.DataFrame, title: str) -> Block:
     if any(c in df for c in LONG_COLUMNS):
         note += "Each model's hyper-parameters and the data settings are in Settings (JSON columns of the table)."
     return table_block(f"{title} ({len(rows)} rows)", [COLUMN_LABELS.get(c, c) for c in columns], rows, note=note,
-                       collapsed=len(rows) > 40, numeric=range(len(varying) + 1, len(columns)))
+                       numeric=range(len(varying) + 1, len(columns)))

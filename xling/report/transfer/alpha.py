@@ -63,7 +63,7 @@ def alpha_table(curves: pd.DataFrame, chosen: pd.DataFrame, test: pd.DataFrame, 
         rows.append(line)
     columns = (["task", "metric", "model", "frozen (k)", "layer", "language"]
                + [f"\u03b1 = {fmt_setting('alpha', a)}" for a in alphas] + ["chosen \u03b1", "test at chosen \u03b1"])
-    return table_block(title, columns, rows, collapsed=len(rows) > 40, numeric=range(6, len(columns)),
+    return table_block(title, columns, rows, numeric=range(6, len(columns)), wrap=range(6, 6 + len(alphas)),
                        note="Dev scores (%) per \u03b1, mean \u00b1 sd over seeds; \u2605 marks the \u03b1 a seed "
                             "chose (its best dev score); the last column is the test score at the chosen \u03b1, "
                             "the number the tables above report. The test split plays no part in the choice.")
@@ -98,8 +98,8 @@ def alpha_figure(curves: pd.DataFrame, chosen: pd.DataFrame, settings: str) -> F
             for alpha in picked[picked["lang"] == lang]["alpha"].unique():
                 ax.plot([alpha], [at.get(alpha, np.nan)], marker="*", markersize=13, color=styles[lang]["color"],
                         markeredgecolor="black", linestyle="")
-        ax.set_title(f"{TASK_LABELS.get(info['task'], info['task'])} ({METRIC_LABELS.get(info['metric'])}), "
-                     f"{model_name(info)}\nk = {int(info['freeze'])}, layer {int(info['layer'])}, "
+        ax.set_title(f"{TASK_LABELS.get(info['task'], info['task'])} ({METRIC_LABELS.get(info['metric'])})\n"
+                     f"{model_name(info)}, k = {int(info['freeze'])}, layer {int(info['layer'])},\n"
                      f"selection {info['selection']}", fontsize=9)
         ax.set_xlabel("\u03b1")
         ax.set_ylabel("dev score (%)")

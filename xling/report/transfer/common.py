@@ -218,7 +218,7 @@ def finetune_blocks(df: pd.DataFrame, tasks: Iterable[str]) -> list[Block]:
             if "ner_repair" in part and part["ner_repair"].notna().any():
                 pairs += [("NER span repair", ", ".join(str(v) for v in part["ner_repair"].dropna().unique()))]
             blocks.append(settings_block(f"{TASK_LABELS.get(task, task)} fine-tuning: {models}", pairs))
-    return [group(blocks)] if blocks else []
+    return [group(blocks, "Fine-tuning settings of these numbers")] if blocks else []
 
 
 def _num_layers(df: pd.DataFrame) -> int | None:
