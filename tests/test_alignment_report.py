@@ -265,6 +265,19 @@ def test_table4_layout_groups_tags_and_shows_the_published_numbers(tmp_path):
     assert by_pos["conjunction", "base_bert"][3]["text"] == "0.50"  # our SCONJ (no CCONJ in this table)
 
 
+def test_table4_is_titled_by_its_base_bert_whatever_the_row_order(tmp_path):
+    """An aligned model's rows (model bert+aligned400) listed first do not name the base BERT's table."""
+    from xling.report.alignment import render_alignment_pos
+
+    rows = pos_table()
+    aligned = rows["lm"] != BASE
+    rows.loc[aligned, "model"] = "bert+aligned400"
+    rows = pd.concat([rows[aligned], rows[~aligned]], ignore_index=True)
+    blocks = render_alignment_pos(context({"contextual_retrieval_pos": rows}, tmp_path))
+    titles = [b["title"] for b in blocks if b.get("kind") == "table" and "part of speech" in b.get("title", "")]
+    assert titles and all("aligned" not in title for title in titles), titles
+
+
 def test_figure3_is_written_with_its_numbers(tmp_path):
     from xling.report import expected_figures, render_report
 

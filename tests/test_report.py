@@ -433,3 +433,46 @@ def test_overview_data_source_ignores_the_translation_samples_sentences(tmp_path
                         captions_dir=tmp_path, published={}, published_path=None)
     shown = repr(render_overview(ctx))
     assert "the cat sleeps" not in shown and "synthetic" in shown
+
+
+def test_overview_tells_each_model_s_windows_apart(tmp_path):
+    """The grid's windows, the window sweep's (Word2Vec) and fastText's own are not one mixed list."""
+    from xling.report.core import ReportContext
+    from xling.report.run import render_overview
+
+    tables = {"word_retrieval": pd.DataFrame({"model": ["bert", "bert", "word2vec", "word2vec", "word2vec"],
+                                              "window": [32, 8, 32, 8, 4]}),
+              "contextual_retrieval": pd.DataFrame({"model": ["fasttext"], "window": [5]})}
+    ctx = ReportContext(config=make_config(), tables=tables, table_paths={}, figure_dir=tmp_path,
+                        captions_dir=tmp_path, published={}, published_path=None)
+    shown = repr(render_overview(ctx))
+    assert "Word2Vec 32, 8, 4; BERT 32, 8; fasttext 5" in shown
+
+
+def test_loss_figure_title_names_only_the_plotted_berts_settings(tmp_path):
+    """The ablations' BERTs (model bert in the ablation table) are not in the loss figure: not in its title."""
+    from xling.report.core import ReportContext
+    from xling.report.pretraining import hparams_line
+
+    grid = json.dumps({"hidden_size": 32, "max_steps": 60})
+    tables = {"word_retrieval": pd.DataFrame({"model": ["bert"], "hparams": [grid]}),
+              "transfer": pd.DataFrame({"model": ["bert"], "hparams": [grid]}),
+              "ablation": pd.DataFrame({"model": ["bert", "bert"], "hparams": [
+                  json.dumps({"hidden_size": 32, "max_steps": 60, "ablation": {"anchors": "extra"}}),
+                  json.dumps({"hidden_size": 32, "max_steps": 90, "ablation": {"anchors": "none"}})]})}
+    ctx = ReportContext(config=make_config(), tables=tables, table_paths={}, figure_dir=tmp_path,
+                        captions_dir=tmp_path, published={}, published_path=None)
+    assert hparams_line(ctx) == "hidden_size 32, max_steps 60"
+
+
+def test_files_are_named_without_the_machine_s_paths(tmp_path, monkeypatch):
+    """A run outside the checkout reaches resources/ by `../..`: the report names the checkout's file, never the
+    way there; run files from results/ on; anything else by its name."""
+    checkout = report.CHECKOUT
+    monkeypatch.chdir(tmp_path)
+    relative = Path(*[".."] * len(tmp_path.parts)) / checkout.relative_to("/") / "resources/paper_results.yaml"
+    assert report.shown_path(relative) == "resources/paper_results.yaml"
+    assert report.shown_path(checkout / "resources/paper_results.yaml") == "resources/paper_results.yaml"
+    assert report.shown_path("results/demo/eval/x.parquet") == "results/demo/eval/x.parquet"
+    assert report.shown_path(tmp_path / "w/results/demo/eval/x.parquet") == "results/demo/eval/x.parquet"
+    assert report.shown_path("/elsewhere/data/table.yaml") == "table.yaml"

@@ -328,7 +328,7 @@ def render_alignment_pos(ctx: ReportContext) -> list[Block]:
                    f"Retrieval: {_values(table, 'contextual', {True: 'contextual', False: 'non-contextual'})}; "
                    f"pairs seen in training {_values(table, 'exclude_seen', {True: 'left out', False: 'kept'})}; "
                    f"tags from {_values(table, 'pos_treebank')}.")]
-    models = rows.drop_duplicates("base").set_index("base")
+    models = pd.DataFrame.from_dict(dict(_base_groups(rows)), orient="index")  # each base BERT's own columns
     for base in sorted(mean["base"].unique()):
         model = {k: models.at[base, k] for k in MODEL_KEYS if k in models}
         part = mean[mean["base"] == base]

@@ -19,6 +19,7 @@ import base64
 import io
 import json
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -35,7 +36,8 @@ from xling.report.published import DEFAULT_PAPER_RESULTS, Matching, load_paper_r
 
 logger = logging.getLogger(__name__)
 
-REPORTS_DIR = Path(__file__).resolve().parents[2] / "reports"
+CHECKOUT = Path(__file__).resolve().parents[2]  # the checkout this xling is imported from
+REPORTS_DIR = CHECKOUT / "reports"
 TEMPLATE = "report.html.j2"
 
 
@@ -183,13 +185,19 @@ def _run_name(config: Mapping) -> str:
 
 
 def shown_path(path: str | Path) -> str:
-    """A file as the report names it: relative to the run's working directory (from `results/` on), or its
-    name alone, never an absolute path of the machine that built it."""
+    """A file as the report names it: relative to the run's working directory (from `results/` on), a file of the
+    checkout relative to the checkout (resources/paper_results.yaml, also when the run's directory lies elsewhere),
+    else its name alone: never a path of the machine that built it."""
     path = Path(path)
-    if not path.is_absolute():
-        return path.as_posix()
     parts = path.parts
-    return Path(*parts[parts.index("results"):]).as_posix() if "results" in parts else path.name
+    if not path.is_absolute() and ".." not in parts:
+        return path.as_posix()
+    if "results" in parts:
+        return Path(*parts[parts.index("results"):]).as_posix()
+    try:
+        return Path(os.path.abspath(path)).relative_to(CHECKOUT).as_posix()
+    except ValueError:
+        return path.name
 
 
 def _load_tables(tables: Mapping[str, Any]) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:

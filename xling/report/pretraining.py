@@ -77,11 +77,14 @@ register_list_table("bert_training_logs", "bert_training", load_training_logs)
 
 
 def hparams_line(ctx: ReportContext) -> str:
-    """The main BERT hyper-parameters as the result tables recorded them; '' when no table did."""
-    recorded = ctx.recorded("hparams", model="bert")
+    """The main hyper-parameters of the BERTs the loss figure plots (the grid's: the ablations' bilingual BERTs,
+    recorded under model bert in the ablation table, are not plotted), as the result tables recorded them; one
+    line per distinct setting, '' when no table did."""
+    recorded = {value: keys for value, keys in ctx.recorded("hparams", model="bert").items()
+                if set(keys) - {"ablation"}}
     lines = [", ".join(f"{k} {v}" for k, v in flatten(recorded_json(value)) if k in TITLE_KEYS)
              for value in recorded]
-    return " | ".join(line for line in lines if line)
+    return " | ".join(dict.fromkeys(line for line in lines if line))
 
 
 @register_section("bert_training", "BERT pretraining", required=("bert_training",))

@@ -50,6 +50,18 @@ def _joined(values: Iterable[str]) -> str:
     return ", ".join(values) or DASH
 
 
+def _windows_by_model(ctx: ReportContext) -> str:
+    """Each model's windows (the grid's, the window sweep's, fastText's and the ablations' own told apart)."""
+    found: dict[str, set[int]] = {}
+    for df in ctx.tables.values():
+        if "model" in df and "window" in df:
+            for model, window in df[["model", "window"]].dropna().drop_duplicates().itertuples(index=False):
+                if window > 0:
+                    found.setdefault(model, set()).add(int(window))
+    return "; ".join(f"{model_label(m)} {', '.join(str(w) for w in sorted(found[m], reverse=True))}"
+                     for m in ordered_models(found)) or DASH
+
+
 @register_section("overview", "Study and data")
 def render_overview(ctx: ReportContext) -> list[Block]:
     models = [m for df in ctx.tables.values() if "model" in df for m in df["model"].dropna().unique()]
@@ -61,8 +73,7 @@ def render_overview(ctx: ReportContext) -> list[Block]:
             ("languages (first = pivot)", _joined(_languages(ctx))),
             ("corpus sizes (sentences per language)",
              _joined(f"{size_label(s)} ({int(s):,})" for s in _values(ctx, "size") if s > 0)),
-            ("context windows (tokens)", _joined(str(w) for w in sorted(_values(ctx, "window"), reverse=True)
-                                                 if w > 0)),
+            ("context windows (tokens), by model", _windows_by_model(ctx)),
             ("models", _joined(model_label(m) for m in ordered_models(models))),
             ("tables", ", ".join(f"{k}: {v}" for k, v in ctx.table_paths.items()))]
     blocks = [text(STUDY_DESCRIPTION, ctx.report_config.get("description", "")), settings_block("The run", rows)]
