@@ -328,7 +328,9 @@ def test_report_names_degenerate_results(tmp_path):
                                      n_tgt_only=0 if undefined else 2, n_shared=12 if undefined else 4, n_neither=0,
                                      distinct_predictions=1 if constant else 7,
                                      changed_share=0.0 if constant or a == 0 else 0.5, bleu_unit="wordpieces",
-                                     mean_stat="token", mean_source="store"))
+                                     mean_stat="token", mean_source="store",
+                                     flag="one token repeated: 'ab' is 100.0% of 12 output pieces"
+                                     if constant and a > 0 else None))
     tatoeba = pd.DataFrame([
         dict(model="bert", size=size, window=32, lang="xa", pair="en-xa", direction=d, layer=layer, variant=v,
              accuracy=0.1, n_queries=10, n_candidates=10, vector_spread=0.0 if size == 500 else 0.3, mds_alpha=1.0,
@@ -343,6 +345,7 @@ def test_report_names_degenerate_results(tmp_path):
     assert "undefined: 0 source-only, 0 target-only, 12 shared output pieces" in html
     assert html.count("constant predictions: one output piece whatever the input") == 2  # both directions of 500
     assert html.count("predictions do not depend on α") == 2
+    assert html.count("α 1, 2: one token repeated") == 2  # the degenerate cells of Table 1, each reason once
     assert "undefined at every layer" in html  # the constant model's means over layers
     assert "1 of 2" in html  # the working model at alpha 1: layer 2 undefined, left out of the mean
     assert html.count("xa: collapsed vectors: spread 0.000 < 0.001") == 6  # 3 variants x 2 direction tables

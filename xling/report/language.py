@@ -172,6 +172,18 @@ def _unit(df: pd.DataFrame) -> str:
     return ", ".join(sorted(df["bleu_unit"].astype(str).unique())) if "bleu_unit" in df else "words"
 
 
+def _cell_flags(cells: pd.DataFrame, model_flags: str) -> str:
+    """The model's flags and the degenerate cells shown (the gather's `flag`: one token repeated, at chance),
+    each reason once with the alphas it marks: 'α 1, 2: one token repeated'."""
+    by_reason: dict[str, list[str]] = {}
+    if "flag" in cells:
+        for alpha, flag in cells["flag"].dropna().items():
+            for reason in str(flag).split("; "):
+                by_reason.setdefault(reason.split(":")[0], []).append(fmt_setting("alpha", alpha))
+    shown = [f"α {', '.join(dict.fromkeys(alphas))}: {reason}" for reason, alphas in by_reason.items()]
+    return "; ".join(filter(None, [model_flags, *shown]))
+
+
 def translation_table1(df: pd.DataFrame) -> dict:
     """Table 1 layout: rows model x pair x direction, a column per alpha: 'BLEU-1 / convert rate' at the
     layer with the best BLEU-1 for that alpha (the layer in small print), the BLEU-1 unit and the model's
@@ -193,7 +205,7 @@ def translation_table1(df: pd.DataFrame) -> dict:
                     row.append(_cell(cell.loc[alpha], sub))
                 else:
                     row.append("\u2014")
-            rows.append(row + [flags or "none"])
+            rows.append(row + [_cell_flags(cell, flags) or "none"])
     columns = (["model", "pair", "direction", "BLEU-1 unit"] + [f"\u03b1 = {fmt_setting('alpha', a)}" for a in alphas]
                + ["flags"])
     return table_block("Token translation: BLEU-1 / convert rate per language pair and \u03b1", columns, rows,
