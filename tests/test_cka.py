@@ -206,3 +206,21 @@ def test_cka_interval_rows_pair_each_comparison_with_the_monolingual_one():
     assert np.isnan(mono["vs_monolingual_low"]) and rand["vs_monolingual_high"] < 0  # random is far below
     assert mono["layer_mean"] == pytest.approx(values["monolingual"][0].mean())
     assert mono["layer_mean_ci_low"] < mono["layer_mean"] < mono["layer_mean_ci_high"]
+
+
+def test_a_collapsed_side_keeps_its_rows_without_an_interval():
+    """A side whose sentences all get one vector has HSIC 0 and CKA NaN: its rows carry no interval (NaN bounds,
+    the findings then judge them as having none) instead of failing the whole CKA job; the other rows keep theirs."""
+    from xling.evaluate.cka_intervals import interval_rows, left_out_cka
+
+    x, y = _paired_sides()
+    collapsed = np.ones_like(y)
+    values = left_out_cka({"x": x, "y": y, "c": collapsed}, {"monolingual": ("x", "y"), "random": ("x", "c")},
+                          seed=1)
+    rows = {(r["comparison"], r["layer"]): r for r in interval_rows(values, len(x), level=0.95, seed=1)}
+    assert np.isnan(rows[("random", 0)]["ci_low"]) and np.isnan(rows[("random", 0)]["ci_high"])
+    assert np.isnan(rows[("random", 0)]["vs_monolingual_low"])
+    assert rows[("monolingual", 0)]["ci_low"] < rows[("monolingual", 0)]["ci_high"]
+    one_sentence = left_out_cka({"x": x[:1], "y": y[:1]}, {"monolingual": ("x", "y")}, seed=1)
+    with pytest.raises(ValueError, match="at least 2 groups"):
+        interval_rows(one_sentence, 1, level=0.95, seed=1)

@@ -111,9 +111,11 @@ def interval(values: np.ndarray, n_items: int, *, level: float, seed: int) -> In
         raise ValueError(f"level must be in (0, 1), got {level}")
     values = np.asarray(values, dtype=np.float64)
     estimate, left_out = float(values[0]), values[1:]
-    if len(left_out) < 2 or not np.all(np.isfinite(left_out)):
-        raise ValueError("the jackknife needs at least 2 groups and a finite statistic on each")
+    if len(left_out) < 2:
+        raise ValueError(f"the jackknife needs at least 2 groups of sentences, got {len(left_out)}")
     groups = len(left_out)
+    if not np.all(np.isfinite(values)):  # a collapsed side (HSIC 0): no interval, the row is kept, not the job lost
+        return Interval(estimate, np.nan, np.nan, level, groups, seed, n_items, METHOD)
     se = float(np.sqrt((groups - 1) / groups * np.sum((left_out - left_out.mean()) ** 2)))
     half = float(ndtri((1 + level) / 2)) * se
     return Interval(estimate, estimate - half, estimate + half, level, groups, seed, n_items, METHOD)
