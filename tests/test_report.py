@@ -476,3 +476,15 @@ def test_files_are_named_without_the_machine_s_paths(tmp_path, monkeypatch):
     assert report.shown_path("results/demo/eval/x.parquet") == "results/demo/eval/x.parquet"
     assert report.shown_path(tmp_path / "w/results/demo/eval/x.parquet") == "results/demo/eval/x.parquet"
     assert report.shown_path("/elsewhere/data/table.yaml") == "table.yaml"
+
+
+def test_a_section_leads_with_its_first_block_shown_open():
+    """A collapsed table before the first figure stays one line: the figure is the section's headline, not folded
+    away behind "More"; with nothing open the first table or figure leads."""
+    text_block, collapsed = text("Intro."), {"kind": "table", "title": "Dev scores", "collapsed": True}
+    figure, table = {"kind": "figure", "title": "Alpha"}, {"kind": "table", "title": "Numbers", "collapsed": False}
+    shown = report._lead_open([text_block, collapsed, figure, table])
+    assert shown[:3] == [text_block, collapsed, figure]
+    assert shown[3]["kind"] == "more" and shown[3]["blocks"] == [table] and shown[3]["title"].endswith("1 table")
+    only_collapsed = report._lead_open([text_block, collapsed, dict(collapsed, title="Other")])
+    assert only_collapsed[:2] == [text_block, collapsed] and only_collapsed[2]["kind"] == "more"

@@ -350,3 +350,13 @@ def test_report_names_degenerate_results(tmp_path):
     assert "1 of 2" in html  # the working model at alpha 1: layer 2 undefined, left out of the mean
     assert html.count("xa: collapsed vectors: spread 0.000 < 0.001") == 6  # 3 variants x 2 direction tables
     assert html.count(">none<") >= 2  # the working model: no flag in either table
+
+
+def test_table1_flags_list_each_reason_once_with_its_alphas_in_order():
+    """The cells shown come in the order their best layers won; the flags name the alphas sorted."""
+    from xling.report.language import _cell_flags
+
+    cells = pd.DataFrame({"flag": ["one token repeated: 'da' is 96%", None,
+                                   "one token repeated: 'da' is 100%; at or below chance: 0.0"]}, index=[3.0, 0.0, -1.0])
+    assert _cell_flags(cells, "") == "α -1, 3: one token repeated; α -1: at or below chance"
+    assert _cell_flags(cells.iloc[[1]], "constant predictions") == "constant predictions"

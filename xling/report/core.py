@@ -236,16 +236,15 @@ def _shown_blocks(section: Section, blocks: list[Block]) -> list[Block]:
 
 
 def _lead_open(blocks: list[Block]) -> list[Block]:
-    """A section as first shown: its text up to and including its first table or figure (its headline result);
-    every block after that goes behind one <details> summary that counts what it holds. The report as first
-    shown stays short (issue 22: at most 25 screens for the demo), and every table and figure is one click
-    away."""
-    for i, block in enumerate(blocks):
-        if block["kind"] != "text":
-            lead, rest = blocks[: i + 1], blocks[i + 1:]
-            break
-    else:
+    """A section as first shown: its text up to and including its first table or figure shown open (its headline
+    result; a collapsed table before it stays the one line it is), else its first table or figure; every block
+    after that goes behind one <details> summary that counts what it holds. The report as first shown stays
+    short (issue 22: at most 25 screens for the demo), and every table and figure is one click away."""
+    results = [i for i, block in enumerate(blocks) if block["kind"] != "text"]
+    if not results:
         return blocks
+    end = next((i for i in results if not blocks[i].get("collapsed")), results[0])
+    lead, rest = blocks[: end + 1], blocks[end + 1:]
     if not any(b["kind"] != "text" for b in rest):
         return blocks
     kinds = [b["kind"] for b in rest]

@@ -175,12 +175,13 @@ def _unit(df: pd.DataFrame) -> str:
 def _cell_flags(cells: pd.DataFrame, model_flags: str) -> str:
     """The model's flags and the degenerate cells shown (the gather's `flag`: one token repeated, at chance),
     each reason once with the alphas it marks: 'α 1, 2: one token repeated'."""
-    by_reason: dict[str, list[str]] = {}
+    by_reason: dict[str, set[float]] = {}
     if "flag" in cells:
         for alpha, flag in cells["flag"].dropna().items():
             for reason in str(flag).split("; "):
-                by_reason.setdefault(reason.split(":")[0], []).append(fmt_setting("alpha", alpha))
-    shown = [f"α {', '.join(dict.fromkeys(alphas))}: {reason}" for reason, alphas in by_reason.items()]
+                by_reason.setdefault(reason.split(":")[0], set()).add(float(alpha))
+    shown = [f"α {', '.join(fmt_setting('alpha', a) for a in sorted(alphas))}: {reason}"
+             for reason, alphas in by_reason.items()]  # the alphas in order, whatever layer won each cell
     return "; ".join(filter(None, [model_flags, *shown]))
 
 
