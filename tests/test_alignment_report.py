@@ -251,18 +251,19 @@ def test_table4_layout_groups_tags_and_shows_the_published_numbers(tmp_path):
     from xling.report.alignment import render_alignment_pos
 
     blocks = render_alignment_pos(context({"contextual_retrieval_pos": pos_table()}, tmp_path))
-    layout = table(blocks, "Accuracy by part of speech, BERT")
+    layout = table(blocks, "Accuracy (%) by part of speech, BERT")
     assert [text_of(c) for c in layout["columns"][1:4]] == ["NUM", "PUNCT", "average"]  # the paper's order
     rows = {r[0]: [text_of(c) for c in r[1:]] for r in layout["rows"]}
     assert set(rows) == {"Base BERT", "Word-aligned BERT (rotation), 400 pairs",
                          "Word-aligned BERT (fine-tuned), 400 pairs"}  # the largest n of each setting
-    assert rows["Base BERT"] == ["0.90", "0.80", "0.85", "0.70", "0.50", "0.60", "0.40", "0.20", "0.30"]
+    assert rows["Base BERT"] == ["90.0", "80.0", "85.0", "70.0", "50.0", "60.0", "40.0", "20.0", "30.0"]
     published = table(blocks, "Published: Cao")
+    assert published["title"].endswith("(in %)")  # the paper prints fractions; the report shows percent throughout
     by_pos = {(r[0], r[1]): r for r in published["rows"]}
-    assert by_pos["numeral", "base_bert"][3]["text"] == "0.90" and by_pos["numeral", "base_bert"][2] == "0.90"
-    assert by_pos["open_class_avg", "word_aligned_finetuned"][3]["text"] == "0.90"  # 0.3 + 2 x 0.3
-    assert by_pos["determiner", "base_bert"][3]["text"] == "0.70"
-    assert by_pos["conjunction", "base_bert"][3]["text"] == "0.50"  # our SCONJ (no CCONJ in this table)
+    assert by_pos["numeral", "base_bert"][3]["text"] == "90.0" and by_pos["numeral", "base_bert"][2] == "90.0"
+    assert by_pos["open_class_avg", "word_aligned_finetuned"][3]["text"] == "90.0"  # 0.3 + 2 x 0.3
+    assert by_pos["determiner", "base_bert"][3]["text"] == "70.0"
+    assert by_pos["conjunction", "base_bert"][3]["text"] == "50.0"  # our SCONJ (no CCONJ in this table)
 
 
 def test_table4_is_titled_by_its_base_bert_whatever_the_row_order(tmp_path):
@@ -293,10 +294,10 @@ def test_figure3_is_written_with_its_numbers(tmp_path):
     figure, numbers = render_alignment_frequency(context(tables, tmp_path / "again"))
     assert figure["kind"] == "figure" and figure["name"] == "alignment_frequency"
     assert [r[1:4] for r in numbers["rows"]] == [  # the paper's order, bins in order, the mean over the pairs
-        ["Base BERT", "0-9", "0.800"], ["Base BERT", "10-99", "0.600"], ["Base BERT", "100+", "0.400"],
-        ["Word-aligned BERT (fine-tuned), 400 pairs", "0-9", "0.800"],
-        ["Word-aligned BERT (fine-tuned), 400 pairs", "10-99", "0.750"],
-        ["Word-aligned BERT (fine-tuned), 400 pairs", "100+", "0.700"]]
+        ["Base BERT", "0-9", "80.0"], ["Base BERT", "10-99", "60.0"], ["Base BERT", "100+", "40.0"],
+        ["Word-aligned BERT (fine-tuned), 400 pairs", "0-9", "80.0"],
+        ["Word-aligned BERT (fine-tuned), 400 pairs", "10-99", "75.0"],
+        ["Word-aligned BERT (fine-tuned), 400 pairs", "100+", "70.0"]]  # in percent, as every accuracy
 
 
 def test_figure2_pairs_each_language_s_retrieval_with_its_xnli_and_correlates_them(tmp_path):

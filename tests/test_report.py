@@ -488,3 +488,20 @@ def test_a_section_leads_with_its_first_block_shown_open():
     assert shown[3]["kind"] == "more" and shown[3]["blocks"] == [table] and shown[3]["title"].endswith("1 table")
     only_collapsed = report._lead_open([text_block, collapsed, dict(collapsed, title="Other")])
     assert only_collapsed[:2] == [text_block, collapsed] and only_collapsed[2]["kind"] == "more"
+
+
+def test_fractions_are_shown_in_percent_with_their_unit():
+    """One unit per metric: a fraction-stored accuracy, F1, P@k or convert rate is shown in percent; MRR and CKA
+    stay 0-1; a tiny non-zero value stays visible."""
+    from xling.report.blocks import fmt_metric, fmt_percent, metric_header
+    from xling.report.findings import measure_text, metric_unit
+
+    assert fmt_percent(0.0567) == "5.7" and fmt_percent(0.0) == "0.0" and fmt_percent(0.00024) == "0.024"
+    assert fmt_percent(float("nan")) == "\u2014"
+    assert fmt_metric("accuracy", 0.25) == "25.0" and fmt_metric("mrr", 0.25) == "0.250"
+    assert metric_header("f1") == "f1 (%)" and metric_header("mrr") == "mrr"
+    measure = {"label": "BERT", "value": 0.05, "low": 0.04, "high": 0.061}
+    assert measure_text(measure, percent=True) == "BERT 5.0 [4.0, 6.1]"
+    assert measure_text(measure) == "BERT 0.050 [0.040, 0.061]"
+    assert metric_unit("accuracy (CSLS)") == "%" and metric_unit("xnli accuracy") == "%"
+    assert metric_unit("mrr") == "0-1"

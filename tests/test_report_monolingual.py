@@ -67,10 +67,10 @@ def test_every_declared_figure_is_written(rendered):
 
 def test_sections_show_the_numbers(rendered):
     _, _, page = rendered
-    for title in ("Word translation: all numbers", "Tatoeba P@1: all numbers", "CKA: all numbers"):
+    for title in ("Word translation: all numbers", "Tatoeba P@1 (%): all numbers", "CKA: all numbers"):
         assert title in page
-    assert "0.210" in page  # en-xb fastText (same words): 0.2 + 0.01
-    assert "0.500" in page  # Tatoeba through the map at layer 1
+    assert "<td>21.0</td>" in page.replace(' class="num"', "")  # en-xb fastText (same words): 0.2 + 0.01, in %
+    assert "<td>50.0</td>" in page.replace(' class="num"', "")  # Tatoeba through the map at layer 1, in %
     assert "en-en'" in page and "0.600 [0.570, 0.620]" in page  # en' CKA at layer 1 (0.7 - 0.1), its interval
     assert "CKA: all numbers (95% jackknife interval over the sentences)" in page
     assert page.count("No published numbers recorded") == 3  # the paper gives these as figures only

@@ -302,7 +302,7 @@ def test_report_sections_render(tmp_path):
     assert {"language_translation_convert_rate", "language_translation_bleu1", "language_translation_alpha",
             "language_tatoeba_layers"} <= set(saved)
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
-    assert "Best layer and" in html and "Tatoeba accuracy (xx\u2192en, layer 8)" in html
+    assert "Best layer and" in html and "Tatoeba accuracy (%, xx\u2192en, layer 8)" in html
     assert "A test (2020)" in html and "25.0" in html  # ours (0.25 x 100) beside the published 30.0
 
 

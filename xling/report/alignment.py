@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from xling.evaluate.alignment import cao_retrieval, cao_xnli
 from xling.plan.figures import FREQUENCY_CAPTION, FREQUENCY_FIGURE, XNLI_RETRIEVAL_FIGURE
 from xling.report import figures
-from xling.report.blocks import DASH, MODEL_KEYS, Block, fmt_count, model_name, table_block, text
+from xling.report.blocks import DASH, MODEL_KEYS, Block, fmt_count, fmt_percent, model_name, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
 from xling.report.published import Matching
 
@@ -336,10 +336,10 @@ def render_alignment_pos(ctx: ReportContext) -> list[Block]:
         for setting, n in part[["setting", "parallel_sentences"]].drop_duplicates().itertuples(index=False):
             cell = part[(part["setting"] == setting) & (part["parallel_sentences"] == n)].set_index(["group", "pos"])
             lines.append([_label(setting, int(n))] + [
-                {"text": f"{cell.at[key, 'accuracy']:.2f}", "sub": f"n {fmt_count(cell.at[key, 'n_queries'])}"}
+                {"text": fmt_percent(cell.at[key, "accuracy"]), "sub": f"n {fmt_count(cell.at[key, 'n_queries'])}"}
                 if key in cell.index else DASH for key in columns])
         header = [{"text": t, "sub": g.replace("_", " ")} for g, t in columns]
-        blocks.append(table_block(f"Accuracy by part of speech, {model_name(model)}", ["setting", *header], lines,
+        blocks.append(table_block(f"Accuracy (%) by part of speech, {model_name(model)}", ["setting", *header], lines,
                                   numeric=range(1, 1 + len(columns)),
                                   note="The layout of Cao et al.'s Table 4 (non-contextual retrieval, pairs seen in "
                                        "training kept, mBERT before and after alignment on 250K pairs). Small grey "
@@ -373,11 +373,11 @@ def frequency_figure(curves: pd.DataFrame, settings: str) -> Figure:
                     transform=ax.transAxes)
         for i, ((setting, n), line) in enumerate(part.groupby(["setting", "parallel_sentences"], sort=False)):
             line = line.sort_values("rank_bin")
-            ax.plot(line["rank_bin"], line["accuracy"], marker=figures.MARKERS[i % len(figures.MARKERS)],
+            ax.plot(line["rank_bin"], 100 * line["accuracy"], marker=figures.MARKERS[i % len(figures.MARKERS)],
                     color=figures.PALETTE[i % len(figures.PALETTE)], label=_label(setting, int(n)))
         ax.set_xticks(bins["rank_bin"], bins["rank_difference"], rotation=30)
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("accuracy")
+        ax.set_ylim(0, 105)
+        ax.set_ylabel("accuracy (%)")
         ax.set_title(str(base), fontsize=10)
         if not part.empty:
             ax.legend(fontsize=8)
@@ -402,9 +402,9 @@ def render_alignment_frequency(ctx: ReportContext) -> list[Block]:
     settings = (f"mean over {rows['lang'].nunique()} language pairs; rank bins {_values(table, 'rank_bins')}; "
                 "pairs seen in training and exact matches "
                 f"{_values(table, 'exclude_seen', {True: 'left out', False: 'kept'})}")
-    lines = [[str(b), _label(s, int(n)), r, f"{a:.3f}", fmt_count(q)] for b, s, n, _, r, a, q in
+    lines = [[str(b), _label(s, int(n)), r, fmt_percent(a), fmt_count(q)] for b, s, n, _, r, a, q in
              curves.itertuples(index=False)]
     return [ctx.figure(FREQUENCY_FIGURE, frequency_figure(curves, settings), FREQUENCY_CAPTION, settings,
                        "Accuracy by frequency-rank difference"),
             table_block("Accuracy by frequency-rank difference: the numbers", ["base model", "setting",
-                        "rank difference", "accuracy", "queries"], lines, numeric=(3, 4), collapsed=True)]
+                        "rank difference", "accuracy (%)", "queries"], lines, numeric=(3, 4), collapsed=True)]

@@ -32,6 +32,33 @@ def fmt_num(value: Any, digits: int = 3) -> str:
     return f"{value:.3g}"
 
 
+#: Result columns stored as fractions (0-1) that the report shows in percent, the papers' unit for them, so one
+#: metric has one unit in every table and figure. MRR and CKA stay 0-1, as the papers print them; BLEU is 0-100.
+PERCENT_METRICS = frozenset({"accuracy", "f1", "precision", "recall", "dev_f1", "dev_precision", "dev_recall",
+                             "convert_rate", "p_at_1", "p_at_5", "coverage", "none", "procrustes"})
+
+
+def fmt_percent(fraction: Any, digits: int = 1) -> str:
+    """A fraction in percent: 0.0567 -> '5.7'; tiny non-zero values keep 2 significant digits ('0.024')."""
+    if fraction is None or pd.isna(fraction):
+        return DASH
+    value = 100 * float(fraction)
+    if value == 0 or abs(value) >= 0.1:
+        return f"{value:.{digits}f}"
+    return f"{value:.2g}"
+
+
+def fmt_metric(metric: str, value: Any, digits: int = 3) -> str:
+    """A result cell in its metric's report unit (PERCENT_METRICS in percent, the rest as stored)."""
+    return fmt_percent(value) if metric in PERCENT_METRICS else fmt_num(value, digits)
+
+
+def metric_header(metric: str, label: str | None = None) -> str:
+    """A result column's header with its unit: 'accuracy (%)'."""
+    label = label or metric
+    return f"{label} (%)" if metric in PERCENT_METRICS else label
+
+
 def fmt_count(value: Any) -> str:
     if value is None or pd.isna(value):
         return DASH

@@ -23,6 +23,11 @@ OUTCOMES = (("holds", "holds", "hold"), ("does not hold", "does not hold", "do n
             ("not measured", "not measured (no experiment in this run)", "not measured (no experiment in this run)"))
 FLAG_MARK = "\u2020"
 REASON_CHARS = 400  # the report's cut of a long reason (the findings table keeps it whole)
+#: findings metrics whose measures are stored as fractions and shown in percent, as every table of the report
+#: shows them (XNLI, UPOS and LAS are stored in percent already; MRR and CKA stay 0-1). The flags' texts keep the
+#: stored unit: eval/findings.csv has every number as computed.
+PERCENT_FINDINGS = frozenset({"accuracy", "accuracy (CSLS)", "convert_rate", "f1", "p_at_1"})
+PERCENT_STORED = frozenset({"xnli accuracy", "pos upos", "parsing las", "ner f1"})
 
 
 def _settings(row: pd.Series) -> str:
@@ -72,11 +77,29 @@ def _fmt(value) -> str:
     return DASH if value is None else f"{value:.3g}" if value != 0 and abs(value) < 0.01 else f"{value:.3f}"
 
 
-def measure_text(measure: dict) -> str:
-    """'label 0.300 [0.281, 0.319]' (a flagged number marked)."""
-    value, low, high = measure.get("value"), measure.get("low"), measure.get("high")
-    interval = f" [{_fmt(low)}, {_fmt(high)}]" if low is not None and high is not None and low != high else ""
-    return f"{measure['label']} {_fmt(value)}{interval}" + (f" {FLAG_MARK}" if measure.get("flag") else "")
+def _percent(value):
+    return None if value is None else 100 * value
+
+
+def measure_text(measure: dict, percent: bool = False) -> str:
+    """'label 0.300 [0.281, 0.319]' (a flagged number marked); `percent`: a fraction shown in percent."""
+    value, low, high = (measure.get(key) for key in ("value", "low", "high"))
+    if percent:
+        value, low, high = _percent(value), _percent(low), _percent(high)
+    fmt = _fmt_percent if percent else _fmt
+    interval = f" [{fmt(low)}, {fmt(high)}]" if low is not None and high is not None and low != high else ""
+    return f"{measure['label']} {fmt(value)}{interval}" + (f" {FLAG_MARK}" if measure.get("flag") else "")
+
+
+def _fmt_percent(value) -> str:
+    return DASH if value is None else f"{value:.2g}" if value != 0 and abs(value) < 0.1 else f"{value:.1f}"
+
+
+def metric_unit(metric) -> str:
+    """The unit the findings table shows a claim's numbers in."""
+    if metric in PERCENT_FINDINGS or metric in PERCENT_STORED or str(metric).endswith(("accuracy", "f1")):
+        return "%"
+    return "0-1" if metric in ("mrr", "cka") else ""
 
 
 def shortened(reason: str, limit: int = REASON_CHARS) -> str:
@@ -88,7 +111,11 @@ def shortened(reason: str, limit: int = REASON_CHARS) -> str:
 def _numbers(row: pd.Series) -> dict:
     """The numbers the claim compares, each with its interval, and below them the flags and why the outcome."""
     measures = json.loads(row["measures"]) if isinstance(row["measures"], str) else []
-    numbers = "; ".join(dict.fromkeys(measure_text(m) for m in measures)) or DASH
+    percent = row.get("metric") in PERCENT_FINDINGS
+    numbers = "; ".join(dict.fromkeys(measure_text(m, percent) for m in measures)) or DASH
+    unit = metric_unit(row.get("metric"))
+    if measures and unit:
+        numbers += f" ({row.get('metric')}, {unit})" if unit == "%" else f" ({row.get('metric')})"
     flags = sorted({m["flag"] for m in measures if m.get("flag")})
     why = (f"{FLAG_MARK} " + "; ".join(shortened(f, 160) for f in flags[:3])
            + (f"; and {len(flags) - 3} more" if len(flags) > 3 else "") + ". ") if flags else ""

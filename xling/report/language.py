@@ -23,7 +23,19 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from xling.report import figures
-from xling.report.blocks import MODEL_KEYS, fmt_num, fmt_setting, model_groups, model_name, table_block, text
+from xling.report.blocks import (
+    MODEL_KEYS,
+    PERCENT_METRICS,
+    fmt_metric,
+    fmt_num,
+    fmt_percent,
+    fmt_setting,
+    metric_header,
+    model_groups,
+    model_name,
+    table_block,
+    text,
+)
 from xling.report.core import ReportContext, register_section
 from xling.report.published import BEST, Matching
 
@@ -128,10 +140,10 @@ def alpha_table(df: pd.DataFrame) -> dict:
     rows = []
     for r in summary.sort_values(MODEL_KEYS + ["src", "tgt", "alpha"]).to_dict("records"):
         used = int(r["n_layers"]) - int(r["n_layers_undefined"])
-        rate = fmt_num(r["convert_rate"], 2) if used else "undefined at every layer"
+        rate = fmt_percent(r["convert_rate"]) if used else "undefined at every layer"
         rows.append([model_name(r), f"{r['src']}\u2192{r['tgt']}", fmt_setting("alpha", r["alpha"]), rate,
                      f"{used} of {int(r['n_layers'])}", fmt_num(r["bleu1"], 1)])
-    columns = ["model", "direction", "\u03b1", "convert rate", "layers in the mean", "BLEU-1"]
+    columns = ["model", "direction", "\u03b1", "convert rate (%)", "layers in the mean", "BLEU-1"]
     return table_block("Convert rate and BLEU-1 against \u03b1 (mean over layers)", columns, rows, collapsed=True,
                        numeric=range(2, len(columns)),
                        note="A layer whose convert rate is undefined (no output piece in only one vocabulary) is "
@@ -148,13 +160,13 @@ def best_settings(df: pd.DataFrame, by: str = "bleu1") -> pd.DataFrame:
 
 
 def _rate(row: Mapping) -> str:
-    return fmt_num(row["convert_rate"], 2) if pd.notna(row["convert_rate"]) else undefined_rate(row)
+    return fmt_percent(row["convert_rate"]) if pd.notna(row["convert_rate"]) else undefined_rate(row)
 
 
 def _cell_rate(row: Mapping):
     """A convert-rate cell: the rate, or 'undefined' over the output pieces per vocabulary in small print."""
     if pd.notna(row["convert_rate"]):
-        return fmt_num(row["convert_rate"], 2)
+        return fmt_percent(row["convert_rate"])
     return {"text": "undefined", "sub": undefined_counts(row)} if undefined_counts(row) else "undefined"
 
 
@@ -210,7 +222,7 @@ def translation_table1(df: pd.DataFrame) -> dict:
     columns = (["model", "pair", "direction", "BLEU-1 unit"] + [f"\u03b1 = {fmt_setting('alpha', a)}" for a in alphas]
                + ["flags"])
     return table_block("Token translation: BLEU-1 / convert rate per language pair and \u03b1", columns, rows,
-                       note="Each cell: BLEU-1 (0\u2013100) / convert rate (0\u20131) at the layer with the best "
+                       note="Each cell: BLEU-1 (0\u2013100) / convert rate (%) at the layer with the best "
                             "BLEU-1 for that \u03b1 (small print); an undefined convert rate shows the output "
                             "pieces per vocabulary. " + mean_line(df) + ".",
                        numeric=range(4, len(columns) - 1), wrap=range(4, len(columns)))
@@ -229,15 +241,15 @@ def translation_table2(df: pd.DataFrame) -> dict:
                fmt_setting("alpha", r["alpha"]), fmt_num(r["bleu1"], 1), r.get("bleu_unit", "words"), _cell_rate(r)]
         if key in rate_index.index and pd.notna(rate_index.loc[key, "convert_rate"]):
             q = rate_index.loc[key]
-            row += [f"{int(q['layer'])} / {fmt_setting('alpha', q['alpha'])}", fmt_num(q["convert_rate"], 2)]
+            row += [f"{int(q['layer'])} / {fmt_setting('alpha', q['alpha'])}", fmt_percent(q["convert_rate"])]
         else:
             row += ["\u2014", "\u2014"]
         row += ([fmt_num(base.loc[key, "bleu1"], 1), _cell_rate(base.loc[key])] if key in base.index
                 else ["\u2014", "\u2014"])
         rows.append(row)
-    columns = ["model", "pair", "direction", "best layer", "best \u03b1", "BLEU-1", "BLEU-1 unit", "convert rate",
-               "best by convert rate: layer / \u03b1", "its convert rate", "BLEU-1 at \u03b1 = 0",
-               "convert rate at \u03b1 = 0"]
+    columns = ["model", "pair", "direction", "best layer", "best \u03b1", "BLEU-1", "BLEU-1 unit", "convert rate (%)",
+               "best by convert rate: layer / \u03b1", "its convert rate (%)", "BLEU-1 at \u03b1 = 0",
+               "convert rate at \u03b1 = 0 (%)"]
     return table_block("Best layer and \u03b1 (by BLEU-1, \u03b1 > 0)", columns, rows, numeric=range(3, len(columns)),
                        wrap=(7, 11),
                        note="Ties go to the lower layer and the smaller \u03b1. \u03b1 = 0 columns: the unshifted "
@@ -251,15 +263,16 @@ def heatmaps(df: pd.DataFrame, metric: str, label: str, settings: str) -> Figure
     nrows = int(np.ceil(len(panels) / ncols))
     fig = Figure(figsize=(3.2 * ncols + 0.8, 2.8 * nrows + 0.9), dpi=figures.DPI, layout="constrained")
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
-    finite = df[metric].replace([np.inf, -np.inf], np.nan).dropna()
+    scale = 100.0 if metric in PERCENT_METRICS else 1.0  # one unit per metric: a percent metric in percent
+    finite = df[metric].replace([np.inf, -np.inf], np.nan).dropna() * scale
     top = float(finite.max()) if len(finite) else 1.0
-    vmin, vmax = (0.0, 1.0) if metric == "convert_rate" else (0.0, max(top, 1e-9))
+    vmin, vmax = (0.0, 100.0) if metric == "convert_rate" else (0.0, max(top, 1e-9))
     image = None
     for ax, (key, direction) in zip(axes, panels):
         part = select_key(df, key)
         part = part[part["direction"] == direction]
         grid = part.pivot_table(index="layer", columns="alpha", values=metric, aggfunc="mean")
-        image = ax.imshow(grid.to_numpy(dtype=float), origin="lower", aspect="auto", cmap="viridis", vmin=vmin,
+        image = ax.imshow(grid.to_numpy(dtype=float) * scale, origin="lower", aspect="auto", cmap="viridis", vmin=vmin,
                           vmax=vmax)
         ax.set_xticks(range(grid.shape[1]), [fmt_setting("alpha", a) for a in grid.columns])
         ax.set_yticks(range(grid.shape[0]), [str(int(l)) for l in grid.index])
@@ -285,10 +298,10 @@ def alpha_curves(df: pd.DataFrame, settings: str) -> Figure:
         key = (model, size, window)
         style = dict(color=figures.PALETTE[i % len(figures.PALETTE)], marker=figures.MARKERS[i % len(figures.MARKERS)],
                      label=f"{model_name(dict(zip(MODEL_KEYS, key)))}, {direction}")
-        axes[0].plot(part["alpha"], part["convert_rate"], **style)
+        axes[0].plot(part["alpha"], 100 * part["convert_rate"], **style)
         axes[1].plot(part["alpha"], part["bleu1"], **style)
-    axes[0].set_ylabel("convert rate")
-    axes[0].set_ylim(0, 1.02)
+    axes[0].set_ylabel("convert rate (%)")
+    axes[0].set_ylim(0, 102)
     axes[1].set_ylabel("BLEU-1")
     for ax in axes:
         ax.set_xlabel("\u03b1")
@@ -328,7 +341,7 @@ def render_token_translation(ctx: ReportContext) -> list[dict]:
     blocks.append(translation_table1(df))
     blocks.append(translation_table2(df))
     short = short_mean_line(df)
-    blocks.append(ctx.figure("language_translation_convert_rate", heatmaps(df, "convert_rate", "convert rate", short),
+    blocks.append(ctx.figure("language_translation_convert_rate", heatmaps(df, "convert_rate", "convert rate (%)", short),
                              "language_translation_heatmap", settings, "Convert rate by layer and \u03b1"))
     blocks.append(ctx.figure("language_translation_bleu1", heatmaps(df, "bleu1", "BLEU-1", short),
                              "language_translation_heatmap", settings, "BLEU-1 by layer and \u03b1"))
@@ -374,7 +387,7 @@ def full_table(df: pd.DataFrame, title: str, keys: list[str], results: list[str]
     keys = [k for k in keys if k in df]
     results = [r for r in results if r in df]
     df = df.sort_values(keys, kind="stable")
-    rows = [[fmt_setting(k, r[k]) for k in keys] + [fmt_num(r[c]) if not c.startswith("n_") else f"{int(r[c]):,}"
+    rows = [[fmt_setting(k, r[k]) for k in keys] + [fmt_metric(c, r[c]) if not c.startswith("n_") else f"{int(r[c]):,}"
                                                      for c in results] for r in df[keys + results].to_dict("records")]
-    return table_block(f"{title} ({len(rows)} rows)", keys + results, rows, collapsed=True,
+    return table_block(f"{title} ({len(rows)} rows)", keys + [metric_header(c) for c in results], rows, collapsed=True,
                        numeric=range(len(keys), len(keys) + len(results)))

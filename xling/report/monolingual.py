@@ -14,7 +14,7 @@ from matplotlib.lines import Line2D
 
 from xling.data.transfer_tasks import TASK_METRIC
 from xling.report import figures
-from xling.report.blocks import Block, fmt_count, fmt_num, table_block, text
+from xling.report.blocks import Block, fmt_count, fmt_num, fmt_percent, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
 from xling.report.published import Matching
 
@@ -50,6 +50,8 @@ def _check(ctx: ReportContext, key: str, columns) -> tuple[pd.DataFrame, str]:
 def word_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
     """Figure 4's two panels: (a) the embedding layer's single-piece words, BERT vs fastText per pair; (b) the
     contextual means by layer, one line per pair, fastText on all words as a dashed line of the same colour."""
+    top = 100 * figures._ylim_top(df["p_at_1"])
+    df = df.assign(p_at_1=100 * df["p_at_1"])  # in percent, as the tables
     pairs = sorted(df["pair"].unique())
     fig = figures._new_figure(11, 4.2)
     left, right = fig.subplots(1, 2)
@@ -58,7 +60,7 @@ def word_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
         values = [df[(df["pair"] == p) & (df["level"] == level)]["p_at_1"].mean() for p in pairs]
         left.bar(x + (i - 0.5) * 0.38, values, 0.38, label=WORD_LEVELS[level], color=figures.PALETTE[i])
     left.set_xticks(x, pairs)
-    left.set_ylabel("P@1 (CSLS)")
+    left.set_ylabel("P@1 (%, CSLS)")
     left.set_title("(a) embedding layer, single-piece words", fontsize=10)
     left.legend(fontsize=8)
     for i, pair in enumerate(pairs):
@@ -70,11 +72,11 @@ def word_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
             right.axhline(static.iloc[0], color=color, linestyle="--", linewidth=1, label=f"{pair} fastText")
     right.set_xticks(sorted(df[df["level"] == "contextual"]["layer"].unique()))
     right.set_xlabel("layer (0 = embedding output)")
-    right.set_ylabel("P@1 (CSLS)")
+    right.set_ylabel("P@1 (%, CSLS)")
     right.set_title("(b) contextual word means by layer", fontsize=10)
     right.legend(fontsize=8)
     for ax in (left, right):
-        ax.set_ylim(0, figures._ylim_top(df["p_at_1"]))
+        ax.set_ylim(0, top)
     figures._title(fig, "Word translation through a Procrustes map between monolingual BERTs", settings)
     return fig
 
@@ -98,12 +100,13 @@ def render_words(ctx: ReportContext) -> list[Block]:
     blocks.append(ctx.figure("monolingual_words", word_alignment_figure(df, settings), "monolingual_words", settings,
                              "Word translation between monolingual BERTs"))
     blocks += ctx.published_blocks("monolingual_words", df, Matching(identity=("pair", "level", "layer")))
-    rows = [[r["pair"], WORD_LEVELS.get(r["level"], r["level"]), str(r["layer"]), fmt_num(r["p_at_1"]),
-             fmt_num(r["p_at_5"]), fmt_count(r["n_train_pairs"]), fmt_count(r["n_queries"]), fmt_num(r["coverage"]),
+    rows = [[r["pair"], WORD_LEVELS.get(r["level"], r["level"]), str(r["layer"]), fmt_percent(r["p_at_1"]),
+             fmt_percent(r["p_at_5"]), fmt_count(r["n_train_pairs"]), fmt_count(r["n_queries"]),
+             fmt_percent(r["coverage"]),
              f"{fmt_count(r['n_src_words'])} / {fmt_count(r['n_tgt_words'])}"]
             for r in df.sort_values(["pair", "level", "layer"]).to_dict("records")]
     blocks.append(table_block("Word translation: all numbers",
-                              ["pair", "vectors", "layer", "P@1", "P@5", "train pairs", "queries", "coverage",
+                              ["pair", "vectors", "layer", "P@1 (%)", "P@5 (%)", "train pairs", "queries", "coverage (%)",
                                "words (pivot / target)"], rows, numeric=range(2, 9)))
     return blocks
 
@@ -181,6 +184,8 @@ def render_contextual(ctx: ReportContext) -> list[Block]:
 
 def sentence_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
     """Figure 6's layout: Tatoeba P@1 by layer, one line per pair through the map (dashed: without it)."""
+    top = 100 * figures._ylim_top(df["p_at_1"])
+    df = df.assign(p_at_1=100 * df["p_at_1"])  # in percent, as the tables
     fig = figures._new_figure(7, 4.2)
     ax = fig.subplots()
     for i, pair in enumerate(sorted(df["pair"].unique())):
@@ -191,8 +196,8 @@ def sentence_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Figur
                     color=color, label=f"{pair}" + (" (no map)" if method == "none" else ""))
     ax.set_xticks(sorted(df["layer"].unique()))
     ax.set_xlabel("layer (0 = embedding output)")
-    ax.set_ylabel(f"Tatoeba P@1 ({XTREME_DIRECTION})")
-    ax.set_ylim(0, figures._ylim_top(df["p_at_1"]))
+    ax.set_ylabel(f"Tatoeba P@1 (%, {XTREME_DIRECTION})")
+    ax.set_ylim(0, top)
     ax.legend(fontsize=8)
     figures._title(fig, "Sentence retrieval through a Procrustes map between monolingual BERTs", settings)
     return fig
@@ -217,9 +222,9 @@ def render_sentences(ctx: ReportContext) -> list[Block]:
                              "monolingual_sentences", settings, "Tatoeba through a map between monolingual BERTs"))
     blocks += ctx.published_blocks("monolingual_sentences", df, Matching(identity=("pair", "layer", "method")))
     table = df.pivot_table(index=["pair", "direction", "layer"], columns="method", values="p_at_1").reset_index()
-    rows = [[r["pair"], r["direction"], str(r["layer"]), fmt_num(r.get("none")), fmt_num(r.get("procrustes"))]
+    rows = [[r["pair"], r["direction"], str(r["layer"]), fmt_percent(r.get("none")), fmt_percent(r.get("procrustes"))]
             for r in table.to_dict("records")]
-    blocks.append(table_block("Tatoeba P@1: all numbers", ["pair", "direction", "layer", "no map", "Procrustes"],
+    blocks.append(table_block("Tatoeba P@1 (%): all numbers", ["pair", "direction", "layer", "no map", "Procrustes"],
                               rows, numeric=(2, 3, 4)))
     return blocks
 

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 import pandas as pd
 import yaml
 
-from xling.report.blocks import (DASH, MODEL_KEYS, Block, empty_block, fmt_setting, model_groups,
+from xling.report.blocks import (DASH, MODEL_KEYS, PERCENT_METRICS, Block, empty_block, fmt_setting, model_groups,
                                  model_name, table_block)
 
 DEFAULT_PAPER_RESULTS = Path("resources/paper_results.yaml")
@@ -177,10 +177,14 @@ def published_blocks(table: str, ours: pd.DataFrame, published: Mapping[str, lis
 def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: str) -> Block:
     metric, scale = entry["metric"], float(entry.get("scale", 1))
     title = f"Published: {entry['source']}, {entry['id']}" + (f" \u2014 {entry['what']}" if entry.get("what") else "")
-    rows = entry["rows"] or []
+    rows, digits = entry["rows"] or [], _digits(entry)
+    if metric in PERCENT_METRICS and scale == 1:  # a fraction printed by the paper: in percent, as our tables
+        rows = [dict(r, value=100 * r["value"]) for r in rows]
+        scale, digits = 100.0, max(1, digits - 2)
+        title += " (in %)"
     shown = [c for c in dict.fromkeys(k for r in rows for k in r if k not in ("value", "at"))]
     labels = [COLUMN_LABELS.get(c, c) for c in shown]
-    paper, digits = _paper_settings(entry), _digits(entry)
+    paper = _paper_settings(entry)
     if metric not in ours:
         cells = [[fmt_setting(c, r.get(c)) for c in shown] + [f"{r['value']:,.{digits}f}"] for r in rows]
         return table_block(title, labels + ["published"], cells, numeric=[len(shown)],
@@ -223,7 +227,7 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
                             entry.get("best_of") or {}) if len(part) else None)
             line.append(_cell(cell, prow["value"], digits, _comparable(entry, g, part)))
         cells.append(line)
-    note = (f"{paper} Ours \u00d7 {fmt_setting('scale', scale)} to match the published unit. " if scale != 1
+    note = (f"{paper} Ours \u00d7 {fmt_setting('scale', scale)} to match the shown unit. " if scale != 1
             else f"{paper} ")
     note += ("Under each of ours: the difference (ours \u2212 published) where the setting is comparable (the "
              "paper's model, or the same real data), else \u201cfor reference\u201d; and the settings that differ "

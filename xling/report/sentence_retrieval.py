@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from xling.report import figures
-from xling.report.blocks import MODEL_KEYS, fmt_num, fmt_setting, model_groups, model_name, table_block, text
+from xling.report.blocks import MODEL_KEYS, fmt_percent, fmt_setting, model_groups, model_name, table_block, text
 from xling.report.core import ReportContext, register_section
 from xling.report.language import (
     COLLAPSED_SPREAD,
@@ -63,8 +63,8 @@ def variant_table(df: pd.DataFrame, metric: str, title: str, note: str) -> dict:
             if cell.empty:
                 continue
             rows.append([model_name(dict(zip(MODEL_KEYS, key))), VARIANT_LABELS[variant]]
-                        + [fmt_num(cell.get(lang, np.nan), 3) for lang in langs] + [fmt_num(cell.mean(), 3),
-                                                                                   flags or "none"])
+                        + [fmt_percent(cell.get(lang, np.nan)) for lang in langs] + [fmt_percent(cell.mean()),
+                                                                                     flags or "none"])
     columns = ["model", "vectors"] + langs + ["mean", "flags"]
     return table_block(title, columns, rows, note=note + f" Flags: collapsed vectors = spread (1 \u2212 the mean "
                        f"cosine of two different sentences' vectors) below {COLLAPSED_SPREAD:g}.",
@@ -83,13 +83,13 @@ def tatoeba_layers(df: pd.DataFrame, settings: str, direction: str = XTREME_DIRE
         part = select_key(df, key)
         for i, variant in enumerate(("original", "zero_mean", "mds")):
             line = part[part["variant"] == variant].groupby("layer")["accuracy"].mean()
-            ax.plot(line.index, line.to_numpy(), marker=figures.MARKERS[i], color=figures.PALETTE[i],
+            ax.plot(line.index, 100 * line.to_numpy(), marker=figures.MARKERS[i], color=figures.PALETTE[i],
                     label=VARIANT_LABELS[variant])
         ax.set_title(model_name(dict(zip(MODEL_KEYS, key))), fontsize=9)
         ax.set_xlabel("layer")
-        ax.set_ylim(0, 1.02)
+        ax.set_ylim(bottom=0)  # the values' own range: accuracies of a few percent stay readable
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel(f"accuracy ({_arrow(direction)})")
+    axes[0].set_ylabel(f"accuracy (%, {_arrow(direction)})")
     axes[0].legend(fontsize=8)
     for ax in axes[len(models):]:
         ax.set_visible(False)
@@ -121,7 +121,7 @@ def render_sentence_retrieval(ctx: ReportContext) -> list[dict]:
     directions = sorted(df["direction"].unique(), key=lambda d: (d != XTREME_DIRECTION, d))
     for direction in directions:
         shown = df[(df["layer"] == layer) & (df["direction"] == direction)]
-        blocks.append(variant_table(shown, "accuracy", f"Tatoeba accuracy ({_arrow(direction)}, layer {layer})",
+        blocks.append(variant_table(shown, "accuracy", f"Tatoeba accuracy (%, {_arrow(direction)}, layer {layer})",
                                     line))
     if df["layer"].nunique() > 1:
         short = f"MDS \u03b1 {alpha}; {short_mean_line(df)} (whole test sets)"
@@ -139,7 +139,7 @@ def render_sentence_retrieval(ctx: ReportContext) -> list[dict]:
                            "maximises F1 on the sample (dev) split is applied to the test split. Mining is "
                            "symmetric, so BUCC has no query direction (xx\u2194en); the MDS variant moves the xx "
                            "vectors onto English."))
-        blocks.append(variant_table(bucc[bucc["layer"] == b_layer], "f1", f"BUCC F1 (test, xx\u2194en, {b_line})",
+        blocks.append(variant_table(bucc[bucc["layer"] == b_layer], "f1", f"BUCC F1 (%, test, xx\u2194en, {b_line})",
                                     f"{b_line}; {mean_line(bucc)}. Precision, recall and the threshold are in the "
                                     "full table."))
         blocks += ctx.published_blocks("bucc", bucc, Matching(identity=("lang", "variant"),
