@@ -363,8 +363,8 @@ def frequency_figure(curves: pd.DataFrame, settings: str) -> Figure:
     """Cao et al.'s Figure 3: accuracy (mean over the language pairs) against the bin of the frequency-rank
     difference, a line per setting, a panel per base BERT."""
     bases = list(dict.fromkeys(curves["base"])) or ["(none)"]
-    fig = figures._new_figure(6.4, 2.6 * len(bases) + 1.0)
-    axes = fig.subplots(len(bases), 1, squeeze=False)[:, 0]
+    fig = figures._new_figure(5.0 * min(len(bases), 2) + 0.6, 3.4 * -(-len(bases) // 2) + 0.6)
+    axes = fig.subplots(-(-len(bases) // 2), min(len(bases), 2), squeeze=False).ravel()  # two panels a row
     bins = curves[["rank_bin", "rank_difference"]].drop_duplicates().sort_values("rank_bin")
     for ax, base in zip(axes, bases):
         part = curves[curves["base"] == base]
@@ -381,7 +381,10 @@ def frequency_figure(curves: pd.DataFrame, settings: str) -> Figure:
         ax.set_title(str(base), fontsize=10)
         if not part.empty:
             ax.legend(fontsize=8)
-    axes[-1].set_xlabel("difference in frequency rank of the two words")
+    for ax in axes[len(bases):]:
+        ax.set_visible(False)
+    for ax in axes[: len(bases)]:
+        ax.set_xlabel("difference in frequency rank of the two words")
     figures._title(fig, "Contextual word retrieval by frequency-rank difference", settings)
     return fig
 

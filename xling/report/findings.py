@@ -12,17 +12,18 @@ import pandas as pd
 from xling.report.blocks import DASH, Block, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
 
-SETTINGS = (("table", "table"), ("metric", "metric"), ("models", "models"), ("corpus_size", "size"),
-            ("windows", "window"), ("layers", "layer"), ("pairs", "pairs"), ("alphas", "alpha"))
+#: the settings shown under "judged on" (the table and metric: after the numbers and in eval/findings.csv)
+SETTINGS = (("models", "models"), ("corpus_size", "size"), ("windows", "window"), ("layers", "layer"),
+            ("pairs", "pairs"), ("alphas", "alpha"))
 #: every column but the judging rule (layer_rule, margin, ci_*: said under the table)
-RESULTS = ("id", "paper", "where", "claim", "outcome", "reason", "measures", "judged_on", "flags",
+RESULTS = ("id", "paper", "where", "claim", "outcome", "reason", "measures", "judged_on", "flags", "table", "metric",
            *(key for key, _ in SETTINGS))
 #: the outcomes as the summary counts them: (value, singular, plural)
 OUTCOMES = (("holds", "holds", "hold"), ("does not hold", "does not hold", "do not hold"),
             ("inconclusive", "inconclusive", "inconclusive"), ("not measurable", "not measurable", "not measurable"),
             ("not measured", "not measured (no experiment in this run)", "not measured (no experiment in this run)"))
 FLAG_MARK = "\u2020"
-REASON_CHARS = 400  # the report's cut of a long reason (the findings table keeps it whole)
+REASON_CHARS = 300  # the report's cut of a long reason (the findings table keeps it whole)
 #: findings metrics whose measures are stored as fractions and shown in percent, as every table of the report
 #: shows them (XNLI, UPOS and LAS are stored in percent already; MRR and CKA stay 0-1). The flags' texts keep the
 #: stored unit: eval/findings.csv has every number as computed.
@@ -77,15 +78,12 @@ def _fmt(value) -> str:
     return DASH if value is None else f"{value:.3g}" if value != 0 and abs(value) < 0.01 else f"{value:.3f}"
 
 
-def _percent(value):
-    return None if value is None else 100 * value
-
-
-def measure_text(measure: dict, percent: bool = False) -> str:
-    """'label 0.300 [0.281, 0.319]' (a flagged number marked); `percent`: a fraction shown in percent."""
+def measure_text(measure: dict, percent: bool = False, scale: float = 1) -> str:
+    """'label 0.300 [0.281, 0.319]' (a flagged number marked); `percent`: in percent, one decimal, after
+    multiplying by `scale` (100 for a stored fraction)."""
     value, low, high = (measure.get(key) for key in ("value", "low", "high"))
-    if percent:
-        value, low, high = _percent(value), _percent(low), _percent(high)
+    if scale != 1:
+        value, low, high = (None if v is None else scale * v for v in (value, low, high))
     fmt = _fmt_percent if percent else _fmt
     interval = f" [{fmt(low)}, {fmt(high)}]" if low is not None and high is not None and low != high else ""
     return f"{measure['label']} {fmt(value)}{interval}" + (f" {FLAG_MARK}" if measure.get("flag") else "")
@@ -111,9 +109,9 @@ def shortened(reason: str, limit: int = REASON_CHARS) -> str:
 def _numbers(row: pd.Series) -> dict:
     """The numbers the claim compares, each with its interval, and below them the flags and why the outcome."""
     measures = json.loads(row["measures"]) if isinstance(row["measures"], str) else []
-    percent = row.get("metric") in PERCENT_FINDINGS
-    numbers = "; ".join(dict.fromkeys(measure_text(m, percent) for m in measures)) or DASH
     unit = metric_unit(row.get("metric"))
+    scale = 100 if row.get("metric") in PERCENT_FINDINGS else 1
+    numbers = "; ".join(dict.fromkeys(measure_text(m, unit == "%", scale) for m in measures)) or DASH
     if measures and unit:
         numbers += f" ({row.get('metric')}, {unit})" if unit == "%" else f" ({row.get('metric')})"
     flags = sorted({m["flag"] for m in measures if m.get("flag")})

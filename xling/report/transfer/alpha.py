@@ -75,9 +75,9 @@ def alpha_figure(curves: pd.DataFrame, chosen: pd.DataFrame, settings: str) -> F
     panel_keys = ["task", "metric", *MODEL_KEYS, "selection", "freeze", "train_transform", "layer"]
     panels = sorted(curves.groupby(panel_keys, sort=True), key=lambda kv: TASK_ORDER.index(kv[0][0])
                     if kv[0][0] in TASK_ORDER else len(TASK_ORDER)) if len(curves) else []
-    ncols = min(max(1, len(panels)), 3)
+    ncols = min(max(1, len(panels)), 4)  # four narrow panels a row: the section stays short at 100 % zoom
     nrows = max(1, math.ceil(len(panels) / ncols))
-    fig = Figure(figsize=(4.2 * ncols + 1.6, 3.0 * nrows + 1.0), dpi=figures.DPI, layout="constrained")
+    fig = Figure(figsize=(3.2 * ncols + 1.6, 2.8 * nrows + 1.0), dpi=figures.DPI, layout="constrained")
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     if not panels:
         axes[0].text(0.5, 0.5, "no MDS rows on a dev split in the transfer table", ha="center", va="center",
