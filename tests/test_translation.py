@@ -359,4 +359,5 @@ def test_table1_flags_list_each_reason_once_with_its_alphas_in_order():
     cells = pd.DataFrame({"flag": ["one token repeated: 'da' is 96%", None,
                                    "one token repeated: 'da' is 100%; at or below chance: 0.0"]}, index=[3.0, 0.0, -1.0])
     assert _cell_flags(cells, "") == "α -1, 3: one token repeated; α -1: at or below chance"
+    assert _cell_flags(cells.assign(flag="one token repeated: 'da' is 96%"), "") == "every α: one token repeated"
     assert _cell_flags(cells.iloc[[1]], "constant predictions") == "constant predictions"

@@ -192,8 +192,13 @@ def _cell_flags(cells: pd.DataFrame, model_flags: str) -> str:
         for alpha, flag in cells["flag"].dropna().items():
             for reason in str(flag).split("; "):
                 by_reason.setdefault(reason.split(":")[0], set()).add(float(alpha))
-    shown = [f"α {', '.join(fmt_setting('alpha', a) for a in sorted(alphas))}: {reason}"
-             for reason, alphas in by_reason.items()]  # the alphas in order, whatever layer won each cell
+    every = set(map(float, cells.index))
+
+    def which(alphas: set[float]) -> str:  # the alphas in order, whatever layer won each cell
+        if alphas == every and len(every) > 1:
+            return "every α"
+        return "α " + ", ".join(fmt_setting("alpha", a) for a in sorted(alphas))
+    shown = [f"{which(alphas)}: {reason}" for reason, alphas in by_reason.items()]
     return "; ".join(filter(None, [model_flags, *shown]))
 
 
@@ -211,7 +216,7 @@ def translation_table1(df: pd.DataFrame) -> dict:
             flags = translation_flags(every[(every["pair"] == pair) & (every["direction"] == direction)])
             cell = cell.set_index("alpha")
             src, tgt = cell["src"].iloc[0], cell["tgt"].iloc[0]
-            row = [model_name(dict(zip(MODEL_KEYS, key))), pair, f"{src}\u2192{tgt}", _unit(cell)]
+            row = [model_name(dict(zip(MODEL_KEYS, key))), f"{src}\u2192{tgt}", _unit(cell)]
             for alpha in alphas:
                 if alpha in cell.index:
                     sub = "no shift" if alpha == 0 else f"layer {int(cell.at[alpha, 'layer'])}"
@@ -219,13 +224,18 @@ def translation_table1(df: pd.DataFrame) -> dict:
                 else:
                     row.append("\u2014")
             rows.append(row + [_cell_flags(cell, flags) or "none"])
-    columns = (["model", "pair", "direction", "BLEU-1 unit"] + [f"\u03b1 = {fmt_setting('alpha', a)}" for a in alphas]
+    columns = (["model", "direction", "BLEU-1 unit"] + [f"\u03b1 = {fmt_setting('alpha', a)}" for a in alphas]
                + ["flags"])
+    units = {row[2] for row in rows}
+    if len(units) == 1:  # one unit for every row: said in the note, not in a column
+        columns, rows = columns[:2] + columns[3:], [row[:2] + row[3:] for row in rows]
     return table_block("Token translation: BLEU-1 / convert rate per language pair and \u03b1", columns, rows,
-                       note="Each cell: BLEU-1 (0\u2013100) / convert rate (%) at the layer with the best "
-                            "BLEU-1 for that \u03b1 (small print); an undefined convert rate shows the output "
-                            "pieces per vocabulary. " + mean_line(df) + ".",
-                       numeric=range(4, len(columns) - 1), wrap=range(4, len(columns)))
+                       note="Each cell: BLEU-1 (0\u2013100" + (f", over {units.pop()}" if len(units) == 1 else "")
+                            + ") / convert rate (%) at the layer with the best BLEU-1 for that \u03b1 (small "
+                            "print); an undefined convert rate shows the output pieces per vocabulary. "
+                            + mean_line(df) + ".",
+                       numeric=range(len(columns) - 1 - len(alphas), len(columns) - 1),
+                       wrap=range(len(columns) - 1 - len(alphas), len(columns)))
 
 
 def translation_table2(df: pd.DataFrame) -> dict:

@@ -48,24 +48,24 @@ def alpha_table(curves: pd.DataFrame, chosen: pd.DataFrame, test: pd.DataFrame, 
         by_alpha = cell.set_index("alpha")
         task, metric = cell_key[0], cell_key[1]
         key = dict(zip(keys, cell_key))
-        line = [TASK_LABELS.get(task, task), METRIC_LABELS.get(metric, metric), model_name(key),
-                fmt_setting("freeze", key["freeze"]), fmt_setting("layer", key["layer"]), key["lang"]]
+        line = [{"text": TASK_LABELS.get(task, task), "sub": METRIC_LABELS.get(metric, metric)}, model_name(key),
+                f"{fmt_setting('freeze', key['freeze'])} / {fmt_setting('layer', key['layer'])}", key["lang"]]
         for alpha in alphas:
             if alpha not in by_alpha.index:
                 line.append(DASH)
                 continue
             r = by_alpha.loc[alpha]
             n_chose = int((picked["alpha"] == alpha).sum())
-            mark = f"\u2605 chosen by {n_chose} of {int(r['n_seeds'])} seeds" if n_chose else seeds_text(r["n_seeds"])
+            mark = f"\u2605 {n_chose} of {int(r['n_seeds'])} seeds" if n_chose else seeds_text(r["n_seeds"])
             line.append({"text": fmt_score(r["mean"], r["sd"], r["n_seeds"]), "sub": mark})
         line.append(_chosen_alpha(picked))
         line.append(score_cell(test_stats.get(cell_key)))
         rows.append(line)
-    columns = (["task", "metric", "model", "frozen (k)", "layer", "language"]
+    columns = ([{"text": "task", "sub": "metric"}, "model", "frozen (k) / layer", "language"]
                + [f"\u03b1 = {fmt_setting('alpha', a)}" for a in alphas] + ["chosen \u03b1", "test at chosen \u03b1"])
-    return table_block(title, columns, rows, numeric=range(6, len(columns)), wrap=range(6, 6 + len(alphas)),
-                       note="Dev scores (%) per \u03b1, mean \u00b1 sd over seeds; \u2605 marks the \u03b1 a seed "
-                            "chose (its best dev score); the last column is the test score at the chosen \u03b1, "
+    return table_block(title, columns, rows, numeric=range(4, len(columns)), wrap=(0, *range(4, 4 + len(alphas))),
+                       note="Dev scores (%) per \u03b1, mean \u00b1 sd over seeds; \u2605 marks the \u03b1 the seeds "
+                            "chose (their best dev score); the last column is the test score at the chosen \u03b1, "
                             "the number the tables above report. The test split plays no part in the choice.")
 
 
