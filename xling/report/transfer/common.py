@@ -133,9 +133,9 @@ def freeze_cell(freeze: int) -> dict:
     """k, and under it what k froze while fine-tuning."""
     freeze = int(freeze)
     if freeze < 0:
-        frozen = "static vectors frozen"
-    else:
-        frozen = "nothing frozen" if freeze == 0 else f"embeddings + layers 1\u2013{freeze} frozen"
+        frozen = "static vectors"
+    else:  # short: the column is narrow, and a long sub line makes every row of the table three lines high
+        frozen = {0: "nothing", 1: "emb. + layer 1"}.get(freeze, f"emb. + layers 1\u2013{freeze}")
     return {"text": str(freeze), "sub": frozen}
 
 
