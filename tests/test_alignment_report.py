@@ -88,7 +88,7 @@ def test_cao_claims_without_intervals_are_inconclusive_never_hold():
     assert "de aligned (over 2 seeds) 65.000 [" in evidence["cao2020.xnli"]  # the largest n, seeds averaged
     assert found["cao2020.xnli.rotations"] == INCONCLUSIVE
     assert found["cao2020.retrieval.contextual"] == INCONCLUSIVE
-    assert "no interval for fine-tuned, fastText + sentence yet (fine-tuned 0.450, fastText + sentence 0.400)" in \
+    assert "no interval for fine-tuned, fastText + sentence yet (fine-tuned 45.000, fastText + sentence 40.000)" in \
         evidence["cao2020.retrieval.contextual"]
     assert found["cao2020.pos"] == NOT_MEASURED
 
@@ -237,11 +237,11 @@ def test_pos_and_frequency_claims():
     found, evidence = verdicts({"contextual_retrieval_pos": pos_table(), "contextual_retrieval_frequency":
                                 frequency_table()})
     assert found["cao2020.pos"] == INCONCLUSIVE
-    assert "base_bert closed 0.600, base_bert open 0.300" in evidence["cao2020.pos"]
-    assert "word_aligned_finetuned open 0.900, word_aligned_finetuned closed 0.900" in evidence["cao2020.pos"]
+    assert "base_bert closed 60.000, base_bert open 30.000" in evidence["cao2020.pos"]
+    assert "word_aligned_finetuned open 90.000, word_aligned_finetuned closed 90.000" in evidence["cao2020.pos"]
     assert found["cao2020.frequency"] == INCONCLUSIVE
-    assert "base_bert bin 0-9 0.800, base_bert bin 100+ 0.400" in evidence["cao2020.frequency"]
-    assert "base_bert drop 0.400, word_aligned_finetuned drop 0.100" in evidence["cao2020.frequency"]
+    assert "base_bert bin 0-9 80.000, base_bert bin 100+ 40.000" in evidence["cao2020.frequency"]
+    assert "base_bert drop 40.000, word_aligned_finetuned drop 10.000" in evidence["cao2020.frequency"]
     few = frequency_table().assign(n_queries=20)  # every bin under 30 queries: left out
     found, _ = verdicts({"contextual_retrieval_frequency": few})
     assert found["cao2020.frequency"] == NOT_MEASURED

@@ -294,7 +294,7 @@ def test_cao_xnli_is_judged_over_the_aligned_languages_only():
 def test_cao_contextual_retrieval_reads_its_intervals_from_the_queries():
     order = {ALIGNED: ("none", 0.6), "fasttext/500": ("rotation-word", 0.4), BASE: ("rotation-word", 0.2)}
     row = finding(cao_retrieval_tables(order), "cao2020.retrieval.contextual")
-    assert row["outcome"] == HOLDS and "fine-tuned 0.600 [" in row["reason"]
+    assert row["outcome"] == HOLDS and "fine-tuned 60.000 [" in row["reason"]  # accuracy judged in percent
     turned = {**order, BASE: ("rotation-word", 0.5)}
     assert finding(cao_retrieval_tables(turned), "cao2020.retrieval.contextual")["outcome"] == FAILS
     close = {**order, BASE: ("rotation-word", 0.38)}
@@ -311,11 +311,11 @@ def test_cao_matches_is_an_equivalence_within_the_margin():
     for part in tables.values():
         part["contextual"] = False
     assert finding(tables, "cao2020.retrieval.non-contextual")["outcome"] == INCONCLUSIVE  # margin 0: no tie
-    assert finding(tables, "cao2020.retrieval.non-contextual", margin=0.1)["outcome"] == HOLDS
+    assert finding(tables, "cao2020.retrieval.non-contextual", margin=10)["outcome"] == HOLDS  # percent points
     apart = cao_retrieval_tables({**same, "fasttext/500": ("rotation-word", 0.8)})
     for part in apart.values():
         part["contextual"] = False
-    assert finding(apart, "cao2020.retrieval.non-contextual", margin=0.1)["outcome"] == FAILS
+    assert finding(apart, "cao2020.retrieval.non-contextual", margin=10)["outcome"] == FAILS
 
 
 def test_cao_rotations_at_one_class_share_are_not_measurable():

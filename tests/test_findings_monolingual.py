@@ -40,7 +40,7 @@ def test_embeddings_against_fasttext():
     """No per-query items in the table: inconclusive, never holds; at chance (1 / target words): not measurable."""
     row = finding({"monolingual_words": words(0.30, 0.25)}, "conneau2020.mono.words")
     assert row["outcome"] == INCONCLUSIVE and "no interval for embedding, fasttext yet" in row["reason"]
-    assert "embedding 0.350, fasttext 0.300" in row["reason"]
+    assert "embedding 35.000, fasttext 30.000" in row["reason"]  # P@1 judged in percent
     assert row["pairs"] == "en-xa, en-xb" and row["models"] == "mono/en/100-w8, mono/xa/100-w8"
     at_chance = words(0.0, 0.01).assign(n_tgt_words=100)
     at_chance.loc[at_chance["level"] == "embedding", "p_at_1"] = 0.0  # P@1 0 on both pairs: chance is 0.01
@@ -54,7 +54,7 @@ def test_sentences_need_an_interval_at_every_layer():
     assert "layer 1: no interval for layer 1 procrustes, layer 1 none yet" in row["reason"]
     unmapped_at_chance = sentences([0.5, 0.4, 0.3], unmapped=0.001).assign(n_test_sentences=100)
     row = finding({"monolingual_sentences": unmapped_at_chance}, "conneau2020.mono.sentences")
-    assert row["outcome"] == NOT_MEASURABLE and "at or below chance: layer 0 none 0.001" in row["flags"]
+    assert row["outcome"] == NOT_MEASURABLE and "at or below chance: layer 0 none 0.100 vs chance 1.000" in row["flags"]  # %
 
 
 def test_cka_claims_without_intervals_are_inconclusive():

@@ -501,7 +501,7 @@ def test_fractions_are_shown_in_percent_with_their_unit():
     assert fmt_metric("accuracy", 0.25) == "25.0" and fmt_metric("mrr", 0.25) == "0.250"
     assert metric_header("f1") == "f1 (%)" and metric_header("mrr") == "mrr"
     measure = {"label": "BERT", "value": 0.05, "low": 0.04, "high": 0.061}
-    assert measure_text(measure, percent=True, scale=100) == "BERT 5.0 [4.0, 6.1]"
+    assert measure_text({"label": "BERT", "value": 5.0, "low": 4.0, "high": 6.1}, percent=True) == "BERT 5.0 [4.0, 6.1]"
     assert measure_text({"label": "BERT", "value": 34.8667}, percent=True) == "BERT 34.9"  # stored in percent
     assert measure_text(measure) == "BERT 0.050 [0.040, 0.061]"
     assert metric_unit("accuracy (CSLS)") == "%" and metric_unit("xnli accuracy") == "%"

@@ -24,11 +24,10 @@ OUTCOMES = (("holds", "holds", "hold"), ("does not hold", "does not hold", "do n
             ("not measured", "not measured (no experiment in this run)", "not measured (no experiment in this run)"))
 FLAG_MARK = "\u2020"
 REASON_CHARS = 300  # the report's cut of a long reason (the findings table keeps it whole)
-#: findings metrics whose measures are stored as fractions and shown in percent, as every table of the report
-#: shows them (XNLI, UPOS and LAS are stored in percent already; MRR and CKA stay 0-1). The flags' texts keep the
-#: stored unit: eval/findings.csv has every number as computed.
-PERCENT_FINDINGS = frozenset({"accuracy", "accuracy (CSLS)", "convert_rate", "f1", "p_at_1"})
-PERCENT_STORED = frozenset({"xnli accuracy", "pos upos", "parsing las", "ner f1"})
+#: findings metrics in percent (xling.evaluate.findings judges fractions in percent, as the tables show them);
+#: MRR and CKA are 0-1
+PERCENT_FINDINGS = frozenset({"accuracy", "accuracy (CSLS)", "convert_rate", "f1", "p_at_1", "xnli accuracy",
+                              "pos upos", "parsing las", "ner f1"})
 
 
 def _settings(row: pd.Series) -> str:
@@ -78,12 +77,9 @@ def _fmt(value) -> str:
     return DASH if value is None else f"{value:.3g}" if value != 0 and abs(value) < 0.01 else f"{value:.3f}"
 
 
-def measure_text(measure: dict, percent: bool = False, scale: float = 1) -> str:
-    """'label 0.300 [0.281, 0.319]' (a flagged number marked); `percent`: in percent, one decimal, after
-    multiplying by `scale` (100 for a stored fraction)."""
+def measure_text(measure: dict, percent: bool = False) -> str:
+    """'label 0.300 [0.281, 0.319]' (a flagged number marked); `percent`: a percentage, one decimal."""
     value, low, high = (measure.get(key) for key in ("value", "low", "high"))
-    if scale != 1:
-        value, low, high = (None if v is None else scale * v for v in (value, low, high))
     fmt = _fmt_percent if percent else _fmt
     interval = f" [{fmt(low)}, {fmt(high)}]" if low is not None and high is not None and low != high else ""
     return f"{measure['label']} {fmt(value)}{interval}" + (f" {FLAG_MARK}" if measure.get("flag") else "")
@@ -95,7 +91,7 @@ def _fmt_percent(value) -> str:
 
 def metric_unit(metric) -> str:
     """The unit the findings table shows a claim's numbers in."""
-    if metric in PERCENT_FINDINGS or metric in PERCENT_STORED or str(metric).endswith(("accuracy", "f1")):
+    if metric in PERCENT_FINDINGS or str(metric).endswith(("accuracy", "f1")):
         return "%"
     return "0-1" if metric in ("mrr", "cka") else ""
 
@@ -110,8 +106,7 @@ def _numbers(row: pd.Series) -> dict:
     """The numbers the claim compares, each with its interval, and below them the flags and why the outcome."""
     measures = json.loads(row["measures"]) if isinstance(row["measures"], str) else []
     unit = metric_unit(row.get("metric"))
-    scale = 100 if row.get("metric") in PERCENT_FINDINGS else 1
-    numbers = "; ".join(dict.fromkeys(measure_text(m, unit == "%", scale) for m in measures)) or DASH
+    numbers = "; ".join(dict.fromkeys(measure_text(m, unit == "%") for m in measures)) or DASH
     if measures and unit:
         numbers += f" ({row.get('metric')}, {unit})" if unit == "%" else f" ({row.get('metric')})"
     flags = sorted({m["flag"] for m in measures if m.get("flag")})

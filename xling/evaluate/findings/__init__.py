@@ -36,7 +36,7 @@ import pandas as pd
 from xling.evaluate.findings import cao, conneau, liu_language, liu_what
 from xling.evaluate.findings.core import (FAILS, HOLDS, INCONCLUSIVE, MULTI_FILE, NOT_MEASURABLE,  # noqa: F401
                                           NOT_MEASURED, OUTCOMES, SETTING_COLUMNS, TABLES, Criteria, Finding,
-                                          NotMeasured, Tables, Verdict)
+                                          NotMeasured, Tables, Verdict, in_percent)
 from xling.evaluate.findings.liu_what import bert_layer  # noqa: F401
 from xling.evaluate.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from xling.io import atomic_write
@@ -55,6 +55,7 @@ def judge_claims(tables: Tables, pivot: str, criteria: Criteria | None = None, *
     """The findings table: one row per claim of `CLAIMS`, judged on `tables` (key -> table, keys of TABLES;
     a missing key makes its claims not measured). `settings`: the fields of Criteria, when no criteria."""
     criteria = criteria or Criteria(**settings)
+    tables = in_percent(tables)  # fractions judged in percent, as the report shows them
     rows = []
     for claim in CLAIMS:
         try:

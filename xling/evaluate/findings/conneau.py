@@ -109,10 +109,11 @@ def _mono_settings(table: str, rows: pd.DataFrame, metric: str, **extra) -> dict
 
 
 def _p_at_1(rows: pd.DataFrame, label: str, candidates: str) -> Measure:
-    """Mean P@1 over pairs (no per-query items yet), flagged at or below a random pick's (1 / candidates)."""
+    """Mean P@1 over pairs in percent (no per-query items yet), flagged at or below a random pick's
+    (100 / candidates)."""
     measure = point(label, rows.groupby("pair")["p_at_1"].mean())
     if candidates in rows and len(rows):
-        measure = chance_flag(measure, float((1 / rows[candidates]).mean()))
+        measure = chance_flag(measure, float((100 / rows[candidates]).mean()))
     return measure
 
 

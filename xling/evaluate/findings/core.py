@@ -34,8 +34,30 @@ XNLI_CHANCE = 100 / 3  # three labels, accuracy in percent: the uniform floor (t
 TABLES = FINDINGS_COLUMNS
 #: tables that come as several files (one per model), concatenated on reading
 MULTI_FILE = ("word_retrieval_ranks", "contextual_retrieval_queries")
+#: fraction columns (0-1) the findings judge in percent, the unit the report shows them in, so a claim's numbers,
+#: flags and reasons read as the tables do: table -> columns. MRR and CKA stay 0-1; XNLI, UPOS, LAS and NER F1
+#: are stored in percent already.
+PERCENT_COLUMNS = {
+    "tatoeba": ("accuracy",), "bucc": ("f1", "precision", "recall", "dev_f1", "dev_precision", "dev_recall"),
+    "token_translation": ("convert_rate",),
+    "contextual_retrieval": ("accuracy", "accuracy_src_tgt", "accuracy_tgt_src"),
+    "contextual_retrieval_pos": ("accuracy",), "contextual_retrieval_frequency": ("accuracy",),
+    "contextual_retrieval_queries": ("hit",), "monolingual_words": ("p_at_1", "p_at_5"),
+    "monolingual_sentences": ("p_at_1",),
+}
 #: the settings each finding records, one column each (empty when the claim does not use it)
 SETTING_COLUMNS = ("table", "metric", "models", "corpus_size", "windows", "layers", "pairs", "alphas")
+
+
+def in_percent(tables: Tables) -> dict[str, pd.DataFrame]:
+    """The tables with their PERCENT_COLUMNS multiplied by 100 (copies; the others as they are)."""
+    scaled = dict(tables)
+    for name, columns in PERCENT_COLUMNS.items():
+        table = tables.get(name)
+        present = [c for c in columns if table is not None and c in table]
+        if present:
+            scaled[name] = table.assign(**{c: 100 * table[c].astype(float) for c in present})
+    return scaled
 
 
 @dataclass(frozen=True)
