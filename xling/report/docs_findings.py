@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from xling.report.findings import counts_line, measure_text, shortened
+from xling.report.findings import counts_line, numbers_text, shortened
 
 #: the block of a Markdown page that `python -m xling.report.docs_findings` rewrites from a run's findings table
 DOCS_BEGIN, DOCS_END = "<!-- findings table: begin -->", "<!-- findings table: end -->"
@@ -25,7 +25,7 @@ def markdown_table(df: pd.DataFrame) -> str:
     lines = ["| claim | outcome | the run's numbers (interval; † degenerate) |", "|---|---|---|"]
     for _, row in df.iterrows():
         measures = json.loads(row["measures"]) if isinstance(row["measures"], str) else []
-        numbers = "; ".join(dict.fromkeys(measure_text(m) for m in measures)) or shortened(row["reason"], 200)
+        numbers = numbers_text(row, measures) or shortened(row["reason"], 200)
         lines.append(f"| `{row['id']}` | {row['outcome']} | {numbers.replace('|', '/')} |")
     return "\n".join(lines)
 

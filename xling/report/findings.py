@@ -102,13 +102,19 @@ def shortened(reason: str, limit: int = REASON_CHARS) -> str:
     return reason[:limit].rsplit(" ", 1)[0] + " \u2026 (eval/findings.csv has it all)"
 
 
+def numbers_text(row: pd.Series, measures: list[dict]) -> str:
+    """The claim's numbers with their intervals, in the metric's unit, the metric named after them."""
+    unit = metric_unit(row.get("metric"))
+    numbers = "; ".join(dict.fromkeys(measure_text(m, unit == "%") for m in measures))
+    if numbers and unit:
+        numbers += f" ({row.get('metric')}, {unit})" if unit == "%" else f" ({row.get('metric')})"
+    return numbers
+
+
 def _numbers(row: pd.Series) -> dict:
     """The numbers the claim compares, each with its interval, and below them the flags and why the outcome."""
     measures = json.loads(row["measures"]) if isinstance(row["measures"], str) else []
-    unit = metric_unit(row.get("metric"))
-    numbers = "; ".join(dict.fromkeys(measure_text(m, unit == "%") for m in measures)) or DASH
-    if measures and unit:
-        numbers += f" ({row.get('metric')}, {unit})" if unit == "%" else f" ({row.get('metric')})"
+    numbers = numbers_text(row, measures) or DASH
     flags = sorted({m["flag"] for m in measures if m.get("flag")})
     why = (f"{FLAG_MARK} " + "; ".join(shortened(f, 160) for f in flags[:3])
            + (f"; and {len(flags) - 3} more" if len(flags) > 3 else "") + ". ") if flags else ""
