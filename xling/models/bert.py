@@ -37,6 +37,7 @@ from xling.io import atomic_write
 from xling.models.anchors import language_vocabularies, used_pieces
 from xling.models.bert_hparams import (
     adamw,
+    as_before,
     blocks_per_batch,
     learning_rate_schedule,
     load_hparams,
@@ -224,7 +225,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         if spec is not None and dev_language not in codes:
             raise ValueError(f"dev text {dev_path} is in {dev_language}, which the model {codes} has no view of")
         fingerprint = zlib.crc32(dev_blocks.numpy().tobytes(), fingerprint)
-    checkpoint_dir = checkpoint_dir / checkpoint_key(h, n_blocks, fingerprint, len(vocab))
+    checkpoint_dir = checkpoint_dir / checkpoint_key(as_before(h), n_blocks, fingerprint, len(vocab))
     special = [vocab[t] for t in SPECIAL_TOKENS]
     logger.info("%d blocks of %d tokens (%s); global batch %d = %d process(es) x %d x %d accumulation; "
                 "device %s, %s", n_blocks, window, ", ".join(f"{l} {languages.count(l)}" for l in dict.fromkeys(languages)),
@@ -245,12 +246,12 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
     def content() -> dict:
         epoch, index = order.position(loop.step)
         return {"epoch": epoch, "index": index, "model": mlm.state_dict(), "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(), "rng": rng_state(), "hparams": trajectory(h),
+                "scheduler": scheduler.state_dict(), "rng": rng_state(), "hparams": trajectory(as_before(h)),
                 "n_blocks": n_blocks, "fingerprint": fingerprint, "vocab_size": len(vocab), "world_size": world,
                 **({"selection": dev.state()} if dev else {})}
 
     def restore(state: dict) -> str:  # the directory's name says what it holds; these checks catch one moved by hand
-        changed = {k: (state["hparams"].get(k), v) for k, v in trajectory(h).items() if state["hparams"].get(k) != v}
+        changed = {k: (state["hparams"].get(k), v) for k, v in trajectory(as_before(h)).items() if state["hparams"].get(k) != v}
         if changed:
             raise ValueError(f"{path}: hyper-parameters differ from the checkpoint (checkpoint, now): {changed}; "
                              f"{checkpoint_dir} holds another setting's checkpoints: delete it")

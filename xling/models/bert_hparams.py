@@ -74,6 +74,17 @@ def resolve_hparams(hparams: dict) -> dict:
     return h
 
 
+#: Settings added after checkpoints existed, at the value that trains as before them
+AS_BEFORE = {"schedule": "linear", "batch_tokens": None, "selection": "final"}
+
+
+def as_before(h: dict) -> dict:
+    """h without the settings at the value that trains as before they existed, and without dev_every where no
+    checkpoint is selected on dev: what the checkpoint key hashes, so that older checkpoints keep theirs."""
+    unused = {"dev_every"} if h.get("selection", "final") == "final" else set()
+    return {k: v for k, v in h.items() if k not in unused and not (k in AS_BEFORE and v == AS_BEFORE[k])}
+
+
 def blocks_per_batch(h: dict) -> int:
     """Blocks in one optimizer step: batch_tokens // window when the batch is counted in tokens (Liu et al. 2020
     §3.2: every window sees the same tokens per step, so the same tokens over the same steps), else batch_size."""

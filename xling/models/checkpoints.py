@@ -120,17 +120,9 @@ def set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-#: Settings added after checkpoints existed, at the value that trains as before them: left out of the trajectory,
-#: so that those checkpoints keep their key and still resume.
-AS_BEFORE = {"schedule": "linear", "batch_tokens": None, "selection": "final"}
-
-
 def trajectory(h: dict) -> dict:
-    """The hyper-parameters a resumed run must share with its checkpoint (dev_every only where checkpoints are
-    selected on dev)."""
-    unused = {"dev_every"} if h.get("selection", "final") == "final" else set()
-    return {k: v for k, v in h.items() if k not in RESUMABLE_CHANGES and k not in unused
-            and not (k in AS_BEFORE and v == AS_BEFORE[k])}
+    """The hyper-parameters a resumed run must share with its checkpoint."""
+    return {k: v for k, v in h.items() if k not in RESUMABLE_CHANGES}
 
 
 def checkpoint_key(h: dict, n_blocks: int, fingerprint: int, vocab_size: int) -> str:

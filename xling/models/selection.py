@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Callable
 
 import torch
 
 from xling.io import atomic_write
-from xling.models.checkpoints import fsync_dir
 from xling.models.mlm_data import mask_tokens, seed_of
 
 logger = logging.getLogger(__name__)
@@ -85,19 +82,9 @@ class DevSelection:
 
     def _write_best(self, model: torch.nn.Module) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        path = self.best_path(self.best_step)
-        fd, tmp = tempfile.mkstemp(prefix=".best-", suffix=".tmp", dir=self.directory)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                torch.save({"step": self.best_step, "perplexity": self.best_perplexity, "model": model.state_dict()},
-                           handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        fsync_dir(self.directory)
+        with atomic_write(self.best_path(self.best_step), "wb") as handle:
+            torch.save({"step": self.best_step, "perplexity": self.best_perplexity, "model": model.state_dict()},
+                       handle)
 
     def best_path(self, step: int) -> Path:
         return self.directory / f"best-{step:09d}.pt"
