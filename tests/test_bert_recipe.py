@@ -158,7 +158,8 @@ def test_dev_perplexity_is_exp_of_hf_masked_lm_loss(corpus, tmp_path):
     from transformers import BertForMaskedLM
 
     tokens, vocab, dev_tokens = corpus
-    bert.pretrain(tokens, vocab, tmp_path / "model", tmp_path / "ckpt", {**SELECTED, "max_steps": 5}, dev_path=dev_tokens)
+    bert.pretrain(tokens, vocab, tmp_path / "model", tmp_path / "ckpt", {**SELECTED, "max_steps": 5},
+                  dev_path=dev_tokens)
     rows = (tmp_path / "model" / "dev_log.tsv").read_text().splitlines()
     [(step, loss, perplexity, selected)] = [r.split("\t") for r in rows[1:]]
     model = BertForMaskedLM.from_pretrained(tmp_path / "model").eval()
@@ -209,7 +210,8 @@ def test_killed_selection_run_resumes_to_the_same_model_and_scores(corpus, tmp_p
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert re.search(r"resumed from \S+: step [1-9]", err), err
-    reference, final = load_file(tmp_path / "reference" / "model.safetensors"), load_file(run / "model" / "model.safetensors")
+    reference = load_file(tmp_path / "reference" / "model.safetensors")
+    final = load_file(run / "model" / "model.safetensors")
     assert all(torch.equal(final[k], reference[k]) for k in reference)
     assert (run / "model" / "dev_log.tsv").read_text() == (tmp_path / "reference" / "dev_log.tsv").read_text()
     assert len(list((run / "ckpt").glob("*/best-*.pt"))) == 1
@@ -231,5 +233,6 @@ def test_the_selected_model_is_the_best_dev_step_not_the_last(corpus, tmp_path):
     best = min(rows, key=lambda r: float(r[2]))
     assert best[3] == "1" and int(best[0]) < SELECTED["max_steps"], rows
     bert.pretrain(tokens, vocab, tmp_path / "final", tmp_path / "ckpt2", HPARAMS)
-    selected, final = load_file(tmp_path / "selected" / "model.safetensors"), load_file(tmp_path / "final" / "model.safetensors")
+    selected = load_file(tmp_path / "selected" / "model.safetensors")
+    final = load_file(tmp_path / "final" / "model.safetensors")
     assert not all(torch.equal(selected[k], final[k]) for k in final)
