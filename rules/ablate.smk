@@ -71,6 +71,7 @@ use rule bert_pretrain as ablation_pretrain with:
     input:
         tokens=PLAN.ablation_tokens,
         vocab=PLAN.vocab_source(),
+        dev=lambda wc: PLAN.dev_tokens(PLAN.ablation_hparams(wc.setting), PIVOT),  # English dev (Conneau et al. §3)
     output:
         directory(f"{RESULTS}/models/ablation/{{setting}}/{{pair}}"),
     wildcard_constraints:

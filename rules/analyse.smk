@@ -10,6 +10,7 @@ use rule bert_pretrain as mono_pretrain with:
     input:
         tokens=lambda wc: f"{RESULTS}/tokens/{wc.size}/{PLAN.mono_language(wc.mono)}.txt",
         vocab=PLAN.vocab_source(),
+        dev=lambda wc: PLAN.dev_tokens(PLAN.mono_bert(), PLAN.mono_language(wc.mono)),  # the model's own language
     output:
         directory(f"{RESULTS}/models/mono/{{mono}}/{{size}}-w{{window}}"),
     wildcard_constraints:

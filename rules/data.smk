@@ -50,6 +50,28 @@ rule prepare_corpus:
         "../scripts/prepare_corpus.py"
 
 
+# The BERTs' dev text (bert.selection dev_perplexity): corpus.dev_sentences from the end of the document shuffle
+# that the samples take from its beginning, apart from the largest sample's documents.
+rule heldout_corpus:
+    input:
+        f"{RESULTS}/corpus/all/{{lang}}.txt",
+    output:
+        f"{RESULTS}/corpus/dev/{{lang}}.txt",
+    params:
+        code=code_version("scripts/heldout_corpus.py"),
+        seed=config["corpus"]["seed"],
+        sentences=config["corpus"]["dev_sentences"],
+        disjoint_from=max(SIZES),
+    log:
+        f"{LOGS}/heldout_corpus/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/heldout_corpus/{{lang}}.tsv"
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../scripts/heldout_corpus.py"
+
+
 rule sample_corpus:
     input:
         f"{RESULTS}/corpus/all/{{lang}}.txt",

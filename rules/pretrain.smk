@@ -9,6 +9,7 @@ PRETRAIN_SHELL = """
 export OMP_NUM_THREADS={threads}
 export TORCHELASTIC_SIGNALS_TO_HANDLE=SIGTERM,SIGINT,SIGHUP,SIGQUIT,SIGUSR1
 export TORCH_ELASTIC_SHUTDOWN_TIMEOUT=240
+dev="{input.dev}"  # the held-out tokens of selection dev_perplexity; none for selection final
 if [ {resources.gpu} -gt 0 ]; then
     launch="torchrun --standalone --nproc_per_node={resources.gpu}"
 else
@@ -17,7 +18,7 @@ fi
 exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
     --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
     --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
-    --log-every {resources.log_every} {params.case} > {log} 2>&1
+    --log-every {resources.log_every} {params.case} ${{dev:+--dev-tokens "$dev"}} > {log} 2>&1
 """
 
 
@@ -69,6 +70,7 @@ rule bert_pretrain:
     input:
         tokens=PLAN.token_files,
         vocab=PLAN.vocab_source(),
+        dev=PLAN.dev_tokens(PLAN.bert_settings(config["bert"]), PIVOT),
     output:
         directory(f"{RESULTS}/models/bert/{{size}}-w{{window}}"),
     params:
@@ -76,7 +78,7 @@ rule bert_pretrain:
         # checkpoints live outside the output so a killed or failed job resumes instead of restarting; the
         # trainer keeps those of each setting apart (a subdirectory named by a hash of the settings and data)
         checkpoints=f"{RESULTS}/checkpoints/bert/{{size}}-w{{window}}",
-        hparams=lambda wc: json.dumps({**computed("bert", config["bert"]), "window": int(wc.window)}, sort_keys=True),
+        hparams=lambda wc: json.dumps({**PLAN.bert_settings(config["bert"]), "window": int(wc.window)}, sort_keys=True),
         # recorded in the model's tokenizer files, so inference normalizes text as the token files were
         case="--lowercase" if config["tokenizer"]["lowercase"] else "--no-lowercase",
     # the longest jobs start first: the static models and the language jobs fill the other cores around them

@@ -42,6 +42,18 @@ rule tokenize:
         "../scripts/tokenize.py"
 
 
+use rule tokenize as heldout_tokenize with:
+    input:
+        corpus=f"{RESULTS}/corpus/dev/{{lang}}.txt",
+        vocab=PLAN.vocab_source(),
+    output:
+        f"{RESULTS}/tokens/dev/{{lang}}.txt",
+    log:
+        f"{LOGS}/heldout_tokenize/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/heldout_tokenize/{{lang}}.tsv"
+
+
 rule count_words:
     input:
         tokens=expand(f"{RESULTS}/tokens/{{size}}/{{lang}}.txt", lang=LANGS, allow_missing=True),

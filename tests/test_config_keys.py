@@ -863,7 +863,7 @@ def test_tokenizer_lowercase_reaches_every_rule_that_meets_text(workflow, monkey
     from xling.models import bert
 
     seen = []
-    monkeypatch.setattr(bert, "pretrain", lambda *args, lowercase: seen.append(lowercase))
+    monkeypatch.setattr(bert, "pretrain", lambda *args, lowercase, dev_path=None: seen.append(lowercase))
     for lowercase, flag in ((True, "--lowercase"), (False, "--no-lowercase")):
         wf = workflow({"tokenizer": {"lowercase": lowercase}})
         for rule in ("train_vocab", "tokenize", "static_word_vectors", "dictionary_words", "word_retrieval",

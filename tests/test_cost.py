@@ -45,6 +45,16 @@ def _jobs() -> list[PlannedJob]:
     ]
 
 
+def test_a_batch_in_tokens_is_costed_in_its_blocks():
+    """bert.batch_tokens 70 at window 16: 70 // 16 = 4 blocks a step, the same work as batch_size 4."""
+    jobs = _jobs()
+    counted = {"hparams": json.dumps({**HPARAMS, "batch_size": 99, "batch_tokens": 70})}
+    jobs[2] = PlannedJob(3, "bert_pretrain", {"size": "300", "window": "16"}, counted, 1, {}, "b/p2.tsv", (1,))
+    estimates = estimate_jobs(jobs, Context(CONFIG, THROUGHPUT["data"]), THROUGHPUT)
+    assert estimates[2].work.tokens == estimates[1].work.tokens == 10 * 4 * 16
+    assert estimates[2].work.flops == estimates[1].work.flops
+
+
 def test_estimate_equals_hand_computation():
     estimates = estimate_jobs(_jobs(), Context(CONFIG, THROUGHPUT["data"]), THROUGHPUT)
     # pretraining: 10 steps x 4 x 16 = 640 tokens; per token 6 x 2 x (4 x 64 + 2 x 8 x 16) + 12 x 2 x 16 x 8
@@ -112,7 +122,7 @@ def test_plan():
 
 def test_plan_of_the_test_preset(test_plan):
     jobs = test_plan.jobs
-    assert len(jobs) == 175 and test_plan.config["run"] == "test"
+    assert len(jobs) == 179 and test_plan.config["run"] == "test"
     pretrain = sorted((j.wildcards["size"], j.wildcards["window"]) for j in jobs if j.rule == "bert_pretrain")
     assert pretrain == [("1500", "32"), ("1500", "8"), ("500", "32"), ("500", "8")]
     job = next(j for j in jobs if j.rule == "bert_pretrain" and j.wildcards == {"size": "500", "window": "8"})

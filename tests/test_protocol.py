@@ -51,9 +51,15 @@ def test_a_planted_schema_default_that_differs_from_the_paper_fails(study):
 
 
 def test_a_todo_reason_whose_default_became_the_papers_is_stale(study):
+    """On an entry of its own, so that the test outlives the table's last TODO."""
     table, schema, config = study
+    table = {**table, "settings": [*table["settings"], {
+        "id": "conneau2020.planted", "paper": "conneau2020", "experiment": "every model", "section": "§3",
+        "setting": "linear warm-up steps", "paper_value": 30000, "config_key": "bert.warmup_steps",
+        "reason": "TODO(issue 23): default to change"}]}
+    assert protocol.problems(table, schema, config) == []  # config.yaml's 10,000 differs, with the TODO reason
     found = protocol.problems(table, schema, planted(config, "bert.warmup_steps", 30000))
-    assert found == ["conneau2020.warmup: bert.warmup_steps is the paper's 30000 now; remove the TODO reason"]
+    assert found == ["conneau2020.planted: bert.warmup_steps is the paper's 30000 now; remove the TODO reason"]
 
 
 def test_every_config_key_exists_in_the_schema_and_planned_keys_do_not_yet(study):

@@ -454,7 +454,7 @@ def test_loss_figure_title_names_only_the_plotted_berts_settings(tmp_path):
     from xling.report.core import ReportContext
     from xling.report.pretraining import hparams_line
 
-    grid = json.dumps({"hidden_size": 32, "max_steps": 60})
+    grid = json.dumps({"hidden_size": 32, "max_steps": 60, "batch_tokens": None})  # a batch in blocks: not named
     tables = {"word_retrieval": pd.DataFrame({"model": ["bert"], "hparams": [grid]}),
               "transfer": pd.DataFrame({"model": ["bert"], "hparams": [grid]}),
               "ablation": pd.DataFrame({"model": ["bert", "bert"], "hparams": [
@@ -463,6 +463,11 @@ def test_loss_figure_title_names_only_the_plotted_berts_settings(tmp_path):
     ctx = ReportContext(config=make_config(), tables=tables, table_paths={}, figure_dir=tmp_path,
                         captions_dir=tmp_path, published={}, published_path=None)
     assert hparams_line(ctx) == "hidden_size 32, max_steps 60"
+    tables = {"word_retrieval": pd.DataFrame({"model": ["bert"], "hparams": [
+        json.dumps({"hidden_size": 32, "batch_size": 256, "batch_tokens": 131072})]})}
+    ctx = ReportContext(config=make_config(), tables=tables, table_paths={}, figure_dir=tmp_path,
+                        captions_dir=tmp_path, published={}, published_path=None)
+    assert hparams_line(ctx) == "hidden_size 32, batch_size 256, batch_tokens 131072"  # the batch in tokens
 
 
 def test_files_are_named_without_the_machine_s_paths(tmp_path, monkeypatch):

@@ -131,9 +131,9 @@ def test_every_runtime_setting_is_checked():
     assert runtime_keys(EVERY_RUNTIME_SETTING) == {f"{block}.{key}" for block, keys in RUNTIME.items() for key in keys}
 
 
-@pytest.mark.parametrize("change", [{"bert": {"learning_rate": 0.002}}, {"bert": {"micro_batch_size": 8}},
+@pytest.mark.parametrize("change", [{"bert": {"learning_rate": 0.002}},
                                     {"bert": {"precision": "fp32"}}],  # config.yaml's bf16 is the test preset's
-                         ids=["bert.learning_rate", "bert.micro_batch_size", "bert.precision"])
+                         ids=["bert.learning_rate", "bert.precision"])
 def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path, change):
     """The ablations' BERTs too: they train with the bert block (ablation.bert over it)."""
     assert plan(test_run, tmp_path, change) == {
@@ -157,6 +157,33 @@ def test_ablation_settings_rerun_only_the_ablations_they_change(test_run, tmp_pa
     assert plan(test_run, tmp_path, {"ablation": {"bert": {**ABLATION["bert"], "learning_rate": 0.002}}}) == {
         "ablation_pretrain": ABLATIONS, "finetune": ABLATION_RUNS, "transfer_eval": ABLATION_RUNS,
         "ablation_table": 1, **FINDINGS}
+
+
+ABLATION_BERTS = {"ablation_pretrain": ABLATIONS, "finetune": ABLATION_RUNS, "transfer_eval": ABLATION_RUNS,
+                  "ablation_table": 1, **FINDINGS}
+
+
+def test_conneau_recipe_settings_rerun_only_the_berts_that_use_them(test_run, tmp_path):
+    """The schedule and the dev selection of ablation.bert retrain the ablations and what they feed, those of
+    monolingual.bert the monolingual BERTs; bert.dev_every nothing (the grid BERTs keep the final model); the dev
+    text's size every BERT selected on it, after its held-out sample (the pivot's and the monolingual target's)."""
+    for change in ({"schedule": "linear"}, {"selection": "final"}):
+        assert plan(test_run, tmp_path, {"ablation": {"bert": {**ABLATION["bert"], **change}}}) == ABLATION_BERTS
+    mono = {**CONFIG["monolingual"]["bert"], "dev_every": 3}
+    assert plan(test_run, tmp_path, {"monolingual": {"bert": mono}}) == MONOLINGUAL
+    assert plan(test_run, tmp_path, {"bert": {"dev_every": 3}}) == {}
+    assert plan(test_run, tmp_path, {"corpus": {"dev_sentences": 30}}) == {
+        "heldout_corpus": 1 + MONO_TARGETS, "heldout_tokenize": 1 + MONO_TARGETS, **ABLATION_BERTS, **MONOLINGUAL}
+
+
+@pytest.mark.parametrize("change", [{"bert": {"batch_tokens": 512}}, {"bert": {"micro_batch_size": 8}}],
+                         ids=["bert.batch_tokens", "bert.micro_batch_size"])
+def test_batch_settings_retrain_the_grid_berts_only(test_run, tmp_path, change):
+    """config.yaml counts the window study's batch in tokens; the ablations and monolingual BERTs set their batch
+    (Conneau et al.'s 768 streams, in blocks) in their own blocks, so they are not retrained."""
+    planned = plan(test_run, tmp_path, change)
+    assert planned["bert_pretrain"] == GRID
+    assert "ablation_pretrain" not in planned and "mono_pretrain" not in planned and "heldout_corpus" not in planned
 
 
 def test_word2vec_setting_reruns_only_word2vec_and_what_follows(test_run, tmp_path):

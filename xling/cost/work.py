@@ -98,12 +98,14 @@ def _window(lm, default: int) -> int:
 def _pretrain(job, ctx: Context) -> Work:
     hp = json.loads(job.params["hparams"])
     window = int(hp.get("window") or job.wildcards.get("window"))
-    steps, batch = float(hp["max_steps"]), float(hp["batch_size"])
+    steps = float(hp["max_steps"])
+    # bert.batch_tokens counts the batch in tokens: batch_tokens // window blocks (xling.models.bert_hparams)
+    batch = float(int(hp["batch_tokens"]) // window if hp.get("batch_tokens") else hp["batch_size"])
     tokens = steps * batch * window
     return Work(flops=tokens * train_flops_per_token(hp, window, ctx.vocab(), hp.get("mlm_probability", 0.15)),
                 tokens=tokens, steps=steps, examples=steps * batch, hidden=hp["hidden_size"],
                 params=dense_params(hp), batch_tokens=batch * window,
-                notes=[f"tokens = max_steps x batch_size x window ({steps:.0f} x {batch:.0f} x {window})"])
+                notes=[f"tokens = max_steps x blocks a step x window ({steps:.0f} x {batch:.0f} x {window})"])
 
 
 def _example_length(ctx: Context, task: str, max_length: int) -> float:

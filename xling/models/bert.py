@@ -1,7 +1,8 @@
 """BERT masked-LM pretraining from scratch, made to survive cluster time limits and preemption.
 
 The studies compare small BERTs trained on controlled corpora, so the trainer is deliberately plain
-(HF `run_mlm.py` recipe: packed blocks, 80/10/10 dynamic masking, AdamW with linear warm-up/decay)
+(HF `run_mlm.py` recipe: packed blocks, 80/10/10 dynamic masking, AdamW with linear warm-up and a linear or
+inverse-square-root decay; the final model, or the checkpoint of the best dev perplexity: xling.models.selection)
 but every source of randomness is a pure function of (seed, step[, rank]). That is what makes a
 killed-and-resumed run reach bit-identical weights on CPU, and a DDP run follow the same trajectory
 as a single process with the same global batch:
@@ -34,7 +35,15 @@ from torch import nn
 
 from xling.io import atomic_write
 from xling.models.anchors import language_vocabularies, used_pieces
-from xling.models.bert_hparams import load_hparams, model_config, resolve_hparams
+from xling.models.bert_hparams import (
+    adamw,
+    as_before,
+    blocks_per_batch,
+    learning_rate_schedule,
+    load_hparams,
+    model_config,
+    resolve_hparams,
+)
 from xling.models.bert_output import restart_log, save_final, save_model_dir, save_views
 from xling.models.checkpoints import (
     RESUMABLE_CHANGES,
@@ -57,6 +66,7 @@ from xling.models.mlm_data import (
     read_vocab,
     seed_of,
 )
+from xling.models.selection import DevSelection
 
 logger = logging.getLogger(__name__)
 
@@ -124,24 +134,8 @@ def _device(h: dict, local_rank: int) -> torch.device:
     return device
 
 
-def _optimizer(model: nn.Module, h: dict, fused: bool) -> torch.optim.AdamW:
-    """AdamW with weight decay on weights and embeddings but not on biases and LayerNorm (BERT recipe)."""
-    decay, no_decay, seen = [], [], set()
-    for module in model.modules():
-        for name, p in module.named_parameters(recurse=False):
-            if id(p) in seen or not p.requires_grad:
-                continue
-            seen.add(id(p))
-            (no_decay if name == "bias" or isinstance(module, nn.LayerNorm) else decay).append(p)
-    groups = [{"params": decay, "weight_decay": h["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=h["learning_rate"], betas=(h["adam_beta1"], h["adam_beta2"]),
-                             eps=h["adam_epsilon"], **({"fused": True} if fused else {}))
-
-
-
-
 def pretrain(token_paths: Sequence, vocab_path, out_dir, checkpoint_dir, hparams: dict, log_path=None,
-             lowercase: bool = False) -> None:
+             lowercase: bool = False, dev_path=None) -> None:
     """Pretrain a BertForMaskedLM from scratch on the token files and write it to out_dir.
 
     hparams: the `bert` config object plus "window" (block length) and, for a Conneau et al. (2020) ablation,
@@ -153,23 +147,27 @@ def pretrain(token_paths: Sequence, vocab_path, out_dir, checkpoint_dir, hparams
     resumes from its last complete checkpoint, a changed one trains beside it. The live log is
     training_log.tsv in that subdirectory; on completion it is copied into out_dir and to log_path (when
     given). Under torchrun (WORLD_SIZE > 1) this runs DDP; only rank 0 writes. Raises Interrupted (exit
-    code 128 + signal) after a SIGTERM/SIGUSR1.
+    code 128 + signal) after a SIGTERM/SIGUSR1. dev_path: the token file of held-out text that selection
+    dev_perplexity scores (its language is the file's name: the pivot's, or a monolingual model's own).
     """
     import torch.distributed as dist
 
     h = resolve_hparams(hparams)
     if "window" not in h:
         raise ValueError("hparams must give 'window' (block length in tokens, from the windows grid)")
-    batch, max_steps = int(h["batch_size"]), int(h["max_steps"])
+    batch, max_steps = blocks_per_batch(h), int(h["max_steps"])
+    if (h["selection"] == "dev_perplexity") != (dev_path is not None):
+        raise ValueError(f"selection {h['selection']} with {'a' if dev_path else 'no'} dev token file: "
+                         "dev_perplexity needs one (--dev-tokens), final none")
     out_dir, checkpoint_dir = Path(out_dir), Path(checkpoint_dir)
     rank, world, local_rank = _distributed()
     device = _device(h, local_rank)
     if batch % world:
-        raise ValueError(f"batch_size {batch} is not divisible by the {world} DDP processes")
+        raise ValueError(f"the batch of {batch} blocks is not divisible by the {world} DDP processes")
     per_rank = batch // world
     micro = int(h["micro_batch_size"] or per_rank)
     if per_rank % micro:
-        raise ValueError(f"per-process batch {per_rank} (batch_size {batch} / {world} processes) "
+        raise ValueError(f"per-process batch {per_rank} ({batch} blocks / {world} processes) "
                          f"is not a multiple of micro_batch_size {micro}")
     if h["warmup_steps"] >= max_steps:
         logger.warning("warmup_steps %d >= max_steps %d: the learning rate never reaches its peak",
@@ -186,19 +184,19 @@ def pretrain(token_paths: Sequence, vocab_path, out_dir, checkpoint_dir, hparams
             control = dist.new_group(backend="gloo") if backend != "gloo" else None
         try:
             _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device, rank, world,
-                   per_rank, micro, stop, control, lowercase)
+                   per_rank, micro, stop, control, lowercase, dev_path)
         finally:
             if world > 1 and dist.is_initialized():
                 dist.destroy_process_group()
 
 
 def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device, rank, world, per_rank,
-           micro, stop, control, lowercase) -> None:
+           micro, stop, control, lowercase, dev_path) -> None:
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
-    from transformers import BertForMaskedLM, get_linear_schedule_with_warmup
+    from transformers import BertForMaskedLM
 
-    window, batch, seed, max_steps = int(h["window"]), int(h["batch_size"]), int(h["seed"]), int(h["max_steps"])
+    window, batch, seed, max_steps = int(h["window"]), blocks_per_batch(h), int(h["seed"]), int(h["max_steps"])
     cuda = device.type == "cuda"
     # bf16 autocast of the forward and loss on CPU and CUDA alike; weights, gradients, AdamW state and
     # checkpoints stay fp32. A number-changing setting, so it is part of the checkpoint key.
@@ -215,11 +213,19 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         vocab = next(iter(views_vocab.values()))  # the special ids and the size are every language's
         blocks, languages = load_blocks(token_paths, vocab_path, window, vocabs=views_vocab)
     else:
+        views_vocab = None
         blocks, languages = load_blocks(token_paths, vocab_path, window)
     codes = list(dict.fromkeys(languages))
     n_blocks = len(blocks)
     fingerprint = zlib.crc32(blocks.numpy().tobytes())
-    checkpoint_dir = checkpoint_dir / checkpoint_key(h, n_blocks, fingerprint, len(vocab))
+    dev_blocks = dev_language = None
+    if dev_path is not None:  # its blocks in the fingerprint: another dev text selects afresh
+        dev_blocks, dev_languages = load_blocks([dev_path], vocab_path, window, vocabs=views_vocab)
+        dev_language = dev_languages[0]
+        if spec is not None and dev_language not in codes:
+            raise ValueError(f"dev text {dev_path} is in {dev_language}, which the model {codes} has no view of")
+        fingerprint = zlib.crc32(dev_blocks.numpy().tobytes(), fingerprint)
+    checkpoint_dir = checkpoint_dir / checkpoint_key(as_before(h), n_blocks, fingerprint, len(vocab))
     special = [vocab[t] for t in SPECIAL_TOKENS]
     logger.info("%d blocks of %d tokens (%s); global batch %d = %d process(es) x %d x %d accumulation; "
                 "device %s, %s", n_blocks, window, ", ".join(f"{l} {languages.count(l)}" for l in dict.fromkeys(languages)),
@@ -230,8 +236,8 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
     config.pad_token_id = vocab["[PAD]"]
     mlm = (BertForMaskedLM(config) if spec is None else build_views(config, codes, spec)).to(device)
     mlm.train()
-    optimizer = _optimizer(mlm, h, fused=cuda)
-    scheduler = get_linear_schedule_with_warmup(optimizer, h["warmup_steps"], max_steps)
+    optimizer = adamw(mlm, h, fused=cuda)
+    scheduler = learning_rate_schedule(optimizer, h)
     logger.info("BertForMaskedLM with %.1fM parameters; checkpoints in %s",
                 sum(p.numel() for p in mlm.parameters()) / 1e6, checkpoint_dir)
 
@@ -240,11 +246,12 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
     def content() -> dict:
         epoch, index = order.position(loop.step)
         return {"epoch": epoch, "index": index, "model": mlm.state_dict(), "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(), "rng": rng_state(), "hparams": trajectory(h),
-                "n_blocks": n_blocks, "fingerprint": fingerprint, "vocab_size": len(vocab), "world_size": world}
+                "scheduler": scheduler.state_dict(), "rng": rng_state(), "hparams": trajectory(as_before(h)),
+                "n_blocks": n_blocks, "fingerprint": fingerprint, "vocab_size": len(vocab), "world_size": world,
+                **({"selection": dev.state()} if dev else {})}
 
     def restore(state: dict) -> str:  # the directory's name says what it holds; these checks catch one moved by hand
-        changed = {k: (state["hparams"].get(k), v) for k, v in trajectory(h).items() if state["hparams"].get(k) != v}
+        changed = {k: (state["hparams"].get(k), v) for k, v in trajectory(as_before(h)).items() if state["hparams"].get(k) != v}
         if changed:
             raise ValueError(f"{path}: hyper-parameters differ from the checkpoint (checkpoint, now): {changed}; "
                              f"{checkpoint_dir} holds another setting's checkpoints: delete it")
@@ -255,6 +262,8 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         set_rng_state(state["rng"])
+        if dev:
+            dev.restore(state.get("selection"))
         return f"epoch {state['epoch']}, index {state['index']} (saved on {state['reason']})"
 
     def agree(signum: int) -> int:  # every rank stops at the same step; gloo on the CPU never syncs the GPU
@@ -265,16 +274,30 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
     loop = TrainingLoop(checkpoint_dir, max_steps, content, checkpoint_every=h["checkpoint_every"],
                         keep=h["keep_checkpoints"], log=logger, log_every_steps=h["log_every"], writer=rank == 0,
                         stop=stop, agree=agree if world > 1 else None, barrier=dist.barrier if world > 1 else None)
+    dev = None
+    if dev_blocks is not None:
+        dev = DevSelection(dev_blocks, special, vocab["[MASK]"], len(vocab), h["mlm_probability"], seed,
+                           h["dev_every"], checkpoint_dir, micro, writer=rank == 0)
+        logger.info("selection: the best dev perplexity on %d %s blocks, every %d steps", len(dev_blocks),
+                    dev_language, h["dev_every"])
     path = loop.latest()
     if world > 1:  # rank 0 decides, so a lagging shared file system cannot split the ranks
         chosen = [path]
         dist.broadcast_object_list(chosen, src=0, group=control)
         path = chosen[0]
     loop.resume(restore, path=path, weights_only=True)
+    if dev and loop.step == 0:
+        dev.restore(None)  # a fresh start: no best file of an attempt that died before its first checkpoint
     if rank == 0:
         restart_log(live_log, loop.step)
 
     net = _MaskedLMLoss(mlm)
+    dev_language = dev_language if spec is not None else None
+
+    def dev_score(x, positions, targets):  # the dev blocks' summed loss, through the language's view
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            return _MaskedLMLoss(mlm)(x, positions, targets, dev_language)
+
     separate = spec is not None and (spec["separate_embeddings"] or spec["separate_layers"] > 0)
     if world > 1:  # a batch of one language leaves the other languages' own parameters without gradient
         net = DistributedDataParallel(net, device_ids=[device.index] if cuda else None, gradient_as_bucket_view=True,
@@ -343,16 +366,29 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             loop.advance()
+            if dev and dev.due(loop.step, max_steps):  # the checkpoint after it records the best so far
+                dev.evaluate(loop.step, mlm, dev_score, device)
+                loop.save("dev evaluation")
+                dev.prune()
             loop.after_step(report, work=batch * window)
     finally:
         if log_handle:
             log_handle.close()
 
     if rank == 0:
-        if spec is None:
-            save_final(lambda tmp: save_model_dir(mlm, vocab_path, tmp, lowercase), out_dir, live_log)
-        else:
-            save_final(lambda tmp: save_views(mlm, vocabularies, vocab_path, tmp, spec, lowercase), out_dir, live_log)
+        if dev:
+            mlm.load_state_dict(dev.best_weights())
+            logger.info("selected step %d of %d: dev perplexity %.3f", dev.best_step, max_steps, dev.best_perplexity)
+
+        def write(tmp: Path) -> None:
+            if spec is None:
+                save_model_dir(mlm, vocab_path, tmp, lowercase)
+            else:
+                save_views(mlm, vocabularies, vocab_path, tmp, spec, lowercase)
+            if dev:
+                dev.write_log(tmp / "dev_log.tsv")
+
+        save_final(write, out_dir, live_log)
         if log_path:
             with atomic_write(log_path) as handle:
                 handle.write(live_log.read_text(encoding="utf-8"))
@@ -366,8 +402,6 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
 # command line
 
 
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m xling.models.bert", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", nargs="+", required=True, help="wordpiece token files, one per language")
@@ -376,6 +410,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--checkpoint-dir", required=True,
                         help="checkpoints, one subdirectory per setting; a rerun resumes from its own")
     parser.add_argument("--hparams", required=True, help="JSON object or JSON/YAML file (bert config + window)")
+    parser.add_argument("--dev-tokens", default=None,
+                        help="held-out token file the checkpoint of the best dev perplexity is selected on "
+                             "(selection dev_perplexity)")
     parser.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=False,
                         help="the token files are lowercased and accent-stripped (tokenizer.lowercase)")
     # --log-file: the same option under a name torchrun's own parser cannot mistake for an abbreviation
@@ -393,7 +430,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     hparams = load_hparams(args.hparams)
     hparams.update({key: getattr(args, key) for key in runtime if getattr(args, key) is not None})
     try:
-        pretrain(args.tokens, args.vocab, args.out, args.checkpoint_dir, hparams, args.log, lowercase=args.lowercase)
+        pretrain(args.tokens, args.vocab, args.out, args.checkpoint_dir, hparams, args.log, lowercase=args.lowercase,
+                 dev_path=args.dev_tokens)
     except Interrupted as e:
         logger.warning("interrupted; exiting with %d (rerun to resume)", e.code)
         return int(e.code)

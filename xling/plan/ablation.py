@@ -80,10 +80,9 @@ class AblationPlan:
     def ablation_hparams(self, setting: str) -> dict:
         """The trainer's settings: the bert block with ablation.bert over it, the stream length and the setting's
         spec."""
-        computed = self.helpers.computed
         spec = {**parse_setting(setting), "sampling_exponent": self.ablation["sampling_exponent"]}
-        return {**computed("bert", self.config["bert"]), **computed("bert", self.ablation["bert"]),
-                "window": self.ablation["window"], "ablation": spec}
+        return {**self.bert_settings(self.config["bert"], self.ablation["bert"]), "window": self.ablation["window"],
+                "ablation": spec}
 
     def ablation_transfer_parts(self) -> list[str]:
         """Transfer tables of every ablation: each task of ablation.tasks at the first freeze depth, every seed."""

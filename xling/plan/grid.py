@@ -38,6 +38,21 @@ class GridPlan:
     def model_dir(self, model: str, size: int, window: int) -> str:
         return f"{self.results}/models/{model}/{size}-w{window}"
 
+    def bert_settings(self, *blocks: dict) -> dict:
+        """The BERT trainer's settings that change numbers: `blocks` (the bert block, then a study's override of
+        it) merged, runtime keys left out, and dev_every only where checkpoints are selected on dev."""
+        settings = {}
+        for block in blocks:
+            settings.update(self.helpers.computed("bert", block))
+        if settings.get("selection", "final") == "final":
+            settings.pop("dev_every", None)
+        return settings
+
+    def dev_tokens(self, settings: dict, lang: str) -> list[str]:
+        """The held-out token file of `lang` that a BERT with `settings` is selected on: [] unless its selection
+        is dev_perplexity."""
+        return [f"{self.results}/tokens/dev/{lang}.txt"] if settings.get("selection") == "dev_perplexity" else []
+
     def window_sweep(self) -> list[tuple[str, int, int]]:
         """(model, size, window) of the static models' window sweep (Liu et al.'s Figure 4): the swept models this
         run trains, at window_sweep.sizes (null: the smallest size), each sweep window. A window is a span, as in

@@ -55,8 +55,7 @@ class MonolingualPlan:
 
     def mono_bert(self) -> dict:
         """The monolingual BERTs' settings that change numbers: the bert block with monolingual.bert over it."""
-        computed = self.helpers.computed
-        return {**computed("bert", self.config["bert"]), **computed("bert", self.mono["bert"])}
+        return self.bert_settings(self.config["bert"], self.mono["bert"])
 
     def mono_model_params(self, mono: str) -> dict:
         """The model's columns of the tables: its id and the settings that trained it."""
@@ -97,7 +96,7 @@ class MonolingualPlan:
         """The biMLM baseline's columns of the table: its id and the settings that trained it (rules/pretrain.smk's)."""
         if not self.mono_contextual_bimlm():
             return None
-        hparams = {**self.helpers.computed("bert", self.config["bert"]), "window": self.mono_window}
+        hparams = {**self.bert_settings(self.config["bert"]), "window": self.mono_window}
         return dict(lm=f"bert/{self.mono_grid}", hparams=json.dumps(hparams, sort_keys=True))
 
     def mono_contextual_task_settings(self, task: str) -> dict:

@@ -15,14 +15,15 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from xling.report import figures
-from xling.report.blocks import Block, flatten, fmt_count, fmt_num, table_block
+from xling.report.blocks import DASH, Block, flatten, fmt_count, fmt_num, table_block
 from xling.report.core import (ReportContext, read_table, recorded_json, register_list_table, register_section,
                                require_columns)
 from xling.report.figures import size_label
 
 # BERT hyper-parameters named in the loss figure's title (all of them are in the Settings section).
+# batch_tokens where set: the batch counted in tokens (batch_size then counts nothing at any window)
 TITLE_KEYS = ("hidden_size", "num_layers", "num_heads", "intermediate_size", "learning_rate", "batch_size",
-              "max_steps", "warmup_steps", "mlm_probability", "seed")
+              "batch_tokens", "max_steps", "warmup_steps", "mlm_probability", "seed")
 LOG_COLUMN_ALIASES = {"tokens/s": "tokens_per_s", "tokens_per_sec": "tokens_per_s", "tok/s": "tokens_per_s",
                       "learning_rate": "lr"}
 MODEL_DIR_NAME = re.compile(r"^(?P<size>\d+)-w(?P<window>\d+)$")
@@ -82,7 +83,7 @@ def hparams_line(ctx: ReportContext) -> str:
     line per distinct setting, '' when no table did."""
     recorded = {value: keys for value, keys in ctx.recorded("hparams", model="bert").items()
                 if set(keys) - {"ablation"}}
-    lines = [", ".join(f"{k} {v}" for k, v in flatten(recorded_json(value)) if k in TITLE_KEYS)
+    lines = [", ".join(f"{k} {v}" for k, v in flatten(recorded_json(value)) if k in TITLE_KEYS and v != DASH)
              for value in recorded]
     return " | ".join(dict.fromkeys(line for line in lines if line))
 
