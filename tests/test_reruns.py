@@ -147,11 +147,22 @@ def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path,
 
 
 def test_ablation_settings_rerun_only_the_ablations_they_change(test_run, tmp_path):
-    """Code-switching reruns the extra-anchors model, the other domain the wiki-cc one, an ablation.bert key
-    every ablation; none touches the grid."""
+    """Code-switching reruns the extra-anchors model (drawn per batch: its trainer; once: its token files), its
+    dictionary the translations table, the other domain the wiki-cc model, the pair's joint vocabulary every
+    ablation on it, an ablation.bert key every ablation; none touches the grid."""
     one = {"ablation_pretrain": 1, "finetune": ABLATION_RUNS // ABLATIONS, "transfer_eval": ABLATION_RUNS // ABLATIONS,
            "ablation_table": 1, **FINDINGS}
-    assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"rate": 0.5}}}) == {"code_switch": 2, **one}
+    every = {"ablation_pretrain": ABLATIONS, "finetune": ABLATION_RUNS, "transfer_eval": ABLATION_RUNS,
+             "ablation_table": 1, **FINDINGS}
+    assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"rate": 0.5}}}) == one
+    assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"sampling": "once"}}}) == {"code_switch": 2, **one}
+    assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"dictionary": "full"}}}) == {"switch_table": 1, **one}
+    # the test preset has no setting with language-specific vocabularies
+    assert plan(test_run, tmp_path, {"ablation": {"vocab": {"language_merges": 300}}}) == {}
+    assert plan(test_run, tmp_path, {"ablation": {"vocab": {"merges": 800}}}) == {
+        "ablation_vocab": 1, "ablation_tokenize": 2, "domain_tokenize": 1, "switch_table": 1, **every}
+    assert plan(test_run, tmp_path, {"ablation": {"vocab": {"source": "study"}}}) == {
+        "domain_tokenize": 1, "switch_table": 1, **every}
     assert plan(test_run, tmp_path, {"ablation": {"domain": {"topics_left_out": 0.2}}}) == {
         "domain_corpus": 1, "domain_tokenize": 1, **one}
     assert plan(test_run, tmp_path, {"ablation": {"bert": {**ABLATION["bert"], "learning_rate": 0.002}}}) == {
