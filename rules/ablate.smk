@@ -9,39 +9,64 @@ rule ablation_vocab:
     input:
         corpora=PLAN.ablation_vocab_corpora,
     output:
-        f"{RESULTS}/ablation/vocab/{{pair}}/{{part}}.txt",
+        f"{RESULTS}/ablation/vocab/{{pair}}/joint.txt",
     wildcard_constraints:
         pair=ABLATION_PAIR,
-        part=r"[a-z][a-z0-9_]*",
     params:
         code=code_version("scripts/ablation_vocab.py"),
-        merges=lambda wc: ABLATION["vocab"]["merges" if wc.part == "joint" else "language_merges"],
+        merges=ABLATION["vocab"]["merges"],
         min_frequency=config["tokenizer"]["min_frequency"],
         limit_alphabet=config["tokenizer"]["limit_alphabet"],
         lowercase=config["tokenizer"]["lowercase"],
     log:
-        f"{LOGS}/ablation_vocab/{{pair}}/{{part}}.log",
+        f"{LOGS}/ablation_vocab/{{pair}}.log",
     benchmark:
-        f"{BENCH}/ablation_vocab/{{pair}}/{{part}}.tsv"
+        f"{BENCH}/ablation_vocab/{{pair}}.tsv"
     conda:
         "../envs/data.yaml"
     script:
         "../scripts/ablation_vocab.py"
 
 
+use rule ablation_vocab as ablation_language_vocab with:
+    output:
+        f"{RESULTS}/ablation/vocab/own/{{lang}}.txt",
+    params:
+        code=code_version("scripts/ablation_vocab.py"),
+        merges=ABLATION["vocab"]["language_merges"],
+        min_frequency=config["tokenizer"]["min_frequency"],
+        limit_alphabet=config["tokenizer"]["limit_alphabet"],
+        lowercase=config["tokenizer"]["lowercase"],
+    log:
+        f"{LOGS}/ablation_vocab/own/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/ablation_vocab/own/{{lang}}.tsv"
+
+
 use rule tokenize as ablation_tokenize with:
     input:
         corpus=f"{RESULTS}/corpus/{PLAN.ablation_size()}/{{lang}}.txt",
-        vocab=lambda wc: f"{RESULTS}/ablation/vocab/{wc.pair}/{'joint' if wc.vocab == 'joint' else wc.lang}.txt",
+        vocab=f"{RESULTS}/ablation/vocab/{{pair}}/joint.txt",
     output:
-        f"{RESULTS}/ablation/tokens/{{pair}}/{{vocab}}/{{lang}}.txt",
+        f"{RESULTS}/ablation/tokens/{{pair}}/joint/{{lang}}.txt",
     wildcard_constraints:
         pair=ABLATION_PAIR,
-        vocab="joint|own",
     log:
-        f"{LOGS}/ablation_tokenize/{{pair}}/{{vocab}}/{{lang}}.log",
+        f"{LOGS}/ablation_tokenize/{{pair}}/{{lang}}.log",
     benchmark:
-        f"{BENCH}/ablation_tokenize/{{pair}}/{{vocab}}/{{lang}}.tsv"
+        f"{BENCH}/ablation_tokenize/{{pair}}/{{lang}}.tsv"
+
+
+use rule tokenize as ablation_language_tokenize with:
+    input:
+        corpus=f"{RESULTS}/corpus/{PLAN.ablation_size()}/{{lang}}.txt",
+        vocab=f"{RESULTS}/ablation/vocab/own/{{lang}}.txt",
+    output:
+        f"{RESULTS}/ablation/tokens/own/{{lang}}.txt",
+    log:
+        f"{LOGS}/ablation_tokenize/own/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/ablation_tokenize/own/{{lang}}.tsv"
 
 
 rule switch_table:

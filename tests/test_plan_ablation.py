@@ -25,11 +25,10 @@ def test_tokens_of_each_setting():
     assert plan.ablation_vocabs(wildcards(setting="sep-emb", pair="en-fr")) == ["results/t/ablation/vocab/en-fr/joint.txt"]
     for setting in ("default-anchors", "no-anchors"):  # one vocabulary per language, each language's text in its own
         assert plan.ablation_vocabs(wildcards(setting=setting, pair="en-fr")) == [
-            "results/t/ablation/vocab/en-fr/en.txt", "results/t/ablation/vocab/en-fr/fr.txt"]
-        assert plan.ablation_tokens(wildcards(setting=setting, pair="en-fr"))[1] == "results/t/ablation/tokens/en-fr/own/fr.txt"
-    assert plan.ablation_vocab_corpora(wildcards(pair="en-fr", part="joint")) == [
-        "results/t/corpus/100/en.txt", "results/t/corpus/100/fr.txt"]
-    assert plan.ablation_vocab_corpora(wildcards(pair="en-fr", part="fr")) == ["results/t/corpus/100/fr.txt"]
+            "results/t/ablation/vocab/own/en.txt", "results/t/ablation/vocab/own/fr.txt"]  # English's: one for all pairs
+        assert plan.ablation_tokens(wildcards(setting=setting, pair="en-fr"))[1] == "results/t/ablation/tokens/own/fr.txt"
+    assert plan.ablation_vocab_corpora(wildcards(pair="en-fr")) == ["results/t/corpus/100/en.txt", "results/t/corpus/100/fr.txt"]
+    assert plan.ablation_vocab_corpora(wildcards(lang="fr")) == ["results/t/corpus/100/fr.txt"]
     assert plan.ablation_tokens(wildcards(setting="wiki-cc", pair="en-fr"))[1] == "results/t/ablation/tokens/wiki-cc/en-fr/fr.txt"
     extra = wildcards(setting="extra-anchors", pair="en-fr")
     assert plan.ablation_tokens(extra)[0] == "results/t/ablation/tokens/en-fr/joint/en.txt"

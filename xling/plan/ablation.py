@@ -75,23 +75,24 @@ class AblationPlan:
         learned on its text (pair): one joint, or one per language where the setting's are language-specific."""
         if self.ablation["vocab"]["source"] == "study":
             return [self.vocab_source()]
-        parts = wildcards.pair.split("-") if self.ablation_own_vocab(wildcards.setting) else ["joint"]
-        return [f"{self.results}/ablation/vocab/{wildcards.pair}/{part}.txt" for part in parts]
+        if self.ablation_own_vocab(wildcards.setting):  # a language's own is the same in every pair
+            return [f"{self.results}/ablation/vocab/own/{lang}.txt" for lang in wildcards.pair.split("-")]
+        return [f"{self.results}/ablation/vocab/{wildcards.pair}/joint.txt"]
 
     def ablation_joint_vocab(self, pair: str) -> str:
         """The joint vocabulary of a pair: the study's, or the pair's own (ablation.vocab.source)."""
         return self.ablation_vocabs(SimpleNamespace(pair=pair, setting="default"))[0]
 
     def ablation_vocab_corpora(self, wildcards) -> list[str]:
-        """The text a pair's vocabulary learns from: both languages' (joint) or one's, at ablation.size."""
-        langs = wildcards.pair.split("-") if wildcards.part == "joint" else [wildcards.part]
+        """The text a vocabulary learns from at ablation.size: a pair's two languages (joint) or a language's."""
+        langs = wildcards.pair.split("-") if hasattr(wildcards, "pair") else [wildcards.lang]
         return [f"{self.results}/corpus/{self.ablation_size()}/{lang}.txt" for lang in langs]
 
     def ablation_pair_tokens(self, pair: str, lang: str, own: bool = False) -> str:
         """A language's token file at ablation.size in the pair's vocabulary (own: its language-specific one)."""
         if self.ablation["vocab"]["source"] == "study":
             return f"{self.results}/tokens/{self.ablation_size()}/{lang}.txt"
-        return f"{self.results}/ablation/tokens/{pair}/{'own' if own else 'joint'}/{lang}.txt"
+        return f"{self.results}/ablation/tokens/own/{lang}.txt" if own else f"{self.results}/ablation/tokens/{pair}/joint/{lang}.txt"
 
     def ablation_tokens(self, wildcards) -> list[str]:
         """Token files of the pair in its vocabulary: code-switched once (extra anchors, code_switch.sampling
