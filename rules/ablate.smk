@@ -2,19 +2,133 @@
 # setting of ablation.settings (xling.models.ablation), trained by the one BERT trainer and tested by the transfer
 # rules (rules/transfer.smk: zero-shot from English, language-specific parameters frozen). Model id
 # ablation/{setting}/{pivot}-{lang}; its transfer scores are gathered into eval/ablation.parquet. Helpers: common.smk.
+# Vocabularies (ablation.vocab): the pair's, learned on its text at ablation.size (one joint; one per language for
+# default-anchors and no-anchors), or the study's.
+
+rule ablation_vocab:
+    input:
+        corpora=PLAN.ablation_vocab_corpora,
+    output:
+        f"{RESULTS}/ablation/vocab/{{pair}}/joint.txt",
+    wildcard_constraints:
+        pair=ABLATION_PAIR,
+    params:
+        code=code_version("scripts/ablation_vocab.py"),
+        merges=ABLATION["vocab"]["merges"],
+        min_frequency=config["tokenizer"]["min_frequency"],
+        limit_alphabet=config["tokenizer"]["limit_alphabet"],
+        lowercase=config["tokenizer"]["lowercase"],
+    log:
+        f"{LOGS}/ablation_vocab/{{pair}}.log",
+    benchmark:
+        f"{BENCH}/ablation_vocab/{{pair}}.tsv"
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../scripts/ablation_vocab.py"
+
+
+use rule ablation_vocab as ablation_language_vocab with:
+    output:
+        f"{RESULTS}/ablation/vocab/own/{{lang}}.txt",
+    params:
+        code=code_version("scripts/ablation_vocab.py"),
+        merges=ABLATION["vocab"]["language_merges"],
+        min_frequency=config["tokenizer"]["min_frequency"],
+        limit_alphabet=config["tokenizer"]["limit_alphabet"],
+        lowercase=config["tokenizer"]["lowercase"],
+    log:
+        f"{LOGS}/ablation_vocab/own/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/ablation_vocab/own/{{lang}}.tsv"
+
+
+use rule tokenize as ablation_tokenize with:
+    input:
+        corpus=f"{RESULTS}/corpus/{PLAN.ablation_size()}/{{lang}}.txt",
+        vocab=f"{RESULTS}/ablation/vocab/{{pair}}/joint.txt",
+    output:
+        f"{RESULTS}/ablation/tokens/{{pair}}/joint/{{lang}}.txt",
+    wildcard_constraints:
+        pair=ABLATION_PAIR,
+    log:
+        f"{LOGS}/ablation_tokenize/{{pair}}/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/ablation_tokenize/{{pair}}/{{lang}}.tsv"
+
+
+use rule tokenize as ablation_language_tokenize with:
+    input:
+        corpus=f"{RESULTS}/corpus/{PLAN.ablation_size()}/{{lang}}.txt",
+        vocab=f"{RESULTS}/ablation/vocab/own/{{lang}}.txt",
+    output:
+        f"{RESULTS}/ablation/tokens/own/{{lang}}.txt",
+    log:
+        f"{LOGS}/ablation_tokenize/own/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/ablation_tokenize/own/{{lang}}.tsv"
+
+
+use rule tokenize as ablation_dev_tokenize with:
+    input:
+        corpus=f"{RESULTS}/corpus/dev/{{lang}}.txt",
+        vocab=f"{RESULTS}/ablation/vocab/{{pair}}/joint.txt",
+    output:
+        f"{RESULTS}/ablation/tokens/dev/{{pair}}/joint/{{lang}}.txt",
+    wildcard_constraints:
+        pair=ABLATION_PAIR,
+    log:
+        f"{LOGS}/ablation_dev_tokenize/{{pair}}/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/ablation_dev_tokenize/{{pair}}/{{lang}}.tsv"
+
+
+use rule tokenize as ablation_language_dev_tokenize with:
+    input:
+        corpus=f"{RESULTS}/corpus/dev/{{lang}}.txt",
+        vocab=f"{RESULTS}/ablation/vocab/own/{{lang}}.txt",
+    output:
+        f"{RESULTS}/ablation/tokens/dev/own/{{lang}}.txt",
+    log:
+        f"{LOGS}/ablation_dev_tokenize/own/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/ablation_dev_tokenize/own/{{lang}}.tsv"
+
+
+rule switch_table:
+    input:
+        dictionary=lambda wc: PLAN.dictionary(wc.pair.split("-")[1], ABLATION["code_switch"]["dictionary"]),
+        vocab=lambda wc: PLAN.ablation_joint_vocab(wc.pair),
+    output:
+        f"{RESULTS}/ablation/switch/{{pair}}.json",
+    wildcard_constraints:
+        pair=ABLATION_PAIR,
+    params:
+        code=code_version("scripts/switch_table.py"),
+        pivot=PIVOT,
+        lowercase=config["tokenizer"]["lowercase"],
+    log:
+        f"{LOGS}/switch_table/{{pair}}.log",
+    benchmark:
+        f"{BENCH}/switch_table/{{pair}}.tsv"
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../scripts/switch_table.py"
+
 
 rule code_switch:
     input:
-        tokens=f"{RESULTS}/tokens/{PLAN.ablation_size()}/{{lang}}.txt",
+        tokens=lambda wc: PLAN.ablation_pair_tokens(wc.pair, wc.lang),
         dictionary=lambda wc: PLAN.dictionary(wc.pair.split("-")[1], ABLATION["code_switch"]["dictionary"]),
-        vocab=PLAN.vocab_source(),
+        vocab=lambda wc: PLAN.ablation_joint_vocab(wc.pair),
     output:
         f"{RESULTS}/ablation/tokens/extra-anchors/{{pair}}/{{lang}}.txt",
     wildcard_constraints:
         pair=ABLATION_PAIR,
     params:
         code=code_version("scripts/code_switch.py"),
-        settings={k: v for k, v in ABLATION["code_switch"].items() if k != "dictionary"},
+        settings={k: ABLATION["code_switch"][k] for k in ("rate", "max_fraction", "seed")},
         pivot=PIVOT,
         lowercase=config["tokenizer"]["lowercase"],
     log:
@@ -51,16 +165,18 @@ if DATA_SOURCE.other_domain:  # generated text of a second domain (the synthetic
 rule domain_tokenize:
     input:
         corpus=f"{RESULTS}/ablation/corpus/wiki-cc/{{lang}}.txt",
-        vocab=PLAN.vocab_source(),
+        vocab=lambda wc: PLAN.ablation_joint_vocab(wc.pair),
     output:
-        f"{RESULTS}/ablation/tokens/wiki-cc/{{lang}}.txt",
+        f"{RESULTS}/ablation/tokens/wiki-cc/{{pair}}/{{lang}}.txt",
+    wildcard_constraints:
+        pair=ABLATION_PAIR,
     params:
         code=code_version("scripts/tokenize.py"),
         lowercase=config["tokenizer"]["lowercase"],
     log:
-        f"{LOGS}/domain_tokenize/{{lang}}.log",
+        f"{LOGS}/domain_tokenize/{{pair}}/{{lang}}.log",
     benchmark:
-        f"{BENCH}/domain_tokenize/{{lang}}.tsv"
+        f"{BENCH}/domain_tokenize/{{pair}}/{{lang}}.tsv"
     conda:
         "../envs/data.yaml"
     script:
@@ -70,8 +186,9 @@ rule domain_tokenize:
 use rule bert_pretrain as ablation_pretrain with:
     input:
         tokens=PLAN.ablation_tokens,
-        vocab=PLAN.vocab_source(),
-        dev=lambda wc: PLAN.dev_tokens(PLAN.ablation_hparams(wc.setting), PIVOT),  # English dev (Conneau et al. §3)
+        vocab=PLAN.ablation_vocabs,
+        switch=PLAN.ablation_switch_table,
+        dev=PLAN.ablation_dev_tokens,  # the pivot's held-out text in the model's vocabulary (Conneau et al. §3)
     output:
         directory(f"{RESULTS}/models/ablation/{{setting}}/{{pair}}"),
     wildcard_constraints:
@@ -81,6 +198,7 @@ use rule bert_pretrain as ablation_pretrain with:
         # outside the output, apart per setting (the trainer names a subdirectory by a hash of settings and data)
         checkpoints=f"{RESULTS}/checkpoints/ablation/{{setting}}/{{pair}}",
         hparams=lambda wc: json.dumps(PLAN.ablation_hparams(wc.setting), sort_keys=True),
+        switch=lambda wc: " ".join(f"--switch {path}" for path in PLAN.ablation_switch_table(wc)),
     log:
         f"{LOGS}/ablation_pretrain/{{setting}}/{{pair}}.log",
     benchmark:

@@ -192,6 +192,7 @@ rule cka:
         # not en_prime_seed: en's seed is in its model (the {mono} wildcard), so it reruns en's job only
         settings={key: CKA[key] for key in ("split", "max_sentences", "debiased", "random_seed")},
         max_length=MONO_WINDOW,
+        bilingual_length=PLAN.cka_bilingual_length(),
         # each CKA's interval over the sentences is drawn here, from the vectors (CKA is no ratio of per-item
         # sums, so a gather cannot draw it): a delete-a-group jackknife (xling.evaluate.cka_intervals; the
         # bootstrap's duplicated rows raise CKA), so only config `bootstrap`'s level and seed (its groups) enter:

@@ -18,7 +18,7 @@ fi
 exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
     --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
     --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
-    --log-every {resources.log_every} {params.case} ${{dev:+--dev-tokens "$dev"}} > {log} 2>&1
+    --log-every {resources.log_every} {params.case} ${{dev:+--dev-tokens "$dev"}} {params.switch} > {log} 2>&1
 """
 
 
@@ -81,6 +81,7 @@ rule bert_pretrain:
         hparams=lambda wc: json.dumps({**PLAN.bert_settings(config["bert"]), "window": int(wc.window)}, sort_keys=True),
         # recorded in the model's tokenizer files, so inference normalizes text as the token files were
         case="--lowercase" if config["tokenizer"]["lowercase"] else "--no-lowercase",
+        switch="",  # an ablation's extra anchors drawn per batch (rules/ablate.smk)
     # the longest jobs start first: the static models and the language jobs fill the other cores around them
     priority: 10
     threads: config["bert"]["threads"]

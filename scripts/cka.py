@@ -1,5 +1,5 @@
 """Snakemake entry point: linear CKA by layer of parallel XNLI sentences, the pivot's monolingual BERT against a
-target's (or en', the pivot's other seed), the run's multilingual BERT and a random encoder."""
+target's (or en', the pivot's other seed), the bilingual model (cka.bilingual) and a random encoder."""
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
@@ -14,11 +14,13 @@ inp, p, res = snakemake.input, snakemake.params, snakemake.resources
 s, mono = p.settings, snakemake.wildcards.mono
 
 
-def load(model):
-    return Encoder.from_pretrained(model, device=res.device, max_length=p.max_length)
+def load(model, max_length=p.max_length, language=None):
+    return Encoder.from_pretrained(model, device=res.device, max_length=max_length, language=language)
 
 
-multilingual = load(inp.multilingual) if "multilingual" in inp.keys() else None
+multilingual = None
+if "multilingual" in inp.keys():  # a bilingual ablation's views of the two languages, or one multilingual BERT
+    multilingual = tuple(load(inp.multilingual, p.bilingual_length, language) for language in (p.pivot, p.lang))
 table = cka_table([load(model) for model in inp.models], xnli_parallel(*inp.xnli, max_sentences=s["max_sentences"]),
                   multilingual=multilingual, random_seed=s["random_seed"], debiased=s["debiased"],
                   batch_size=res.batch_size, ci_level=p.bootstrap["level"], ci_seed=p.bootstrap["seed"])

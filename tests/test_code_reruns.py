@@ -28,7 +28,7 @@ pytestmark = pytest.mark.workflow
 # the shared run at its larger size (its language experiments' BERTs, its aligned model's base); XNLI is the one
 # transfer task kept: its rules are the other tasks' rules; no window sweep and no ablations (the grid's rules)
 SMALL = {"corpus": {"sizes": [1500]}, "window_sweep": {"windows": []}, "transfer": {"tasks": ["xnli"]},
-         "ablation": {"settings": []}}
+         "ablation": {"settings": []}, "cka": {"bilingual": "study"}}  # so no ablation BERT for the CKA either
 
 
 def snakemake(repo: Path, workdir: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:

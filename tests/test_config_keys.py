@@ -863,11 +863,13 @@ def test_tokenizer_lowercase_reaches_every_rule_that_meets_text(workflow, monkey
     from xling.models import bert
 
     seen = []
-    monkeypatch.setattr(bert, "pretrain", lambda *args, lowercase, dev_path=None: seen.append(lowercase))
+    monkeypatch.setattr(bert, "pretrain", lambda *args, lowercase, dev_path=None, switch_table=None:
+                        seen.append(lowercase))
     for lowercase, flag in ((True, "--lowercase"), (False, "--no-lowercase")):
         wf = workflow({"tokenizer": {"lowercase": lowercase}})
         for rule in ("train_vocab", "tokenize", "static_word_vectors", "dictionary_words", "word_retrieval",
-                     "token_translation"):
+                     "token_translation", "ablation_vocab", "ablation_language_vocab", "ablation_tokenize",
+                     "ablation_language_tokenize", "switch_table", "code_switch"):
             assert wf.get_rule(rule).params.lowercase is lowercase, rule
         case = wf.get_rule("bert_pretrain").params.case
         assert case == flag and f"{{params.case}}" in wf.get_rule("bert_pretrain").shellcmd

@@ -109,3 +109,20 @@ def test_cka_table_compares_each_side_layer_by_layer(encoder):
     # one model on both sides is the monolingual comparison when both "models" are that model
     assert table[table["comparison"] == "multilingual"]["cka"].tolist() == pytest.approx(mono.tolist())
     assert not np.allclose(table[table["comparison"] == "random"]["cka"], mono)
+
+
+def test_cka_of_a_bilingual_model_reads_each_side_with_its_own_view(encoder):
+    """An ablated bilingual model's views (pivot, target): the pivot's sentences through the first, the target's
+    through the second."""
+    from xling.evaluate.cka import cka_table, linear_cka, mean_pooled, random_encoder
+
+    pairs = [(f"w{i} w{i + 1}", f"w{i + 2} ##s w{(3 * i) % 20}") for i in range(12)]
+    other = random_encoder(encoder, 5)
+    table = cka_table([encoder, encoder], pairs, multilingual=(encoder, other), random_seed=1, debiased=False,
+                      batch_size=4)
+    x = mean_pooled(encoder, [p[0] for p in pairs], 4, "x")
+    y = mean_pooled(other, [p[1] for p in pairs], 4, "y")
+    views = table[table["comparison"] == "multilingual"].set_index("layer")["cka"]
+    assert views.tolist() == pytest.approx([linear_cka(x[:, layer], y[:, layer]) for layer in range(3)])
+    mono = table[table["comparison"] == "monolingual"]["cka"]
+    assert not np.allclose(views, mono)

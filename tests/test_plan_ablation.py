@@ -19,12 +19,30 @@ def test_models_are_settings_by_named_pairs():
 
 
 def test_tokens_of_each_setting():
-    plan = make_plan()
+    plan = make_plan()  # the pair's vocabularies (ablation.vocab.source pair), extra anchors drawn per batch
     assert plan.ablation_tokens(wildcards(setting="default", pair="en-fr")) == [
+        "results/t/ablation/tokens/en-fr/joint/en.txt", "results/t/ablation/tokens/en-fr/joint/fr.txt"]
+    assert plan.ablation_vocabs(wildcards(setting="sep-emb", pair="en-fr")) == ["results/t/ablation/vocab/en-fr/joint.txt"]
+    for setting in ("default-anchors", "no-anchors"):  # one vocabulary per language, each language's text in its own
+        assert plan.ablation_vocabs(wildcards(setting=setting, pair="en-fr")) == [
+            "results/t/ablation/vocab/own/en.txt", "results/t/ablation/vocab/own/fr.txt"]  # English's: one for all pairs
+        assert plan.ablation_tokens(wildcards(setting=setting, pair="en-fr"))[1] == "results/t/ablation/tokens/own/fr.txt"
+    assert plan.ablation_vocab_corpora(wildcards(pair="en-fr")) == ["results/t/corpus/100/en.txt", "results/t/corpus/100/fr.txt"]
+    assert plan.ablation_vocab_corpora(wildcards(lang="fr")) == ["results/t/corpus/100/fr.txt"]
+    assert plan.ablation_tokens(wildcards(setting="wiki-cc", pair="en-fr"))[1] == "results/t/ablation/tokens/wiki-cc/en-fr/fr.txt"
+    extra = wildcards(setting="extra-anchors", pair="en-fr")
+    assert plan.ablation_tokens(extra)[0] == "results/t/ablation/tokens/en-fr/joint/en.txt"
+    assert plan.ablation_switch_table(extra) == ["results/t/ablation/switch/en-fr.json"]
+    assert plan.ablation_hparams("extra-anchors")["ablation"]["code_switch"] == {"rate": 0.3, "max_fraction": 0.15, "seed": 1}
+    assert "code_switch" not in plan.ablation_hparams("default")["ablation"]
+    assert plan.ablation_switch_table(wildcards(setting="default", pair="en-fr")) == []
+
+    study = make_plan(ablation={"vocab": {"source": "study"}, "code_switch": {"sampling": "once"}})
+    assert study.ablation_tokens(wildcards(setting="no-anchors", pair="en-fr")) == [
         "results/t/tokens/100/en.txt", "results/t/tokens/100/fr.txt"]
-    assert plan.ablation_tokens(wildcards(setting="wiki-cc", pair="en-fr"))[1] == "results/t/ablation/tokens/wiki-cc/fr.txt"
-    assert plan.ablation_tokens(wildcards(setting="extra-anchors", pair="en-fr"))[0] == (
-        "results/t/ablation/tokens/extra-anchors/en-fr/en.txt")
+    assert study.ablation_vocabs(wildcards(setting="no-anchors", pair="en-fr")) == [study.vocab_source()]
+    assert study.ablation_tokens(extra)[0] == "results/t/ablation/tokens/extra-anchors/en-fr/en.txt"
+    assert study.ablation_switch_table(extra) == [] and "code_switch" not in study.ablation_hparams("extra-anchors")["ablation"]
 
 
 def test_lm_params_carry_the_trainer_settings():

@@ -63,6 +63,13 @@ def test_cka_inputs_of_a_target_and_of_en_prime():
     split = plan.cka["split"]
     assert target["xnli"] == [f"results/t/data/xnli/{split}-en.tsv", f"results/t/data/xnli/{split}-fr.tsv"]
     assert "multilingual" not in plan.cka_inputs(wildcards(mono=plan.en_prime))
+    # Conneau et al. §5.2: the Default-setting bilingual MLM of the pair (cka.bilingual ablation), at most its window
+    assert target["multilingual"] == "results/t/models/ablation/default/en-fr"
+    assert plan.cka_bilingual_length() == min(plan.mono_window, plan.ablation["window"])
+    study = make_plan(cka={"bilingual": "study"})
+    assert study.cka_inputs(wildcards(mono="fr"))["multilingual"] == study.model_dir("bert", study.mono_size,
+                                                                                     study.mono_window)
+    assert study.cka_bilingual_length() == study.mono_window
 
 
 def test_the_contextual_level_is_planned_for_the_test_preset_and_not_for_the_demo():

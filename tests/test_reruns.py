@@ -30,6 +30,9 @@ SWEEP_ONLY = len(set(CONFIG["window_sweep"]["windows"]) - set(CONFIG["windows"])
 ABLATION = CONFIG["ablation"]
 ABLATIONS = len(ABLATION["settings"]) * len(ABLATION["pairs"])  # bilingual BERTs of Conneau et al.'s ablations
 ABLATION_RUNS = ABLATIONS * len(ABLATION["tasks"]) * len(TRANSFER["seeds"])  # their fine-tunings
+# the Default bilingual MLMs the CKA compares (cka.bilingual ablation) that the ablations do not train already
+CKA_ONLY = len([lang for lang in CONFIG["monolingual"]["languages"]
+                if "default" not in ABLATION["settings"] or lang not in ABLATION["pairs"]])
 REPORT = {"report": 1, "all": 1}
 FINDINGS = {"findings": 1, **REPORT}  # a changed result table: the findings judged on it, and the report
 WORD_RETRIEVAL = {"word_retrieval_table": 1, "word_retrieval_pos": 1, **FINDINGS}
@@ -141,22 +144,33 @@ def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path,
         "token_translation": LMS * PAIRS, "sentence_retrieval": 2 * LMS * PAIRS,  # Tatoeba and BUCC
         "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, "bucc_table": 1,
         "finetune": BERT_TRANSFER + ABLATION_RUNS, "transfer_eval": BERT_TRANSFER + ABLATION_RUNS, "transfer_table": 1,
-        "ablation_pretrain": ABLATIONS, "ablation_table": 1, **WORD_RETRIEVAL, **CONTEXTUAL,
+        "ablation_pretrain": ABLATIONS + CKA_ONLY, "ablation_table": 1, **WORD_RETRIEVAL, **CONTEXTUAL,
         "align_finetune": ALIGNED, "rotation": ROTATIONS, **MONOLINGUAL,
     }
 
 
 def test_ablation_settings_rerun_only_the_ablations_they_change(test_run, tmp_path):
-    """Code-switching reruns the extra-anchors model, the other domain the wiki-cc one, an ablation.bert key
-    every ablation; none touches the grid."""
+    """Code-switching reruns the extra-anchors model (drawn per batch: its trainer; once: its token files), its
+    dictionary the translations table, the other domain the wiki-cc model, the pair's joint vocabulary every
+    ablation on it, an ablation.bert key every ablation; none touches the grid."""
     one = {"ablation_pretrain": 1, "finetune": ABLATION_RUNS // ABLATIONS, "transfer_eval": ABLATION_RUNS // ABLATIONS,
            "ablation_table": 1, **FINDINGS}
-    assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"rate": 0.5}}}) == {"code_switch": 2, **one}
+    every = {"ablation_pretrain": ABLATIONS + CKA_ONLY, "finetune": ABLATION_RUNS, "transfer_eval": ABLATION_RUNS,
+             "ablation_table": 1, "cka": MONO_TARGETS, "cka_table": 1, **FINDINGS}  # and the CKA's bilingual MLMs
+    assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"rate": 0.5}}}) == one
+    assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"sampling": "once"}}}) == {"code_switch": 2, **one}
+    assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"dictionary": "full"}}}) == {"switch_table": 1, **one}
+    # the test preset has no setting with language-specific vocabularies
+    assert plan(test_run, tmp_path, {"ablation": {"vocab": {"language_merges": 300}}}) == {}
+    assert plan(test_run, tmp_path, {"ablation": {"vocab": {"merges": 800}}}) == {
+        "ablation_vocab": 1, "ablation_tokenize": 2, "domain_tokenize": 1, "switch_table": 1, **every}
+    assert plan(test_run, tmp_path, {"ablation": {"vocab": {"source": "study"}}}) == {
+        "domain_tokenize": 1, "switch_table": 1, **every}
     assert plan(test_run, tmp_path, {"ablation": {"domain": {"topics_left_out": 0.2}}}) == {
         "domain_corpus": 1, "domain_tokenize": 1, **one}
-    assert plan(test_run, tmp_path, {"ablation": {"bert": {**ABLATION["bert"], "learning_rate": 0.002}}}) == {
-        "ablation_pretrain": ABLATIONS, "finetune": ABLATION_RUNS, "transfer_eval": ABLATION_RUNS,
-        "ablation_table": 1, **FINDINGS}
+    assert plan(test_run, tmp_path, {"ablation": {"bert": {**ABLATION["bert"], "learning_rate": 0.002}}}) == every
+    # the CKA's bilingual side: the run's BERT in place of the Default bilingual MLM (no model retrains)
+    assert plan(test_run, tmp_path, {"cka": {"bilingual": "study"}}) == {"cka": MONO_TARGETS, "cka_table": 1, **FINDINGS}
 
 
 ABLATION_BERTS = {"ablation_pretrain": ABLATIONS, "finetune": ABLATION_RUNS, "transfer_eval": ABLATION_RUNS,

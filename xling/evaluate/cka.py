@@ -128,7 +128,8 @@ def cka_table(encoders: tuple, pairs: list[tuple[str, str]], *, multilingual=Non
     """Linear CKA per layer of the parallel sentences `pairs` (pivot, target): 'monolingual' = the pivot's model on
     the pivot side vs the target's model on the target side; 'multilingual' = one model on both sides (when
     given); 'random' = the pivot's model vs a random encoder of the target's architecture on the target side
-    (the lower bound; the paper runs the random encoder on the non-English side only). Each row carries its
+    (the lower bound; the paper runs the random encoder on the non-English side only). `multilingual` is one
+    encoder, or a (pivot, target) pair of them: an ablated bilingual model's views of the two languages. Each row carries its
     jackknife interval over the sentences (groups drawn from ci_seed, at ci_level) and the paired ones of
     xling.evaluate.cka_intervals.interval_rows."""
     def pooled(encoder, side: int, what: str) -> np.ndarray:
@@ -139,8 +140,9 @@ def cka_table(encoders: tuple, pairs: list[tuple[str, str]], *, multilingual=Non
                "random target": pooled(random_encoder(encoders[1], random_seed), 1, "target sentences, random encoder")}
     comparisons = {"monolingual": ("pivot", "target"), "random": ("pivot", "random target")}
     if multilingual is not None:
-        vectors["multilingual pivot"] = pooled(multilingual, 0, "pivot sentences, multilingual model")
-        vectors["multilingual target"] = pooled(multilingual, 1, "target sentences, multilingual model")
+        sides = multilingual if isinstance(multilingual, tuple) else (multilingual, multilingual)
+        vectors["multilingual pivot"] = pooled(sides[0], 0, "pivot sentences, multilingual model")
+        vectors["multilingual target"] = pooled(sides[1], 1, "target sentences, multilingual model")
         comparisons["multilingual"] = ("multilingual pivot", "multilingual target")
     rows = [{"comparison": comparison, "layer": layer, "cka": value} for comparison, (a, b) in comparisons.items()
             for layer, value in enumerate(cka_by_layer(vectors[a], vectors[b], debiased))]

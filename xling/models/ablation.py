@@ -7,8 +7,10 @@ are in xling.models.anchors, so an edit there reruns no job that only loads a BE
 
 Setting names (the `{setting}` of the `ablation/{setting}/{pair}` model id):
   default        everything shared (the joint WordPiece vocabulary, one embedding, one softmax)
+  default-anchors  language-specific vocabularies, the model's their union: a string both have is one id (the
+                 paper's "Default anchors"); each language segments its text with its own vocabulary
   wiki-cc        the second language's corpus from another domain (data only)
-  no-anchors     language-specific vocabularies: every piece prefixed with its language, so no id is shared
+  no-anchors     language-specific vocabularies, every entry prefixed with its language: no id is shared
   extra-anchors  dictionary code-switching of the training text (data only)
   sep-emb        a language-specific embedding layer (word, position and type embeddings, LayerNorm) and
                  therefore a language-specific MLM head (softmax tied to it)
@@ -35,7 +37,7 @@ SPEC_FILE = "ablation.json"
 def check_spec(spec: dict, num_layers: int) -> dict:
     """The trainer's ablation spec with its defaults; ValueError for an unknown key or a value out of range."""
     defaults = {"separate_embeddings": False, "separate_layers": 0, "anchors": "default", "domain": "same",
-                "sampling_exponent": 0.7}
+                "sampling_exponent": 0.7, "code_switch": None}
     unknown = sorted(set(spec) - set(defaults))
     if unknown:
         raise ValueError(f"unknown ablation key(s) {unknown}; known: {sorted(defaults)}")
@@ -43,8 +45,8 @@ def check_spec(spec: dict, num_layers: int) -> dict:
     if not 0 <= int(out["separate_layers"]) < num_layers:
         raise ValueError(f"separate_layers must be in 0..{num_layers - 1} (the top layer stays shared), "
                          f"not {out['separate_layers']}")
-    if out["anchors"] not in ("default", "none", "extra"):
-        raise ValueError(f"anchors must be default, none or extra, not {out['anchors']!r}")
+    if out["anchors"] not in ("default", "union", "none", "extra"):
+        raise ValueError(f"anchors must be default, union, none or extra, not {out['anchors']!r}")
     if not 0 < float(out["sampling_exponent"]) <= 1:
         raise ValueError(f"sampling_exponent must be in (0, 1], not {out['sampling_exponent']}")
     return out

@@ -1,12 +1,14 @@
-"""Anchors of a Conneau et al. (2020) ablation that change the training data, used by pretraining only: no
-anchors (language-specific vocabularies, so no piece id is shared) and extra anchors (dictionary code-switching of
-the training text). Apart from xling.models.ablation, which every job that loads a BERT reads, so that editing
+"""Anchors of a Conneau et al. (2020) ablation that change the training data, used by pretraining only:
+language-specific vocabularies (no anchors: no piece id is shared; Default anchors: their union, shared strings
+one id) and extra anchors (dictionary code-switching of the training text, once: per batch is
+xling.models.switching). Apart from xling.models.ablation, which every job that loads a BERT reads, so that editing
 them reruns the pretraining and what follows from it, nothing else."""
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
+from pathlib import Path
 from typing import Iterable
 
 import numpy as np
@@ -21,20 +23,67 @@ SEPARATOR = "@"  # language prefix of a piece in another language's vocabulary (
 
 # ---------------------------------------------------------------------------------------------- vocabularies
 
-def language_vocabularies(pieces: list[str], used: dict[str, set[str]], special: Iterable[str]
-                          ) -> dict[str, list[str]]:
-    """No anchors: language-specific vocabularies with no shared id. The union is the `special` tokens (shared
-    model machinery: [CLS], [MASK], ...), then each language's block: the pieces its token files use and
-    every single character (so any word of the language can still be spelled), in joint-vocabulary order.
-    Returns, per language, the union as that language's tokenizer reads it: its own block as it is, every
-    other block prefixed with its language ("xa@##ka", a string no text tokenizes to)."""
+def language_blocks(pieces: list[str], used: dict[str, set[str]], special: Iterable[str]
+                    ) -> tuple[list[str], dict[str, list[str]]]:
+    """Language-specific vocabularies cut out of one joint vocabulary (ablation.vocab.source study): the
+    `special` tokens in joint order, and per language the pieces its token files use and every single character
+    (so any word of the language can still be spelled), in joint-vocabulary order."""
     special = set(special)
     head = [p for p in pieces if p in special]
-    blocks = {lang: [p for p in pieces if p not in special and (p in seen or len(p.removeprefix(PREFIX)) == 1)]
-              for lang, seen in used.items()}
-    return {lang: head + [p if other == lang else f"{other}{SEPARATOR}{p}"
-                             for other, block in blocks.items() for p in block]
-            for lang in used}
+    return head, {lang: [p for p in pieces if p not in special and (p in seen or len(p.removeprefix(PREFIX)) == 1)]
+                  for lang, seen in used.items()}
+
+
+def trained_blocks(vocabularies: dict[str, list[str]], special: Iterable[str]
+                   ) -> tuple[list[str], dict[str, list[str]]]:
+    """Language-specific vocabularies trained on each language's text (ablation.vocab.source pair): the
+    `special` tokens in the first vocabulary's order, and each vocabulary without them."""
+    special = set(special)
+    head = [p for p in next(iter(vocabularies.values())) if p in special]
+    return head, {lang: [p for p in pieces if p not in special] for lang, pieces in vocabularies.items()}
+
+
+def view_vocabularies(head: list[str], blocks: dict[str, list[str]], shared: bool) -> dict[str, list[str]]:
+    """One id space for language-specific vocabularies, as each language's tokenizer reads it. The ids are
+    `head` (shared model machinery: [CLS], [MASK], ...), then the blocks: with `shared` (Conneau et al.'s
+    "Default anchors") their union, a string in several blocks once (one id: an anchor); without (no anchors)
+    every block whole, so a string in two blocks gets two ids. A language's view spells its own entries as
+    they are and every other id prefixed with the language it comes from ("xa@##ka", a string no text
+    tokenizes to), so its text segments with its own vocabulary alone."""
+    owned: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for lang, block in blocks.items():
+        for piece in block:
+            if not (shared and piece in seen):
+                owned.append((lang, piece))
+                seen.add(piece)
+    views = {}
+    for lang, block in blocks.items():
+        own = set(block)
+        views[lang] = head + [p if (p in own if shared else o == lang) else f"{o}{SEPARATOR}{p}" for o, p in owned]
+    return views
+
+
+def view_vocabularies_of(anchors: str, vocab_paths: list, token_paths: list, special: Iterable[str]
+                         ) -> dict[str, list[str]] | None:
+    """The trainer's per-language vocabularies for an ablation's `anchors`: None where every language reads the
+    one joint vocabulary (default, extra); for no anchors ("none") and Default anchors ("union") one vocabulary
+    file per token file, in the same language order (trained on that language), or the joint one cut to the
+    pieces each language's token files use."""
+    if anchors not in ("none", "union"):
+        if len(vocab_paths) != 1:
+            raise ValueError(f"anchors {anchors!r} train on one joint vocabulary, not {len(vocab_paths)}")
+        return None
+    languages = [Path(p).name.split(".")[0] for p in token_paths]
+    if len(vocab_paths) == 1:
+        used = {lang: used_pieces(p) for lang, p in zip(languages, token_paths)}
+        head, blocks = language_blocks([piece for _, piece in read_lines(vocab_paths[0])], used, special)
+    else:
+        own = {Path(p).name.split(".")[0]: [piece for _, piece in read_lines(p)] for p in vocab_paths}
+        if list(own) != languages:
+            raise ValueError(f"one vocabulary per language {languages} in their order, not {list(own)}")
+        head, blocks = trained_blocks(own, special)
+    return view_vocabularies(head, blocks, shared=anchors == "union")
 
 
 def used_pieces(token_path) -> set[str]:

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import os
 import sys
 import zlib
+from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
@@ -34,7 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from xling.io import atomic_write
-from xling.models.anchors import language_vocabularies, used_pieces
+from xling.models.anchors import view_vocabularies_of
 from xling.models.bert_hparams import (
     adamw,
     as_before,
@@ -60,13 +62,13 @@ from xling.models.mlm_data import (
     SPECIAL_TOKENS,
     BatchOrder,
     LanguageOrder,
-    language_of,
     load_blocks,
     mask_tokens,
     read_vocab,
     seed_of,
 )
 from xling.models.selection import DevSelection
+from xling.models.switching import BatchSwitch
 
 logger = logging.getLogger(__name__)
 
@@ -105,14 +107,15 @@ class _MaskedLMLoss(nn.Module):
     the result is a plain BertForMaskedLM. Wrapped as a module so DDP sees the whole forward.
     """
 
-    def __init__(self, mlm):
+    def __init__(self, mlm, pad: int | None = None):
         super().__init__()
-        self.mlm = mlm
+        self.mlm, self.pad = mlm, pad  # pad: blocks may end in [PAD] (code-switched per batch), masked out
 
     def forward(self, input_ids: torch.Tensor, flat_positions: torch.Tensor, targets: torch.Tensor,
                 language: str | None = None) -> torch.Tensor:
         mlm = self.mlm if language is None else self.mlm[language]  # an ablation: the batch language's view
-        hidden = mlm.bert(input_ids=input_ids).last_hidden_state
+        attention = None if self.pad is None else (input_ids != self.pad).long()
+        hidden = mlm.bert(input_ids=input_ids, attention_mask=attention).last_hidden_state
         selected = hidden.reshape(-1, hidden.shape[-1]).index_select(0, flat_positions)
         logits = mlm.cls(selected)
         return F.cross_entropy(logits.float(), targets, reduction="sum")
@@ -135,12 +138,13 @@ def _device(h: dict, local_rank: int) -> torch.device:
 
 
 def pretrain(token_paths: Sequence, vocab_path, out_dir, checkpoint_dir, hparams: dict, log_path=None,
-             lowercase: bool = False, dev_path=None) -> None:
+             lowercase: bool = False, dev_path=None, switch_table=None) -> None:
     """Pretrain a BertForMaskedLM from scratch on the token files and write it to out_dir.
 
     hparams: the `bert` config object plus "window" (block length) and, for a Conneau et al. (2020) ablation,
     "ablation" (xling.models.ablation.check_spec: batches of one language, language-specific parameters or
-    vocabularies; out_dir then holds one view per language). lowercase: the tokenizer setting the
+    vocabularies; out_dir then holds one view per language). switch_table: the translations of extra anchors
+    drawn per batch (xling.models.switching; the spec's code_switch). lowercase: the tokenizer setting the
     token files were made with (tokenizer.lowercase), recorded in out_dir's tokenizer files so that
     inference tokenizes text the same way. Checkpoints go to a subdirectory of
     checkpoint_dir named by `checkpoint_key` (settings and data): a rerun with the same settings and data
@@ -184,14 +188,14 @@ def pretrain(token_paths: Sequence, vocab_path, out_dir, checkpoint_dir, hparams
             control = dist.new_group(backend="gloo") if backend != "gloo" else None
         try:
             _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device, rank, world,
-                   per_rank, micro, stop, control, lowercase, dev_path)
+                   per_rank, micro, stop, control, lowercase, dev_path, switch_table)
         finally:
             if world > 1 and dist.is_initialized():
                 dist.destroy_process_group()
 
 
 def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device, rank, world, per_rank,
-           micro, stop, control, lowercase, dev_path) -> None:
+           micro, stop, control, lowercase, dev_path=None, switch_table=None) -> None:
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
     from transformers import BertForMaskedLM
@@ -205,15 +209,17 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
     spec = h.get("ablation")
-    vocab, vocabularies = read_vocab(vocab_path), None
-    if spec is not None and spec["anchors"] == "none":
-        used = {language_of(p): used_pieces(p) for p in token_paths}
-        vocabularies = language_vocabularies(list(vocab), used, SPECIAL_TOKENS)
+    vocab_paths = [vocab_path] if isinstance(vocab_path, (str, Path)) else list(vocab_path)
+    vocab_path = vocab_paths[0]
+    vocabularies = None if spec is None else view_vocabularies_of(spec["anchors"], vocab_paths, token_paths,
+                                                                  SPECIAL_TOKENS)
+    if vocabularies is not None:
         views_vocab = {lang: {p: i for i, p in enumerate(pieces)} for lang, pieces in vocabularies.items()}
         vocab = next(iter(views_vocab.values()))  # the special ids and the size are every language's
         blocks, languages = load_blocks(token_paths, vocab_path, window, vocabs=views_vocab)
     else:
         views_vocab = None
+        vocab = read_vocab(vocab_path)
         blocks, languages = load_blocks(token_paths, vocab_path, window)
     codes = list(dict.fromkeys(languages))
     n_blocks = len(blocks)
@@ -225,6 +231,8 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         if spec is not None and dev_language not in codes:
             raise ValueError(f"dev text {dev_path} is in {dev_language}, which the model {codes} has no view of")
         fingerprint = zlib.crc32(dev_blocks.numpy().tobytes(), fingerprint)
+    if switch_table:  # per-batch code-switching: its translations are data too
+        fingerprint = zlib.crc32(Path(switch_table).read_bytes(), fingerprint)
     checkpoint_dir = checkpoint_dir / checkpoint_key(as_before(h), n_blocks, fingerprint, len(vocab))
     special = [vocab[t] for t in SPECIAL_TOKENS]
     logger.info("%d blocks of %d tokens (%s); global batch %d = %d process(es) x %d x %d accumulation; "
@@ -291,7 +299,11 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
     if rank == 0:
         restart_log(live_log, loop.step)
 
-    net = _MaskedLMLoss(mlm)
+    switch = None
+    if spec is not None and spec.get("code_switch"):  # extra anchors drawn anew in every batch
+        table = json.loads(Path(switch_table).read_text(encoding="utf-8"))
+        switch, switched = BatchSwitch(table, vocab, **spec["code_switch"]), Counter()
+    net = _MaskedLMLoss(mlm, pad=vocab["[PAD]"] if switch else None)
     dev_language = dev_language if spec is not None else None
 
     def dev_score(x, positions, targets):  # the dev blocks' summed loss, through the language's view
@@ -340,7 +352,12 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
             step = loop.step
             idx = order.indices(step)
             language = order.language(step) if spec is not None else None
-            inputs, labels = mask_tokens(blocks[idx], special, vocab["[MASK]"], len(vocab), h["mlm_probability"],
+            batch_ids = blocks[idx]
+            if switch is not None:
+                batch_ids, counts = switch(batch_ids.numpy(), language, step)
+                batch_ids = torch.from_numpy(batch_ids)
+                switched.update(counts)
+            inputs, labels = mask_tokens(batch_ids, special, vocab["[MASK]"], len(vocab), h["mlm_probability"],
                                          torch.Generator().manual_seed(seed_of(seed, "mask", step)),
                                          candidates.get(language))
             # every rank masks the whole global batch, so the loss normaliser is known everywhere
@@ -375,6 +392,8 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         if log_handle:
             log_handle.close()
 
+    if switch is not None:
+        logger.info("code-switched per batch: %s", dict(switched))
     if rank == 0:
         if dev:
             mlm.load_state_dict(dev.best_weights())
@@ -405,7 +424,8 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m xling.models.bert", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", nargs="+", required=True, help="wordpiece token files, one per language")
-    parser.add_argument("--vocab", required=True, help="vocab.txt")
+    parser.add_argument("--vocab", nargs="+", required=True,
+                        help="vocab.txt; an ablation with language-specific vocabularies: one per token file")
     parser.add_argument("--out", required=True, help="output model directory (HF save_pretrained)")
     parser.add_argument("--checkpoint-dir", required=True,
                         help="checkpoints, one subdirectory per setting; a rerun resumes from its own")
@@ -415,6 +435,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "(selection dev_perplexity)")
     parser.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=False,
                         help="the token files are lowercased and accent-stripped (tokenizer.lowercase)")
+    parser.add_argument("--switch", default=None,
+                        help="translations table of extra anchors drawn per batch (xling.models.switching)")
     # --log-file: the same option under a name torchrun's own parser cannot mistake for an abbreviation
     # of its --log-dir/--logs-specs (argparse rejects `torchrun ... -m xling.models.bert --log F` as ambiguous)
     parser.add_argument("--log", "--log-file", dest="log", default=None,
@@ -431,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     hparams.update({key: getattr(args, key) for key in runtime if getattr(args, key) is not None})
     try:
         pretrain(args.tokens, args.vocab, args.out, args.checkpoint_dir, hparams, args.log, lowercase=args.lowercase,
-                 dev_path=args.dev_tokens)
+                 dev_path=args.dev_tokens, switch_table=args.switch)
     except Interrupted as e:
         logger.warning("interrupted; exiting with %d (rerun to resume)", e.code)
         return int(e.code)

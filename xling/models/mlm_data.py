@@ -75,7 +75,7 @@ def load_blocks(token_paths: Sequence, vocab_path, window: int,
     window = int(window)
     if window < 3:
         raise ValueError(f"window must be >= 3 ([CLS] + at least one piece + [SEP]), not {window}")
-    vocab = read_vocab(vocab_path)
+    vocab = next(iter(vocabs.values())) if vocabs else read_vocab(vocab_path)  # [CLS], [SEP]: every view's ids
     langs = [language_of(p) for p in token_paths]
     if len(set(langs)) != len(langs):
         raise ValueError(f"two token files for the same language in {list(map(str, token_paths))}")

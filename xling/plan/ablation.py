@@ -6,23 +6,24 @@ from __future__ import annotations
 
 import posixpath
 import re
+from types import SimpleNamespace
 
-SETTING = r"default|wiki-cc|no-anchors|extra-anchors|sep-emb|sep-l[1-9]\d*|sep-emb-l[1-9]\d*"  # {setting}
+SETTING = r"default|default-anchors|wiki-cc|no-anchors|extra-anchors|sep-emb|sep-l[1-9]\d*|sep-emb-l[1-9]\d*"  # {setting}
 PAIR = r"[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"  # {pair}
 
 
-SETTING_NAME = re.compile(r"(?P<name>default|wiki-cc|no-anchors|extra-anchors)|sep(?P<emb>-emb)?(?:-l(?P<layers>[1-9]\d*))?")
+SETTING_NAME = re.compile(r"(?P<name>default|default-anchors|wiki-cc|no-anchors|extra-anchors)|sep(?P<emb>-emb)?(?:-l(?P<layers>[1-9]\d*))?")
 
 
 def parse_setting(name: str) -> dict:
-    """{separate_embeddings, separate_layers, anchors (default | none | extra), domain (same | other)} of a
+    """{separate_embeddings, separate_layers, anchors (default | union | none | extra), domain (same | other)} of a
     setting name (xling.models.ablation's docstring); ValueError for any other name."""
     match = SETTING_NAME.fullmatch(name)
     if not match or name == "sep":
-        raise ValueError(f"unknown ablation setting {name!r}: default, wiki-cc, no-anchors, extra-anchors, sep-emb, "
+        raise ValueError(f"unknown ablation setting {name!r}: default, default-anchors, wiki-cc, no-anchors, extra-anchors, sep-emb, "
                          "sep-l<k>, sep-emb-l<k>")
     return {"separate_embeddings": bool(match["emb"]), "separate_layers": int(match["layers"] or 0),
-            "anchors": {"no-anchors": "none", "extra-anchors": "extra"}.get(match["name"], "default"),
+            "anchors": {"default-anchors": "union", "no-anchors": "none", "extra-anchors": "extra"}.get(match["name"], "default"),
             "domain": "other" if name == "wiki-cc" else "same"}
 
 
@@ -65,22 +66,70 @@ class AblationPlan:
                     window=window, max_length=min(window, cap) if cap else window, revision=None,
                     hparams=self.ablation_hparams(lm.split(posixpath.sep)[1]))
 
+    def ablation_own_vocab(self, setting: str) -> bool:
+        """Whether a setting trains on language-specific vocabularies (Default anchors, no anchors)."""
+        return parse_setting(setting)["anchors"] in ("union", "none")
+
+    def ablation_vocabs(self, wildcards) -> list[str]:
+        """The vocabulary file(s) a model trains on: the study's (ablation.vocab.source study), or the pair's
+        learned on its text (pair): one joint, or one per language where the setting's are language-specific."""
+        if self.ablation["vocab"]["source"] == "study":
+            return [self.vocab_source()]
+        if self.ablation_own_vocab(wildcards.setting):  # a language's own is the same in every pair
+            return [f"{self.results}/ablation/vocab/own/{lang}.txt" for lang in wildcards.pair.split("-")]
+        return [f"{self.results}/ablation/vocab/{wildcards.pair}/joint.txt"]
+
+    def ablation_joint_vocab(self, pair: str) -> str:
+        """The joint vocabulary of a pair: the study's, or the pair's own (ablation.vocab.source)."""
+        return self.ablation_vocabs(SimpleNamespace(pair=pair, setting="default"))[0]
+
+    def ablation_vocab_corpora(self, wildcards) -> list[str]:
+        """The text a vocabulary learns from at ablation.size: a pair's two languages (joint) or a language's."""
+        langs = wildcards.pair.split("-") if hasattr(wildcards, "pair") else [wildcards.lang]
+        return [f"{self.results}/corpus/{self.ablation_size()}/{lang}.txt" for lang in langs]
+
+    def ablation_pair_tokens(self, pair: str, lang: str, own: bool = False) -> str:
+        """A language's token file at ablation.size in the pair's vocabulary (own: its language-specific one)."""
+        if self.ablation["vocab"]["source"] == "study":
+            return f"{self.results}/tokens/{self.ablation_size()}/{lang}.txt"
+        return f"{self.results}/ablation/tokens/own/{lang}.txt" if own else f"{self.results}/ablation/tokens/{pair}/joint/{lang}.txt"
+
     def ablation_tokens(self, wildcards) -> list[str]:
-        """Token files of the pair: the run's at ablation.size, code-switched (extra anchors), or the second
-        language's from another domain (wiki-cc)."""
+        """Token files of the pair in its vocabulary: code-switched once (extra anchors, code_switch.sampling
+        once), the second language's from another domain (wiki-cc), or as they are."""
         setting = parse_setting(wildcards.setting)
-        langs = wildcards.pair.split("-")
-        if setting["anchors"] == "extra":
-            return [f"{self.results}/ablation/tokens/extra-anchors/{wildcards.pair}/{lang}.txt" for lang in langs]
-        tokens = [f"{self.results}/tokens/{self.ablation_size()}/{lang}.txt" for lang in langs]
+        pair, langs = wildcards.pair, wildcards.pair.split("-")
+        if setting["anchors"] == "extra" and self.ablation["code_switch"]["sampling"] == "once":
+            return [f"{self.results}/ablation/tokens/extra-anchors/{pair}/{lang}.txt" for lang in langs]
+        tokens = [self.ablation_pair_tokens(pair, lang, self.ablation_own_vocab(wildcards.setting)) for lang in langs]
         if setting["domain"] == "other":
-            tokens[1] = f"{self.results}/ablation/tokens/wiki-cc/{langs[1]}.txt"
+            tokens[1] = f"{self.results}/ablation/tokens/wiki-cc/{pair}/{langs[1]}.txt"
         return tokens
+
+    def ablation_dev_tokens(self, wildcards) -> list[str]:
+        """The pivot's held-out tokens an ablation BERT is selected on (selection dev_perplexity), tokenized with
+        the model's vocabulary (the pair's joint one, or the pivot's own), as its training tokens are."""
+        if not self.dev_tokens(self.ablation_hparams(wildcards.setting), self.pivot):
+            return []
+        if self.ablation["vocab"]["source"] == "study":
+            return self.dev_tokens(self.ablation_hparams(wildcards.setting), self.pivot)
+        if self.ablation_own_vocab(wildcards.setting):
+            return [f"{self.results}/ablation/tokens/dev/own/{self.pivot}.txt"]
+        return [f"{self.results}/ablation/tokens/dev/{wildcards.pair}/joint/{self.pivot}.txt"]
+
+    def ablation_switch_table(self, wildcards) -> list[str]:
+        """The translations table of extra anchors drawn per batch (code_switch.sampling batch); [] otherwise."""
+        if parse_setting(wildcards.setting)["anchors"] != "extra" or self.ablation["code_switch"]["sampling"] != "batch":
+            return []
+        return [f"{self.results}/ablation/switch/{wildcards.pair}.json"]
 
     def ablation_hparams(self, setting: str) -> dict:
         """The trainer's settings: the bert block with ablation.bert over it, the stream length and the setting's
         spec."""
         spec = {**parse_setting(setting), "sampling_exponent": self.ablation["sampling_exponent"]}
+        switch = self.ablation["code_switch"]
+        if spec["anchors"] == "extra" and switch["sampling"] == "batch":  # the trainer draws them
+            spec["code_switch"] = {k: switch[k] for k in ("rate", "max_fraction", "seed")}
         return {**self.bert_settings(self.config["bert"], self.ablation["bert"]), "window": self.ablation["window"],
                 "ablation": spec}
 

@@ -111,10 +111,21 @@ class MonolingualPlan:
 
     def cka_inputs(self, wildcards) -> dict:
         """The pivot's monolingual model and the target's (en': the pivot's other seed, on the same sentences);
-        the run's multilingual BERT of the same size and window for a target language."""
+        for a target language the bilingual model (cka.bilingual): the Default-setting bilingual MLM of the
+        pivot and the target (ablation/default/{pivot}-{lang}, Conneau et al. §5.2), or the run's multilingual
+        BERT of the same size and window."""
         lang = self.mono_language(wildcards.mono)
         inputs = dict(models=[self.mono_dir(self.pivot), self.mono_dir(wildcards.mono)],
                       xnli=self.xnli_files(lang, self.cka["split"]))
-        if lang != self.pivot and "bert" in self.models:
+        if lang != self.pivot and self.cka["bilingual"] == "ablation":
+            inputs["multilingual"] = self.ablation_model_dir(f"ablation/default/{self.pivot}-{lang}")
+        elif lang != self.pivot and "bert" in self.models:
             inputs["multilingual"] = self.model_dir("bert", self.mono_size, self.mono_window)
         return inputs
+
+    def cka_bilingual_length(self) -> int:
+        """The longest input of the bilingual model: the monolingual window, cut to the ablations' (cka.bilingual
+        ablation), whose positions beyond it were never trained."""
+        if self.cka["bilingual"] == "ablation":
+            return min(self.mono_window, self.ablation["window"])
+        return self.mono_window
