@@ -23,10 +23,9 @@ NOT_HERE = {
     # data preparation: the staged copies are in another form than the release the rule parses
     "xnli_dev_test": "XNLI dev is staged in XTREME's per-language layout (xnli/dev-xx.tsv), not as XNLI-1.0.zip; "
                      "the labelled test set is not staged",
-    "xnli_train": "MultiNLI is not staged (its nearest stand-in, XNLI's English dev, needs the XTREME layout read)",
+    "xnli_train": "MultiNLI is not staged (its nearest stand-in, XNLI's English dev, is in that layout too)",
     "ud_treebanks": "UD is staged as treebank folders (and PUD), not as the release tarball data.paths.ud names",
     "wikiann": "WikiAnn is staged in XTREME's layout (train-en.tsv, dev-xx.tsv), not as panx_dataset.zip",
-    "parallel_europarl": "Europarl en-fr/en-es are staged as samples under other names (head3000, train/dev/test)",
     "parallel_opus": "no MultiUN or Tanzil copy is staged",
     "bucc": "BUCC is staged for zh-en only, and zh has no staged corpus (a run's languages need one)",
     # what needs them
@@ -34,11 +33,7 @@ NOT_HERE = {
     "ablation_pretrain": "ablations are tested on transfer tasks (above)",
     "code_switch": "the extra-anchors ablation (above)",
     "word_retrieval_pos": "UD EWT tags the query words (ud_treebanks)",
-    "word_pairs": "parallel text (parallel_europarl)", "align_finetune": "word pairs (parallel_europarl)",
-    "rotation": "word pairs (parallel_europarl)", "contextual_retrieval": "word pairs (parallel_europarl)",
-    "contextual_retrieval_frequency": "word pairs (parallel_europarl)",
-    "contextual_retrieval_pos": "word pairs and UD (above)",
-    "fasttext_train": "parallel text (parallel_europarl)", "fasttext_retrieval": "parallel text (parallel_europarl)",
+    "contextual_retrieval_pos": "UD EWT tags the words (ud_treebanks)",
     "mono_pretrain": "monolingual BERTs are mapped on XNLI's parallel sentences (xnli_dev_test)",
     "mono_word_means": "monolingual BERTs (above)", "mono_word_alignment": "monolingual BERTs (above)",
     "mono_sentence_alignment": "monolingual BERTs (above)", "mono_fasttext": "monolingual BERTs (above)",
@@ -111,5 +106,8 @@ def test_real_preset_tables_have_real_language_rows(real_run):
     assert set(translation.pair) == pairs and translation.bleu1.notna().all()
     for table in (words, tatoeba, translation):
         assert label in set(table.model_label if "model_label" in table else table.model), table.columns
+    aligned = pd.read_parquet(results / "eval/contextual_retrieval.parquet")  # Cao et al. on Europarl en-fr
+    assert len(aligned) and any(aligned[c].astype(str).str.endswith("fr").all() for c in ("lang", "pair") if c in aligned)
+    assert (results / "eval/word_pairs.parquet").exists()
     html = (results / "report.html").read_text(encoding="utf-8")
     assert all(pair in html for pair in pairs) and "real" in html
