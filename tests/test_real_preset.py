@@ -64,7 +64,7 @@ def real_run(tmp_path_factory) -> Path:
     workdir = tmp_path_factory.mktemp("real")
     save_mbert_vocab_checkpoint(shared_data / "mbert/vocab-cased.txt", workdir / "results/hf/tiny-mbert")
     override = staged_override(workdir, shared_data)
-    done = snakemake("--configfile", str(REAL_PRESET), str(override), "--cores", "2", cwd=workdir, timeout=1200)
+    done = snakemake("--configfile", str(REAL_PRESET), str(override), "--cores", "2", cwd=workdir, timeout=1800)
     assert done.returncode == 0, done.stderr[-5000:]
     (workdir / "ran.txt").write_text(done.stderr, "utf-8")
     return workdir
