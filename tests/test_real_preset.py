@@ -108,5 +108,16 @@ def test_real_preset_tables_have_real_language_rows(real_run):
     assert len(aligned) and any(aligned[c].astype(str).str.endswith("fr").any()
                                 for c in ("lang", "pair") if c in aligned)
     assert (results / "eval/word_pairs.parquet").exists()
+    assert set(aligned.lang) == {"fr", "es"}  # the Europarl en-fr head and the en-es sample
+    transfer = pd.read_parquet(results / "eval/transfer.parquet")  # zero-shot from English, on the stand-ins
+    tested = transfer[transfer.split == "test"].groupby("task").lang.agg(set).to_dict()
+    assert tested == {"xnli": {"en", *targets}, "ner": {"en", *targets},
+                      "pos": {"en", *targets} - {"ar"}, "parsing": {"en", *targets} - {"ar"}}  # no ar treebank
+    assert transfer.value.notna().all() and label in set(transfer.model_label)
+    ablation = pd.read_parquet(results / "eval/ablation.parquet")
+    assert set(ablation.lang) == {"en", "fr"} and ablation.value.notna().all()
+    for name in ("monolingual_words", "monolingual_sentences", "cka"):
+        table = pd.read_parquet(results / f"eval/{name}.parquet")
+        assert "en-fr" in set(table.pair), name  # (CKA also compares en with en', its second seed)
     html = (results / "report.html").read_text(encoding="utf-8")
     assert all(pair in html for pair in pairs) and "real" in html
