@@ -113,7 +113,7 @@ def test_real_preset_tables_have_real_language_rows(real_run):
     tested = transfer[transfer.split == "test"].groupby("task").lang.agg(set).to_dict()
     assert tested == {"xnli": {"en", *targets}, "ner": {"en", *targets},
                       "pos": {"en", *targets} - {"ar"}, "parsing": {"en", *targets} - {"ar"}}  # no ar treebank
-    assert transfer.value.notna().all() and label in set(transfer.model_label)
+    assert transfer.value.notna().all() and label in set(transfer.get("model_label", transfer.model))
     ablation = pd.read_parquet(results / "eval/ablation.parquet")
     assert set(ablation.lang) == {"en", "fr"} and ablation.value.notna().all()
     for name in ("monolingual_words", "monolingual_sentences", "cka"):
