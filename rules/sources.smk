@@ -9,7 +9,7 @@ import sys
 
 sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
 from xling.data.sources import PARALLEL_OPUS, Sources  # noqa: E402
-from xling.data.staged import staged_files, staged_layout, ud_folder_files, ud_folder_splits  # noqa: E402
+from xling.data.staged import stand_ins, staged_files, staged_layout, ud_folder_files, ud_folder_splits  # noqa: E402
 from xling.plan.data import RealData  # noqa: E402
 
 if PIVOT != "en":
@@ -36,7 +36,7 @@ UD_SPLITS = {lang: ud_folder_splits(SOURCES.config, SOURCES.treebanks(lang), SOU
              if LAID_OUT["ud"] else SOURCES.ud_splits(lang) for lang in UD_LANGS}  # folders: the splits they hold
 XNLI_STAGED = [f"dev-{lang}.tsv" for lang in dict.fromkeys([PIVOT, *LANGS])]  # XTREME's layout: dev sets only
 DATA_SOURCE = RealData(DATASET_LANGS, PARALLEL_SOURCE, treebanks={lang: SOURCES.treebanks(lang) for lang in UD_LANGS},
-                       splits=UD_SPLITS)
+                       splits=UD_SPLITS, stand_ins=stand_ins(SOURCES))
 
 
 localrules:

@@ -10,7 +10,7 @@ import pytest
 from xling.data import upstream as U
 from xling.data.formats import FormatError, read_conllu, read_dictionary, read_wikiann, read_xnli
 from xling.data.sources import Sources
-from xling.data.staged import staged_layout, ud_folder_files, ud_folder_splits
+from xling.data.staged import STAND_INS, stand_ins, staged_layout, ud_folder_files, ud_folder_splits
 from xling.data.upstream.muse import MUSE_RANKS
 
 LABELS = ("entailment", "neutral", "contradiction")
@@ -171,3 +171,12 @@ def test_offline_run_reads_only_what_is_staged(tmp_path, ud_folders):
     assert ud_folder_splits(online.config, ["UD_English-EWT"], ["train", "dev", "test"]) == ["train", "dev", "test"]
     assert ud_folder_splits(online.config, ["UD_French-GSD"], ["train", "dev", "test"]) == ["test"]
     assert staged_layout({"staged": str(tmp_path), "paths": {"xnli": "europarl"}}, "xnli") is None
+
+
+def test_stand_ins_name_what_the_run_reads_in_a_stand_in_form(tmp_path):
+    write_xnli_dev(tmp_path / "xnli", "en")
+    full = {"fr": {"path": "muse/full/en-fr.txt.gz", "sha256": None}}
+    run = Sources({"source": "real", "staged": str(tmp_path), "paths": {"xnli": "xnli", "muse": {"test": full}}})
+    assert stand_ins(run) == {"xnli": STAND_INS["xnli"], "muse": STAND_INS["muse"]}
+    release = {"fr": {"path": "muse/en-fr.5000-6500.txt", "sha256": None}}  # MUSE's own test split: no stand-in
+    assert stand_ins(Sources({"source": "real", "paths": {"muse": {"test": release}}})) == {}

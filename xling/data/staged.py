@@ -78,3 +78,24 @@ def ud_folder_splits(data_config: dict, treebanks: list[str], splits: list[str])
     """Of `splits`, those the staged folders of these treebanks hold (e.g. test only for most but English EWT)."""
     folder = staged_dir(data_config, "ud")
     return [split for split in splits if any(any((folder / tb).glob(f"*-ud-{split}.conllu*")) for tb in treebanks)]
+
+
+#: what stands in for the unstaged part of a dataset staged in another layout (the report's overview says it)
+STAND_INS = {
+    "xnli": "XNLI 1.0's dev sets alone (XTREME's layout), cut by premise: 60 % English pairs for MultiNLI's training "
+            "set, 20 % dev, 20 % test in every language",
+    "wikiann": "no labelled test sets: each WikiAnn dev set cut in half, dev / test",
+    "muse": "MUSE's full dictionaries alone: train / test are their source words of frequency ranks 0-5000 / "
+            "5000-6500",
+}
+
+
+def stand_ins(sources) -> dict[str, str]:
+    """Dataset -> its stand-in, for the datasets this run reads in a stand-in form: XNLI and WikiAnn in XTREME's
+    layout, a MUSE train or test split staged as the full dictionary."""
+    found = {name: STAND_INS[name] for name in ("xnli", "wikiann") if staged_layout(sources.config, name) == "xtreme"}
+    muse = sources.config.get("paths", {}).get("muse") or {}
+    if any(isinstance(node, dict) and Path(str(node.get("path", ""))).name.removesuffix(".gz") == f"en-{lang}.txt"
+           for split in ("train", "test") for lang, node in (muse.get(split) or {}).items()):
+        found["muse"] = STAND_INS["muse"]  # read by upstream.muse_full_to_split
+    return found
