@@ -121,3 +121,4 @@ def test_real_preset_tables_have_real_language_rows(real_run):
         assert "en-fr" in set(table.pair), name  # (CKA also compares en with en', its second seed)
     html = (results / "report.html").read_text(encoding="utf-8")
     assert all(pair in html for pair in pairs) and "real" in html
+    assert "Stand-ins" in html and "MultiNLI" in html  # the report says what stands in for unstaged data
