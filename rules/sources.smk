@@ -9,6 +9,7 @@ import sys
 
 sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
 from xling.data.sources import PARALLEL_OPUS, Sources  # noqa: E402
+from xling.data.staged import stand_ins, staged_files, staged_layout, ud_folder_files, ud_folder_splits  # noqa: E402
 from xling.plan.data import RealData  # noqa: E402
 
 if PIVOT != "en":
@@ -25,12 +26,17 @@ FETCH = SOURCES.fetch_table(LANGS, PIVOT)
 #: configured languages per dataset, for the rules that consume real data (e.g. MUSE has no sw/ur)
 DATASET_LANGS = {name: SOURCES.available(name, LANGS) for name in SOURCES.datasets}
 LANG_RE = {name: "|".join(langs) or "(?!)" for name, langs in DATASET_LANGS.items()}
-UD_LANGS = [lang for lang in LANGS if SOURCES.treebanks(lang)]
 PARALLEL_SOURCE = SOURCES.parallel_sources(TARGETS)  # lang -> europarl, or the OPUS corpus (MultiUN, Tanzil)
 OPUS_LANGS = [lang for lang, name in PARALLEL_SOURCE.items() if name in PARALLEL_OPUS]
 WIKIANN_LANGS = DATASET_LANGS["wikiann"]
-DATA_SOURCE = RealData(DATASET_LANGS, PARALLEL_SOURCE, treebanks={lang: SOURCES.treebanks(lang) for lang in LANGS},
-                       splits={lang: SOURCES.ud_splits(lang) for lang in LANGS})
+#: datasets staged in another layout than their release (data.paths.<name> a directory): read where they lie
+LAID_OUT = {name: staged_layout(SOURCES.config, name) for name in ("ud", "xnli", "wikiann")}
+UD_LANGS = [lang for lang in SOURCES.available("ud", LANGS) if SOURCES.treebanks(lang)]
+UD_SPLITS = {lang: ud_folder_splits(SOURCES.config, SOURCES.treebanks(lang), SOURCES.ud_splits(lang))
+             if LAID_OUT["ud"] else SOURCES.ud_splits(lang) for lang in UD_LANGS}  # folders: the splits they hold
+XNLI_STAGED = [f"dev-{lang}.tsv" for lang in dict.fromkeys([PIVOT, *LANGS])]  # XTREME's layout: dev sets only
+DATA_SOURCE = RealData(DATASET_LANGS, PARALLEL_SOURCE, treebanks={lang: SOURCES.treebanks(lang) for lang in UD_LANGS},
+                       splits=UD_SPLITS, stand_ins=stand_ins(SOURCES))
 
 
 localrules:
@@ -182,14 +188,15 @@ if UD_LANGS:
 
     rule ud_treebanks:  # one pass over the release tarball for all languages
         input:
-            SOURCES.locals("ud", LANGS, PIVOT),
+            ud_folder_files(SOURCES.config, {lang: SOURCES.treebanks(lang) for lang in UD_LANGS}, UD_SPLITS)
+            if LAID_OUT["ud"] else SOURCES.locals("ud", LANGS, PIVOT),
         output:
-            [LAYOUT.file("treebank", lang=lang, split=split) for lang in UD_LANGS for split in SOURCES.ud_splits(lang)],
+            [LAYOUT.file("treebank", lang=lang, split=split) for lang in UD_LANGS for split in UD_SPLITS[lang]],
         params:
             code=code_version("scripts/prepare_source.py"),
-            kind="ud",
+            kind="ud_folders" if LAID_OUT["ud"] else "ud",
             treebanks={lang: SOURCES.treebanks(lang) for lang in UD_LANGS},
-            splits={lang: SOURCES.ud_splits(lang) for lang in UD_LANGS},
+            splits=UD_SPLITS,
         log:
             f"{LOGS}/ud_treebanks.log",
         benchmark:
@@ -202,12 +209,12 @@ if UD_LANGS:
 
 rule xnli_dev_test:  # one pass over the XNLI zip for all languages
     input:
-        SOURCES.file("xnli", "xnli").local,
+        staged_files(SOURCES.config, "xnli", XNLI_STAGED) if LAID_OUT["xnli"] else SOURCES.file("xnli", "xnli").local,
     output:
         [LAYOUT.file("xnli", lang=lang, split=split) for split in ("dev", "test") for lang in LANGS],
     params:
         code=code_version("scripts/prepare_source.py"),
-        kind="xnli",
+        kind="xnli_xtreme" if LAID_OUT["xnli"] else "xnli",  # XTREME's: dev and test cut from the staged dev sets
         languages=LANGS,
     log:
         f"{LOGS}/xnli_dev_test.log",
@@ -221,12 +228,13 @@ rule xnli_dev_test:  # one pass over the XNLI zip for all languages
 
 rule xnli_train:
     input:
-        SOURCES.file("xnli", "multinli").local,
+        staged_files(SOURCES.config, "xnli", XNLI_STAGED) if LAID_OUT["xnli"]
+        else SOURCES.file("xnli", "multinli").local,
     output:
         LAYOUT.file("xnli", lang=PIVOT, split="train"),
     params:
         code=code_version("scripts/prepare_source.py"),
-        kind="multinli",
+        kind="xnli_xtreme_train" if LAID_OUT["xnli"] else "multinli",  # XTREME's: the stand-in is English dev pairs
     log:
         f"{LOGS}/xnli_train.log",
     benchmark:
@@ -241,12 +249,14 @@ if WIKIANN_LANGS:
 
     rule wikiann:  # one pass over the zip for all languages; every split upstream has (train is read for English)
         input:
-            SOURCES.locals("wikiann", LANGS, PIVOT),
-        output:
-            [LAYOUT.file("wikiann", lang=lang, split=split) for lang in WIKIANN_LANGS for split in ("train", "dev", "test")],
+            staged_files(SOURCES.config, "wikiann", [f"train-{PIVOT}.tsv", *(f"dev-{l}.tsv" for l in WIKIANN_LANGS)])
+            if LAID_OUT["wikiann"] else SOURCES.locals("wikiann", LANGS, PIVOT),
+        output:  # XTREME's layout stages the pivot's train only (the one fine-tuning reads)
+            [LAYOUT.file("wikiann", lang=lang, split=split) for lang in WIKIANN_LANGS
+             for split in ("train", "dev", "test") if split != "train" or lang == PIVOT or not LAID_OUT["wikiann"]],
         params:
             code=code_version("scripts/prepare_source.py"),
-            kind="wikiann",
+            kind="wikiann_xtreme" if LAID_OUT["wikiann"] else "wikiann",
             languages=WIKIANN_LANGS,
         log:
             f"{LOGS}/wikiann.log",

@@ -21,17 +21,30 @@ if kind == "wikipedia":
 elif kind == "leipzig":
     upstream.leipzig_to_corpus(inp[0], out[0])
 elif kind == "muse":  # via a folder holding just this file: a gzipped copy (en-xx.txt.gz) reads as en-xx.txt
+    split = snakemake.wildcards.split
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, Path(inp[0]).name).symlink_to(Path(inp[0]).resolve())
-        upstream.muse_to_canonical(tmp, lang, {snakemake.wildcards.split: out[0]})
+        if split != "full" and Path(inp[0]).name.removesuffix(".gz") == f"en-{lang}.txt":  # only the full one staged
+            upstream.muse_full_to_split(tmp, lang, split, out[0])
+        else:
+            upstream.muse_to_canonical(tmp, lang, {split: out[0]})
 elif kind == "europarl":
     upstream.europarl_to_parallel(inp[0], lang, out.en, out.xx, tokenize=params.tokenize,
                                   max_pairs=params.max_pairs)
 elif kind == "opus":
     upstream.opus_to_parallel(inp[0], params.corpus, lang, out.en, out.xx, tokenize=params.tokenize,
                               tokenize_xx=params.tokenize_xx, max_pairs=params.max_pairs)
-elif kind == "ud":
-    upstream.ud_to_canonical(inp[0], Path(out[0]).parent, params.treebanks, params.splits)
+elif kind in ("ud", "ud_folders"):  # the release archive, or staged treebank folders (read from their parent)
+    source = inp[0] if kind == "ud" else Path(inp[0]).parent.parent
+    upstream.ud_to_canonical(source, Path(out[0]).parent, params.treebanks, params.splits)
+elif kind == "xnli_xtreme":  # staged dev sets: dev and test (and the train stand-in, below) cut from them
+    out_dir = Path(out[0]).parent
+    upstream.xtreme_xnli_stand_in(Path(inp[0]).parent, {(split, lang): out_dir / f"{split}-{lang}.tsv"
+                                                        for split in ("dev", "test") for lang in params.languages})
+elif kind == "xnli_xtreme_train":
+    upstream.xtreme_xnli_stand_in(Path(inp[0]).parent, {("train", Path(out[0]).stem.split("-", 1)[1]): out[0]})
+elif kind == "wikiann_xtreme":
+    upstream.xtreme_wikiann_stand_in(Path(inp[0]).parent, Path(out[0]).parent, params.languages)
 elif kind == "xnli":
     upstream.xnli_to_canonical(inp[0], Path(out[0]).parent, params.languages)
 elif kind == "wikiann":

@@ -95,3 +95,11 @@ def test_the_plan_imports_no_heavy_package():
             "print(sorted(m for m in ('torch', 'pandas', 'pyarrow', 'matplotlib', 'numpy') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_report_config_carries_a_real_source_s_stand_ins_and_nothing_otherwise():
+    from plan_configs import make_plan
+
+    stand_in = RealData(datasets={}, parallel={}, treebanks={}, stand_ins={"xnli": "dev sets cut in three"})
+    assert make_plan(source=stand_in).report_config()["stand_ins"] == {"xnli": "dev sets cut in three"}
+    assert "stand_ins" not in make_plan().report_config()  # the synthetic runs' report params are unchanged

@@ -435,6 +435,19 @@ def test_overview_data_source_ignores_the_translation_samples_sentences(tmp_path
     assert "the cat sleeps" not in shown and "synthetic" in shown
 
 
+def test_overview_says_which_real_data_are_stand_ins(tmp_path):
+    from xling.report.core import ReportContext
+    from xling.report.run import render_overview
+
+    tables = {"word_retrieval": pd.DataFrame({"source": ["real"], "run": ["r"]})}
+    config = {**make_config(), "stand_ins": {"xnli": "the dev sets cut in three"}}
+    ctx = ReportContext(config=config, tables=tables, table_paths={}, figure_dir=tmp_path, captions_dir=tmp_path,
+                        published={}, published_path=None)
+    assert "Stand-ins" in repr(render_overview(ctx)) and "xnli: the dev sets cut in three" in repr(render_overview(ctx))
+    ctx.config.pop("stand_ins")
+    assert "Stand-ins" not in repr(render_overview(ctx))
+
+
 def test_overview_tells_each_model_s_windows_apart(tmp_path):
     """The grid's windows, the window sweep's (Word2Vec) and fastText's own are not one mixed list."""
     from xling.report.core import ReportContext

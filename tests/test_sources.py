@@ -458,3 +458,16 @@ def test_workflow_real_data_rules_end_to_end(tmp_path, panx_zip):
     assert (out / "wikiann" / "en.train.tsv").exists()
     lock = yaml.safe_load((tmp_path / "dl" / "sources.lock.yaml").read_text())["files"]
     assert list(lock) == ["https://dl.fbaipublicfiles.com/arrival/dictionaries/en-de.5000-6500.txt"]
+
+
+def test_real_preset_reads_only_verified_staged_copies(registry, shared_data):
+    """presets/real.yaml: each language's Leipzig sample (the registry has every staged one: en ru de es fr ar vi),
+    MUSE dictionary and the mBERT vocabulary come from the shared copies, checked against the preset's sha256."""
+    preset = yaml.safe_load((REPO / "presets" / "real.yaml").read_text())
+    assert {"en", "ru", "de", "es", "fr", "ar", "vi"} <= set(src.Sources({}, registry).languages("leipzig"))
+    sources = src.Sources(dict(preset["data"], staged=str(shared_data)), registry)
+    needed = sources.needed(preset["languages"])
+    assert [r.lang for r in needed["leipzig"]] == preset["languages"]
+    full = [r for r in needed["muse"] if r.extra["split"] == "full"]  # the only split the preset reads
+    for ref in needed["leipzig"] + full + needed["mbert_vocab"]:
+        assert ref.staged and dl.sha256_file(ref.staged) == ref.staged_sha256, ref.key

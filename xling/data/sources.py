@@ -22,6 +22,7 @@ import requests
 import yaml
 
 from xling.data import download as dl
+from xling.data.staged import STAGED_LAYOUTS, staged_languages, staged_layout
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ DEFAULTS: dict[str, Any] = {
     "mirror": None,
     "staged": None,
     "paths": {},
+    "offline": False,
     "stage_mode": "symlink",
     "corpus": "wikipedia",
     "wikipedia": {"snapshot": None, "revision": None, "max_shards": 1, "shards": {},
@@ -319,10 +321,12 @@ class Sources:
         out[corpus] = [r for lang in languages for r in self.files(corpus, lang=lang)]
         for name in ("muse", "europarl", *PARALLEL_OPUS, "tatoeba", "bucc"):
             out[name] = [r for lang in targets for r in self.files(name, lang=lang)]
+        laid_out = {name for name in STAGED_LAYOUTS if staged_layout(self.config, name)}  # read where they lie
         out["ud"] = ([self.file("ud", str(self.config["ud_release"]))]
-                     if any(self.treebanks(lang) for lang in languages) else [])
-        out["xnli"] = self.files("xnli")
-        out["wikiann"] = self.files("wikiann") if self.available("wikiann", languages) else []
+                     if any(self.treebanks(lang) for lang in languages) and "ud" not in laid_out else [])
+        out["xnli"] = self.files("xnli") if "xnli" not in laid_out else []
+        out["wikiann"] = (self.files("wikiann") if self.available("wikiann", languages) and "wikiann" not in laid_out
+                          else [])
         out["mbert_vocab"] = self.files("mbert_vocab")
         return out
 
@@ -335,9 +339,10 @@ class Sources:
         return paths
 
     def available(self, name: str, languages: list[str]) -> list[str]:
-        """The languages of `languages` that dataset `name` has files for (in that order)."""
+        """The languages of `languages` that dataset `name` has files for (in that order), as staged (data.offline)."""
         have = set(self.languages(name))
-        return [lang for lang in languages if lang in have]
+        langs = [lang for lang in languages if lang in have]
+        return staged_languages(self, name, langs)
 
     def parallel_sources(self, languages: list[str]) -> dict[str, str]:
         """{lang: the dataset its parallel/en-{lang}.* come from}: Europarl where it has the language, else the

@@ -73,6 +73,7 @@ class DataSource:
     other_domain: bool  # text of a second domain can be had (the wiki-cc ablation)
     config_keys: tuple[str, ...]  # config blocks that describe the data (the report shows them)
     parallel_sentences: int | None  # pairs of parallel text per language, where the source fixes it
+    stand_ins: dict[str, str] = {}  # dataset -> what stands in for its unstaged part (the report says so)
 
     def available(self, dataset: str, langs: list[str]) -> list[str]:
         raise NotImplementedError
@@ -141,6 +142,7 @@ class RealData(DataSource):
     parallel: dict[str, str]  # target -> the corpus its parallel text comes from
     treebanks: dict[str, list[str]]  # lang -> its treebanks (none: no UD data)
     splits: dict[str, list[str]] = field(default_factory=dict)  # lang -> UD splits, where not all three
+    stand_ins: dict[str, str] = field(default_factory=dict)  # dataset -> its stand-in (xling.data.staged)
     parallel_sentences = None
     gold_links = False
     other_domain = False

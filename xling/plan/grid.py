@@ -112,4 +112,6 @@ class GridPlan:
                 "retrieval", "report", *self.models, *self.source.config_keys]
         shown = {key: self.config[key] for key in keys if key in self.config}
         shown["language"] = {"sentence_retrieval": {"layer": self.sent["layer"]}}
+        if self.source.stand_ins:
+            shown["stand_ins"] = dict(self.source.stand_ins)
         return shown

@@ -81,6 +81,11 @@ def render_overview(ctx: ReportContext) -> list[Block]:
         blocks.append(text("The data are synthetic: generated languages with known translation dictionaries, "
                            "so the numbers test the pipeline and the effect of the settings, not real "
                            "languages."))
+    stand_ins = ctx.config.get("stand_ins") or {}
+    if stand_ins:
+        blocks.append(text("Stand-ins: parts of the real data are not staged, and these stand in for them, so the "
+                           "numbers on them are not comparable to the papers': "
+                           + "; ".join(f"{name}: {what}" for name, what in stand_ins.items()) + "."))
     return blocks
 
 

@@ -80,3 +80,34 @@ def muse_annotated_to_test(source: PathLike, lang: str, out_path: PathLike,
         out.writelines(f"{src} {tgt}\n" for src, tgt in pairs)
     counts["pairs"] = len(pairs)
     return _log_counts(f"MUSE annotated en-{lang} -> {out_path}", dict(counts))
+
+
+#: MUSE's train and test dictionaries are the source words of these frequency ranks (0-5000, 5000-6500)
+MUSE_RANKS = {"train": (0, 5000), "test": (5000, 6500)}
+
+
+def muse_full_to_split(source: PathLike, lang: str, split: str, out_path: PathLike) -> dict:
+    """A stand-in for MUSE's train or test dictionary where only the full `en-{xx}.txt` is staged: the pairs of its
+    source words of that split's frequency ranks (MUSE_RANKS), the full file listing source words by descending
+    English frequency as MUSE's own splits do. A source word whose pairs are not contiguous is an error (the file
+    would not be in that order)."""
+    name = MUSE_SPLITS["full"].format(lang=f"en-{lang}")
+    lines = _read_members(source, [name])[name]
+    display = _display(source, name)
+    first, last = MUSE_RANKS[split]
+    words: dict[str, int] = {}
+    kept, previous = [], None
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        src, _ = parse_dictionary_line(display, lineno, line)
+        if src != previous:
+            if src in words:
+                raise FormatError(f"{display}:{lineno}: source word {src!r} seen before line {lineno} with other "
+                                  f"words between: not in frequency order")
+            words[src], previous = len(words), src
+        if first <= words[src] < last:
+            kept.append(line)
+    if len(words) <= first:
+        raise FormatError(f"{display}: {len(words)} source words, none of ranks {first}-{last} ({split})")
+    return {split: _write_dictionary(kept, f"{display} (ranks {first}-{last})", out_path)}
