@@ -65,6 +65,7 @@ def test_real_preset_plans_every_rule_of_the_full_study_but_those_named(tmp_path
     assert {"xnli_dev_test", "xnli_train", "ud_treebanks", "wikiann", "cka", "mono_pretrain"} <= real
 
 
+@pytest.mark.real_run
 def test_real_preset_runs_every_rule_of_the_full_study_or_says_why(real_run):
     override = real_run / "staged.yaml"
     full = planned_rules(override, cwd=real_run)  # config.yaml (every run reads it) with the same copies
@@ -85,6 +86,7 @@ def ran_rules(workdir: Path) -> set[str]:
     return {m[1] for m in re.finditer(r"^(\w+)\s+\d+$", table, re.M)} - {"total"}
 
 
+@pytest.mark.real_run
 def test_real_preset_tables_have_real_language_rows(real_run):
     config = yaml.safe_load(REAL_PRESET.read_text())
     targets = config["languages"][1:]
