@@ -122,9 +122,10 @@ def test_plan():
 
 def test_plan_of_the_test_preset(test_plan):
     jobs = test_plan.jobs
-    # 178: the calibration run's 175, less code_switch x 2 (extra anchors now drawn per batch), with the pair's
-    # vocabulary and its two token files, the translations table and the CKA's Default bilingual MLM
-    assert len(jobs) == 178 and test_plan.config["run"] == "test"
+    # 183: the calibration run's 175, less code_switch x 2 (extra anchors now drawn per batch), with the pair's
+    # vocabulary and its two token files, the translations table and the CKA's Default bilingual MLM; the held-out
+    # dev text (corpus and tokens of en and xa) and the ablation's English dev text in the pair's vocabulary
+    assert len(jobs) == 183 and test_plan.config["run"] == "test"
     pretrain = sorted((j.wildcards["size"], j.wildcards["window"]) for j in jobs if j.rule == "bert_pretrain")
     assert pretrain == [("1500", "32"), ("1500", "8"), ("500", "32"), ("500", "8")]
     job = next(j for j in jobs if j.rule == "bert_pretrain" and j.wildcards == {"size": "500", "window": "8"})
