@@ -178,9 +178,10 @@ def test_window_sweep_change_runs_only_the_new_sweep_models(test_run, tmp_path):
         key: SWEEP_ONLY * count for key, count in glove.items()} | WORD_RETRIEVAL
 
 
-def test_retrieval_setting_reruns_only_word_retrieval(test_run, tmp_path):
+@pytest.mark.parametrize("change", [{"min_count": 3}, {"mrr": "words"}], ids=["min_count", "mrr"])
+def test_retrieval_setting_reruns_only_word_retrieval(test_run, tmp_path, change):
     models = len(CONFIG["models"])
-    assert plan(test_run, tmp_path, {"retrieval": {"min_count": 3}}) == {
+    assert plan(test_run, tmp_path, {"retrieval": change}) == {
         "word_retrieval": models * GRID + SWEEP_ONLY, **WORD_RETRIEVAL}
 
 
