@@ -215,9 +215,11 @@ def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
                                                                              **MONO_CONTEXTUAL, **table}
     # the shift layer: zero-mean fine-tunings and every shifted scoring
     shifted = LMS * 4 * TRANSFER.get("zero_mean", True)  # the zero-mean variant of each task, if the run has it
-    assert plan(test_run, tmp_path, {"transfer": {"layer": 2}}) == {
-        **({"finetune": shifted} if shifted else {}), "transfer_eval": shifted + LMS * len(TRANSFER["freeze"]) * 4,
-        **table}
+    shifts = {**({"finetune": shifted} if shifted else {}), "transfer_eval": shifted + LMS * len(TRANSFER["freeze"]) * 4,
+              **table}
+    assert plan(test_run, tmp_path, {"transfer": {"layer": 2}}) == shifts
+    # the language means' text (its token cap): the same jobs
+    assert plan(test_run, tmp_path, {"transfer": {"mean_tokens": 400}}) == shifts
 
 
 def test_alignment_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
