@@ -248,10 +248,13 @@ def test_alignment_setting_reruns_the_aligned_models_and_what_follows(test_run, 
 
 
 def test_monolingual_settings_rerun_only_their_comparison(test_run, tmp_path):
-    """Three dry runs (CI time): the word level's, the sentence level's, and en' alone."""
+    """Four dry runs (CI time): the word level's, the sentence level's, the word means', and en' alone."""
     assert plan(test_run, tmp_path, {"monolingual": {"fasttext": {"epochs": 2}}}) == {
         "mono_fasttext": MONO_TARGETS + 1, **MONO_WORDS}
     assert plan(test_run, tmp_path, {"monolingual": {"map_split": "test"}}) == MONO_SENTENCES
+    # the sentences the contextual word means average over: those means and the word level
+    assert plan(test_run, tmp_path, {"monolingual": {"word_mean_sentences": 100}}) == {
+        "mono_word_means": MONO_TARGETS + 1, **MONO_WORDS}
     # another en': its BERT and its CKA job only
     assert plan(test_run, tmp_path, {"cka": {"en_prime_seed": 3}}) == {"mono_pretrain": 1, "cka": 1, "cka_table": 1,
                                                                         **FINDINGS}
