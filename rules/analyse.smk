@@ -29,6 +29,9 @@ rule mono_word_means:
         model=lambda wc: PLAN.mono_dir(wc.mono, wc.size, wc.window),
         tokens=lambda wc: f"{RESULTS}/tokens/{wc.size}/{wc.mono}.txt",
         counts=f"{RESULTS}/tokens/{{size}}/word_counts.parquet",
+        # the sample's first monolingual.word_mean_sentences sentences are tokenized again, as the token file was
+        corpus=lambda wc: f"{RESULTS}/corpus/{wc.size}/{wc.mono}.txt",
+        vocab=PLAN.vocab_source(),
     output:
         f"{RESULTS}/monolingual/words/{{mono}}/{{size}}-w{{window}}.parquet",
     wildcard_constraints:
@@ -37,7 +40,8 @@ rule mono_word_means:
         code=code_version("scripts/mono_word_means.py"),
         lang=lambda wc: wc.mono,
         vocabulary={key: MONO[key] for key in ("min_count", "vocabulary_size")},
-        max_documents=MONO["max_documents"],
+        max_sentences=MONO["word_mean_sentences"],
+        lowercase=config["tokenizer"]["lowercase"],
         max_length=lambda wc: int(wc.window),
     threads: LANGUAGE["threads"]
     resources:
@@ -89,7 +93,7 @@ rule mono_word_alignment:
         pivot=PIVOT,
         models=lambda wc: [PLAN.mono_model_params(PIVOT), PLAN.mono_model_params(wc.lang)],
         settings={key: MONO[key] for key in ("normalize_iterations", "min_count", "vocabulary_size", "csls_k",
-                                             "max_documents", "fasttext")},
+                                             "word_mean_sentences", "fasttext")},
         dictionary_split=config["retrieval"]["dictionary_split"],
         lowercase=config["tokenizer"]["lowercase"],
         max_length=MONO_WINDOW,

@@ -17,7 +17,7 @@ rule word_retrieval:
     params:
         code=code_version("scripts/word_retrieval.py"),
         lm=PLAN.retrieval_lm,
-        settings={key: config["retrieval"][key] for key in ("dictionary_split", "min_count", "metric", "csls_k")},
+        settings={key: config["retrieval"][key] for key in ("dictionary_split", "min_count", "metric", "csls_k", "mrr")},
         candidates=config["retrieval"]["candidates"],
         csls_neighbourhood=config["retrieval"]["csls_neighbourhood"],
         vocabulary_size=config["retrieval"]["vocabulary_size"],

@@ -26,9 +26,9 @@ dev = {lang: read_examples(task, path) for lang, path in zip(run["dev_langs"], i
 zero_mean = None
 if "zero_mean" in run:  # the pretrained model's English mean, subtracted while fine-tuning
     shift = run["zero_mean"]
-    means = language_means(lm["path"], {pivot: corpus_sentences(inp.corpus, shift["sentences"])}, shift["layer"],
-                           stat=shift["stat"], positions=shift["positions"], batch_size=res.batch_size,
-                           device=device, revision=lm["revision"], max_length=lm["max_length"])
+    text = {pivot: corpus_sentences(inp.corpus, shift["sentences"], shift["tokens"])}
+    means = language_means(lm["path"], text, shift["layer"], stat=shift["stat"], positions=shift["positions"],
+                           batch_size=res.batch_size, device=device, revision=lm["revision"], max_length=lm["max_length"])
     zero_mean = Shift(shift["layer"], -means[pivot], shift["shift_positions"])
 identity = {"model": fingerprint(inp.get("model") or inp.vectors), "hub": [lm["path"], lm["revision"]],
             "data": fingerprint([inp.train, *inp.dev])}

@@ -5,10 +5,11 @@ from xling.logs import setup_logging
 setup_logging(snakemake.log[0])
 import torch  # noqa: E402
 
-from xling.represent.word_spaces import vocabulary, word_means  # noqa: E402
+from xling.represent.word_spaces import SentenceCap, vocabulary, word_means  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
-p, res = snakemake.params, snakemake.resources
-words = vocabulary(snakemake.input.counts, p.lang, p.vocabulary["min_count"], p.vocabulary["vocabulary_size"])
-word_means(snakemake.input.model, snakemake.input.tokens, p.lang, set(words), snakemake.output[0],
-           batch_size=res.batch_size, max_length=p.max_length, device=res.device, max_documents=p.max_documents)
+inp, p, res = snakemake.input, snakemake.params, snakemake.resources
+words = vocabulary(inp.counts, p.lang, p.vocabulary["min_count"], p.vocabulary["vocabulary_size"])
+cap = None if p.max_sentences is None else SentenceCap(p.max_sentences, inp.corpus, inp.vocab, p.lowercase)
+word_means(inp.model, inp.tokens, p.lang, set(words), snakemake.output[0], batch_size=res.batch_size,
+           max_length=p.max_length, device=res.device, cap=cap)

@@ -6,14 +6,14 @@ import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
 from xling.data.formats import read_parallel  # noqa: E402
+from xling.evaluate.cka import xnli_parallel  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
 from xling.evaluate.translation import TranslationSettings, translate_pair  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inp, lm, s = snakemake.input, snakemake.params.lm, snakemake.params.settings
 pivot, lang = snakemake.params.pivot, snakemake.wildcards.lang
-files = inp.get("vocab_files") or inp.get("vocab_corpora")
-files = dict(zip((pivot, lang), files))
+files = dict(zip((pivot, lang), inp.get("vocab_files") or inp.get("vocab_corpora") or ()))  # none: the pairs' pieces
 translation = TranslationSettings(
     directions=s["directions"], layers=s["layers"], alphas=s["alphas"], mean_stat=s["mean"],
     batch_size=snakemake.resources.batch_size, max_length=lm["max_length"], device=snakemake.resources.device,
@@ -23,7 +23,8 @@ translation = TranslationSettings(
 )
 items = []
 table, samples = translate_pair(
-    lm["path"], pivot, lang, read_parallel(inp.pivot_text, inp.lang_text), translation,
+    lm["path"], pivot, lang, (xnli_parallel if s["data"] == "xnli" else read_parallel)(inp.pivot_text, inp.lang_text),
+    translation,
     langs_store=inp.get("langs"),
     token_files=files if "vocab_files" in inp.keys() else None,
     corpus_files=files if "vocab_corpora" in inp.keys() else None, items=items,

@@ -21,7 +21,7 @@ data = {lang: {split: read_examples(run["task"], next(paths)) for split in split
 shift = run.get("zero_mean") or run.get("mds")
 means = {}
 if shift:  # zero-mean: each language's mean by the pretrained model; MDS: by the fine-tuned one
-    sentences = {lang: corpus_sentences(path, shift["sentences"]) for lang, path in zip(run["langs"], inp.corpora)}
+    sentences = {lang: corpus_sentences(path, shift["sentences"], shift["tokens"]) for lang, path in zip(run["langs"], inp.corpora)}
     model, revision = (lm["path"], lm["revision"]) if "zero_mean" in run else (f"{inp.finetuned}/encoder", None)
     means = language_means(model, sentences, shift["layer"], stat=shift["stat"], positions=shift["positions"],
                            batch_size=res.batch_size, device=device, revision=revision, max_length=lm["max_length"])

@@ -13,7 +13,7 @@ lm, settings, pivot = snakemake.params.lm, snakemake.params.settings, snakemake.
 # the settings that decide the scores, passed to the retrieval and recorded on every row
 scoring = dict(min_count=settings["min_count"], metric=settings["metric"], csls_k=settings["csls_k"],
                candidates=snakemake.params.candidates, csls_neighbourhood=snakemake.params.csls_neighbourhood,
-               lowercase=snakemake.params.lowercase)
+               mrr_over=settings["mrr"], lowercase=snakemake.params.lowercase)
 tables, ranks = [], []
 for lang, dictionary in zip(snakemake.params.targets, snakemake.input.dictionaries):
     table, query_ranks = word_retrieval(snakemake.input.words, dictionary, pivot, lang, snakemake.input.counts,

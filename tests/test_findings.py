@@ -48,8 +48,8 @@ def retrieval(mrr: dict, n: int = 1000, chance: float = 0.01, ranks: bool = True
     table = pd.DataFrame([dict(model=m, size=s, window=w, layer=layer, pair=pair, mrr=value, chance_mrr=chance,
                                metric="cosine", dictionary_split="test")
                           for (m, s, w, layer), values in mrr.items() for pair, value in zip(PAIRS, values)])
-    items = pd.DataFrame([dict(model=m, size=s, window=w, layer=layer, pair=pair, word=f"w{i}", reciprocal_rank=rr,
-                               metric="cosine", dictionary_split="test")
+    items = pd.DataFrame([dict(model=m, size=s, window=w, layer=layer, pair=pair, word=f"w{i}", target="",
+                               reciprocal_rank=rr, metric="cosine", dictionary_split="test")
                           for (m, s, w, layer), values in mrr.items() for pair, value in zip(PAIRS, values)
                           for i, rr in enumerate(hits(value, n))])
     return {"word_retrieval": table, **({"word_retrieval_ranks": items} if ranks else {})}

@@ -44,7 +44,7 @@ def test_lm_params_of_ours_a_checkpoint_and_an_aligned_model():
 
 
 def test_represent_text_and_translation_inputs_follow_the_vocabulary():
-    plan = make_plan(language={"hf_models": ["org/ckpt"]}, tokenizer={"vocab": "train"})
+    plan = make_plan(language={"hf_models": ["org/ckpt"], "data": "parallel"}, tokenizer={"vocab": "train"})
     assert plan.represent_text(wildcards(lm="bert/100-w5"))[0] == "results/t/tokens/100/en.txt"
     assert plan.represent_text(wildcards(lm="hf/org--ckpt"))[0] == "results/t/corpus/200/en.txt"
     mbert = make_plan(language={"hf_models": ["org/ckpt"]}, tokenizer={"vocab": "mbert"})
@@ -52,6 +52,19 @@ def test_represent_text_and_translation_inputs_follow_the_vocabulary():
     inputs = plan.translation_inputs(wildcards(lm="hf/org--ckpt", lang="fr"))
     assert inputs["vocab_corpora"] == ["results/t/corpus/200/en.txt", "results/t/corpus/200/fr.txt"]
     assert "langs" in plan.translation_inputs(wildcards(lm="bert/100-w5", lang="fr"))
+
+
+def test_translation_on_xnli_reads_the_test_splits_and_no_token_sets():
+    """language.data xnli (Liu et al. §3.1): the pivot's and the language's XNLI test files; the convert rate's token
+    sets are the pieces of those sentences, so no token file or corpus is an input."""
+    plan = make_plan(language={"hf_models": ["org/ckpt"], "data": "xnli"})
+    ours = plan.translation_inputs(wildcards(lm="bert/100-w5", lang="fr"))
+    assert ours == dict(pivot_text="results/t/data/xnli/test-en.tsv", lang_text="results/t/data/xnli/test-fr.tsv",
+                        langs="results/t/reps/bert/100-w5/langs.parquet")
+    hub = plan.translation_inputs(wildcards(lm="hf/org--ckpt", lang="fr"))
+    assert set(hub) == {"pivot_text", "lang_text"}
+    real = make_plan(RealData(datasets={"xnli": ["de"]}, parallel={"fr": "europarl"}, treebanks={}))
+    assert real.translation_langs() == ["de"], "the languages with XNLI data"
 
 
 def test_sentence_retrieval_settings_of_each_task_only():

@@ -41,6 +41,7 @@ def test_params_and_inputs_of_a_zero_mean_fine_tuning():
     run = wildcards(task="xnli", lm="bert/200-w5", variant="f0-zm", seed="2")
     params = plan.transfer_params(run)
     assert (params["freeze"], params["seed"], params["zero_mean"]) == (0, 2, plan.shift_settings())
+    assert (plan.shift_settings()["sentences"], plan.shift_settings()["tokens"]) == (None, 5_000_000)
     assert params["settings"] == plan.finetune_settings["xnli"]
     inputs = plan.finetune_inputs(run)
     assert inputs["corpus"] == "results/t/corpus/200/en.txt" and inputs["model"] == "results/t/models/bert/200-w5"

@@ -72,9 +72,9 @@ def test_every_config_key_exists_in_the_schema_and_planned_keys_do_not_yet(study
     assert protocol.problems(bad, schema, config) == [
         f"{bad['settings'][0]['id']}: config key alignment.no_such_key is not in the schema or config.yaml"]
     grown = copy.deepcopy(schema)
-    grown["properties"]["retrieval"]["properties"]["mrr"] = {"enum": ["pairs", "words"], "default": "pairs"}
+    grown["properties"]["bert"]["properties"]["selection"] = {"enum": ["last", "dev"], "default": "last"}
     assert protocol.problems(table, grown, config) == [
-        "liu2020full.mrr: planned key retrieval.mrr is in the schema now: name it as config_key"]
+        "conneau2020.model_selection: planned key bert.selection is in the schema now: name it as config_key"]
 
 
 def test_entries_without_a_config_key_say_what_the_code_does(study):

@@ -219,9 +219,10 @@ def test_window_sweep_change_runs_only_the_new_sweep_models(test_run, tmp_path):
         key: SWEEP_ONLY * count for key, count in glove.items()} | WORD_RETRIEVAL
 
 
-def test_retrieval_setting_reruns_only_word_retrieval(test_run, tmp_path):
+@pytest.mark.parametrize("change", [{"min_count": 3}, {"mrr": "words"}], ids=["min_count", "mrr"])
+def test_retrieval_setting_reruns_only_word_retrieval(test_run, tmp_path, change):
     models = len(CONFIG["models"])
-    assert plan(test_run, tmp_path, {"retrieval": {"min_count": 3}}) == {
+    assert plan(test_run, tmp_path, {"retrieval": change}) == {
         "word_retrieval": models * GRID + SWEEP_ONLY, **WORD_RETRIEVAL}
 
 
@@ -255,9 +256,11 @@ def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
                                                                              **MONO_CONTEXTUAL, **table}
     # the shift layer: zero-mean fine-tunings and every shifted scoring
     shifted = LMS * 4 * TRANSFER.get("zero_mean", True)  # the zero-mean variant of each task, if the run has it
-    assert plan(test_run, tmp_path, {"transfer": {"layer": 2}}) == {
-        **({"finetune": shifted} if shifted else {}), "transfer_eval": shifted + LMS * len(TRANSFER["freeze"]) * 4,
-        **table}
+    shifts = {**({"finetune": shifted} if shifted else {}), "transfer_eval": shifted + LMS * len(TRANSFER["freeze"]) * 4,
+              **table}
+    assert plan(test_run, tmp_path, {"transfer": {"layer": 2}}) == shifts
+    # the language means' text (its token cap): the same jobs
+    assert plan(test_run, tmp_path, {"transfer": {"mean_tokens": 400}}) == shifts
 
 
 def test_alignment_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
@@ -286,10 +289,13 @@ def test_alignment_setting_reruns_the_aligned_models_and_what_follows(test_run, 
 
 
 def test_monolingual_settings_rerun_only_their_comparison(test_run, tmp_path):
-    """Three dry runs (CI time): the word level's, the sentence level's, and en' alone."""
+    """Four dry runs (CI time): the word level's, the sentence level's, the word means', and en' alone."""
     assert plan(test_run, tmp_path, {"monolingual": {"fasttext": {"epochs": 2}}}) == {
         "mono_fasttext": MONO_TARGETS + 1, **MONO_WORDS}
     assert plan(test_run, tmp_path, {"monolingual": {"map_split": "test"}}) == MONO_SENTENCES
+    # the sentences the contextual word means average over: those means and the word level
+    assert plan(test_run, tmp_path, {"monolingual": {"word_mean_sentences": 100}}) == {
+        "mono_word_means": MONO_TARGETS + 1, **MONO_WORDS}
     # another en': its BERT and its CKA job only
     assert plan(test_run, tmp_path, {"cka": {"en_prime_seed": 3}}) == {"mono_pretrain": 1, "cka": 1, "cka_table": 1,
                                                                         **FINDINGS}

@@ -100,16 +100,47 @@ def test_min_count_changes_coverage(setup):
 
 
 def test_multiple_gold_translations(setup, tmp_path):
+    """words: each source word once, by its best gold (MUSE)."""
     store, _, counts = setup
     dictionary = tmp_path / "multi.txt"
     dictionary.write_text("e0 x1\ne0 x0\ne1 x1\n", encoding="utf-8")
-    df = word_retrieval(store, dictionary, "en", "xx", counts, min_count=2).set_index("layer")
+    df = word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, mrr_over="words").set_index("layer")
     # candidates {x0, x1}; layer 1: e0 -> x1 has e0's vector (gold) -> rank 1; e1 -> x0 has e1's vector,
     # gold x1 (= e0) scores 0 < 1 -> rank 2
     assert df.loc[0, "mrr"] == pytest.approx(1.0)
     assert df.loc[1, "mrr"] == pytest.approx((1 + 1 / 2) / 2)
     # chance counts each query's golds: e0 has both candidates as gold (1.0), e1 one of two (0.75)
     assert df.loc[1, "n_candidates"] == 2 and df.loc[1, "chance_mrr"] == pytest.approx((1.0 + 0.75) / 2)
+
+
+def test_mrr_over_pairs_and_over_words_on_a_many_to_many_dictionary(setup, tmp_path):
+    """Liu et al. eq. 1-2 (pairs): 1/rank(y_i) of every pair (x_i, y_i) among the dictionary's targets, by hand;
+    e0 has two translations (x0, x1) and x1 two sources (e0, e1)."""
+    store, _, counts = setup
+    dictionary = tmp_path / "multi.txt"
+    dictionary.write_text("e0 x1\ne0 x0\ne1 x1\ne1 x1\n", encoding="utf-8")  # a repeated line counts once
+    by = {over: word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, mrr_over=over,
+                               return_ranks=True) for over in ("pairs", "words")}
+    pairs, words = (by[over][0].set_index("layer") for over in ("pairs", "words"))
+    # layer 0 (x_i = e_i): (e0, x0) rank 1; (e0, x1) rank 2, x0 is e0's nearest; (e1, x1) rank 1
+    assert pairs.loc[0, "mrr"] == pytest.approx((1 + 1 / 2 + 1) / 3) and words.loc[0, "mrr"] == pytest.approx(1.0)
+    # layer 1 (x0 carries e1's vector, x1 e0's): (e0, x0) rank 2; (e0, x1) rank 1; (e1, x1) rank 2
+    assert pairs.loc[1, "mrr"] == pytest.approx((1 / 2 + 1 + 1 / 2) / 3)
+    assert words.loc[1, "mrr"] == pytest.approx((1 + 1 / 2) / 2)
+    assert pairs.loc[1, "p_at_1"] == pytest.approx(1 / 3) and words.loc[1, "p_at_1"] == pytest.approx(1 / 2)
+    # every pair has one gold among the 2 candidates: chance H_2 / 2
+    assert pairs.loc[1, "chance_mrr"] == pytest.approx((1 + 1 / 2) / 2)
+    assert words.loc[1, "chance_mrr"] == pytest.approx((1.0 + 0.75) / 2)
+    assert (pairs.loc[1, "n_queries"], words.loc[1, "n_queries"]) == (3, 2)
+    assert (pairs.loc[1, "n_covered_pairs"], words.loc[1, "n_covered_pairs"]) == (3, 3)
+    # the per-query ranks are the same units: one row per pair (its target named), their mean the MRR
+    ranks = by["pairs"][1]
+    layer1 = ranks[ranks["layer"] == 1].set_index(["word", "target"])["reciprocal_rank"]
+    assert layer1.to_dict() == {("e0", "x0"): 0.5, ("e0", "x1"): 1.0, ("e1", "x1"): 0.5}
+    assert ranks.groupby("layer")["reciprocal_rank"].mean().tolist() == pytest.approx(pairs["mrr"].tolist())
+    assert (by["words"][1]["target"] == "").all()
+    with pytest.raises(ValueError, match="mrr_over"):
+        word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, mrr_over="queries")
 
 
 def test_no_coverage_is_an_error(setup, tmp_path):
@@ -196,7 +227,8 @@ def test_csls_neighbourhoods_equal_muse(tmp_path, candidates):
     }
     for neighbourhood, (mrr, p_at_1) in expected.items():
         row = word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, metric="csls", csls_k=10,
-                             candidates=candidates, csls_neighbourhood=neighbourhood, block=7).iloc[0]
+                             candidates=candidates, csls_neighbourhood=neighbourhood, mrr_over="words",
+                             block=7).iloc[0]
         assert row.n_candidates == len(cands)
         assert row.mrr == pytest.approx(mrr, rel=1e-12) and row.p_at_1 == pytest.approx(p_at_1, rel=1e-12)
     assert expected["all_words"][0] != pytest.approx(expected["queries"][0])  # the setting matters here
@@ -211,9 +243,12 @@ def test_collapsed_vectors_score_chance(setup, tmp_path):
     multi.write_text("e0 x0\ne0 x1\ne0 x2\ne1 x1\ne2 x3\n", encoding="utf-8")
     for path in (dictionary, multi):
         for candidates in ("dictionary", "vocabulary"):
-            row = word_retrieval(store, path, "en", "xx", counts, min_count=2, candidates=candidates).iloc[0]
-            assert row.mrr == pytest.approx(row.chance_mrr, rel=1e-12)
-    row = word_retrieval(store, multi, "en", "xx", counts, min_count=2, candidates="vocabulary").iloc[0]
+            for over in ("pairs", "words"):
+                row = word_retrieval(store, path, "en", "xx", counts, min_count=2, candidates=candidates,
+                                     mrr_over=over).iloc[0]
+                assert row.mrr == pytest.approx(row.chance_mrr, rel=1e-12)
+    row = word_retrieval(store, multi, "en", "xx", counts, min_count=2, candidates="vocabulary",
+                         mrr_over="words").iloc[0]
     # 7 candidates (x0..x5, xrare); e0 has 3 golds, e1 and e2 one each: P@1 = (3/7 + 1/7 + 1/7) / 3
     assert row.n_candidates == 7 and row.p_at_1 == pytest.approx(5 / 21)
 

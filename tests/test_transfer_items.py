@@ -9,7 +9,7 @@ import pytest
 
 from xling.data.formats import read_conllu
 from xling.evaluate.intervals import Bootstrap, with_intervals
-from xling.evaluate.transfer import score
+from xling.evaluate.transfer import corpus_sentences, score
 from xling.evaluate.transfer_items import transfer_checks
 from xling.evaluate.uncertainty import bootstrap_ratio, Ratio
 from xling.tables import gather
@@ -145,3 +145,16 @@ def test_gather_adds_each_part_s_intervals_and_keeps_its_rows(tmp_path):
     table = gather(parts, tmp_path / "transfer.parquet", tmp_path / "transfer.csv", each=intervals)
     assert table.seed.tolist() == [1, 2] and (table.ci_low < table.value).all() and (table.value < table.ci_high).all()
     assert pd.read_csv(tmp_path / "transfer.csv").ci_high.tolist() == pytest.approx(table.ci_high.tolist())
+
+
+def test_language_mean_text_is_capped_in_sentences_and_in_tokens(tmp_path):
+    """transfer.mean_sentences and transfer.mean_tokens: the first sentences, across documents, up to whichever cap
+    comes first; the sentence that reaches the token cap is kept."""
+    corpus = tmp_path / "en.txt"
+    corpus.write_text("a b c\nd e\n\nf g h i\nj\n", encoding="utf-8")  # 3, 2 | 4, 1 tokens
+    assert corpus_sentences(corpus, None, None) == ["a b c", "d e", "f g h i", "j"]
+    assert corpus_sentences(corpus, 3, None) == ["a b c", "d e", "f g h i"]
+    assert corpus_sentences(corpus, None, 5) == ["a b c", "d e"]  # 5 tokens reached after the second
+    assert corpus_sentences(corpus, None, 6) == ["a b c", "d e", "f g h i"]  # 9 >= 6: the third kept
+    assert corpus_sentences(corpus, 1, 6) == ["a b c"]
+    assert corpus_sentences(corpus, None, 1) == ["a b c"]  # never empty

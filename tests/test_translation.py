@@ -13,7 +13,7 @@ from tiny_checkpoints import one_torch_thread, tiny_bert
 
 from xling.encode.encoder import Encoder
 from xling.evaluate.translation import (TranslationSettings, bleu1, bleu_tokenizer, convert_rate, piece_counts,
-                                        sentence_means, store_means, token_translation, vocabulary)
+                                        sentence_means, store_means, token_translation, translate_pair, vocabulary)
 from xling.report.language import convert_rate_by_alpha, translation_flags
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -143,6 +143,18 @@ def constant_translation(model_dir, **kwargs):
     return token_translation(encoder, ["ab ac ad"], ["ab abs ob"], "a", "b", mean_a, mean_a + 1.0, set(A_WORDS),
                              set(B_WORDS), TranslationSettings(layers=[1, 2], alphas=[-1, 0, 1, 2], batch_size=2,
                                                                **kwargs))[0]
+
+
+def test_token_sets_of_the_translated_sentences_count_every_pair(constant_model):
+    """language.data xnli: without token files or corpora, V_s and V_t are the pieces (count >= min_count) of every
+    pair's sentences, not only the first max_sentences translated (Liu et al. Table 6: the XNLI test set's)."""
+    pairs = [("ab ac", "ob oc"), ("ab ad", "ob"), ("af", "of og")]
+    for min_count, (src, tgt) in {1: ({"ab", "ac", "ad", "af"}, {"ob", "oc", "of", "og"}), 2: ({"ab"}, {"ob"})}.items():
+        table, _ = translate_pair(constant_model, "a", "b", pairs, TranslationSettings(
+            directions=["en-xx"], layers=[1], alphas=[0], batch_size=2, max_sentences=1, min_count=min_count))
+        row = table.iloc[0]
+        assert (row.src_vocab_size, row.tgt_vocab_size, row.shared_vocab_size) == (len(src), len(tgt), 0)
+        assert row.n_sentences == 1
 
 
 def test_bleu1_units_against_sacrebleu(constant_model):

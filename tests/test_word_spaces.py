@@ -8,7 +8,7 @@ import torch
 from tests.test_encoder import save_tiny_bert
 from xling.encode.encoder import Encoder
 from xling.represent.store import read_vectors
-from xling.represent.word_spaces import fasttext_vectors, vocabulary, word_means
+from xling.represent.word_spaces import SentenceCap, fasttext_vectors, first_sentences, vocabulary, word_means
 
 
 def test_vocabulary_most_frequent_first_ties_by_word(tmp_path):
@@ -25,7 +25,7 @@ def test_word_means_are_the_means_of_the_occurrence_vectors(tmp_path):
     tokens = tmp_path / "en.txt"
     tokens.write_text("w1 w2 ##s w3\nw2 ##s w1\nw4 w1\n", encoding="utf-8")
     out = tmp_path / "words.parquet"
-    word_means(model, tokens, "en", {"w1", "w2s"}, out, batch_size=2, max_length=8, device="cpu", max_documents=None)
+    word_means(model, tokens, "en", {"w1", "w2s"}, out, batch_size=2, max_length=8, device="cpu")
     encoder = Encoder.from_pretrained(model, device="cpu", max_length=8)
     sums, counts = {}, {}
     for batch in encoder.encode([line.split() for line in tokens.read_text().splitlines()], 1):
@@ -37,6 +37,31 @@ def test_word_means_are_the_means_of_the_occurrence_vectors(tmp_path):
         words, means = read_vectors(out, "en", layer)
         assert words == ["w1", "w2s"]
         np.testing.assert_allclose(means, [sums[w][layer] / counts[w] for w in words], atol=1e-6)
+
+
+def test_a_sentence_cap_averages_over_the_first_sentences_tokenized_as_the_token_file(tmp_path):
+    """monolingual.max_sentences: the first n sentences across documents (the last document cut), tokenized by the
+    run's vocabulary, are what the means average over: the same store as a token file of them written by hand."""
+    model = save_tiny_bert(tmp_path / "bert")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("w1 w2s w3\nw2s w1\n\nw4 w1\nw1 w3\n\nw1\n", encoding="utf-8")  # 2 + 2 + 1 sentences
+    assert not first_sentences(corpus, 5, tmp_path / "all.txt")  # no more than 5: nothing is cut
+    assert first_sentences(corpus, 4, tmp_path / "four.txt")
+    assert (tmp_path / "four.txt").read_text() == "w1 w2s w3\nw2s w1\n\nw4 w1\nw1 w3\n"
+    by_hand = tmp_path / "tokens.txt"
+    by_hand.write_text("w1 w2 ##s w3 w2 ##s w1\nw4 w1\n", encoding="utf-8")  # the first 3 sentences
+    whole = tmp_path / "whole.txt"
+    whole.write_text("w1 w2 ##s w3 w2 ##s w1\nw4 w1 w1 w3\nw1\n", encoding="utf-8")
+    words, kw = {"w1", "w2s", "w3"}, dict(batch_size=2, max_length=8, device="cpu")
+    word_means(model, by_hand, "en", words, tmp_path / "expected.parquet", **kw)
+    cap = SentenceCap(3, corpus, tmp_path / "bert" / "vocab.txt")
+    word_means(model, whole, "en", words, tmp_path / "capped.parquet", cap=cap, **kw)
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "capped.parquet"),
+                                  pd.read_parquet(tmp_path / "expected.parquet"))
+    word_means(model, whole, "en", words, tmp_path / "all.parquet", cap=SentenceCap(5, corpus, cap.vocab), **kw)
+    word_means(model, whole, "en", words, tmp_path / "uncapped.parquet", **kw)
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "all.parquet"), pd.read_parquet(tmp_path / "uncapped.parquet"))
+    assert not pd.read_parquet(tmp_path / "all.parquet").equals(pd.read_parquet(tmp_path / "capped.parquet"))
 
 
 def test_fasttext_vectors_in_the_store_layout_deterministic(tmp_path):

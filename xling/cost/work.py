@@ -251,7 +251,8 @@ def _mono_contextual(job, ctx: Context) -> Work:
 
 def _mono_word_means(job, ctx: Context) -> Work:
     lm = {"kind": "bert", "label": "mono", "max_length": job.params["max_length"]}
-    return _inference(lm, ctx, float(job.wildcards["size"]), ctx.pieces_per_sentence(), "the language's corpus sample")
+    sentences = min(float(job.wildcards["size"]), float(job.params.get("max_sentences") or "inf"))
+    return _inference(lm, ctx, sentences, ctx.pieces_per_sentence(), "the language's corpus sample")
 
 
 def _corpus_sentences(job, ctx: Context) -> Work:

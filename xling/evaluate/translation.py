@@ -180,19 +180,25 @@ def corpus_piece_counts(corpus_path: str | Path, encoder: Encoder, batch_lines: 
     """Wordpiece counts of a raw corpus (one sentence per line) under the model's own tokenizer, for
     models whose vocabulary is not the run's (Hugging Face checkpoints with tokenizer.vocab != mbert); its
     special tokens (<unk>, ...) are not counted."""
+    lines = (line for _, line in read_lines(corpus_path) if line.strip())
+    return sentence_piece_counts(lines, encoder, str(corpus_path), batch_lines)
+
+
+def sentence_piece_counts(sentences: Iterable[str], encoder: Encoder, what: str, batch_lines: int = 10_000
+                          ) -> Counter:
+    """Wordpiece counts of sentences under the model's own tokenizer, its special tokens not counted."""
     counts: Counter = Counter()
     lines: list[str] = []
-    for _, line in read_lines(corpus_path):
-        if line.strip():
-            lines.append(line)
-            if len(lines) >= batch_lines:
-                counts.update(p for pieces in encoder.tokenize(lines) for p in pieces)
-                lines.clear()
+    for line in sentences:
+        lines.append(line)
+        if len(lines) >= batch_lines:
+            counts.update(p for pieces in encoder.tokenize(lines) for p in pieces)
+            lines.clear()
     counts.update(p for pieces in encoder.tokenize(lines) for p in pieces)
     for special in encoder.tokenizer.all_special_tokens:
         counts.pop(special, None)
     if not counts:
-        raise ValueError(f"{corpus_path}: no wordpieces")
+        raise ValueError(f"{what}: no wordpieces")
     return counts
 
 
@@ -360,7 +366,8 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
     mean_source says which; mean_positions is the positions they average: the store's are set where it is
     built, so pass the value it was built with). Vocabularies V_s, V_t: pieces with count >= min_count in `token_files`
     {lang: token file} (the run's tokenization), else in `corpus_files` {lang: corpus} tokenized by the
-    model's own tokenizer. layers None = 1..L (every encoder block, as the paper). `model`: a directory
+    model's own tokenizer, else (neither given) in all the `pairs` themselves, as Liu et al. take the token sets of
+    the XNLI test set they translate. layers None = 1..L (every encoder block, as the paper). `model`: a directory
     or a hub name, loaded at `revision` (xling.encode.Encoder). Returns (results, samples), both with
     columns src, tgt, direction; results also src_vocab_size, tgt_vocab_size and shared_vocab_size (the
     token sets V_s, V_t and their intersection: the paper's Table 3). items: as token_translation's, with the
@@ -371,9 +378,10 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
     unknown = sorted(set(directions) - set(DIRECTIONS))
     if unknown:
         raise ValueError(f"unknown direction(s) {unknown}; known: {', '.join(DIRECTIONS)}")
-    if (token_files is None) == (corpus_files is None):
-        raise ValueError("give exactly one of token_files and corpus_files (for the vocabularies V_s, V_t)")
-    pairs = list(pairs)[:max_sentences] if max_sentences else list(pairs)
+    if token_files is not None and corpus_files is not None:
+        raise ValueError("give at most one of token_files and corpus_files (for the vocabularies V_s, V_t)")
+    every_pair = list(pairs)
+    pairs = every_pair[:max_sentences] if max_sentences else every_pair
     if not pairs:
         raise ValueError(f"{pivot}-{lang}: no sentence pairs")
     encoder = Encoder.from_pretrained(model, device=settings.device, max_length=settings.max_length, revision=revision)
@@ -385,8 +393,13 @@ def translate_pair(model: str | Path, pivot: str, lang: str, pairs: Sequence[tup
         means = {code: sentence_means(encoder, sentences[code], batch_size, mean_positions)[mean_stat]
                  for code in (pivot, lang)}
         mean_source = "eval"
-    counts = ({code: piece_counts(token_files[code]) for code in (pivot, lang)} if token_files is not None
-              else {code: corpus_piece_counts(corpus_files[code], encoder) for code in (pivot, lang)})
+    if token_files is not None:
+        counts = {code: piece_counts(token_files[code]) for code in (pivot, lang)}
+    elif corpus_files is not None:
+        counts = {code: corpus_piece_counts(corpus_files[code], encoder) for code in (pivot, lang)}
+    else:
+        counts = {code: sentence_piece_counts((pair[side] for pair in every_pair), encoder, f"{code} sentences")
+                  for side, code in enumerate((pivot, lang))}
     vocab = {code: vocabulary(c, min_count) for code, c in counts.items()}
     for code, v in vocab.items():
         if not v:

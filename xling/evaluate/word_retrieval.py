@@ -5,14 +5,17 @@ Definitions (also in docs/studies/liu_what.md):
   count) AND a vector in the store for that language (and layer);
 - a dictionary pair (distinct pairs only) is covered when both its words are in their vocabularies;
   coverage = covered pairs / all pairs;
-- queries: the distinct source words of covered pairs; gold of a query: its covered translations;
+- what MRR and P@k average over (`mrr_over`): "pairs" = every covered pair (x_i, y_i), y_i ranked among the
+  candidates as the only gold, so another translation of x_i ranked first counts against it (Liu et al.
+  2020, arXiv:2004.09205, eq. 1-2); "words" = the distinct source words of covered pairs, each scored by its
+  best-ranked covered translation (MUSE's convention);
 - candidates (the search space): "dictionary" = the distinct target words of ALL covered pairs of the
   dictionary (Liu et al. 2020), or "vocabulary" = the whole target vocabulary (MUSE, vecmap);
 - CSLS neighbourhoods: "all_words" = the whole source and target vocabularies (MUSE), or "queries" = the
   queries and the candidates;
 - ties are broken at random, in expectation (see xling.evaluate.ranks); MRR and P@k are averaged over
-  queries; chance_mrr = the mean over queries of the expected reciprocal rank of the best of their golds
-  placed at random among the candidates (H_n / n with one gold).
+  the queries (pairs or words); chance_mrr = the mean over queries of the expected reciprocal rank of the best
+  of their golds placed at random among the candidates (H_n / n with one gold, so always H_n / n for pairs).
 """
 
 from __future__ import annotations
@@ -31,8 +34,9 @@ logger = logging.getLogger(__name__)
 
 COLUMNS = ["layer", "mrr", "p_at_1", "p_at_5", "coverage", "n_pairs", "n_covered_pairs", "n_queries",
            "n_candidates", "chance_mrr"]
-RANK_COLUMNS = ["layer", "word", "reciprocal_rank", "above", "tied", "tied_gold"]
+RANK_COLUMNS = ["layer", "word", "target", "reciprocal_rank", "above", "tied", "tied_gold"]
 CANDIDATES = ("dictionary", "vocabulary")
+MRR_OVER = ("pairs", "words")
 CSLS_NEIGHBOURHOODS = ("all_words", "queries")
 
 
@@ -48,28 +52,44 @@ def _layers(word_means_path, langs: tuple[str, str]) -> list[int]:
     return sorted(set(table.column("layer").to_pylist()))
 
 
+def _queries(covered: list[tuple[str, str]], words: list[str], c_pos: dict[str, int], mrr_over: str
+             ) -> tuple[list[tuple[str, str]], list[set[int]]]:
+    """The ranked units, as (source word, target or "") in order, and each one's gold candidate indices:
+    one per covered pair with its target alone ("pairs"), or one per source word with all its targets."""
+    if mrr_over == "pairs":
+        return list(covered), [{c_pos[t]} for _, t in covered]
+    golds: dict[str, set[int]] = {w: set() for w in words}
+    for s, t in covered:
+        golds[s].add(c_pos[t])
+    return [(w, "") for w in words], [golds[w] for w in words]
+
+
 def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: str, vocab_counts_path,
                    min_count: int, metric: str = "cosine", csls_k: int = 10, candidates: str = "dictionary",
-                   csls_neighbourhood: str = "all_words", block: int = 1024, lowercase: bool = False,
-                   return_ranks: bool = False) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+                   csls_neighbourhood: str = "all_words", mrr_over: str = "pairs", block: int = 1024,
+                   lowercase: bool = False, return_ranks: bool = False
+                   ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Retrieve each covered source word's translation among the `candidates`, at every layer.
 
     candidates: "dictionary" or "vocabulary"; csls_neighbourhood (metric "csls" only): "all_words" or
-    "queries". With `lowercase` (the tokenizer's setting) the dictionary's words are compared in the token
+    "queries"; mrr_over: "pairs" or "words" (the module docstring). With `lowercase` (the tokenizer's setting) the dictionary's words are compared in the token
     files' form (`normalize_word`), so "Über"-"uber" pairs collapse into one. `block`: queries scored at
     once (memory O(block x candidates)); results do not depend on it.
 
     Returns one row per layer present in the store: layer, mrr, p_at_1, p_at_5, coverage,
     n_pairs, n_covered_pairs, n_queries, n_candidates, chance_mrr (definitions in the module docstring).
-    With `return_ranks`, also each query's rank at every layer (RANK_COLUMNS: the query word, its expected
-    reciprocal rank, whose mean is the layer's MRR, and the ranks.Ranks counts), so that the MRR of any
-    subset of queries (e.g. by part of speech) can be computed afterwards.
+    With `return_ranks`, also each query's rank at every layer (RANK_COLUMNS: the query word, the pair's
+    target (empty with mrr_over "words"), its expected reciprocal rank, whose mean is the layer's MRR, and the
+    ranks.Ranks counts), so that the MRR of any subset of queries (e.g. by part of speech) can be computed
+    afterwards, and its interval resamples the units the MRR is a mean over.
     Raises ValueError when a layer has no covered pair: a score over nothing would be meaningless.
     """
     if candidates not in CANDIDATES:
         raise ValueError(f"candidates must be one of {CANDIDATES}, got {candidates!r}")
     if csls_neighbourhood not in CSLS_NEIGHBOURHOODS:
         raise ValueError(f"csls_neighbourhood must be one of {CSLS_NEIGHBOURHOODS}, got {csls_neighbourhood!r}")
+    if mrr_over not in MRR_OVER:
+        raise ValueError(f"mrr_over must be one of {MRR_OVER}, got {mrr_over!r}")
     pairs = sorted({(normalize_word(s, lowercase), normalize_word(t, lowercase))
                     for s, t in read_dictionary(dictionary_path)})
     if not pairs:
@@ -90,29 +110,28 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
                 f"{dictionary_path}: no pair covered at layer {layer} ({len(pairs)} pairs; vocabularies "
                 f"{src_lang} {len(src_index)} words, {tgt_lang} {len(tgt_index)} words with count >= {min_count} "
                 f"in {vocab_counts_path} and a vector in {word_means_path})")
-        queries = sorted({s for s, _ in covered})
+        words = sorted({s for s, _ in covered})
         targets = sorted({t for _, t in covered} if candidates == "dictionary" else tgt_index)
-        q_pos = {w: i for i, w in enumerate(queries)}
-        c_pos = {w: i for i, w in enumerate(targets)}
-        gold: list[set[int]] = [set() for _ in queries]
-        for s, t in covered:
-            gold[q_pos[s]].add(c_pos[t])
+        queries, golds = _queries(covered, words, {w: i for i, w in enumerate(targets)}, mrr_over)
         spaces = {}
         if metric == "csls" and csls_neighbourhood == "all_words":
             spaces = dict(source_space=src_vecs[sorted(src_index.values())],
                           target_space=tgt_vecs[sorted(tgt_index.values())])
-        ranks = metrics.nn_ranks(src_vecs[[src_index[w] for w in queries]],
+        elif metric == "csls":  # "queries": each distinct source word once, however many pairs it has
+            spaces = dict(source_space=src_vecs[[src_index[w] for w in words]])
+        ranks = metrics.nn_ranks(src_vecs[[src_index[w] for w, _ in queries]],
                                  tgt_vecs[[tgt_index[w] for w in targets]],
-                                 gold, block=block, metric=metric, csls_k=csls_k, **spaces)
+                                 golds, block=block, metric=metric, csls_k=csls_k, **spaces)
         if return_ranks:
             rank_tables.append(pd.DataFrame({
-                "layer": int(layer), "word": queries, "reciprocal_rank": expected_reciprocal_rank(ranks),
+                "layer": int(layer), "word": [w for w, _ in queries], "target": [t for _, t in queries],
+                "reciprocal_rank": expected_reciprocal_rank(ranks),
                 "above": ranks.above, "tied": ranks.tied, "tied_gold": ranks.tied_gold}, columns=RANK_COLUMNS))
         rows.append({
             "layer": int(layer), "mrr": mrr(ranks), "p_at_1": precision_at_k(ranks, 1),
             "p_at_5": precision_at_k(ranks, 5), "coverage": len(covered) / len(pairs),
             "n_pairs": len(pairs), "n_covered_pairs": len(covered), "n_queries": len(queries),
-            "n_candidates": len(targets), "chance_mrr": chance_mrr(len(targets), [len(g) for g in gold]),
+            "n_candidates": len(targets), "chance_mrr": chance_mrr(len(targets), [len(g) for g in golds]),
         })
         logger.info("%s-%s layer %d (%s): MRR %.4f P@1 %.4f, %d queries, %d candidates (%s), coverage %.3f",
                     src_lang, tgt_lang, layer, metric, rows[-1]["mrr"], rows[-1]["p_at_1"], len(queries),

@@ -47,11 +47,16 @@ class LanguagePlan:
         lang, pivot, file = wildcards.lang, self.pivot, self.layout.file
         if self.language["data"] == "tatoeba":
             data = [file("tatoeba", lang=lang, side="eng"), file("tatoeba", lang=lang, side=lang)]
+        elif self.language["data"] == "xnli":  # the test split, line-aligned translations of the pivot's
+            data = [file("xnli", lang=code, split="test") for code in (pivot, lang)]
         else:
             data = [file("parallel", lang=lang, ext=pivot), file("parallel", lang=lang, ext=lang)]
         inputs = dict(pivot_text=data[0], lang_text=data[1])
         if kind == "bert":
             inputs["langs"] = f"{self.results}/reps/{wildcards.lm}/langs.parquet"
+        if self.language["data"] == "xnli":  # the token sets V_s, V_t of the translated sentences (Liu et al.)
+            return inputs
+        if kind == "bert":
             inputs["vocab_files"] = [f"{self.results}/tokens/{size}/{code}.txt" for code in (pivot, lang)]
         elif self.hf_reads_token_files():
             inputs["vocab_files"] = [f"{self.results}/tokens/{max(self.sizes)}/{code}.txt" for code in (pivot, lang)]

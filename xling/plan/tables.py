@@ -155,7 +155,7 @@ REGISTRY: tuple[Table, ...] = (  # in the report's order of sections, so the fig
     Table("findings", made=lambda plan: True),
     Table("word_retrieval_ranks", files=lambda plan: [part.removesuffix(".parquet") + ".ranks.parquet"
                                                       for part in word_retrieval_parts(plan)], report=False,
-          columns=(*_LM, "layer", "pair", "word", "reciprocal_rank")),  # per query: the findings' intervals
+          columns=(*_LM, "layer", "pair", "word", "target", "reciprocal_rank")),  # per query: the findings' intervals
     Table("word_retrieval_pos", made=lambda plan: bool(plan.pos_splits),
           columns=(*_LM, "layer", "pair", "pos", "mrr")),
     Table("bert_training_logs", files=_bert_models, loaded_as="bert_training",

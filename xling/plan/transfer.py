@@ -122,7 +122,7 @@ class TransferPlan:
         """How zero-mean and MDS shift a BERT: the layer, and the language means (language.* say which mean over
         which positions, and which positions are shifted)."""
         return dict(layer=self.transfer["layer"], sentences=self.transfer["mean_sentences"],
-                    stat=self.language["mean"], positions=self.language["mean_positions"],
+                    tokens=self.transfer["mean_tokens"], stat=self.language["mean"], positions=self.language["mean_positions"],
                     shift_positions=self.language["shift_positions"])
 
     def uses_mds(self, wildcards) -> bool:

@@ -39,12 +39,13 @@ COLUMN_LABELS = {
     "n_queries": "n queries", "n_candidates": "n candidates", "chance_mrr": "chance MRR",
 }
 DESCRIPTION = (
-    "Each query is a source-language word of the bilingual dictionary that the model represents (static "
-    "vectors; for BERT the mean of its in-context vectors over the corpus at one layer). It is compared "
-    "with every candidate target-language word; the reciprocal rank of its best-ranked gold translation "
-    "is averaged into the MRR. Chance MRR = the expected MRR of a random ranking (H(n)/n for n candidates "
-    "when each word has one translation; higher for words with several); coverage = share of dictionary "
-    "pairs with both words represented.")
+    "Each source-language word of the bilingual dictionary that the model represents (static vectors; for "
+    "BERT the mean of its in-context vectors over the corpus at one layer) is compared with every candidate "
+    "target-language word. MRR (retrieval.mrr): 'pairs' averages 1/rank of y_i over the dictionary's pairs "
+    "(x_i, y_i), as Liu et al. (eq. 2); 'words' averages over distinct source words the reciprocal rank of "
+    "their best-ranked translation. Chance MRR = the expected MRR of a random ranking (H(n)/n for n "
+    "candidates with one gold; higher for words scored by their best of several); coverage = share of "
+    "dictionary pairs with both words represented.")
 
 
 # ---------------------------------------------------------------------------------------------- selection

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -13,8 +14,10 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from xling.data.formats import iter_corpus_documents
+from xling.data.wordpiece import tokenize_corpus
 from xling.data.words import detokenize
-from xling.io import read_lines
+from xling.io import atomic_write, read_lines
 from xling.represent.store import Extraction, extract_bert_shard, reduce_shards
 
 logger = logging.getLogger(__name__)
@@ -29,14 +32,45 @@ def vocabulary(counts_path, lang: str, min_count: int, size: int) -> list[str]:
     return table.column("word").to_pylist()[:size]
 
 
+@dataclass(frozen=True)
+class SentenceCap:
+    """The first `n` sentences of the language's corpus sample (`corpus`), tokenized as its token file was
+    (`vocab`, `lowercase`): Conneau et al. (2020, §5.1.1) average each word over 500k sentences."""
+
+    n: int
+    corpus: str | Path
+    vocab: str | Path
+    lowercase: bool = False
+
+
+def first_sentences(corpus_path, n: int, out_path) -> bool:
+    """Write the first `n` sentences of a canonical corpus (document breaks kept, the last document cut) to
+    `out_path`; whether the corpus had more (False: `out_path` holds the whole corpus)."""
+    left, cut = n, False
+    with atomic_write(out_path) as out:
+        for number, document in enumerate(iter_corpus_documents(corpus_path)):
+            if left == 0:
+                cut = True
+                break
+            cut = len(document) > left
+            out.write(("\n" if number else "") + "".join(f"{sentence}\n" for sentence in document[:left]))
+            left -= min(left, len(document))
+    return cut
+
+
 def word_means(model_dir, token_path, lang: str, words: set[str], out_path, *, batch_size: int,
-               max_length: int | None, device: str | None, max_documents: int | None) -> None:
-    """The store of one monolingual model over its own language's token file: per-layer means of each word's
-    contextual vectors (xling.represent.store, one shard reduced to means)."""
+               max_length: int | None, device: str | None, cap: SentenceCap | None = None) -> None:
+    """The store of one monolingual model over its own language's token file (or over its first `cap.n`
+    sentences): per-layer means of each word's contextual vectors (xling.represent.store, one shard reduced to
+    means)."""
     with tempfile.TemporaryDirectory(dir=Path(out_path).parent) as tmp:
+        if cap is not None and first_sentences(cap.corpus, cap.n, Path(tmp) / "corpus.txt"):
+            token_path = Path(tmp) / "tokens.txt"
+            counts = tokenize_corpus(Path(tmp) / "corpus.txt", cap.vocab, token_path, lowercase=cap.lowercase)
+            logger.info("%s: the first %d sentences of %s: %d documents", lang, cap.n, cap.corpus,
+                        counts["documents"])
         sums = Path(tmp) / "words.parquet"
-        extraction = Extraction(batch_size=batch_size, max_length=max_length, device=device,
-                                max_documents=max_documents)
+        extraction = Extraction(batch_size=batch_size, max_length=max_length, device=device)
         extract_bert_shard(model_dir, token_path, lang, words, 0, 1, sums, Path(tmp) / "langs.parquet", extraction)
         reduce_shards([sums], out_path)
 

@@ -103,14 +103,15 @@ def _items(tables: Tables, key: tuple, criteria: Criteria) -> pd.DataFrame | Non
 
 def _paired(tables: Tables, a: tuple, b: tuple, pairs: list[str], criteria: Criteria):
     """The paired interval of MRR(a) - MRR(b) when both were scored on the same queries of every pair (the
-    same words: the same test items), else None (the comparison is then unpaired)."""
+    same words, or dictionary pairs with retrieval.mrr pairs: the same test items), else None (the comparison
+    is then unpaired)."""
     first, second = _items(tables, a, criteria), _items(tables, b, criteria)
     if first is None or second is None:
         return None
     a_groups, b_groups = [], []
     for pair in pairs:
-        x = first[first["pair"] == pair].set_index("word")["reciprocal_rank"].sort_index()
-        y = second[second["pair"] == pair].set_index("word")["reciprocal_rank"].sort_index()
+        x = first[first["pair"] == pair].set_index(["word", "target"])["reciprocal_rank"].sort_index()
+        y = second[second["pair"] == pair].set_index(["word", "target"])["reciprocal_rank"].sort_index()
         if x.empty or not x.index.equals(y.index):
             return None
         a_groups.append(x.to_numpy())
