@@ -19,6 +19,7 @@ from scipy import stats
 
 from xling.data.transfer_tasks import TASK_METRIC  # noqa: F401  (re-exported to the study modules)
 from xling.evaluate import verdicts
+from xling.evaluate.alignment import language_study_rows
 from xling.evaluate.chance import at_or_below_chance, flag, nothing_mined
 from xling.evaluate.uncertainty import bootstrap_groups, paired_groups_difference
 from xling.evaluate.verdicts import (FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, Measure,  # noqa: F401
@@ -222,7 +223,7 @@ def _zero_shot(transfer: pd.DataFrame, pivot: str, task: str) -> pd.DataFrame:
     """Test scores of `task` in the languages other than the pivot, with the epoch the run selected, with
     their degenerate reasons in `flag`."""
     flags = transfer_flags(transfer, pivot)
-    rows = transfer.assign(flag=flags)
+    rows = language_study_rows(transfer.assign(flag=flags))
     rows = rows[(rows["task"] == task) & (rows["split"] == "test") & (rows["lang"] != pivot)
                 & (rows["metric"] == TASK_METRIC[task]) & (rows["train_transform"] == "none")
                 & rows["selected"].astype(bool)]
