@@ -253,6 +253,15 @@ def test_cao_xnli_settings_rerun_only_cao_et_als_fine_tunings(test_run, tmp_path
         "finetune": CAO_XNLI, "transfer_eval": CAO_XNLI, "transfer_table": 1, **FINDINGS}
 
 
+def test_ablation_grid_reruns_only_the_points_it_changes(test_run, tmp_path):
+    """A grid point added trains and scores only that point of every ablation; a recipe key every point."""
+    recipe = ABLATION["finetune"]["xnli"]
+    one = {"finetune": ABLATION_RUNS, "transfer_eval": ABLATION_RUNS, "ablation_table": 1, **FINDINGS}
+    more = {**recipe, "learning_rate": [*recipe["learning_rate"], 0.002]}
+    assert plan(test_run, tmp_path, {"ablation": {"finetune": {"xnli": more}}}) == one
+    assert plan(test_run, tmp_path, {"ablation": {"finetune": {"xnli": {**recipe, "epochs": 2}}}}) == one
+
+
 def test_monolingual_settings_rerun_only_their_comparison(test_run, tmp_path):
     """Three dry runs (CI time): the word level's, the sentence level's, and en' alone."""
     assert plan(test_run, tmp_path, {"monolingual": {"fasttext": {"epochs": 2}}}) == {

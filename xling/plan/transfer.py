@@ -183,6 +183,8 @@ class TransferPlan:
         variant = wildcards.variant
         alignment = is_alignment_variant(variant)
         settings = self.cao_settings if alignment else self.finetune_settings[wildcards.task]
+        if wildcards.lm.startswith("ablation/"):  # a point of Conneau et al.'s search (ablation.finetune)
+            settings = {**settings, **self.ablation_grid(wildcards.task)[variant]}
         dev_langs = self.selection_langs(wildcards.task, wildcards.lm, variant)
         run = dict(task=wildcards.task, seed=int(wildcards.seed), selection=self.selection(variant),
                    dev_langs=dev_langs, pivot=self.pivot)

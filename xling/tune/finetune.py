@@ -51,8 +51,8 @@ from xling.tune.heads import Backbone, InferSent, build_model, collate, label_in
 logger = logging.getLogger(__name__)
 
 SELECTIONS = ("en_dev", "avg_dev")
-#: settings a fine-tuning may add to the optimizer's (Cao et al.'s Adam)
-OPTIONAL_OPTIMIZER = ("betas", "eps")
+#: settings a fine-tuning may add to the optimizer's (Cao et al.'s Adam; Conneau et al.'s classifier rate)
+OPTIONAL_OPTIMIZER = ("betas", "eps", "classifier_learning_rate")
 ScoreFn = Callable[[str, list, list, list], dict]  # (task, examples, predictions, labels) -> {metric: (value, n)}
 
 
@@ -63,23 +63,44 @@ def set_seed(seed: int) -> None:
 
 
 def optimizer_for(model: nn.Module, learning_rate: float, weight_decay: float, betas=(0.9, 0.999),
-                  eps: float = 1e-8) -> torch.optim.AdamW:
-    """AdamW over the trainable parameters: decay on weights, none on biases and LayerNorm (BERT recipe)."""
-    decay, no_decay = [], []
-    for module in model.modules():
+                  eps: float = 1e-8, classifier_learning_rate: float | None = None) -> torch.optim.AdamW:
+    """AdamW over the trainable parameters: decay on weights, none on biases and LayerNorm (BERT recipe). With a
+    classifier_learning_rate, the parameters outside the encoder (the task head) train at it, the encoder's at
+    learning_rate (Conneau et al. 2020's XNLI search)."""
+    groups: dict[tuple[bool, bool], list] = {}
+    for prefix, module in model.named_modules():
         for name, p in module.named_parameters(recurse=False):
             if p.requires_grad:
-                (no_decay if name == "bias" or isinstance(module, nn.LayerNorm) else decay).append(p)
-    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                              {"params": no_decay, "weight_decay": 0.0}], lr=learning_rate, betas=tuple(betas),
-                             eps=eps)
+                decays = not (name == "bias" or isinstance(module, nn.LayerNorm))
+                head = classifier_learning_rate is not None and prefix.split(".")[0] != "encoder"
+                groups.setdefault((decays, head), []).append(p)
+    return torch.optim.AdamW([{"params": params, "weight_decay": weight_decay if decays else 0.0,
+                               "lr": classifier_learning_rate if head else learning_rate}
+                              for (decays, head), params in sorted(groups.items(), key=_decay_first)],
+                             lr=learning_rate, betas=tuple(betas), eps=eps)
 
 
-def linear_schedule(optimizer, warmup_steps: int, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
-    """Linear warm-up to the peak learning rate, then linear decay to 0 at total_steps."""
+def _decay_first(group) -> tuple[bool, bool]:
+    """The groups' order: decayed weights first (the BERT recipe's), the encoder before the head."""
+    (decays, head), _ = group
+    return not decays, head
+
+
+SCHEDULES = ("linear", "constant")
+
+
+def linear_schedule(optimizer, warmup_steps: int, total_steps: int, schedule: str = "linear"
+                    ) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up to the peak learning rate, then linear decay to 0 at total_steps (`linear`) or the peak
+    kept (`constant`: Conneau et al. 2020's fixed XNLI rate)."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+
     def factor(step: int) -> float:
         if step < warmup_steps:
             return (step + 1) / warmup_steps
+        if schedule == "constant":
+            return 1.0
         return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
@@ -173,8 +194,9 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     write out_dir (see the module docstring) and return its finetune.json record.
 
     settings: epochs, batch_size, learning_rate, warmup (fraction of steps), weight_decay, dropout,
-    max_length, and the head's sizes (xling.tune.heads.build_model); optionally betas and eps
-    (`optimizer_for`). on_step: called after every optimizer step with the loop's state (step, pieces, seconds;
+    max_length, and the head's sizes (xling.tune.heads.build_model); optionally betas, eps,
+    classifier_learning_rate (`optimizer_for`) and schedule (linear | constant, `linear_schedule`). on_step:
+    called after every optimizer step with the loop's state (step, pieces, seconds;
     benchmarks/finetune_throughput.py times the steps after a warm-up with it).
     """
     seed, freeze, selection, pivot, zero_mean = run.seed, run.freeze, run.selection, run.pivot, run.zero_mean
@@ -199,7 +221,8 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     total = steps_per_epoch * settings["epochs"]
     optimizer = optimizer_for(model, settings["learning_rate"], settings["weight_decay"],
                               **{key: settings[key] for key in OPTIONAL_OPTIMIZER if key in settings})
-    scheduler = linear_schedule(optimizer, round(settings["warmup"] * total), total)
+    scheduler = linear_schedule(optimizer, round(settings["warmup"] * total), total,
+                                settings.get("schedule", "linear"))
     pair = backbone.kind == "bert"
 
     key = checkpoint_key({"task": task, "settings": settings, "seed": seed, "freeze": freeze, "selection": selection,
