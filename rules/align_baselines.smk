@@ -1,7 +1,8 @@
 # Cao et al.'s baselines of fine-tuning alignment (config objects `alignment.rotation` and `alignment.fasttext`;
 # Cao, Kitaev and Klein 2020, sections 3.3-3.4): the word- and sentence-aligned rotations of each base BERT, learned
 # on the train{n} word pairs of rules/align.smk and applied to the non-English vectors before contextual retrieval
-# (registered in CONTEXTUAL_ROTATIONS) and before the XNLI classifier (TRANSFER_ROTATIONS, read by transfer_eval);
+# (registered in CONTEXTUAL_ROTATIONS) and in the base's XNLI fine-tunings f{k}-rot{kind} (TRANSFER_ROTATIONS: the
+# epoch chosen on rotated dev sets, the test sets rotated);
 # and the sentence-augmented fastText, trained per language on the run's corpus and rotated on the same pairs.
 # The helpers live in common.smk (Cao et al.'s baselines).
 
@@ -9,7 +10,7 @@
 # contextual retrieval evaluates each rotation beside its base model (rules/align.smk) ...
 CONTEXTUAL_ROTATIONS.update({lm: [path for n in ALIGN_FT["sizes"] for by_lang in PLAN.rotation_files(lm, n).values()
                                   for path in by_lang.values()] for lm in PLAN.rotation_lms()})
-# ... and XNLI tests its base fine-tunings with the rotations of the most parallel data (the paper's Table 1)
+# ... and XNLI fine-tunes and tests its base with the rotations of the most parallel data (the paper's Table 1)
 TRANSFER_ROTATIONS.update({lm: dict(sentences=max(ALIGN_FT["sizes"]), layer=ALIGN["layer"],
                                     files=PLAN.rotation_files(lm, max(ALIGN_FT["sizes"]))) for lm in PLAN.rotation_lms()})
 

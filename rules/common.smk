@@ -105,8 +105,8 @@ def table_plan():
         window_sweep=PLAN.window_sweep, language_models=PLAN.language_models, translation_langs=PLAN.translation_langs,
         tatoeba_langs=PLAN.tatoeba_langs, bucc_langs=PLAN.bucc_langs, transfer_runs=PLAN.transfer_runs,
         seeds=TRANSFER["seeds"], freeze=TRANSFER["freeze"], align_pair_langs=PLAN.align_pair_langs,
-        contextual_retrieval_lms=PLAN.contextual_retrieval_lms, ablation_models=PLAN.ablation_models,
-        ablation_tasks=ABLATION["tasks"], mono_targets=PLAN.mono_targets, retrieval_targets=PLAN.retrieval_targets,
+        contextual_retrieval_lms=PLAN.contextual_retrieval_lms, ablation_runs=PLAN.ablation_runs,
+        mono_targets=PLAN.mono_targets, retrieval_targets=PLAN.retrieval_targets,
         mono_contextual_langs=PLAN.mono_contextual_langs, mono_grid=MONO_GRID, en_prime=EN_PRIME,
         pos_splits=POS["splits"])
 

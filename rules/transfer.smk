@@ -1,6 +1,8 @@
 # Zero-shot transfer (config object `transfer`): fine-tune on the pivot language, test on every language, as it
 # is and with zero-mean / MDS at one layer. XNLI for every model; POS, parsing and NER for the BERTs of the
-# language experiments. Which runs exist, and their inputs and settings, live in common.smk.
+# language experiments; Cao et al.'s XNLI (alignment.xnli) as variants f{k}-cao and f{k}-rot{kind}; the ablations'
+# grid points (ablation.finetune) as f{k}-b{batch}-lr{rate}[-clr{rate}]. Which runs
+# exist, and their inputs and settings, live in xling/plan/transfer.py.
 
 
 rule finetune:
@@ -11,7 +13,7 @@ rule finetune:
     wildcard_constraints:
         lm=ANY_LM,
         task="xnli|pos|parsing|ner",
-        variant=r"static|f\d+(-zm)?",
+        variant=r"static|f\d+(-zm|-cao|-rot[a-z]+|-b\d+-lr[0-9.e+-]+(-clr[0-9.e+-]+)?)?",
         seed=r"\d+",
     params:
         code=code_version("scripts/finetune.py"),
@@ -44,7 +46,7 @@ rule transfer_eval:
     wildcard_constraints:
         lm=ANY_LM,
         task="xnli|pos|parsing|ner",
-        variant=r"static|f\d+(-zm)?",
+        variant=r"static|f\d+(-zm|-cao|-rot[a-z]+|-b\d+-lr[0-9.e+-]+(-clr[0-9.e+-]+)?)?",
         seed=r"\d+",
     params:
         code=code_version("scripts/transfer_eval.py"),

@@ -2,6 +2,7 @@
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from xling.encode.encoder import resolve_device  # noqa: E402
@@ -30,8 +31,16 @@ if "zero_mean" in run:  # the pretrained model's English mean, subtracted while 
     means = language_means(lm["path"], text, shift["layer"], stat=shift["stat"], positions=shift["positions"],
                            batch_size=res.batch_size, device=device, revision=lm["revision"], max_length=lm["max_length"])
     zero_mean = Shift(shift["layer"], -means[pivot], shift["shift_positions"])
+rotations, rotation_layer = {}, -1
+if "rotation" in run:  # Cao et al.'s rotation baseline: the other languages' dev sets scored through their rotation
+    langs = next(iter(run["rotation"]["langs"].values()))  # {kind: [lang, ...]}, the variant's one kind
+    rotations = {lang: np.load(path) for lang, path in zip(langs, inp.rotations, strict=True)}
+    rotation_layer = run["rotation"]["layer"]
+    if rotation_layer is None:  # the model's output, as the rotations were learned
+        rotation_layer = backbone.encoder.bert.config.num_hidden_layers
 identity = {"model": fingerprint(inp.get("model") or inp.vectors), "hub": [lm["path"], lm["revision"]],
             "data": fingerprint([inp.train, *inp.dev])}
 options = FinetuneRun(seed=run["seed"], freeze=run["freeze"], selection=run["selection"], pivot=pivot,
-                      zero_mean=zero_mean, identity=identity, device=device, checkpoint_every=res.checkpoint_every)
+                      zero_mean=zero_mean, identity=identity, device=device, checkpoint_every=res.checkpoint_every,
+                      rotations=rotations, rotation_layer=rotation_layer)
 finetune(task, backbone, train, dev, snakemake.output[0], snakemake.params.checkpoints, settings, options, score=score)

@@ -46,6 +46,7 @@ settings["pretrain_seed"] = settings.pop("seed")
 if lm["kind"] == "ablation":  # the trainer's settings of this model: the bert block as the ablations change it
     settings["hparams"] = json.dumps(lm["hparams"], sort_keys=True)
 settings.update(model=lm["label"], size=lm["size"], window=lm["window"], lm=snakemake.wildcards.lm,
+                variant=snakemake.wildcards.variant,  # f{k}-cao, f{k}-rot{kind}: Cao et al.'s fine-tunings
                 # the test-time settings behind the numbers (zero-mean / MDS means and alpha grid, NER repair)
                 shift_settings=json.dumps({**(shift or {}), **({"rotation": {**run["rotation"], "layer": rotation_layer}}
                                                                 if "rotation" in run else {})}, sort_keys=True),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from xling.evaluate.alignment import aligned_lm, cao_setting
+from xling.evaluate.alignment import aligned_lm, cao_setting, language_study_rows
 from xling.evaluate.findings import FAILS, INCONCLUSIVE, NOT_MEASURED, judge_claims
 from xling.report.alignment import (alignment_xnli, render_alignment_retrieval, render_alignment_xnli,
                                     retrieval_and_xnli)
@@ -171,6 +171,25 @@ def test_xnli_tables_average_seeds_and_show_every_amount_of_parallel_data(tmp_pa
     table2_published = table(blocks, "Published: Cao, Kitaev & Klein (2020), \"Multilingual Alignment of Contextual "
                                      "Word Representations\", arXiv:2002.03518, Table 2")
     assert {r[1] for r in table2_published["rows"] if r[0] == "de" and r[3] != "\u2014"} == {"0"}
+
+
+def test_xnli_rows_come_from_cao_et_als_own_fine_tunings():
+    """Base BERT: its f{k}-cao fine-tuning, not the language experiments' f{k}; a rotation: its f{k}-rot{kind}
+    fine-tuning's rotated languages and its English (never rotated); the language experiments see neither."""
+    by_variant = {"f0": transfer({(BASE, "none"): {"en": 70, "de": 40, "xb": 30}}),
+                  "f0-cao": transfer({(BASE, "none"): {"en": 80, "de": 60, "xb": 50},
+                                      (ALIGNED[400], "none"): {"en": 81, "de": 65, "xb": 58}}),
+                  "f0-rotword": transfer({(BASE, "none"): {"en": 79, "de": 58, "xb": 49},
+                                          (BASE, "rotation-word"): {"de": 61, "xb": 50}})}
+    rows = pd.concat([df.assign(variant=variant) for variant, df in by_variant.items()], ignore_index=True)
+    rows.loc[rows["variant"] == "f0-rotword", "shift_settings"] = json.dumps({"rotation": {"sentences": 400}})
+    df = alignment_xnli(rows, "en").set_index(["setting", "lang"])
+    assert df.loc["zero_shot_base_bert", "value"].to_dict() == {"de": 60.0, "en": 80.0, "xb": 50.0}
+    assert df.loc["word_aligned_rotation", "value"].to_dict() == {"de": 61.0, "en": 79.0, "xb": 50.0}
+    assert set(df.loc["word_aligned_rotation", "parallel_sentences"]) == {400}
+    assert df.loc["word_aligned_finetuned", "value"].to_dict() == {"de": 65.0, "en": 81.0, "xb": 58.0}
+    assert set(language_study_rows(rows)["variant"]) == {"f0"}
+    assert language_study_rows(rows.drop(columns="variant")).shape == rows.drop(columns="variant").shape
 
 
 def test_xnli_section_says_when_the_run_has_no_alignment_study(tmp_path):

@@ -217,6 +217,15 @@ def test_xnli_against_static_models_needs_several_seeds_for_an_interval():
     assert "BERT (over 3 seeds) 60.500 [" in row["reason"]
 
 
+def test_cao_et_als_fine_tunings_of_a_language_model_do_not_enter_its_claims():
+    """A base BERT's f{k}-cao / f{k}-rot{kind} XNLI rows (alignment.xnli's recipe) share its model columns: the
+    language experiments' claims leave them out."""
+    grid = xnli_grid(seeds=(1, 2, 3), spread=0.5).assign(variant="f0")
+    cao = grid[grid["model"] == "bert"].assign(variant="f0-cao", value=10.0)
+    assert outcomes({"transfer": pd.concat([grid, cao], ignore_index=True)}) == outcomes({"transfer": grid})
+    assert outcomes({"transfer": grid})["liu2020_what.large-data.xnli"] == HOLDS
+
+
 def test_xnli_at_one_class_share_and_a_fine_tuning_that_did_not_learn_are_flagged():
     rows = pd.DataFrame(transfer_rows("xnli", "bert", LARGE, LONG, 0, "none", 33.4)  # 167 of 500
                         + transfer_rows("ner", "bert", LARGE, LONG, 0, "none", 0.0)

@@ -56,8 +56,31 @@ def test_lm_params_carry_the_trainer_settings():
 
 
 def test_transfer_parts_and_targets():
-    plan = make_plan(ablation={"settings": ["default"], "pairs": ["fr"], "tasks": ["xnli"]}, transfer={"seeds": [1, 2]})
+    one = {"xnli": {"batch_size": [8], "learning_rate": [1e-3], "classifier_learning_rate": None}}
+    plan = make_plan(ablation={"settings": ["default"], "pairs": ["fr"], "tasks": ["xnli"], "finetune": one},
+                     transfer={"seeds": [1, 2]})
+    k = plan.transfer["freeze"][0]
     assert plan.ablation_transfer_parts() == [
-        f"results/t/eval/transfer/xnli/ablation/default/en-fr/f{plan.transfer['freeze'][0]}/seed{s}.parquet" for s in (1, 2)]
+        f"results/t/eval/transfer/xnli/ablation/default/en-fr/f{k}-b8-lr0.001/seed{s}.parquet" for s in (1, 2)]
     assert plan.ablation_targets() == ["results/t/eval/ablation.parquet", "results/t/eval/ablation.csv"]
     assert make_plan(ablation={"settings": []}).ablation_targets() == []
+
+
+def test_the_papers_search_is_one_fine_tuning_per_grid_point():
+    """§3.2: XNLI 200 epochs, batch {4, 8} x encoder rate {1.25e-6, 2.5e-6, 5e-6} x classifier rate {5e-6,
+    2.5e-5, 1.25e-4}, fixed rate; NER and parsing 10 epochs, batch {16, 32} x rate {2e-5, 3e-5, 5e-5}, 10 %
+    warm-up then linear decay; Adam (no weight decay). The rest of a fine-tuning's settings stay transfer's."""
+    plan = make_plan(ablation={"settings": ["default"], "pairs": ["fr"]}, transfer={"freeze": [0]})
+    xnli, ner = plan.ablation_grid("xnli"), plan.ablation_grid("ner")
+    assert len(xnli) == 18 and len(ner) == 6 and len(plan.ablation_grid("parsing")) == 6
+    assert xnli["f0-b4-lr1.25e-06-clr0.000125"] == {
+        "epochs": 200, "warmup": 0.0, "schedule": "constant", "weight_decay": 0.0, "batch_size": 4,
+        "learning_rate": 1.25e-6, "classifier_learning_rate": 1.25e-4}
+    assert ner["f0-b32-lr3e-05"] == {"epochs": 10, "warmup": 0.1, "schedule": "linear", "weight_decay": 0.0,
+                                     "batch_size": 32, "learning_rate": 3e-5}
+    runs = plan.ablation_runs()
+    assert len(runs) == 18 + 6 + 6 and ("ner", "ablation/default/en-fr", "f0-b16-lr2e-05") in runs
+    params = plan.transfer_params(wildcards(task="ner", lm="ablation/default/en-fr", variant="f0-b32-lr3e-05",
+                                            seed="1"))
+    assert params["settings"] == {**plan.finetune_settings["ner"], **ner["f0-b32-lr3e-05"]}
+    assert params["freeze"] == 0 and params["selection"] == "en_dev" and params["dev_langs"] == ["en"]

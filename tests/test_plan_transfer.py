@@ -60,12 +60,46 @@ def test_static_variant_reads_vectors_and_its_own_rate():
     assert params["freeze"] == -1 and params["settings"]["learning_rate"] == plan.transfer["static"]["learning_rate"]
 
 
-def test_rotations_registered_for_a_model_are_tested_on_xnli():
-    plan = make_plan()
-    plan.transfer_rotations["bert/200-w10"] = dict(sentences=9, layer=8, files={"orth": {"de": "r/de.npy"}})
-    run = wildcards(task="xnli", lm="bert/200-w10", variant="f0", seed="1")
+def test_rotations_registered_for_a_model_are_fine_tuned_and_tested_with_on_xnli():
+    """f{k}-rot{kind}: the dev languages' rotation files select the epoch, the tested ones are scored rotated."""
+    plan = make_plan(transfer={"xnli": {"languages": ["de"]}})
+    plan.transfer_rotations["bert/200-w10"] = dict(sentences=9, layer=8, files={"orth": {"de": "r/de.npy"},
+                                                                                 "word": {"de": "w/de.npy"}})
+    run = wildcards(task="xnli", lm="bert/200-w10", variant="f0-rotorth", seed="1")
     assert plan.transfer_eval_inputs(run)["rotations"] == ["r/de.npy"]
     assert plan.transfer_eval_params(run)["rotation"] == dict(sentences=9, layer=8, langs={"orth": ["de"]})
+    assert plan.finetune_inputs(run)["rotations"] == ["r/de.npy"]
+    params = plan.transfer_params(run)
+    assert params["rotation"] == dict(sentences=9, layer=8, langs={"orth": ["de"]})
+    assert (params["selection"], params["dev_langs"]) == ("avg_dev", ["en", "de"])  # alignment.xnli's default
+    plain = wildcards(task="xnli", lm="bert/200-w10", variant="f0", seed="1")
+    assert "rotations" not in plan.transfer_eval_inputs(plain) and "rotation" not in plan.transfer_params(plain)
+
+
+def test_cao_fine_tunings_are_their_own_variants_with_alignment_xnli():
+    """The aligned models and their base get f{k}-cao (and the base f{k}-rot{kind}) with alignment.xnli's recipe
+    and selection; the language experiments keep transfer.xnli's and en_dev (Conneau et al.'s selection)."""
+    plan = make_plan(transfer={"freeze": [1, 6], "zero_mean": True, "tasks": ["xnli", "pos"]},
+                     language={"sizes": [200]}, alignment={"finetune": {"sizes": [10]}})
+    base, aligned = "bert/200-w10", "aligned/10/bert/200-w10"
+    assert plan.alignment_bases() == [base]
+    assert plan.transfer_variants(base) == ["f1", "f6", "f1-zm", "f1-cao", "f1-rotword", "f1-rotsentence"]
+    assert plan.transfer_variants(aligned) == ["f1-cao"]
+    assert plan.transfer_variants("bert/200-w5") == ["f1", "f6", "f1-zm"], "not a base of an aligned model"
+    runs = plan.transfer_runs()
+    assert ("pos", base, "f1-cao") not in runs and ("xnli", base, "f1-rotword") in runs, "Cao et al.'s: XNLI only"
+    cao = plan.transfer_params(wildcards(task="xnli", lm=aligned, variant="f1-cao", seed="1"))
+    ours = plan.transfer_params(wildcards(task="xnli", lm=base, variant="f1", seed="1"))
+    assert (cao["selection"], ours["selection"]) == ("avg_dev", "en_dev")
+    assert cao["dev_langs"] == ["en", "de", "fr"] and ours["dev_langs"] == ["en"]
+    assert {key: cao["settings"][key] for key in ("betas", "eps", "weight_decay", "epochs", "batch_size")} == {
+        "betas": [0.9, 0.98], "eps": 1e-9, "weight_decay": 0.0, "epochs": 3, "batch_size": 32}
+    assert "betas" not in ours["settings"] and ours["settings"] == plan.finetune_settings["xnli"]
+    assert cao["settings"]["max_length"] == ours["settings"]["max_length"], "transfer.xnli's where A.1 is silent"
+    assert "mds" not in plan.transfer_eval_params(wildcards(task="xnli", lm=base, variant="f1-cao", seed="1"))
+    other = make_plan(alignment={"finetune": {"sizes": [10]}, "xnli": {"selection": "en_dev", "epochs": 5}})
+    changed = other.transfer_params(wildcards(task="xnli", lm=aligned, variant="f0-cao", seed="1"))
+    assert (changed["selection"], changed["settings"]["epochs"]) == ("en_dev", 5)
 
 
 def test_avg_dev_cannot_select_zero_mean():

@@ -23,7 +23,9 @@ TRANSFER = CONFIG["transfer"]
 VARIANTS = len(TRANSFER["freeze"]) + TRANSFER.get("zero_mean", True)  # each freeze depth, zero-mean at the first
 STATIC_XNLI = GRID  # XNLI fine-tunings of each static model
 ALIGNED = len(CONFIG["alignment"]["finetune"]["sizes"])  # aligned models: one base, each amount of parallel data
-BERT_XNLI = GRID + LMS * (VARIANTS - 1) + ALIGNED  # the grid at the first depth, the other variants on the LMS
+KINDS = len(CONFIG["alignment"].get("rotation", {}).get("kinds", ["word", "sentence"]))  # the rotation baselines
+CAO_XNLI = ALIGNED + 1 + KINDS  # Cao et al.'s XNLI: each aligned model, the base (f{k}-cao), each rotation's
+BERT_XNLI = GRID + LMS * (VARIANTS - 1) + CAO_XNLI  # the grid at the first depth, the other variants on the LMS
 BERT_TRANSFER = BERT_XNLI + LMS * VARIANTS * 3  # and POS, parsing, NER
 # Word2Vec models of the window sweep that are not grid models (the sweep is at the smallest size)
 SWEEP_ONLY = len(set(CONFIG["window_sweep"]["windows"]) - set(CONFIG["windows"]))
@@ -271,10 +273,10 @@ def test_alignment_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
     assert plan(test_run, tmp_path, {"alignment": {"analysis": {"pos_contextual": True}}}) == {
         "contextual_retrieval_pos": 1, **FINDINGS}
     # other word pairs: everything learned or scored on them (the aligned models and their XNLI, the rotations and
-    # the rotated base's XNLI, fastText's retrieval)
+    # the base's XNLI fine-tunings with them, fastText's retrieval)
     assert plan(test_run, tmp_path, {"alignment": {"fast_align": {"iterations": 6}}}) == {
         "word_pairs": PAIRS, "word_pairs_table": 1, **CONTEXTUAL, "fasttext_retrieval": FASTTEXT,
-        "align_finetune": ALIGNED, "rotation": ROTATIONS, "finetune": ALIGNED, "transfer_eval": 2 * ALIGNED,
+        "align_finetune": ALIGNED, "rotation": ROTATIONS, "finetune": ALIGNED + KINDS, "transfer_eval": ALIGNED + KINDS,
         "transfer_table": 1, **MONO_CONTEXTUAL}  # and the contextual word level's word pairs (the aligner's settings)
     # only the chosen aligner's settings reach the word-pair jobs: eflomal's rerun nothing under fast_align
     assert plan(test_run, tmp_path, {"alignment": {"eflomal": {"null_prior": 0.3}}}) == {}
@@ -286,6 +288,22 @@ def test_alignment_setting_reruns_the_aligned_models_and_what_follows(test_run, 
     assert plan(test_run, tmp_path, {"alignment": {"finetune": {"learning_rate": 0.001}}}) == {
         "align_finetune": ALIGNED, "finetune": ALIGNED, "transfer_eval": ALIGNED, "transfer_table": 1,
         "contextual_retrieval": ALIGNED, **CONTEXTUAL_TABLES}
+
+
+def test_cao_xnli_settings_rerun_only_cao_et_als_fine_tunings(test_run, tmp_path):
+    """alignment.xnli: the aligned models', their base's and the rotations' XNLI (not the language experiments'
+    fine-tunings of the same base, which keep transfer.xnli)."""
+    assert plan(test_run, tmp_path, {"alignment": {"xnli": {"epochs": 2, "selection": "en_dev"}}}) == {
+        "finetune": CAO_XNLI, "transfer_eval": CAO_XNLI, "transfer_table": 1, **FINDINGS}
+
+
+def test_ablation_grid_reruns_only_the_points_it_changes(test_run, tmp_path):
+    """A grid point added trains and scores only that point of every ablation; a recipe key every point."""
+    recipe = ABLATION["finetune"]["xnli"]
+    one = {"finetune": ABLATION_RUNS, "transfer_eval": ABLATION_RUNS, "ablation_table": 1, **FINDINGS}
+    more = {**recipe, "learning_rate": [*recipe["learning_rate"], 0.002]}
+    assert plan(test_run, tmp_path, {"ablation": {"finetune": {"xnli": more}}}) == one
+    assert plan(test_run, tmp_path, {"ablation": {"finetune": {"xnli": {**recipe, "epochs": 2}}}}) == one
 
 
 def test_monolingual_settings_rerun_only_their_comparison(test_run, tmp_path):

@@ -189,7 +189,7 @@ def test_aligned_model_joins_every_experiment(tmp_path):
     dry = snakemake("-n", "--configfile", str(TEST_PRESET), cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr[-3000:]
     assert job_counts(dry.stdout)["align_finetune"] == 1
-    assert f"results/test/finetuned/xnli/{lm}/f{config['transfer']['freeze'][0]}/seed1" in dry.stdout
+    assert f"results/test/finetuned/xnli/{lm}/f{config['transfer']['freeze'][0]}-cao/seed1" in dry.stdout
     targets = [f"results/test/eval/retrieval/{lm}.parquet", f"results/test/eval/token_translation/{lm}/en-{lang}.parquet",
                f"results/test/eval/sentence_retrieval/tatoeba/{lm}/{lang}.parquet"]
     dry = snakemake("-n", *targets, "--configfile", str(TEST_PRESET), cwd=tmp_path)

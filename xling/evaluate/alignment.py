@@ -2,7 +2,9 @@
 the report alike: an lm id aligned/{n}/{base} is its base BERT fine-tuned for alignment on n sentence pairs per
 language; a base BERT's rows with transform (XNLI) or method (retrieval) rotation-word / rotation-sentence are its
 rotation baselines; fasttext/{size} is the sentence-augmented fastText. Each gets the paper's setting name
-(published_results.yaml) and the amount of parallel data it used.
+(published_results.yaml) and the amount of parallel data it used. XNLI rows come from Cao et al.'s own fine-tunings
+(variants f{k}-cao and f{k}-rot{kind}, xling.plan.transfer); the language experiments' tables leave those out
+(`language_study_rows`).
 
 Light on purpose (pandas only): the report's environment imports it.
 """
@@ -13,6 +15,8 @@ import json
 import re
 
 import pandas as pd
+
+from xling.plan.transfer import is_alignment_variant, rotation_kind
 
 ALIGNED_LM = re.compile(r"aligned/(\d+)(?:-[a-z][a-z0-9_]*)*/(.+)")  # xling.plan.models.ALIGNED_ID
 FASTTEXT = "fasttext"
@@ -51,6 +55,8 @@ def cao_xnli(transfer: pd.DataFrame) -> pd.DataFrame:
         return transfer.iloc[0:0]
     rows = transfer[(transfer["task"] == "xnli") & (transfer["split"] == "test") & (transfer["metric"] == "accuracy")
                     & (transfer["train_transform"] == "none") & transfer["selected"].astype(bool)]
+    if "variant" in rows:  # Cao et al.'s fine-tunings only (tables written before variants: every row)
+        rows = _rotation_pivot_rows(rows[rows["variant"].map(is_alignment_variant)])
     rows = rows.assign(base=rows["lm"].map(lambda lm: aligned_lm(lm)[0]),
                        parallel_sentences=rows["lm"].map(lambda lm: aligned_lm(lm)[1]),
                        setting=[cao_setting(lm, t) for lm, t in zip(rows["lm"], rows["transform"])])
@@ -61,6 +67,27 @@ def cao_xnli(transfer: pd.DataFrame) -> pd.DataFrame:
         rows["parallel_sentences"] = rotation_n.where(rotated, rows["parallel_sentences"]).astype(int)
     bases = set(rows.loc[(rows["parallel_sentences"] > 0) | rotated, "base"])
     return rows[rows["setting"].notna() & rows["base"].isin(bases)]
+
+
+def _rotation_pivot_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """A rotation's fine-tuning (f{k}-rot{kind}) as its Table 1 row: its rotated languages and the languages it
+    does not rotate (the pivot: "none" rows) under transform rotation-{kind}; its unrotated other languages left
+    out."""
+    kind = rows["variant"].map(rotation_kind)
+    rotated = rows["transform"].str.startswith("rotation")
+    keys = ["lm", "variant", "seed", "lang"]
+    has_rotation = pd.MultiIndex.from_frame(rows[keys]).isin(pd.MultiIndex.from_frame(rows.loc[rotated, keys]))
+    unrotated = kind.notna() & ~rotated & ~has_rotation
+    rows = rows[kind.isna() | rotated | unrotated]
+    return rows.assign(transform=rows["transform"].where(~unrotated[rows.index], "rotation-" + kind[rows.index]))
+
+
+def language_study_rows(transfer: pd.DataFrame) -> pd.DataFrame:
+    """The transfer rows of every study but Cao et al.'s: without the alignment study's own fine-tunings of a base
+    BERT (f{k}-cao, f{k}-rot{kind}), which share its lm id with the language experiments'."""
+    if "variant" not in transfer:
+        return transfer
+    return transfer[~transfer["variant"].map(is_alignment_variant)]
 
 
 def _rotation_sentences(settings) -> int:

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 SETTING = r"default|default-anchors|wiki-cc|no-anchors|extra-anchors|sep-emb|sep-l[1-9]\d*|sep-emb-l[1-9]\d*"  # {setting}
 PAIR = r"[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"  # {pair}
+TASKS = ("xnli", "ner", "parsing", "pos")  # ablation.tasks' choices, each with its ablation.finetune grid
 
 
 SETTING_NAME = re.compile(r"(?P<name>default|default-anchors|wiki-cc|no-anchors|extra-anchors)|sep(?P<emb>-emb)?(?:-l(?P<layers>[1-9]\d*))?")
@@ -133,11 +134,32 @@ class AblationPlan:
         return {**self.bert_settings(self.config["bert"], self.ablation["bert"]), "window": self.ablation["window"],
                 "ablation": spec}
 
+    def ablation_grid(self, task: str) -> dict[str, dict]:
+        """{variant: the fine-tuning settings of that grid point} of Conneau et al.'s search for `task`
+        (ablation.finetune.<task>, §3.2), at the first freeze depth: f{k}-b{batch}-lr{rate}[-clr{head rate}]."""
+        recipe = self.ablation["finetune"][task]
+        fixed = {"epochs": recipe["epochs"], "warmup": recipe["warmup"], "schedule": recipe["schedule"],
+                 "weight_decay": recipe["weight_decay"]}
+        freeze = self.transfer["freeze"][0]
+        grid = {}
+        for batch in recipe["batch_size"]:
+            for rate in recipe["learning_rate"]:
+                for head in recipe["classifier_learning_rate"] or [None]:
+                    name = f"f{freeze}-b{batch}-lr{rate:g}" + ("" if head is None else f"-clr{head:g}")
+                    point = {**fixed, "batch_size": batch, "learning_rate": rate}
+                    grid[name] = point if head is None else {**point, "classifier_learning_rate": head}
+        return grid
+
+    def ablation_runs(self) -> list[tuple[str, str, str]]:
+        """(task, lm, variant) of every ablation's fine-tuning: each task of ablation.tasks, each grid point."""
+        grids = {task: self.ablation_grid(task) for task in TASKS if task in self.ablation["tasks"]}
+        return [(task, lm, variant) for lm in self.ablation_models() for task, grid in grids.items()
+                for variant in grid]
+
     def ablation_transfer_parts(self) -> list[str]:
-        """Transfer tables of every ablation: each task of ablation.tasks at the first freeze depth, every seed."""
-        variant = f"f{self.transfer['freeze'][0]}"
+        """Transfer tables of every ablation: each fine-tuning of ablation_runs, every seed."""
         return [f"{self.results}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
-                for lm in self.ablation_models() for task in self.ablation["tasks"] for seed in self.transfer["seeds"]]
+                for task, lm, variant in self.ablation_runs() for seed in self.transfer["seeds"]]
 
     def ablation_targets(self) -> list[str]:
         return [f"{self.results}/eval/ablation.{ext}" for ext in ("parquet", "csv")] if self.ablation_transfer_parts() else []

@@ -120,10 +120,14 @@ class AlignmentPlan:
                     test=[f for lang in langs for f in self.word_pair_files(lang, ["test"])["test"]],
                     seen=[f for lang in langs for f in self.word_pair_files(lang, [seen])[seen]])
 
+    def alignment_bases(self) -> list[str]:
+        """The base BERTs fine-tuned for alignment (their XNLI is Cao et al.'s "Base BERT" row)."""
+        return sorted({aligned_base(lm)[1] for lm in self.aligned_models()})
+
     def rotation_lms(self) -> list[str]:
         """The base BERTs that get rotations: those fine-tuned for alignment (the rotations are their
         baselines)."""
-        return sorted({aligned_base(lm)[1] for lm in self.aligned_models()}) if self.rotation["kinds"] else []
+        return self.alignment_bases() if self.rotation["kinds"] else []
 
     def rotation_files(self, lm: str, n, kinds=None) -> dict:
         """{kind: {lang: path}} of the rotations of `lm` learned on train{n}, one per aligned language."""

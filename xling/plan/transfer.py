@@ -6,6 +6,27 @@ from __future__ import annotations
 TASKS = ("xnli", "pos", "parsing", "ner")
 WEIGHT_KEYS = ("epochs", "batch_size", "learning_rate", "warmup", "weight_decay", "dropout", "max_length", "max_train")
 PARSER_KEYS = ("arc_dim", "label_dim")
+#: alignment.xnli's keys that decide a Cao et al. fine-tuning's weights, over transfer.xnli's (appendix A.1)
+CAO_KEYS = ("epochs", "batch_size", "learning_rate", "warmup", "weight_decay", "betas", "eps", "dropout")
+CAO, ROTATED = "cao", "rot"  # variant suffixes of Cao et al.'s XNLI fine-tunings: f{k}-cao, f{k}-rot{kind}
+
+
+def variant_suffix(variant: str) -> str:
+    """The part of a variant after its depth: "" (f{k}), "zm", "cao", "rot{kind}"; "static" for static vectors."""
+    return variant if variant == "static" else variant.partition("-")[2]
+
+
+def is_alignment_variant(variant: str) -> bool:
+    """A fine-tuning of Cao et al.'s study (alignment.xnli's recipe and selection): f{k}-cao, f{k}-rot{kind}.
+    The language experiments' tables leave its rows out; the alignment study reads only these."""
+    suffix = variant_suffix(str(variant))
+    return suffix == CAO or suffix.startswith(ROTATED)
+
+
+def rotation_kind(variant: str) -> str | None:
+    """The rotation a variant fine-tunes and tests with (f{k}-rot{kind}), else None."""
+    suffix = variant_suffix(variant)
+    return suffix[len(ROTATED):] if suffix.startswith(ROTATED) else None
 
 
 class TransferPlan:
@@ -16,9 +37,11 @@ class TransferPlan:
             raise ValueError("transfer.selection: avg_dev cannot select zero-mean fine-tunings; set "
                              "transfer.zero_mean: false or selection: en_dev")
         self.finetune_settings = {task: self.task_settings(task) for task in TASKS}
+        cao = self.config["alignment"]["xnli"]
+        self.cao_settings = {**self.finetune_settings["xnli"], **{key: cao[key] for key in CAO_KEYS}}
         self.test_languages = {task: self.transfer[task]["languages"] for task in TASKS}
-        # {lm: dict(sentences, layer, files={kind: {lang: path}})}: the rotations XNLI applies to a base BERT's
-        # other languages before the classifier (rules/align_baselines.smk registers them)
+        # {lm: dict(sentences, layer, files={kind: {lang: path}})}: the rotations of a base BERT's other languages
+        # that its f{k}-rot{kind} fine-tunings select and test with (rules/align_baselines.smk registers them)
         self.transfer_rotations = {}
 
     def task_settings(self, task: str) -> dict:
@@ -31,17 +54,27 @@ class TransferPlan:
     def transfer_variants(self, lm: str) -> list[str]:
         """Fine-tuning variants of a model: `static` (frozen vectors), f{k} (embeddings + layers 1..k frozen) and
         f{k}-zm (zero-mean in training and testing, at the first depth). The BERTs of the language experiments
-        get every depth and zero-mean; the others the first depth only (the XNLI grid)."""
+        get every depth and zero-mean; the others the first depth only (the XNLI grid). Cao et al.'s study: an
+        aligned model only f{k}-cao, its base also f{k}-cao and one f{k}-rot{kind} per rotation (at the first
+        depth, with alignment.xnli's recipe)."""
         freeze = self.transfer["freeze"]
         if not lm.startswith(("bert/", "hf/", "aligned/")):
             return ["static"]
+        cao = [f"f{freeze[0]}-{CAO}"]
+        if lm.startswith("aligned/"):
+            return cao
+        if lm not in self.alignment_bases():
+            cao = []
+        elif lm in self.rotation_lms():
+            cao += [f"f{freeze[0]}-{ROTATED}{kind}" for kind in self.rotation["kinds"]]
         if lm not in self.language_models():
-            return [f"f{freeze[0]}"]
-        return [f"f{k}" for k in freeze] + ([f"f{freeze[0]}-zm"] if self.transfer["zero_mean"] else [])
+            return [f"f{freeze[0]}", *cao]
+        return [f"f{k}" for k in freeze] + ([f"f{freeze[0]}-zm"] if self.transfer["zero_mean"] else []) + cao
 
     def transfer_runs(self) -> list[tuple[str, str, str]]:
         """(task, lm, variant) of every fine-tuning: XNLI on every model x size x window (and Hugging Face
-        checkpoint, and aligned model); the other tasks on the language experiments' BERTs."""
+        checkpoint, and aligned model; Cao et al.'s variants XNLI only); the other tasks on the language
+        experiments' BERTs."""
         runs = []
         for task in self.transfer["tasks"]:
             lms = [f"{m}/{s}-w{w}" for m in self.models for s in self.sizes for w in self.windows]
@@ -49,7 +82,7 @@ class TransferPlan:
             if task != "xnli":
                 lms = self.language_models()
             runs += [(task, lm, variant) for lm in lms for variant in self.transfer_variants(lm)
-                     if self.transfer_langs(task)]
+                     if self.transfer_langs(task) and (task == "xnli" or not is_alignment_variant(variant))]
         return runs
 
     def transfer_parts(self) -> list[str]:
@@ -66,10 +99,15 @@ class TransferPlan:
     def task_splits(self, task: str, lang: str) -> list[str]:
         return self.source.task_splits(task, lang)
 
-    def selection_langs(self, task: str, lm: str | None = None) -> list[str]:
+    def selection(self, variant: str | None = None) -> str:
+        """How a fine-tuning selects its epoch: alignment.xnli's for Cao et al.'s variants, else transfer's."""
+        alignment = variant is not None and is_alignment_variant(variant)
+        return self.config["alignment"]["xnli"]["selection"] if alignment else self.transfer["selection"]
+
+    def selection_langs(self, task: str, lm: str | None = None, variant: str | None = None) -> list[str]:
         """Languages whose dev sets select the epoch: the pivot, or (avg_dev) every tested language with a dev
         split."""
-        langs = self.transfer_langs(task, lm) if self.transfer["selection"] == "avg_dev" else [self.pivot]
+        langs = self.transfer_langs(task, lm) if self.selection(variant) == "avg_dev" else [self.pivot]
         return [lang for lang in langs if "dev" in self.task_splits(task, lang)]
 
     def transfer_model_inputs(self, wildcards) -> dict:
@@ -89,9 +127,12 @@ class TransferPlan:
         task, variant, file = wildcards.task, wildcards.variant, self.layout.task_file
         inputs = self.transfer_model_inputs(wildcards)
         inputs["train"] = file(task, self.pivot, "train")
-        inputs["dev"] = [file(task, lang, "dev") for lang in self.selection_langs(task, wildcards.lm)]
+        dev_langs = self.selection_langs(task, wildcards.lm, variant)
+        inputs["dev"] = [file(task, lang, "dev") for lang in dev_langs]
         if variant.endswith("-zm"):
             inputs["corpus"] = self.mean_corpora(wildcards, [self.pivot])[self.pivot]
+        if self.uses_rotations(wildcards):  # the dev languages' rotations: the epoch is selected on rotated dev sets
+            inputs["rotations"] = [path for lang, path in self.rotations_tested(wildcards).items() if lang in dev_langs]
         return inputs
 
     def transfer_eval_inputs(self, wildcards) -> dict:
@@ -103,20 +144,27 @@ class TransferPlan:
         if variant.endswith("-zm") or self.uses_mds(wildcards):
             inputs["corpora"] = list(self.mean_corpora(wildcards, self.transfer_langs(task, lm)).values())
         if self.uses_rotations(wildcards):
-            inputs["rotations"] = [path for by_lang in self.rotations_tested(wildcards).values()
-                                   for path in by_lang.values()]
+            inputs["rotations"] = list(self.rotations_tested(wildcards).values())
         return inputs
 
     def uses_rotations(self, wildcards) -> bool:
-        variant = wildcards.variant
-        return wildcards.task == "xnli" and wildcards.lm in self.transfer_rotations and variant.startswith("f") \
-            and not variant.endswith("-zm")
+        """An f{k}-rot{kind} XNLI fine-tuning of a base BERT with registered rotations."""
+        return wildcards.task == "xnli" and wildcards.lm in self.transfer_rotations \
+            and rotation_kind(wildcards.variant) is not None
 
     def rotations_tested(self, wildcards) -> dict:
-        """{kind: {lang: path}} of the rotations of the tested languages (the pivot has none)."""
+        """{lang: path} of the variant's rotation of each tested language (the pivot has none)."""
         langs = self.transfer_langs(wildcards.task)
-        return {kind: {lang: path for lang, path in by_lang.items() if lang in langs}
-                for kind, by_lang in self.transfer_rotations[wildcards.lm]["files"].items()}
+        by_lang = self.transfer_rotations[wildcards.lm]["files"][rotation_kind(wildcards.variant)]
+        return {lang: path for lang, path in by_lang.items() if lang in langs}
+
+    def rotation_params(self, wildcards, langs) -> dict:
+        """The rotation of an f{k}-rot{kind} job: its parallel sentences, layer, and {kind: [lang, ...]} in the
+        order of the job's `rotations` input."""
+        rotation = self.transfer_rotations[wildcards.lm]
+        return dict(sentences=rotation["sentences"], layer=rotation["layer"],
+                    langs={rotation_kind(wildcards.variant): [lang for lang in self.rotations_tested(wildcards)
+                                                              if lang in langs]})
 
     def shift_settings(self) -> dict:
         """How zero-mean and MDS shift a BERT: the layer, and the language means (language.* say which mean over
@@ -126,16 +174,20 @@ class TransferPlan:
                     shift_positions=self.language["shift_positions"])
 
     def uses_mds(self, wildcards) -> bool:
-        return self.transfer["mds"] and wildcards.variant.startswith("f") and not wildcards.variant.endswith("-zm") \
+        return self.transfer["mds"] and wildcards.variant.startswith("f") and variant_suffix(wildcards.variant) == "" \
             and wildcards.lm in self.language_models()
 
     def transfer_params(self, wildcards) -> dict:
         """What changes a fine-tuning's weights, besides the model and the data: only the settings this variant
         uses."""
         variant = wildcards.variant
-        settings = self.finetune_settings[wildcards.task]
-        run = dict(task=wildcards.task, seed=int(wildcards.seed), selection=self.transfer["selection"],
-                   dev_langs=self.selection_langs(wildcards.task, wildcards.lm), pivot=self.pivot)
+        alignment = is_alignment_variant(variant)
+        settings = self.cao_settings if alignment else self.finetune_settings[wildcards.task]
+        if wildcards.lm.startswith("ablation/"):  # a point of Conneau et al.'s search (ablation.finetune)
+            settings = {**settings, **self.ablation_grid(wildcards.task)[variant]}
+        dev_langs = self.selection_langs(wildcards.task, wildcards.lm, variant)
+        run = dict(task=wildcards.task, seed=int(wildcards.seed), selection=self.selection(variant),
+                   dev_langs=dev_langs, pivot=self.pivot)
         if variant == "static":  # the run's WordPiece tokenizer; the InferSent classifier's own size and rate
             static = self.transfer["static"]
             run.update(freeze=-1, lowercase=self.config["tokenizer"]["lowercase"])
@@ -144,6 +196,8 @@ class TransferPlan:
             run["freeze"] = int(variant[1:].split("-")[0])
         if variant.endswith("-zm"):
             run["zero_mean"] = self.shift_settings()
+        if self.uses_rotations(wildcards):
+            run["rotation"] = self.rotation_params(wildcards, dev_langs)
         return {**run, "settings": settings}
 
     def transfer_eval_params(self, wildcards) -> dict:
@@ -159,10 +213,7 @@ class TransferPlan:
         elif self.uses_mds(wildcards):
             run["mds"] = {**self.shift_settings(), "alphas": self.transfer["alphas"]}
         if self.uses_rotations(wildcards):
-            rotation = self.transfer_rotations[wildcards.lm]
-            tested = self.rotations_tested(wildcards).items()
-            run["rotation"] = dict(sentences=rotation["sentences"], layer=rotation["layer"],
-                                   langs={kind: list(by_lang) for kind, by_lang in tested})
+            run["rotation"] = self.rotation_params(wildcards, run["langs"])
         if task == "ner":
             run["ner_repair"] = self.transfer["ner_repair"]
         return run

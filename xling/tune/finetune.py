@@ -1,13 +1,16 @@
 """Fine-tuning for zero-shot transfer: one loop for every task and encoder (xling.tune.heads).
 
-AdamW (weight decay on weights, not on biases and LayerNorm) with a linear warm-up over the first
+AdamW (weight decay on weights, not on biases and LayerNorm; `betas`, `eps` from the settings where given, else
+torch's; weight decay 0 is Adam, as Cao et al. 2020) with a linear warm-up over the first
 `warmup` fraction of the steps and a linear decay to 0 (Devlin et al.; Cao et al. 2020); gradients clipped
 at norm 1. `freeze` = k freezes the embeddings and encoder layers 1..k (Liu et al. 2020 fine-tune the last
 6 layers of mBERT: k = 6; k = 0 trains everything). Zero-mean training (Liu et al. 2020, short paper §5.1)
 subtracts the pretrained model's English mean at one layer in every forward pass.
 
 Selection: after every epoch the model is scored on the English dev set (`en_dev`, the papers' default)
-or on the average of every language's dev set (`avg_dev`, Cao et al.); the best epoch's weights are kept.
+or on the average of every language's dev set (`avg_dev`, Cao et al.); the best epoch's weights are kept. With
+`rotations` ({lang: W}), a language's dev set is scored with its states at `rotation_layer` multiplied by W (Cao
+et al.'s rotation baselines: English trains as it is, the epoch is chosen on the rotated other languages).
 
 Deterministic for a seed: the order of examples in epoch e is a permutation drawn from a generator seeded
 with (seed, e), dropout draws from the global torch RNG seeded with `seed`, whose state every checkpoint
@@ -42,11 +45,14 @@ from xling.encode.encoder import Shift
 from xling.io import atomic_path, atomic_write
 from xling.models.checkpoints import atomic_directory, hms, rng_state, set_rng_state
 from xling.models.loop import Progress, TrainingLoop
+from xling.represent.rotation import rotate_layer
 from xling.tune.heads import Backbone, InferSent, build_model, collate, label_inventory, n_pieces
 
 logger = logging.getLogger(__name__)
 
 SELECTIONS = ("en_dev", "avg_dev")
+#: settings a fine-tuning may add to the optimizer's (Cao et al.'s Adam; Conneau et al.'s classifier rate)
+OPTIONAL_OPTIMIZER = ("betas", "eps", "classifier_learning_rate")
 ScoreFn = Callable[[str, list, list, list], dict]  # (task, examples, predictions, labels) -> {metric: (value, n)}
 
 
@@ -56,22 +62,45 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def optimizer_for(model: nn.Module, learning_rate: float, weight_decay: float) -> torch.optim.AdamW:
-    """AdamW over the trainable parameters: decay on weights, none on biases and LayerNorm (BERT recipe)."""
-    decay, no_decay = [], []
-    for module in model.modules():
+def optimizer_for(model: nn.Module, learning_rate: float, weight_decay: float, betas=(0.9, 0.999),
+                  eps: float = 1e-8, classifier_learning_rate: float | None = None) -> torch.optim.AdamW:
+    """AdamW over the trainable parameters: decay on weights, none on biases and LayerNorm (BERT recipe). With a
+    classifier_learning_rate, the parameters outside the encoder (the task head) train at it, the encoder's at
+    learning_rate (Conneau et al. 2020's XNLI search)."""
+    groups: dict[tuple[bool, bool], list] = {}
+    for prefix, module in model.named_modules():
         for name, p in module.named_parameters(recurse=False):
             if p.requires_grad:
-                (no_decay if name == "bias" or isinstance(module, nn.LayerNorm) else decay).append(p)
-    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
-                              {"params": no_decay, "weight_decay": 0.0}], lr=learning_rate)
+                decays = not (name == "bias" or isinstance(module, nn.LayerNorm))
+                head = classifier_learning_rate is not None and prefix.split(".")[0] != "encoder"
+                groups.setdefault((decays, head), []).append(p)
+    return torch.optim.AdamW([{"params": params, "weight_decay": weight_decay if decays else 0.0,
+                               "lr": classifier_learning_rate if head else learning_rate}
+                              for (decays, head), params in sorted(groups.items(), key=_decay_first)],
+                             lr=learning_rate, betas=tuple(betas), eps=eps)
 
 
-def linear_schedule(optimizer, warmup_steps: int, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
-    """Linear warm-up to the peak learning rate, then linear decay to 0 at total_steps."""
+def _decay_first(group) -> tuple[bool, bool]:
+    """The groups' order: decayed weights first (the BERT recipe's), the encoder before the head."""
+    (decays, head), _ = group
+    return not decays, head
+
+
+SCHEDULES = ("linear", "constant")
+
+
+def linear_schedule(optimizer, warmup_steps: int, total_steps: int, schedule: str = "linear"
+                    ) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up to the peak learning rate, then linear decay to 0 at total_steps (`linear`) or the peak
+    kept (`constant`: Conneau et al. 2020's fixed XNLI rate)."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+
     def factor(step: int) -> float:
         if step < warmup_steps:
             return (step + 1) / warmup_steps
+        if schedule == "constant":
+            return 1.0
         return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
@@ -126,6 +155,11 @@ def fingerprint(paths) -> str:
     return digest.hexdigest()
 
 
+def array_digest(array) -> str:
+    """A content hash of an array (a rotation's part of a checkpoint key, not its 768 x 768 numbers)."""
+    return hashlib.blake2b(np.ascontiguousarray(array, dtype=np.float64).tobytes(), digest_size=8).hexdigest()
+
+
 def checkpoint_key(spec: dict) -> str:
     return hashlib.blake2b(json.dumps(spec, sort_keys=True, default=str).encode(), digest_size=6).hexdigest()
 
@@ -138,6 +172,7 @@ class FinetuneRun:
     avg_dev, on the `pivot`'s dev set or every language's. zero_mean: the shift added at one layer while training
     (Liu et al. 2020: the pretrained model's pivot mean, negated). identity: what else decides the weights (e.g.
     the model path, data fingerprints), hashed with the settings into the checkpoint subdirectory's name.
+    rotations: {lang: W} applied at `rotation_layer` when scoring that language's dev set (module docstring).
     """
 
     seed: int
@@ -148,6 +183,8 @@ class FinetuneRun:
     identity: dict = field(default_factory=dict)
     device: str | torch.device = "cpu"
     checkpoint_every: int = 500
+    rotations: dict = field(default_factory=dict)
+    rotation_layer: int = -1
 
 
 def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], out_dir, checkpoint_dir,
@@ -157,9 +194,10 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     write out_dir (see the module docstring) and return its finetune.json record.
 
     settings: epochs, batch_size, learning_rate, warmup (fraction of steps), weight_decay, dropout,
-    max_length, and the head's sizes (xling.tune.heads.build_model). on_step: called after every optimizer
-    step with the loop's state (step, pieces, seconds; benchmarks/finetune_throughput.py times the steps after
-    a warm-up with it).
+    max_length, and the head's sizes (xling.tune.heads.build_model); optionally betas, eps,
+    classifier_learning_rate (`optimizer_for`) and schedule (linear | constant, `linear_schedule`). on_step:
+    called after every optimizer step with the loop's state (step, pieces, seconds;
+    benchmarks/finetune_throughput.py times the steps after a warm-up with it).
     """
     seed, freeze, selection, pivot, zero_mean = run.seed, run.freeze, run.selection, run.pivot, run.zero_mean
     if selection not in SELECTIONS:
@@ -181,14 +219,19 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     n_train = sum(p.numel() for p in model.parameters() if p.requires_grad)
     steps_per_epoch = math.ceil(len(train_features) / settings["batch_size"])
     total = steps_per_epoch * settings["epochs"]
-    optimizer = optimizer_for(model, settings["learning_rate"], settings["weight_decay"])
-    scheduler = linear_schedule(optimizer, round(settings["warmup"] * total), total)
+    optimizer = optimizer_for(model, settings["learning_rate"], settings["weight_decay"],
+                              **{key: settings[key] for key in OPTIONAL_OPTIMIZER if key in settings})
+    scheduler = linear_schedule(optimizer, round(settings["warmup"] * total), total,
+                                settings.get("schedule", "linear"))
     pair = backbone.kind == "bert"
 
     key = checkpoint_key({"task": task, "settings": settings, "seed": seed, "freeze": freeze, "selection": selection,
                           "zero_mean": None if zero_mean is None else [zero_mean.layer, zero_mean.positions,
                                                                      (-np.asarray(zero_mean.delta)).tolist()],
-                          "identity": run.identity, "n_train": len(train_features)})
+                          "identity": run.identity, "n_train": len(train_features),
+                          **({"rotations": [run.rotation_layer, {lang: array_digest(w) for lang, w
+                                                                 in sorted(run.rotations.items())}]}
+                             if run.rotations else {})})
     ckpt_dir = Path(checkpoint_dir) / key
     state = {"epoch": 0, "batch": 0, "step": 0, "scores": [], "best": None, "best_epoch": None, "seconds": 0.0,
              "pieces": 0}
@@ -236,8 +279,8 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
                 if on_step is not None:
                     on_step(state)
                 loop.after_step(report, work=n_pieces(batch), periodic=state["batch"] < len(epoch_batches))
-            dev_scores = {lang: score(task, dev[lang],
-                                      predict(model, task, feats, settings["batch_size"], device, backbone.pad_id),
+            dev_scores = {lang: score(task, dev[lang], dev_predictions(model, task, feats, settings["batch_size"],
+                                                                  device, backbone, run, lang),
                                       labels)[TASK_METRIC[task]][0]
                           for lang, feats in dev_features.items()}
             value = float(np.mean(list(dev_scores.values())))
@@ -255,6 +298,7 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     model.load_state_dict(torch.load(best_path, map_location="cpu", weights_only=True))
     record = {"task": task, "labels": labels, "settings": settings, "seed": seed, "freeze": freeze,
               "selection": selection, "pivot": pivot, "backbone": backbone.kind,
+              "rotation": {"layer": run.rotation_layer, "langs": sorted(run.rotations)} if run.rotations else None,
               "zero_mean": None if zero_mean is None else {"layer": zero_mean.layer, "positions": zero_mean.positions},
               "epochs": state["scores"], "best_epoch": state["best_epoch"], "selection_score": state["best"],
               "steps": state["step"], "train_seconds": round(state["seconds"], 1),
@@ -263,6 +307,15 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
     logger.info("selected epoch %d (%s %.2f); wrote %s in %s", state["best_epoch"], selection, state["best"],
                 out_dir, hms(state["seconds"]))
     return record
+
+
+def dev_predictions(model: nn.Module, task: str, features: list[dict], batch_size: int, device, backbone: Backbone,
+                    run: FinetuneRun, lang: str) -> list:
+    """`predict` on one language's dev set, through its rotation when the run has one."""
+    if lang not in run.rotations:
+        return predict(model, task, features, batch_size, device, backbone.pad_id)
+    with rotate_layer(backbone.encoder.bert, run.rotation_layer, run.rotations[lang]):
+        return predict(model, task, features, batch_size, device, backbone.pad_id)
 
 
 def head_state(model: nn.Module) -> dict:

@@ -19,6 +19,7 @@ from scipy import stats
 
 from xling.data.transfer_tasks import TASK_METRIC  # noqa: F401  (re-exported to the study modules)
 from xling.evaluate import verdicts
+from xling.evaluate.alignment import language_study_rows
 from xling.evaluate.chance import at_or_below_chance, flag, nothing_mined
 from xling.evaluate.uncertainty import bootstrap_groups, paired_groups_difference
 from xling.evaluate.verdicts import (FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, Measure,  # noqa: F401
@@ -212,8 +213,8 @@ def transfer_flags(rows: pd.DataFrame, pivot: str) -> pd.Series:
     if rows.empty:
         return pd.Series([], dtype=object)
     own_flags = rows.apply(own, axis=1)
-    model = [c for c in ("model", "size", "window", "lm", "task", "freeze", "train_transform", "seed")
-             if c in rows]
+    model = [c for c in ("model", "size", "window", "lm", "task", "freeze", "train_transform", "seed", "variant")
+             if c in rows]  # variant: Cao et al.'s and a grid point's fine-tunings are fine-tunings of their own
     dev = (rows["split"] == "dev") & (rows["lang"] == pivot) & (rows["transform"] == "none")
     own_flags = own_flags.map(lambda f: f if isinstance(f, str) else None)
     dead = own_flags[dev].dropna()
@@ -243,8 +244,8 @@ def translation_flags(rows: pd.DataFrame) -> pd.Series:
 def _zero_shot(transfer: pd.DataFrame, pivot: str, task: str) -> pd.DataFrame:
     """Test scores of `task` in the languages other than the pivot, with the epoch the run selected, with
     their degenerate reasons in `flag`."""
-    flags = transfer_flags(transfer, pivot)
-    rows = transfer.assign(flag=flags)
+    transfer = language_study_rows(transfer)  # before the flags: Cao et al.'s fine-tunings are other runs
+    rows = transfer.assign(flag=transfer_flags(transfer, pivot))
     rows = rows[(rows["task"] == task) & (rows["split"] == "test") & (rows["lang"] != pivot)
                 & (rows["metric"] == TASK_METRIC[task]) & (rows["train_transform"] == "none")
                 & rows["selected"].astype(bool)]

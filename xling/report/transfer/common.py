@@ -12,6 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from xling.data.transfer_tasks import TASK_METRIC  # noqa: F401  (what alpha curves show; used by the sections)
+from xling.evaluate.alignment import language_study_rows
 from xling.plan.figures import ALPHA_CAPTION, WINDOW_CAPTION, XNLI_CAPTION  # noqa: F401  (used by the sections)
 from xling.report import figures
 from xling.report.blocks import (DASH, MODEL_KEYS, Block, flatten, fmt_setting, group, model_groups, model_name,
@@ -236,7 +237,9 @@ def _suptitle(fig: Figure, title: str, settings: str) -> None:
 
 
 def _check_table(ctx: ReportContext) -> tuple[pd.DataFrame, str]:
-    return table_with_rows(ctx, TABLE, REQUIRED, "transfer")
+    """The transfer table without Cao et al.'s fine-tunings (their own section, xling.report.alignment)."""
+    df, where = table_with_rows(ctx, TABLE, REQUIRED, "transfer")
+    return language_study_rows(df), where
 
 
 def _stats_index(stats: pd.DataFrame, keys: list[str]) -> dict:
