@@ -1,7 +1,7 @@
 # Cao et al.'s baselines of fine-tuning alignment (config objects `alignment.rotation` and `alignment.fasttext`;
 # Cao, Kitaev and Klein 2020, sections 3.3-3.4): the word- and sentence-aligned rotations of each base BERT, learned
 # on the train{n} word pairs of rules/align.smk and applied to the non-English vectors before contextual retrieval
-# (registered in CONTEXTUAL_ROTATIONS) and before the XNLI classifier (TRANSFER_ROTATIONS, read by transfer_eval);
+# (registered in CONTEXTUAL_ROTATIONS) and before the XNLI classifier (TRANSFER_ROTATIONS, read by finetune's scoring);
 # and the sentence-augmented fastText, trained per language on the run's corpus and rotated on the same pairs.
 # The helpers live in common.smk (Cao et al.'s baselines).
 
