@@ -13,9 +13,6 @@ rule train_vocab:
         min_frequency=config["tokenizer"]["min_frequency"],
         limit_alphabet=config["tokenizer"]["limit_alphabet"],
         lowercase=config["tokenizer"]["lowercase"],
-    # the BERTs' pretraining (priority 10, the longest jobs) waits for the vocabulary and the token files:
-    # Snakemake does not pass a priority on to a job's inputs
-    priority: 10
     log:
         f"{LOGS}/train_vocab.log",
     benchmark:
@@ -35,7 +32,6 @@ rule tokenize:
     params:
         code=code_version("scripts/tokenize.py"),
         lowercase=config["tokenizer"]["lowercase"],
-    priority: 10  # as train_vocab: the BERTs read the token files
     log:
         f"{LOGS}/tokenize/{{size}}/{{lang}}.log",
     benchmark:
