@@ -112,7 +112,7 @@ def test_plan():
 
 def test_plan_of_the_test_preset(test_plan):
     jobs = test_plan.jobs
-    assert len(jobs) == 175 and test_plan.config["run"] == "test"
+    assert len(jobs) == 153 and test_plan.config["run"] == "test"
     pretrain = sorted((j.wildcards["size"], j.wildcards["window"]) for j in jobs if j.rule == "bert_pretrain")
     assert pretrain == [("1500", "32"), ("1500", "8"), ("500", "32"), ("500", "8")]
     job = next(j for j in jobs if j.rule == "bert_pretrain" and j.wildcards == {"size": "500", "window": "8"})
@@ -131,6 +131,7 @@ def test_every_rule_of_the_test_preset_has_a_figure(test_plan, capsys):
     assert all(e.seconds > 0 for e in estimates if e.job.rule != "all")
 
 
+@pytest.mark.slow
 def test_cli_refuses_a_rule_without_a_figure(tmp_path, capsys):
     throughput = yaml.safe_load((ROOT / "resources" / "throughput.yaml").read_text())
     del throughput["rules"]["glove"]
@@ -144,6 +145,7 @@ def test_cli_refuses_a_rule_without_a_figure(tmp_path, capsys):
     assert "glove *" in out and "On 2 GPU(s)" in out and "Assumptions" in out
 
 
+@pytest.mark.slow
 def test_every_rule_of_the_full_study_has_a_figure_and_pretraining_dominates():
     """config.yaml is what researchers cost before launch: no rule of it may need --fallback."""
     plan = plan_jobs([], ROOT / "Snakefile")

@@ -108,6 +108,7 @@ t.run(Path({bert!r}), Path({out!r}), checkpoint_every=5, settings={{"epochs": 3,
 """
 
 
+@pytest.mark.slow
 def test_resumes_after_sigkill_with_the_same_weights(bert_dir, tmp_path):
     reference = run(bert_dir, tmp_path / "ref", checkpoint_every=5, settings={"epochs": 3, "batch_size": 2})
     code = RUNNER.format(tests=str(REPO / "tests"), bert=str(bert_dir), out=str(tmp_path / "killed"))
@@ -223,6 +224,7 @@ def ewt(root: Path) -> tuple[list, list]:
     return read_conllu(ewt / "en_ewt-ud-train.conllu.gz")[:64], read_conllu(ewt / "en_ewt-ud-dev.conllu")[:32]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["pos", "parsing"])
 def test_a_few_steps_on_ud_ewt_then_zero_shot_on_pud(shared_data, tmp_path, task):
     from xling.tune.heads import read_examples

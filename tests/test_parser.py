@@ -167,6 +167,7 @@ def toy_batch(seed=0, lengths=(5, 3, 7, 1), dim=16, n_relations=4):
     return words, mask, heads, relations
 
 
+@pytest.mark.slow
 def test_loss_decreases_and_the_parser_learns_a_toy_batch():
     torch.manual_seed(0)
     words, mask, heads, relations = toy_batch()

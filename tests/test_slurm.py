@@ -205,11 +205,13 @@ def unknown_rules(profile_config: dict, rules: set[str]) -> list[str]:
     return sorted(set(profile_config.get("set-resources", {})) - rules)
 
 
+@pytest.mark.slow
 def test_profile_names_workflow_rules(workflow_rules):
     unknown = unknown_rules(profile(), workflow_rules)
     assert not unknown, f"{PROFILE / 'config.yaml'} configures rules the workflow does not have: {unknown}"
 
 
+@pytest.mark.slow
 def test_profile_naming_an_unknown_rule_is_caught(workflow_rules, tmp_path):
     """A planted profile with a rule that does not exist (yet), beside the real profile's entries."""
     text = (PROFILE / "config.yaml").read_text()
