@@ -108,6 +108,7 @@ def networkx_best(scores, only_root_child=None) -> float:
     return sum(scores[d, h] for h, d in tree.edges)
 
 
+@pytest.mark.slow
 def test_mst_equals_networkx_edmonds_on_larger_sentences():
     rng = np.random.default_rng(2)
     for n in (6, 9, 14, 25):
