@@ -42,10 +42,11 @@ test: install
 test-real: install
 	$(BIN)/python -m pytest -m real_run tests/test_real_preset.py
 
-# the tests marked `workflow` (Snakemake end to end: the shared test-preset run and the tests on it, the demo's
-# and the mini preset's runs, the SLURM branch) left out
+# The fast tier (docs/testing.md): the tests marked `workflow` (Snakemake end to end: the shared test-preset run and
+# the tests on it, the demo's and the mini preset's runs, the SLURM branch) and `slow` (unit tests of a minute or
+# more on two cores: kill-and-resume, DDP) left out; `make test` runs them
 test-fast: install
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not workflow"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not workflow and not slow"
 
 # GPUS: the GPU counts to schedule the run on
 CONFIG ?= config.yaml
@@ -61,7 +62,3 @@ lint: install
 #   make accept-code ARGS="--configfile presets/demo.yaml"
 accept-code: install
 	$(BIN)/python -m xling.plan.accept_code $(ARGS)
-
-# The fast tier: unit and plan tests, no whole workflow (docs/testing.md)
-test-fast: install
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not workflow"

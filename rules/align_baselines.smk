@@ -2,7 +2,7 @@
 # Cao, Kitaev and Klein 2020, sections 3.3-3.4): the word- and sentence-aligned rotations of each base BERT, learned
 # on the train{n} word pairs of rules/align.smk and applied to the non-English vectors before contextual retrieval
 # (registered in CONTEXTUAL_ROTATIONS) and in the base's XNLI fine-tunings f{k}-rot{kind} (TRANSFER_ROTATIONS: the
-# epoch chosen on rotated dev sets, the test sets rotated);
+# epoch chosen on rotated dev sets, the test sets rotated, both in finetune's one job);
 # and the sentence-augmented fastText, trained per language on the run's corpus and rotated on the same pairs.
 # The helpers live in common.smk (Cao et al.'s baselines).
 

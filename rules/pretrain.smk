@@ -32,6 +32,7 @@ rule glove:
         hp=computed("glove", config["glove"]),
         # a context of `window` tokens = window // 2 on each side, the span of a BERT block of that length
         side_window=lambda wc: int(wc.window) // 2,
+    priority: 5  # long jobs: after the BERTs, before the many short ones
     threads: config["glove"]["threads"]
     resources:
         mem_mb=config["glove"]["mem_mb"],
@@ -55,6 +56,7 @@ rule word2vec:
         hp=computed("word2vec", config["word2vec"]),
         # a context of `window` tokens = window // 2 on each side, the span of a BERT block of that length
         side_window=lambda wc: int(wc.window) // 2,
+    priority: 5  # long jobs: after the BERTs, before the many short ones
     threads: config["word2vec"]["threads"]
     log:
         f"{LOGS}/word2vec/{{size}}-w{{window}}.log",

@@ -5,11 +5,16 @@
 # exist, and their inputs and settings, live in xling/plan/transfer.py.
 
 
+# One job per fine-tuned model fine-tunes it and scores it (one process start-up instead of two). A change of a
+# scoring setting (params.test) reruns the job, whose fine-tuning resumes from its last checkpoint (keyed by
+# params.run and the data) without a step and rewrites the same model; only the scoring is redone.
 rule finetune:
     input:
         unpack(PLAN.finetune_inputs),
     output:
-        directory(f"{RESULTS}/finetuned/{{task}}/{{lm}}/{{variant}}/seed{{seed}}"),
+        model=directory(f"{RESULTS}/finetuned/{{task}}/{{lm}}/{{variant}}/seed{{seed}}"),
+        table=f"{RESULTS}/eval/transfer/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.parquet",
+        per_item=f"{RESULTS}/eval/transfer/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.items.parquet",
     wildcard_constraints:
         lm=ANY_LM,
         task="xnli|pos|parsing|ner",
@@ -19,6 +24,7 @@ rule finetune:
         code=code_version("scripts/finetune.py"),
         lm=PLAN.any_lm,
         run=PLAN.transfer_params,
+        test=PLAN.transfer_eval_params,
         # resume checkpoints live outside the output (a killed job resumes; a changed setting trains beside them)
         checkpoints=f"{RESULTS}/checkpoints/finetune/{{task}}/{{lm}}/{{variant}}/seed{{seed}}",
     threads: TRANSFER["threads"]
@@ -35,33 +41,3 @@ rule finetune:
         "../envs/torch.yaml"
     script:
         "../scripts/finetune.py"
-
-
-rule transfer_eval:
-    input:
-        unpack(PLAN.transfer_eval_inputs),
-    output:
-        table=f"{RESULTS}/eval/transfer/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.parquet",
-        per_item=f"{RESULTS}/eval/transfer/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.items.parquet",
-    wildcard_constraints:
-        lm=ANY_LM,
-        task="xnli|pos|parsing|ner",
-        variant=r"static|f\d+(-zm|-cao|-rot[a-z]+|-b\d+-lr[0-9.e+-]+(-clr[0-9.e+-]+)?)?",
-        seed=r"\d+",
-    params:
-        code=code_version("scripts/transfer_eval.py"),
-        lm=PLAN.any_lm,
-        run=PLAN.transfer_eval_params,
-    threads: TRANSFER["threads"]
-    resources:
-        gpu=0,
-        device=TRANSFER["device"] or "auto",
-        batch_size=TRANSFER["batch_size"],
-    log:
-        f"{LOGS}/transfer_eval/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.log",
-    benchmark:
-        f"{BENCH}/transfer_eval/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.tsv"
-    conda:
-        "../envs/torch.yaml"
-    script:
-        "../scripts/transfer_eval.py"

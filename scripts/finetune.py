@@ -1,4 +1,9 @@
-"""Snakemake entry point: fine-tune one model on one task (English), one variant and seed."""
+"""Snakemake entry point: fine-tune one model on one task (English), one variant and seed, then score it on every
+language (as it is, zero-mean, MDS). One process for both: the start-up (torch, transformers) is paid once. A rerun
+for a scoring setting resumes the fine-tuning from its last checkpoint, so it trains no step."""
+import json
+from pathlib import Path
+
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
@@ -6,15 +11,19 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from xling.encode.encoder import resolve_device  # noqa: E402
-from xling.evaluate.transfer import corpus_sentences, language_means, score  # noqa: E402
+from xling.evaluate.transfer import (TransferTest, corpus_sentences, evaluate_items, language_means,  # noqa: E402
+                                     score)
 from xling.models.ablation import freeze_language_specific, read_spec  # noqa: E402
 from xling.encode.encoder import Shift  # noqa: E402
+from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
 from xling.tune.finetune import FinetuneRun, fingerprint, finetune  # noqa: E402
 from xling.tune.heads import load_bert, load_static, read_examples  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inp, lm, run, res = snakemake.input, snakemake.params.lm, snakemake.params.run, snakemake.resources
 device = resolve_device(res.device)
+
+# fine-tuning: params.run decides the weights
 task, settings, pivot = run["task"], run["settings"], run["pivot"]
 if lm["kind"] == "static":
     backbone = load_static(inp.vectors, inp.vocab, run["lowercase"])
@@ -34,7 +43,7 @@ if "zero_mean" in run:  # the pretrained model's English mean, subtracted while 
 rotations, rotation_layer = {}, -1
 if "rotation" in run:  # Cao et al.'s rotation baseline: the other languages' dev sets scored through their rotation
     langs = next(iter(run["rotation"]["langs"].values()))  # {kind: [lang, ...]}, the variant's one kind
-    rotations = {lang: np.load(path) for lang, path in zip(langs, inp.rotations, strict=True)}
+    rotations = {lang: np.load(path) for lang, path in zip(langs, inp.dev_rotations, strict=True)}
     rotation_layer = run["rotation"]["layer"]
     if rotation_layer is None:  # the model's output, as the rotations were learned
         rotation_layer = backbone.encoder.bert.config.num_hidden_layers
@@ -43,4 +52,50 @@ identity = {"model": fingerprint(inp.get("model") or inp.vectors), "hub": [lm["p
 options = FinetuneRun(seed=run["seed"], freeze=run["freeze"], selection=run["selection"], pivot=pivot,
                       zero_mean=zero_mean, identity=identity, device=device, checkpoint_every=res.checkpoint_every,
                       rotations=rotations, rotation_layer=rotation_layer)
-finetune(task, backbone, train, dev, snakemake.output[0], snakemake.params.checkpoints, settings, options, score=score)
+finetuned = snakemake.output.model
+finetune(task, backbone, train, dev, finetuned, snakemake.params.checkpoints, settings, options, score=score)
+del backbone, train, dev
+
+# scoring: params.test decides the scores of the fine-tuned model
+test = snakemake.params.test
+paths = iter(inp.data)
+data = {lang: {split: read_examples(test["task"], next(paths)) for split in splits}
+        for lang, splits in test["langs"].items()}
+shift = test.get("zero_mean") or test.get("mds")
+means = {}
+if shift:  # zero-mean: each language's mean by the pretrained model; MDS: by the fine-tuned one
+    sentences = {lang: corpus_sentences(path, shift["sentences"], shift["tokens"])
+                 for lang, path in zip(test["langs"], inp.corpora)}
+    model, revision = (lm["path"], lm["revision"]) if "zero_mean" in test else (f"{finetuned}/encoder", None)
+    means = language_means(model, sentences, shift["layer"], stat=shift["stat"], positions=shift["positions"],
+                           batch_size=res.batch_size, device=device, revision=revision, max_length=lm["max_length"])
+rotations, rotation_layer = {}, -1
+if "rotation" in test:  # {RESULTS}/align/rotations/{lm}/{kind}{n}/{lang}.npy, in the order the params list them
+    paths = iter(inp.rotations)
+    rotations = {kind: {lang: np.load(next(paths)) for lang in langs}
+                 for kind, langs in test["rotation"]["langs"].items()}
+    rotation_layer = test["rotation"]["layer"]
+    if rotation_layer is None:  # the model's output, as the rotations were learned
+        rotation_layer = json.loads((Path(finetuned) / "encoder" / "config.json").read_text())["num_hidden_layers"]
+transfer_test = TransferTest(pivot=test["pivot"], layer=shift["layer"] if shift else -1,
+                             alphas=test["mds"]["alphas"] if "mds" in test else [],
+                             positions=shift["shift_positions"] if shift else "all", mds="mds" in test,
+                             pretrained_means=means if "zero_mean" in test else None,
+                             finetuned_means=means if "mds" in test else None, batch_size=res.batch_size,
+                             device=device, ner_repair=test.get("ner_repair", True), rotations=rotations,
+                             rotation_layer=rotation_layer)
+table, items = evaluate_items(finetuned, data, transfer_test, vectors=inp.get("vectors"), vocab=inp.get("vocab"),
+                              lowercase=test.get("lowercase", False),
+                              pretrained=lm["path"] if lm["kind"] == "ablation" else None)
+table_settings = run_settings(snakemake.config, lm["label"])
+table_settings["pretrain_seed"] = table_settings.pop("seed")
+if lm["kind"] == "ablation":  # the trainer's settings of this model: the bert block as the ablations change it
+    table_settings["hparams"] = json.dumps(lm["hparams"], sort_keys=True)
+rotation = {"rotation": {**test["rotation"], "layer": rotation_layer}} if "rotation" in test else {}
+table_settings.update(model=lm["label"], size=lm["size"], window=lm["window"], lm=snakemake.wildcards.lm,
+                      variant=snakemake.wildcards.variant,  # f{k}-cao, f{k}-rot{kind}: Cao et al.'s fine-tunings
+                      # the test-time settings behind the numbers (zero-mean / MDS means and alpha grid, NER repair)
+                      shift_settings=json.dumps({**(shift or {}), **rotation}, sort_keys=True),
+                      ner_repair=test.get("ner_repair"))
+write_parquet(with_settings(table, **table_settings), snakemake.output.table)
+write_parquet(items, snakemake.output.per_item)  # the per-item counts the gather's intervals resample

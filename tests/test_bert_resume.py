@@ -92,6 +92,7 @@ def resume_and_compare(corpus, d: Path, reference) -> int:
     return int(resumed.group(1))
 
 
+@pytest.mark.slow
 def test_sigterm_checkpoints_exits_nonzero_and_resumes_exactly(corpus, reference, tmp_path):
     err = kill_after_first_checkpoint(cli(corpus, tmp_path), tmp_path / "ckpt", signal.SIGTERM)
     saved = re.search(r"stopped by SIGTERM at step (\d+); the last checkpoint is (\S+)", err)
@@ -123,6 +124,7 @@ def test_sigusr1_checkpoints_and_raises_exit_code(corpus, tmp_path):
     assert not (tmp_path / "model").exists()
 
 
+@pytest.mark.slow
 def test_sigkill_resumes_from_last_periodic_checkpoint(corpus, reference, tmp_path):
     proc = cli(corpus, tmp_path)
     kill_after_first_checkpoint(proc, tmp_path / "ckpt", signal.SIGKILL)

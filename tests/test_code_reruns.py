@@ -126,7 +126,7 @@ def bert_branch(whole: dict[str, int]) -> dict[str, int]:
         "token_translation": whole["token_translation"], "token_translation_table": 1,
         "token_translation_samples_table": 1,
         "sentence_retrieval": whole["sentence_retrieval"], "tatoeba_table": 1, "bucc_table": 1,
-        "finetune": whole["finetune"] - 2 * grid(), "transfer_eval": whole["transfer_eval"] - 2 * grid(),  # not GloVe's, Word2Vec's
+        "finetune": whole["finetune"] - 2 * grid(),  # not GloVe's, Word2Vec's
         "transfer_table": 1, "findings": 1, "report": 1, "all": 1, **contextual_retrieval(),
         # the aligned model (fine-tuned from the BERT) and the rotations learned on the BERT, one per language
         "align_finetune": aligned(), "rotation": whole["rotation"],

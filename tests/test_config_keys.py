@@ -497,15 +497,18 @@ def repo_trace() -> ConfigTrace:
     return ConfigTrace(REPO)
 
 
+@pytest.mark.slow
 def test_every_schema_key_is_read_by_the_code(repo_trace):
     assert unread_keys(load_schema(), repo_trace) == []
 
 
+@pytest.mark.slow
 def test_every_script_param_is_read_by_its_script(repo_trace):
     """A rule param its script never reads (nor its message) is a setting wired halfway."""
     assert sorted(set(repo_trace.params) - repo_trace.params_read) == []
 
 
+@pytest.mark.slow
 def test_a_planted_unused_key_fails_the_check(repo_trace):
     schema = load_schema()
     schema["properties"]["retrieval"]["properties"]["unused_knob"] = {"type": "integer", "default": 1}
@@ -513,6 +516,7 @@ def test_a_planted_unused_key_fails_the_check(repo_trace):
     assert unread_keys(schema, repo_trace) == ["synthetic.languages.*.dialect", "retrieval.unused_knob"]
 
 
+@pytest.mark.slow
 def test_a_loop_that_no_longer_runs_does_not_read(repo_trace):
     moved = {path: ("xling.data.synthetic.language", "build") for path in ITERATED}
     assert unread_keys(load_schema(), repo_trace, moved) == [
@@ -736,6 +740,7 @@ def run_rule_script(tmp_path, monkeypatch):
     torch.set_num_threads(threads)
 
 
+@pytest.mark.slow
 def test_corpus_dedup_reaches_the_cleaning(workflow, run_rule_script, tmp_path):
     raw = tmp_path / "raw.txt"
     raw.write_text("A cat sat.\nA dog ran.\n\nA cat sat.\nBirds fly.\n", encoding="utf-8")
@@ -748,6 +753,7 @@ def test_corpus_dedup_reaches_the_cleaning(workflow, run_rule_script, tmp_path):
     assert kept[False] == ["A cat sat.", "A dog ran.", "A cat sat.", "Birds fly."]
 
 
+@pytest.mark.slow
 def test_tokenizer_limit_alphabet_caps_the_trained_characters(workflow, run_rule_script, tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("the quick brown fox jumps over the lazy dog\n" * 20, encoding="utf-8")
@@ -762,6 +768,7 @@ def test_tokenizer_limit_alphabet_caps_the_trained_characters(workflow, run_rule
     assert singles[5] == set("oehrt")
 
 
+@pytest.mark.slow
 def test_represent_max_length_caps_the_extraction_chunks(workflow, run_rule_script, tmp_path, monkeypatch):
     import xling.represent.store
 
@@ -800,6 +807,7 @@ def test_retrieval_block_reaches_the_ranking_without_a_param(workflow, run_rule_
     assert pd.read_parquet(tmp_path / "out.parquet").lowercase.all()
 
 
+@pytest.mark.slow
 def test_hf_models_reach_extraction_and_word_retrieval(workflow, run_rule_script, tmp_path, monkeypatch):
     """language.hf_models: a checkpoint's extraction loads it (hub revision pinned), reads the corpus with its own
     tokenizer unless the run's token files are in its vocabulary (tokenizer.vocab mbert); its word-retrieval rows
@@ -850,6 +858,7 @@ def test_hf_models_reach_extraction_and_word_retrieval(workflow, run_rule_script
                      "hf/org--hub-bert", "org/hub-bert", "abc123", False)  # the run's token files are mBERT's
 
 
+@pytest.mark.slow
 def test_report_paper_results_is_the_report_input(workflow, tmp_path):
     published = tmp_path / "published.yaml"
     assert workflow({"report": {"paper_results": str(published)}}).get_rule("report").input.paper_results == str(
@@ -859,6 +868,7 @@ def test_report_paper_results_is_the_report_input(workflow, tmp_path):
     assert Path(default).resolve() == REPO / "resources/paper_results.yaml"
 
 
+@pytest.mark.slow
 def test_tokenizer_lowercase_reaches_every_rule_that_meets_text(workflow, monkeypatch):
     from xling.models import bert
 

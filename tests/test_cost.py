@@ -144,6 +144,7 @@ def test_every_rule_of_the_test_preset_has_a_figure(test_plan, capsys):
     assert all(e.seconds > 0 for e in estimates if e.job.rule != "all")
 
 
+@pytest.mark.slow
 def test_cli_refuses_a_rule_without_a_figure(tmp_path, capsys):
     throughput = yaml.safe_load((ROOT / "resources" / "throughput.yaml").read_text())
     del throughput["rules"]["glove"]
@@ -157,6 +158,7 @@ def test_cli_refuses_a_rule_without_a_figure(tmp_path, capsys):
     assert "glove *" in out and "On 2 GPU(s)" in out and "Assumptions" in out
 
 
+@pytest.mark.slow
 def test_every_rule_of_the_full_study_has_a_figure_and_pretraining_dominates():
     """config.yaml is what researchers cost before launch: no rule of it may need --fallback."""
     plan = plan_jobs([], ROOT / "Snakefile")

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 from safetensors.torch import load_file
 from tiny_checkpoints import one_torch_thread
@@ -28,6 +29,7 @@ def losses(log: Path) -> list[float]:
     return [float(line.split("\t")[2]) for line in log.read_text().splitlines()[1:]]
 
 
+@pytest.mark.slow
 def test_torchrun_two_processes_match_single_process(tmp_path):
     rng = random.Random(0)
     pieces = [f"p{i}" for i in range(150)]
@@ -71,6 +73,7 @@ def test_torchrun_two_processes_match_single_process(tmp_path):
     assert [s for s, _ in checkpoints.list_checkpoints(keyed)] == [4]
 
 
+@pytest.mark.slow
 def test_torchrun_trains_an_ablation_like_one_process(tmp_path):
     """Separate layers: a batch of one language leaves the other's parameters without a gradient, which DDP
     must be told about (find_unused_parameters); the views come out as one process trains them."""

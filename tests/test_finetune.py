@@ -5,6 +5,7 @@ import functools
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -107,6 +108,7 @@ t.run(Path({bert!r}), Path({out!r}), checkpoint_every=5, settings={{"epochs": 3,
 """
 
 
+@pytest.mark.slow
 def test_resumes_after_sigkill_with_the_same_weights(bert_dir, tmp_path):
     reference = run(bert_dir, tmp_path / "ref", checkpoint_every=5, settings={"epochs": 3, "batch_size": 2})
     code = RUNNER.format(tests=str(REPO / "tests"), bert=str(bert_dir), out=str(tmp_path / "killed"))
@@ -126,6 +128,24 @@ def test_resumes_after_sigkill_with_the_same_weights(bert_dir, tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
     ha, hb = (torch.load(tmp_path / d / "model" / "head.pt") for d in ("ref", "killed"))
     assert all(torch.equal(ha[k], hb[k]) for k in ha)
+
+
+def test_a_finished_fine_tuning_called_again_trains_no_step(bert_dir, tmp_path):
+    """rules/transfer.smk fine-tunes and scores in one job, so a scoring setting reruns it: Snakemake removes the
+    model directory, and the fine-tuning must resume from its last checkpoint and rewrite the same model without a
+    step. A changed fine-tuning setting trains anew beside it."""
+    first = run(bert_dir, tmp_path, settings={"epochs": 2})
+    encoder, head = (load_file(tmp_path / "model" / "encoder" / "model.safetensors"),
+                     torch.load(tmp_path / "model" / "head.pt"))
+    shutil.rmtree(tmp_path / "model")
+    steps = []
+    again = run(bert_dir, tmp_path, settings={"epochs": 2}, on_step=lambda state: steps.append(state["step"]))
+    assert steps == [] and again == first
+    rewritten = load_file(tmp_path / "model" / "encoder" / "model.safetensors")
+    assert all(torch.equal(encoder[k], v) for k, v in rewritten.items())
+    assert all(torch.equal(head[k], v) for k, v in torch.load(tmp_path / "model" / "head.pt").items())
+    run(bert_dir, tmp_path, settings={"epochs": 1}, on_step=lambda state: steps.append(state["step"]))
+    assert steps[0] == 1 and len(steps) == 30  # 240 examples in batches of 8
 
 
 def test_mds_goes_through_the_shared_hook_and_alpha_is_chosen_on_dev_only(bert_dir, tmp_path, monkeypatch):
@@ -204,6 +224,7 @@ def ewt(root: Path) -> tuple[list, list]:
     return read_conllu(ewt / "en_ewt-ud-train.conllu.gz")[:64], read_conllu(ewt / "en_ewt-ud-dev.conllu")[:32]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["pos", "parsing"])
 def test_a_few_steps_on_ud_ewt_then_zero_shot_on_pud(shared_data, tmp_path, task):
     from xling.tune.heads import read_examples

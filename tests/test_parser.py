@@ -108,6 +108,7 @@ def networkx_best(scores, only_root_child=None) -> float:
     return sum(scores[d, h] for h, d in tree.edges)
 
 
+@pytest.mark.slow
 def test_mst_equals_networkx_edmonds_on_larger_sentences():
     rng = np.random.default_rng(2)
     for n in (6, 9, 14, 25):
@@ -167,6 +168,7 @@ def toy_batch(seed=0, lengths=(5, 3, 7, 1), dim=16, n_relations=4):
     return words, mask, heads, relations
 
 
+@pytest.mark.slow
 def test_loss_decreases_and_the_parser_learns_a_toy_batch():
     torch.manual_seed(0)
     words, mask, heads, relations = toy_batch()

@@ -142,6 +142,7 @@ def toy(tmp_path, monkeypatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_the_switch_marks_code_only_changes_current(toy):
     changed = toy_config(toy, "1", 1)
     assert "Params have changed" in toy_plan(toy, changed)
@@ -151,6 +152,7 @@ def test_the_switch_marks_code_only_changes_current(toy):
     assert {name: (toy / name).read_text() for name in outputs} == outputs, "nothing was rerun"
 
 
+@pytest.mark.slow
 def test_the_switch_refuses_a_settings_change_and_touches_nothing(toy, capsys):
     changed = toy_config(toy, "1", 2)
     assert accept_code.main(["--configfile", changed]) == 1
@@ -163,6 +165,7 @@ def test_the_switch_refuses_a_missing_output(toy):
     assert accept_code.main(["--configfile", toy_config(toy, "1", 1)]) == 1
 
 
+@pytest.mark.slow
 def test_the_switch_needs_the_reasons_of_the_dry_run(toy):
     assert accept_code.main(["--configfile", toy_config(toy, "1", 1), "--quiet"]) == 2
     assert "Params have changed" in toy_plan(toy, toy_config(toy, "1", 1)), "nothing was touched"

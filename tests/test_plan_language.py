@@ -19,6 +19,15 @@ def test_language_models_of_language_sizes_and_checkpoints():
         make_plan(language={"sizes": [300]}).language_models()
 
 
+def test_language_windows_choose_the_berts_of_the_language_experiments():
+    """language.windows keeps the language experiments to those windows' BERTs, at each of language.sizes."""
+    plan = make_plan(language={"sizes": [200], "windows": [10]})
+    assert plan.language_models() == ["bert/200-w10"]
+    assert make_plan(language={"windows": [5]}).language_models() == ["bert/100-w5", "bert/200-w5"]
+    with pytest.raises(ValueError, match=r"language.windows: \[7\] are not in windows \[5, 10\]"):
+        make_plan(language={"windows": [7]}).language_models()
+
+
 def test_languages_of_each_task_from_the_source():
     real = make_plan(REAL, language={"data": "parallel"})
     assert real.translation_langs() == ["fr"] and real.tatoeba_langs() == ["de"]
@@ -79,6 +88,7 @@ def test_language_sizes_choose_the_berts_of_the_language_experiments():
     """language.sizes keeps token translation to those sizes' BERTs (every window); [] means every size."""
     plan = preset_plan("demo")
     pairs, windows = len(plan.targets), len(plan.windows)
-    assert plan.language["sizes"] == [max(plan.sizes)]
-    assert len(plan.translation_parts("table")) == windows * pairs
-    assert len(preset_plan("demo", language={"sizes": []}).translation_parts("table")) == len(plan.sizes) * windows * pairs
+    assert plan.language["sizes"] == [max(plan.sizes)] and plan.language["windows"] == [max(plan.windows)]
+    assert len(plan.translation_parts("table")) == pairs
+    every_window = {"sizes": [], "windows": []}
+    assert len(preset_plan("demo", language=every_window).translation_parts("table")) == len(plan.sizes) * windows * pairs

@@ -167,6 +167,7 @@ def test_workflow(tmp_path_factory):
                                 snakefile=REPO / "Snakefile", workdir=workdir)._workflow
 
 
+@pytest.mark.slow
 def test_the_rules_gather_judge_and_report_the_registry_s_tables(test_workflow):
     """The test preset makes every table; the one gather rule writes those with parts, the findings and the report
     read those the registry says."""

@@ -46,9 +46,11 @@ def test_params_and_inputs_of_a_zero_mean_fine_tuning():
     inputs = plan.finetune_inputs(run)
     assert inputs["corpus"] == "results/t/corpus/200/en.txt" and inputs["model"] == "results/t/models/bert/200-w5"
     assert inputs["dev"] == ["results/t/data/xnli/dev-en.tsv"]
-    evaluated = plan.transfer_eval_inputs(run)
-    assert evaluated["finetuned"] == "results/t/finetuned/xnli/bert/200-w5/f0-zm/seed2"
-    assert len(evaluated["corpora"]) == 3 and "mds" not in plan.transfer_eval_params(run)
+    # the same job scores the model: every language's splits and corpus sample (each language's own mean)
+    assert inputs["data"] == [f"results/t/data/xnli/{split}-{lang}.tsv" for lang in ("en", "de", "fr")
+                              for split in ("dev", "test")]
+    assert inputs["corpora"] == [f"results/t/corpus/200/{lang}.txt" for lang in ("en", "de", "fr")]
+    assert "mds" not in plan.transfer_eval_params(run) and "finetuned" not in inputs
 
 
 def test_static_variant_reads_vectors_and_its_own_rate():

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
 from shared_files import SHARED, require_shared
 
@@ -174,6 +175,7 @@ def published_table(html: str, title: str) -> tuple[list[str], list[list[str]], 
     return header.split(), [[" ".join(c) for c in r] for r in rows], block.rsplit('<p class="note">', 1)[-1]
 
 
+@pytest.mark.slow
 def test_demo_like_tables_show_published_rows_beside_ours(tmp_path):
     tables = {"word_retrieval": word_retrieval(), "word_retrieval_pos": word_retrieval_pos(),
               "token_translation": token_translation(), "tatoeba": tatoeba(), "bucc": bucc(),

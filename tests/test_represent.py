@@ -77,6 +77,7 @@ def _matrix(df, layer_count):
     return df.sort_values("layer")[dcols].to_numpy().reshape(layer_count, len(dcols))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("positions", ["words", "all"])
 def test_map_reduce_equals_direct_mean(tiny_model, token_file, tmp_path, monkeypatch, positions):
     monkeypatch.setattr(represent, "ROWS_PER_GROUP", 7)  # shard files of several row groups

@@ -145,7 +145,7 @@ def test_bert_setting_reruns_the_berts_and_what_follows_them(test_run, tmp_path,
         "bert_pretrain": GRID, "bert_extract": GRID * SHARDS, "bert_reduce": GRID, "word_retrieval": GRID,
         "token_translation": LMS * PAIRS, "sentence_retrieval": 2 * LMS * PAIRS,  # Tatoeba and BUCC
         "token_translation_table": 1, "token_translation_samples_table": 1, "tatoeba_table": 1, "bucc_table": 1,
-        "finetune": BERT_TRANSFER + ABLATION_RUNS, "transfer_eval": BERT_TRANSFER + ABLATION_RUNS, "transfer_table": 1,
+        "finetune": BERT_TRANSFER + ABLATION_RUNS, "transfer_table": 1,
         "ablation_pretrain": ABLATIONS + CKA_ONLY, "ablation_table": 1, **WORD_RETRIEVAL, **CONTEXTUAL,
         "align_finetune": ALIGNED, "rotation": ROTATIONS, **MONOLINGUAL,
     }
@@ -155,9 +155,9 @@ def test_ablation_settings_rerun_only_the_ablations_they_change(test_run, tmp_pa
     """Code-switching reruns the extra-anchors model (drawn per batch: its trainer; once: its token files), its
     dictionary the translations table, the other domain the wiki-cc model, the pair's joint vocabulary every
     ablation on it, an ablation.bert key every ablation; none touches the grid."""
-    one = {"ablation_pretrain": 1, "finetune": ABLATION_RUNS // ABLATIONS, "transfer_eval": ABLATION_RUNS // ABLATIONS,
+    one = {"ablation_pretrain": 1, "finetune": ABLATION_RUNS // ABLATIONS,
            "ablation_table": 1, **FINDINGS}
-    every = {"ablation_pretrain": ABLATIONS + CKA_ONLY, "finetune": ABLATION_RUNS, "transfer_eval": ABLATION_RUNS,
+    every = {"ablation_pretrain": ABLATIONS + CKA_ONLY, "finetune": ABLATION_RUNS,
              "ablation_table": 1, "cka": MONO_TARGETS, "cka_table": 1, **FINDINGS}  # and the CKA's bilingual MLMs
     assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"rate": 0.5}}}) == one
     assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"sampling": "once"}}}) == {"code_switch": 2, **one}
@@ -175,7 +175,7 @@ def test_ablation_settings_rerun_only_the_ablations_they_change(test_run, tmp_pa
     assert plan(test_run, tmp_path, {"cka": {"bilingual": "study"}}) == {"cka": MONO_TARGETS, "cka_table": 1, **FINDINGS}
 
 
-ABLATION_BERTS = {"ablation_pretrain": ABLATIONS, "finetune": ABLATION_RUNS, "transfer_eval": ABLATION_RUNS,
+ABLATION_BERTS = {"ablation_pretrain": ABLATIONS, "finetune": ABLATION_RUNS,
                   "ablation_table": 1, **FINDINGS}
 
 
@@ -206,7 +206,7 @@ def test_word2vec_setting_reruns_only_word2vec_and_what_follows(test_run, tmp_pa
     word2vecs = GRID + SWEEP_ONLY  # the sweep's own models too; they are not fine-tuned
     assert plan(test_run, tmp_path, {"word2vec": {"epochs": 4}}) == {
         "word2vec": word2vecs, "static_word_vectors": word2vecs, "word_retrieval": word2vecs,
-        "finetune": STATIC_XNLI, "transfer_eval": STATIC_XNLI, "transfer_table": 1, **WORD_RETRIEVAL}
+        "finetune": STATIC_XNLI, "transfer_table": 1, **WORD_RETRIEVAL}
 
 
 def test_window_sweep_change_runs_only_the_new_sweep_models(test_run, tmp_path):
@@ -247,19 +247,20 @@ def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
     table = {"transfer_table": 1, **FINDINGS}
     pos = LMS * VARIANTS  # POS fine-tunings
     assert plan(test_run, tmp_path, {"transfer": {"pos": {"epochs": 2}}}) == {
-        "finetune": pos, "transfer_eval": pos, **table}
+        "finetune": pos, **table}
     assert plan(test_run, tmp_path, {"transfer": {"static": {"hidden": 8}}}) == {
-        "finetune": 2 * STATIC_XNLI, "transfer_eval": 2 * STATIC_XNLI, **table}
-    # alphas: only the MDS scoring of the LMS' fine-tunings at each depth, no fine-tuning
+        "finetune": 2 * STATIC_XNLI, **table}
+    # a scoring setting reruns the jobs it scores in, whose fine-tuning resumes from its last checkpoint (no step:
+    # test_finetune.py::test_a_finished_fine_tuning_called_again_trains_no_step)
+    # alphas: the MDS scoring of the LMS' fine-tunings at each depth
     assert plan(test_run, tmp_path, {"transfer": {"alphas": [0.5]}}) == {
-        "transfer_eval": LMS * len(TRANSFER["freeze"]) * 4, **table}
-    # ner_repair: only the NER scoring
-    assert plan(test_run, tmp_path, {"transfer": {"ner_repair": False}}) == {"transfer_eval": LMS * VARIANTS,
+        "finetune": LMS * len(TRANSFER["freeze"]) * 4, **table}
+    # ner_repair: the NER scoring
+    assert plan(test_run, tmp_path, {"transfer": {"ner_repair": False}}) == {"finetune": LMS * VARIANTS,
                                                                              **MONO_CONTEXTUAL, **table}
     # the shift layer: zero-mean fine-tunings and every shifted scoring
     shifted = LMS * 4 * TRANSFER.get("zero_mean", True)  # the zero-mean variant of each task, if the run has it
-    shifts = {**({"finetune": shifted} if shifted else {}), "transfer_eval": shifted + LMS * len(TRANSFER["freeze"]) * 4,
-              **table}
+    shifts = {"finetune": shifted + LMS * len(TRANSFER["freeze"]) * 4, **table}  # one job fine-tunes and scores
     assert plan(test_run, tmp_path, {"transfer": {"layer": 2}}) == shifts
     # the language means' text (its token cap): the same jobs
     assert plan(test_run, tmp_path, {"transfer": {"mean_tokens": 400}}) == shifts
@@ -276,7 +277,7 @@ def test_alignment_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
     # the base's XNLI fine-tunings with them, fastText's retrieval)
     assert plan(test_run, tmp_path, {"alignment": {"fast_align": {"iterations": 6}}}) == {
         "word_pairs": PAIRS, "word_pairs_table": 1, **CONTEXTUAL, "fasttext_retrieval": FASTTEXT,
-        "align_finetune": ALIGNED, "rotation": ROTATIONS, "finetune": ALIGNED + KINDS, "transfer_eval": ALIGNED + KINDS,
+        "align_finetune": ALIGNED, "rotation": ROTATIONS, "finetune": ALIGNED + KINDS,
         "transfer_table": 1, **MONO_CONTEXTUAL}  # and the contextual word level's word pairs (the aligner's settings)
     # only the chosen aligner's settings reach the word-pair jobs: eflomal's rerun nothing under fast_align
     assert plan(test_run, tmp_path, {"alignment": {"eflomal": {"null_prior": 0.3}}}) == {}
@@ -286,7 +287,7 @@ def test_alignment_setting_reruns_the_aligned_models_and_what_follows(test_run, 
     """A fine-tuning-alignment setting retrains the aligned models and re-runs what reads them (their XNLI
     fine-tuning and scoring, their contextual retrieval), not the base BERTs."""
     assert plan(test_run, tmp_path, {"alignment": {"finetune": {"learning_rate": 0.001}}}) == {
-        "align_finetune": ALIGNED, "finetune": ALIGNED, "transfer_eval": ALIGNED, "transfer_table": 1,
+        "align_finetune": ALIGNED, "finetune": ALIGNED, "transfer_table": 1,
         "contextual_retrieval": ALIGNED, **CONTEXTUAL_TABLES}
 
 
@@ -294,13 +295,13 @@ def test_cao_xnli_settings_rerun_only_cao_et_als_fine_tunings(test_run, tmp_path
     """alignment.xnli: the aligned models', their base's and the rotations' XNLI (not the language experiments'
     fine-tunings of the same base, which keep transfer.xnli)."""
     assert plan(test_run, tmp_path, {"alignment": {"xnli": {"epochs": 2, "selection": "en_dev"}}}) == {
-        "finetune": CAO_XNLI, "transfer_eval": CAO_XNLI, "transfer_table": 1, **FINDINGS}
+        "finetune": CAO_XNLI, "transfer_table": 1, **FINDINGS}
 
 
 def test_ablation_grid_reruns_only_the_points_it_changes(test_run, tmp_path):
     """A grid point added trains and scores only that point of every ablation; a recipe key every point."""
     recipe = ABLATION["finetune"]["xnli"]
-    one = {"finetune": ABLATION_RUNS, "transfer_eval": ABLATION_RUNS, "ablation_table": 1, **FINDINGS}
+    one = {"finetune": ABLATION_RUNS, "ablation_table": 1, **FINDINGS}
     more = {**recipe, "learning_rate": [*recipe["learning_rate"], 0.002]}
     assert plan(test_run, tmp_path, {"ablation": {"finetune": {"xnli": more}}}) == one
     assert plan(test_run, tmp_path, {"ablation": {"finetune": {"xnli": {**recipe, "epochs": 2}}}}) == one

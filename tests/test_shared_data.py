@@ -34,12 +34,14 @@ MUSE_ANNOTATED_LINES = {"ar": 2702, "bg": 2741, "de": 3775, "es": 4394, "hi": 21
 TATOEBA = {lang: 1000 for lang in U.TATOEBA_CODES} | {"th": 548, "sw": 390}
 
 
+@pytest.mark.slow
 def test_pud_treebanks(shared_data):
     for lang in PUD:
         sentences = read_conllu(shared_data / f"ud/pud/{lang}_pud-ud-test.conllu")
         assert len(sentences) == 1000, lang
 
 
+@pytest.mark.slow
 def test_ewt_and_other_ud_test_sets(shared_data, tmp_path):
     counts = U.ud_to_canonical(shared_data / "ud", tmp_path, {"en": "UD_English-EWT"})
     assert (counts["en.train"], counts["en.dev"], counts["en.test"]) == (12544, 2001, 2077)

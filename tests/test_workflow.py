@@ -246,7 +246,7 @@ def test_full_study_on_slurm_profile_requests_gpus_for_gpu_rules():
     dry = snakemake("-n", "--profile", "profiles/slurm", cwd=REPO, timeout=300)
     assert dry.returncode == 0, dry.stderr[-3000:]
     profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
-    for rule in ("bert_pretrain", "bert_extract", "token_translation", "finetune", "transfer_eval"):
+    for rule in ("bert_pretrain", "bert_extract", "token_translation", "finetune"):
         block = re.search(rf"rule {rule}:.*?resources: ([^\n]*)", dry.stdout, re.S)
         assert block, rule
         shown = dict(kv.split("=", 1) for kv in block.group(1).split(", "))

@@ -114,6 +114,14 @@ def _example_length(ctx: Context, task: str, max_length: int) -> float:
 
 
 def _finetune(job, ctx: Context) -> Work:
+    """One fine-tuning job: the fine-tuning, then the scoring of every tested language (rules/transfer.smk)."""
+    fit, test = _fit(job, ctx), _scoring(job, ctx)
+    return Work(flops=fit.flops + test.flops, units=fit.units + test.units, tokens=fit.tokens + test.tokens,
+                steps=fit.steps, examples=fit.examples + test.examples, hidden=fit.hidden, params=fit.params,
+                batch_tokens=fit.batch_tokens, notes=fit.notes + test.notes)
+
+
+def _fit(job, ctx: Context) -> Work:
     run, lm = job.params["run"], job.params["lm"]
     task, settings = run["task"], run["settings"]
     train = ctx.size(task, "train") if ctx.synthetic else float(ctx.data["examples"][task]["train"])
@@ -136,12 +144,12 @@ def _finetune(job, ctx: Context) -> Work:
                        "every layer counted as trained (freezing saves part of the backward)"])
 
 
-def _transfer_eval(job, ctx: Context) -> Work:
-    run, lm = job.params["run"], job.params["lm"]
-    task = run["task"]
-    examples = sum(ctx.size(task, split) for splits in run["langs"].values() for split in splits)
+def _scoring(job, ctx: Context) -> Work:
+    test, lm = job.params["test"], job.params["lm"]
+    task = test["task"]
+    examples = sum(ctx.size(task, split) for splits in test["langs"].values() for split in splits)
     length = _example_length(ctx, task, ctx.config["transfer"][task]["max_length"])
-    return _inference(lm, ctx, examples, length, f"{task} dev/test of {len(run['langs'])} languages")
+    return _inference(lm, ctx, examples, length, f"{task} dev/test of {len(test['langs'])} languages")
 
 
 def _inference(lm, ctx: Context, examples: float, length: float, what: str) -> Work:
@@ -289,7 +297,7 @@ def _fixed(job, ctx: Context) -> Work:
 
 
 WORK_MODELS = {
-    "pretrain": _pretrain, "finetune": _finetune, "transfer_eval": _transfer_eval, "extract": _extract,
+    "pretrain": _pretrain, "finetune": _finetune, "extract": _extract,
     "token_translation": _token_translation, "sentence_retrieval": _sentence_retrieval,
     "contextual_retrieval": _contextual_retrieval, "rotation": _rotation, "align_finetune": _align_finetune,
     "cka": _cka, "mono_sentences": _mono_sentences, "mono_contextual": _mono_contextual,

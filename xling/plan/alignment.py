@@ -63,7 +63,8 @@ class AlignmentPlan:
         checkpoints = [f"hf/{slug}" for slug in self.hf_models]
         bases = self.align_ft["models"]
         if bases is None:
-            bases = ([f"bert/{max(self.language['sizes'] or self.sizes)}-w{max(self.windows)}"] if bert else [])
+            size, window = max(self.language["sizes"] or self.sizes), max(self.language["windows"] or self.windows)
+            bases = ([f"bert/{size}-w{window}"] if bert else [])
             bases += checkpoints
         known = [f"bert/{s}-w{w}" for s in self.sizes for w in self.windows] if bert else []
         unknown = [base for base in bases if base not in known + checkpoints]

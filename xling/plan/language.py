@@ -20,13 +20,16 @@ class LanguagePlan:
                                                                     self.targets))
 
     def language_models(self) -> list[str]:
-        """Model ids ({lm} wildcard): bert/{size}-w{window} for the BERTs of language.sizes (all windows),
-        hf/{slug} per checkpoint."""
-        sizes = self.language["sizes"] or self.sizes
-        unknown = sorted(set(sizes) - set(self.sizes))
-        if unknown:
-            raise ValueError(f"language.sizes: {unknown} are not in corpus.sizes {self.sizes}")
-        lms = [f"bert/{s}-w{w}" for s in self.sizes if s in sizes for w in self.windows] if "bert" in self.models else []
+        """Model ids ({lm} wildcard): bert/{size}-w{window} for the BERTs of language.sizes x language.windows
+        (empty: all), hf/{slug} per checkpoint."""
+        sizes, windows = self.language["sizes"] or self.sizes, self.language["windows"] or self.windows
+        for key, chosen, known, where in (("sizes", sizes, self.sizes, "corpus.sizes"),
+                                          ("windows", windows, self.windows, "windows")):
+            unknown = sorted(set(chosen) - set(known))
+            if unknown:
+                raise ValueError(f"language.{key}: {unknown} are not in {where} {known}")
+        lms = [f"bert/{s}-w{w}" for s in self.sizes if s in sizes for w in self.windows if w in windows] \
+            if "bert" in self.models else []
         return lms + [f"hf/{slug}" for slug in self.hf_models]
 
     def translation_settings(self) -> dict:

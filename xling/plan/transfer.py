@@ -124,6 +124,8 @@ class TransferPlan:
         return {lang: f"{self.results}/corpus/{size}/{lang}.txt" for lang in langs}
 
     def finetune_inputs(self, wildcards) -> dict:
+        """The job's inputs: the fine-tuning's (the pretrained model, the pivot's train set, the dev sets that
+        select, the pivot's corpus sample for zero-mean) and the scoring's (transfer_eval_inputs)."""
         task, variant, file = wildcards.task, wildcards.variant, self.layout.task_file
         inputs = self.transfer_model_inputs(wildcards)
         inputs["train"] = file(task, self.pivot, "train")
@@ -132,15 +134,16 @@ class TransferPlan:
         if variant.endswith("-zm"):
             inputs["corpus"] = self.mean_corpora(wildcards, [self.pivot])[self.pivot]
         if self.uses_rotations(wildcards):  # the dev languages' rotations: the epoch is selected on rotated dev sets
-            inputs["rotations"] = [path for lang, path in self.rotations_tested(wildcards).items() if lang in dev_langs]
-        return inputs
+            inputs["dev_rotations"] = [path for lang, path in self.rotations_tested(wildcards).items()
+                                       if lang in dev_langs]
+        return {**inputs, **self.transfer_eval_inputs(wildcards)}  # one job fine-tunes and scores
 
     def transfer_eval_inputs(self, wildcards) -> dict:
+        """What scoring the fine-tuned model reads besides it: every tested language's splits, the corpus samples
+        of the language means (zero-mean, MDS) and the rotations applied before the classifier."""
         task, variant, lm = wildcards.task, wildcards.variant, wildcards.lm
-        inputs = self.transfer_model_inputs(wildcards)
-        inputs["finetuned"] = f"{self.results}/finetuned/{task}/{lm}/{variant}/seed{wildcards.seed}"
-        inputs["data"] = [self.layout.task_file(task, lang, split) for lang in self.transfer_langs(task, lm)
-                          for split in self.task_splits(task, lang)]
+        inputs = {"data": [self.layout.task_file(task, lang, split) for lang in self.transfer_langs(task, lm)
+                           for split in self.task_splits(task, lang)]}
         if variant.endswith("-zm") or self.uses_mds(wildcards):
             inputs["corpora"] = list(self.mean_corpora(wildcards, self.transfer_langs(task, lm)).values())
         if self.uses_rotations(wildcards):
@@ -202,7 +205,9 @@ class TransferPlan:
 
     def transfer_eval_params(self, wildcards) -> dict:
         """What changes the scores of a fine-tuned model (its own settings come with it): the test languages and
-        splits, and the shift settings and NER repair where they apply."""
+        splits, and the shift settings and NER repair where they apply. The same job fine-tunes and scores, so a
+        change here reruns it: the fine-tuning resumes from its last checkpoint (keyed by transfer_params and the
+        data), so only the scoring is redone."""
         task, variant = wildcards.task, wildcards.variant
         run = dict(task=task, pivot=self.pivot,
                    langs={lang: self.task_splits(task, lang) for lang in self.transfer_langs(task, wildcards.lm)})
