@@ -122,10 +122,11 @@ def test_plan():
 
 def test_plan_of_the_test_preset(test_plan):
     jobs = test_plan.jobs
-    # 183: the calibration run's 175, less code_switch x 2 (extra anchors now drawn per batch), with the pair's
-    # vocabulary and its two token files, the translations table and the CKA's Default bilingual MLM; the held-out
-    # dev text (corpus and tokens of en and xa) and the ablation's English dev text in the pair's vocabulary
-    assert len(jobs) == 183 and test_plan.config["run"] == "test"
+    # 164: the calibration run's 175, less the 29 scoring jobs (fine-tuning and scoring are one job) and
+    # code_switch x 2 (extra anchors drawn per batch), with the pair's vocabulary and its two token files, the
+    # translations table and the CKA's Default bilingual MLM, the held-out dev text (corpus and tokens of en and
+    # xa), the ablation's English dev text in the pair's vocabulary and Cao et al.'s XNLI fine-tunings
+    assert len(jobs) == 164 and test_plan.config["run"] == "test"
     pretrain = sorted((j.wildcards["size"], j.wildcards["window"]) for j in jobs if j.rule == "bert_pretrain")
     assert pretrain == [("1500", "32"), ("1500", "8"), ("500", "32"), ("500", "8")]
     job = next(j for j in jobs if j.rule == "bert_pretrain" and j.wildcards == {"size": "500", "window": "8"})
@@ -167,4 +168,6 @@ def test_every_rule_of_the_full_study_has_a_figure_and_pretraining_dominates():
     rows = {r["rule"]: r for r in per_rule(estimate_jobs(plan.jobs, Context(plan.config, throughput["data"]),
                                                          throughput))}
     pretraining = sum(rows[r]["gpu_h"] for r in ("bert_pretrain", "ablation_pretrain", "mono_pretrain"))
-    assert pretraining > 0.9 * sum(r["gpu_h"] for r in rows.values())
+    total = sum(r["gpu_h"] for r in rows.values())
+    # pretraining first; Conneau et al.'s fine-tuning search (ablation.finetune) most of the rest
+    assert pretraining > 0.5 * total and pretraining + rows["finetune"]["gpu_h"] > 0.95 * total

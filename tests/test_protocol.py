@@ -71,10 +71,16 @@ def test_every_config_key_exists_in_the_schema_and_planned_keys_do_not_yet(study
     bad["settings"][0] = {**bad["settings"][0], "config_key": "alignment.no_such_key"}
     assert protocol.problems(bad, schema, config) == [
         f"{bad['settings'][0]['id']}: config key alignment.no_such_key is not in the schema or config.yaml"]
+    # a planned key (on an entry of its own: the table's last one became a config key) that the schema grows
+    planned = {**table, "settings": [*table["settings"], {
+        "id": "conneau2020.planted_key", "paper": "conneau2020", "experiment": "every model", "section": "§3",
+        "setting": "a future setting", "paper_value": "not stated", "config_key": None,
+        "planned_key": "bert.future_setting", "ours": "nothing yet"}]}
+    assert protocol.problems(planned, schema, config) == []
     grown = copy.deepcopy(schema)
-    grown["properties"]["bert"]["properties"]["selection"] = {"enum": ["last", "dev"], "default": "last"}
-    assert protocol.problems(table, grown, config) == [
-        "conneau2020.model_selection: planned key bert.selection is in the schema now: name it as config_key"]
+    grown["properties"]["bert"]["properties"]["future_setting"] = {"type": "integer", "default": 1}
+    assert protocol.problems(planned, grown, config) == [
+        "conneau2020.planted_key: planned key bert.future_setting is in the schema now: name it as config_key"]
 
 
 def test_entries_without_a_config_key_say_what_the_code_does(study):

@@ -162,10 +162,12 @@ def test_ablation_settings_rerun_only_the_ablations_they_change(test_run, tmp_pa
     assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"rate": 0.5}}}) == one
     assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"sampling": "once"}}}) == {"code_switch": 2, **one}
     assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"dictionary": "full"}}}) == {"switch_table": 1, **one}
-    # the test preset has no setting with language-specific vocabularies
-    assert plan(test_run, tmp_path, {"ablation": {"vocab": {"language_merges": 300}}}) == {}
+    # the test preset has no setting with language-specific vocabularies: only the report, which shows the setting
+    # in its protocol section, is redone
+    assert plan(test_run, tmp_path, {"ablation": {"vocab": {"language_merges": 300}}}) == REPORT
     assert plan(test_run, tmp_path, {"ablation": {"vocab": {"merges": 800}}}) == {
-        "ablation_vocab": 1, "ablation_tokenize": 2, "domain_tokenize": 1, "switch_table": 1, **every}
+        "ablation_vocab": 1, "ablation_tokenize": 2, "ablation_dev_tokenize": 1, "domain_tokenize": 1, "switch_table": 1,
+        **every}  # the dev text too: the ablation BERTs are selected on it in their vocabulary
     assert plan(test_run, tmp_path, {"ablation": {"vocab": {"source": "study"}}}) == {
         "domain_tokenize": 1, "switch_table": 1, **every}
     assert plan(test_run, tmp_path, {"ablation": {"domain": {"topics_left_out": 0.2}}}) == {
@@ -175,8 +177,8 @@ def test_ablation_settings_rerun_only_the_ablations_they_change(test_run, tmp_pa
     assert plan(test_run, tmp_path, {"cka": {"bilingual": "study"}}) == {"cka": MONO_TARGETS, "cka_table": 1, **FINDINGS}
 
 
-ABLATION_BERTS = {"ablation_pretrain": ABLATIONS, "finetune": ABLATION_RUNS,
-                  "ablation_table": 1, **FINDINGS}
+ABLATION_BERTS = {"ablation_pretrain": ABLATIONS + CKA_ONLY, "finetune": ABLATION_RUNS,  # and the CKA's bilingual
+                  "ablation_table": 1, "cka": MONO_TARGETS, "cka_table": 1, **FINDINGS}   # MLMs (cka.bilingual)
 
 
 def test_conneau_recipe_settings_rerun_only_the_berts_that_use_them(test_run, tmp_path):
@@ -189,7 +191,8 @@ def test_conneau_recipe_settings_rerun_only_the_berts_that_use_them(test_run, tm
     assert plan(test_run, tmp_path, {"monolingual": {"bert": mono}}) == MONOLINGUAL
     assert plan(test_run, tmp_path, {"bert": {"dev_every": 3}}) == {}
     assert plan(test_run, tmp_path, {"corpus": {"dev_sentences": 30}}) == {
-        "heldout_corpus": 1 + MONO_TARGETS, "heldout_tokenize": 1 + MONO_TARGETS, **ABLATION_BERTS, **MONOLINGUAL}
+        "heldout_corpus": 1 + MONO_TARGETS, "heldout_tokenize": 1 + MONO_TARGETS, "ablation_dev_tokenize": 1,
+        **ABLATION_BERTS, **MONOLINGUAL}
 
 
 @pytest.mark.parametrize("change", [{"bert": {"batch_tokens": 512}}, {"bert": {"micro_batch_size": 8}}],

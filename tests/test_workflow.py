@@ -227,7 +227,7 @@ def test_mini_preset_runs_on_real_data(shared_data, tmp_path):
     staged = tmp_path / "staged.yaml"
     staged.write_text(f"data: {{staged: {shared_data}}}\n")
     done = snakemake("--configfile", str(REPO / "presets/mini.yaml"), str(staged), "--cores", "2",
-                     cwd=tmp_path, timeout=900)
+                     cwd=tmp_path, timeout=1500)  # two pytest workers share the 2 cores
     assert done.returncode == 0, done.stderr[-5000:]
     table = pd.read_parquet(tmp_path / "results/mini/eval/word_retrieval.parquet")
     assert set(table.pair) == {"en-ru"} and set(table.source) == {"real"}

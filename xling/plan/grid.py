@@ -46,7 +46,8 @@ class GridPlan:
             settings.update(self.helpers.computed("bert", block))
         if settings.get("selection", "final") == "final":
             settings.pop("dev_every", None)
-        return settings
+        # in key order: a job's params compare as written, so the order the blocks set a key in must not matter
+        return dict(sorted(settings.items()))
 
     def dev_tokens(self, settings: dict, lang: str) -> list[str]:
         """The held-out token file of `lang` that a BERT with `settings` is selected on: [] unless its selection
