@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from xling.models import ablation, anchors, bert, mlm_data
+from xling.models import ablation, anchors, bert, mlm, mlm_data
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64, "window": 16, "batch_size": 8,
@@ -79,7 +79,7 @@ def _initial_views(vocab, spec, seed):
     torch.manual_seed(h["seed"])
     config = bert.model_config(h, len(mlm_data.read_vocab(vocab)))
     config.pad_token_id = 0
-    return bert.build_views(config, ["en", "xa"], h["ablation"])
+    return mlm.build_views(config, ["en", "xa"], h["ablation"])
 
 
 def test_english_steps_leave_the_other_languages_layers_bit_identical(pair, tmp_path):

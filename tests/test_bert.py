@@ -6,7 +6,7 @@ import random
 import pytest
 import torch
 
-from xling.models import bert, mlm_data
+from xling.models import bert, mlm, mlm_data
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64,
@@ -168,7 +168,7 @@ def test_masked_lm_loss_equals_hf_loss_and_gradients():
     x = torch.randint(5, 50, (4, 16))
     inputs, labels = mlm_data.mask_tokens(x, range(5), 4, 50, 0.3, torch.Generator().manual_seed(1))
     positions = (labels.reshape(-1) != -100).nonzero().squeeze(1)
-    ours = bert._MaskedLMLoss(model)(inputs, positions, labels.reshape(-1)[positions])
+    ours = mlm.MaskedLMLoss(model)(inputs, positions, labels.reshape(-1)[positions])
     ours.backward()
     grads = [p.grad.clone() for p in model.parameters()]
     model.zero_grad()

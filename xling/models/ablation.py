@@ -1,7 +1,7 @@
 """Conneau et al. (2020, Table 1) ablations of a bilingual masked LM, as options of the one trainer
 (xling.models.bert): what a setting name means, which parameters are language-specific, where a language's view
 of a model lives (their rows of a transfer table: xling.evaluate.ablation). Free of torch (the trainer builds the
-views: xling.models.bert.build_views), so the workflow, the findings and the report import it. The one loader
+views: xling.models.mlm.build_views), so the workflow, the findings and the report import it. The one loader
 (xling.models.pretrained) reads `view_path` here; the vocabularies and code-switching that only pretraining uses
 are in xling.models.anchors, so an edit there reruns no job that only loads a BERT.
 
