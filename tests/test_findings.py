@@ -5,6 +5,7 @@ rule on the shared test-preset run (change a table, the outcome changes)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 
@@ -18,7 +19,7 @@ from xling.evaluate.findings import (CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_MEA
                                      Criteria, bert_layer, criteria_from_config, judge_claims, read_tables)
 from xling.evaluate.findings.core import transfer_flags
 from xling.report.core import render_report
-from xling.report.docs_findings import DOCS_BEGIN, DOCS_END
+from xling.report.docs_findings import DOCS_BEGIN, DOCS_END, markers
 from xling.report.docs_findings import main as docs_main
 from xling.report.word_retrieval import selection_config
 
@@ -215,6 +216,46 @@ def test_xnli_against_static_models_needs_several_seeds_for_an_interval():
     assert turned["liu2020_what.large-data.xnli"] == FAILS == turned["liu2020_what.small-data.xnli"]
     row = finding({"transfer": xnli_grid(seeds=(1, 2, 3), spread=0.5)}, "liu2020_what.large-data.xnli")
     assert "BERT (over 3 seeds) 60.500 [" in row["reason"]
+
+
+def with_row_intervals(rows: pd.DataFrame, half: float, column: str = "value") -> pd.DataFrame:
+    """The rows with a gathered table's bootstrap bounds: `column` -+ `half` (the gather's per-item intervals)."""
+    return rows.assign(ci_low=rows[column] - half, ci_high=rows[column] + half)
+
+
+def test_one_seed_takes_its_interval_from_the_rows_bootstrap_bounds():
+    """With one seed, a mean over languages gets the mean of the rows' bounds (the widest case: errors perfectly
+    correlated across the translated test sets); intervals apart decide, overlapping ones leave it open."""
+    narrow = outcomes({"transfer": with_row_intervals(xnli_grid(), 2.0)})
+    assert narrow["liu2020_what.small-data.xnli"] == HOLDS and narrow["liu2020_what.large-data.xnli"] == HOLDS
+    row = finding({"transfer": with_row_intervals(xnli_grid(), 2.0)}, "liu2020_what.large-data.xnli")
+    assert "BERT 60.000 [58.000, 62.000]" in row["reason"], row["reason"]  # (58 + 58) / 2, (62 + 62) / 2
+    wide = outcomes({"transfer": with_row_intervals(xnli_grid(), 8.0)})  # 60 [52, 68] against 50 [42, 58]
+    assert wide["liu2020_what.large-data.xnli"] == INCONCLUSIVE
+    # bounds of unequal widths per language: the mean of the lower and of the upper bounds, by hand
+    grid = with_row_intervals(xnli_grid(), 2.0)
+    xb = (grid["model"] == "bert") & (grid["lang"] == "xb")
+    grid.loc[xb, "ci_low"] -= 4.0  # xa [58, 62], xb [54, 62]: the mean [56, 62]
+    row = finding({"transfer": grid}, "liu2020_what.large-data.xnli")
+    assert "BERT 60.000 [56.000, 62.000]" in row["reason"], row["reason"]
+    # a row the table itself flags (constant predictions) makes the claim not measurable, never "holds"
+    flagged = grid.assign(flag=np.where((grid["model"] == "bert") & (grid["split"] == "test") & (grid["size"] == LARGE),
+                                        "constant predictions: 'entailment' is 99% of 500", None))
+    row = finding({"transfer": flagged}, "liu2020_what.large-data.xnli")
+    assert row["outcome"] == NOT_MEASURABLE and "constant predictions" in row["flags"]
+
+
+def test_convert_rates_and_sentence_retrieval_take_the_rows_intervals():
+    rising = translation({-1: 0.0, 0: 0.05, 1: 0.4, 3: 0.9})
+    row = finding({"token_translation": with_row_intervals(rising, 0.02, "convert_rate")},
+                  "liu2020_short.translation.alpha")
+    assert row["outcome"] == HOLDS and "alpha 1 40.000 [38.000, 42.000]" in row["reason"], row["reason"]  # in %
+    tatoeba = sentence_retrieval("tatoeba", (0.5, 0.4))
+    assert outcomes({"tatoeba": with_row_intervals(tatoeba, 0.02, "accuracy")})["liu2020_short.tatoeba.mds"] == HOLDS
+    assert outcomes({"tatoeba": with_row_intervals(tatoeba, 0.2, "accuracy")})["liu2020_short.tatoeba.mds"] == \
+        INCONCLUSIVE
+    at_chance = with_row_intervals(tatoeba, 0.02, "accuracy").assign(flag="at or below chance: 0.4 <= chance 0.5")
+    assert outcomes({"tatoeba": at_chance})["liu2020_short.tatoeba.mds"] == NOT_MEASURABLE
 
 
 def test_cao_et_als_fine_tunings_of_a_language_model_do_not_enter_its_claims():
@@ -430,12 +471,34 @@ def test_docs_findings_table_is_generated_from_a_run_and_names_only_known_claims
     (tmp_path / "bare.md").write_text("no block\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="bare.md: no"):
         docs_main([str(tmp_path / "findings.parquet"), str(tmp_path / "bare.md"), "--heading", "x"])
-    docs = (REPO / "docs/report.md").read_text(encoding="utf-8")
-    block = docs.split(DOCS_BEGIN, 1)[1].split(DOCS_END, 1)[0]
-    documented = {line.split("|")[1].strip(" `"): line.split("|")[2].strip() for line in block.splitlines()
-                  if line.startswith("| `")}
-    assert documented and set(documented) <= {claim.id for claim in CLAIMS}
-    assert set(documented.values()) <= {"holds", "does not hold", "inconclusive", "not measurable", "not measured"}
+    # a named block beside the unnamed one: only it is rewritten, each claim with at most `--numbers` numbers
+    begin, end = markers("study")
+    page.write_text(f"{DOCS_BEGIN}\nkept\n{DOCS_END}\n{begin}\nSTALE\n{end}\n", encoding="utf-8")
+    docs_main([str(tmp_path / "findings.parquet"), str(page), "--heading", "Study.", "--block", "study",
+               "--numbers", "1"])
+    text = page.read_text(encoding="utf-8")
+    assert f"{DOCS_BEGIN}\nkept\n{DOCS_END}" in text and "STALE" not in text and "Study." in text
+    row = next(line for line in text.splitlines() if line.startswith("| `liu2020_what.large-data.retrieval`"))
+    many = len(json.loads(table.set_index("id").loc["liu2020_what.large-data.retrieval", "measures"]))
+    assert row.count(" [") == 1 and row.endswith(f"; and {many - 1} more |"), row
+    # --measured-only: the claims the run has no experiment for named in one line, not as rows
+    docs_main([str(tmp_path / "findings.parquet"), str(page), "--heading", "Study.", "--block", "study",
+               "--measured-only"])
+    text = page.read_text(encoding="utf-8")
+    absent = table.loc[table["outcome"] == "not measured", "id"]
+    assert len(absent) and all(f"| `{claim}` |" not in text and f"`{claim}`" in text for claim in absent)
+    assert "Not measured in this run: " in text
+    for page, block in ((REPO / "docs/report.md", None), (REPO / "README.md", "study"),
+                        (REPO / "docs/presets.md", "study")):
+        begin, end = markers(block)
+        docs = page.read_text(encoding="utf-8")
+        assert begin in docs and end in docs, (page, block)
+        block_text = docs.split(begin, 1)[1].split(end, 1)[0]
+        documented = {line.split("|")[1].strip(" `"): line.split("|")[2].strip() for line in block_text.splitlines()
+                      if line.startswith("| `")}
+        assert documented and set(documented) <= {claim.id for claim in CLAIMS}, page
+        assert set(documented.values()) <= {"holds", "does not hold", "inconclusive", "not measurable",
+                                            "not measured"}, page
 
 
 @pytest.mark.workflow

@@ -10,7 +10,8 @@ import pandas as pd
 
 from xling.evaluate.alignment import cao_retrieval, cao_xnli
 from xling.evaluate.findings.core import (Claim, Criteria, Finding, Measure, NotMeasured, Tables, _pairs, _table,
-                                          all_of, at_least, from_items, greater, over_seeds, point, transfer_flags)
+                                          all_of, at_least, from_items, greater, over_seeds, point, transfer_flags,
+                                          with_table_flags)
 
 #: bins of the frequency analysis with fewer queries are left out (too few to estimate an accuracy)
 MIN_BIN_QUERIES = 30
@@ -22,7 +23,7 @@ def _xnli_bases(tables: Tables, pivot: str) -> tuple[pd.DataFrame, list[str]]:
     transfer = _table(tables, "transfer")
     if "lm" not in transfer:
         raise NotMeasured("the transfer table has no lm column (no alignment study)")
-    rows = cao_xnli(transfer.assign(flag=transfer_flags(transfer, pivot)))
+    rows = cao_xnli(transfer.assign(flag=with_table_flags(transfer, transfer_flags(transfer, pivot))))
     if rows.empty:
         raise NotMeasured("no XNLI of an aligned or rotated BERT in transfer")
     rows = rows[rows["lang"] != pivot]

@@ -10,7 +10,7 @@ from xling.data.transfer_tasks import TASK_METRIC
 from xling.evaluate.ablation import ablation_scores
 from xling.evaluate.findings.core import (INCONCLUSIVE, XNLI_CHANCE, Claim, Criteria, Finding, Measure, NotMeasured,
                                           Tables, Verdict, _pairs, _table, all_of, at_least, chance_flag, greater,
-                                          over_seeds, point, transfer_flags)
+                                          over_seeds, point, transfer_flags, with_table_flags)
 from xling.evaluate.uncertainty import Interval
 from xling.evaluate.verdicts import above_chance
 from xling.plan.ablation import parse_setting
@@ -29,7 +29,7 @@ def _ablations(tables: Tables, pivot: str, needed: tuple[str, ...]) -> pd.DataFr
     """The ablations' zero-shot test rows with their degenerate reasons (`flag`: at chance, one class, the
     fine-tuning did not learn the pivot)."""
     table = _table(tables, "ablation")
-    scores = ablation_scores(table.assign(flag=transfer_flags(table, pivot)), pivot)
+    scores = ablation_scores(table.assign(flag=with_table_flags(table, transfer_flags(table, pivot))), pivot)
     missing = [s for s in needed if s not in set(scores["setting"])]
     if missing:
         raise NotMeasured(f"no zero-shot test scores of the ablation(s) {', '.join(missing)}")

@@ -50,13 +50,19 @@ PERCENT_COLUMNS = {
 SETTING_COLUMNS = ("table", "metric", "models", "corpus_size", "windows", "layers", "pairs", "alphas")
 
 
+#: a gathered table's bootstrap interval of each row's number (xling.evaluate.intervals), in the number's unit
+ROW_INTERVAL = ("ci_low", "ci_high")
+
+
 def in_percent(tables: Tables) -> dict[str, pd.DataFrame]:
-    """The tables with their PERCENT_COLUMNS multiplied by 100 (copies; the others as they are)."""
+    """The tables with their PERCENT_COLUMNS multiplied by 100 (copies; the others as they are), and with them
+    the rows' interval bounds, which are in the unit of the row's number."""
     scaled = dict(tables)
     for name, columns in PERCENT_COLUMNS.items():
         table = tables.get(name)
         present = [c for c in columns if table is not None and c in table]
         if present:
+            present += [c for c in ROW_INTERVAL if c in table]
             scaled[name] = table.assign(**{c: 100 * table[c].astype(float) for c in present})
     return scaled
 
@@ -161,11 +167,26 @@ def point(label: str, values: pd.Series, flags=()) -> Measure:
     return Measure(label, float(values.mean()), flag=joined_flag(flags))
 
 
+def rows_mean(label: str, rows: pd.DataFrame, column: str = "value", by: str | None = "lang", flags=()) -> Measure:
+    """The mean over groups `by` (languages, pairs; None: every row its own group) of the rows' `column`. Its
+    interval: the mean of the rows' bootstrap bounds (ROW_INTERVAL, from each row's per-item scores), where every
+    row has them, else none. That is the interval of the mean were the rows' errors perfectly correlated, the
+    widest case (the spread of a sum is at most the sum of the spreads): the test languages of XNLI, Tatoeba and
+    token translation are translations of one another, so their errors are not independent, and an interval
+    that assumed so could call a claim on too little."""
+    def mean(values: str) -> float:
+        return float((rows.groupby(by)[values].mean() if by else rows[values]).mean())
+    if not len(rows) or not all(c in rows and rows[c].notna().all() for c in ROW_INTERVAL):
+        return point(label, rows.groupby(by)[column].mean() if by else rows[column], flags)
+    return Measure(label, mean(column), mean("ci_low"), mean("ci_high"), joined_flag(flags))
+
+
 def over_seeds(label: str, rows: pd.DataFrame, by: str = "lang", flags=()) -> Measure:
     """The mean over `by` (languages) of `value`; with several seeds, a t interval over the seeds' means (the
-    spread over seeds: the only uncertainty this run has of a fine-tuned number), else no interval."""
+    spread over seeds), else the interval from the rows' bootstrap over test items (rows_mean), where the run
+    has one."""
     if "seed" not in rows or rows["seed"].nunique() < 2:
-        return point(label, rows.groupby(by)["value"].mean(), flags)
+        return rows_mean(label, rows, "value", by, flags)
     means = rows.groupby(["seed", by])["value"].mean().groupby("seed").mean()
     half = stats.t.ppf(0.5 + 0.95 / 2, len(means) - 1) * means.std(ddof=1) / np.sqrt(len(means))
     mean = float(means.mean())
@@ -195,6 +216,17 @@ def chance_flag(measure: Measure, chance: float) -> Measure:
 
 
 # ---------------------------------------------------------------------------------------------- degenerate rows
+
+def with_table_flags(rows: pd.DataFrame, computed: pd.Series) -> pd.Series:
+    """The flags the findings compute from a table's numbers joined with the table's own `flag` column (the
+    gather's: at chance by the row's interval, constant predictions), so that no claim rests on a number its
+    table already marks degenerate."""
+    if "flag" not in rows:
+        return computed
+    own = [f if isinstance(f, str) and f else None for f in rows["flag"]]
+    return pd.Series([flag(a, b if isinstance(b, str) else None) for a, b in zip(own, computed)],
+                     index=rows.index, dtype=object)
+
 
 def transfer_flags(rows: pd.DataFrame, pivot: str) -> pd.Series:
     """Each transfer row's degenerate reasons the table allows: XNLI at chance or at exactly one class's share
@@ -245,7 +277,7 @@ def _zero_shot(transfer: pd.DataFrame, pivot: str, task: str) -> pd.DataFrame:
     """Test scores of `task` in the languages other than the pivot, with the epoch the run selected, with
     their degenerate reasons in `flag`."""
     transfer = language_study_rows(transfer)  # before the flags: Cao et al.'s fine-tunings are other runs
-    rows = transfer.assign(flag=transfer_flags(transfer, pivot))
+    rows = transfer.assign(flag=with_table_flags(transfer, transfer_flags(transfer, pivot)))
     rows = rows[(rows["task"] == task) & (rows["split"] == "test") & (rows["lang"] != pivot)
                 & (rows["metric"] == TASK_METRIC[task]) & (rows["train_transform"] == "none")
                 & rows["selected"].astype(bool)]

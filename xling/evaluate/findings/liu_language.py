@@ -13,7 +13,7 @@ import pandas as pd
 
 from xling.evaluate.findings.core import (TASK_METRIC, Claim, Criteria, Finding, Judge, Measure, NotMeasured, Tables,
                                           _pairs, _table, _zero_shot, all_of, at_least, bucc_flags, greater,
-                                          over_seeds, point, translation_flags)
+                                          over_seeds, rows_mean, translation_flags, with_table_flags)
 
 OURS = "our BERT (no Hugging Face checkpoint in this run)"
 
@@ -70,9 +70,10 @@ def _convert_rates(tables: Tables) -> tuple[pd.DataFrame, str, str]:
 
 
 def _rate(rows: pd.DataFrame, layer, alpha) -> Measure:
-    """Mean convert rate over pairs and directions at one layer and alpha (no per-sentence items yet)."""
+    """Mean convert rate over pairs and directions at one layer and alpha, its interval from the rows' bootstrap
+    over sentences (rows_mean)."""
     at = rows[(rows["layer"] == layer) & (rows["alpha"] == alpha)]
-    return point(f"alpha {alpha:g}", at["convert_rate"], at["flag"])
+    return rows_mean(f"alpha {alpha:g}", at, "convert_rate", None, at["flag"])
 
 
 def _translation_settings(rows: pd.DataFrame, label: str, alphas) -> dict:
@@ -127,11 +128,12 @@ def mds_at_least_zero_mean(task: str) -> Judge:
         rows = rows[rows["layer"] == rows["report_layer"]]
         if rows.empty:
             raise NotMeasured(f"{task} has no rows at its report layer")
-        rows = rows.assign(flag=bucc_flags(rows) if task == "bucc" else None)
+        computed = bucc_flags(rows) if task == "bucc" else pd.Series([None] * len(rows), index=rows.index)
+        rows = rows.assign(flag=with_table_flags(rows, computed))
         parts = {v: rows[rows["variant"] == v] for v in ("mds", "zero_mean")}
         langs = _pairs({v: p.groupby("lang")[metric].mean() for v, p in parts.items()})
-        measures = {v: point(v.replace("_", "-"), p[p["lang"].isin(langs)].groupby("lang")[metric].mean(),
-                             p.loc[p["lang"].isin(langs), "flag"]) for v, p in parts.items()}
+        measures = {v: rows_mean(v.replace("_", "-"), p[p["lang"].isin(langs)], metric, "lang",
+                                 p.loc[p["lang"].isin(langs), "flag"]) for v, p in parts.items()}
         return Finding(at_least(measures["mds"], measures["zero_mean"], criteria), list(measures.values()),
                        dict(table=task, metric=metric, **_model_settings(rows, label),
                             layers=int(rows["layer"].iloc[0]), pairs=[f"{pivot}-{lang}" for lang in langs],
