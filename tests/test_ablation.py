@@ -319,7 +319,8 @@ def test_report_lays_out_table1_with_deltas_and_the_published_rows(tmp_path):
     from xling.report import render_report
 
     scores = {("default", "xnli"): 60.0, ("default", "ner"): 50.0, ("sep-emb-l1", "xnli"): 45.0,
-              ("sep-emb-l1", "ner"): 41.0, ("no-anchors", "xnli"): 58.0}
+              ("sep-emb-l1", "ner"): 41.0, ("no-anchors", "xnli"): 58.0, ("default-anchors", "xnli"): 59.0,
+              ("extra-anchors", "xnli"): 61.0}  # every anchors kind (default-anchors broke the real preset's report)
     table = ablation_table(scores).assign(freeze=0)
     repo = Path(__file__).resolve().parents[1]
     render_report({"ablation": table}, {"run": "unit", "languages": ["en", "xa", "xb"]}, tmp_path / "r.html",
@@ -328,7 +329,9 @@ def test_report_lays_out_table1_with_deltas_and_the_published_rows(tmp_path):
     section = page.split('id="emerging_table1"', 1)[1]
     ours, published = section.split("Published:", 1)
     # rows in the paper's order; per language mean ± sd over the two seeds (0.5 either side: sd 0.71); Δ of the mean
-    assert ours.index(">default<") < ours.index(">no-anchors<") < ours.index(">sep-emb-l1<")
+    assert (ours.index(">default<") < ours.index(">no-anchors<") < ours.index(">default-anchors<")
+            < ours.index(">extra-anchors<") < ours.index(">sep-emb-l1<"))  # the paper's row order
+    assert "per language, their union (a shared string one id)" in ours and "joint + code-switching" in ours
     assert "60.00 ± 0.71" in ours and "-15.00" in ours and "-9.00" in ours and "-2.00" in ours
     assert "language-prefixed (none shared)" in ours and "embeddings + layer 1" in ours
     assert "sep_emb_l1_6" in published and "sep-emb-l6" in published and "-29.6" in published and "-47.1" in published

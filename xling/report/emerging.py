@@ -26,7 +26,7 @@ KEYS = ["setting", "pair", "task", "lang"]
 def setting_order(setting: str) -> tuple:
     """The paper's row order: default, domain, anchors, then separated parameters (embeddings, then layers)."""
     spec = parse_setting(setting)
-    group = {"default": 0, "wiki-cc": 1, "no-anchors": 2, "extra-anchors": 3}.get(setting, 4)
+    group = {"default": 0, "wiki-cc": 1, "no-anchors": 2, "default-anchors": 3, "extra-anchors": 4}.get(setting, 5)
     return group, spec["separate_embeddings"] and spec["separate_layers"] > 0, spec["separate_layers"]
 
 
@@ -37,6 +37,7 @@ def describe(setting: str) -> list[str]:
     separate = [part for part, on in (("embeddings", spec["separate_embeddings"]),
                                       ("layer 1" if k == 1 else f"layers 1-{k}", k)) if on]
     anchors = {"default": "joint (all shared)", "none": "language-prefixed (none shared)",
+               "union": "per language, their union (a shared string one id)",
                "extra": "joint + code-switching"}[spec["anchors"]]
     if spec["separate_embeddings"]:
         anchors = "joint ids, a vector per language (none shared)"
