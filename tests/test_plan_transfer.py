@@ -53,6 +53,18 @@ def test_params_and_inputs_of_a_zero_mean_fine_tuning():
     assert "mds" not in plan.transfer_eval_params(run) and "finetuned" not in inputs
 
 
+def test_max_eval_caps_the_scored_examples_of_its_task_only_and_decides_the_weights():
+    """transfer.<task>.max_eval (the first N examples of each dev and test split) is in the settings that decide a
+    fine-tuning's weights (the dev examples choose the epoch), of its own task alone, Cao et al.'s XNLI too."""
+    plan = make_plan(transfer={"ner": {"max_eval": 200}}, language={"sizes": [200]})
+    assert plan.finetune_settings["ner"]["max_eval"] == 200 and plan.finetune_settings["xnli"]["max_eval"] is None
+    ner = plan.transfer_params(wildcards(task="ner", lm="bert/200-w5", variant="f0", seed="1"))
+    assert ner["settings"]["max_eval"] == 200
+    plan = make_plan(transfer={"xnli": {"max_eval": 50}})
+    assert plan.transfer_params(wildcards(task="xnli", lm="bert/100-w5", variant="f0", seed="1"))["settings"][
+        "max_eval"] == 50
+
+
 def test_static_variant_reads_vectors_and_its_own_rate():
     plan = make_plan(tokenizer={"vocab": "train"})
     run = wildcards(task="xnli", lm="glove/100-w5", variant="static", seed="1")

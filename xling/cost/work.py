@@ -121,6 +121,12 @@ def _finetune(job, ctx: Context) -> Work:
                 batch_tokens=fit.batch_tokens, notes=fit.notes + test.notes)
 
 
+def _evaluated(ctx: Context, task: str, split: str, settings: dict) -> float:
+    """Examples scored of one language's dev or test split: its size, capped by the task's max_eval."""
+    size = ctx.size(task, split)
+    return min(size, float(settings["max_eval"])) if settings.get("max_eval") else size
+
+
 def _fit(job, ctx: Context) -> Work:
     run, lm = job.params["run"], job.params["lm"]
     task, settings = run["task"], run["settings"]
@@ -131,7 +137,8 @@ def _fit(job, ctx: Context) -> Work:
     examples = settings["epochs"] * train
     tokens = examples * length
     steps = examples / settings["batch_size"]
-    dev = sum(ctx.size(task, "dev") for _ in run.get("dev_langs", [run["pivot"]])) * settings["epochs"] * length
+    dev = sum(_evaluated(ctx, task, "dev", settings) for _ in run.get("dev_langs", [run["pivot"]]))
+    dev *= settings["epochs"] * length
     shape = lm_shape(lm, ctx)
     if shape is None:  # frozen static vectors under a small trained head: CPU, per example
         return Work(units=examples, tokens=tokens, steps=steps, examples=examples,
@@ -145,9 +152,9 @@ def _fit(job, ctx: Context) -> Work:
 
 
 def _scoring(job, ctx: Context) -> Work:
-    test, lm = job.params["test"], job.params["lm"]
+    test, lm, settings = job.params["test"], job.params["lm"], job.params["run"]["settings"]
     task = test["task"]
-    examples = sum(ctx.size(task, split) for splits in test["langs"].values() for split in splits)
+    examples = sum(_evaluated(ctx, task, split, settings) for splits in test["langs"].values() for split in splits)
     length = _example_length(ctx, task, ctx.config["transfer"][task]["max_length"])
     return _inference(lm, ctx, examples, length, f"{task} dev/test of {len(test['langs'])} languages")
 

@@ -4,7 +4,8 @@ it is tested on, and the settings and files of each job. A mixin of Plan."""
 from __future__ import annotations
 
 TASKS = ("xnli", "pos", "parsing", "ner")
-WEIGHT_KEYS = ("epochs", "batch_size", "learning_rate", "warmup", "weight_decay", "dropout", "max_length", "max_train")
+WEIGHT_KEYS = ("epochs", "batch_size", "learning_rate", "warmup", "weight_decay", "dropout", "max_length", "max_train",
+               "max_eval")  # max_eval: the dev examples choose the epoch
 PARSER_KEYS = ("arc_dim", "label_dim")
 #: alignment.xnli's keys that decide a Cao et al. fine-tuning's weights, over transfer.xnli's (appendix A.1)
 CAO_KEYS = ("epochs", "batch_size", "learning_rate", "warmup", "weight_decay", "betas", "eps", "dropout")
