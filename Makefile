@@ -14,7 +14,7 @@ CORES ?= 2
 # pytest-xdist workers of `make test`: the workflow runs of one overlap the other's unit tests and SLURM waits
 TEST_WORKERS ?= 2
 
-.PHONY: demo test test-fast lint install accept-code cost
+.PHONY: demo test test-fast test-real lint install accept-code cost
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -35,15 +35,14 @@ demo: install
 	@echo "report: results/demo/report.html"
 
 test: install
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope -m "not real_run"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
 
-# the real preset's whole run on ../shared/data (presets/real.yaml, 252 jobs; about 20 min of 2 cores): not in CI
-# until it fits its 10-minute budget (issue 24)
+# the real preset's tests alone (presets/real.yaml on ../shared/data, its whole run included; make test runs them too)
 test-real: install
-	$(BIN)/python -m pytest -m real_run tests/test_real_preset.py
+	$(BIN)/python -m pytest tests/test_real_preset.py
 
 # The fast tier (docs/testing.md): the tests marked `workflow` (Snakemake end to end: the shared test-preset run and
-# the tests on it, the demo's and the mini preset's runs, the SLURM branch) and `slow` (unit tests of a minute or
+# the tests on it, the demo's and the real preset's runs, the SLURM branch) and `slow` (unit tests of a minute or
 # more on two cores: kill-and-resume, DDP) left out; `make test` runs them
 test-fast: install
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not workflow and not slow"

@@ -65,7 +65,6 @@ def test_real_preset_plans_every_rule_of_the_full_study_but_those_named(tmp_path
     assert {"xnli_dev_test", "xnli_train", "ud_treebanks", "wikiann", "cka", "mono_pretrain"} <= real
 
 
-@pytest.mark.real_run
 def test_real_preset_runs_every_rule_of_the_full_study_or_says_why(real_run):
     override = real_run / "staged.yaml"
     full = planned_rules(override, cwd=real_run)  # config.yaml (every run reads it) with the same copies
@@ -86,7 +85,6 @@ def ran_rules(workdir: Path) -> set[str]:
     return {m[1] for m in re.finditer(r"^(\w+)\s+\d+$", table, re.M)} - {"total"}
 
 
-@pytest.mark.real_run
 def test_real_preset_tables_have_real_language_rows(real_run):
     config = yaml.safe_load(REAL_PRESET.read_text())
     targets = config["languages"][1:]
@@ -116,6 +114,7 @@ def test_real_preset_tables_have_real_language_rows(real_run):
     assert tested == {"xnli": {"en", *targets}, "ner": {"en", *targets},
                       "pos": {"en", *targets} - {"ar"}, "parsing": {"en", *targets} - {"ar"}}  # no ar treebank
     assert transfer.value.notna().all() and label in set(transfer.get("model_label", transfer.model))
+    assert (transfer.n <= 200).all() and (transfer.n == 200).any()  # transfer.<task>.max_eval: the first 200
     ablation = pd.read_parquet(results / "eval/ablation.parquet")
     assert set(ablation.lang) == {"en", "fr"} and ablation.value.notna().all()
     for name in ("monolingual_words", "monolingual_sentences", "cka"):

@@ -222,26 +222,6 @@ def test_alignment_splits_beyond_the_synthetic_parallel_text_stop_at_plan_time(t
     assert "= 201 sentence pairs, but synthetic.parallel_sentences is 200" in dry.stdout + dry.stderr
 
 
-def test_mini_preset_runs_on_real_data(shared_data, tmp_path):
-    """presets/mini.yaml: word retrieval on real Wikipedia sentences and MUSE en-ru, from ../shared/data."""
-    staged = tmp_path / "staged.yaml"
-    staged.write_text(f"data: {{staged: {shared_data}}}\n")
-    done = snakemake("--configfile", str(REPO / "presets/mini.yaml"), str(staged), "--cores", "2",
-                     cwd=tmp_path, timeout=1500)  # two pytest workers share the 2 cores
-    assert done.returncode == 0, done.stderr[-5000:]
-    table = pd.read_parquet(tmp_path / "results/mini/eval/word_retrieval.parquet")
-    assert set(table.pair) == {"en-ru"} and set(table.source) == {"real"}
-    assert (table.n_queries > 50).all() and table.mrr.between(0, 1).all()
-    html = (tmp_path / "results/mini/report.html").read_text(encoding="utf-8")
-    assert "en-ru" in html and "real" in html
-    # language-specific information on the real Tatoeba en-ru test set (LASER v1: 1000 pairs)
-    tatoeba = pd.read_parquet(tmp_path / "results/mini/eval/tatoeba.parquet")
-    assert set(tatoeba.lang) == {"ru"} and (tatoeba.n_queries == 1000).all()
-    assert set(tatoeba.variant) == {"original", "zero_mean", "mds"} and tatoeba.accuracy.between(0, 1).all()
-    translation = pd.read_parquet(tmp_path / "results/mini/eval/token_translation.parquet")
-    assert set(translation.pair) == {"en-ru"} and translation.bleu1.notna().all()
-
-
 def test_full_study_on_slurm_profile_requests_gpus_for_gpu_rules():
     dry = snakemake("-n", "--profile", "profiles/slurm", cwd=REPO, timeout=300)
     assert dry.returncode == 0, dry.stderr[-3000:]
