@@ -21,6 +21,10 @@ REPO = Path(__file__).resolve().parents[1]
 #: files whose tests continue a copy of the shared run: their own work units, scheduled last, so that the worker
 #: that takes them finds the run finished (or nearly) instead of waiting for it
 CONTINUING = ("test_code_reruns.py", "test_slurm.py")
+#: files with a whole preset run of their own (the real preset's, about 10 min alone; the demo's targets): sent out
+#: right after the shared run's unit, so the other worker starts them while the first builds the shared run,
+#: instead of finishing the suite with them
+OWN_RUNS = ("test_real_preset.py", "test_workflow.py")
 
 
 def scope_of(rootpath: Path, nodeid: str) -> str:
@@ -34,11 +38,13 @@ def scope_of(rootpath: Path, nodeid: str) -> str:
 
 
 def pytest_collection_modifyitems(config, items):
-    """The shared run's readers first, the continuing files last, the other files between, the larger first (so
-    the work units go out in that order: xdist's reordering by size is turned off below)."""
+    """The shared run's readers first, then the files with a preset run of their own (OWN_RUNS), the continuing
+    files last, the other files between, the larger first (so the work units go out in that order: xdist's
+    reordering by size is turned off below)."""
     scopes = [scope_of(config.rootpath, item.nodeid) for item in items]
     sizes = {scope: scopes.count(scope) for scope in scopes}
-    rank = {item.nodeid: (scope != "test_run") + scope.startswith("continued:") for item, scope in zip(items, scopes)}
+    rank = {item.nodeid: 0 if scope == "test_run" else 3 if scope.startswith("continued:")
+            else 1 if Path(scope).name in OWN_RUNS else 2 for item, scope in zip(items, scopes)}
     order = {id(item): (rank[item.nodeid], -sizes[scope]) for item, scope in zip(items, scopes)}
     items.sort(key=lambda item: order[id(item)])
 
