@@ -332,9 +332,28 @@ def test_report_lays_out_table1_with_deltas_and_the_published_rows(tmp_path):
     assert (ours.index(">default<") < ours.index(">no-anchors<") < ours.index(">default-anchors<")
             < ours.index(">extra-anchors<") < ours.index(">sep-emb-l1<"))  # the paper's row order
     assert "per language, their union (a shared string one id)" in ours and "joint + code-switching" in ours
+    assert "\u2020" not in ours  # no row flagged
     assert "60.00 ± 0.71" in ours and "-15.00" in ours and "-9.00" in ours and "-2.00" in ours
     assert "language-prefixed (none shared)" in ours and "embeddings + layer 1" in ours
     assert "sep_emb_l1_6" in published and "sep-emb-l6" in published and "-29.6" in published and "-47.1" in published
+
+
+def test_report_flags_the_degenerate_cells_of_table1_and_says_why(tmp_path):
+    import html as html_lib
+
+    from xling.report import render_report
+
+    scores = {("default", "xnli"): 60.0, ("sep-emb-l1", "xnli"): 33.4}
+    table = ablation_table(scores).assign(freeze=0, flag=None)
+    at_chance = table["lm"].str.contains("sep-emb-l1") & (table["split"] == "test")
+    table.loc[at_chance, "flag"] = "constant predictions: 'neutral' is 100.0% of 500"
+    render_report({"ablation": table}, {"run": "unit", "languages": ["en", "xa", "xb"]}, tmp_path / "r.html",
+                  tmp_path / "fig")
+    page = html_lib.unescape((tmp_path / "r.html").read_text(encoding="utf-8"))
+    ours = page.split('id="emerging_table1"', 1)[1].split("</section>", 1)[0]
+    assert ours.count("33.40 \u00b1 0.71 \u2020") == 2  # both target languages' cells of sep-emb-l1
+    assert "60.00 \u00b1 0.71 \u2020" not in ours
+    assert "\u2020 degenerate: sep-emb-l1 XNLI xa: constant predictions: 'neutral' is 100.0% of 500" in ours
 
 
 def test_report_refuses_to_average_anything_but_seeds(tmp_path):

@@ -45,6 +45,18 @@ def describe(setting: str) -> list[str]:
             " + ".join(separate) or "all shared", "language-specific" if spec["separate_embeddings"] else "shared"]
 
 
+def cell_flags(scores: pd.DataFrame) -> dict[tuple, str]:
+    """(setting, task, lang) -> the degenerate reasons of that cell's rows (the gather's: at chance by the row's
+    interval, constant predictions, a fine-tuning that did not learn the pivot), joined; cells without any left out."""
+    if "flag" not in scores:
+        return {}
+    found: dict[tuple, list[str]] = {}
+    for row in scores.to_dict("records"):
+        if isinstance(row["flag"], str) and row["flag"]:
+            found.setdefault((row["setting"], row["task"], row["lang"]), []).append(row["flag"])
+    return {cell: "; ".join(dict.fromkeys(reasons)) for cell, reasons in found.items()}
+
+
 def table1(scores: pd.DataFrame, where: str) -> tuple[list, list[list], list[str]]:
     """Our Table 1: a row per setting, per task a column per target language (mean ± sd over seeds) and the
     change of the task's mean over those languages against default (Δ)."""
@@ -55,6 +67,7 @@ def table1(scores: pd.DataFrame, where: str) -> tuple[list, list[list], list[str
     means = stats.groupby(["setting", "task"])["mean"].mean()
     settings = sorted(stats["setting"].unique(), key=setting_order)
     cell = {(r["setting"], r["task"], r["lang"]): r for r in stats.to_dict("records")}
+    flagged = cell_flags(scores)
     columns = ["setting", "domain", "vocabulary", "language-specific", "softmax"]
     for t in tasks:
         columns += [{"text": lang, "sub": f"{TASK_LABEL[t]} {TASK_METRIC[t]}"} for lang in langs[t]]
@@ -65,7 +78,8 @@ def table1(scores: pd.DataFrame, where: str) -> tuple[list, list[list], list[str
         for t in tasks:
             for lang in langs[t]:
                 r = cell.get((setting, t, lang))
-                line.append(fmt_score(r["mean"], r["sd"], r["n_seeds"]) if r else DASH)
+                shown = fmt_score(r["mean"], r["sd"], r["n_seeds"]) if r else DASH
+                line.append(shown + " \u2020" if r and (setting, t, lang) in flagged else shown)
             if (setting, t) in means and ("default", t) in means:
                 line.append(f"{means[setting, t] - means['default', t]:+.{SCORE_DIGITS}f}")
             else:
@@ -143,7 +157,13 @@ def render_table1(ctx: ReportContext) -> list[Block]:
         "\u0394 = the task's mean over the target languages minus default's, as the paper's \u0394 (the "
         f"change of the average over fr, ru and zh). Frozen encoder layers while fine-tuning: {freeze} (plus "
         "each model's language-specific ones). " + _points_note(scores))]
-    blocks.append(table_block("Table 1 (ours)", columns, rows, numeric=range(5, len(columns)), wrap=(1, 2, 3)))
+    flagged = cell_flags(scores)
+    note = ("\u2020 degenerate: " + "; ".join(f"{setting} {TASK_LABEL[task]} {lang}: {reason}"
+                                               for (setting, task, lang), reason in sorted(flagged.items()))
+            + ". A separated model at chance is the paper's finding for some settings; a default at chance makes "
+            "the row's \u0394 carry no signal.") if flagged else ""
+    blocks.append(table_block("Table 1 (ours)", columns, rows, note=note, numeric=range(5, len(columns)),
+                              wrap=(1, 2, 3)))
     entries = (ctx.published or {}).get(TABLE) or []
     if entries:
         published_columns, published_rows = published_table1(entries)
