@@ -78,6 +78,7 @@ rule contextual_retrieval_frequency:
         by=ANALYSIS_BY,
         bins=ALIGN_ANALYSIS["rank_bins"],
         exclusions={key: ALIGN_RETRIEVAL[key] for key in ("exclude_seen", "exclude_exact")},
+        bootstrap=config["bootstrap"],  # each bin's interval over its queries (the findings judge with it)
     log:
         f"{LOGS}/contextual_retrieval_frequency.log",
     benchmark:
@@ -104,6 +105,7 @@ if POS["splits"]:
                                                            "pos_exclude_exact")},
             treebank=PLAN.pos_treebank_name(),
             splits=POS["splits"],
+            bootstrap=config["bootstrap"],  # each row's interval over its queries (the findings judge with it)
         log:
             f"{LOGS}/contextual_retrieval_pos.log",
         benchmark:

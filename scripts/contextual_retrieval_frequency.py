@@ -9,6 +9,7 @@ from xling.logs import setup_logging
 setup_logging(snakemake.log[0])
 from xling.data.formats import numbered_lines  # noqa: E402
 from xling.evaluate.contextual_retrieval import accuracy_by_rank_difference, frequency_ranks  # noqa: E402
+from xling.evaluate.intervals import Bootstrap  # noqa: E402
 from xling.io import atomic_write  # noqa: E402
 from xling.tables import with_settings, write_parquet  # noqa: E402
 
@@ -20,7 +21,8 @@ for path in snakemake.input.text:  # {DATA}/align/{pivot}-{lang}/{split}.{pivot 
 queries = pd.concat([pd.read_parquet(path) for path in snakemake.input.queries], ignore_index=True)
 tables = [accuracy_by_rank_difference(queries[(queries["lang"] == lang) & queries["contextual"]],
                                       frequency_ranks(words[(lang, params.pivot)]), frequency_ranks(words[(lang, lang)]),
-                                      params.bins, by=params.by, **params.exclusions)
+                                      params.bins, by=params.by, bootstrap=Bootstrap(**params.bootstrap),
+                                      **params.exclusions)
           for lang in params.langs]
 table = with_settings(pd.concat(tables, ignore_index=True), contextual=True, rank_bins=",".join(map(str, params.bins)),
                       **params.exclusions)

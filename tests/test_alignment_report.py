@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from xling.evaluate.alignment import aligned_lm, cao_setting, language_study_rows
-from xling.evaluate.findings import FAILS, INCONCLUSIVE, NOT_MEASURED, judge_claims
+from xling.evaluate.findings import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, judge_claims
 from xling.report.alignment import (alignment_xnli, render_alignment_retrieval, render_alignment_xnli,
                                     retrieval_and_xnli)
 from xling.report.core import REPORTS_DIR, ReportContext
@@ -264,6 +264,42 @@ def test_pos_and_frequency_claims():
     few = frequency_table().assign(n_queries=20)  # every bin under 30 queries: left out
     found, _ = verdicts({"contextual_retrieval_frequency": few})
     assert found["cao2020.frequency"] == NOT_MEASURED
+
+
+def with_interval(table: pd.DataFrame, half: float) -> pd.DataFrame:
+    """The rows' intervals over their queries, as the analysis rules write them (accuracy +- half)."""
+    return table.assign(ci_low=table["accuracy"] - half, ci_high=table["accuracy"] + half)
+
+
+def judged(tables: dict, margin: float = 0.0) -> dict:
+    table = judge_claims(tables, "en", resamples=100, margin=margin)
+    return dict(zip(table["id"], zip(table["outcome"], table["reason"])))
+
+
+def test_pos_claim_is_judged_on_the_rows_intervals():
+    """Base: closed 60 > open 30 (each +-2): holds; aligned at +0.3: open 90 = closed 90, a tie, which the
+    equivalence margin settles; aligned at +0.1: open 50 < closed 70, so the gap is not removed."""
+    outcome, reason = judged({"contextual_retrieval_pos": with_interval(pos_table(), 0.02)})["cao2020.pos"]
+    assert outcome == INCONCLUSIVE and "base_bert closed 60.000 [58.000, 62.000]" in reason, reason
+    assert "base: closed > open: base_bert closed" in reason and "(intervals apart)" in reason
+    assert judged({"contextual_retrieval_pos": with_interval(pos_table(), 0.02)}, margin=5)["cao2020.pos"][0] == HOLDS
+    assert judged({"contextual_retrieval_pos": with_interval(pos_table(0.1), 0.02)})["cao2020.pos"][0] == FAILS
+    wide = judged({"contextual_retrieval_pos": with_interval(pos_table(), 0.2)}, margin=5)["cao2020.pos"]
+    assert wide[0] == INCONCLUSIVE, wide[1]
+
+
+def test_frequency_claim_is_judged_on_the_bins_intervals():
+    """Base falls 80 -> 40, aligned 80 -> 70. Narrow bins (+-2): both parts hold. Wide bins (+-15): the base
+    still falls (65 > 55), but its drop [10, 70] against the aligned one's [-20, 40] is not resolved."""
+    outcome, reason = judged({"contextual_retrieval_frequency": with_interval(frequency_table(), 0.02)})[
+        "cao2020.frequency"]
+    assert outcome == HOLDS and "base_bert drop 40.000 [36.000, 44.000]" in reason, reason
+    outcome, reason = judged({"contextual_retrieval_frequency": with_interval(frequency_table(), 0.15)})[
+        "cao2020.frequency"]
+    assert outcome == INCONCLUSIVE and "base_bert drop 40.000 [10.000, 70.000]" in reason, reason
+    steeper = judged({"contextual_retrieval_frequency": with_interval(frequency_table(0.6), 0.02)})[
+        "cao2020.frequency"]
+    assert steeper[0] == FAILS, steeper[1]  # the aligned model drops more (60) than the base (40)
 
 
 def test_table4_layout_groups_tags_and_shows_the_published_numbers(tmp_path):

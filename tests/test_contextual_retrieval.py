@@ -230,3 +230,35 @@ def test_evaluate_applies_each_rotation_to_the_target_side(tmp_path):
     np.testing.assert_allclose(got["hit"].to_numpy(), want["hit"].to_numpy(), atol=1e-6)
     # non-contextual: the second "w1" is no query and no candidate
     assert len(queries[(queries["method"] == "none") & ~queries["contextual"]]) == 2 * 7
+
+
+def test_analysis_intervals_resample_each_direction_and_each_tag_within_itself():
+    """A row's interval is bootstrap_groups over its directions' hits (the accuracy is their mean); a POS group's
+    average over its tags' directions (the mean of its tags' accuracies), the same draw as by hand."""
+    from xling.evaluate.intervals import Bootstrap
+    from xling.evaluate.uncertainty import bootstrap_groups
+
+    rows = [(f"w{i}", f"v{i}", float(i % 3 == 0), float(i % 2 == 0)) for i in range(12)]
+    queries = hand_queries(rows)
+    boot = Bootstrap(resamples=200, seed=3)
+    got = accuracy(queries, exclude_seen=False, exclude_exact=False, bootstrap=boot).iloc[0]
+    forward, backward = (np.array([r[k] for r in rows]) for k in (2, 3))
+    hand = bootstrap_groups([forward, backward], n_resamples=200, seed=3)
+    assert got["accuracy"] == pytest.approx(hand.estimate)
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((hand.low, hand.high))
+    assert hand.low < got["accuracy"] < hand.high
+
+    tags = {f"w{i}": ("NOUN", "VERB", "DET")[i % 3] for i in range(12)}
+    groups = {"closed_class": ["DET"], "open_class": ["NOUN", "VERB"]}
+    table = accuracy_by_pos(queries, tags, groups, by=[], exclude_seen=False, exclude_exact=False, bootstrap=boot)
+    open_avg = table[(table["group"] == "open_class") & (table["pos"] == "average")].iloc[0]
+    arrays = [np.array([r[k] for i, r in enumerate(rows) if i % 3 == t]) for t in (0, 1) for k in (2, 3)]
+    hand = bootstrap_groups(arrays, n_resamples=200, seed=3)  # NOUN's two directions, then VERB's
+    assert open_avg["accuracy"] == pytest.approx(hand.estimate)
+    assert (open_avg["ci_low"], open_avg["ci_high"]) == pytest.approx((hand.low, hand.high))
+    assert table[["ci_low", "ci_high"]].notna().all().all()
+
+    binned = accuracy_by_rank_difference(queries, {f"w{i}": i for i in range(12)}, {f"v{i}": i for i in range(12)},
+                                         [0, 1], by=[], exclude_seen=False, exclude_exact=False, bootstrap=boot)
+    assert list(binned.columns[-2:]) == ["ci_low", "ci_high"] and len(binned) == 1  # every difference is 0
+    assert (binned["ci_low"].iloc[0], binned["ci_high"].iloc[0]) == pytest.approx((got["ci_low"], got["ci_high"]))

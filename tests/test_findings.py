@@ -311,18 +311,21 @@ def cao_transfer(aligned: dict, base: dict, seeds=(1, 2, 3)) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def cao_retrieval_tables(accuracy: dict, n: int = 400) -> dict:
+def cao_retrieval_tables(accuracy: dict, n: int = 400, fewer: float | None = None) -> dict:
     """{lm: (method, accuracy)} -> contextual retrieval rows of languages xa, xb and their per-query hits (n per
-    language and direction)."""
+    language and direction); `fewer`: the rotations (and fastText) also at 100 parallel sentences, at that
+    accuracy (the run keeps the queries of every amount)."""
     rows, queries = [], []
     for lm, (method, value) in accuracy.items():
-        for lang in ("xa", "xb"):
-            setting = dict(lm=lm, lang=lang, contextual=True, method=method, parallel_sentences=400 if
-                           method.startswith("rotation") else 0, layer=0 if lm.startswith("fasttext") else 4)
-            rows.append(dict(setting, accuracy=value, exclude_seen=True, exclude_exact=False))
-            for direction in ("src-tgt", "tgt-src"):
-                queries += [dict(setting, direction=direction, sentence=i, position=0, hit=h, seen=False,
-                                 exact=False) for i, h in enumerate(hits(value, n))]
+        rotated = method.startswith("rotation")
+        for amount, at in ((400, value), (100, fewer)) if rotated and fewer is not None else ((400, value),):
+            for lang in ("xa", "xb"):
+                setting = dict(lm=lm, lang=lang, contextual=True, method=method,
+                               parallel_sentences=amount if rotated else 0, layer=0 if lm.startswith("fasttext") else 4)
+                rows.append(dict(setting, accuracy=at, exclude_seen=True, exclude_exact=False))
+                for direction in ("src-tgt", "tgt-src"):
+                    queries += [dict(setting, direction=direction, sentence=i, position=0, hit=h, seen=False,
+                                     exact=False) for i, h in enumerate(hits(at, n))]
     return {"contextual_retrieval": pd.DataFrame(rows), "contextual_retrieval_queries": pd.DataFrame(queries)}
 
 
@@ -352,6 +355,16 @@ def test_cao_contextual_retrieval_reads_its_intervals_from_the_queries():
     tables = cao_retrieval_tables(order)
     del tables["contextual_retrieval_queries"]
     assert finding(tables, "cao2020.retrieval.contextual")["outcome"] == INCONCLUSIVE
+
+
+def test_cao_rotations_take_the_queries_of_their_own_amount_of_parallel_data():
+    """The study aligns on 300 and 700 sentences: the rotation's and fastText's queries of both sit in one file,
+    and the interval of the 400-sentence rows must come from the 400-sentence queries only (mixing them gave no
+    interval: "fastText + sentence 38.7; word rotation 9.9")."""
+    order = {ALIGNED: ("none", 0.6), "fasttext/500": ("rotation-word", 0.4), BASE: ("rotation-word", 0.2)}
+    row = finding(cao_retrieval_tables(order, fewer=0.05), "cao2020.retrieval.contextual")
+    assert row["outcome"] == HOLDS, row["reason"]
+    assert "fastText + sentence 40.000 [" in row["reason"] and "word rotation 20.000 [" in row["reason"]
 
 
 def test_cao_matches_is_an_equivalence_within_the_margin():

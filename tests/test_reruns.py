@@ -115,11 +115,12 @@ def test_findings_settings_rerun_only_the_findings_and_the_report(test_run, tmp_
     """findings.* and bootstrap.* change outcomes, not the tables they are judged on (two keys in one dry run: one
     param)."""
     assert plan(test_run, tmp_path, {"findings": {"margin": 0.1, "layer": 1}}) == FINDINGS
-    # the bootstrap also draws the intervals the gathers add to the tables with per-item scores, and each CKA's
-    # interval in its cka job (from the sentence vectors: the monolingual BERTs are not retrained)
+    # the bootstrap also draws the intervals the gathers add to the tables with per-item scores, each CKA's
+    # interval in its cka job (from the sentence vectors: the monolingual BERTs are not retrained), and the
+    # intervals of Cao et al.'s analysis tables (by POS, by frequency rank) from the retrieval's queries
     assert plan(test_run, tmp_path, {"bootstrap": {"resamples": 200, "seed": 1}}) == {
         **{f"{table}_table": 1 for table in ("token_translation", "tatoeba", "bucc", "transfer", "ablation", "cka")},
-        "cka": 2, **FINDINGS}
+        "cka": 2, "contextual_retrieval_pos": 1, "contextual_retrieval_frequency": 1, **FINDINGS}
 
 
 @pytest.mark.parametrize("change", [

@@ -27,8 +27,10 @@ import numpy as np
 import pandas as pd
 
 from xling.encode.encoder import sentence_word_vectors
+from xling.evaluate.intervals import Bootstrap
 from xling.evaluate.metrics import nn_ranks
 from xling.evaluate.ranks import expected_hit_at_k
+from xling.evaluate.uncertainty import bootstrap_groups
 from xling.represent.fasttext import Normalised, retrieval_vectors, rotation
 
 logger = logging.getLogger(__name__)
@@ -36,6 +38,8 @@ logger = logging.getLogger(__name__)
 DIRECTIONS = ("src-tgt", "tgt-src")
 QUERY_COLUMNS = ["direction", "sentence", "position", "word", "gold_position", "gold_word", "hit"]
 ACCURACY_COLUMNS = ["accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "n_queries", "n_seen", "n_exact"]
+#: the analysis tables' interval of each row's accuracy (`accuracy(..., bootstrap=...)`)
+CI_COLUMNS = ["ci_low", "ci_high"]
 
 
 def _first_occurrences(words: Sequence[Sequence[str]]) -> list[np.ndarray]:
@@ -126,25 +130,42 @@ def test_filter(queries: pd.DataFrame, seen_pairs: set[tuple[str, str]]) -> pd.D
                           exact=(src_word == tgt_word).to_numpy())
 
 
+def mean_interval(hits: Sequence[np.ndarray], bootstrap: Bootstrap) -> tuple[float, float]:
+    """(low, high) of the mean over `hits` (arrays of per-query hits: a direction, a tag's direction) of each
+    array's mean, its queries resampled within their array (xling.evaluate.uncertainty.bootstrap_groups); NaN
+    when an array is empty (its accuracy is NaN too)."""
+    if not hits or any(len(h) == 0 for h in hits):
+        return np.nan, np.nan
+    found = bootstrap_groups(list(hits), n_resamples=bootstrap.resamples, level=bootstrap.level,
+                             seed=bootstrap.seed, method=bootstrap.method)
+    return found.low, found.high
+
+
 def accuracy(queries: pd.DataFrame, by: Sequence[str] = (), exclude_seen: bool = True,
-             exclude_exact: bool = True) -> pd.DataFrame:
+             exclude_exact: bool = True, bootstrap: Bootstrap | None = None) -> pd.DataFrame:
     """Accuracy per group of `by` (ACCURACY_COLUMNS): the mean hit of each direction and their average (the
     paper's number), over the queries `test_filter` marks and these settings do not exclude; n_queries counts
     the queries scored (both directions), n_seen and n_exact those left out for each reason (a query can be
-    both). A group with no scored query in a direction has accuracy NaN."""
+    both). A group with no scored query in a direction has accuracy NaN. With `bootstrap`, each row also gets
+    the interval of its accuracy over its scored queries (CI_COLUMNS; the findings judge the analysis tables'
+    claims with it)."""
     seen = queries["seen"].to_numpy() & exclude_seen
     exact = queries["exact"].to_numpy() & exclude_exact
     frame = queries.assign(_scored=~(seen | exact), _seen=seen, _exact=exact, _all=0)
     keys = list(by) or ["_all"]
+    columns = ACCURACY_COLUMNS + (CI_COLUMNS if bootstrap else [])
     rows = []
     for key, group in frame.groupby(keys, sort=True, observed=True):
         scored = group[group["_scored"]]
-        per = {d: scored.loc[scored["direction"] == d, "hit"].mean() for d in DIRECTIONS}
-        rows.append({**dict(zip(keys, key)), "accuracy": float(np.mean(list(per.values()))),
-                     "accuracy_src_tgt": per[DIRECTIONS[0]], "accuracy_tgt_src": per[DIRECTIONS[1]],
-                     "n_queries": len(scored),
-                     "n_seen": int(group["_seen"].sum()), "n_exact": int(group["_exact"].sum())})
-    return pd.DataFrame(rows, columns=keys + ACCURACY_COLUMNS)[list(by) + ACCURACY_COLUMNS]
+        hits = {d: scored.loc[scored["direction"] == d, "hit"].to_numpy(np.float64) for d in DIRECTIONS}
+        per = {d: h.mean() if len(h) else np.nan for d, h in hits.items()}
+        row = {**dict(zip(keys, key)), "accuracy": float(np.mean(list(per.values()))),
+               "accuracy_src_tgt": per[DIRECTIONS[0]], "accuracy_tgt_src": per[DIRECTIONS[1]],
+               "n_queries": len(scored), "n_seen": int(group["_seen"].sum()), "n_exact": int(group["_exact"].sum())}
+        if bootstrap:
+            row.update(zip(CI_COLUMNS, mean_interval(list(hits.values()), bootstrap)))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=keys + columns)[list(by) + columns]
 
 
 def evaluate(encoder, test: dict, seen: dict, *, layer: int, k: int, block: int, batch_size: int,
@@ -179,23 +200,38 @@ def evaluate(encoder, test: dict, seen: dict, *, layer: int, k: int, block: int,
 
 
 def accuracy_by_pos(queries: pd.DataFrame, tags: dict[str, str], groups: dict[str, Sequence[str]],
-                    by: Sequence[str], exclude_seen: bool, exclude_exact: bool) -> pd.DataFrame:
+                    by: Sequence[str], exclude_seen: bool, exclude_exact: bool,
+                    bootstrap: Bootstrap | None = None) -> pd.DataFrame:
     """Accuracy per universal POS tag of the pair's src (pivot) word and per group of tags (Cao et al. Table 4:
     lexical overlap, closed class, open class), per group of `by`.
 
     tags: word -> UPOS (xling.evaluate.word_pos.word_tags); a tag in no group (PART, SYM, INTJ, X) and an
     untagged word are left out, as the paper omits them. A group's accuracy is the mean of its tags' (the
-    paper's "Average" column); n_queries counts its queries."""
+    paper's "Average" column); n_queries counts its queries. With `bootstrap`, every row gets its interval
+    (CI_COLUMNS): a group's over the queries of its tags, each tag's directions resampled within themselves."""
     group_of = {tag: group for group, members in groups.items() for tag in members}
     src_word, _ = pair_words(queries)
     upos = src_word.map(tags)
     tagged = queries.assign(pos=upos, group=upos.map(group_of)).dropna(subset=["group"])
     by = list(by)
-    per_tag = accuracy(tagged, by=by + ["group", "pos"], exclude_seen=exclude_seen, exclude_exact=exclude_exact)
+    per_tag = accuracy(tagged, by=by + ["group", "pos"], exclude_seen=exclude_seen, exclude_exact=exclude_exact,
+                       bootstrap=bootstrap)
     per_group = (per_tag.groupby(by + ["group"], sort=True)
                  .agg(accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum")).reset_index()
                  .assign(pos="average"))
-    return pd.concat([per_tag, per_group], ignore_index=True)[by + ["group", "pos", "accuracy", "n_queries"]]
+    columns = by + ["group", "pos", "accuracy", "n_queries"] + (CI_COLUMNS if bootstrap else [])
+    if bootstrap:
+        scored = tagged[~((tagged["seen"] & exclude_seen) | (tagged["exact"] & exclude_exact))]
+        measured = per_tag.dropna(subset=["accuracy"])  # pandas' group mean skips a tag without an accuracy
+        kept = set(map(tuple, measured[by + ["group", "pos"]].itertuples(index=False)))
+        hits: dict[tuple, list] = {}
+        for key, group in scored.groupby(by + ["group", "pos", "direction"], sort=True):
+            if key[:-1] in kept:
+                hits.setdefault(key[:-2], []).append(group["hit"].to_numpy(np.float64))
+        bounds = [mean_interval(hits.get(tuple(key), []), bootstrap)
+                  for key in per_group[by + ["group"]].itertuples(index=False)]
+        per_group[CI_COLUMNS] = bounds if bounds else np.empty((0, 2))
+    return pd.concat([per_tag, per_group], ignore_index=True)[columns]
 
 
 def frequency_ranks(sentences: Sequence[Sequence[str]]) -> dict[str, int]:
@@ -209,9 +245,11 @@ def frequency_ranks(sentences: Sequence[Sequence[str]]) -> dict[str, int]:
 
 
 def accuracy_by_rank_difference(queries: pd.DataFrame, src_ranks: dict, tgt_ranks: dict, bins: Sequence[int],
-                                by: Sequence[str], exclude_seen: bool, exclude_exact: bool) -> pd.DataFrame:
+                                by: Sequence[str], exclude_seen: bool, exclude_exact: bool,
+                                bootstrap: Bootstrap | None = None) -> pd.DataFrame:
     """Accuracy against |rank of the src word - rank of the tgt word| (`frequency_ranks`; Cao et al. Figure 3),
-    per group of `by`: bin b holds the differences in [bins[b], bins[b + 1]), the last bin [bins[-1], inf)."""
+    per group of `by`: bin b holds the differences in [bins[b], bins[b + 1]), the last bin [bins[-1], inf).
+    With `bootstrap`, each bin's interval (CI_COLUMNS)."""
     edges = np.asarray(bins)
     if edges.size == 0 or edges[0] != 0 or np.any(np.diff(edges) <= 0):
         raise ValueError(f"rank bins must start at 0 and increase, got {list(bins)}")
@@ -223,8 +261,8 @@ def accuracy_by_rank_difference(queries: pd.DataFrame, src_ranks: dict, tgt_rank
     labels = [f"{lo}-{hi - 1}" for lo, hi in zip(edges[:-1], edges[1:])] + [f"{edges[-1]}+"]
     binned = queries.assign(rank_bin=index, rank_difference=[labels[i] for i in index])
     table = accuracy(binned, by=list(by) + ["rank_bin", "rank_difference"], exclude_seen=exclude_seen,
-                     exclude_exact=exclude_exact)
-    return table[list(by) + ["rank_bin", "rank_difference", "accuracy", "n_queries"]]
+                     exclude_exact=exclude_exact, bootstrap=bootstrap)
+    return table[list(by) + ["rank_bin", "rank_difference", "accuracy", "n_queries"] + (CI_COLUMNS if bootstrap else [])]
 
 
 def evaluate_fasttext(pivot: Normalised, other: Normalised, test: tuple, seen: set, trains: dict[int, tuple], *,

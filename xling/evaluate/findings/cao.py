@@ -10,8 +10,8 @@ import pandas as pd
 
 from xling.evaluate.alignment import cao_retrieval, cao_xnli
 from xling.evaluate.findings.core import (Claim, Criteria, Finding, Measure, NotMeasured, Tables, _pairs, _table,
-                                          all_of, at_least, from_items, greater, over_seeds, point, transfer_flags,
-                                          with_table_flags)
+                                          all_of, at_least, from_items, greater, over_seeds, point, rows_mean,
+                                          transfer_flags, with_table_flags)
 
 #: bins of the frequency analysis with fewer queries are left out (too few to estimate an accuracy)
 MIN_BIN_QUERIES = 30
@@ -108,12 +108,16 @@ def aligned_beats_rotations_xnli(tables: Tables, criteria: Criteria, pivot: str)
 def _query_hits(tables: Tables, rows: pd.DataFrame, criteria: Criteria, label: str) -> Measure:
     """Mean accuracy over the languages of `rows` (a setting's table rows), each the mean of its two directions:
     with its interval from the per-query hits (the same seen/exact exclusions as the table) when the run has
-    them and they reproduce the table's accuracy, else without."""
+    them and they reproduce the table's accuracy, else without. A rotation's (and fastText's) queries are kept
+    for each amount of parallel data they were rotated on, so the rows' `parallel_sentences` pick theirs (a
+    fine-tuned model's, its amount in its lm id, are its own: the model as it is, 0 in its queries)."""
     fallback = point(label, rows.groupby("lang")["accuracy"].mean())
     queries = tables.get("contextual_retrieval_queries")
     if queries is None or rows.empty:
         return fallback
-    keys = ["lm", "lang", "contextual", "method"]
+    keys = [k for k in ("lm", "lang", "contextual", "method", "parallel_sentences") if k in rows and k in queries]
+    if "parallel_sentences" in keys:
+        rows = rows.assign(parallel_sentences=rows["parallel_sentences"].where(rows["method"] != "none", 0))
     mine = queries.merge(rows[keys + [c for c in ("exclude_seen", "exclude_exact") if c in rows]].drop_duplicates(),
                          on=keys)
     if "exclude_seen" in mine:
@@ -219,8 +223,8 @@ def open_class_gap_closed_by_alignment(tables: Tables, criteria: Criteria, pivot
         raise NotMeasured("contextual_retrieval_pos lacks the closed-class or open-class average")
     parts, labels, measures = [], [], []
     for (base, setting), at in rows.groupby(["base", "setting"]):
-        closed, open_ = (point(f"{setting} {g.split('_')[0]}", at.loc[at["group"] == g].groupby("lang")["accuracy"]
-                               .mean()) for g in ("closed_class", "open_class"))
+        closed, open_ = (rows_mean(f"{setting} {g.split('_')[0]}", at.loc[at["group"] == g], "accuracy")
+                         for g in ("closed_class", "open_class"))
         measures += [closed, open_]
         aligned = setting != "base_bert"
         parts.append(at_least(open_, closed, criteria) if aligned else greater(closed, open_))
@@ -229,6 +233,15 @@ def open_class_gap_closed_by_alignment(tables: Tables, criteria: Criteria, pivot
                    dict(table="contextual_retrieval_pos", metric="accuracy (CSLS)",
                         models=", ".join(sorted(rows["base"].unique())),
                         pairs=sorted(f"{pivot}-{lang}" for lang in rows["lang"].unique())))
+
+
+def drop(label: str, high: Measure, low: Measure) -> Measure:
+    """high - low, two bins' accuracies (disjoint queries, so independent errors). Its interval: [high.low -
+    low.high, high.high - low.low], whose half-widths add where the difference's own (independent errors) add in
+    quadrature: wider, so a verdict on it is conservative."""
+    if None in (high.low, high.high, low.low, low.high):
+        return Measure(label, high.value - low.value)
+    return Measure(label, high.value - low.value, high.low - low.high, high.high - low.low)
 
 
 def alignment_removes_frequency_drop(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
@@ -254,11 +267,10 @@ def alignment_removes_frequency_drop(tables: Tables, criteria: Criteria, pivot: 
         for setting in ("base_bert", "word_aligned_finetuned"):
             for b in (bins[0], bins[-1]):
                 sel = at[(at["setting"] == setting) & (at["rank_bin"] == b) & at["lang"].isin(langs)]
-                ends[setting, b] = point(f"{setting} bin {sel['rank_difference'].iloc[0]}", sel["accuracy"])
+                ends[setting, b] = rows_mean(f"{setting} bin {sel['rank_difference'].iloc[0]}", sel, "accuracy")
         measures += list(ends.values())
         first, last = bins[0], bins[-1]
-        drops = {s: Measure(f"{s} drop", ends[s, first].value - ends[s, last].value) for s in
-                 ("base_bert", "word_aligned_finetuned")}
+        drops = {s: drop(f"{s} drop", ends[s, first], ends[s, last]) for s in ("base_bert", "word_aligned_finetuned")}
         parts += [greater(ends["base_bert", first], ends["base_bert", last]),
                   greater(drops["base_bert"], drops["word_aligned_finetuned"])]
         labels += [f"{base}: base falls", f"{base}: aligned falls less"]
