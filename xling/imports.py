@@ -26,9 +26,13 @@ class Imports:
     third_party: frozenset[str]
 
 
-def analyse(entry: str | Path, root: str | Path, package: str = "xling") -> Imports:
+def analyse(entry: str | Path, root: str | Path, package: str = "xling",
+            memo: dict[Path, list[tuple[str, int]]] | None = None) -> Imports:
     """Follow the imports of `entry` (a script, or a module of `package`) through `package`, which
-    lies in `root`; raises ImportError naming file and line for an import of a missing module."""
+    lies in `root`; raises ImportError naming file and line for an import of a missing module. `memo`
+    keeps each file's imports between calls on one checkout (the workflow's parse: every rule's entry
+    point reaches the same modules), so each file is read once."""
+    memo = {} if memo is None else memo
     entry, root = Path(entry).resolve(), Path(root).resolve()
     module = _module_name(entry, root, package)  # `python -m module` runs its packages' __init__ first
     todo = [entry, *(_package_inits(module, root) if module else [])]
@@ -38,7 +42,9 @@ def analyse(entry: str | Path, root: str | Path, package: str = "xling") -> Impo
         if path in seen:
             continue
         seen.add(path)
-        for name, line in _imported(path, root, package):
+        if path not in memo:
+            memo[path] = _imported(path, root, package)
+        for name, line in memo[path]:
             top = name.partition(".")[0]
             if top != package:
                 third_party.add(top)

@@ -26,13 +26,14 @@ class CodeVersions:
         self.root = Path(root).resolve()
         self._versions: dict[tuple[str, str], str] = {}
         self._hashes: dict[str, str] = {}  # path in the checkout -> syntax hash
+        self._imports: dict[Path, list] = {}  # file -> its imports (xling.imports.analyse's memo)
 
     def __call__(self, entry: str, extra: str = "") -> str:
         """The version of `entry` (a path relative to the checkout) and the modules it imports; `extra` is
         more text the job runs (a rule's shell command)."""
         key = (str(entry), extra)
         if key not in self._versions:
-            files = {self.root / entry, *analyse(self.root / entry, self.root).local}
+            files = {self.root / entry, *analyse(self.root / entry, self.root, memo=self._imports).local}
             digest = hashlib.sha256()
             for path in sorted(path.resolve().relative_to(self.root).as_posix() for path in files):
                 if path not in self._hashes:
