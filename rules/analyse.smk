@@ -87,7 +87,8 @@ rule mono_word_alignment:
         train=lambda wc: PLAN.dictionary(wc.lang, "train"),
         test=lambda wc: PLAN.dictionary(wc.lang),
     output:
-        f"{RESULTS}/eval/monolingual/words/{MONO_GRID}/{{lang}}.parquet",
+        table=f"{RESULTS}/eval/monolingual/words/{MONO_GRID}/{{lang}}.parquet",
+        per_item=f"{RESULTS}/eval/monolingual/words/{MONO_GRID}/{{lang}}.items.parquet",
     params:
         code=code_version("scripts/mono_word_alignment.py"),
         pivot=PIVOT,
@@ -117,7 +118,8 @@ rule mono_sentence_alignment:
         xnli=lambda wc: PLAN.xnli_files(wc.lang, MONO["map_split"]),
         tatoeba=lambda wc: [LAYOUT.file("tatoeba", lang=wc.lang, side=side) for side in ("eng", wc.lang)],
     output:
-        f"{RESULTS}/eval/monolingual/sentences/{MONO_GRID}/{{lang}}.parquet",
+        table=f"{RESULTS}/eval/monolingual/sentences/{MONO_GRID}/{{lang}}.parquet",
+        per_item=f"{RESULTS}/eval/monolingual/sentences/{MONO_GRID}/{{lang}}.items.parquet",
     params:
         code=code_version("scripts/mono_sentence_alignment.py"),
         pivot=PIVOT,

@@ -1,7 +1,8 @@
 """The Conneau et al. section 5 claims of the findings table (xling.evaluate.findings) on hand-made monolingual
-tables whose outcomes can be checked by hand: without per-item scores or seeds they have no interval, so
-they are inconclusive at best; a number at chance makes its claim not measurable. The CKA tables carry planted
-jackknife intervals (as the cka job writes them), so their claims reach every outcome."""
+tables whose outcomes can be checked by hand: without the rows' intervals (the gather draws them from the
+per-query hits) they are inconclusive at best; a number at chance makes its claim not measurable. With planted
+intervals (P@1 rows as the gather writes them, CKA's jackknife as the cka job does) the claims reach every
+outcome."""
 
 from __future__ import annotations
 
@@ -48,13 +49,42 @@ def test_embeddings_against_fasttext():
     assert row["outcome"] == NOT_MEASURABLE and "at or below chance" in row["flags"]
 
 
+def p_at_1_intervals(table: pd.DataFrame, half: float) -> pd.DataFrame:
+    """The rows' intervals as the gather draws them from the per-query hits: P@1 +- half (within 0-1)."""
+    return table.assign(ci_low=(table["p_at_1"] - half).clip(0, 1), ci_high=(table["p_at_1"] + half).clip(0, 1))
+
+
+def test_embeddings_against_fasttext_on_the_rows_intervals():
+    """embedding 35 vs fastText 30 (each pair's mean): within +-2 the embedding is at least as good; at fastText
+    50 it is worse beyond the intervals; within +-10 neither is ruled out."""
+    assert finding({"monolingual_words": p_at_1_intervals(words(0.35, 0.30), 0.02)},
+                   "conneau2020.mono.words")["outcome"] == HOLDS
+    row = finding({"monolingual_words": p_at_1_intervals(words(0.30, 0.50), 0.02)}, "conneau2020.mono.words")
+    assert row["outcome"] == FAILS and "embedding 35.000 [33.000, 37.000]" in row["reason"], row["reason"]
+    assert finding({"monolingual_words": p_at_1_intervals(words(0.30, 0.32), 0.10)},
+                   "conneau2020.mono.words")["outcome"] == INCONCLUSIVE
+
+
 def test_sentences_need_an_interval_at_every_layer():
     row = finding({"monolingual_sentences": sentences([0.5, 0.4, 0.3])}, "conneau2020.mono.sentences")
     assert row["outcome"] == INCONCLUSIVE and row["layers"] == "0, 1, 2"
     assert "layer 1: no interval for layer 1 procrustes, layer 1 none yet" in row["reason"]
-    unmapped_at_chance = sentences([0.5, 0.4, 0.3], unmapped=0.001).assign(n_test_sentences=100)
+
+
+def test_sentences_through_the_map_against_unmapped_spaces_at_chance():
+    """Unmapped, two monolingual BERTs are at chance by design (chance 1 % of 100 sentences): that side's flag
+    is kept out and the map's gain is judged; a mapped side at chance makes the claim not measurable."""
+    unmapped_at_chance = p_at_1_intervals(sentences([0.5, 0.4, 0.3], unmapped=0.005), 0.02).assign(
+        n_test_sentences=100)
     row = finding({"monolingual_sentences": unmapped_at_chance}, "conneau2020.mono.sentences")
-    assert row["outcome"] == NOT_MEASURABLE and "at or below chance: layer 0 none 0.100 vs chance 1.000" in row["flags"]  # %
+    assert row["outcome"] == HOLDS and not row["flags"], row["reason"]
+    mapped_at_chance = p_at_1_intervals(sentences([0.5, 0.4, 0.008], unmapped=0.005), 0.02).assign(
+        n_test_sentences=100)
+    row = finding({"monolingual_sentences": mapped_at_chance}, "conneau2020.mono.sentences")
+    assert row["outcome"] == NOT_MEASURABLE and "not above chance: layer 2 procrustes 0.800" in row["flags"]  # %
+    worse = p_at_1_intervals(sentences([0.5, 0.1, 0.3], unmapped=0.2), 0.02).assign(n_test_sentences=100)
+    row = finding({"monolingual_sentences": worse}, "conneau2020.mono.sentences")
+    assert row["outcome"] == FAILS and "layer 1 procrustes 10.000 [8.000, 12.000] not > layer 1 none" in row["reason"]
 
 
 def test_cka_claims_without_intervals_are_inconclusive():

@@ -41,8 +41,11 @@ def test_word_translation_recovers_a_planted_rotation():
     assert result["coverage"] == pytest.approx(100 / 101)
     # a map learned on shuffled pairs has nothing to recover: near chance (1/300)
     shuffled = [(f"e{i}", f"x{(i * 7 + 3) % 100}") for i in range(100)]
-    wrong = word_translation((src_words, pivot), (tgt_words, target), shuffled, test, n_iter=5, csls_k=10)
+    hits = []
+    wrong = word_translation((src_words, pivot), (tgt_words, target), shuffled, test, n_iter=5, csls_k=10,
+                             hits=hits)
     assert wrong["p_at_1"] < 0.1
+    assert len(hits[0]) == wrong["n_queries"] and hits[0].mean() == pytest.approx(wrong["p_at_1"])  # its items
 
 
 def test_word_translation_needs_covered_pairs():
@@ -57,8 +60,10 @@ def test_sentence_retrieval_through_the_map():
     rng = np.random.default_rng(4)
     target = target + 0.05 * rng.normal(size=target.shape)
     result = sentence_retrieval((pivot[:300], target[:300]), (pivot[300:], target[300:]), n_iter=5)
-    assert result["procrustes"] == {"en->xx": pytest.approx(1.0), "xx->en": pytest.approx(1.0)}
-    assert max(result["none"].values()) < 0.5  # unmapped, the rotated space does not retrieve
+    p_at_1 = {method: {d: hits.mean() for d, hits in by.items()} for method, by in result.items()}
+    assert p_at_1["procrustes"] == {"en->xx": pytest.approx(1.0), "xx->en": pytest.approx(1.0)}
+    assert max(p_at_1["none"].values()) < 0.5  # unmapped, the rotated space does not retrieve
+    assert {len(hits) for by in result.values() for hits in by.values()} == {100}  # a hit per test sentence
 
 
 def test_xnli_parallel_distinct_pairs_and_errors(tmp_path):

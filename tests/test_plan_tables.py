@@ -50,6 +50,11 @@ def test_per_item_tables_lie_beside_the_parts_of_the_tables_that_have_them():
                                                ".items.parquet" for lang in ("de", "fr")]
     assert registry.items("word_retrieval", plan) == []  # no per-item table yet: its rows get no interval
     assert registry.TABLES["transfer"].item_scale == 100.0 and registry.TABLES["bucc"].item_scale == 1.0
+    for table in ("monolingual_words", "monolingual_sentences"):  # P@1's per-query hits (Conneau et al. §5.1)
+        parts = registry.TABLES[table].parts(plan)
+        assert parts, table
+        assert registry.items(table, plan) == [p.removesuffix(".parquet") + ".items.parquet" for p in parts]
+        assert registry.TABLES[table].item_scale == 1.0
 
 
 def test_a_table_without_parts_is_not_made_nor_read():

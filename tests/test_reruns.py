@@ -119,7 +119,8 @@ def test_findings_settings_rerun_only_the_findings_and_the_report(test_run, tmp_
     # interval in its cka job (from the sentence vectors: the monolingual BERTs are not retrained), and the
     # intervals of Cao et al.'s analysis tables (by POS, by frequency rank) from the retrieval's queries
     assert plan(test_run, tmp_path, {"bootstrap": {"resamples": 200, "seed": 1}}) == {
-        **{f"{table}_table": 1 for table in ("token_translation", "tatoeba", "bucc", "transfer", "ablation", "cka")},
+        **{f"{table}_table": 1 for table in ("token_translation", "tatoeba", "bucc", "transfer", "ablation", "cka",
+                                             "monolingual_words", "monolingual_sentences")},
         "cka": 2, "contextual_retrieval_pos": 1, "contextual_retrieval_frequency": 1, **FINDINGS}
 
 

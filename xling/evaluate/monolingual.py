@@ -29,9 +29,9 @@ import pyarrow.parquet as pq
 from xling.data.formats import read_dictionary
 from xling.data.wordpiece import normalize_word
 from xling.evaluate import metrics
-from xling.evaluate.ranks import precision_at_k
+from xling.evaluate.ranks import expected_hit_at_k, precision_at_k
 from xling.evaluate.cka import mean_pooled
-from xling.evaluate.sentence_retrieval import retrieval_accuracy
+from xling.evaluate.sentence_retrieval import retrieval_hits
 from xling.represent.rotation import iterative_normalize, procrustes
 from xling.represent.store import read_vectors
 
@@ -40,13 +40,13 @@ logger = logging.getLogger(__name__)
 
 def word_translation(pivot: tuple[list[str], np.ndarray], target: tuple[list[str], np.ndarray],
                      train_pairs: Sequence[tuple[str, str]], test_pairs: Sequence[tuple[str, str]], *,
-                     n_iter: int, csls_k: int = 10, block: int = 1024) -> dict:
+                     n_iter: int, csls_k: int = 10, block: int = 1024, hits: list | None = None) -> dict:
     """Word translation pivot -> target through a Procrustes map learned on `train_pairs`.
 
     pivot, target: (words, vectors [n, H]) of each language's vocabulary (the candidates are the whole target
     vocabulary; CSLS neighbourhoods are both whole vocabularies). A pair counts when both words have a vector.
-    Returns p_at_1, p_at_5, the pair counts and the vocabulary sizes. Raises ValueError without a covered
-    train or test pair."""
+    Returns p_at_1, p_at_5, the pair counts and the vocabulary sizes; `hits` (a list) gets each query's
+    (expected) hit at 1, whose mean is p_at_1. Raises ValueError without a covered train or test pair."""
     src_words, src = pivot
     tgt_words, tgt = target
     src_index = {w: i for i, w in enumerate(src_words)}
@@ -69,6 +69,8 @@ def word_translation(pivot: tuple[list[str], np.ndarray], target: tuple[list[str
         gold[q_pos[s]].add(tgt_index[t])
     ranks = metrics.nn_ranks(src[[src_index[s] for s in queries]], mapped, gold, block=block, metric="csls",
                              csls_k=csls_k, source_space=src, target_space=mapped)
+    if hits is not None:
+        hits.append(expected_hit_at_k(ranks, 1))
     return {"p_at_1": precision_at_k(ranks, 1), "p_at_5": precision_at_k(ranks, 5),
             "n_train_pairs": len(train), "n_test_pairs": len(test),
             "coverage": len(test) / len({tuple(p) for p in test_pairs}), "n_queries": len(queries),
@@ -76,18 +78,24 @@ def word_translation(pivot: tuple[list[str], np.ndarray], target: tuple[list[str
 
 
 def sentence_retrieval(train: tuple[np.ndarray, np.ndarray], test: tuple[np.ndarray, np.ndarray], *,
-                       n_iter: int, block: int = 1024) -> dict[str, float]:
-    """Tatoeba-style P@1 of line-aligned test sentences (pivot, target) [n, H] at one layer, with and without
-    a Procrustes map learned on the line-aligned train sentences: {"none": {direction: acc}, "procrustes": ...};
-    directions 'en->xx' (pivot queries) and 'xx->en'."""
+                       n_iter: int, block: int = 1024) -> dict[str, dict[str, np.ndarray]]:
+    """Tatoeba-style retrieval of line-aligned test sentences (pivot, target) [n, H] at one layer, with and
+    without a Procrustes map learned on the line-aligned train sentences: each query's hit (their mean is P@1),
+    {"none": {direction: hits}, "procrustes": ...}; directions 'en->xx' (pivot queries) and 'xx->en'."""
     train_src, train_tgt = (iterative_normalize(v, n_iter) for v in train)
     test_src, test_tgt = (iterative_normalize(v, n_iter) for v in test)
     w = procrustes(train_tgt, train_src)
     out = {}
     for method, tgt in (("none", test_tgt), ("procrustes", test_tgt @ w)):
-        out[method] = {"en->xx": retrieval_accuracy(test_src, tgt, block=block),
-                       "xx->en": retrieval_accuracy(tgt, test_src, block=block)}
+        out[method] = {"en->xx": retrieval_hits(test_src, tgt, block=block)[0],
+                       "xx->en": retrieval_hits(tgt, test_src, block=block)[0]}
     return out
+
+
+def _items(keys: dict, hits: np.ndarray) -> pd.DataFrame:
+    """One row's per-query items for the gather's interval (xling.evaluate.intervals): hit / 1 per query."""
+    return pd.DataFrame({**keys, "item": np.arange(len(hits)), "numerator": np.asarray(hits, dtype=np.float64),
+                         "denominator": 1})
 
 
 def embedding_words(encoder, words: set[str]) -> tuple[list[str], np.ndarray]:
@@ -108,20 +116,25 @@ def dictionary_pairs(path, lowercase: bool) -> list[tuple[str, str]]:
 
 def word_alignment_table(encoders: tuple, stores: tuple, fasttext: tuple, vocabularies: tuple[list[str], list[str]],
                          langs: tuple[str, str], train_pairs, test_pairs, *, n_iter: int, csls_k: int,
-                         block: int = 1024) -> pd.DataFrame:
+                         block: int = 1024, items: list[pd.DataFrame] | None = None) -> pd.DataFrame:
     """Word translation pivot -> target through a Procrustes map, for (pivot, target) monolingual models:
     level 'embedding' (input-embedding rows of the vocabulary's single-piece words), 'fasttext' (the
     `fasttext` stores' vectors of the same single-piece words: the paper's baseline on BERT's vocabulary),
     'fasttext_all' (fastText on the whole vocabulary, the baseline of the contextual level) and 'contextual'
     (each layer of the `stores`: the mean of a word's contextual vectors). One row per level and layer with
-    word_translation's numbers."""
+    word_translation's numbers; `items` (a list) gets each row's per-query hits at 1 (level, layer, item,
+    numerator, denominator), from which the gather draws P@1's interval."""
     def store_space(store, lang, layer, keep):
         store_words, vectors = read_vectors(store, lang, layer)
         chosen = [i for i, w in enumerate(store_words) if w in keep]
         return [store_words[i] for i in chosen], vectors[chosen]
 
     def row(level, layer, spaces):
-        result = word_translation(*spaces, train_pairs, test_pairs, n_iter=n_iter, csls_k=csls_k, block=block)
+        hits: list[np.ndarray] = []
+        result = word_translation(*spaces, train_pairs, test_pairs, n_iter=n_iter, csls_k=csls_k, block=block,
+                                  hits=hits)
+        if items is not None:
+            items.append(_items({"level": level, "layer": int(layer)}, hits[0]))
         logger.info("%s-%s %s layer %d: P@1 %.4f", *langs, level, layer, result["p_at_1"])
         return {"level": level, "layer": int(layer), **result}
 
@@ -137,9 +150,11 @@ def word_alignment_table(encoders: tuple, stores: tuple, fasttext: tuple, vocabu
 
 
 def sentence_alignment_table(encoders: tuple, map_pairs: list[tuple[str, str]], test_pairs: list[tuple[str, str]],
-                             *, n_iter: int, batch_size: int, block: int = 1024) -> pd.DataFrame:
+                             *, n_iter: int, batch_size: int, block: int = 1024,
+                             items: list[pd.DataFrame] | None = None) -> pd.DataFrame:
     """Tatoeba P@1 per layer for (pivot, target) models, unmapped and through the Procrustes map learned at
-    that layer on `map_pairs` (pivot sentence, target sentence); `test_pairs` likewise line-aligned."""
+    that layer on `map_pairs` (pivot sentence, target sentence); `test_pairs` likewise line-aligned. `items`
+    (a list) gets each row's per-query hits (layer, method, direction, item, numerator, denominator)."""
     train = [mean_pooled(enc, [p[side] for p in map_pairs], batch_size, f"map sentences ({side})")
              for side, enc in enumerate(encoders)]
     test = [mean_pooled(enc, [p[side] for p in test_pairs], batch_size, f"test sentences ({side})")
@@ -148,6 +163,10 @@ def sentence_alignment_table(encoders: tuple, map_pairs: list[tuple[str, str]], 
     for layer in range(train[0].shape[1]):
         result = sentence_retrieval((train[0][:, layer], train[1][:, layer]), (test[0][:, layer], test[1][:, layer]),
                                     n_iter=n_iter, block=block)
-        rows += [{"layer": layer, "method": method, "direction": direction, "p_at_1": acc}
-                 for method, scores in result.items() for direction, acc in scores.items()]
+        for method, scores in result.items():
+            for direction, hits in scores.items():
+                keys = {"layer": layer, "method": method, "direction": direction}
+                rows.append({**keys, "p_at_1": float(np.mean(hits))})
+                if items is not None:
+                    items.append(_items(keys, hits))
     return pd.DataFrame(rows).assign(n_map_sentences=len(map_pairs), n_test_sentences=len(test_pairs))

@@ -10,7 +10,7 @@ from xling.data.transfer_tasks import TASK_METRIC
 from xling.evaluate.ablation import ablation_scores
 from xling.evaluate.findings.core import (INCONCLUSIVE, XNLI_CHANCE, Claim, Criteria, Finding, Measure, NotMeasured,
                                           Tables, Verdict, _pairs, _table, all_of, at_least, chance_flag, greater,
-                                          over_seeds, point, transfer_flags, with_table_flags)
+                                          over_seeds, rows_mean, transfer_flags, with_table_flags)
 from xling.evaluate.uncertainty import Interval
 from xling.evaluate.verdicts import above_chance
 from xling.plan.ablation import parse_setting
@@ -108,11 +108,11 @@ def _mono_settings(table: str, rows: pd.DataFrame, metric: str, **extra) -> dict
     return dict(table=table, metric=metric, models=models, pairs=sorted(rows["pair"].unique()), **extra)
 
 
-def _p_at_1(rows: pd.DataFrame, label: str, candidates: str) -> Measure:
-    """Mean P@1 over pairs in percent (no per-query items yet), flagged at or below a random pick's
-    (100 / candidates)."""
-    measure = point(label, rows.groupby("pair")["p_at_1"].mean())
-    if candidates in rows and len(rows):
+def _p_at_1(rows: pd.DataFrame, label: str, candidates: str | None) -> Measure:
+    """Mean P@1 over pairs in percent, with the interval of the rows' per-query bootstrap (rows_mean; none in a
+    table gathered before the items), flagged at or below a random pick's (100 / candidates; None: no flag)."""
+    measure = rows_mean(label, rows, "p_at_1", by="pair")
+    if candidates and candidates in rows and len(rows):
         measure = chance_flag(measure, float((100 / rows[candidates]).mean()))
     return measure
 
@@ -130,15 +130,16 @@ def mono_embeddings_against_fasttext(tables: Tables, criteria: Criteria, pivot: 
 
 def mono_sentences_align(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
     """Through the map, Tatoeba P@1 (en->xx) of monolingual BERTs beats the unmapped spaces at every layer (both
-    means over the pairs)."""
+    means over the pairs). Two BERTs that never shared a parameter are expected at chance unmapped (that is the
+    point of the map): the unmapped side's at-chance flag is kept out, the mapped side's kept."""
     rows = _table(tables, "monolingual_sentences")
     rows = rows[rows["direction"] == "en->xx"]
     if not {"none", "procrustes"} <= set(rows["method"]):
         raise NotMeasured("monolingual_sentences needs rows with and without the map")
     parts, labels, measures = [], [], []
     for layer, at in rows.groupby("layer"):
-        mapped, none = (_p_at_1(at[at["method"] == m], f"layer {layer} {m}", "n_test_sentences")
-                        for m in ("procrustes", "none"))
+        mapped, none = (_p_at_1(at[at["method"] == m], f"layer {layer} {m}", flag_on)
+                        for m, flag_on in (("procrustes", "n_test_sentences"), ("none", None)))
         measures += [mapped, none]
         parts.append(greater(mapped, none))
         labels.append(f"layer {layer}")
