@@ -5,6 +5,7 @@ Small checkouts and a three-rule workflow in a temporary folder: seconds, no stu
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,6 +16,8 @@ import pytest
 
 from xling.plan import accept_code
 from xling.plan.code import PREFIX, CodeVersions, code_version, syntax_hash
+
+REPO = Path(__file__).resolve().parents[1]
 
 MODULES = {
     "xling/__init__.py": '"""The package."""\n',
@@ -88,6 +91,29 @@ def test_one_parse_reads_each_file_once(checkout):
     path.write_text(path.read_text().replace("2 * x", "x + x"))
     assert versions_of_parse("scripts/uses_helpers.py") == before
     assert CodeVersions(checkout)("scripts/uses_helpers.py") != before
+
+
+def test_the_parse_cache_gives_the_versions_of_a_fresh_parse(checkout, tmp_path, monkeypatch):
+    """The cache (keyed by each file's text) changes no version: cold, warm, corrupted or unwritable, the
+    versions are those of a parse without it; on this checkout's scripts too."""
+    scripts = sorted(str(p.relative_to(REPO)) for p in (REPO / "scripts").glob("*.py"))
+    monkeypatch.setenv("XLING_CODE_CACHE", "off")
+    fresh, ours = versions(checkout), {s: code_version(s, REPO) for s in scripts}
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("XLING_CODE_CACHE", str(cache))
+    assert versions(checkout) == fresh and not CodeVersions(checkout)._parsed  # cold: parsed and stored
+    entries = sorted(cache.glob("*/*.json"))
+    assert len(entries) == len(MODULES)  # the two scripts and the three package files they import
+    assert versions(checkout) == fresh  # warm
+    for entry in entries:
+        entry.write_text("{not json", "utf-8")
+    assert versions(checkout) == fresh and json.loads(entries[0].read_text("utf-8"))["syntax"]  # rewritten
+    assert {s: code_version(s, REPO) for s in scripts} == ours
+    assert {s: code_version(s, REPO) for s in scripts} == ours  # from the cache
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("XLING_CODE_CACHE", str(blocked / "cache"))  # a path under a file: nothing can be written
+    assert versions(checkout) == fresh
 
 
 def test_the_shell_command_is_part_of_the_version(checkout):

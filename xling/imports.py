@@ -14,6 +14,7 @@ import ast
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -26,12 +27,18 @@ class Imports:
     third_party: frozenset[str]
 
 
+#: an import statement as the source states it: (module or None, level, names (None: `import m`), line)
+Statement = tuple[str | None, int, tuple[str, ...] | None, int]
+
+
 def analyse(entry: str | Path, root: str | Path, package: str = "xling",
-            memo: dict[Path, list[tuple[str, int]]] | None = None) -> Imports:
+            memo: dict[Path, list[tuple[str, int]]] | None = None,
+            statements: Callable[[Path], list[Statement]] | None = None) -> Imports:
     """Follow the imports of `entry` (a script, or a module of `package`) through `package`, which
     lies in `root`; raises ImportError naming file and line for an import of a missing module. `memo`
     keeps each file's imports between calls on one checkout (the workflow's parse: every rule's entry
-    point reaches the same modules), so each file is read once."""
+    point reaches the same modules), so each file is read once; `statements` reads a file's import
+    statements (default `import_statements`; xling.plan.code caches them by content)."""
     memo = {} if memo is None else memo
     entry, root = Path(entry).resolve(), Path(root).resolve()
     module = _module_name(entry, root, package)  # `python -m module` runs its packages' __init__ first
@@ -43,7 +50,7 @@ def analyse(entry: str | Path, root: str | Path, package: str = "xling",
             continue
         seen.add(path)
         if path not in memo:
-            memo[path] = _imported(path, root, package)
+            memo[path] = _imported(path, root, package, statements)
         for name, line in memo[path]:
             top = name.partition(".")[0]
             if top != package:
@@ -57,35 +64,49 @@ def analyse(entry: str | Path, root: str | Path, package: str = "xling",
     return Imports(tuple(local), frozenset(third_party - {"__future__", *sys.stdlib_module_names}))
 
 
-def _imported(path: Path, root: Path, package: str) -> list[tuple[str, int]]:
-    """(absolute module name, line) of every import in the file; for `from m import a`, also `m.a`
-    where that is a module of the package."""
-    tree = ast.parse(path.read_bytes(), filename=str(path))
-    here = _module_name(path, root, package)
-    found = []
-    for node in ast.walk(tree):
+def import_statements(source: bytes, filename: str = "<source>") -> list[Statement]:
+    """Every import statement of a source, at any depth, as written (a function of the text alone)."""
+    found: list[Statement] = []
+    for node in ast.walk(ast.parse(source, filename=filename)):
         if isinstance(node, ast.Import):
-            found += [(alias.name, node.lineno) for alias in node.names]
+            found += [(alias.name, 0, None, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = _absolute(node, path, here)
-            found.append((base, node.lineno))
-            if base.partition(".")[0] == package:  # `from xling.models import static` imports a module
-                found += [(f"{base}.{a.name}", node.lineno) for a in node.names
-                          if a.name != "*" and _files(f"{base}.{a.name}", root)]
+            found.append((node.module, node.level, tuple(a.name for a in node.names), node.lineno))
     return found
 
 
-def _absolute(node: ast.ImportFrom, path: Path, here: str | None) -> str:
+def _imported(path: Path, root: Path, package: str,
+              statements: Callable[[Path], list[Statement]] | None = None) -> list[tuple[str, int]]:
+    """(absolute module name, line) of every import in the file; for `from m import a`, also `m.a`
+    where that is a module of the package."""
+    here = _module_name(path, root, package)
+    found = []
+    for module, level, names, line in (statements or _read_statements)(path):
+        if names is None:
+            found.append((module, line))
+            continue
+        base = _absolute(module, level, line, path, here)
+        found.append((base, line))
+        if base.partition(".")[0] == package:  # `from xling.models import static` imports a module
+            found += [(f"{base}.{name}", line) for name in names if name != "*" and _files(f"{base}.{name}", root)]
+    return found
+
+
+def _read_statements(path: Path) -> list[Statement]:
+    return import_statements(path.read_bytes(), str(path))
+
+
+def _absolute(module: str | None, level: int, line: int, path: Path, here: str | None) -> str:
     """The module a `from ... import` names, with a relative one resolved against the file's package."""
-    if not node.level:
-        return node.module
+    if not level:
+        return module
     if here is None:
-        raise ImportError(f"{path}:{node.lineno}: relative import outside the package")
+        raise ImportError(f"{path}:{line}: relative import outside the package")
     parts = here.split(".") if path.name == "__init__.py" else here.split(".")[:-1]
-    if node.level - 1 >= len(parts):
-        raise ImportError(f"{path}:{node.lineno}: relative import beyond the top-level package")
-    parts = parts[: len(parts) - (node.level - 1)]
-    return ".".join(parts + ([node.module] if node.module else []))
+    if level - 1 >= len(parts):
+        raise ImportError(f"{path}:{line}: relative import beyond the top-level package")
+    parts = parts[: len(parts) - (level - 1)]
+    return ".".join(parts + ([module] if module else []))
 
 
 def _module_name(path: Path, root: Path, package: str) -> str | None:

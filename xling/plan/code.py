@@ -11,11 +11,29 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import os
+import sys
+import tempfile
 from pathlib import Path
 
-from xling.imports import analyse
+from xling.imports import Statement, analyse, import_statements
 
 PREFIX = "code-sha256:"  # marks the code param among a job's recorded params (xling.plan.accept_code)
+#: what a file's cache entry depends on besides its text: this format, and Python's (its `ast` and ast.dump)
+CACHE_KEY = f"xling-code-1 python-{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def cache_dir() -> Path | None:
+    """Where each file's parse (its import statements and syntax hash) is kept between parses of the workflow,
+    keyed by the file's text: $XLING_CODE_CACHE, else $XDG_CACHE_HOME/xling/code (~/.cache/xling/code); None
+    when XLING_CODE_CACHE is "off". Why: reading every module's syntax tree was most of a dry run's time."""
+    chosen = os.environ.get("XLING_CODE_CACHE")
+    if chosen == "off":
+        return None
+    if chosen:
+        return Path(chosen)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "xling" / "code"
 
 
 class CodeVersions:
@@ -27,21 +45,56 @@ class CodeVersions:
         self._versions: dict[tuple[str, str], str] = {}
         self._hashes: dict[str, str] = {}  # path in the checkout -> syntax hash
         self._imports: dict[Path, list] = {}  # file -> its imports (xling.imports.analyse's memo)
+        self._parsed: dict[Path, tuple[list[Statement], str]] = {}  # file -> its statements, syntax hash
+        self._cache = cache_dir()
 
     def __call__(self, entry: str, extra: str = "") -> str:
         """The version of `entry` (a path relative to the checkout) and the modules it imports; `extra` is
         more text the job runs (a rule's shell command)."""
         key = (str(entry), extra)
         if key not in self._versions:
-            files = {self.root / entry, *analyse(self.root / entry, self.root, memo=self._imports).local}
+            files = {self.root / entry, *analyse(self.root / entry, self.root, memo=self._imports,
+                                                 statements=lambda path: self.parse(path)[0]).local}
             digest = hashlib.sha256()
             for path in sorted(path.resolve().relative_to(self.root).as_posix() for path in files):
                 if path not in self._hashes:
-                    self._hashes[path] = syntax_hash(self.root / path)
+                    self._hashes[path] = self.parse((self.root / path).resolve())[1]
                 digest.update(f"{path}\0{self._hashes[path]}\0".encode())
             digest.update(extra.encode())
             self._versions[key] = PREFIX + digest.hexdigest()
         return self._versions[key]
+
+
+    def parse(self, path: Path) -> tuple[list[Statement], str]:
+        """The file's import statements and syntax hash: from the cache when its text was parsed before (by
+        any checkout), else parsed once and stored (an unwritable cache is skipped)."""
+        path = path.resolve()
+        if path not in self._parsed:
+            source = path.read_bytes()
+            key = hashlib.sha256(CACHE_KEY.encode() + b"\0" + source).hexdigest()
+            entry = self._cache / key[:2] / f"{key}.json" if self._cache else None
+            try:
+                found = json.loads(entry.read_text("utf-8")) if entry else None
+                parsed = [tuple(s[:2]) + (tuple(s[2]) if s[2] is not None else None, s[3])
+                          for s in found["statements"]], found["syntax"]
+            except (OSError, ValueError, KeyError, TypeError, IndexError):
+                parsed = import_statements(source, str(path)), _syntax_hash(source, str(path))
+                if entry:
+                    _store(entry, {"statements": parsed[0], "syntax": parsed[1]})
+            self._parsed[path] = parsed
+        return self._parsed[path]
+
+
+def _store(entry: Path, value: dict) -> None:
+    """Write a cache entry atomically (a temporary file renamed), or skip it when the cache is unwritable."""
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=entry.parent, suffix=".tmp", delete=False,
+                                         encoding="utf-8") as handle:
+            json.dump(value, handle)
+        os.replace(handle.name, entry)
+    except OSError:
+        pass
 
 
 def code_version(entry: str, root: str | Path, extra: str = "") -> str:
@@ -51,7 +104,11 @@ def code_version(entry: str, root: str | Path, extra: str = "") -> str:
 
 def syntax_hash(path: Path) -> str:
     """sha256 of the file's syntax tree with docstrings removed and no line or column numbers."""
-    tree = ast.parse(path.read_bytes(), filename=str(path))
+    return _syntax_hash(path.read_bytes(), str(path))
+
+
+def _syntax_hash(source: bytes, filename: str) -> str:
+    tree = ast.parse(source, filename=filename)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and _docstring(node):
             node.body = node.body[1:]
