@@ -134,9 +134,17 @@ def test_lint_is_clean(preset, tmp_path):
     assert "Congratulations" in done.stdout + done.stderr
 
 
-def test_full_study_dag_builds_offline_with_every_pretraining_job(tmp_path):
-    dry = snakemake("-n", "-p", cwd=REPO, timeout=300)
+@pytest.fixture(scope="module")
+def full_study_dry_run():
+    """The full study's dry run (config.yaml) through the SLURM profile, once for the tests below: its DAG is
+    the one a local run builds, and its job blocks show the resources each job asks SLURM for."""
+    dry = snakemake("-n", "-p", "--profile", "profiles/slurm", cwd=REPO, timeout=300)
     assert dry.returncode == 0, dry.stderr[-3000:]
+    return dry
+
+
+def test_full_study_dag_builds_offline_with_every_pretraining_job(full_study_dry_run):
+    dry = full_study_dry_run
     counts = job_counts(dry.stdout)
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     grid = len(config["corpus"]["sizes"]) * len(config["windows"])
@@ -222,9 +230,8 @@ def test_alignment_splits_beyond_the_synthetic_parallel_text_stop_at_plan_time(t
     assert "= 201 sentence pairs, but synthetic.parallel_sentences is 200" in dry.stdout + dry.stderr
 
 
-def test_full_study_on_slurm_profile_requests_gpus_for_gpu_rules():
-    dry = snakemake("-n", "--profile", "profiles/slurm", cwd=REPO, timeout=300)
-    assert dry.returncode == 0, dry.stderr[-3000:]
+def test_full_study_on_slurm_profile_requests_gpus_for_gpu_rules(full_study_dry_run):
+    dry = full_study_dry_run
     profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
     for rule in ("bert_pretrain", "bert_extract", "token_translation", "finetune"):
         block = re.search(rf"rule {rule}:.*?resources: ([^\n]*)", dry.stdout, re.S)
