@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from xling.evaluate.alignment import aligned_lm, cao_setting, language_study_rows
-from xling.evaluate.findings import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, judge_claims
+from xling.evaluate.findings import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, judge_claims
 from xling.report.alignment import (alignment_xnli, render_alignment_retrieval, render_alignment_xnli,
                                     retrieval_and_xnli)
 from xling.report.core import REPORTS_DIR, ReportContext
@@ -286,6 +286,24 @@ def test_pos_claim_is_judged_on_the_rows_intervals():
     assert judged({"contextual_retrieval_pos": with_interval(pos_table(0.1), 0.02)})["cao2020.pos"][0] == FAILS
     wide = judged({"contextual_retrieval_pos": with_interval(pos_table(), 0.2)}, margin=5)["cao2020.pos"]
     assert wide[0] == INCONCLUSIVE, wide[1]
+
+
+def test_analyses_at_chance_are_not_measurable():
+    """A group or bin whose interval reaches a random pick's accuracy (the rows' chance) is degenerate: the
+    demo's base BERT retrieves no closed-class word (0.000 [0, 0]), so "closed > open" must not be judged on it,
+    nor a drop from or to chance."""
+    pos = with_interval(pos_table(), 0.02).assign(chance=0.002)
+    closed = (pos["lm"] == BASE) & (pos["group"] == "closed_class")
+    pos.loc[closed, ["accuracy", "ci_low", "ci_high"]] = 0.0
+    outcome, reason = judged({"contextual_retrieval_pos": pos})["cao2020.pos"]
+    assert outcome == NOT_MEASURABLE and "base_bert closed is degenerate (at or below chance" in reason, reason
+    assert judged({"contextual_retrieval_pos": with_interval(pos_table(), 0.02).assign(chance=0.002)},
+                  margin=5)["cao2020.pos"][0] == HOLDS  # the same table above chance
+    bins = with_interval(frequency_table(), 0.02).assign(chance=0.002)
+    last = (bins["lm"] == BASE) & (bins["rank_difference"] == "100+")
+    bins.loc[last, ["accuracy", "ci_low", "ci_high"]] = [0.0, 0.0, 0.001]
+    outcome, reason = judged({"contextual_retrieval_frequency": bins})["cao2020.frequency"]
+    assert outcome == NOT_MEASURABLE and "base_bert drop is degenerate" in reason, reason
 
 
 def test_frequency_claim_is_judged_on_the_bins_intervals():

@@ -262,3 +262,19 @@ def test_analysis_intervals_resample_each_direction_and_each_tag_within_itself()
                                          [0, 1], by=[], exclude_seen=False, exclude_exact=False, bootstrap=boot)
     assert list(binned.columns[-2:]) == ["ci_low", "ci_high"] and len(binned) == 1  # every difference is 0
     assert (binned["ci_low"].iloc[0], binned["ci_high"].iloc[0]) == pytest.approx((got["ci_low"], got["ci_high"]))
+
+
+def test_chance_is_a_random_pick_among_each_directions_candidates():
+    """Each query records its candidates (all words with a vector on the other side: contextual; first
+    occurrences: non-contextual); a row's chance is 1 / candidates averaged within each direction, then over the
+    two, as its accuracy is; queries kept before the count have no chance level (NaN), never a wrong one."""
+    src, tgt, links = planted()
+    found = retrieve(src, tgt, links, k=3)
+    assert set(found.loc[found["direction"] == "src-tgt", "n_candidates"]) == {sum(len(v) for v in tgt)}
+    assert set(found.loc[found["direction"] == "tgt-src", "n_candidates"]) == {sum(len(v) for v in src)}
+    queries = hand_queries([("a", "x", 1.0, 0.0), ("b", "y", 0.0, 0.0)]).assign(
+        n_candidates=lambda q: np.where(q["direction"] == "src-tgt", 4, 10))
+    row = accuracy(queries, exclude_seen=False, exclude_exact=False).iloc[0]
+    assert row["chance"] == pytest.approx((1 / 4 + 1 / 10) / 2)
+    assert np.isnan(accuracy(queries.drop(columns="n_candidates"), exclude_seen=False,
+                             exclude_exact=False).iloc[0]["chance"])

@@ -357,6 +357,18 @@ def test_cao_contextual_retrieval_reads_its_intervals_from_the_queries():
     assert finding(tables, "cao2020.retrieval.contextual")["outcome"] == INCONCLUSIVE
 
 
+def test_cao_retrieval_at_chance_is_not_measurable():
+    """A setting whose interval reaches its chance (1 / candidates, the table's `chance`) is degenerate."""
+    order = {ALIGNED: ("none", 0.6), "fasttext/500": ("rotation-word", 0.4), BASE: ("rotation-word", 0.2)}
+    tables = cao_retrieval_tables(order)
+    tables["contextual_retrieval"]["chance"] = 0.004
+    assert finding(tables, "cao2020.retrieval.contextual")["outcome"] == HOLDS
+    tables = cao_retrieval_tables({**order, "fasttext/500": ("rotation-word", 0.005)})  # 2 hits of 400
+    tables["contextual_retrieval"]["chance"] = 0.004
+    row = finding(tables, "cao2020.retrieval.contextual")
+    assert row["outcome"] == NOT_MEASURABLE and "fastText + sentence is degenerate" in row["reason"], row["reason"]
+
+
 def test_cao_rotations_take_the_queries_of_their_own_amount_of_parallel_data():
     """The study aligns on 300 and 700 sentences: the rotation's and fastText's queries of both sit in one file,
     and the interval of the 400-sentence rows must come from the 400-sentence queries only (mixing them gave no

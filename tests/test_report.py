@@ -524,3 +524,20 @@ def test_fractions_are_shown_in_percent_with_their_unit():
     assert measure_text(measure) == "BERT 0.050 [0.040, 0.061]"
     assert metric_unit("accuracy (CSLS)") == "%" and metric_unit("xnli accuracy") == "%"
     assert metric_unit("mrr") == "0-1"
+
+
+def test_settings_list_how_intervals_were_drawn_not_the_rows_numbers(tmp_path):
+    """Each row's interval bounds, chance level and flag are numbers of that row, not settings: the appendix
+    lists the bootstrap's level and resamples, never 43 values of ci_low."""
+    table = word_retrieval_table(("glove",))
+    table = table.assign(ci_low=table["mrr"] - 0.01, ci_high=table["mrr"] + 0.01, ci_level=0.95, ci_resamples=1000,
+                         n_items=100, chance=0.05, flag=None)
+    path = tmp_path / "word_retrieval.parquet"
+    table.to_parquet(path, index=False)
+    config = make_config(("glove",))
+    render_report({"word_retrieval": path}, config, tmp_path / "r.html", tmp_path / "figures",
+                  paper_results=tmp_path / "absent.yaml",
+                  expected=[f["name"] for f in expected_figures(config, {"word_retrieval": path})])
+    shown = settings_tables((tmp_path / "r.html").read_text())["word_retrieval"]
+    assert shown["ci_level"] == "0.95" and shown["ci_resamples"] == "1000"
+    assert not {"ci_low", "ci_high", "n_items", "chance", "flag"} & set(shown)

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from xling.encode.encoder import sentence_word_vectors
+from xling.evaluate.chance import retrieval_accuracy as _random_pick
 from xling.evaluate.intervals import Bootstrap
 from xling.evaluate.metrics import nn_ranks
 from xling.evaluate.ranks import expected_hit_at_k
@@ -35,9 +36,16 @@ from xling.represent.fasttext import Normalised, retrieval_vectors, rotation
 
 logger = logging.getLogger(__name__)
 
+
+def retrieval_chance(n_candidates: np.ndarray) -> float:
+    """Mean over queries of a random pick's hit, one gold among each query's candidates (a query's level is
+    xling.evaluate.chance.retrieval_accuracy's)."""
+    levels = {int(n): _random_pick(int(n)).value for n in np.unique(n_candidates)}
+    return float(np.mean([levels[int(n)] for n in n_candidates])) if len(n_candidates) else np.nan
+
 DIRECTIONS = ("src-tgt", "tgt-src")
-QUERY_COLUMNS = ["direction", "sentence", "position", "word", "gold_position", "gold_word", "hit"]
-ACCURACY_COLUMNS = ["accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "n_queries", "n_seen", "n_exact"]
+QUERY_COLUMNS = ["direction", "sentence", "position", "word", "gold_position", "gold_word", "hit", "n_candidates"]
+ACCURACY_COLUMNS = ["accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "n_queries", "n_seen", "n_exact", "chance"]
 #: the analysis tables' interval of each row's accuracy (`accuracy(..., bootstrap=...)`)
 CI_COLUMNS = ["ci_low", "ci_high"]
 
@@ -65,7 +73,8 @@ def retrieve(src: Sequence[np.ndarray], tgt: Sequence[np.ndarray], links: Sequen
     pair, the (src position, tgt position) word pairs; k: the CSLS neighbourhood; block: queries scored at a
     time; words: the (src, tgt) words of each sentence, for the word columns (None without them) and needed for
     non-contextual retrieval. `hit` is the probability that the nearest candidate is the gold word (ties broken
-    at random); `sentence` is the pair's index."""
+    at random); `sentence` is the pair's index; `n_candidates` the words the query chose among (its chance of a
+    hit is 1 / n_candidates: one gold word)."""
     if not len(src) == len(tgt) == len(links):
         raise ValueError(f"{len(src)} source sentences, {len(tgt)} target sentences and {len(links)} link sets")
     if not contextual and words is None:
@@ -104,6 +113,7 @@ def retrieve(src: Sequence[np.ndarray], tgt: Sequence[np.ndarray], links: Sequen
         else:
             table["word"] = table["gold_word"] = None
         table["hit"] = expected_hit_at_k(ranks, 1)
+        table["n_candidates"] = len(candidates)
         tables.append(table[QUERY_COLUMNS])
         logger.info("%s: %d queries, %d candidates, accuracy %.4f", direction, len(pairs), len(candidates),
                     table["hit"].mean())
@@ -141,14 +151,26 @@ def mean_interval(hits: Sequence[np.ndarray], bootstrap: Bootstrap) -> tuple[flo
     return found.low, found.high
 
 
+def _chance(scored: pd.DataFrame) -> float:
+    """A random pick's accuracy over these queries: per direction the mean of 1 / n_candidates, then the mean
+    of the directions (as `accuracy`); NaN without the candidates' count or without a query in a direction."""
+    if "n_candidates" not in scored or scored["n_candidates"].isna().any():
+        return np.nan
+    levels = [retrieval_chance(group["n_candidates"].to_numpy(np.int64))
+              for _, group in scored.groupby("direction") if len(group)]
+    return float(np.mean(levels)) if len(levels) == len(DIRECTIONS) else np.nan
+
+
 def accuracy(queries: pd.DataFrame, by: Sequence[str] = (), exclude_seen: bool = True,
              exclude_exact: bool = True, bootstrap: Bootstrap | None = None) -> pd.DataFrame:
     """Accuracy per group of `by` (ACCURACY_COLUMNS): the mean hit of each direction and their average (the
     paper's number), over the queries `test_filter` marks and these settings do not exclude; n_queries counts
     the queries scored (both directions), n_seen and n_exact those left out for each reason (a query can be
-    both). A group with no scored query in a direction has accuracy NaN. With `bootstrap`, each row also gets
-    the interval of its accuracy over its scored queries (CI_COLUMNS; the findings judge the analysis tables'
-    claims with it)."""
+    both). A group with no scored query in a direction has accuracy NaN. `chance`: the accuracy of a random
+    pick (xling.evaluate.chance.retrieval_accuracy: 1 / candidates per query, averaged as the accuracy is: within
+    each direction, then over the two; NaN for queries kept before their candidates were counted). With
+    `bootstrap`, each row also gets the interval of its accuracy over its scored queries (CI_COLUMNS; the
+    findings judge the analysis tables' claims with it)."""
     seen = queries["seen"].to_numpy() & exclude_seen
     exact = queries["exact"].to_numpy() & exclude_exact
     frame = queries.assign(_scored=~(seen | exact), _seen=seen, _exact=exact, _all=0)
@@ -161,7 +183,8 @@ def accuracy(queries: pd.DataFrame, by: Sequence[str] = (), exclude_seen: bool =
         per = {d: h.mean() if len(h) else np.nan for d, h in hits.items()}
         row = {**dict(zip(keys, key)), "accuracy": float(np.mean(list(per.values()))),
                "accuracy_src_tgt": per[DIRECTIONS[0]], "accuracy_tgt_src": per[DIRECTIONS[1]],
-               "n_queries": len(scored), "n_seen": int(group["_seen"].sum()), "n_exact": int(group["_exact"].sum())}
+               "n_queries": len(scored), "n_seen": int(group["_seen"].sum()), "n_exact": int(group["_exact"].sum()),
+               "chance": _chance(scored)}
         if bootstrap:
             row.update(zip(CI_COLUMNS, mean_interval(list(hits.values()), bootstrap)))
         rows.append(row)
@@ -217,9 +240,9 @@ def accuracy_by_pos(queries: pd.DataFrame, tags: dict[str, str], groups: dict[st
     per_tag = accuracy(tagged, by=by + ["group", "pos"], exclude_seen=exclude_seen, exclude_exact=exclude_exact,
                        bootstrap=bootstrap)
     per_group = (per_tag.groupby(by + ["group"], sort=True)
-                 .agg(accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum")).reset_index()
-                 .assign(pos="average"))
-    columns = by + ["group", "pos", "accuracy", "n_queries"] + (CI_COLUMNS if bootstrap else [])
+                 .agg(accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum"), chance=("chance", "mean"))
+                 .reset_index().assign(pos="average"))
+    columns = by + ["group", "pos", "accuracy", "n_queries", "chance"] + (CI_COLUMNS if bootstrap else [])
     if bootstrap:
         scored = tagged[~((tagged["seen"] & exclude_seen) | (tagged["exact"] & exclude_exact))]
         measured = per_tag.dropna(subset=["accuracy"])  # pandas' group mean skips a tag without an accuracy
@@ -262,7 +285,8 @@ def accuracy_by_rank_difference(queries: pd.DataFrame, src_ranks: dict, tgt_rank
     binned = queries.assign(rank_bin=index, rank_difference=[labels[i] for i in index])
     table = accuracy(binned, by=list(by) + ["rank_bin", "rank_difference"], exclude_seen=exclude_seen,
                      exclude_exact=exclude_exact, bootstrap=bootstrap)
-    return table[list(by) + ["rank_bin", "rank_difference", "accuracy", "n_queries"] + (CI_COLUMNS if bootstrap else [])]
+    return table[list(by) + ["rank_bin", "rank_difference", "accuracy", "n_queries", "chance"]
+                 + (CI_COLUMNS if bootstrap else [])]
 
 
 def evaluate_fasttext(pivot: Normalised, other: Normalised, test: tuple, seen: set, trains: dict[int, tuple], *,

@@ -27,7 +27,7 @@ from xling.report.core import ReportContext, register_section, require_columns
 from xling.report.published import Matching
 
 RETRIEVAL_REQUIRED = ("lm", "lang", "contextual", "method", "accuracy", "n_queries")
-RETRIEVAL_RESULTS = ("accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "n_queries", "n_seen", "n_exact")
+RETRIEVAL_RESULTS = ("accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "n_queries", "n_seen", "n_exact", "chance")
 ANALYSIS_REQUIRED = ("lm", "lang", "method", "parallel_sentences", "accuracy", "n_queries")
 POS_REQUIRED = (*ANALYSIS_REQUIRED, "group", "pos")
 FREQUENCY_REQUIRED = (*ANALYSIS_REQUIRED, "rank_bin", "rank_difference")
@@ -124,7 +124,8 @@ def render_alignment_retrieval(ctx: ReportContext) -> list[Block]:
                                   lines, numeric=range(2, 3 + len(langs)),
                                   note="The layout of Cao et al.'s Table 3 (they use 250K sentence pairs for every "
                                        "rotation and fine-tuning, mBERT's output layer, fastText of dimension 300). "
-                                       "Small grey number: queries scored (both directions)." + _layer_note(part)))
+                                       "Small grey number: queries scored (both directions)." + _layer_note(part)
+                                       + _chance_note(part)))
         ours.append(part.assign(**{k: v for k, v in model.items()}) if model else part)
     frame = pd.concat(ours, ignore_index=True)
     frame = frame.assign(src=frame["lang"], tgt=pivot)
@@ -132,6 +133,15 @@ def render_alignment_retrieval(ctx: ReportContext) -> list[Block]:
                                    Matching(identity=("src", "tgt", "retrieval", "setting"),
                                             defaults={"parallel_sentences": int(frame["parallel_sentences"].max())}))
     return blocks
+
+
+def _chance_note(rows: pd.DataFrame) -> str:
+    """The accuracy of a random pick among the other language's words (the table's `chance`), per kind."""
+    if "chance" not in rows or rows["chance"].isna().all():
+        return ""
+    levels = rows.groupby("retrieval")["chance"].mean()
+    return " Chance (a random pick among the other language's words): " + ", ".join(
+        f"{kind.replace('_', '-')} {100 * level:.2g} %" for kind, level in levels.items()) + "."
 
 
 def _layer_note(rows: pd.DataFrame) -> str:

@@ -20,6 +20,13 @@ from xling.report.figures import model_label, ordered_models, size_label
 
 JSON_COLUMNS = ("hparams", "data_settings", "represent_settings", "finetune_settings")
 LISTED = 12  # a setting with more values than this lists the first ones and the count
+#: per-row numbers every table with intervals or chance levels carries beside its results: not settings (how an
+#: interval was drawn, ci_level / ci_resamples / ci_seed / ci_method, and chance_how are)
+ROW_NUMBERS = ("chance", "flag", "n_items")
+
+
+def _is_row_number(column: str) -> bool:
+    return column in ROW_NUMBERS or column.endswith(("_low", "_high"))
 STUDY_DESCRIPTION = (
     "Why is multilingual BERT multilingual? Following Liu, Hsu, Chuang and Lee (2020, \u201cA Study of "
     "Cross-Lingual Ability and Language-specific Information in Multilingual BERT\u201d, arXiv:2004.09205), "
@@ -144,7 +151,8 @@ def _evaluation_blocks(ctx: ReportContext) -> list[Block]:
         if key not in results:
             continue
         columns = [c for c in df.columns if c not in results[key] and c not in JSON_COLUMNS
-                   and c not in (*MODEL_KEYS, "run", "source", "vocab") and not str(c).startswith("_")]
+                   and c not in (*MODEL_KEYS, "run", "source", "vocab") and not str(c).startswith("_")
+                   and not _is_row_number(str(c))]
         blocks.append(settings_block(key, [(c, _column_value(df, c)) for c in columns]))
     return blocks
 

@@ -41,8 +41,8 @@ MULTI_FILE = ("word_retrieval_ranks", "contextual_retrieval_queries")
 PERCENT_COLUMNS = {
     "tatoeba": ("accuracy",), "bucc": ("f1", "precision", "recall", "dev_f1", "dev_precision", "dev_recall"),
     "token_translation": ("convert_rate",),
-    "contextual_retrieval": ("accuracy", "accuracy_src_tgt", "accuracy_tgt_src"),
-    "contextual_retrieval_pos": ("accuracy",), "contextual_retrieval_frequency": ("accuracy",),
+    "contextual_retrieval": ("accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "chance"),
+    "contextual_retrieval_pos": ("accuracy", "chance"), "contextual_retrieval_frequency": ("accuracy", "chance"),
     "contextual_retrieval_queries": ("hit",), "monolingual_words": ("p_at_1", "p_at_5"),
     "monolingual_sentences": ("p_at_1",),
 }
