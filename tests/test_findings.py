@@ -560,3 +560,17 @@ def test_findings_rule_judges_the_run_tables_and_follows_a_changed_table(test_ru
     # the POS breakdown is computed from the same per-query ranks: it follows them too
     assert job_counts(done.stdout + done.stderr) == {"word_retrieval_pos": 1, "findings": 1}
     assert pd.read_parquet(results / "findings.parquet").set_index("id").loc[claim, "outcome"] == flipped
+
+
+def test_rows_chance_flag_averages_the_chance_levels_the_rows_have():
+    """The chance level averaged over languages as the measure is (by hand: (0.5 + 0.3) / 2 = 0.4); a row without
+    one is left out of the mean, a table without any flags nothing."""
+    from xling.evaluate.findings.core import rows_chance_flag
+    from xling.evaluate.verdicts import Measure
+
+    rows = pd.DataFrame({"lang": ["xa", "xa", "xb"], "chance": [0.4, 0.6, 0.3]})
+    assert "vs chance 0.400" in rows_chance_flag(Measure("m", 0.45, 0.39, 0.5), rows).flag
+    assert rows_chance_flag(Measure("m", 0.45, 0.41, 0.5), rows).flag is None
+    partial = rows.assign(chance=[0.4, 0.6, None])  # xb's level unknown: xa's 0.5 alone
+    assert "vs chance 0.500" in rows_chance_flag(Measure("m", 0.6, 0.45, 0.7), partial).flag
+    assert rows_chance_flag(Measure("m", 0.0, 0.0, 0.0), rows.assign(chance=None)).flag is None

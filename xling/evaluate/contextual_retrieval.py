@@ -36,13 +36,6 @@ from xling.represent.fasttext import Normalised, retrieval_vectors, rotation
 
 logger = logging.getLogger(__name__)
 
-
-def retrieval_chance(n_candidates: np.ndarray) -> float:
-    """Mean over queries of a random pick's hit, one gold among each query's candidates (a query's level is
-    xling.evaluate.chance.retrieval_accuracy's)."""
-    levels = {int(n): _random_pick(int(n)).value for n in np.unique(n_candidates)}
-    return float(np.mean([levels[int(n)] for n in n_candidates])) if len(n_candidates) else np.nan
-
 DIRECTIONS = ("src-tgt", "tgt-src")
 QUERY_COLUMNS = ["direction", "sentence", "position", "word", "gold_position", "gold_word", "hit", "n_candidates"]
 ACCURACY_COLUMNS = ["accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "n_queries", "n_seen", "n_exact", "chance"]
@@ -152,13 +145,21 @@ def mean_interval(hits: Sequence[np.ndarray], bootstrap: Bootstrap) -> tuple[flo
 
 
 def _chance(scored: pd.DataFrame) -> float:
-    """A random pick's accuracy over these queries: per direction the mean of 1 / n_candidates, then the mean
-    of the directions (as `accuracy`); NaN without the candidates' count or without a query in a direction."""
+    """A random pick's accuracy over these queries: per direction the mean over queries of
+    xling.evaluate.chance.retrieval_accuracy (1 / n_candidates, one gold), then the mean of the directions (as
+    `accuracy`); NaN without the candidates' count or without a query in a direction."""
     if "n_candidates" not in scored or scored["n_candidates"].isna().any():
         return np.nan
-    levels = [retrieval_chance(group["n_candidates"].to_numpy(np.int64))
-              for _, group in scored.groupby("direction") if len(group)]
+    levels = []
+    for _, group in scored.groupby("direction"):  # one count per direction (one retrieval), weighted if several
+        counts, weights = np.unique(group["n_candidates"].to_numpy(np.int64), return_counts=True)
+        levels.append(np.average([_random_pick(int(n)).value for n in counts], weights=weights))
     return float(np.mean(levels)) if len(levels) == len(DIRECTIONS) else np.nan
+
+
+def _scored(queries: pd.DataFrame, exclude_seen: bool, exclude_exact: bool) -> np.ndarray:
+    """Which queries the test score counts: neither a seen pair nor an exact match the settings leave out."""
+    return ~((queries["seen"].to_numpy() & exclude_seen) | (queries["exact"].to_numpy() & exclude_exact))
 
 
 def accuracy(queries: pd.DataFrame, by: Sequence[str] = (), exclude_seen: bool = True,
@@ -173,7 +174,7 @@ def accuracy(queries: pd.DataFrame, by: Sequence[str] = (), exclude_seen: bool =
     findings judge the analysis tables' claims with it)."""
     seen = queries["seen"].to_numpy() & exclude_seen
     exact = queries["exact"].to_numpy() & exclude_exact
-    frame = queries.assign(_scored=~(seen | exact), _seen=seen, _exact=exact, _all=0)
+    frame = queries.assign(_scored=_scored(queries, exclude_seen, exclude_exact), _seen=seen, _exact=exact, _all=0)
     keys = list(by) or ["_all"]
     columns = ACCURACY_COLUMNS + (CI_COLUMNS if bootstrap else [])
     rows = []
@@ -244,7 +245,7 @@ def accuracy_by_pos(queries: pd.DataFrame, tags: dict[str, str], groups: dict[st
                  .reset_index().assign(pos="average"))
     columns = by + ["group", "pos", "accuracy", "n_queries", "chance"] + (CI_COLUMNS if bootstrap else [])
     if bootstrap:
-        scored = tagged[~((tagged["seen"] & exclude_seen) | (tagged["exact"] & exclude_exact))]
+        scored = tagged[_scored(tagged, exclude_seen, exclude_exact)]
         measured = per_tag.dropna(subset=["accuracy"])  # pandas' group mean skips a tag without an accuracy
         kept = set(map(tuple, measured[by + ["group", "pos"]].itertuples(index=False)))
         hits: dict[tuple, list] = {}

@@ -34,6 +34,14 @@ class Bootstrap:
     method: str = "percentile"
 
 
+def item_table(keys: dict, numerator, denominator=1) -> pd.DataFrame:
+    """One row's items (ITEM_COLUMNS), named by `keys` (the columns the row shares with its table): item i has
+    numerator[i] / denominator[i] (a scalar denominator: the same for every item, a hit's 1)."""
+    numerator = np.asarray(numerator)
+    return pd.DataFrame({**keys, "item": np.arange(len(numerator)), "numerator": numerator,
+                         "denominator": denominator})
+
+
 def _interval(items: pd.DataFrame, scale: float, bootstrap: Bootstrap) -> Interval | None:
     """The scaled interval of one row's items; None when nothing was scored (denominators sum to 0)."""
     ratio = Ratio(items["numerator"].to_numpy(np.float64), items["denominator"].to_numpy(np.float64))

@@ -31,6 +31,7 @@ from xling.data.wordpiece import normalize_word
 from xling.evaluate import metrics
 from xling.evaluate.ranks import expected_hit_at_k, precision_at_k
 from xling.evaluate.cka import mean_pooled
+from xling.evaluate.intervals import item_table
 from xling.evaluate.sentence_retrieval import retrieval_hits
 from xling.represent.rotation import iterative_normalize, procrustes
 from xling.represent.store import read_vectors
@@ -92,12 +93,6 @@ def sentence_retrieval(train: tuple[np.ndarray, np.ndarray], test: tuple[np.ndar
     return out
 
 
-def _items(keys: dict, hits: np.ndarray) -> pd.DataFrame:
-    """One row's per-query items for the gather's interval (xling.evaluate.intervals): hit / 1 per query."""
-    return pd.DataFrame({**keys, "item": np.arange(len(hits)), "numerator": np.asarray(hits, dtype=np.float64),
-                         "denominator": 1})
-
-
 def embedding_words(encoder, words: set[str]) -> tuple[list[str], np.ndarray]:
     """The words of `words` that are one piece of the model's vocabulary (not a special token or a continuation:
     "cat", XLM-R's "▁cat"), sorted, and their rows of the input embedding matrix (float64)."""
@@ -134,7 +129,7 @@ def word_alignment_table(encoders: tuple, stores: tuple, fasttext: tuple, vocabu
         result = word_translation(*spaces, train_pairs, test_pairs, n_iter=n_iter, csls_k=csls_k, block=block,
                                   hits=hits)
         if items is not None:
-            items.append(_items({"level": level, "layer": int(layer)}, hits[0]))
+            items.append(item_table({"level": level, "layer": int(layer)}, hits[0]))
         logger.info("%s-%s %s layer %d: P@1 %.4f", *langs, level, layer, result["p_at_1"])
         return {"level": level, "layer": int(layer), **result}
 
@@ -168,5 +163,5 @@ def sentence_alignment_table(encoders: tuple, map_pairs: list[tuple[str, str]], 
                 keys = {"layer": layer, "method": method, "direction": direction}
                 rows.append({**keys, "p_at_1": float(np.mean(hits))})
                 if items is not None:
-                    items.append(_items(keys, hits))
+                    items.append(item_table(keys, hits))
     return pd.DataFrame(rows).assign(n_map_sentences=len(map_pairs), n_test_sentences=len(test_pairs))

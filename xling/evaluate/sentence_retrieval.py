@@ -48,6 +48,7 @@ import torch
 
 from xling.encode.encoder import Encoder
 from xling.evaluate import chance
+from xling.evaluate.intervals import item_table
 from xling.encode.transforms import mds, zero_mean
 
 logger = logging.getLogger(__name__)
@@ -181,8 +182,7 @@ def tatoeba_table(xx_vectors: np.ndarray, xx_counts: np.ndarray, en_vectors: np.
 
 def _items(row: dict, numerator: np.ndarray, denominator: np.ndarray) -> pd.DataFrame:
     """One row's items (query or source sentence), named by the row's layer, variant and direction."""
-    return pd.DataFrame({"layer": row["layer"], "variant": row["variant"], "direction": row["direction"],
-                         "item": np.arange(len(numerator)), "numerator": numerator, "denominator": denominator})
+    return item_table({key: row[key] for key in ("layer", "variant", "direction")}, numerator, denominator)
 
 
 def tatoeba(encoder: Encoder, xx_sentences: Sequence[str], en_sentences: Sequence[str],

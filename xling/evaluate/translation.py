@@ -49,6 +49,7 @@ import pyarrow.parquet as pq
 from xling.encode.encoder import Batch, Encoder, Shift
 from xling.encode.transforms import mds_delta
 from xling.evaluate import chance
+from xling.evaluate.intervals import item_table
 from xling.io import read_lines
 
 logger = logging.getLogger(__name__)
@@ -315,8 +316,7 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
     def keep_items(layer: int, alpha: float, outputs: list[list[str]]) -> None:
         if items is not None:
             numerator, denominator = sentence_convert_counts(outputs, src_vocab, tgt_vocab)
-            items.append(pd.DataFrame({"layer": layer, "alpha": alpha, "item": np.arange(len(outputs)),
-                                       "numerator": numerator, "denominator": denominator}))
+            items.append(item_table({"layer": layer, "alpha": alpha}, numerator, denominator))
 
     baseline = decode(encoder, batches, len(sources))
     base_scores = score(baseline, baseline)

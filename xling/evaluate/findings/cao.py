@@ -10,8 +10,8 @@ import pandas as pd
 
 from xling.evaluate.alignment import cao_retrieval, cao_xnli
 from xling.evaluate.findings.core import (Claim, Criteria, Finding, Measure, NotMeasured, Tables, _pairs, _table,
-                                          all_of, at_least, chance_flag, from_items, greater, joined_flag, over_seeds,
-                                          point, rows_mean, transfer_flags, with_table_flags)
+                                          all_of, at_least, from_items, greater, joined_flag, over_seeds, point,
+                                          rows_chance_flag, rows_mean, transfer_flags, with_table_flags)
 
 #: bins of the frequency analysis with fewer queries are left out (too few to estimate an accuracy)
 MIN_BIN_QUERIES = 30
@@ -105,17 +105,9 @@ def aligned_beats_rotations_xnli(tables: Tables, criteria: Criteria, pivot: str)
 
 # ---------------------------------------------------------------------------------------------- retrieval
 
-def at_chance(measure: Measure, rows: pd.DataFrame) -> Measure:
-    """The measure flagged when its interval reaches a random pick's accuracy (the rows' `chance`, averaged over
-    languages as the measure is; a table without it, drawn before the candidates were counted: unflagged)."""
-    if "chance" not in rows or not len(rows) or rows["chance"].isna().any():
-        return measure
-    return chance_flag(measure, float(rows.groupby("lang")["chance"].mean().mean()))
-
-
 def _query_hits(tables: Tables, rows: pd.DataFrame, criteria: Criteria, label: str) -> Measure:
-    """The measure of `_setting_hits`, flagged at chance (`at_chance`)."""
-    return at_chance(_setting_hits(tables, rows, criteria, label), rows)
+    """The measure of `_setting_hits`, flagged at chance (`rows_chance_flag`)."""
+    return rows_chance_flag(_setting_hits(tables, rows, criteria, label), rows)
 
 
 def _setting_hits(tables: Tables, rows: pd.DataFrame, criteria: Criteria, label: str) -> Measure:
@@ -236,8 +228,9 @@ def open_class_gap_closed_by_alignment(tables: Tables, criteria: Criteria, pivot
         raise NotMeasured("contextual_retrieval_pos lacks the closed-class or open-class average")
     parts, labels, measures = [], [], []
     for (base, setting), at in rows.groupby(["base", "setting"]):
-        closed, open_ = (at_chance(rows_mean(f"{setting} {g.split('_')[0]}", at.loc[at["group"] == g], "accuracy"),
-                                   at.loc[at["group"] == g]) for g in ("closed_class", "open_class"))
+        groups = {g: at.loc[at["group"] == g] for g in ("closed_class", "open_class")}
+        closed, open_ = (rows_chance_flag(rows_mean(f"{setting} {g.split('_')[0]}", part, "accuracy"), part)
+                         for g, part in groups.items())
         measures += [closed, open_]
         aligned = setting != "base_bert"
         parts.append(at_least(open_, closed, criteria) if aligned else greater(closed, open_))
@@ -281,8 +274,8 @@ def alignment_removes_frequency_drop(tables: Tables, criteria: Criteria, pivot: 
         for setting in ("base_bert", "word_aligned_finetuned"):
             for b in (bins[0], bins[-1]):
                 sel = at[(at["setting"] == setting) & (at["rank_bin"] == b) & at["lang"].isin(langs)]
-                ends[setting, b] = at_chance(rows_mean(f"{setting} bin {sel['rank_difference'].iloc[0]}", sel,
-                                                       "accuracy"), sel)
+                label = f"{setting} bin {sel['rank_difference'].iloc[0]}"
+                ends[setting, b] = rows_chance_flag(rows_mean(label, sel, "accuracy"), sel)
         measures += list(ends.values())
         first, last = bins[0], bins[-1]
         drops = {s: drop(f"{s} drop", ends[s, first], ends[s, last]) for s in ("base_bert", "word_aligned_finetuned")}

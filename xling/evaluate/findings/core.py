@@ -215,6 +215,14 @@ def chance_flag(measure: Measure, chance: float) -> Measure:
     return Measure(measure.label, measure.value, measure.low, measure.high, flag(measure.flag, reason))
 
 
+def rows_chance_flag(measure: Measure, rows: pd.DataFrame, column: str = "chance", by: str = "lang") -> Measure:
+    """`chance_flag` at the rows' chance level (`column`), averaged over `by` as the measure's number is; the
+    measure as it is when no row has a chance level (a table drawn before it was recorded)."""
+    if column not in rows or rows[column].isna().all():
+        return measure
+    return chance_flag(measure, float(rows.groupby(by)[column].mean().mean()))
+
+
 # ---------------------------------------------------------------------------------------------- degenerate rows
 
 def with_table_flags(rows: pd.DataFrame, computed: pd.Series) -> pd.Series:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pandas as pd
 
 from xling.evaluate.findings.core import (LABEL, STATIC, Claim, Criteria, Finding, Measure, NotMeasured, Tables,
-                                          Verdict, _pairs, _table, _zero_shot, all_of, any_of, at_least, chance_flag,
-                                          from_items, greater, most, over_seeds, paired, point)
+                                          Verdict, _pairs, _table, _zero_shot, all_of, any_of, at_least,
+                                          from_items, greater, most, over_seeds, paired, point, rows_chance_flag)
 
 # ---------------------------------------------------------------------------------------------- word retrieval
 
@@ -86,9 +86,7 @@ def _mrr(tables: Tables, key: tuple, rows: pd.DataFrame, pairs: list[str], label
             point(label, rows.groupby("pair")[value].mean())
     else:
         measure = point(label, rows.groupby("pair")[value].mean())
-    if "chance_mrr" in rows:
-        measure = chance_flag(measure, float(rows.groupby("pair")["chance_mrr"].mean().mean()))
-    return measure
+    return rows_chance_flag(measure, rows, "chance_mrr", by="pair")
 
 
 def _items(tables: Tables, key: tuple, criteria: Criteria) -> pd.DataFrame | None:
