@@ -11,9 +11,11 @@ from transformers import AutoConfig, AutoTokenizer, BertForMaskedLM, BertModel
 import tiny_checkpoints
 
 from xling.data.words import chunk_words, detokenize, word_spans, word_text
-from xling.encode.encoder import Encoder, Shift
+from xling.encode import encoder as encoder_module
+from xling.encode.encoder import Encoder, Shift, best_pieces
 from xling.evaluate.sentence_retrieval import run_tatoeba
 from xling.evaluate.translation import TranslationSettings, translate_pair
+from xling.models.pretrained import load_pretrained, mlm_head
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 VOCAB = SPECIALS + [f"w{i}" for i in range(20)] + ["##s", "##t", "##u"]
@@ -203,6 +205,37 @@ def test_predictions_are_the_mlm_argmax_over_real_pieces(encoder, model_dir):
         logits = model(input_ids=ids).logits[0]
     logits[:, : len(SPECIALS)] = -torch.inf  # the special tokens are never an output
     assert out.predictions[0].tolist() == [-1] + logits[1:-1].argmax(-1).tolist() + [-1]
+
+
+def test_best_pieces_block_by_block_equal_the_full_argmax(monkeypatch):
+    """Blocks of 3 positions x 5 pieces (not dividing 7 x 23) against argmax of the whole logits, the excluded ids
+    left out; a piece whose row repeats a lower id's in another block loses the tie, as with argmax."""
+    monkeypatch.setattr(encoder_module, "HEAD_POSITIONS", 3)
+    monkeypatch.setattr(encoder_module, "HEAD_PIECES", 5)
+    torch.manual_seed(0)
+    decoder = torch.nn.Linear(4, 23)
+    states = torch.randn(7, 4)
+    with torch.no_grad():
+        decoder.weight[[2, 17]] = 10 * states[0]  # position 0's best: piece 2, tied by 17 (another block)
+        decoder.bias[17] = decoder.bias[2]
+        logits = decoder(states)
+    excluded = [0, 4, 9]
+    expected = logits.index_fill(1, torch.tensor(excluded), -torch.inf).argmax(-1)
+    with torch.no_grad():
+        got = best_pieces(states, decoder, excluded)
+    assert got.tolist() == expected.tolist() and got[0] == 2
+    assert best_pieces(states, decoder, excluded=[2, 17])[0] not in (2, 17)
+
+
+def test_the_head_in_two_parts_gives_the_model_s_logits(tiny_checkpoint):
+    """mlm_head's transform and decoder (BERT, XLM-R, DistilBERT): decoder(transform(last states)) is the
+    masked LM's own output."""
+    model = load_pretrained(tiny_checkpoint).model.eval()
+    ids = torch.arange(5, 12)[None]
+    with torch.no_grad():
+        out = model(input_ids=ids, output_hidden_states=True)
+        transform, decoder = mlm_head(model)
+        assert torch.allclose(decoder(transform(out.hidden_states[-1])), out.logits, atol=1e-5)
 
 
 # ---------------------------------------------------------------------------------------------- HF checkpoints

@@ -54,7 +54,7 @@ logger = logging.getLogger(__name__)
 
 LOG_EVERY_S = 30.0
 POOL_BATCHES = 64  # chunks are length-sorted within pools of this many batches: little padding, still streaming
-HEAD_POSITIONS = 2048  # positions per MLM-head call (bounds the [positions, vocab] logits for mBERT's 120k pieces)
+HEAD_POSITIONS, HEAD_PIECES = 1024, 4096  # the MLM head's argmax, block by block (best_pieces)
 POSITIONS = ("words", "all", "cls")
 WORD_POOLINGS = ("first", "last", "mean")
 SENTENCE_POOLINGS = {"mean_words": "words", "mean_all": "all", "cls": "cls"}  # pooling -> positions averaged
@@ -65,6 +65,31 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     if device in (None, "auto"):
         device = "cuda" if torch.cuda.is_available() else "cpu"
     return torch.device(device)
+
+
+def best_pieces(states: torch.Tensor, decoder: torch.nn.Linear, excluded: Sequence[int] = ()) -> torch.Tensor:
+    """argmax over the vocabulary of decoder(states) [N, H] -> [N], the `excluded` ids left out, computed
+    HEAD_POSITIONS x HEAD_PIECES logits at a time: the [N, vocab] logits are never held (mBERT's 120k pieces
+    made them 1 GB per 2,048 positions, and writing them was most of token translation's time at small hidden
+    sizes). Ties go to the lowest id, as argmax's."""
+    bias = decoder.bias if decoder.bias is not None else states.new_zeros(decoder.out_features)
+    bias = bias.detach().clone()
+    if len(excluded):
+        bias[torch.as_tensor(list(excluded), dtype=torch.long, device=bias.device)] = -torch.inf
+    weight = decoder.weight
+    best = torch.zeros(states.shape[0], dtype=torch.long, device=states.device)
+    for start in range(0, states.shape[0], HEAD_POSITIONS):
+        block = states[start : start + HEAD_POSITIONS]
+        top = torch.full((block.shape[0],), -torch.inf, device=states.device)
+        for first in range(0, weight.shape[0], HEAD_PIECES):
+            logits = torch.nn.functional.linear(block, weight[first : first + HEAD_PIECES],
+                                                bias[first : first + HEAD_PIECES]).float()
+            value, index = logits.max(dim=-1)
+            better = value > top  # strictly: an earlier block keeps a tie
+            top = torch.where(better, value, top)
+            best[start : start + HEAD_POSITIONS] = torch.where(better, index + first,
+                                                               best[start : start + HEAD_POSITIONS])
+    return best
 
 
 @dataclass
@@ -288,18 +313,11 @@ class Encoder:
         return Encoded(batch, chosen, states, predictions)
 
     def _predict(self, last: torch.Tensor, batch: Batch) -> torch.Tensor:
-        """Argmax non-special piece of the MLM head at every word position, HEAD_POSITIONS at a time."""
+        """The MLM head's best non-special piece at every word position (-1 elsewhere)."""
         words = batch.positions("words").to(self.device)
-        states = last[words]
-        special = torch.tensor(self.special_ids, dtype=torch.long, device=self.device)
-        head = mlm_head(self.model)
-        best = []
-        for start in range(0, states.shape[0], HEAD_POSITIONS):
-            logits = head(states[start : start + HEAD_POSITIONS]).float()
-            logits[:, special] = -torch.inf
-            best.append(logits.argmax(dim=-1))
+        transform, decoder = mlm_head(self.model)
         predictions = torch.full(words.shape, -1, dtype=torch.long, device=self.device)
-        predictions[words] = torch.cat(best) if best else predictions.new_zeros(0)
+        predictions[words] = best_pieces(transform(last[words]), decoder, self.special_ids)
         return predictions
 
     def encode(self, items: Iterable[str | Sequence[str]], batch_size: int, *, layers: Sequence[int] | None = None,

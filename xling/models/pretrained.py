@@ -82,15 +82,20 @@ def max_positions(model) -> int:
     return model.config.max_position_embeddings - (offset + 1 if offset is not None else 0)
 
 
-def mlm_head(model) -> Callable:
-    """The masked LM's head, last hidden states [..., H] -> logits [..., vocab]."""
+def mlm_head(model) -> tuple[Callable, "torch.nn.Linear"]:
+    """The masked LM's head in two parts: the transform of the last hidden states [..., H] -> [..., H], and the
+    decoder, the Linear layer onto the vocabulary (its logits are decoder(transform(states))). Two parts, so that
+    a caller that needs only the best piece can run the decoder a slice of the vocabulary at a time."""
     if hasattr(model, "cls"):  # BERT
-        return model.cls
-    if hasattr(model, "lm_head"):  # RoBERTa, XLM-R
-        return model.lm_head
+        return model.cls.predictions.transform, model.cls.predictions.decoder
+    if hasattr(model, "lm_head"):  # RoBERTa, XLM-R: dense, gelu, layer norm, then the decoder
+        from transformers.activations import gelu
+
+        head = model.lm_head
+        return (lambda states: head.layer_norm(gelu(head.dense(states)))), head.decoder
     if hasattr(model, "vocab_projector"):  # DistilBERT
-        return lambda states: model.vocab_projector(model.vocab_layer_norm(model.activation(
-            model.vocab_transform(states))))
+        return (lambda states: model.vocab_layer_norm(model.activation(model.vocab_transform(states))),
+                model.vocab_projector)
     raise TypeError(f"{type(model).__name__}: no masked-LM head known (cls, lm_head or vocab_projector)")
 
 
