@@ -31,9 +31,9 @@ else:  # an ablated model: the pivot's view, its language-specific parameters fr
     backbone = load_bert(lm["path"], lm["revision"], language=pivot)
     if lm["kind"] == "ablation":
         freeze_language_specific(backbone.encoder.bert, read_spec(lm["path"])["spec"])
-train = read_examples(task, inp.train)[: settings["max_train"] or None]
-first = slice(settings.get("max_eval"))  # the first N examples of each dev and test split (None: all)
-dev = {lang: read_examples(task, path)[first] for lang, path in zip(run["dev_langs"], inp.dev)}
+train = read_examples(task, inp.train, settings["max_train"] or None)
+first = settings.get("max_eval")  # the first N examples of each dev and test split (None: all)
+dev = {lang: read_examples(task, path, first) for lang, path in zip(run["dev_langs"], inp.dev)}
 zero_mean = None
 if "zero_mean" in run:  # the pretrained model's English mean, subtracted while fine-tuning
     shift = run["zero_mean"]
@@ -60,7 +60,7 @@ del backbone, train, dev
 # scoring: params.test decides the scores of the fine-tuned model
 test = snakemake.params.test
 paths = iter(inp.data)
-data = {lang: {split: read_examples(test["task"], next(paths))[first] for split in splits}
+data = {lang: {split: read_examples(test["task"], next(paths), first) for split in splits}
         for lang, splits in test["langs"].items()}
 shift = test.get("zero_mean") or test.get("mds")
 means = {}

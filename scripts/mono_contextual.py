@@ -38,10 +38,10 @@ if p.bimlm:
 tables = []
 for i, task in enumerate(p.tasks):
     finetune = p.task_settings[task]
-    first = slice(finetune.get("max_eval"))  # the first N examples of each dev and test split (None: all)
-    data = {"train": read_examples(task, inp.train[i])[: finetune["max_train"] or None],
-            "dev": read_examples(task, inp.dev[i])[first], "test_pivot": read_examples(task, inp.test_pivot[i])[first],
-            "test_target": read_examples(task, inp.test_target[i])[first]}
+    first = finetune.get("max_eval")  # the first N examples of each dev and test split (None: all)
+    data = {"train": read_examples(task, inp.train[i], finetune["max_train"] or None),
+            "dev": read_examples(task, inp.dev[i], first), "test_pivot": read_examples(task, inp.test_pivot[i], first),
+            "test_target": read_examples(task, inp.test_target[i], first)}
     table = contextual_transfer_table(task, data, s["layers"], models=models, maps=maps, pivot=p.pivot,
                                       task_layers=s["task_layers"], settings=finetune, seed=p.seed,
                                       checkpoint_dir=f"{p.checkpoints}/{task}", batch_size=res.batch_size,

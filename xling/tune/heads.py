@@ -46,15 +46,15 @@ TASKS = ("xnli", "pos", "parsing", "ner")
 
 # ---------------------------------------------------------------------------------------------- inputs
 
-def read_examples(task: str, path) -> list:
-    """A task's examples from its canonical file: XNLI (premise, hypothesis, label); UD sentences (conllu
-    TokenLists of syntactic words); WikiAnn (tokens, tags)."""
+def read_examples(task: str, path, first: int | None = None) -> list:
+    """A task's examples from its canonical file, all or the `first` N: XNLI (premise, hypothesis, label); UD
+    sentences (conllu TokenLists of syntactic words); WikiAnn (tokens, tags)."""
     if task == "xnli":
-        return formats.read_xnli(path)
+        return formats.read_xnli(path)[:first]
     if task in ("pos", "parsing"):
-        return formats.read_conllu(path)
+        return formats.read_conllu(path, first=first)
     if task == "ner":
-        return formats.read_wikiann(path)
+        return formats.read_wikiann(path)[:first]
     raise ValueError(f"unknown task {task!r} (known: {', '.join(TASKS)})")
 
 
