@@ -128,6 +128,33 @@ def test_constant_scores_give_a_point():
         assert (interval.low, interval.estimate, interval.high) == (0.25, 0.25, 0.25)
 
 
+@pytest.mark.parametrize("hits, n", [(34, 34), (0, 34), (5, 5), (0, 1)])
+def test_all_hits_or_all_misses_get_the_exact_binomial_interval(hits, n):
+    """Every query a hit (or every one a miss): no resample differs, so the bootstrap alone would say [1, 1]
+    ([0, 0]); the interval is the Clopper-Pearson one, as scipy.stats.binomtest computes it."""
+    for method in ("percentile", "bca"):
+        interval = bootstrap_mean([1.0] * hits + [0.0] * (n - hits), level=0.95, method=method)
+        exact = stats.binomtest(hits, n).proportion_ci(confidence_level=0.95, method="exact")
+        assert interval.method == "clopper-pearson" and interval.estimate == hits / n
+        assert (interval.low, interval.high) == (pytest.approx(exact.low), pytest.approx(exact.high))
+    assert bootstrap_mean([1.0] * 34).low == pytest.approx(0.8972, abs=1e-4)  # the demo's 34 closed-class words
+
+
+def test_exact_bounds_over_groups_are_their_mean_and_only_for_hits():
+    """Over groups (the findings' mean over languages): every group all hits or all misses -> the mean of each
+    group's exact bounds; one group that varies leaves the bootstrap; scores that are not 0/1 (a constant 0.25)
+    and ratios with other denominators stay points."""
+    both = bootstrap_groups([[1.0] * 10, [0.0] * 20])
+    ten, twenty = (stats.binomtest(k, n).proportion_ci(method="exact") for k, n in ((10, 10), (0, 20)))
+    assert both.method == "clopper-pearson" and both.estimate == 0.5
+    assert (both.low, both.high) == (pytest.approx((ten.low + twenty.low) / 2),
+                                     pytest.approx((ten.high + twenty.high) / 2))
+    assert bootstrap_groups([[1.0] * 10, [0.0, 1.0] * 10]).method == "percentile"
+    assert bootstrap_mean(np.full(30, 0.25)).method == "percentile"
+    ratio = bootstrap_ratio(Ratio(np.full(5, 2.0), np.full(5, 2.0)))
+    assert (ratio.low, ratio.high, ratio.method) == (1.0, 1.0, "percentile")
+
+
 def test_interval_records_how_it_was_drawn_and_is_reproducible():
     scores = np.random.default_rng(5).random(100)
     first = bootstrap_mean(scores, n_resamples=500, level=0.9, seed=11)

@@ -26,7 +26,9 @@ test set, so their shared item difficulty cancels: its interval is much narrower
 Methods: "percentile" (the quantiles of the resampled statistic) and "bca" (bias-corrected and accelerated,
 Efron and Tibshirani 1993, ch. 14), both exactly as scipy.stats.bootstrap computes them; the resampled index
 matrix is drawn by numpy's default generator from `seed`, in blocks whose size depends only on the number of
-items, so the same (seed, items, resamples) gives the same interval.
+items, so the same (seed, items, resamples) gives the same interval. Where every item is a hit (or every one a
+miss) no resample differs and either method would give a zero-width [1, 1]: those intervals are the exact
+binomial (Clopper-Pearson) ones instead, recorded as method "clopper-pearson" (34 hits in 34: [0.897, 1]).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 METHODS = ("percentile", "bca")
+EXACT = "clopper-pearson"  # the method recorded where every item is a hit, or every one a miss (_exact_at_the_boundary)
 DEFAULT_RESAMPLES = 1000
 DEFAULT_LEVEL = 0.95
 DEFAULT_SEED = 0
@@ -219,7 +222,33 @@ def _grouped(systems: list[list], signs: tuple[float, ...], n_resamples: int, le
                                for s, (sign, groups) in enumerate(zip(signs, systems))) / len(sizes)
                 for g in range(len(sizes))]
 
-    return _interval(estimate, replicates, jackknife, sum(sizes), n_resamples, level, seed, method)
+    interval = _interval(estimate, replicates, jackknife, sum(sizes), n_resamples, level, seed, method)
+    exact = _exact_at_the_boundary(systems[0], level) if len(systems) == 1 and interval.low == interval.high else None
+    if exact is None:
+        return interval
+    return Interval(interval.estimate, *exact, interval.level, interval.n_resamples, interval.seed,
+                    interval.n_items, EXACT)
+
+
+def _exact_at_the_boundary(groups: list[Ratio], level: float) -> tuple[float, float] | None:
+    """Clopper-Pearson bounds where every item of every group is a hit, or every one a miss (0/1 scores): there
+    no resample differs, and the bootstrap's [1, 1] ([0, 0]) would claim a certainty n items do not give. The
+    exact binomial interval of n hits in n is [(alpha/2)^(1/n), 1] (of none, [0, 1 - (alpha/2)^(1/n)]); over
+    several groups, the mean of their bounds, as the statistic is their mean. None for any other items."""
+    alpha = (1 - level) / 2
+    bounds = []
+    for ratio in groups:
+        hits, n = ratio.numerator, len(ratio.numerator)
+        if not np.all(ratio.denominator == 1):
+            return None
+        if np.all(hits == 1):
+            bounds.append((alpha ** (1 / n), 1.0))
+        elif np.all(hits == 0):
+            bounds.append((0.0, 1 - alpha ** (1 / n)))
+        else:
+            return None
+    low, high = np.mean(bounds, axis=0)
+    return float(low), float(high)
 
 
 def bootstrap_groups(groups: Sequence, *, n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
