@@ -140,15 +140,20 @@ def test_all_hits_or_all_misses_get_the_exact_binomial_interval(hits, n):
     assert bootstrap_mean([1.0] * 34).low == pytest.approx(0.8972, abs=1e-4)  # the demo's 34 closed-class words
 
 
-def test_exact_bounds_over_groups_are_their_mean_and_only_for_hits():
-    """Over groups (the findings' mean over languages): every group all hits or all misses -> the mean of each
-    group's exact bounds; one group that varies leaves the bootstrap; scores that are not 0/1 (a constant 0.25)
-    and ratios with other denominators stay points."""
+def test_exact_bounds_over_groups_use_their_effective_size_and_only_hits():
+    """Over groups (a mean over languages or tags): the effective size G^2 / sum(1/n_g) in Clopper-Pearson's beta
+    quantiles, by hand: all hits in groups of 12, 4, 6, 12 -> n_eff = 16 / (7/12) = 27.43, low (0.025)^(1/n_eff)
+    = 0.874 (pooling the 34 would say 0.897: the small groups weigh more in the mean); one group of 10 hits and
+    one of 20 misses -> n_eff = 26.67, k = 13.33. One group that varies leaves the bootstrap; scores that are
+    not 0/1 (a constant 0.25) and ratios with other denominators stay points."""
+    closed = bootstrap_groups([[1.0] * n for n in (12, 4, 6, 12)])
+    assert closed.method == "clopper-pearson" and closed.high == 1.0
+    assert closed.low == pytest.approx(0.025 ** (7 / 12 / 16)) and closed.low == pytest.approx(0.874, abs=1e-3)
     both = bootstrap_groups([[1.0] * 10, [0.0] * 20])
-    ten, twenty = (stats.binomtest(k, n).proportion_ci(method="exact") for k, n in ((10, 10), (0, 20)))
+    n = 4 / (1 / 10 + 1 / 20)
     assert both.method == "clopper-pearson" and both.estimate == 0.5
-    assert (both.low, both.high) == (pytest.approx((ten.low + twenty.low) / 2),
-                                     pytest.approx((ten.high + twenty.high) / 2))
+    assert (both.low, both.high) == (pytest.approx(stats.beta.ppf(0.025, n / 2, n / 2 + 1)),
+                                     pytest.approx(stats.beta.ppf(0.975, n / 2 + 1, n / 2)))
     assert bootstrap_groups([[1.0] * 10, [0.0, 1.0] * 10]).method == "percentile"
     assert bootstrap_mean(np.full(30, 0.25)).method == "percentile"
     ratio = bootstrap_ratio(Ratio(np.full(5, 2.0), np.full(5, 2.0)))

@@ -28,7 +28,8 @@ Efron and Tibshirani 1993, ch. 14), both exactly as scipy.stats.bootstrap comput
 matrix is drawn by numpy's default generator from `seed`, in blocks whose size depends only on the number of
 items, so the same (seed, items, resamples) gives the same interval. Where every item is a hit (or every one a
 miss) no resample differs and either method would give a zero-width [1, 1]: those intervals are the exact
-binomial (Clopper-Pearson) ones instead, recorded as method "clopper-pearson" (34 hits in 34: [0.897, 1]).
+binomial (Clopper-Pearson) ones instead, recorded as method "clopper-pearson" (34 hits in 34: [0.897, 1]; a
+mean over groups: with their effective size).
 """
 
 from __future__ import annotations
@@ -231,24 +232,27 @@ def _grouped(systems: list[list], signs: tuple[float, ...], n_resamples: int, le
 
 
 def _exact_at_the_boundary(groups: list[Ratio], level: float) -> tuple[float, float] | None:
-    """Clopper-Pearson bounds where every item of every group is a hit, or every one a miss (0/1 scores): there
-    no resample differs, and the bootstrap's [1, 1] ([0, 0]) would claim a certainty n items do not give. The
-    exact binomial interval of n hits in n is [(alpha/2)^(1/n), 1] (of none, [0, 1 - (alpha/2)^(1/n)]); over
-    several groups, the mean of their bounds, as the statistic is their mean. None for any other items."""
-    alpha = (1 - level) / 2
-    bounds = []
+    """Clopper-Pearson bounds where every group's items are all hits or all misses (0/1 scores): there no resample
+    differs, and the bootstrap's [1, 1] ([0, 0]) would claim a certainty the items do not give. One group of n:
+    the exact binomial interval of its k hits ([(alpha/2)^(1/n), 1] for k = n). Several, their statistic the
+    mean of the groups' proportions: the same with the effective sample size n_eff = G^2 / sum(1/n_g), under
+    which that mean has a binomial proportion's variance (Korn and Graubard 1998's Clopper-Pearson with an
+    effective size), so small groups widen it. None for any other items."""
+    from scipy.stats import beta
+
+    sizes, shares = [], []
     for ratio in groups:
-        hits, n = ratio.numerator, len(ratio.numerator)
-        if not np.all(ratio.denominator == 1):
+        hits = ratio.numerator
+        if not (np.all(ratio.denominator == 1) and (np.all(hits == 1) or np.all(hits == 0))):
             return None
-        if np.all(hits == 1):
-            bounds.append((alpha ** (1 / n), 1.0))
-        elif np.all(hits == 0):
-            bounds.append((0.0, 1 - alpha ** (1 / n)))
-        else:
-            return None
-    low, high = np.mean(bounds, axis=0)
-    return float(low), float(high)
+        sizes.append(len(hits))
+        shares.append(float(hits[0]))
+    n = len(sizes) ** 2 / sum(1 / size for size in sizes)
+    k = float(np.mean(shares)) * n
+    alpha = (1 - level) / 2
+    low = float(beta.ppf(alpha, k, n - k + 1)) if k > 0 else 0.0
+    high = float(beta.ppf(1 - alpha, k + 1, n - k)) if k < n else 1.0
+    return low, high
 
 
 def bootstrap_groups(groups: Sequence, *, n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
