@@ -40,12 +40,26 @@ def planned_rules(*configfiles: Path, cwd: Path) -> set[str]:
     return {re.sub(r"^\w+_table$", "gather_table", rule) for rule in job_counts(dry.stdout)}
 
 
+def staged_data() -> Path:
+    """The shared_data fixture's copies, for the module-scoped fixtures; skips without them."""
+    shared_data = REPO.parent / "shared" / "data"
+    if not shared_data.is_dir():
+        pytest.skip(f"real data not present at {shared_data}")
+    return shared_data
+
+
+@pytest.fixture(scope="module")
+def full_study_rules(tmp_path_factory) -> set[str]:
+    """The rules config.yaml (the full study) plans on the staged copies: one dry run in an empty directory, for
+    both tests below (a finished real-preset run beside it changes nothing: its results are under another run)."""
+    workdir = tmp_path_factory.mktemp("full-plan")
+    return planned_rules(staged_override(workdir, staged_data()), cwd=workdir)
+
+
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory) -> Path:
     """presets/real.yaml end to end in a fresh working directory, after its one setup command (the "mBERT" row)."""
-    shared_data = REPO.parent / "shared" / "data"  # the shared_data fixture's copies, for a module-scoped run
-    if not shared_data.is_dir():
-        pytest.skip(f"real data not present at {shared_data}")
+    shared_data = staged_data()
     workdir = tmp_path_factory.mktemp("real")
     save_mbert_vocab_checkpoint(shared_data / "mbert/vocab-cased.txt", workdir / "results/hf/tiny-mbert")
     override = staged_override(workdir, shared_data)
@@ -55,21 +69,17 @@ def real_run(tmp_path_factory) -> Path:
     return workdir
 
 
-def test_real_preset_plans_every_rule_of_the_full_study_but_those_named(tmp_path, shared_data):
+def test_real_preset_plans_every_rule_of_the_full_study_but_those_named(tmp_path, shared_data, full_study_rules):
     """The dry runs alone (no run): what the preset plans on the staged copies against what config.yaml plans."""
     save_mbert_vocab_checkpoint(shared_data / "mbert/vocab-cased.txt", tmp_path / "results/hf/tiny-mbert")
-    override = staged_override(tmp_path, shared_data)
-    full = planned_rules(override, cwd=tmp_path)
-    real = planned_rules(REAL_PRESET, override, cwd=tmp_path)
-    assert {STANDS_IN.get(rule, rule) for rule in full} - real == set(NOT_HERE)
+    real = planned_rules(REAL_PRESET, staged_override(tmp_path, shared_data), cwd=tmp_path)
+    assert {STANDS_IN.get(rule, rule) for rule in full_study_rules} - real == set(NOT_HERE)
     assert {"xnli_dev_test", "xnli_train", "ud_treebanks", "wikiann", "cka", "mono_pretrain"} <= real
 
 
-def test_real_preset_runs_every_rule_of_the_full_study_or_says_why(real_run):
-    override = real_run / "staged.yaml"
-    full = planned_rules(override, cwd=real_run)  # config.yaml (every run reads it) with the same copies
+def test_real_preset_runs_every_rule_of_the_full_study_or_says_why(real_run, full_study_rules):
     real = ran_rules(real_run)
-    missing = {STANDS_IN.get(rule, rule) for rule in full} - real
+    missing = {STANDS_IN.get(rule, rule) for rule in full_study_rules} - real
     assert missing == set(NOT_HERE), (
         f"newly covered (drop from NOT_HERE): {sorted(set(NOT_HERE) - missing)}; "
         f"not run and not named: {sorted(missing - set(NOT_HERE))}")
