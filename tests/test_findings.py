@@ -472,6 +472,7 @@ def test_report_shows_each_claim_with_its_outcome_and_numbers(tmp_path):
     assert f"Of {len(CLAIMS)} claims: 3 hold, 0 do not hold, 0 inconclusive, 0 not measurable, " \
            f"{len(CLAIMS) - 3} not measured" in html
     assert "BERT (layer 1) 0.300 [" in section
+    assert "exact binomial, Clopper-Pearson, where every query is a hit or every one a miss" in section
     assert html.index("<section id=\"findings\">") < html.index("<section id=\"settings\">")
     findings = section.split("</section>", 1)[0]
     # the findings are open, whole and laid out to the page (no scroll box); the appendix is collapsed

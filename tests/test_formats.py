@@ -147,14 +147,18 @@ def test_conllu_parses_and_counts_skipped_lines(tmp_path, caplog):
     assert [t["id"] for t in kept] == [1, (2, "-", 3), 2, 3, 4, (4, ".", 1), 5]
 
 
-def test_conllu_first_sentences_are_parsed_no_further(tmp_path):
+def test_conllu_first_sentences_are_parsed_no_further(tmp_path, caplog):
     """read_conllu(first=N) stops after N sentences: a malformed line after them is not read (a run that trains on
-    the first N never sees it), and the whole file still fails on it."""
+    the first N never sees it), and the whole file still fails on it. The log still counts what was read and
+    skipped, and says where it stopped."""
     lines = CONLLU.splitlines()
     yes = next(i for i, line in enumerate(lines) if line.startswith("1\tYes"))
     lines[yes] = "1\tYes"
     path = write(tmp_path / "x.conllu", "\n".join(lines) + "\n")
-    (first,) = read_conllu(path, first=1)
+    with caplog.at_level(logging.INFO, logger="xling.data.formats"):
+        (first,) = read_conllu(path, first=1)
+    assert "1 sentences, 5 words (the first 1: read no further); skipped" in caplog.text
+    assert "1 multiword tokens" in caplog.text
     assert [t["form"] for t in first] == ["I", "do", "n't", "know", "."]
     with pytest.raises(FormatError, match=rf"^{path}:{yes + 1}: expected 10 tab-separated columns"):
         read_conllu(path)

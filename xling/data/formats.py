@@ -9,7 +9,6 @@ multiword tokens, empty nodes, possible alignment links) is counted in the log.
 from __future__ import annotations
 
 import gzip
-import itertools
 import logging
 import os
 import re
@@ -217,8 +216,9 @@ def _word(f: list[str]) -> conllu.Token:
 
 
 def iter_conllu(lines: Lines, path: PathLike, keep_multiword: bool = False,
-                keep_empty: bool = False) -> Iterator[conllu.TokenList]:
-    """Parse CoNLL-U from (lineno, line) pairs; `path` only names the source in errors.
+                keep_empty: bool = False, first: int | None = None) -> Iterator[conllu.TokenList]:
+    """Parse CoNLL-U from (lineno, line) pairs; `path` only names the source in errors. With `first`, stop after
+    that many sentences (the log's counts then say so).
 
     Strict where the canonical layout needs it: 10 tab-separated columns; word IDs 1, 2, 3, ...;
     UPOS one of the 17 UD tags; HEAD an integer within the sentence; DEPREL filled. Multiword
@@ -250,6 +250,8 @@ def iter_conllu(lines: Lines, path: PathLike, keep_multiword: bool = False,
                 n_sent += 1
                 yield finish(expected - 1)
                 expected = 1
+                if n_sent == first:
+                    break
             continue
         if start is None:
             start = lineno
@@ -289,10 +291,12 @@ def iter_conllu(lines: Lines, path: PathLike, keep_multiword: bool = False,
         heads.append((lineno, int(fields[6])))
         tokens.append(_word(fields))
         n_words += 1
-    if start is not None:
-        n_sent += 1
-        yield finish(expected - 1)
-    _log_skipped(path, f"{n_sent} sentences, {n_words} words", counts)
+    else:
+        if start is not None:
+            n_sent += 1
+            yield finish(expected - 1)
+    read = "" if first is None or n_sent < first else f" (the first {first}: read no further)"
+    _log_skipped(path, f"{n_sent} sentences, {n_words} words{read}", counts)
 
 
 def read_conllu(path: PathLike, keep_multiword: bool = False, keep_empty: bool = False,
@@ -300,7 +304,7 @@ def read_conllu(path: PathLike, keep_multiword: bool = False, keep_empty: bool =
     """The sentences of a CoNLL-U file (see iter_conllu), all or the `first` N (the file is parsed no further:
     EWT's training file holds 12,544 sentences, of which a small run fine-tunes on hundreds); malformed line ->
     FormatError."""
-    sentences = list(itertools.islice(iter_conllu(numbered_lines(path), path, keep_multiword, keep_empty), first))
+    sentences = list(iter_conllu(numbered_lines(path), path, keep_multiword, keep_empty, first))
     if not sentences:
         raise _fail(path, None, "no sentences")
     return sentences

@@ -136,7 +136,8 @@ def render_findings(ctx: ReportContext) -> list[Block]:
         first = df.iloc[0]
         how = (f"Intervals: {float(first['ci_level']):.0%} bootstrap ({first['ci_method']}, "
                f"{int(first['ci_resamples'])} resamples, seed {int(first['ci_seed'])}) over the test queries where "
-               f"the run keeps them, else a t interval over seeds; margin of the \u201cat least\u201d claims "
+               f"the run keeps them (exact binomial, Clopper-Pearson, where every query is a hit or every one a "
+               f"miss; over languages or tags with their effective size), else a t interval over seeds; margin of the \u201cat least\u201d claims "
                f"{float(first['margin']):g}; BERT's layer rule: {first['layer_rule']}. "
                f"{FLAG_MARK}: the degenerate numbers (at chance, one class, nothing mined, ...) that make a claim "
                "not measurable.")
