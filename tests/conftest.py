@@ -20,7 +20,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: files whose tests continue a copy of the shared run: their own work units, scheduled last, so that the worker
 #: that takes them finds the run finished (or nearly) instead of waiting for it
-CONTINUING = ("test_code_reruns.py", "test_slurm.py")
+CONTINUING = ("test_code_reruns.py",)
+#: files whose tests mostly wait on SLURM's scheduling (seconds a job): in the shared run's unit, right after the
+#: run, so their waits overlap the other worker's preset run (whose jobs take both cores) instead of ending the
+#: suite beside a one-core test with a core left idle
+WAITING = ("test_slurm.py",)
 #: files with a whole preset run of their own (the real preset's, about 10 min alone; the demo's targets): sent out
 #: right after the shared run's unit, so the other worker starts them while the first builds the shared run,
 #: instead of finishing the suite with them
@@ -29,23 +33,38 @@ OWN_RUNS = ("test_real_preset.py", "test_workflow.py")
 
 def scope_of(rootpath: Path, nodeid: str) -> str:
     """The work unit of a test under `make test`: "test_run" for a test that reads the shared run (directly or
-    through a fixture of its file or of this conftest), "continued:<file>" for one of CONTINUING's, else its file."""
-    path, _, name = nodeid.partition("::")
-    test = name.split("::")[-1].split("[")[0]
-    if test not in tests_requesting(str(rootpath / path), "test_run"):
+    through a fixture of its file or of this conftest) and for WAITING's, "continued:<file>" for one of
+    CONTINUING's, else its file."""
+    path = nodeid.partition("::")[0]
+    if Path(path).name in WAITING:
+        return "test_run"
+    if function_name(nodeid) not in tests_requesting(str(rootpath / path), "test_run"):
         return path
     return f"continued:{path}" if Path(path).name in CONTINUING else "test_run"
 
 
+def function_name(nodeid: str) -> str:
+    """The test function of a test id (without its class and parameters)."""
+    return nodeid.partition("::")[2].split("::")[-1].split("[")[0]
+
+
 def pytest_collection_modifyitems(config, items):
-    """The shared run's readers first, then the files with a preset run of their own (OWN_RUNS), the continuing
+    """The shared run's unit first, then the files with a preset run of their own (OWN_RUNS), the continuing
     files last, the other files between, the larger first (so the work units go out in that order: xdist's
-    reordering by size is turned off below)."""
+    reordering by size is turned off below). In the shared run's unit, the first test that reads the run builds
+    it; WAITING's tests come first, the one that reads the run leading, so the rest of them follow the run."""
     scopes = [scope_of(config.rootpath, item.nodeid) for item in items]
     sizes = {scope: scopes.count(scope) for scope in scopes}
     rank = {item.nodeid: 0 if scope == "test_run" else 3 if scope.startswith("continued:")
             else 1 if Path(scope).name in OWN_RUNS else 2 for item, scope in zip(items, scopes)}
-    order = {id(item): (rank[item.nodeid], -sizes[scope]) for item, scope in zip(items, scopes)}
+
+    def in_unit(item) -> int:
+        path = item.nodeid.partition("::")[0]
+        if Path(path).name not in WAITING:
+            return 2
+        return 0 if function_name(item.nodeid) in tests_requesting(str(config.rootpath / path), "test_run") else 1
+
+    order = {id(item): (rank[item.nodeid], -sizes[scope], in_unit(item)) for item, scope in zip(items, scopes)}
     items.sort(key=lambda item: order[id(item)])
 
 
