@@ -97,6 +97,19 @@ def test_europarl(shared_data, tmp_path):
     assert len(read_parallel(tmp_path / "en-fr.en", tmp_path / "en-fr.fr")) == 3000 - empty
 
 
+def test_europarl_es_sample_staged_as_one_side(shared_data, tmp_path):
+    """The en-es sample as presets/real.yaml names it (its train split's Spanish side; English read from beside it):
+    2048 line-aligned pairs, of which the one-sided empty ones are dropped."""
+    es = shared_data / "europarl/es-en-sample/train.es"
+    pairs = read_parallel(es.with_suffix(".en"), es)
+    assert len(pairs) == 2048
+    empty = sum(1 for a, b in pairs if not a.strip() or not b.strip())
+    counts = U.europarl_to_parallel(es, "es", tmp_path / "en-es.en", tmp_path / "en-es.es", tokenize=None)
+    assert counts == {"pairs": 2048 - empty, "empty_pairs": empty}
+    written = read_parallel(tmp_path / "en-es.en", tmp_path / "en-es.es")
+    assert written == [(a, b) for a, b in pairs if a.strip() and b.strip()]
+
+
 def test_alignment_gold_sample(shared_data, tmp_path):
     gold = shared_data / "europarl/alignment-sample-de-en/sample_eng_deu.gold"
     stripped = tmp_path / "gold.align"  # the sample prefixes each line with "<id>\t"
