@@ -105,10 +105,16 @@ def aligned() -> int:
     return len(preset["alignment"]["finetune"]["sizes"])
 
 
+def language_berts() -> int:
+    """BERTs of the language experiments: SMALL's size at each of the test preset's language.windows (all if empty)."""
+    config = yaml.safe_load((REPO / "presets/test.yaml").read_text())
+    return len(SMALL["corpus"]["sizes"]) * len(config["language"].get("windows") or config["windows"])
+
+
 def contextual_retrieval() -> dict[str, int]:
-    """Contextual retrieval of the grid's BERTs and the aligned models, its table and analyses (their code imports
-    xling.evaluate.metrics)."""
-    return {"contextual_retrieval": grid() + aligned(), "contextual_retrieval_table": 1,
+    """Contextual retrieval of the language experiments' BERTs and the aligned models, its table and analyses (their
+    code imports xling.evaluate.metrics)."""
+    return {"contextual_retrieval": language_berts() + aligned(), "contextual_retrieval_table": 1,
             "contextual_retrieval_frequency": 1, "contextual_retrieval_pos": 1}
 
 

@@ -18,7 +18,8 @@ CONFIG = {**yaml.safe_load((REPO / "config.yaml").read_text()), **yaml.safe_load
 GRID = len(CONFIG["corpus"]["sizes"]) * len(CONFIG["windows"])  # models of each kind
 PAIRS = len(CONFIG["languages"]) - 1  # the pivot with every other language
 SHARDS = CONFIG["represent"]["shards"]
-LMS = len(CONFIG["language"]["sizes"]) * len(CONFIG["windows"])  # BERTs of the language experiments
+# BERTs of the language experiments: language.sizes at language.windows (every window when empty)
+LMS = len(CONFIG["language"]["sizes"]) * len(CONFIG["language"].get("windows") or CONFIG["windows"])
 TRANSFER = CONFIG["transfer"]
 VARIANTS = len(TRANSFER["freeze"]) + TRANSFER.get("zero_mean", True)  # each freeze depth, zero-mean at the first
 STATIC_XNLI = GRID  # XNLI fine-tunings of each static model

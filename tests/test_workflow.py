@@ -85,7 +85,8 @@ def test_word_pairs_and_contextual_retrieval_of_the_test_run(test_run):
         align["train_sentences"])
     assert (intersection.aer < 0.3).all() and (intersection.loc["xe"].aer < 0.05).all()
     table = pd.read_parquet(eval_dir / "contextual_retrieval.parquet")
-    lms = [f"bert/{size}-w{window}" for size in config["language"]["sizes"] for window in config["windows"]]
+    lms = [f"bert/{size}-w{window}" for size in config["language"]["sizes"]
+           for window in config["language"].get("windows") or config["windows"]]
     base = table[table.lm.isin(lms) & (table.method == "none")]
     assert len(base) == len(lms) * 2 * 2  # lms x pairs x (contextual or not)
     # beside them: the aligned model, the rotations of its base and the fastText baseline (their own tests)
@@ -172,7 +173,8 @@ def test_hf_checkpoint_joins_every_representation_experiment(tmp_path):
     assert dry.returncode == 0, dry.stderr[-3000:]
     config = yaml.safe_load(TEST_PRESET.read_text())
     grid, shards = len(config["corpus"]["sizes"]) * len(config["windows"]), config["represent"]["shards"]
-    pairs, language_berts = len(config["languages"]) - 1, len(config["windows"])  # language.sizes: one size
+    # language.sizes: one size; language.windows: those windows (all when empty)
+    pairs, language_berts = len(config["languages"]) - 1, len(config["language"].get("windows") or config["windows"])
     counts = job_counts(dry.stdout)
     assert counts["bert_extract"] == (grid + 1) * shards and counts["bert_reduce"] == grid + 1
     sweep_only = set(config["window_sweep"]["windows"]) - set(config["windows"])  # Word2Vec's extra windows
