@@ -3,14 +3,18 @@
 # Which tables, their parts, who reads them and the figures drawn from them: xling.plan.tables.
 GATHERED = table_registry.gathered(table_plan())  # {table: the per-job Parquet files gathered into it}
 from xling.plan.figures import selection_config  # noqa: E402
+from xling.plan.code import checkout_file  # noqa: E402
 from xling.protocol import protocol_settings  # noqa: E402
 
 
-# what the "Protocol and deviations" section reads besides the run's config (xling.report.protocol): an edit of
-# one re-renders only the report (paths relative to the working directory, as paper_results)
-PROTOCOL_FILES = {name: os.path.relpath(os.path.join(workflow.basedir, *parts)) for name, parts in (
-    ("table", ("resources", "protocol.yaml")), ("schema", ("schemas", "config.schema.yaml")),
-    ("study", ("config.yaml",)))}
+# the checkout's files the report reads: what the "Protocol and deviations" section reads besides the run's config
+# (xling.report.protocol), and the papers' published numbers unless report.paper_results names a file (an input
+# then). Params by content (xling.plan.code.checkout_file): an edit re-renders only the report, and a clone or a
+# move of the checkout, which changes their paths from a working directory outside it, reruns nothing
+CHECKOUT_FILES = {"protocol_table": "resources/protocol.yaml", "protocol_schema": "schemas/config.schema.yaml",
+                  "protocol_study": "config.yaml"}
+if not config["report"]["paper_results"]:
+    CHECKOUT_FILES["paper_results"] = "resources/paper_results.yaml"
 
 
 localrules:
@@ -73,13 +77,8 @@ rule findings:
 
 rule report:
     input:
-        # relative to the working directory: a checkout moved with its results changes no input
-        paper_results=config["report"]["paper_results"]
-        or os.path.relpath(os.path.join(workflow.basedir, "resources", "paper_results.yaml")),
+        **({"paper_results": config["report"]["paper_results"]} if config["report"]["paper_results"] else {}),
         **table_inputs("report"),
-        protocol_table=PROTOCOL_FILES["table"],
-        protocol_schema=PROTOCOL_FILES["schema"],
-        protocol_study=PROTOCOL_FILES["study"],
     output:
         html=report(
             f"{RESULTS}/report.html",
@@ -99,7 +98,8 @@ rule report:
         code=code_version("scripts/report.py"),
         # the only rule with the presentation settings (report.*, retrieval.report_layer): they re-render it
         # and the run's settings (runtime ones left out) for the protocol section
-        config={**report_config(), "protocol": {**PROTOCOL_FILES, "run": without_runtime(protocol_settings(config))}},
+        config={**report_config(), "protocol": {"run": without_runtime(protocol_settings(config))}},
+        checkout_files={name: checkout_file(workflow.basedir, path) for name, path in CHECKOUT_FILES.items()},
     log:
         f"{LOGS}/report.log",
     conda:

@@ -5,17 +5,22 @@ from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
 from xling.report import expected_figures, render_report  # noqa: E402  (registers every study's sections)
+from xling.report.core import CHECKOUT  # noqa: E402
 
 # every named Parquet input is a table, under its input name (rules/report.smk names them as xling.plan.tables)
 tables = {key: Path(path) for key, path in snakemake.input.items() if isinstance(path, str) and path.endswith(".parquet")}
 if snakemake.input.get("bert_training_logs"):  # our BERTs' directories
     tables["bert_training_logs"] = [Path(d) / "training_log.tsv" for d in snakemake.input.bert_training_logs]
 figures = [f["name"] for f in expected_figures(snakemake.config, tables)]  # the rule's outputs, one call
+# the checkout's files the rule versions by content (rules/report.smk), read from the checkout of this xling
+checkout = {name: CHECKOUT / entry["path"] for name, entry in snakemake.params.checkout_files.items()}
+config = snakemake.params.config  # what the rule declares, so a setting it does not show cannot go stale in it
+protocol = {**config["protocol"], **{name: str(checkout[f"protocol_{name}"]) for name in ("table", "schema", "study")}}
 render_report(
     tables,
-    snakemake.params.config,  # what the rule declares, so a setting it does not show cannot go stale in it
+    {**config, "protocol": protocol},
     Path(snakemake.output.html),
     Path(snakemake.output[figures[0]]).parent,
-    paper_results=Path(snakemake.input.paper_results),
+    paper_results=Path(snakemake.input.get("paper_results") or checkout["paper_results"]),
     expected=figures,
 )

@@ -218,6 +218,21 @@ def test_finished_run_in_a_fresh_copy_at_another_path_plans_nothing(finished, tm
     assert planned(moved_repo, moved_workdir) == {}
 
 
+def test_finished_run_planned_from_another_checkout_plans_nothing(finished, tmp_path):
+    """A working directory outside the checkout, and a second clone of the same code elsewhere (a path of another
+    depth): nothing is planned. The report reads files of the checkout (the protocol table, the papers' numbers),
+    whose paths from the working directory change with the clone: they are params by content, not inputs."""
+    repo, workdir, _ = finished
+    clone = tmp_path / "a" / "second" / "clone"
+    shutil.copytree(repo, clone, copy_function=shutil.copy)  # new times, as a clone gives
+    assert planned(clone, workdir) == {}
+
+
+def test_protocol_table_edit_rerenders_the_report_only(finished):
+    """The report's files of the checkout are versioned by content: an edit of one re-renders the report."""
+    assert plan_after_edit(finished, "resources/protocol.yaml", addition=b"\n# planted\n") == {"report": 1, "all": 1}
+
+
 # --- the switch: code changes rerun nothing this time (f) -----------------------------------------------------
 
 

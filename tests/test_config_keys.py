@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import hashlib
 import os
 import re
 import types
@@ -863,9 +864,13 @@ def test_report_paper_results_is_the_report_input(workflow, tmp_path):
     published = tmp_path / "published.yaml"
     assert workflow({"report": {"paper_results": str(published)}}).get_rule("report").input.paper_results == str(
         published)
-    default = workflow().get_rule("report").input.paper_results
-    assert not os.path.isabs(default), "relative to the working directory: a moved checkout changes no input"
-    assert Path(default).resolve() == REPO / "resources/paper_results.yaml"
+    report = workflow().get_rule("report")
+    assert "paper_results" not in report.input.keys(), "an input's path from the working directory moves with the checkout"
+    files = report.params.checkout_files  # the checkout's files the report reads, by path in it and content
+    assert set(files) == {"paper_results", "protocol_table", "protocol_schema", "protocol_study"}
+    published = REPO / "resources/paper_results.yaml"
+    assert files["paper_results"] == {"path": "resources/paper_results.yaml",
+                                      "sha256": hashlib.sha256(published.read_bytes()).hexdigest()}
 
 
 @pytest.mark.slow

@@ -186,8 +186,7 @@ def test_the_rules_gather_judge_and_report_the_registry_s_tables(test_workflow):
     findings = dict(test_workflow.get_rule("findings").input.items())
     assert findings == registry.inputs(registry.FINDINGS, plan) and set(findings) == set(registry.FINDINGS_COLUMNS)
     report = dict(test_workflow.get_rule("report").input.items())
-    assert report.pop("paper_results") and all(report.pop(f"protocol_{name}") for name in ("table", "schema", "study"))
-    assert report == registry.inputs(registry.REPORT, plan)
+    assert report == registry.inputs(registry.REPORT, plan)  # the checkout's files are params (test_config_keys.py)
     assert set(report) == {table.name for table in registry.REGISTRY if table.report and table.name != "word_pairs"}
     outputs = set(test_workflow.get_rule("report").output.keys()) - {"html"}
     assert outputs == {f["name"] for f in registry.expected_figures(test_workflow.config, report)}

@@ -102,6 +102,13 @@ def code_version(entry: str, root: str | Path, extra: str = "") -> str:
     return CodeVersions(root)(entry, extra)
 
 
+def checkout_file(root: str | Path, path: str) -> dict[str, str]:
+    """A data file of the checkout that a job reads (the report's protocol table, schema, study config and the
+    papers' numbers), as a param: its path in the checkout and a sha256 of its bytes. An edit changes it; a clone,
+    a move or a touch does not, where the file as an input would change with its path from the working directory."""
+    return {"path": path, "sha256": hashlib.sha256((Path(root) / path).read_bytes()).hexdigest()}
+
+
 def syntax_hash(path: Path) -> str:
     """sha256 of the file's syntax tree with docstrings removed and no line or column numbers."""
     return _syntax_hash(path.read_bytes(), str(path))
