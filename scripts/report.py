@@ -5,6 +5,7 @@ from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
 from xling.report import expected_figures, render_report  # noqa: E402  (registers every study's sections)
+from xling.plan.code import planned_checkout_file  # noqa: E402
 from xling.report.core import CHECKOUT  # noqa: E402
 
 # every named Parquet input is a table, under its input name (rules/report.smk names them as xling.plan.tables)
@@ -13,7 +14,7 @@ if snakemake.input.get("bert_training_logs"):  # our BERTs' directories
     tables["bert_training_logs"] = [Path(d) / "training_log.tsv" for d in snakemake.input.bert_training_logs]
 figures = [f["name"] for f in expected_figures(snakemake.config, tables)]  # the rule's outputs, one call
 # the checkout's files the rule versions by content (rules/report.smk), read from the checkout of this xling
-checkout = {name: CHECKOUT / entry["path"] for name, entry in snakemake.params.checkout_files.items()}
+checkout = {name: planned_checkout_file(entry, CHECKOUT) for name, entry in snakemake.params.checkout_files.items()}
 config = snakemake.params.config  # what the rule declares, so a setting it does not show cannot go stale in it
 protocol = {**config["protocol"], **{name: str(checkout[f"protocol_{name}"]) for name in ("table", "schema", "study")}}
 render_report(

@@ -52,3 +52,9 @@ def preset_plan(preset: str, **overrides) -> Plan:
 
 def wildcards(**values) -> SimpleNamespace:
     return SimpleNamespace(**values)
+
+
+def language_berts(plan: Plan) -> list[str]:
+    """The plan's BERTs of the language experiments (language.sizes x language.windows), not its checkpoints."""
+    return [lm for lm in plan.language_models() if lm.startswith("bert/")]
+

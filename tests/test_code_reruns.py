@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from plan_configs import language_berts, preset_plan
 from workflow_helpers import REPO, copy_run, environment, job_counts
 from workflow_helpers import snakemake as run_snakemake
 
@@ -105,16 +106,10 @@ def aligned() -> int:
     return len(preset["alignment"]["finetune"]["sizes"])
 
 
-def language_berts() -> int:
-    """BERTs of the language experiments: SMALL's size at each of the test preset's language.windows (all if empty)."""
-    config = yaml.safe_load((REPO / "presets/test.yaml").read_text())
-    return len(SMALL["corpus"]["sizes"]) * len(config["language"].get("windows") or config["windows"])
-
-
 def contextual_retrieval() -> dict[str, int]:
     """Contextual retrieval of the language experiments' BERTs and the aligned models, its table and analyses (their
     code imports xling.evaluate.metrics)."""
-    return {"contextual_retrieval": language_berts() + aligned(), "contextual_retrieval_table": 1,
+    return {"contextual_retrieval": len(language_berts(preset_plan("test", **SMALL))) + aligned(), "contextual_retrieval_table": 1,
             "contextual_retrieval_frequency": 1, "contextual_retrieval_pos": 1}
 
 

@@ -5,6 +5,7 @@ Small checkouts and a three-rule workflow in a temporary folder: seconds, no stu
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from xling.plan import accept_code
-from xling.plan.code import PREFIX, CodeVersions, code_version, syntax_hash
+from xling.plan.code import PREFIX, CodeVersions, checkout_file, code_version, planned_checkout_file, syntax_hash
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -50,6 +51,23 @@ def test_a_moved_checkout_keeps_its_versions(checkout, tmp_path_factory):
     moved = tmp_path_factory.mktemp("elsewhere") / "checkout"
     shutil.copytree(checkout, moved)
     assert versions(moved) == versions(checkout)
+
+
+def test_a_checkout_file_is_its_path_and_content_wherever_the_checkout_lies(tmp_path):
+    """The report's files of the checkout: the same param in a moved copy, another after an edit; the job reads the
+    planned content or stops naming the file."""
+    first, second = tmp_path / "a" / "checkout", tmp_path / "b" / "c" / "checkout"
+    for root in (first, second):
+        (root / "resources").mkdir(parents=True)
+        (root / "resources" / "table.yaml").write_text("a: 1\n", encoding="utf-8")
+    planned = checkout_file(first, "resources/table.yaml")
+    assert planned == {"path": "resources/table.yaml", "sha256": hashlib.sha256(b"a: 1\n").hexdigest()}
+    assert checkout_file(second, "resources/table.yaml") == planned
+    assert planned_checkout_file(planned, second) == second / "resources" / "table.yaml"
+    (second / "resources" / "table.yaml").write_text("a: 2\n", encoding="utf-8")
+    assert checkout_file(second, "resources/table.yaml") != planned
+    with pytest.raises(ValueError, match=r"b/c/checkout/resources/table\.yaml: sha256 .* is not the"):
+        planned_checkout_file(planned, second)
 
 
 @pytest.mark.parametrize("edit", [

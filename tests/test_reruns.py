@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from plan_configs import language_berts, preset_plan
 from workflow_helpers import REPO, TEST_PRESET, copy_run, job_counts, snakemake
 
 from xling.runtime import RUNTIME
@@ -18,8 +19,7 @@ CONFIG = {**yaml.safe_load((REPO / "config.yaml").read_text()), **yaml.safe_load
 GRID = len(CONFIG["corpus"]["sizes"]) * len(CONFIG["windows"])  # models of each kind
 PAIRS = len(CONFIG["languages"]) - 1  # the pivot with every other language
 SHARDS = CONFIG["represent"]["shards"]
-# BERTs of the language experiments: language.sizes at language.windows (every window when empty)
-LMS = len(CONFIG["language"]["sizes"]) * len(CONFIG["language"].get("windows") or CONFIG["windows"])
+LMS = len(language_berts(preset_plan("test")))  # BERTs of the language experiments
 TRANSFER = CONFIG["transfer"]
 VARIANTS = len(TRANSFER["freeze"]) + TRANSFER.get("zero_mean", True)  # each freeze depth, zero-mean at the first
 STATIC_XNLI = GRID  # XNLI fine-tunings of each static model

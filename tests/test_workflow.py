@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from plan_configs import language_berts, preset_plan
 from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -85,8 +86,7 @@ def test_word_pairs_and_contextual_retrieval_of_the_test_run(test_run):
         align["train_sentences"])
     assert (intersection.aer < 0.3).all() and (intersection.loc["xe"].aer < 0.05).all()
     table = pd.read_parquet(eval_dir / "contextual_retrieval.parquet")
-    lms = [f"bert/{size}-w{window}" for size in config["language"]["sizes"]
-           for window in config["language"].get("windows") or config["windows"]]
+    lms = language_berts(preset_plan("test"))
     base = table[table.lm.isin(lms) & (table.method == "none")]
     assert len(base) == len(lms) * 2 * 2  # lms x pairs x (contextual or not)
     # beside them: the aligned model, the rotations of its base and the fastText baseline (their own tests)
@@ -173,14 +173,13 @@ def test_hf_checkpoint_joins_every_representation_experiment(tmp_path):
     assert dry.returncode == 0, dry.stderr[-3000:]
     config = yaml.safe_load(TEST_PRESET.read_text())
     grid, shards = len(config["corpus"]["sizes"]) * len(config["windows"]), config["represent"]["shards"]
-    # language.sizes: one size; language.windows: those windows (all when empty)
-    pairs, language_berts = len(config["languages"]) - 1, len(config["language"].get("windows") or config["windows"])
+    pairs, berts = len(config["languages"]) - 1, len(language_berts(preset_plan("test")))
     counts = job_counts(dry.stdout)
     assert counts["bert_extract"] == (grid + 1) * shards and counts["bert_reduce"] == grid + 1
     sweep_only = set(config["window_sweep"]["windows"]) - set(config["windows"])  # Word2Vec's extra windows
     assert counts["word_retrieval"] == 3 * grid + len(sweep_only) + 1
-    assert counts["token_translation"] == (language_berts + 1) * pairs
-    assert counts["sentence_retrieval"] == 2 * (language_berts + 1) * pairs  # Tatoeba and BUCC
+    assert counts["token_translation"] == (berts + 1) * pairs
+    assert counts["sentence_retrieval"] == 2 * (berts + 1) * pairs  # Tatoeba and BUCC
     jobs = dry.stdout.split("\n\n")
     extract = [j for j in jobs if "rule bert_extract:" in j and "reps/hf/tiny-bert/shards/en.0." in j]
     assert len(extract) == 1 and f"results/test/corpus/{max(config['corpus']['sizes'])}/en.txt" in extract[0]

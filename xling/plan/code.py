@@ -109,6 +109,18 @@ def checkout_file(root: str | Path, path: str) -> dict[str, str]:
     return {"path": path, "sha256": hashlib.sha256((Path(root) / path).read_bytes()).hexdigest()}
 
 
+def planned_checkout_file(entry: dict[str, str], root: str | Path) -> Path:
+    """The file a `checkout_file` param names, in the checkout at `root` (the job's own); an error naming it when its
+    content is not the one the job was planned with (an edit since, or xling imported from another checkout), so
+    the job never reads other numbers than its params record."""
+    path = Path(root) / entry["path"]
+    found = checkout_file(root, entry["path"])["sha256"]
+    if found != entry["sha256"]:
+        raise ValueError(f"{path}: sha256 {found[:12]}... is not the {entry['sha256'][:12]}... the job was planned "
+                         "with: it changed since the plan, or this xling is another checkout's; run Snakemake again")
+    return path
+
+
 def syntax_hash(path: Path) -> str:
     """sha256 of the file's syntax tree with docstrings removed and no line or column numbers."""
     return _syntax_hash(path.read_bytes(), str(path))
