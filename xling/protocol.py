@@ -10,7 +10,7 @@ over), the row names it as `scope` and the caller reads its value from the plan 
 
 A run's value of a config key is config.yaml (or the run's merged config) over the schema's defaults, as
 Snakemake's `validate(config, schema, set_default=True)` fills them. Standard library and PyYAML only: the
-workflow and the report import it.
+workflow and the report import it (and xling.runtime, as light).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from xling.runtime import RUNTIME
 
 ROOT = Path(__file__).resolve().parents[1]
 PROTOCOL = ROOT / "resources" / "protocol.yaml"
@@ -129,11 +131,13 @@ def protocol_settings(config: dict, protocol: dict | None = None) -> dict:
 
 
 def is_unspoken(key: str, unspoken: dict | None) -> bool:
-    """Whether the dotted key, or an object above it, matches a pattern of the table's `unspoken` list (`*` is
-    any text, dots included: `*.threads` is every block's threads)."""
+    """Whether the dotted key, or an object above it, changes no number (xling.runtime.RUNTIME: threads,
+    devices, inference batches, ...) or matches a pattern of the table's `unspoken` list (`*` is any text, dots
+    included)."""
     parts = key.split(".")
     prefixes = [".".join(parts[:n]) for n in range(1, len(parts) + 1)]
-    return any(fnmatch.fnmatchcase(prefix, pattern) for pattern in unspoken or {} for prefix in prefixes)
+    return any(prefix.rpartition(".")[2] in RUNTIME.get(prefix.rpartition(".")[0], ()) for prefix in prefixes) \
+        or any(fnmatch.fnmatchcase(prefix, pattern) for pattern in unspoken or {} for prefix in prefixes)
 
 
 def without_unspoken(value: Any, key: str, unspoken: dict | None) -> Any:

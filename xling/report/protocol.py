@@ -17,9 +17,10 @@ from xling.report.blocks import Block, table_block, text
 from xling.report.core import ReportContext, register_section
 
 INTRO = (
-    "Each setting the five papers state is recorded in resources/protocol.yaml with the paper's value, the section "
-    "that states it and the config key that holds ours; a test keeps the full study's defaults (config.yaml with "
-    "the schema's defaults) at the paper's value unless a reason is recorded. Below, per paper: the settings in "
+    "Every setting that changes a number is recorded in resources/protocol.yaml with the paper's value (or \"not "
+    "stated\"), the section that states it, the config key that holds ours and the full study's exact value; a test "
+    "keeps the full study's settings (config.yaml with the schema's defaults) at the recorded values, each differing "
+    "from a paper's only with a reason. Below, per paper: the settings in "
     "which this run differs from the paper (\"set by this run\": a default of the full study this run changed) and "
     "the settings the paper does not state, with the choice made here.")
 
