@@ -164,3 +164,14 @@ def test_cka_multilingual_higher_each_outcome():
     missing = with_intervals(slightly, 0.05, 0.01)
     missing.loc[missing["comparison"] == "multilingual", "cka"] = float("nan")
     assert finding({"cka": missing}, claim)["outcome"] == NOT_MEASURABLE
+
+
+def test_cka_claims_are_judged_on_the_debiased_cka_the_intervals_surround():
+    """The cka job's table: `cka` the figure's (biased, the paper's) estimator, `cka_debiased` the centre of the
+    intervals; the claims compare the debiased values, labelled so."""
+    debiased = with_intervals(cka(mono=[0.30, 0.25], multi=[0.4, 0.3], random=[0.25, 0.20]), 0.1, 0.02)
+    table = debiased.assign(cka_debiased=debiased["cka"], cka=debiased["cka"] + 0.3)
+    row = finding({"cka": table}, "conneau2020.cka.random")
+    assert row["outcome"] == HOLDS and "en-xb layer 1 monolingual debiased 0.250 [0.150, 0.350]" in row["reason"]
+    row = finding({"cka": table}, "conneau2020.cka.shared")
+    assert "en-xa multilingual debiased (layer mean) 0.350 [0.250, 0.450]" in row["reason"], row["reason"]

@@ -114,6 +114,13 @@ def test_cka_table_compares_each_side_layer_by_layer(encoder):
     # one model on both sides is the monolingual comparison when both "models" are that model
     assert table[table["comparison"] == "multilingual"]["cka"].tolist() == pytest.approx(mono.tolist())
     assert not np.allclose(table[table["comparison"] == "random"]["cka"], mono)
+    # the intervals (and the claims) surround the debiased CKA, whatever estimator the figure's `cka` is
+    rows = table[table["comparison"] == "monolingual"].set_index("layer")
+    debiased = [linear_cka(x[:, layer], y[:, layer], debiased=True) for layer in range(3)]
+    assert rows["cka_debiased"].tolist() == pytest.approx(debiased) and debiased != pytest.approx(mono.tolist())
+    assert ((rows["ci_low"] + rows["ci_high"]) / 2).tolist() == pytest.approx(debiased)
+    assert rows["layer_mean_debiased"].iloc[0] == pytest.approx(np.mean(debiased))
+    assert rows["layer_mean"].iloc[0] == pytest.approx(mono.mean())
 
 
 def test_cka_of_a_bilingual_model_reads_each_side_with_its_own_view(encoder):

@@ -58,9 +58,14 @@ def test_bucc_items_reproduce_f1_and_nothing_mined_is_flagged():
     assert table.flag.isna().all() and (table.chance < 0.05).all()
     out = with_intervals(table, items, 1.0, BOOTSTRAP)
     assert ((out.ci_low <= out.f1) & (out.f1 <= out.ci_high)).all()
-    assert out.set_index("variant").loc["zero_mean", ["ci_low", "ci_high"]].tolist() == [1.0, 1.0]
+    perfect = out.set_index("variant").loc["zero_mean"]  # every gold pair mined, nothing else: F1 1 on every item
+    mined = items[(items.variant == "zero_mean") & (items.denominator > 0)].denominator
+    n_eff = mined.sum() ** 2 / (mined ** 2).sum()  # Kish's effective items (uncertainty._effective_items)
+    assert perfect.ci_method == "clopper-pearson" and perfect.ci_high == 1.0
+    assert perfect.ci_low == pytest.approx(0.025 ** (1 / n_eff))  # not a zero-width [1, 1]
     foreign = {(src, en + "-x") for src, en in test_gold}  # no mined pair can be gold
     items = []
     wrong = bucc_table(dev, test, dev_gold, foreign, [7], "sentence", alpha=1.0, k=4, block=8, items=items)
     assert wrong.flag.str.startswith("nothing mined").all() and (wrong.f1 == 0).all()
-    assert with_intervals(wrong, pd.concat(items), 1.0, BOOTSTRAP).flag.str.contains("at or below chance").all()
+    # F1 0 on every item: its exact interval reaches above the chance level, which it still holds
+    assert with_intervals(wrong, pd.concat(items), 1.0, BOOTSTRAP).flag.str.contains("not above chance").all()

@@ -145,7 +145,8 @@ def test_exact_bounds_over_groups_use_their_effective_size_and_only_hits():
     quantiles, by hand: all hits in groups of 12, 4, 6, 12 -> n_eff = 16 / (7/12) = 27.43, low (0.025)^(1/n_eff)
     = 0.874 (pooling the 34 would say 0.897: the small groups weigh more in the mean); one group of 10 hits and
     one of 20 misses -> n_eff = 26.67, k = 13.33. One group that varies leaves the bootstrap; scores that are
-    not 0/1 (a constant 0.25) and ratios with other denominators stay points."""
+    not 0/1 (a constant 0.25) stay points; a ratio at 1 on every item is exact on its items
+    (tests/test_boundary_intervals.py)."""
     closed = bootstrap_groups([[1.0] * n for n in (12, 4, 6, 12)])
     assert closed.method == "clopper-pearson" and closed.high == 1.0
     assert closed.low == pytest.approx(0.025 ** (7 / 12 / 16)) and closed.low == pytest.approx(0.874, abs=1e-3)
@@ -157,7 +158,7 @@ def test_exact_bounds_over_groups_use_their_effective_size_and_only_hits():
     assert bootstrap_groups([[1.0] * 10, [0.0, 1.0] * 10]).method == "percentile"
     assert bootstrap_mean(np.full(30, 0.25)).method == "percentile"
     ratio = bootstrap_ratio(Ratio(np.full(5, 2.0), np.full(5, 2.0)))
-    assert (ratio.low, ratio.high, ratio.method) == (1.0, 1.0, "percentile")
+    assert (ratio.low, ratio.high, ratio.method) == (pytest.approx(0.025 ** (1 / 5)), 1.0, "clopper-pearson")
 
 
 def test_interval_records_how_it_was_drawn_and_is_reproducible():

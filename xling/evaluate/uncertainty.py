@@ -26,23 +26,26 @@ test set, so their shared item difficulty cancels: its interval is much narrower
 Methods: "percentile" (the quantiles of the resampled statistic) and "bca" (bias-corrected and accelerated,
 Efron and Tibshirani 1993, ch. 14), both exactly as scipy.stats.bootstrap computes them; the resampled index
 matrix is drawn by numpy's default generator from `seed`, in blocks whose size depends only on the number of
-items, so the same (seed, items, resamples) gives the same interval. Where every item is a hit (or every one a
-miss) no resample differs and either method would give a zero-width [1, 1]: those intervals are the exact
-binomial (Clopper-Pearson) ones instead, recorded as method "clopper-pearson" (34 hits in 34: [0.897, 1]; a
-mean over groups: with their effective size).
+items, so the same (seed, items, resamples) gives the same interval. Where every item is at 0 (every query a
+miss, no entity found) or every one at 1 no resample differs and either method would give a zero-width [1, 1]:
+those intervals are the exact binomial (Clopper-Pearson) ones on the effective number of items instead,
+recorded as method "clopper-pearson" (34 hits in 34: [0.897, 1]; a ratio: Kish's effective number of items; a
+mean over groups: Korn and Graubard's effective size). A paired difference with a side at 0 or 1 on every item
+combines the two sides' intervals (MOVER, method "mover"): the paired bootstrap knows nothing of that side.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 from scipy.special import ndtr, ndtri
 
 METHODS = ("percentile", "bca")
-EXACT = "clopper-pearson"  # the method recorded where every item is a hit, or every one a miss (_exact_at_the_boundary)
+EXACT = "clopper-pearson"  # the method recorded where every item is at 0, or every one at 1 (_exact_at_the_boundary)
+MOVER = "mover"  # a paired difference with a side at 0 or 1 on every item (_recovered_at_the_boundary)
 DEFAULT_RESAMPLES = 1000
 DEFAULT_LEVEL = 0.95
 DEFAULT_SEED = 0
@@ -224,30 +227,70 @@ def _grouped(systems: list[list], signs: tuple[float, ...], n_resamples: int, le
                 for g in range(len(sizes))]
 
     interval = _interval(estimate, replicates, jackknife, sum(sizes), n_resamples, level, seed, method)
-    exact = _exact_at_the_boundary(systems[0], level) if len(systems) == 1 and interval.low == interval.high else None
-    if exact is None:
-        return interval
-    return Interval(interval.estimate, *exact, interval.level, interval.n_resamples, interval.seed,
-                    interval.n_items, EXACT)
+    if len(systems) > 1:
+        return _recovered_at_the_boundary(interval, systems, signs, n_resamples, level, seed, method)
+    exact = _exact_at_the_boundary(systems[0], level)
+    return interval if exact is None else replace(interval, low=exact[0], high=exact[1], method=EXACT)
+
+
+def _recovered_at_the_boundary(paired: Interval, systems: list[list[Ratio]], signs: tuple[float, ...],
+                               n_resamples: int, level: float, seed: int, method: str) -> Interval:
+    """The paired interval of sum_s signs[s] * system s, unless a system is at 0 or 1 on every item: then the
+    paired bootstrap has nothing of that side's uncertainty (both sides there: a zero-width [1, 1] for 40/40
+    against 0/40), and the interval is the MOVER one (Zou and Donner 2008's method of variance estimates
+    recovery; Newcombe 1998's hybrid for paired proportions is the same with score intervals) from each side's
+    own interval: its exact one at the boundary (`_exact_at_the_boundary`), else its bootstrap on the same
+    resamples. d - sqrt(sum of the squared distances to the bounds below d), d + the same above, with the
+    sides' correlation taken as 0, as Newcombe does where a margin is empty: where one side does not vary, the
+    items cannot estimate it."""
+    if all(_exact_at_the_boundary(groups, level) is None for groups in systems):
+        return paired
+    sides = [_grouped([groups], (1.0,), n_resamples, level, seed, method) for groups in systems]
+    below = above = 0.0
+    for sign, side in zip(signs, sides):
+        down, up = abs(sign) * (side.estimate - side.low), abs(sign) * (side.high - side.estimate)
+        below, above = (below + down ** 2, above + up ** 2) if sign > 0 else (below + up ** 2, above + down ** 2)
+    return replace(paired, low=paired.estimate - math.sqrt(below), high=paired.estimate + math.sqrt(above),
+                   method=MOVER)
+
+
+def _effective_items(ratio: Ratio) -> float:
+    """Kish's effective number of items (sum d)^2 / sum d^2 of a ratio's denominators d (items with d = 0 carry
+    nothing): the number of independent 0/1 trials whose proportion has the ratio's variance when each item's
+    units all share one outcome (the most clustered case); the item count for per-item scores (d = 1)."""
+    weights = ratio.denominator[ratio.denominator > 0]
+    return float(weights.sum() ** 2 / np.sum(weights ** 2))
+
+
+def _boundary_share(ratio: Ratio) -> float | None:
+    """0 or 1 where a ratio of per-item proportions (0 <= numerator <= denominator) is at that end on every item
+    (no resample can differ); None otherwise, and for any ratio that is not a proportion (a rate above 1)."""
+    top, bottom = ratio.numerator, ratio.denominator
+    if np.any(top < 0) or np.any(top > bottom):
+        return None
+    if np.all(top == 0):
+        return 0.0
+    return 1.0 if np.all(top == bottom) else None
 
 
 def _exact_at_the_boundary(groups: list[Ratio], level: float) -> tuple[float, float] | None:
-    """Clopper-Pearson bounds where every group's items are all hits or all misses (0/1 scores): there no resample
-    differs, and the bootstrap's [1, 1] ([0, 0]) would claim a certainty the items do not give. One group of n:
-    the exact binomial interval of its k hits ([(alpha/2)^(1/n), 1] for k = n). Several, their statistic the
-    mean of the groups' proportions: the same with the effective sample size n_eff = G^2 / sum(1/n_g), under
+    """Clopper-Pearson bounds where every group's items are all at 0 or all at 1 (every query a miss, no NER
+    entity found, every token converted): there no resample differs, and the bootstrap's [1, 1] ([0, 0]) would
+    claim a certainty the items do not give. One group: the exact binomial interval of its share on its
+    effective number of items n (`_effective_items`; the item count for 0/1 scores, [(alpha/2)^(1/n), 1] at 1).
+    Why the items and not the pooled units (a sentence's words, entities, tokens): at the boundary the data
+    cannot tell how strongly an item's units go together, and the item is what the bootstrap resamples; and
+    the binomial is the least favourable case for any per-item score in [0, 1] (P(score = 0) <= 1 - mean), so
+    the bound holds for per-item F1 and convert rates too, not only for 0/1 hits. Several groups, their
+    statistic the mean of the groups' shares: the same with the effective size n = G^2 / sum(1/n_g), under
     which that mean has a binomial proportion's variance (Korn and Graubard 1998's Clopper-Pearson with an
     effective size), so small groups widen it. None for any other items."""
     from scipy.stats import beta
 
-    sizes, shares = [], []
-    for ratio in groups:
-        hits = ratio.numerator
-        if not (np.all(ratio.denominator == 1) and (np.all(hits == 1) or np.all(hits == 0))):
-            return None
-        sizes.append(len(hits))
-        shares.append(float(hits[0]))
-    n = len(sizes) ** 2 / sum(1 / size for size in sizes)
+    shares = [_boundary_share(ratio) for ratio in groups]
+    if any(share is None for share in shares):
+        return None
+    n = len(groups) ** 2 / sum(1 / _effective_items(ratio) for ratio in groups)
     k = float(np.mean(shares)) * n
     alpha = (1 - level) / 2
     low = float(beta.ppf(alpha, k, n - k + 1)) if k > 0 else 0.0

@@ -263,7 +263,9 @@ def cka_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
 
 
 def _cka_bands(panel, df: pd.DataFrame, comparisons: list[str], pairs: list[str]) -> None:
-    """One axis per pair: each comparison's CKA by layer and its interval as a band (fill_between)."""
+    """One axis per pair: each comparison's CKA by layer and its interval as a band (fill_between), of the
+    debiased CKA the intervals surround (the heatmaps above: the table's `cka`, the paper's estimator)."""
+    value = "cka_debiased" if "cka_debiased" in df else "cka"
     axes = np.atleast_1d(panel.subplots(1, len(pairs), sharey=True))
     colours = {comparison: f"C{i}" for i, comparison in enumerate(COMPARISONS)}  # the same in every panel
     for ax, pair in zip(axes, pairs):
@@ -271,7 +273,7 @@ def _cka_bands(panel, df: pd.DataFrame, comparisons: list[str], pairs: list[str]
             rows = df[(df["pair"] == pair) & (df["comparison"] == comparison)].sort_values("layer")
             if rows.empty:
                 continue
-            ax.plot(rows["layer"], rows["cka"], marker="o", markersize=3, color=colours[comparison],
+            ax.plot(rows["layer"], rows[value], marker="o", markersize=3, color=colours[comparison],
                     label=COMPARISONS[comparison])
             ax.fill_between(rows["layer"], rows["ci_low"], rows["ci_high"], color=colours[comparison], alpha=0.25,
                             linewidth=0)
@@ -281,7 +283,7 @@ def _cka_bands(panel, df: pd.DataFrame, comparisons: list[str], pairs: list[str]
         ax.set_xticks(sorted(df["layer"].unique()))
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("linear CKA", fontsize=8)
+    axes[0].set_ylabel("linear CKA, debiased" if value == "cka_debiased" else "linear CKA", fontsize=8)
     level = f"{df['ci_level'].iloc[0]:.0%} " if "ci_level" in df else ""
     handles = [Line2D([], [], color=colours[c], marker="o", markersize=3, label=COMPARISONS[c]) for c in comparisons]
     panel.legend(handles=handles, fontsize=8, loc="outside right center", title=f"band: {level}interval",
@@ -301,6 +303,8 @@ def render_cka(ctx: ReportContext) -> list[Block]:
     df, _ = _check(ctx, "cka", ("pair", "comparison", "layer", "lm_src", "lm_tgt", "lm_multilingual", "debiased",
                                "split", *CKA_RESULTS))
     estimator = "debiased (unbiased HSIC)" if df["debiased"].all() else "biased, the paper's formula"
+    if "cka_debiased" in df and not df["debiased"].all():
+        estimator += "; the bands and the claims: the debiased CKA, which the biased one overstates at these sizes"
     settings = (f"{_models_line(df)}; XNLI {df['split'].iloc[0]}, {fmt_count(df['n_sentences'].max())} parallel "
                 f"sentences, mean-pooled wordpieces; CKA {estimator}")
     multilingual = sorted(m for m in df["lm_multilingual"].unique() if m)

@@ -148,9 +148,19 @@ def mono_sentences_align(tables: Tables, criteria: Criteria, pivot: str) -> Find
                                                                   layers=layers))
 
 
+def _judged(rows: pd.DataFrame) -> str:
+    """The CKA column the claims are judged on: the debiased one, which the table's intervals surround
+    (xling.evaluate.cka's docstring); `cka` in a table that has no other."""
+    return "cka_debiased" if "cka_debiased" in rows else "cka"
+
+
+def _named(rows: pd.DataFrame) -> str:
+    return " debiased" if _judged(rows) == "cka_debiased" else ""
+
+
 def _cka(tables: Tables, first: str, second: str) -> tuple[pd.DataFrame, list[str]]:
     rows = _table(tables, "cka")
-    pairs = _pairs({c: rows[rows["comparison"] == c].groupby("pair")["cka"].mean() for c in (first, second)})
+    pairs = _pairs({c: rows[rows["comparison"] == c].groupby("pair")[_judged(rows)].mean() for c in (first, second)})
     return rows[rows["pair"].isin(pairs) & rows["comparison"].isin((first, second))], pairs
 
 
@@ -186,7 +196,7 @@ def cka_above_random(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
     parts, labels, measures = [], [], []
     for (pair, layer), at in rows.groupby(["pair", "layer"]):
         mono_row, rand_row = (at[at["comparison"] == c].iloc[0] for c in ("monolingual", "random"))
-        mono, rand = (_cka_measure(f"{pair} layer {layer} {c}", r["cka"], r)
+        mono, rand = (_cka_measure(f"{pair} layer {layer} {c}{_named(rows)}", r[_judged(rows)], r)
                       for c, r in (("monolingual", mono_row), ("random", rand_row)))
         measures += [mono, rand]
         paired = _vs_monolingual(rand_row, rand.value, mono.value, "vs_monolingual", negate=True)
@@ -203,9 +213,9 @@ def cka_multilingual_higher(tables: Tables, criteria: Criteria, pivot: str) -> F
     parts, measures = [], []
     for pair in pairs:
         at = rows[rows["pair"] == pair]
-        means = at.groupby("comparison")["cka"].mean()  # = the table's layer_mean
+        means = at.groupby("comparison")[_judged(rows)].mean()  # = the table's layer_mean(_debiased)
         multi_row, mono_row = (at[at["comparison"] == c].iloc[0] for c in ("multilingual", "monolingual"))
-        multi, mono = (_cka_measure(f"{pair} {c} (layer mean)", means[c], r, "layer_mean_")
+        multi, mono = (_cka_measure(f"{pair} {c}{_named(rows)} (layer mean)", means[c], r, "layer_mean_")
                        for c, r in (("multilingual", multi_row), ("monolingual", mono_row)))
         measures += [multi, mono]
         paired = _vs_monolingual(multi_row, multi.value, mono.value, "layer_mean_vs_monolingual")
