@@ -8,8 +8,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # rules that run `python -m ...` (BERT pretraining) must find the environment's python
 export PATH := $(abspath $(BIN)):$(PATH)
-# PyTorch's CPU wheels; a machine with the wheel on disk (pip find-links) uses that copy instead.
-TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+# TORCH: the PyTorch build `make install` puts into .venv, chosen once per machine: cpu (the default: CI, laptops,
+# login nodes) or the CUDA build of PyTorch's index that matches the cluster's driver, e.g.
+#   make install TORCH=cu126     (cu118, cu126, cu128, ...: https://download.pytorch.org/whl/)
+# The build's local version (+cpu, +cu126) is pinned in the venv's copy of constraints.txt, so no later dependency can
+# swap it. A machine with the wheel on disk (pip find-links) uses that copy instead of PyTorch's index.
+# Left out, it is the build this .venv was installed with (its stamp), else cpu.
+TORCH ?= $(or $(patsubst $(VENV)/.installed-%,%,$(firstword $(wildcard $(VENV)/.installed-*))),cpu)
+TORCH_INDEX ?= https://download.pytorch.org/whl/$(TORCH)
 CORES ?= 2
 # pytest-xdist workers of `make test`: the workflow runs of one overlap the other's unit tests and SLURM waits
 TEST_WORKERS ?= 2
@@ -19,19 +25,24 @@ TEST_WORKERS ?= 2
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: $(BIN)/activate pyproject.toml constraints.txt
+# one stamp per build: `make install TORCH=cu126` over a CPU install reinstalls torch
+$(VENV)/.installed-$(TORCH): $(BIN)/activate pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet --upgrade pip
-	# torch first and alone, CPU build, so no later dependency can bring CUDA packages
+	# constraints.txt with torch's build set to $(TORCH) (torch==<version>+$(TORCH))
+	sed 's/^torch==\([^+]*\)+cpu$$/torch==\1+$(TORCH)/' constraints.txt > $(VENV)/constraints.txt
+	grep -q '^torch==.*+$(TORCH)$$' $(VENV)/constraints.txt
+	# torch first and alone, of build $(TORCH), so no later dependency can bring another build
 	# a wheel already on the machine (pip's find-links) is used without asking PyTorch's index
-	$(BIN)/pip install --quiet --no-compile -c constraints.txt torch \
-		|| $(BIN)/pip install --quiet --no-compile --extra-index-url $(TORCH_INDEX) -c constraints.txt torch
-	$(BIN)/pip install --quiet --no-compile -c constraints.txt -e ".[test]"
+	$(BIN)/pip install --quiet --no-compile -c $(VENV)/constraints.txt torch \
+		|| $(BIN)/pip install --quiet --no-compile --extra-index-url $(TORCH_INDEX) -c $(VENV)/constraints.txt torch
+	$(BIN)/pip install --quiet --no-compile -c $(VENV)/constraints.txt -e ".[test]"
 	# the bytecode pip writes one file at a time (16,000 files: 44 s), on every core (29 s on two). As pip does, a
 	# file that does not compile (torch's Python 3.12-only test helper) is left to the interpreter, hence || true
 	$(BIN)/python -m compileall -qq -j 0 $(VENV)/lib || true
+	rm -f $(VENV)/.installed-*
 	touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed-$(TORCH)
 
 demo: install
 	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --configfile presets/demo.yaml

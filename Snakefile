@@ -34,6 +34,7 @@ wildcard_constraints:
 include: "rules/data.smk"
 include: "rules/tokenize.smk"
 include: "rules/pretrain.smk"
+include: "rules/checkpoints.smk"
 include: "rules/represent.smk"
 include: "rules/evaluate.smk"
 include: "rules/language.smk"

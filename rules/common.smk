@@ -33,6 +33,9 @@ from xling.plan.models import ANY_LM, BERT_LM, LANG, aligned_base, hf_slug, pars
 os.environ.update(
     PYTHONPATH=os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH")) if p)
 )
+# Jobs never reach the Hugging Face hub: its checkpoints are staged by a local rule (rules/checkpoints.smk), which
+# alone goes online. Inherited by every job, locally and through sbatch --export=ALL; `HF_HUB_OFFLINE=0` overrides.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from xling.runtime import computed, without_runtime  # noqa: E402
 
 with open(os.path.join(workflow.basedir, "schemas", "config.schema.yaml"), encoding="utf-8") as handle:

@@ -17,6 +17,7 @@ else
 fi
 exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
     --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
+    --rule {rule} --gpus {resources.gpu} \
     --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
     --log-every {resources.log_every} {params.case} ${{dev:+--dev-tokens "$dev"}} {params.switch} > {log} 2>&1
 """

@@ -7,6 +7,7 @@ import torch  # noqa: E402
 from xling.encode.encoder import resolve_device  # noqa: E402
 from xling.tune.align import align, read_parallel_words  # noqa: E402
 from xling.tune.finetune import fingerprint  # noqa: E402
+from xling.models.devices import snakemake_job_device  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inp, p, res = snakemake.input, snakemake.params, snakemake.resources
@@ -16,4 +17,4 @@ align(base["path"], data, snakemake.output[0], p.checkpoints, p.settings, seed=p
       max_length=base["max_length"],
       identity={"model": fingerprint(inp.get("model")), "hub": [base["path"], base["revision"]],
                 "data": fingerprint([*inp.en, *inp.xx, *inp.links])},
-      device=resolve_device(res.device), checkpoint_every=res.checkpoint_every)
+      device=resolve_device(snakemake_job_device(snakemake)), checkpoint_every=res.checkpoint_every)

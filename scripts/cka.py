@@ -8,6 +8,10 @@ import torch  # noqa: E402
 from xling.encode.encoder import Encoder  # noqa: E402
 from xling.evaluate.cka import cka_table, xnli_parallel  # noqa: E402
 from xling.tables import with_settings, write_parquet  # noqa: E402
+from xling.models.devices import snakemake_job_device  # noqa: E402
+
+# a job that asked for GPUs stops here when torch sees none, before reading anything
+device = snakemake_job_device(snakemake)
 
 torch.set_num_threads(snakemake.threads)
 inp, p, res = snakemake.input, snakemake.params, snakemake.resources
@@ -15,7 +19,7 @@ s, mono = p.settings, snakemake.wildcards.mono
 
 
 def load(model, max_length=p.max_length, language=None):
-    return Encoder.from_pretrained(model, device=res.device, max_length=max_length, language=language)
+    return Encoder.from_pretrained(model, device=device, max_length=max_length, language=language)
 
 
 multilingual = None

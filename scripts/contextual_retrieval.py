@@ -13,6 +13,10 @@ from xling.data.alignment import read_split  # noqa: E402
 from xling.encode.encoder import Encoder  # noqa: E402
 from xling.evaluate.contextual_retrieval import evaluate, word_pair_set  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
+from xling.models.devices import snakemake_job_device  # noqa: E402
+
+# a job that asked for GPUs stops here when torch sees none, before reading anything
+device = snakemake_job_device(snakemake)
 
 torch.set_num_threads(snakemake.threads)
 params, res, lm = snakemake.params, snakemake.resources, snakemake.params.lm
@@ -24,7 +28,7 @@ rotations = {}
 for path in snakemake.input.rotations:  # {RESULTS}/align/rotations/{lm}/{kind}{n}/{lang}.npy
     kind, n, lang = re.search(r"/([a-z]+)(\d+)/([^/]+)\.npy$", path).groups()
     rotations.setdefault((f"rotation-{kind}", int(n)), {})[lang] = np.load(path)
-encoder = Encoder.from_pretrained(lm["path"], device=res.device, revision=lm["revision"], max_length=lm["max_length"])
+encoder = Encoder.from_pretrained(lm["path"], device=device, revision=lm["revision"], max_length=lm["max_length"])
 layer = encoder.n_layers if params.layer is None else params.layer
 settings = params.settings
 table, queries = evaluate(encoder, test, seen, layer=layer, k=settings["csls_k"], block=res.block,

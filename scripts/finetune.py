@@ -18,10 +18,11 @@ from xling.encode.encoder import Shift  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
 from xling.tune.finetune import FinetuneRun, fingerprint, finetune  # noqa: E402
 from xling.tune.heads import load_bert, load_static, read_examples  # noqa: E402
+from xling.models.devices import snakemake_job_device  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inp, lm, run, res = snakemake.input, snakemake.params.lm, snakemake.params.run, snakemake.resources
-device = resolve_device(res.device)
+device = resolve_device(snakemake_job_device(snakemake))
 
 # fine-tuning: params.run decides the weights
 task, settings, pivot = run["task"], run["settings"], run["pivot"]

@@ -17,11 +17,12 @@ from xling.evaluate.cka import xnli_parallel  # noqa: E402
 from xling.evaluate.monolingual_contextual import contextual_transfer_table, layer_maps, xnli_word_pairs  # noqa: E402
 from xling.tables import with_settings, write_parquet  # noqa: E402
 from xling.tune.heads import read_examples  # noqa: E402
+from xling.models.devices import snakemake_job_device  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inp, p, res = snakemake.input, snakemake.params, snakemake.resources
 s, lang = p.settings, snakemake.wildcards.lang
-device = resolve_device(res.device)
+device = resolve_device(snakemake_job_device(snakemake))
 pairs = xnli_parallel(*inp.xnli, max_sentences=s["max_sentences"])
 pivot_words, target_words, links = xnli_word_pairs(pairs, p.pivot, lang, tokenizer=p.words["tokenizer"],
                                                    aligner=p.words["aligner"], settings=p.words["settings"],

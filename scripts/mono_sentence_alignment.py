@@ -11,11 +11,15 @@ from xling.encode.encoder import Encoder  # noqa: E402
 from xling.evaluate.cka import xnli_parallel  # noqa: E402
 from xling.evaluate.monolingual import sentence_alignment_table  # noqa: E402
 from xling.tables import with_settings, write_parquet  # noqa: E402
+from xling.models.devices import snakemake_job_device  # noqa: E402
+
+# a job that asked for GPUs stops here when torch sees none, before reading anything
+device = snakemake_job_device(snakemake)
 
 torch.set_num_threads(snakemake.threads)
 inp, p, res = snakemake.input, snakemake.params, snakemake.resources
 s, lang = p.settings, snakemake.wildcards.lang
-encoders = [Encoder.from_pretrained(model, device=res.device, max_length=p.max_length) for model in inp.models]
+encoders = [Encoder.from_pretrained(model, device=device, max_length=p.max_length) for model in inp.models]
 map_pairs = xnli_parallel(*inp.xnli, max_sentences=s["max_sentences"])
 test_pairs = [(en, xx) for xx, en in read_tatoeba(inp.tatoeba[1], inp.tatoeba[0])][: s["max_sentences"] or None]
 items = []  # each row's per-query hits: the gather draws P@1's interval from them

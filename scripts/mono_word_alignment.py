@@ -12,12 +12,16 @@ from xling.encode.encoder import Encoder  # noqa: E402
 from xling.evaluate.monolingual import dictionary_pairs, word_alignment_table  # noqa: E402
 from xling.represent.word_spaces import vocabulary  # noqa: E402
 from xling.tables import with_settings, write_parquet  # noqa: E402
+from xling.models.devices import snakemake_job_device  # noqa: E402
+
+# a job that asked for GPUs stops here when torch sees none, before reading anything
+device = snakemake_job_device(snakemake)
 
 torch.set_num_threads(snakemake.threads)
 inp, p, res = snakemake.input, snakemake.params, snakemake.resources
 s, lang = p.settings, snakemake.wildcards.lang
 langs = (p.pivot, lang)
-encoders = [Encoder.from_pretrained(model, device=res.device, max_length=p.max_length) for model in inp.models]
+encoders = [Encoder.from_pretrained(model, device=device, max_length=p.max_length) for model in inp.models]
 vocabularies = [vocabulary(inp.counts, code, s["min_count"], s["vocabulary_size"]) for code in langs]
 items = []  # each row's per-query hits: the gather draws P@1's interval from them
 table = word_alignment_table(encoders, inp.stores, inp.fasttext, vocabularies, langs, dictionary_pairs(inp.train, p.lowercase),

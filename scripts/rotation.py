@@ -16,13 +16,17 @@ from xling.encode.encoder import Encoder  # noqa: E402
 from xling.encode.encoder import sentence_word_vectors  # noqa: E402
 from xling.io import atomic_write  # noqa: E402
 from xling.represent.rotation import learn_rotations  # noqa: E402
+from xling.models.devices import snakemake_job_device  # noqa: E402
+
+# a job that asked for GPUs stops here when torch sees none, before reading anything
+device = snakemake_job_device(snakemake)
 
 torch.set_num_threads(snakemake.threads)
 inp, params, res, lang = snakemake.input, snakemake.params, snakemake.resources, snakemake.wildcards.lang
 split = Path(inp.links).stem  # train{n}
 pivot, other, links = read_split(Path(inp.links).parent, split, params.pivot, lang)
 lm = params.lm
-encoder = Encoder.from_pretrained(lm["path"], device=res.device, revision=lm["revision"], max_length=lm["max_length"])
+encoder = Encoder.from_pretrained(lm["path"], device=device, revision=lm["revision"], max_length=lm["max_length"])
 layer = encoder.n_layers if params.layer is None else params.layer
 vectors = functools.partial(sentence_word_vectors, encoder, layer=layer, batch_size=res.batch_size,
                             what=f"{split} sentences")

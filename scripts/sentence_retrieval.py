@@ -8,12 +8,16 @@ import torch  # noqa: E402
 from xling.data.formats import read_bucc, read_tatoeba  # noqa: E402
 from xling.evaluate.sentence_retrieval import run_bucc, run_tatoeba  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
+from xling.models.devices import snakemake_job_device  # noqa: E402
+
+# a job that asked for GPUs stops here when torch sees none, before reading anything
+device = snakemake_job_device(snakemake)
 
 torch.set_num_threads(snakemake.threads)
 inp, lm, s, p = snakemake.input, snakemake.params.lm, snakemake.params.settings, snakemake.params
 task, lang, res = snakemake.wildcards.task, snakemake.wildcards.lang, snakemake.resources
 common = dict(mean_stat=p.mean, alpha=s["mds_alpha"], pooling=s["pooling"], batch_size=res.batch_size,
-              max_length=lm["max_length"], device=res.device, revision=lm["revision"], block=res.block,
+              max_length=lm["max_length"], device=device, revision=lm["revision"], block=res.block,
               items=[])
 if task == "tatoeba":
     table = run_tatoeba(lm["path"], read_tatoeba(inp.xx, inp.en), max_sentences=s["max_sentences"],

@@ -9,6 +9,10 @@ from xling.data.formats import read_parallel  # noqa: E402
 from xling.evaluate.cka import xnli_parallel  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
 from xling.evaluate.translation import TranslationSettings, translate_pair  # noqa: E402
+from xling.models.devices import snakemake_job_device  # noqa: E402
+
+# a job that asked for GPUs stops here when torch sees none, before reading anything
+device = snakemake_job_device(snakemake)
 
 torch.set_num_threads(snakemake.threads)
 inp, lm, s = snakemake.input, snakemake.params.lm, snakemake.params.settings
@@ -16,7 +20,7 @@ pivot, lang = snakemake.params.pivot, snakemake.wildcards.lang
 files = dict(zip((pivot, lang), inp.get("vocab_files") or inp.get("vocab_corpora") or ()))  # none: the pairs' pieces
 translation = TranslationSettings(
     directions=s["directions"], layers=s["layers"], alphas=s["alphas"], mean_stat=s["mean"],
-    batch_size=snakemake.resources.batch_size, max_length=lm["max_length"], device=snakemake.resources.device,
+    batch_size=snakemake.resources.batch_size, max_length=lm["max_length"], device=device,
     min_count=s["vocab_min_count"], bleu_tokenize=s["bleu_tokenize"], lowercase=snakemake.params.lowercase,
     n_samples=s["samples"], max_sentences=s["max_sentences"], mean_positions=s["mean_positions"],
     shift_positions=s["shift_positions"], revision=lm["revision"], bleu_unit=s["bleu_unit"],

@@ -727,7 +727,10 @@ def run_rule_script(tmp_path, monkeypatch):
         rule = workflow.get_rule(rule_name)
         wc = Wildcards(fromdict=wildcards or {})
         params = Params(fromdict={k: v(wc) if callable(v) else v for k, v in rule.params.items()})
-        resources = ResourceList(fromdict={k: v for k, v in rule.resources.items() if not callable(v)})
+        # the values a job sees (Snakemake 9 keeps a rule's resources as Resource objects until a job evaluates them)
+        resources = ResourceList(fromdict={k: v.value if hasattr(v, "is_evaluable") else v
+                                           for k, v in rule.resources.items()
+                                           if not callable(v) and not (hasattr(v, "is_evaluable") and v.is_evaluable())})
         snakemake = Snakemake(named(InputFiles, input), named(OutputFiles, output), params, wc, 1, resources,
                               Log([str(tmp_path / f"{rule_name}.log")]), workflow.config, rule_name, None)
         runpy.run_path(str(REPO / "scripts" / Path(rule.script).name), init_globals={"snakemake": snakemake})
@@ -840,7 +843,8 @@ def test_hf_models_reach_extraction_and_word_retrieval(workflow, run_rule_script
 
     wf = workflow({"language": hub, "tokenizer": {"lowercase": True}})  # a trained vocabulary: not a checkpoint's
     check_extraction(wf, "hf/tiny-bert", str(local), None, True)
-    check_extraction(wf, "hf/org--hub-bert", "org/hub-bert", "abc123", True)
+    staged = "results/test/models/hf/org--hub-bert"  # a hub id: its directory staged by fetch_checkpoint
+    check_extraction(wf, "hf/org--hub-bert", staged, "abc123", True)
     monkeypatch.setattr(xling.evaluate.word_retrieval, "word_retrieval",
                         lambda *a, **kw: (pd.DataFrame({"layer": [0, 1], "mrr": [0.5, 0.6]}),
                                           pd.DataFrame({"layer": [0, 1], "word": ["a", "a"]})))
@@ -856,7 +860,7 @@ def test_hf_models_reach_extraction_and_word_retrieval(workflow, run_rule_script
     assert set(table.model) == {str(local)} and set(table["size"]) == {0} and set(table.window) == {0}
     assert set(table.dim) == {24} and len(table) == 4  # two layers x two pairs
     check_extraction(workflow({"language": hub, "tokenizer": {"vocab": "mbert", "lowercase": True}}),
-                     "hf/org--hub-bert", "org/hub-bert", "abc123", False)  # the run's token files are mBERT's
+                     "hf/org--hub-bert", staged, "abc123", False)  # the run's token files are mBERT's
 
 
 @pytest.mark.slow

@@ -44,11 +44,15 @@ def test_lm_params_of_ours_a_checkpoint_and_an_aligned_model():
     assert ours == dict(kind="bert", path="results/t/models/bert/100-w10", label="bert", size=100, window=10,
                         max_length=8, revision=None)
     hf = plan.lm_params(wildcards(lm="hf/org--ckpt"))
-    assert (hf["path"], hf["label"], hf["size"], hf["revision"]) == ("org/ckpt", "org/ckpt", 0, "abc")
+    # a hub id is loaded from its directory staged in the run (rules/checkpoints.smk), which is its model input
+    assert (hf["path"], hf["label"], hf["size"], hf["revision"]) == ("results/t/models/hf/org--ckpt", "org/ckpt", 0, "abc")
     aligned = plan.lm_params(wildcards(lm="aligned/500/hf/org--ckpt"))
     assert (aligned["path"], aligned["label"], aligned["revision"]) == (
         "results/t/models/aligned/500/hf/org--ckpt", "org/ckpt+aligned500", None)
-    assert plan.lm_model(wildcards(lm="hf/org--ckpt")) == [], "a hub id is no input"
+    assert plan.lm_model(wildcards(lm="hf/org--ckpt")) == "results/t/models/hf/org--ckpt"
+    assert plan.hf_hub_models() == {"org--ckpt": "org/ckpt"}
+    local = make_plan(language={"hf_models": ["results/hf/tiny-mbert"]})
+    assert local.hf_hub_models() == {} and local.lm_params(wildcards(lm="hf/results--hf--tiny-mbert"))["path"] == "results/hf/tiny-mbert"
     assert plan.any_lm(wildcards(lm="glove/200-w5"))["kind"] == "static"
 
 

@@ -45,6 +45,7 @@ from xling.models.bert_hparams import (
     resolve_hparams,
 )
 from xling.models.bert_output import restart_log, save_final, save_model_dir, save_views
+from xling.models.devices import job_device
 from xling.models.checkpoints import (
     RESUMABLE_CHANGES,
     Interrupted,
@@ -396,6 +397,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # of its --log-dir/--logs-specs (argparse rejects `torchrun ... -m xling.models.bert --log F` as ambiguous)
     parser.add_argument("--log", "--log-file", dest="log", default=None,
                         help="also copy training_log.tsv here (use --log-file under torchrun)")
+    # the workflow's job: one that asked for GPUs stops before training on the CPU (xling.models.devices)
+    parser.add_argument("--rule", default="python -m xling.models.bert", help="the rule this job runs, for messages")
+    parser.add_argument("--gpus", type=int, default=0, help="GPUs the job asked for (resources gpu)")
     runtime = sorted(RESUMABLE_CHANGES - {"threads"})  # threads: OMP_NUM_THREADS
     for key in runtime:
         parser.add_argument(f"--{key.replace('_', '-')}", dest=key, type=str if key == "device" else int,
@@ -406,6 +410,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format=f"%(asctime)s [rank {rank}] %(levelname)s %(name)s: %(message)s")
     hparams = load_hparams(args.hparams)
     hparams.update({key: getattr(args, key) for key in runtime if getattr(args, key) is not None})
+    job_device(args.rule, args.gpus, hparams.get("device"))
     try:
         pretrain(args.tokens, args.vocab, args.out, args.checkpoint_dir, hparams, args.log, lowercase=args.lowercase,
                  dev_path=args.dev_tokens, switch_table=args.switch)

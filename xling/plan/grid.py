@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from xling.plan.data import DataSource, Layout
-from xling.plan.models import hf_slug
+from xling.plan.models import hf_slug, is_hub_id
 
 
 class GridPlan:
@@ -27,6 +27,14 @@ class GridPlan:
         self.hf_models = {hf_slug(name): name for name in self.language["hf_models"]}
         if len(self.hf_models) != len(self.language["hf_models"]):
             raise ValueError(f"language.hf_models: two entries share a name: {self.language['hf_models']}")
+
+    def hf_hub_models(self) -> dict[str, str]:
+        """slug -> hub id of the hf_models the workflow stages (rules/checkpoints.smk); the others are directories."""
+        return {slug: name for slug, name in self.hf_models.items() if is_hub_id(name)}
+
+    def hf_path(self, name: str) -> str:
+        """Where the jobs load an hf_models entry from: a hub id's staged directory in the run, else the entry."""
+        return f"{self.results}/models/hf/{hf_slug(name)}" if is_hub_id(name) else name
 
     def schema_default(self, *keys: str):
         """Default of the config key at `keys` in schemas/config.schema.yaml."""

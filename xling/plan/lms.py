@@ -21,20 +21,21 @@ class ModelPlan:
 
     def bert_path(self, wildcards) -> str:
         """Where a BERT is loaded from: our model directory, an aligned model's directory, or a checkpoint's
-        name."""
+        directory (a hub id's: staged in the run)."""
         if aligned_base(wildcards.lm):
             return f"{self.results}/models/{wildcards.lm}"
         kind, size, window, name = self.lm_kind(wildcards)
-        return self.model_dir("bert", size, window) if kind == "bert" else name
+        return self.model_dir("bert", size, window) if kind == "bert" else self.hf_path(name)
 
     def lm_model(self, wildcards):
         """Model input: our BERT's, an ablation's or an aligned model's directory, or a Hugging Face checkpoint's
-        local directory (none for hub ids)."""
+        directory (a hub id's: staged by fetch_checkpoint)."""
         if wildcards.lm.startswith("ablation/"):
             return self.ablation_model_dir(wildcards.lm)
         path = self.bert_path(wildcards)
         bert = self.lm_kind(wildcards)[0] == "bert"
-        return path if bert or aligned_base(wildcards.lm) or os.path.isdir(path) else []
+        staged = path != self.lm_kind(wildcards)[3]  # a hub id's directory in the run
+        return path if bert or aligned_base(wildcards.lm) or staged or os.path.isdir(path) else []
 
     def lm_params(self, wildcards) -> dict:
         """Plain settings of the model: what scripts load and the table's model/size/window columns (an aligned
@@ -48,7 +49,7 @@ class ModelPlan:
             params = dict(kind=kind, path=self.model_dir("bert", size, window), label="bert", size=size,
                           window=window, max_length=max_length, revision=None)
         else:
-            params = dict(kind=kind, path=name, label=name, size=0, window=0, max_length=cap,
+            params = dict(kind=kind, path=self.hf_path(name), label=name, size=0, window=0, max_length=cap,
                           revision=self.language["hf_revisions"].get(name))
         aligned = aligned_base(wildcards.lm)
         if aligned:

@@ -53,6 +53,16 @@ def parse_aligned_run(segment: str) -> tuple[int, list[str] | None]:
     return int(size), languages or None
 
 
+#: a hub id, `name` or `owner/name` (https://huggingface.co/docs/hub/repositories): what is not is a path
+HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?")
+
+
+def is_hub_id(name: str) -> bool:
+    """Whether a language.hf_models entry is a hub checkpoint (staged by the workflow), not a local directory: as
+    transformers decides, an existing directory is local; otherwise its form says which it is."""
+    return not os.path.isdir(name) and HUB_ID.fullmatch(name) is not None and ".." not in name
+
+
 def hf_slug(name: str) -> str:
     """File-system name of a Hugging Face checkpoint: a local directory's name, or the hub id with slashes as '--'."""
     base = os.path.basename(os.path.normpath(name)) if os.path.isdir(name) else name.replace(posixpath.sep, "--")
