@@ -306,6 +306,14 @@ def test_cao_xnli_settings_rerun_only_cao_et_als_fine_tunings(test_run, tmp_path
         "finetune": CAO_XNLI, "transfer_table": 1, **FINDINGS}
 
 
+def test_cao_et_al_s_scope_reruns_only_where_it_changes_the_languages(test_run, tmp_path):
+    """alignment.evaluation_languages and alignment.xnli.selection_languages decide languages, not numbers: on the
+    test preset every language is aligned and tested, so the other choice names the same languages and reruns
+    nothing (tests/test_plan_scope.py: on config.yaml they pick five languages and six dev sets)."""
+    assert plan(test_run, tmp_path, {"alignment": {"evaluation_languages": "parallel",
+                                                   "xnli": {"selection_languages": "tested"}}}) == {}
+
+
 def test_ablation_grid_reruns_only_the_points_it_changes(test_run, tmp_path):
     """A grid point added trains and scores only that point of every ablation; a recipe key every point."""
     recipe = ABLATION["finetune"]["xnli"]

@@ -107,8 +107,12 @@ class TransferPlan:
 
     def selection_langs(self, task: str, lm: str | None = None, variant: str | None = None) -> list[str]:
         """Languages whose dev sets select the epoch: the pivot, or (avg_dev) every tested language with a dev
-        split."""
+        split; Cao et al.'s fine-tunings (alignment.xnli.selection_languages aligned) the pivot and the languages
+        aligned, "the average accuracy across the six languages" (Table 1 note a) of config.yaml."""
         langs = self.transfer_langs(task, lm) if self.selection(variant) == "avg_dev" else [self.pivot]
+        if self.selection(variant) == "avg_dev" and is_alignment_variant(variant) \
+                and self.config["alignment"]["xnli"]["selection_languages"] == "aligned":
+            langs = [lang for lang in langs if lang == self.pivot or lang in self.align_langs()]
         return [lang for lang in langs if "dev" in self.task_splits(task, lang)]
 
     def transfer_model_inputs(self, wildcards) -> dict:
