@@ -247,6 +247,8 @@ def test_language_settings_rerun_only_their_own_task(test_run, tmp_path):
                    "token_translation_samples_table": 1, **FINDINGS}
     assert plan(test_run, tmp_path, {"language": {"sentence_retrieval": {"max_sentences": 50}}}) == tatoeba
     assert plan(test_run, tmp_path, {"language": {"samples": 3}}) == translation
+    # the cap on token translation's sentences (null: every XNLI test sentence, premises and hypotheses)
+    assert plan(test_run, tmp_path, {"language": {"max_sentences": None}}) == translation
     bucc = {"sentence_retrieval": LMS * PAIRS, "bucc_table": 1, **FINDINGS}
     assert plan(test_run, tmp_path, {"language": {"sentence_retrieval": {"bucc_k": 8}}}) == bucc
 
