@@ -276,6 +276,13 @@ def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
     assert plan(test_run, tmp_path, {"transfer": {"mean_tokens": 400}}) == shifts
 
 
+def test_the_mds_depth_adds_its_fine_tunings_and_rescores_the_old_depth(test_run, tmp_path):
+    """transfer.mds_freeze 1 (the test preset's 0): each task's new f1 fine-tuning of the language experiments'
+    BERTs, scored with MDS, and the f0 ones scored again without it."""
+    assert plan(test_run, tmp_path, {"transfer": {"mds_freeze": 1}}) == {"finetune": 2 * LMS * 4, "transfer_table": 1,
+                                                                         **FINDINGS}
+
+
 def test_alignment_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
     assert plan(test_run, tmp_path, {"alignment": {"retrieval": {"csls_k": 5}}}) == {
         **CONTEXTUAL, "fasttext_retrieval": FASTTEXT}
