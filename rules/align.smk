@@ -1,8 +1,9 @@
 # Contextual alignment (config object `alignment`; Cao, Kitaev and Klein 2020, sections 3.2-3.3 and 5): word pairs
 # of each language's parallel text with the pivot (Moses tokens, alignment.aligner both ways: fast_align, the
 # paper's, or eflomal; the one-to-one intersection, test / dev / train{n} splits) and their AER where gold links
-# exist; contextual word retrieval of every BERT on the test splits; its accuracy by part of speech and against the
-# frequency-rank difference of the two words.
+# exist; contextual word retrieval of every BERT on the test splits of alignment.evaluation_languages (the aligned
+# ones by default, as Cao et al.'s Tables 3-4); its accuracy by part of speech and against the frequency-rank
+# difference of the two words.
 rule word_pairs:
     input:
         src=LAYOUT.file("parallel", lang="{lang}", ext=PIVOT),
@@ -42,7 +43,7 @@ rule contextual_retrieval:
         code=code_version("scripts/contextual_retrieval.py"),
         lm=PLAN.lm_params,
         pivot=PIVOT,
-        langs=PLAN.align_pair_langs(),
+        langs=PLAN.align_eval_langs(),
         seen_split=PLAN.seen_split(),
         layer=ALIGN["layer"],
         settings={key: ALIGN_RETRIEVAL[key] for key in ("csls_k", "exclude_seen", "exclude_exact")},
@@ -66,7 +67,7 @@ rule contextual_retrieval_frequency:
     input:
         queries=[f"{RESULTS}/eval/contextual_retrieval/{lm}.queries.parquet" for lm in PLAN.contextual_retrieval_lms()],
         # the aligned text of each language, every split: the words' frequency ranks
-        text=[f for lang in PLAN.align_pair_langs() for files in PLAN.word_pair_files(lang, PLAN.align_splits()).values()
+        text=[f for lang in PLAN.align_eval_langs() for files in PLAN.word_pair_files(lang, PLAN.align_splits()).values()
               for f in files[:2]],
     output:
         parquet=f"{RESULTS}/eval/contextual_retrieval_frequency.parquet",
@@ -74,7 +75,7 @@ rule contextual_retrieval_frequency:
     params:
         code=code_version("scripts/contextual_retrieval_frequency.py"),
         pivot=PIVOT,
-        langs=PLAN.align_pair_langs(),
+        langs=PLAN.align_eval_langs(),
         by=ANALYSIS_BY,
         bins=ALIGN_ANALYSIS["rank_bins"],
         exclusions={key: ALIGN_RETRIEVAL[key] for key in ("exclude_seen", "exclude_exact")},

@@ -26,8 +26,11 @@ translation = TranslationSettings(
     shift_positions=s["shift_positions"], revision=lm["revision"], bleu_unit=s["bleu_unit"],
 )
 items = []
+# XNLI: every test sentence, premises and hypotheses (example by example, so a cap keeps both kinds)
+pairs = (xnli_parallel(inp.pivot_text, inp.lang_text, example_order=True) if s["data"] == "xnli"
+         else read_parallel(inp.pivot_text, inp.lang_text))
 table, samples = translate_pair(
-    lm["path"], pivot, lang, (xnli_parallel if s["data"] == "xnli" else read_parallel)(inp.pivot_text, inp.lang_text),
+    lm["path"], pivot, lang, pairs,
     translation,
     langs_store=inp.get("langs"),
     token_files=files if "vocab_files" in inp.keys() else None,

@@ -72,6 +72,10 @@ def test_xnli_parallel_distinct_pairs_and_errors(tmp_path):
     xx.write_text("A B\tC\tneutral\nA B\tD\tentailment\nE\tF\tcontradiction\n", encoding="utf-8")
     assert xnli_parallel(en, xx) == [("a b", "A B"), ("e", "E"), ("c", "C"), ("d", "D"), ("f", "F")]
     assert xnli_parallel(en, xx, max_sentences=2) == [("a b", "A B"), ("e", "E")]
+    # token translation's order: example by example, so a cap keeps premises and hypotheses
+    assert xnli_parallel(en, xx, example_order=True) == [("a b", "A B"), ("c", "C"), ("d", "D"), ("e", "E"),
+                                                         ("f", "F")]
+    assert xnli_parallel(en, xx, max_sentences=2, example_order=True) == [("a b", "A B"), ("c", "C")]
     xx.write_text("A B\tC\tneutral\n", encoding="utf-8")
     with pytest.raises(ValueError, match="test-en.tsv: 3 examples, but .*test-xx.tsv: 1"):
         xnli_parallel(en, xx)

@@ -20,7 +20,8 @@ def test_variants_per_model():
 
 
 def test_runs_xnli_on_the_grid_other_tasks_on_language_models():
-    plan = make_plan(models=["bert"], windows=[5], transfer={"tasks": ["xnli", "pos"], "freeze": [0], "zero_mean": False},
+    plan = make_plan(models=["bert"], windows=[5], transfer={"tasks": ["xnli", "pos"], "freeze": [0], "mds_freeze": 0,
+                                                                   "zero_mean": False},
                      language={"sizes": [200]}, alignment={"finetune": {"sizes": []}})
     assert plan.transfer_runs() == [("xnli", "bert/100-w5", "f0"), ("xnli", "bert/200-w5", "f0"),
                                     ("pos", "bert/200-w5", "f0")]

@@ -55,10 +55,9 @@ def cao_dev_languages(plan: Plan):
 #: where code, not a config key, fixes a scope: the row's `scope` -> how the plan of config.yaml says it
 SCOPES = {
     "cao2020.xnli_dev_languages": cao_dev_languages,
-    "cao2020.analysis_languages": lambda plan: sorted(plan.align_pair_langs()),
+    "cao2020.analysis_languages": lambda plan: sorted(plan.align_eval_langs()),
 }
-SCOPE_PENDING = {"cao2020.xnli_dev_languages": "the scope part of issue 33 makes the code average the six languages "
-                                               "(Table 1 note a); on this branch it still averages every XNLI language"}
+
 
 
 def read_scopes(plan: Plan) -> dict:
@@ -156,9 +155,7 @@ def study_plan(study):
     return real_plan(make_config())
 
 
-@pytest.mark.parametrize("scope", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=SCOPE_PENDING[name])) if name in SCOPE_PENDING
-    else name for name in SCOPES])
+@pytest.mark.parametrize("scope", sorted(SCOPES))
 def test_a_scope_the_code_fixes_is_its_rows_value(study, study_plan, scope):
     table, schema, config = study
     (entry,) = [e for e in table["settings"] if e.get("scope") == scope]

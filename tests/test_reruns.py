@@ -247,6 +247,8 @@ def test_language_settings_rerun_only_their_own_task(test_run, tmp_path):
                    "token_translation_samples_table": 1, **FINDINGS}
     assert plan(test_run, tmp_path, {"language": {"sentence_retrieval": {"max_sentences": 50}}}) == tatoeba
     assert plan(test_run, tmp_path, {"language": {"samples": 3}}) == translation
+    # the cap on token translation's sentences (null: every XNLI test sentence, premises and hypotheses)
+    assert plan(test_run, tmp_path, {"language": {"max_sentences": None}}) == translation
     bucc = {"sentence_retrieval": LMS * PAIRS, "bucc_table": 1, **FINDINGS}
     assert plan(test_run, tmp_path, {"language": {"sentence_retrieval": {"bucc_k": 8}}}) == bucc
 
@@ -272,6 +274,13 @@ def test_transfer_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
     assert plan(test_run, tmp_path, {"transfer": {"layer": 2}}) == shifts
     # the language means' text (its token cap): the same jobs
     assert plan(test_run, tmp_path, {"transfer": {"mean_tokens": 400}}) == shifts
+
+
+def test_the_mds_depth_adds_its_fine_tunings_and_rescores_the_old_depth(test_run, tmp_path):
+    """transfer.mds_freeze 1 (the test preset's 0): each task's new f1 fine-tuning of the language experiments'
+    BERTs, scored with MDS, and the f0 ones scored again without it."""
+    assert plan(test_run, tmp_path, {"transfer": {"mds_freeze": 1}}) == {"finetune": 2 * LMS * 4, "transfer_table": 1,
+                                                                         **FINDINGS}
 
 
 def test_alignment_settings_rerun_exactly_what_uses_them(test_run, tmp_path):
@@ -304,6 +313,14 @@ def test_cao_xnli_settings_rerun_only_cao_et_als_fine_tunings(test_run, tmp_path
     fine-tunings of the same base, which keep transfer.xnli)."""
     assert plan(test_run, tmp_path, {"alignment": {"xnli": {"epochs": 2, "selection": "en_dev"}}}) == {
         "finetune": CAO_XNLI, "transfer_table": 1, **FINDINGS}
+
+
+def test_cao_et_al_s_scope_reruns_only_where_it_changes_the_languages(test_run, tmp_path):
+    """alignment.evaluation_languages and alignment.xnli.selection_languages decide languages, not numbers: on the
+    test preset every language is aligned and tested, so the other choice names the same languages and reruns
+    nothing (tests/test_plan_scope.py: on config.yaml they pick five languages and six dev sets)."""
+    assert plan(test_run, tmp_path, {"alignment": {"evaluation_languages": "parallel",
+                                                   "xnli": {"selection_languages": "tested"}}}) == {}
 
 
 def test_ablation_grid_reruns_only_the_points_it_changes(test_run, tmp_path):

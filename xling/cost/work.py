@@ -189,7 +189,8 @@ def _language_pairs(job, ctx: Context, sentences: float, what: str) -> Work:
 
 def _token_translation(job, ctx: Context) -> Work:
     settings = job.params["settings"]
-    n = float(settings.get("max_sentences") or ctx.config["alignment"]["test_sentences"])
+    every = ctx.size("xnli", "test") * 4 / 3 if settings["data"] == "xnli" else ctx.config["alignment"]["test_sentences"]
+    n = float(settings.get("max_sentences") or every)  # XNLI: each premise (one per three examples), each hypothesis
     return _language_pairs(job, ctx, n, "parallel sentences, both sides")
 
 

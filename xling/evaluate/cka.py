@@ -96,15 +96,21 @@ def cka_by_layer(x, y, debiased: bool = False) -> list[float]:
 
 # ---------------------------------------------------------------------------------------------- models
 
-def xnli_parallel(pivot_path, target_path, max_sentences: int | None = None) -> list[tuple[str, str]]:
+def xnli_parallel(pivot_path, target_path, max_sentences: int | None = None,
+                  example_order: bool = False) -> list[tuple[str, str]]:
     """The distinct (pivot, target) sentence pairs of two line-aligned XNLI files (premises, then hypotheses,
-    in file order; XNLI repeats each premise for its three hypotheses), the first `max_sentences`."""
+    in file order; XNLI repeats each premise for its three hypotheses), the first `max_sentences`.
+    example_order: each example's premise (where new) then its hypothesis, so that a cap keeps both kinds in
+    the test set's proportion (token translation: "each sentence in XNLI test-set")."""
     pivot, target = read_xnli(pivot_path), read_xnli(target_path)
     if len(pivot) != len(target):
         raise ValueError(f"{pivot_path}: {len(pivot)} examples, but {target_path}: {len(target)}; the XNLI "
                          "files of two languages must be line-aligned translations")
-    pairs = dict.fromkeys([(p[0], t[0]) for p, t in zip(pivot, target)] +
-                          [(p[1], t[1]) for p, t in zip(pivot, target)])
+    if example_order:
+        pairs = dict.fromkeys(pair for p, t in zip(pivot, target) for pair in ((p[0], t[0]), (p[1], t[1])))
+    else:
+        pairs = dict.fromkeys([(p[0], t[0]) for p, t in zip(pivot, target)] +
+                              [(p[1], t[1]) for p, t in zip(pivot, target)])
     return list(pairs)[:max_sentences] if max_sentences else list(pairs)
 
 

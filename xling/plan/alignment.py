@@ -41,6 +41,14 @@ class AlignmentPlan:
         """Languages paired with the pivot in word pairs and contextual retrieval: those with parallel text."""
         return self.source.available("parallel", self.targets)
 
+    def align_eval_langs(self) -> list[str]:
+        """Languages of Cao et al.'s contextual retrieval and its analyses by POS and frequency rank (Tables 3-4,
+        Figure 3): alignment.evaluation_languages aligned = the languages aligned (config.yaml: the paper's five),
+        parallel = every language with word pairs (config.yaml: eight, Table 5's ar, zh, ur too)."""
+        if self.align["evaluation_languages"] == "parallel":
+            return self.align_pair_langs()
+        return self.align_langs()
+
     def align_langs(self, run: str | None = None) -> list[str]:
         """Languages the aligned models and rotations are trained on: alignment.finetune.languages (null: all)
         among those with word pairs (align_pair_langs); for the {n} segment `run` of a model of
@@ -116,7 +124,7 @@ class AlignmentPlan:
         return list(dict.fromkeys(self.language_models() + self.aligned_models() + self.fasttext_lms()))
 
     def contextual_retrieval_inputs(self, wildcards) -> dict:
-        langs, seen = self.align_pair_langs(), self.seen_split()
+        langs, seen = self.align_eval_langs(), self.seen_split()
         return dict(model=self.lm_model(wildcards), rotations=self.contextual_rotations.get(wildcards.lm, []),
                     test=[f for lang in langs for f in self.word_pair_files(lang, ["test"])["test"]],
                     seen=[f for lang in langs for f in self.word_pair_files(lang, [seen])[seen]])

@@ -59,6 +59,7 @@ class TransferPlan:
         aligned model only f{k}-cao, its base also f{k}-cao and one f{k}-rot{kind} per rotation (at the first
         depth, with alignment.xnli's recipe)."""
         freeze = self.transfer["freeze"]
+        mds_depth = [self.mds_freeze()] if self.transfer["mds"] and self.mds_freeze() not in freeze else []
         if not lm.startswith(("bert/", "hf/", "aligned/")):
             return ["static"]
         cao = [f"f{freeze[0]}-{CAO}"]
@@ -70,7 +71,20 @@ class TransferPlan:
             cao += [f"f{freeze[0]}-{ROTATED}{kind}" for kind in self.rotation["kinds"]]
         if lm not in self.language_models():
             return [f"f{freeze[0]}", *cao]
-        return [f"f{k}" for k in freeze] + ([f"f{freeze[0]}-zm"] if self.transfer["zero_mean"] else []) + cao
+        return [f"f{k}" for k in [*freeze, *mds_depth]] + ([f"f{freeze[0]}-zm"] if self.transfer["zero_mean"] else []) \
+            + cao
+
+    def mds_freeze(self) -> int:
+        """The freeze depth the language experiments' BERTs are tested with MDS at (Liu et al. full, XNLI: "fixing
+        the first six layers ... added MDS to the hidden representations of the 6-th layer"): transfer.mds_freeze,
+        null = half of bert.num_layers rounded down (6 of 12; checkpoints get the same depth). transfer_variants
+        plans it beside transfer.freeze, so the MDS claims have their paper's depth in every run."""
+        depth = self.transfer["mds_freeze"]
+        depth = self.config["bert"]["num_layers"] // 2 if depth is None else depth
+        if depth > self.config["bert"]["num_layers"]:
+            raise ValueError(f"transfer.mds_freeze: {depth} is more than bert.num_layers "
+                             f"({self.config['bert']['num_layers']})")
+        return depth
 
     def transfer_runs(self) -> list[tuple[str, str, str]]:
         """(task, lm, variant) of every fine-tuning: XNLI on every model x size x window (and Hugging Face
@@ -107,8 +121,12 @@ class TransferPlan:
 
     def selection_langs(self, task: str, lm: str | None = None, variant: str | None = None) -> list[str]:
         """Languages whose dev sets select the epoch: the pivot, or (avg_dev) every tested language with a dev
-        split."""
+        split; Cao et al.'s fine-tunings (alignment.xnli.selection_languages aligned) the pivot and the languages
+        aligned, "the average accuracy across the six languages" (Table 1 note a) of config.yaml."""
         langs = self.transfer_langs(task, lm) if self.selection(variant) == "avg_dev" else [self.pivot]
+        if self.selection(variant) == "avg_dev" and is_alignment_variant(variant) \
+                and self.config["alignment"]["xnli"]["selection_languages"] == "aligned":
+            langs = [lang for lang in langs if lang == self.pivot or lang in self.align_langs()]
         return [lang for lang in langs if "dev" in self.task_splits(task, lang)]
 
     def transfer_model_inputs(self, wildcards) -> dict:
@@ -178,8 +196,10 @@ class TransferPlan:
                     shift_positions=self.language["shift_positions"])
 
     def uses_mds(self, wildcards) -> bool:
-        return self.transfer["mds"] and wildcards.variant.startswith("f") and variant_suffix(wildcards.variant) == "" \
-            and wildcards.lm in self.language_models()
+        """A language experiments' BERT fine-tuned at the MDS depth (mds_freeze), its plain variant."""
+        variant = wildcards.variant
+        return self.transfer["mds"] and variant.startswith("f") and variant_suffix(variant) == "" \
+            and int(variant[1:]) == self.mds_freeze() and wildcards.lm in self.language_models()
 
     def transfer_params(self, wildcards) -> dict:
         """What changes a fine-tuning's weights, besides the model and the data: only the settings this variant
