@@ -15,32 +15,41 @@ from xling.data.formats import read_parallel
 
 REFERENCE = Path(__file__).parent / "data" / "fast_align"
 EUROPARL = SHARED / "data" / "europarl"
-#: sha256 of fast_align's input the reference was made from (tests/data/fast_align/README.md)
-REFERENCE_INPUT_SHA256 = "e653409e7e48d0a2d525421dd69c42c319ed00d07bb1edf4034ee770d7b04ff4"
+#: per recorded run (tests/data/fast_align/README.md): the pairs, fast_align's options, our settings for them, the
+#: sha256 of the input it was given and the number of word pairs
+RUNS = {
+    "d-o-v": (500, {}, "e653409e7e48d0a2d525421dd69c42c319ed00d07bb1edf4034ee770d7b04ff4", 8537),
+    "v": (200, dict(favor_diagonal=False, optimize_tension=False),
+          "ebda2011df7ba1acb617049872bb37012c08b084e88678b25d860f501560ec87", 1754),
+}
 
 
-def reference_links(direction: str) -> list[set[tuple[int, int]]]:
-    lines = (REFERENCE / f"europarl-en-fr.1-500.{direction}.align").read_text(encoding="utf-8").splitlines()
-    return [parse_links(line) for line in lines]
+def reference_links(n: int, options: str, direction: str) -> list[set[tuple[int, int]]]:
+    path = REFERENCE / f"europarl-en-fr.1-{n}.{options}.{direction}.align"
+    return [parse_links(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def test_links_equal_the_original_fast_aligns_on_europarl_en_fr():
-    """`fast_align -d -o -v` (and -r), recorded on the first 500 pairs of the staged Europarl en-fr sample: ours
-    are the same links in both directions and the same word pairs. From a table cut at systran-align's default
-    beam they were not (164 and 136 of 500 sentences the same; 8,463 word pairs against 8,537)."""
+@pytest.mark.parametrize("options", RUNS)
+def test_links_equal_the_original_fast_aligns_on_europarl_en_fr(options):
+    """`fast_align -d -o -v` (and -r), the workflow's settings, and `fast_align -v` (no diagonal), recorded on the
+    first pairs of the staged Europarl en-fr sample: ours are the same links in both directions and the same word
+    pairs. With -d -o -v from a table cut at systran-align's default beam they were not (164 and 136 of 500
+    sentences the same; 8,463 word pairs against 8,537); with -v, decoded with p0 for NULL instead of model 1's
+    uniform prior, 51 and 47 of 200."""
+    n, settings, input_sha256, n_pairs = RUNS[options]
     europarl = require_shared(EUROPARL)
-    pairs = read_parallel(europarl / "europarl-v7.fr-en.head3000.en", europarl / "europarl-v7.fr-en.head3000.fr")[:500]
+    pairs = read_parallel(europarl / "europarl-v7.fr-en.head3000.en", europarl / "europarl-v7.fr-en.head3000.fr")[:n]
     en, fr = tokenize((s for s, _ in pairs), "en"), tokenize((t for _, t in pairs), "fr")
     corpus = "".join(" ".join(s) + " ||| " + " ".join(t) + "\n" for s, t in zip(en, fr))
-    assert hashlib.sha256(corpus.encode("utf-8")).hexdigest() == REFERENCE_INPUT_SHA256, \
+    assert hashlib.sha256(corpus.encode("utf-8")).hexdigest() == input_sha256, \
         "the tokenized input differs from the one the reference links were made from (tokenizer or data changed)"
-    expected_fwd, expected_rev = reference_links("forward"), reference_links("reverse")
-    fwd, rev = fast_align.links(en, fr)
-    assert len(fwd) == len(expected_fwd) == 500
-    assert [k for k in range(500) if fwd[k] != expected_fwd[k]] == []
-    assert [k for k in range(500) if rev[k] != expected_rev[k]] == []
+    expected_fwd, expected_rev = reference_links(n, options, "forward"), reference_links(n, options, "reverse")
+    fwd, rev = fast_align.links(en, fr, **settings)
+    assert len(fwd) == len(expected_fwd) == n
+    assert [k for k in range(n) if fwd[k] != expected_fwd[k]] == []
+    assert [k for k in range(n) if rev[k] != expected_rev[k]] == []
     assert word_pairs(fwd, rev) == word_pairs(expected_fwd, expected_rev)
-    assert sum(map(len, word_pairs(fwd, rev))) == 8537
+    assert sum(map(len, word_pairs(fwd, rev))) == n_pairs
 
 
 def test_tables_hold_every_pair_of_words_that_share_a_sentence_pair(tmp_path):
@@ -74,7 +83,12 @@ def test_viterbi_links_by_hand():
     assert fast_align.viterbi_links(table, ["a", "b"], ["x", "y"], **decode) == {(0, 0), (0, 1)}
     del table["a"]["y"]
     assert fast_align.viterbi_links(table, ["a", "b"], ["x", "y"], **decode) == {(0, 0)}
-    # without the diagonal prior both source words weigh 0.46: y goes to a (0.05 > 0.01 when b's entry is back)
+    # without the diagonal every p is 1 / 3 (IBM model 1), NULL's too: with b's entry back, y goes to a (0.05 beats
+    # b's 0.01 and NULL's 0.04); with NULL's entry at 0.05 too, a ties NULL, and a tie goes to NULL
     table["a"]["y"], table["b"]["y"] = 0.05, 0.01
-    assert fast_align.viterbi_links(table, ["a", "b"], ["x", "y"], tension=4.0, favor_diagonal=False,
-                                    prob_align_null=0.08) == {(0, 0), (0, 1)}
+    model1 = dict(tension=4.0, favor_diagonal=False, prob_align_null=0.08)
+    table[fast_align.NULL]["y"] = 0.04
+    assert fast_align.viterbi_links(table, ["a", "b"], ["x", "y"], **model1) == {(0, 0), (0, 1)}
+    table[fast_align.NULL]["y"] = 0.05
+    assert fast_align.viterbi_links(table, ["a", "b"], ["x", "y"], **model1) == {(0, 0)}
+
