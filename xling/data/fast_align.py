@@ -11,6 +11,14 @@ directions and writes their lexical tables, and `viterbi_links` decodes each dir
 The Aligner decodes with the start tension 4, not the optimized one; decoded with 4, our two directions agree with
 it (99.997 % of their intersection lies in its symmetrization on 3,069 Europarl en-es pairs; the test checks it).
 
+The whole table (`WHOLE_TABLE`): the original fast_align decodes from every entry it trained, so systran-align must
+write every entry, not only those within its default beam. Our links then equal the original program's
+(`fast_align -d -o -v`, with and without -r, on 500 Europarl en-fr pairs; `-v` on 200), as tests/data/fast_align/
+records them. On all 2,994 pairs of that sample 2 of 167,569 links differ (and 1 word pair), each a tie in exact
+arithmetic (one word twice in a sentence, both copies equally far from the diagonal) that rounding breaks:
+systran-align's table holds float32 probabilities where fast_align's are doubles, and its log gives the optimized
+tension to 6 digits.
+
 Reproducible: fast_align has no randomness, but its E-step adds counts from OpenMP threads in whatever order they
 finish (two threads gave three different tables in three runs), so training runs in a child process with one
 thread. Words are written as ids, so no token can collide with fast_align's `|||` separator.
@@ -31,6 +39,12 @@ from typing import Sequence
 
 NULL = "<eps>"
 MISSING_PROB = 1e-9  # fast_align's probability of a (source, target) pair its table lacks
+WHOLE_TABLE = -math.inf
+"""systran-align's `beam_threshold` for the tables we decode from: keep every entry. Its default (-4) writes only
+the entries whose log probability is at least -4 (53,564 of 251,551 forward entries on 500 Europarl en-fr pairs),
+and `viterbi_links` would score each dropped pair as MISSING_PROB: there, 14,809 forward links against fast_align's
+15,285 (Jaccard 0.904), 8,463 word pairs against 8,537. fast_align's own -t beam prunes only the table it writes
+with -p, never the one it decodes from."""
 STANDARD = dict(favor_diagonal=True, optimize_tension=True, variational_bayes=True, iterations=5,
                 prob_align_null=0.08)
 
@@ -77,8 +91,10 @@ def final_tensions(log: str) -> list[float]:
 
 def viterbi_links(table: dict[str, dict[str, float]], src: Sequence[str], tgt: Sequence[str], *, tension: float,
                   favor_diagonal: bool, prob_align_null: float) -> set[tuple[int, int]]:
-    """fast_align's decoding of one direction: each tgt word j linked to the src word i that maximises
-    t(tgt_j | src_i) * p(i | j), or to none when NULL's p0 * t(tgt_j | NULL) is larger."""
+    """fast_align's decoding of one direction (its final pass): each tgt word j linked to the src word i that
+    maximises t(tgt_j | src_i) * p(i | j), the first such i on a tie, or to none when NULL's t(tgt_j | NULL) *
+    p(NULL) is at least as large. With the diagonal, p(NULL) = p0 and p(i | j) is proportional to
+    exp(-tension |i/n - j/m|), summing to 1 - p0; without it, every p is 1 / (n + 1), NULL's too (IBM model 1)."""
     n, m = len(src), len(tgt)
     null_row, rows = table.get(NULL, {}), [table.get(word, {}) for word in src]
     links = set()
@@ -86,10 +102,10 @@ def viterbi_links(table: dict[str, dict[str, float]], src: Sequence[str], tgt: S
         if favor_diagonal:
             prior = [math.exp(-abs((j + 1) / m - (i + 1) / n) * tension) for i in range(n)]
             scale = (1 - prob_align_null) / sum(prior)
-            prior = [p * scale for p in prior]
+            prior, null_prior = [p * scale for p in prior], prob_align_null
         else:
-            prior = [(1 - prob_align_null) / n] * n
-        best, best_prob = None, prob_align_null * null_row.get(word, MISSING_PROB)
+            prior, null_prior = [1.0 / (n + 1)] * n, 1.0 / (n + 1)
+        best, best_prob = None, null_row.get(word, MISSING_PROB) * null_prior
         for i, row in enumerate(rows):
             prob = row.get(word, MISSING_PROB) * prior[i]
             if prob > best_prob:
@@ -101,17 +117,21 @@ def viterbi_links(table: dict[str, dict[str, float]], src: Sequence[str], tgt: S
 
 def train(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], workdir: str | os.PathLike,
           settings: dict) -> tuple[dict, dict, list[float], dict[str, str]]:
-    """Both directions' lexical tables and final tensions, trained on one thread, and each word's id (the
-    tables' keys; one vocabulary for both sides, as fast_align's)."""
+    """Both directions' whole lexical tables (`WHOLE_TABLE`) and final tensions, trained on one thread, and each
+    word's id (the tables' keys; one vocabulary for both sides, as fast_align's)."""
     ids: dict[str, str] = {}
     work = Path(workdir)
     with open(work / "corpus", "w", encoding="utf-8") as corpus:
         for s, t in zip(src, tgt):
             corpus.write(" ".join(ids.setdefault(w, f"s{len(ids)}") for w in s) + " ||| "
                          + " ".join(ids.setdefault(w, f"s{len(ids)}") for w in t) + "\n")
+    if "beam_threshold" in settings:
+        raise ValueError("fast_align settings: beam_threshold is not a setting; the tables are written whole "
+                         "(WHOLE_TABLE), as the original fast_align decodes from its whole table")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, "-c", _TRAIN, str(work / "corpus"), str(work / "fwd"), str(work / "rev"),
-                           json.dumps(settings)], env=env, capture_output=True, text=True)
+                           json.dumps({**settings, "beam_threshold": WHOLE_TABLE})], env=env, capture_output=True,
+                          text=True)
     if done.returncode != 0:
         raise RuntimeError(f"systran-align failed ({done.returncode}): {done.stderr[-2000:]}")
     tensions = final_tensions(done.stderr)
