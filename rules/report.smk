@@ -65,6 +65,7 @@ rule findings:
         settings=config["findings"],  # how claims are judged: reruns the findings and the report only
         bootstrap=config["bootstrap"],
         shown=selection_config(config),  # the word-retrieval selection the report shows (its BERT layer)
+        aligned_langs=config["alignment"]["finetune"]["languages"],  # Cao et al.'s claims: the aligned languages
     log:
         f"{LOGS}/findings.log",
     benchmark:
