@@ -384,6 +384,7 @@ def test_cao_xnli_is_judged_over_the_aligned_languages_only():
     assert row["outcome"] == HOLDS and row["pairs"] == "en-xa, en-xb" and "2 of 2 languages hold" in row["reason"]
     assert "all languages seeing a gain" in row["quote"]
     assert finding({"transfer": xnli}, "cao2020.xnli", aligned_langs=("xa", "xb", "xc"))["outcome"] == FAILS
+    assert finding({"transfer": xnli}, "cao2020.xnli", aligned_langs=None)["outcome"] == FAILS  # null: every one
     row = finding({"transfer": xnli}, "cao2020.xnli", aligned_langs=("bg", "de"))
     assert row["outcome"] == NOT_MEASURED and "no aligned language (bg, de)" in row["reason"]
     one_seed = cao_transfer({"xa": 62.0, "xb": 60.0}, {"xa": 55.0, "xb": 54.0}, seeds=(1,))

@@ -53,6 +53,15 @@ def test_the_findings_table_carries_each_claims_quote_and_margin():
     assert {"margin", "margin_source"} <= set(table.columns) and table["margin"].isna().all()  # nothing judged
 
 
+def test_the_margins_and_aligned_languages_come_from_the_config():
+    from xling.evaluate.findings import criteria_from_config
+    assert criteria_from_config({}).aligned_langs == ("bg", "de", "el", "es", "fr")  # Cao et al.'s five
+    assert criteria_from_config({}, aligned_langs=None).aligned_langs is None  # finetune.languages null: all
+    assert criteria_from_config({}, aligned_langs=["xa"]).aligned_langs == ("xa",)
+    margins = criteria_from_config({"margins": {"mrr": 0.02}}).margins
+    assert margins == {"percent": 1.0, "mrr": 0.02, "cka": 0.01}
+
+
 # ---------------------------------------------------------------------------------------------- Conneau et al.
 
 def ablation(scores: dict, langs=("fr", "zh"), spread: float = 0.05) -> pd.DataFrame:

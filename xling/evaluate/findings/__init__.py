@@ -104,13 +104,17 @@ def read_tables(paths: Mapping[str, str | Path | Sequence]) -> dict[str, pd.Data
 
 
 def criteria_from_config(findings: Mapping, bootstrap: Mapping | None = None, shown: Mapping | None = None,
-                         aligned_langs=None) -> Criteria:
+                         aligned_langs=Criteria.aligned_langs) -> Criteria:
     """Criteria from the config blocks findings (layer, margin, margins, mds_freeze), bootstrap, the report's
     word-retrieval selection (xling.plan.figures.selection_config: metric, dictionary_split, layer) and the
-    languages of the alignment's fine-tuning (alignment.finetune.languages; None: Cao et al.'s five)."""
+    languages of the alignment's fine-tuning (alignment.finetune.languages; None: every language; unset: Cao et
+    al.'s five)."""
     shown, bootstrap = shown or {}, bootstrap or {}
-    margins = {**DEFAULT_MARGINS, **{k: float(v) for k, v in (findings.get("margins") or {}).items()}}
-    langs = {} if aligned_langs is None else {"aligned_langs": tuple(aligned_langs)}
+    given = findings.get("margins") or {}  # each kind by name (tests/test_config_keys.py traces the reads)
+    margins = dict(percent=float(given.get("percent", DEFAULT_MARGINS["percent"])),
+                   mrr=float(given.get("mrr", DEFAULT_MARGINS["mrr"])),
+                   cka=float(given.get("cka", DEFAULT_MARGINS["cka"])))
+    langs = {"aligned_langs": None if aligned_langs is None else tuple(aligned_langs)}
     return Criteria(layer=findings.get("layer", "report"), margin=float(findings.get("margin", 0.0)),
                     margins=margins, **langs, mds_freeze=findings.get("mds_freeze"), shown_layer=shown.get("layer"),
                     metric=shown.get("metric"), dictionary_split=shown.get("dictionary_split"),

@@ -43,7 +43,9 @@ def _five_language_models(rows: pd.DataFrame) -> pd.DataFrame:
 
 def _aligned_langs(criteria: Criteria, present) -> list[str]:
     """The languages the models were aligned on (Criteria.aligned_langs: Cao et al.'s Bulgarian, German, Greek,
-    Spanish and French by default) that the compared rows have."""
+    Spanish and French by default; None: every language) that the compared rows have."""
+    if criteria.aligned_langs is None:  # alignment.finetune.languages null: every language with word pairs
+        return sorted(set(present))
     langs = sorted(set(criteria.aligned_langs) & set(present))
     if not langs:
         raise NotMeasured(f"no aligned language ({', '.join(criteria.aligned_langs)}) among the compared rows' "

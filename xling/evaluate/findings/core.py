@@ -74,7 +74,7 @@ class Criteria:
     non-strict claims (metric units), the freeze depth of the MDS transfer claims (None: the smallest with MDS
     scores) and the bootstrap settings. `margins`: the equivalence margin of each metric kind (MARGIN_KINDS) where
     the paper gives none; `aligned_langs`: the languages a model aligned/{n}/{base} was aligned on (its id names
-    none; alignment.finetune.languages)."""
+    none; alignment.finetune.languages; None: every language with word pairs)."""
 
     layer: str | int = "report"
     shown_layer: int | None = None
@@ -83,7 +83,7 @@ class Criteria:
     margin: float = 0.0
     mds_freeze: int | None = None
     margins: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MARGINS))
-    aligned_langs: tuple[str, ...] = ("bg", "de", "el", "es", "fr")
+    aligned_langs: tuple[str, ...] | None = ("bg", "de", "el", "es", "fr")  # None: every language
     resamples: int = 1000
     level: float = 0.95
     seed: int = 0
