@@ -50,6 +50,9 @@ if POS["splits"]:
         params:
             code=code_version("scripts/word_retrieval_pos.py"),
             open_class=POS["open_class"],
+            closed_class=POS["closed_class"],
+            bootstrap={"n_resamples": config["bootstrap"]["resamples"], "level": config["bootstrap"]["level"],
+                       "seed": config["bootstrap"]["seed"]},  # the classes' MRR intervals
             splits=POS["splits"],
             treebank=PLAN.pos_treebank_name(),
             lowercase=config["tokenizer"]["lowercase"],

@@ -65,6 +65,8 @@ rule findings:
         settings=config["findings"],  # how claims are judged: reruns the findings and the report only
         bootstrap=config["bootstrap"],
         shown=selection_config(config),  # the word-retrieval selection the report shows (its BERT layer)
+        aligned_langs=config["alignment"]["finetune"]["languages"],  # Cao et al.'s claims: the aligned languages
+        xnli_mds_freeze=PLAN.mds_freeze(),  # Liu et al.'s XNLI with MDS: the planned depth (six of 12 layers frozen)
     log:
         f"{LOGS}/findings.log",
     benchmark:

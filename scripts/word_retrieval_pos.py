@@ -12,7 +12,8 @@ from xling.tables import with_settings, write_parquet  # noqa: E402
 params = snakemake.params
 tags = word_tags(snakemake.input.treebanks, lowercase=params.lowercase)
 ranks = pd.concat([pd.read_parquet(path) for path in snakemake.input.ranks], ignore_index=True)
-table = with_settings(mrr_by_pos(ranks, tags, params.open_class), open_class=",".join(params.open_class),
+table = with_settings(mrr_by_pos(ranks, tags, params.open_class, params.closed_class, **params.bootstrap),
+                      open_class=",".join(params.open_class), closed_class=",".join(params.closed_class),
                       pos_treebank=params.treebank, pos_splits=",".join(params.splits), pos_tagged_words=len(tags))
 write_parquet(table, snakemake.output.parquet)
 with atomic_write(snakemake.output.csv) as handle:

@@ -11,6 +11,7 @@ import pandas as pd
 from xling.evaluate.findings import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, judge_claims
 
 MODELS = dict(lm_src="mono/en/100-w8", lm_tgt="mono/xa/100-w8")
+BILINGUAL = dict(lm_multilingual="results/x/models/bert/100-w8")  # the run's BERT at the monolingual size, window
 
 
 def finding(tables, claim) -> pd.Series:
@@ -31,7 +32,7 @@ def sentences(mapped: list[float], unmapped: float = 0.01) -> pd.DataFrame:
 
 
 def cka(mono: list[float], multi: list[float], random: list[float]) -> pd.DataFrame:
-    return pd.DataFrame([dict(pair=pair, comparison=comparison, layer=layer, cka=value, **MODELS)
+    return pd.DataFrame([dict(pair=pair, comparison=comparison, layer=layer, cka=value, **MODELS, **BILINGUAL)
                          for pair in ("en-xa", "en-xb") for comparison, values in
                          (("monolingual", mono), ("multilingual", multi), ("random", random))
                          for layer, value in enumerate(values)])
@@ -175,3 +176,27 @@ def test_cka_claims_are_judged_on_the_debiased_cka_the_intervals_surround():
     assert row["outcome"] == HOLDS and "en-xb layer 1 monolingual debiased 0.250 [0.150, 0.350]" in row["reason"]
     row = finding({"cka": table}, "conneau2020.cka.shared")
     assert "en-xa multilingual debiased (layer mean) 0.350 [0.250, 0.450]" in row["reason"], row["reason"]
+
+
+def test_cka_shared_needs_both_sides_trained_on_the_same_data_and_window():
+    """The paper's two sides differ in sharing only: a bilingual model trained on other data or at another window
+    than the monolingual ones (the table's columns, else the ids) makes each such pair not measurable, named."""
+    claim = "conneau2020.cka.shared"
+    slightly = with_intervals(cka(mono=[0.70, 0.60], multi=[0.72, 0.62], random=[0.2, 0.1]), 0.05, 0.01)
+    row = finding({"cka": slightly}, claim)
+    assert row["outcome"] == HOLDS and "results/x/models/bert/100-w8" in row["judged_on"]
+    assert "bilingual results/x/models/bert/100-w8" in row["models"]
+    ablation = slightly.assign(lm_multilingual="results/x/models/ablation/default/en-xa")
+    row = finding({"cka": ablation}, claim)  # an ablation's directory says neither size nor window
+    assert row["outcome"] == NOT_MEASURABLE and "bilingual model (not recorded)" in row["reason"]
+    recorded = ablation.assign(multilingual_size=4000, multilingual_window=64, mono_size=12000, mono_window=16)
+    row = finding({"cka": recorded}, claim)
+    assert row["outcome"] == NOT_MEASURABLE
+    assert "(4,000 sentences at window 64) and the monolingual ones (12,000 sentences at window 16)" in row["reason"]
+    same = recorded.assign(multilingual_size=12000, multilingual_window=16)
+    assert finding({"cka": same}, claim)["outcome"] == HOLDS
+    one_pair = recorded.assign(multilingual_size=recorded["pair"].map({"en-xa": 12000, "en-xb": 4000}),
+                               multilingual_window=16)
+    row = finding({"cka": one_pair}, claim)  # the measurable pair decides, the other is named
+    assert row["outcome"] == HOLDS and "1 of 1 pairs hold" in row["reason"] and "left out, not measurable: en-xb" \
+        in row["reason"]

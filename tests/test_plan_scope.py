@@ -64,18 +64,19 @@ def test_evaluation_languages_follow_the_aligned_ones_on_any_source():
 
 def test_mds_is_planned_at_the_papers_freeze_depth_scaled_to_the_layers():
     """Liu et al. (full), XNLI: "fixing the first six layers ... added MDS to the hidden representations of the
-    6-th layer": half the layers frozen (6 of 12, 2 of a 4-layer BERT), planned beside transfer.freeze, and the
-    only depth scored with MDS (the findings' MDS claims judge the smallest depth with MDS scores: this one)."""
+    6-th layer": half the layers frozen (6 of 12, 2 of a 4-layer BERT), planned beside transfer.freeze; every plain
+    depth is scored with MDS (the short paper names no frozen layer for POS and parsing: the run's own depth)."""
     assert real_plan().mds_freeze() == 6 and "f6" in real_plan().transfer_variants("bert/1000000-w512")
     plan = make_plan(bert={"num_layers": 4}, transfer={"freeze": [0]})
     assert plan.mds_freeze() == 2
     assert plan.transfer_variants("bert/200-w10")[:2] == ["f0", "f2"]
     assert plan.transfer_variants("glove/200-w10") == ["static"]
     mds = {variant: plan.uses_mds(wildcards(lm="bert/200-w10", variant=variant)) for variant in ("f0", "f2")}
-    assert mds == {"f0": False, "f2": True}
+    assert mds == {"f0": True, "f2": True}
+    assert not plan.uses_mds(wildcards(lm="bert/200-w10", variant="f0-zm"))
     params = plan.transfer_eval_params(wildcards(task="pos", lm="bert/200-w10", variant="f2"))
     assert "mds" in params and "mds" not in plan.transfer_eval_params(
-        wildcards(task="pos", lm="bert/200-w10", variant="f0"))
+        wildcards(task="pos", lm="bert/200-w10", variant="f0-zm"))
     assert make_plan(bert={"num_layers": 3}).mds_freeze() == 1
     assert make_plan(bert={"num_layers": 3}, transfer={"freeze": [1]}).transfer_variants("bert/200-w10")[:1] == ["f1"]
     chosen = make_plan(bert={"num_layers": 4}, transfer={"freeze": [0], "mds_freeze": 0})

@@ -5,7 +5,7 @@ import pytest
 
 from xling.evaluate.uncertainty import Interval
 from xling.evaluate.verdicts import (FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, Measure, Verdict, above_chance,
-                                     all_of, any_of, at_least, greater, most, negate, rises)
+                                     all_of, any_of, at_least, equivalent, every_unit, greater, most, negate, rises)
 
 
 def m(label, value, half_width=0.01, flag=None):
@@ -156,3 +156,36 @@ def test_measure_text_and_constructors():
     assert str(Measure("BERT", 0.001, 0.0005, 0.002)) == "BERT 0.001 [0.0005, 0.002]"
     with pytest.raises(ValueError):
         Verdict("maybe", "")
+
+
+@pytest.mark.parametrize("a, b, margin, outcome", [
+    (m("a", 0.500), m("b", 0.505), 0.03, HOLDS),  # difference [-0.025, +0.015] inside +-0.03
+    (m("a", 0.500), m("b", 0.505), 0.02, INCONCLUSIVE),  # -0.025 beyond -0.02, +0.015 inside
+    (m("a", 0.500), m("b", 0.600), 0.03, FAILS),  # [-0.12, -0.08] wholly below -0.03
+    (m("a", 0.600), m("b", 0.500), 0.03, FAILS),  # wholly above +0.03: a gain is no equivalence either
+    (DEGENERATE, m("b", 0.055), 0.03, NOT_MEASURABLE),
+])
+def test_equivalent_is_two_one_sided_tests_on_the_difference(a, b, margin, outcome):
+    assert equivalent(a, b, margin=margin).outcome == outcome
+
+
+def test_equivalent_needs_a_margin_and_takes_the_paired_interval():
+    with pytest.raises(ValueError, match="margin > 0"):
+        equivalent(m("a", 0.5), m("b", 0.5), margin=0.0)
+    wide_a, wide_b = m("a", 0.50, 0.05), m("b", 0.50, 0.05)  # unpaired: [-0.1, +0.1], beyond +-0.03
+    assert equivalent(wide_a, wide_b, margin=0.03).outcome == INCONCLUSIVE
+    verdict = equivalent(wide_a, wide_b, paired(0.0, -0.01, 0.01), margin=0.03)
+    assert verdict.outcome == HOLDS and "within +-0.030" in verdict.reason
+
+
+def test_every_unit_leaves_the_unmeasurable_out_and_names_them():
+    labels = ["xa", "xb", "xc"]
+    verdict = every_unit(_outcomes(HOLDS, NOT_MEASURABLE, HOLDS)[0], labels)
+    assert verdict.outcome == HOLDS and verdict.reason.startswith("2 of 2 languages hold")
+    assert "left out, not measurable: xb (" in verdict.reason
+    assert every_unit(_outcomes(HOLDS, FAILS, NOT_MEASURABLE)[0], labels).outcome == FAILS
+    assert every_unit(_outcomes(HOLDS, INCONCLUSIVE, NOT_MEASURABLE)[0], labels).outcome == INCONCLUSIVE
+    none = every_unit(_outcomes(NOT_MEASURABLE, NOT_MEASURABLE)[0], ["xa", "xb"])
+    assert none.outcome == NOT_MEASURABLE and "no languages measurable" in none.reason
+    with pytest.raises(ValueError):
+        every_unit(_outcomes(HOLDS)[0], ["xa", "xb"])

@@ -80,7 +80,7 @@ def test_mrr_by_tag_and_class_is_the_mean_reciprocal_rank_of_its_queries():
                           for layer, words in rr.items() for w, r in words.items()])
     table = mrr_by_pos(ranks, tags, ["NOUN", "VERB", "ADJ", "ADV"])
     assert list(table.columns) == ["layer", "model", "pair", "represent_settings", "pos", "pos_class", "mrr",
-                                   "n_queries"]
+                                   "n_queries", "ci_low", "ci_high"]
     got = {(r.layer, r.pos): (r.pos_class, r.mrr, r.n_queries) for r in table.itertuples()}
     expected = {
         (0, "NOUN"): ("open", 0.75, 2), (0, "VERB"): ("open", 1 / 3, 1), (0, "DET"): ("closed", 0.25, 1),
@@ -94,10 +94,13 @@ def test_mrr_by_tag_and_class_is_the_mean_reciprocal_rank_of_its_queries():
     for key, (pos_class, mrr, n) in expected.items():
         assert got[key][0] == pos_class and got[key][1] == pytest.approx(mrr) and got[key][2] == n, key
     assert table["represent_settings"].isna().all()  # a missing setting is kept as a group, not dropped
-    # another open class moves the tags between the classes, not the tags' own MRR
-    closed_nouns = mrr_by_pos(ranks, tags, ["VERB"]).set_index(["layer", "pos"])
+    # another open and closed class move the tags between the classes, not the tags' own MRR
+    closed_nouns = mrr_by_pos(ranks, tags, ["VERB"], ["NOUN", "DET", "ADP"]).set_index(["layer", "pos"])
     assert closed_nouns.loc[(0, "NOUN"), "pos_class"] == "closed"
     assert closed_nouns.loc[(0, "closed"), "mrr"] == pytest.approx((1 + 0.5 + 0.25 + 0.2) / 4)
+    neither = mrr_by_pos(ranks, tags, ["VERB"]).set_index(["layer", "pos"])  # NOUN in no class by default
+    assert neither.loc[(0, "NOUN"), "pos_class"] == "other"
+    assert neither.loc[(0, "closed"), "mrr"] == pytest.approx((0.25 + 0.2) / 2)
 
 
 def test_english_ewt_tags_function_and_content_words(shared_data):

@@ -17,8 +17,14 @@ conservative test: two disjoint 95 % intervals mean a difference at about the 0.
   m >= 0 in the metric's units: holds when the difference interval's lower bound is at least -m (a is no worse
   than b by more than m), does not hold when its upper bound is below -m, else inconclusive. With m = 0 and
   overlapping intervals it is inconclusive: a tie the data cannot tell from a loss is not a tie.
-Claims over several comparisons combine them with `all_of` (every language, every layer), `any_of`,
-`negate` and `most` (most languages); `rises` judges a trend over a grid (alpha, data size, window).
+- a ~ b within m (an equivalence: "matches", "disappears", "drops only around 1 point"): two one-sided tests
+  (TOST) on the difference's interval: holds when the whole interval lies inside [-m, m] (both a loss and a gain
+  beyond m ruled out), does not hold when it lies wholly outside (below -m or above m), else inconclusive. The
+  interval is the claims' two-sided one (95 %), not TOST's customary 90 %: a conservative equivalence test. With
+  m = 0 it can never hold, so every equivalence claim has a margin > 0 (the paper's words or a default per metric).
+Claims over several comparisons combine them with `all_of` (every comparison), `every_unit` (the paper's "every
+language": the measurable languages, the others named with why), `any_of`, `negate` and `most` (most languages);
+`rises` judges a trend over a grid (alpha, data size, window).
 """
 
 from __future__ import annotations
@@ -130,6 +136,23 @@ def at_least(a: Measure, b: Measure, paired: Interval | None = None, margin: flo
     return Verdict(INCONCLUSIVE, f"{a} vs {b}: {how}, a loss{within} is not ruled out")
 
 
+def equivalent(a: Measure, b: Measure, paired: Interval | None = None, margin: float = 0.0) -> Verdict:
+    """a ~ b within `margin` (TOST on the interval of a - b, module docstring); margin must be > 0."""
+    if not margin > 0:
+        raise ValueError(f"an equivalence needs a margin > 0, got {margin}")
+    blocked = _not_measurable(a, b)
+    if blocked:
+        return blocked
+    low, high, how = _difference(a, b, paired)
+    span = f"[{low:+.3g}, {high:+.3g}]"
+    within = f"within +-{_fmt(margin)}"
+    if -margin <= low and high <= margin:
+        return Verdict(HOLDS, f"{a} ~ {b}: difference {span} {within} ({how})")
+    if high < -margin or low > margin:
+        return Verdict(FAILS, f"{a} vs {b}: difference {span} wholly outside +-{_fmt(margin)} ({how})")
+    return Verdict(INCONCLUSIVE, f"{a} vs {b}: difference {span} not {within} nor outside it ({how})")
+
+
 def above_chance(a: Measure, chance: float) -> Verdict:
     """a is above chance. The claim is about chance itself, so pass a's flags other than the chance check (a
     constant classifier, a fine-tuning that did not learn): such a flag makes the claim fail rather than be
@@ -161,6 +184,23 @@ def all_of(verdicts: Iterable[Verdict], labels: Sequence[str] | None = None) -> 
     else a part that cannot be measured makes the whole not measurable; else an open part leaves it
     inconclusive."""
     return _combine(list(verdicts), labels, (FAILS, NOT_MEASURABLE, INCONCLUSIVE, HOLDS))
+
+
+def every_unit(verdicts: Iterable[Verdict], labels: Sequence[str], unit: str = "languages") -> Verdict:
+    """The claim holds in every measurable unit ("on all of the languages"): units that cannot be measured are
+    left out and named with why (one degenerate language does not void the others); of the rest, one that does
+    not hold decides, else one open leaves it inconclusive, else it holds. None measurable: not measurable."""
+    verdicts = list(verdicts)
+    if len(labels) != len(verdicts):
+        raise ValueError(f"{len(labels)} labels for {len(verdicts)} verdicts")
+    measured = [(label, v) for label, v in zip(labels, verdicts) if v.outcome != NOT_MEASURABLE]
+    left = [f"{label} ({v.reason})" for label, v in zip(labels, verdicts) if v.outcome == NOT_MEASURABLE]
+    left_out = f"; left out, not measurable: {'; '.join(left)}" if left else ""
+    if not measured:
+        return Verdict(NOT_MEASURABLE, f"no {unit} measurable{left_out}")
+    combined = all_of([v for _, v in measured], [label for label, _ in measured])
+    count = f"{sum(v.outcome == HOLDS for _, v in measured)} of {len(measured)} {unit} hold"
+    return Verdict(combined.outcome, f"{count}: {combined.reason}{left_out}")
 
 
 def any_of(verdicts: Iterable[Verdict], labels: Sequence[str] | None = None) -> Verdict:

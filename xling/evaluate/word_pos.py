@@ -11,7 +11,14 @@ as the corpus writes them:
 - a tie between tags goes to the tag first in alphabetical order, so the result does not depend on the
   order of the files or sentences.
 A query without a tag is "untagged": it gets its own row and is in neither class. Open class = the tags
-of `open_class` (the paper: noun, verb, adjective, adverb); closed class = every other tag.
+of `open_class` (the paper: "lexical words (e.g. noun, verb, adjective and adverb)"); closed class = the tags of
+`closed_class` (the paper: "fixed sets of words serving grammatical functions": adposition, auxiliary,
+conjunctions, determiner, particle, pronoun); a tag in neither (proper noun, numeral, interjection, punctuation,
+symbol, other) gets its own row with pos_class "other" and counts in neither class.
+
+Each class row carries the bootstrap interval of its MRR over its queries (ci_low, ci_high:
+the queries resampled within each pair's row, xling.evaluate.uncertainty), so the findings compare the classes
+with intervals.
 """
 
 from __future__ import annotations
@@ -25,13 +32,16 @@ import pandas as pd
 
 from xling.data.formats import iter_conllu, numbered_lines
 from xling.data.wordpiece import normalize_word
+from xling.evaluate.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_groups
 from xling.evaluate.word_retrieval import RANK_COLUMNS
 
 logger = logging.getLogger(__name__)
 
-OPEN, CLOSED, UNTAGGED = "open", "closed", "untagged"
+OPEN, CLOSED, OTHER, UNTAGGED = "open", "closed", "other", "untagged"
 TAG_COLUMNS = ["word", "upos", "count", "occurrences"]
-RESULT_COLUMNS = ["pos", "pos_class", "mrr", "n_queries"]
+RESULT_COLUMNS = ["pos", "pos_class", "mrr", "n_queries", "ci_low", "ci_high"]
+#: the grammatical-function tags (the closed class's default; schema retrieval.pos.closed_class)
+CLOSED_CLASS = ("ADP", "AUX", "CCONJ", "DET", "PART", "PRON", "SCONJ")
 
 
 def _surface_tags(sentence) -> Iterable[tuple[str, str]]:
@@ -71,25 +81,38 @@ def word_tags(conllu_paths: Iterable[str | Path], lowercase: bool = False) -> pd
     return table[TAG_COLUMNS]
 
 
-def mrr_by_pos(ranks: pd.DataFrame, tags: pd.DataFrame, open_class: Iterable[str]) -> pd.DataFrame:
+def mrr_by_pos(ranks: pd.DataFrame, tags: pd.DataFrame, open_class: Iterable[str],
+               closed_class: Iterable[str] = CLOSED_CLASS, *, n_resamples: int = DEFAULT_RESAMPLES,
+               level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """MRR of the queries of each tag, of the open and closed classes and of the untagged queries.
 
     ranks: per-query ranks (xling.evaluate.word_retrieval RANK_COLUMNS, plus constant setting columns such
     as model, size, window, pair); tags: `word_tags`. Each group of the other columns (a model, size, window,
     pair, layer, ...) gets one row per tag, class and "untagged" that has queries: RESULT_COLUMNS, where
-    pos_class says which class a tag row counts in (open, closed, untagged).
+    pos_class says which class a tag row counts in (open, closed, other: neither, untagged), and ci_low/ci_high
+    the bootstrap interval of a class row's MRR over its queries (seeded; a tag row's: NaN).
     """
-    open_class = set(open_class)
+    open_class, closed_class = set(open_class), set(closed_class)
+    both = sorted(open_class & closed_class)
+    if both:
+        raise ValueError(f"tags in both the open and the closed class: {', '.join(both)}")
     if ranks.empty:
         raise ValueError("no query ranks: MRR by part of speech is undefined")
     keys = [c for c in ranks.columns if c not in RANK_COLUMNS or c == "layer"]
     tagged = ranks.merge(tags[["word", "upos"]], on="word", how="left", validate="many_to_one")
     upos = tagged["upos"].fillna(UNTAGGED)
-    pos_class = upos.where(upos == UNTAGGED, upos.isin(open_class).map({True: OPEN, False: CLOSED}))
+    pos_class = upos.map(lambda tag: UNTAGGED if tag == UNTAGGED else OPEN if tag in open_class
+                         else CLOSED if tag in closed_class else OTHER)
     tagged = tagged.assign(pos=upos, pos_class=pos_class)
-    classes = tagged[tagged["pos_class"] != UNTAGGED].assign(pos=lambda df: df["pos_class"])
-    table = (pd.concat([tagged, classes], ignore_index=True)
-             .groupby(keys + ["pos", "pos_class"], dropna=False, sort=True)
-             .agg(mrr=("reciprocal_rank", "mean"), n_queries=("word", "size"))
-             .reset_index())
+    classes = tagged[tagged["pos_class"].isin([OPEN, CLOSED])].assign(pos=lambda df: df["pos_class"])
+    grouped = pd.concat([tagged, classes], ignore_index=True).groupby(keys + ["pos", "pos_class"], dropna=False,
+                                                                     sort=True)["reciprocal_rank"]
+    rows = []
+    for key, ranks_of in grouped:
+        low = high = float("nan")
+        if key[-1] == key[-2]:  # a class row (pos = its class): the findings compare these
+            interval = bootstrap_groups([ranks_of.to_numpy(float)], n_resamples=n_resamples, level=level, seed=seed)
+            low, high = interval.low, interval.high
+        rows.append((*key, float(ranks_of.mean()), len(ranks_of), low, high))
+    table = pd.DataFrame(rows, columns=keys + RESULT_COLUMNS)
     return table[keys + RESULT_COLUMNS]

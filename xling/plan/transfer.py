@@ -196,10 +196,11 @@ class TransferPlan:
                     shift_positions=self.language["shift_positions"])
 
     def uses_mds(self, wildcards) -> bool:
-        """A language experiments' BERT fine-tuned at the MDS depth (mds_freeze), its plain variant."""
+        """A language experiments' BERT at a plain variant: every planned depth (transfer.freeze, and mds_freeze, the
+        full paper's XNLI depth; the short paper names none for POS and parsing) is tested with MDS."""
         variant = wildcards.variant
         return self.transfer["mds"] and variant.startswith("f") and variant_suffix(variant) == "" \
-            and int(variant[1:]) == self.mds_freeze() and wildcards.lm in self.language_models()
+            and wildcards.lm in self.language_models()
 
     def transfer_params(self, wildcards) -> dict:
         """What changes a fine-tuning's weights, besides the model and the data: only the settings this variant

@@ -1,7 +1,8 @@
 """Report section, shown first: what this run shows. The counts of the findings' outcomes, one line per study
 saying what the run shows and what it cannot (a number at chance, a degenerate model, no interval yet), and
-the findings table in full (xling.evaluate.findings): each claim with its outcome, the numbers with their
-intervals, the flags that made a number unusable and the model it was judged on."""
+the findings table in full (xling.evaluate.findings): each claim with the paper's own sentence beside its
+outcome and the margin it was judged at, the numbers with their intervals, the flags that made a number unusable
+and the model it was judged on."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from xling.report.core import ReportContext, register_section, require_columns
 #: the settings shown under "judged on" (the table and metric: after the numbers and in eval/findings.csv)
 SETTINGS = (("models", "models"), ("corpus_size", "size"), ("windows", "window"), ("layers", "layer"),
             ("pairs", "pairs"), ("alphas", "alpha"))
-#: every column but the judging rule (layer_rule, margin, ci_*: said under the table)
-RESULTS = ("id", "paper", "where", "claim", "outcome", "reason", "measures", "judged_on", "flags", "table", "metric",
-           *(key for key, _ in SETTINGS))
+#: every column but the judging rule (layer_rule, ci_*: said under the table)
+RESULTS = ("id", "paper", "where", "claim", "quote", "outcome", "margin", "margin_source", "reason", "measures",
+           "judged_on", "flags", "table", "metric", *(key for key, _ in SETTINGS))
 #: the outcomes as the summary counts them: (value, singular, plural)
 OUTCOMES = (("holds", "holds", "hold"), ("does not hold", "does not hold", "do not hold"),
             ("inconclusive", "inconclusive", "inconclusive"), ("not measurable", "not measurable", "not measurable"),
@@ -123,13 +124,29 @@ def _numbers(row: pd.Series) -> dict:
     return {"text": numbers, "sub": why + "Why: " + shortened(row["reason"])}
 
 
+def claim_cell(row: pd.Series) -> dict:
+    """Our summary of the claim, and under it its id, where in the paper, and the paper's sentence verbatim."""
+    quote = f": \u201c{row['quote']}\u201d" if isinstance(row.get("quote"), str) and row["quote"] else ""
+    return {"text": row["claim"], "sub": f"{row['id']} ({row['where']}){quote}"}
+
+
+def outcome_cell(row: pd.Series) -> dict:
+    """The outcome, and under it the margin its comparisons used (none: strict comparisons only)."""
+    margin = row.get("margin")
+    if margin is None or pd.isna(margin):
+        return {"text": row["outcome"], "sub": "no margin (strict)"}
+    unit = metric_unit(row.get("metric"))
+    return {"text": row["outcome"],
+            "sub": f"margin \u00b1{float(margin):g}{' points' if unit == '%' else ''} ({row['margin_source']})"}
+
+
 @register_section("findings", "What this run shows: the papers' claims", required=("findings",),
                   results={"findings": RESULTS})
 def render_findings(ctx: ReportContext) -> list[Block]:
     df = ctx.tables["findings"]
     require_columns(df, RESULTS, ctx.table_paths["findings"])
     studies = [study_line(paper, rows) for paper, rows in df.groupby("paper", sort=False)]
-    rows = [[{"text": row["claim"], "sub": f"{row['id']} ({row['where']})"}, row["outcome"], _numbers(row),
+    rows = [[claim_cell(row), outcome_cell(row), _numbers(row),
              {"text": row["judged_on"] or DASH, "sub": _settings(row)}] for _, row in df.iterrows()]
     how = ""
     if "ci_level" in df and len(df):
@@ -137,14 +154,15 @@ def render_findings(ctx: ReportContext) -> list[Block]:
         how = (f"Intervals: {float(first['ci_level']):.0%} bootstrap ({first['ci_method']}, "
                f"{int(first['ci_resamples'])} resamples, seed {int(first['ci_seed'])}) over the test queries where "
                f"the run keeps them (exact binomial, Clopper-Pearson, where every query is a hit or every one a "
-               f"miss; over languages or tags with their effective size), else a t interval over seeds; margin of the \u201cat least\u201d claims "
-               f"{float(first['margin']):g}; BERT's layer rule: {first['layer_rule']}. "
+               f"miss; over languages or tags with their effective size), else a t interval over seeds; each claim's "
+               f"margin under its outcome (an equivalence holds when the difference's interval lies within "
+               f"\u00b1margin); BERT's layer rule: {first['layer_rule']}. "
                f"{FLAG_MARK}: the degenerate numbers (at chance, one class, nothing mined, ...) that make a claim "
                "not measurable.")
     return [text(counts_line(df)),
             {"kind": "list", "title": "By study", "items": studies},
             table_block("Claims and outcomes", ["claim", "outcome", "numbers of this run (with intervals)",
-                                                {"text": "judged on", "sub": "settings"}], rows, wrap=(0, 2, 3),
+                                                {"text": "judged on", "sub": "settings"}], rows, wrap=(0, 1, 2, 3),
                         full=True,
                         note=how)]
 

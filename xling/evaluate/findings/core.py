@@ -23,7 +23,7 @@ from xling.evaluate.alignment import language_study_rows
 from xling.evaluate.chance import at_or_below_chance, flag, nothing_mined
 from xling.evaluate.uncertainty import bootstrap_groups, paired_groups_difference
 from xling.evaluate.verdicts import (FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, Measure,  # noqa: F401
-                                     Verdict, all_of, any_of, most, negate)
+                                     Verdict, all_of, any_of, every_unit, most, negate)
 from xling.plan.tables import FINDINGS_COLUMNS
 
 NOT_MEASURED = "not measured"
@@ -71,8 +71,11 @@ def in_percent(tables: Tables) -> dict[str, pd.DataFrame]:
 class Criteria:
     """How claims are judged: BERT's word-retrieval layer ("report": the layer the report's tables show,
     `shown_layer`; "best"; or an index), the word-retrieval selection the report shows, the margin of the
-    non-strict claims (metric units), the freeze depth of the MDS transfer claims (None: the smallest with MDS
-    scores) and the bootstrap settings."""
+    non-strict claims (metric units), the freeze depth of the MDS transfer claims (`mds_freeze`, findings.mds_freeze:
+    None = the paper's: XNLI at `xnli_mds_freeze`, the plan's transfer.mds_freeze scaled to the run's BERT, POS and
+    parsing at the run's smallest depth with MDS scores) and the bootstrap settings. `margins`: the equivalence margin of each metric kind (MARGIN_KINDS) where
+    the paper gives none; `aligned_langs`: the languages a model aligned/{n}/{base} was aligned on (its id names
+    none; alignment.finetune.languages; None: every language with word pairs)."""
 
     layer: str | int = "report"
     shown_layer: int | None = None
@@ -80,6 +83,9 @@ class Criteria:
     dictionary_split: str | None = None
     margin: float = 0.0
     mds_freeze: int | None = None
+    xnli_mds_freeze: int = 6
+    margins: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MARGINS))
+    aligned_langs: tuple[str, ...] | None = ("bg", "de", "el", "es", "fr")  # None: every language
     resamples: int = 1000
     level: float = 0.95
     seed: int = 0
@@ -89,12 +95,40 @@ class Criteria:
         return dict(n_resamples=self.resamples, level=self.level, seed=self.seed, method=self.method)
 
 
+#: the default equivalence margin of each metric kind where the paper's words give none (findings.margins): in
+#: the unit the report shows the metric in (percent points; MRR and CKA 0-1)
+DEFAULT_MARGINS = {"percent": 1.0, "mrr": 0.01, "cka": 0.01}
+MARGIN_KINDS = tuple(DEFAULT_MARGINS)
+
+
+@dataclass(frozen=True)
+class Margin:
+    """The margin a claim's comparisons use (metric units) and where it comes from (the paper's words, a
+    default of findings.margins, findings.margin for "at least")."""
+
+    value: float
+    source: str
+
+    @classmethod
+    def default(cls, criteria: "Criteria", kind: str) -> "Margin":
+        """findings.margins' default for a metric kind (MARGIN_KINDS)."""
+        if kind not in criteria.margins:
+            raise ValueError(f"no default margin for {kind!r} (findings.margins has {sorted(criteria.margins)})")
+        return cls(float(criteria.margins[kind]), f"default (findings.margins.{kind})")
+
+    @classmethod
+    def at_least(cls, criteria: "Criteria") -> "Margin":
+        """The non-inferiority margin of the "at least" claims (findings.margin)."""
+        return cls(float(criteria.margin), "findings.margin (non-inferiority)")
+
+
 @dataclass
 class Finding:
     verdict: Verdict
     measures: list = field(default_factory=list)
     settings: dict = field(default_factory=dict)
     judged_on: str = "our models"
+    margin: Margin | None = None  # None: strict comparisons only (no margin)
 
     @property
     def outcome(self) -> str:
@@ -111,11 +145,15 @@ Judge = Callable[[Tables, Criteria, str], Finding]
 
 @dataclass(frozen=True)
 class Claim:
+    """One claim: `text` our summary of what is judged, `quote` the paper's sentence verbatim (whitespace aside:
+    tests/test_findings_rules.py finds it in ../shared/papers)."""
+
     id: str
     paper: str
     where: str
     text: str
     judge: Judge
+    quote: str = ""
 
 
 def _num(value: float) -> str:
@@ -155,6 +193,11 @@ def greater(a: Measure, b: Measure, paired=None) -> Verdict:
 
 def at_least(a: Measure, b: Measure, criteria: Criteria, paired=None) -> Verdict:
     return unresolved(a, b) or verdicts.at_least(a, b, paired, criteria.margin)
+
+
+def equivalent(a: Measure, b: Measure, margin: Margin, paired=None) -> Verdict:
+    """a ~ b within the margin (TOST, xling.evaluate.verdicts.equivalent), after the guard."""
+    return unresolved(a, b) or verdicts.equivalent(a, b, paired, margin.value)
 
 
 def joined_flag(flags) -> str | None:
