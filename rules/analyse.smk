@@ -145,7 +145,7 @@ rule mono_contextual:
     # through them
     input:
         models=lambda wc: [PLAN.mono_dir(PIVOT), PLAN.mono_dir(wc.lang)],
-        bimlm=PLAN.mono_contextual_bimlm(),
+        bimlm=lambda wc: PLAN.mono_contextual_bimlm(wc.lang),
         xnli=lambda wc: PLAN.xnli_files(wc.lang, MONO["map_split"]),
         train=lambda wc: [LAYOUT.task_file(task, PIVOT, "train") for task in PLAN.mono_contextual_tasks(wc.lang)],
         dev=lambda wc: [LAYOUT.task_file(task, PIVOT, "dev") for task in PLAN.mono_contextual_tasks(wc.lang)],
@@ -158,7 +158,7 @@ rule mono_contextual:
         pivot=PIVOT,
         tasks=lambda wc: PLAN.mono_contextual_tasks(wc.lang),
         models=lambda wc: [PLAN.mono_model_params(PIVOT), PLAN.mono_model_params(wc.lang)],
-        bimlm=PLAN.mono_contextual_bimlm_params(),
+        bimlm=lambda wc: PLAN.mono_contextual_bimlm_params(wc.lang),
         settings=dict(layers=PLAN.mono_contextual_layers(), task_layers=MONO_CONTEXTUAL["task_layers"],
                       **{key: MONO[key] for key in ("normalize_iterations", "map_split", "max_sentences")}),
         words=dict(tokenizer=ALIGN["tokenizer"], aligner=ALIGN["aligner"], settings=ALIGNER_SETTINGS),

@@ -1,6 +1,7 @@
 """Snakemake entry point: the contextual word level between two monolingual BERTs for one target: maps at each
 layer learned on word pairs (alignment.aligner) of XNLI's parallel sentences (once, for every task), and each task
-transferred from the pivot through them (MLM align) and through the run's multilingual BERT (biMLM)."""
+transferred from the pivot through them (MLM align) and through the bilingual MLM (biMLM: the pair's Default
+ablation, or the run's multilingual BERT; monolingual.contextual.bimlm)."""
 import json
 import os
 
@@ -17,6 +18,7 @@ from xling.evaluate.cka import xnli_parallel  # noqa: E402
 from xling.evaluate.monolingual_contextual import contextual_transfer_table, layer_maps, xnli_word_pairs  # noqa: E402
 from xling.tables import with_settings, write_parquet  # noqa: E402
 from xling.tune.heads import read_examples  # noqa: E402
+from xling.models.ablation import view_path  # noqa: E402
 from xling.models.devices import snakemake_job_device  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
@@ -34,7 +36,7 @@ del encoders
 models = {"mlm-align": (inp.models[0], inp.models[1])}
 described = {"mlm-align": p.models}  # each kind's (pivot side, target side) model: lm id and training settings
 if p.bimlm:
-    models["bimlm"] = (inp.bimlm[0], None)
+    models["bimlm"] = (view_path(inp.bimlm[0], p.pivot), None)  # an ablation's pivot view; Default shares all
     described["bimlm"] = [p.bimlm, p.bimlm]
 tables = []
 for i, task in enumerate(p.tasks):

@@ -67,6 +67,22 @@ def test_language_order_samples_by_share_to_the_power():
     assert torch.equal(again.indices(777), order.indices(777))
 
 
+def test_language_order_samples_by_sentence_share_when_given_the_sentences():
+    """Conneau et al. §3.1: "proportionally to the fraction of sentences in each training corpus, exponentiated
+    to the power 0.7": two corpora of the same sentences are drawn equally often, whatever their blocks."""
+    languages = ["en"] * 900 + ["xa"] * 100
+    order = mlm_data.LanguageOrder(languages, 4, seed=1, exponent=0.7, steps=100, sentences={"en": 50, "xa": 50})
+    assert np.allclose(order.probabilities, [0.5, 0.5])
+    uneven = mlm_data.LanguageOrder(languages, 4, seed=1, exponent=0.7, steps=100, sentences={"en": 10, "xa": 30})
+    assert np.allclose(uneven.probabilities, np.array([1, 3]) ** 0.7 / (1 + 3**0.7))
+    with pytest.raises(ValueError, match="sentences name languages"):
+        mlm_data.LanguageOrder(languages, 4, seed=1, exponent=0.7, steps=100, sentences={"en": 5})
+    assert ablation.check_spec({"sampling_share": "sentences", "sentences": 9}, 2)["sentences"] == 9
+    for bad in ({"sampling_share": "sentences"}, {"sampling_share": "words"}):
+        with pytest.raises(ValueError, match="sampling_share"):
+            ablation.check_spec(bad, 2)
+
+
 def _train(paths, vocab, tmp_path, spec, steps, seed=TINY["seed"]):
     out = tmp_path / "model"
     bert.pretrain(paths, vocab, out, tmp_path / "ckpt", {**TINY, "max_steps": steps, "ablation": spec, "seed": seed})
@@ -136,6 +152,18 @@ def test_no_anchors_shares_no_token_id(pair, tmp_path):
     per_lang = [set(blocks[[i for i, l in enumerate(languages) if l == lang]].flatten().tolist()) - special
                 for lang in ("en", "xa")]
     assert per_lang[0] & per_lang[1]
+
+
+def test_a_sep_row_trains_on_the_union_of_the_language_vocabularies(pair, tmp_path):
+    """The Sep rows as the plan trains them (ablation.vocab.sep_settings language, sampling_share sentences):
+    anchors union with separate embeddings and layers, each view the union, a shared string one id."""
+    paths, vocab = pair
+    spec = {"separate_embeddings": True, "separate_layers": 1, "anchors": "union", "sampling_share": "sentences",
+            "sentences": 10}
+    out = _train(paths, vocab, tmp_path, spec, steps=2)
+    views = {lang: mlm_data.read_vocab(out / lang / "vocab.txt") for lang in ("en", "xa")}
+    assert len(views["en"]) == len(views["xa"]) and views["en"]["x3"] == views["xa"]["x3"]  # one id space
+    assert json.loads((out / ablation.SPEC_FILE).read_text())["spec"]["sampling_share"] == "sentences"
 
 
 def test_separate_embeddings_replace_with_the_batch_languages_words():

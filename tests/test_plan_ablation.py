@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plan_configs import make_plan, wildcards
+from plan_configs import make_plan, preset_plan, wildcards
 from xling.plan.data import RealData
 
 
@@ -22,8 +22,7 @@ def test_tokens_of_each_setting():
     plan = make_plan()  # the pair's vocabularies (ablation.vocab.source pair), extra anchors drawn per batch
     assert plan.ablation_tokens(wildcards(setting="default", pair="en-fr")) == [
         "results/t/ablation/tokens/en-fr/joint/en.txt", "results/t/ablation/tokens/en-fr/joint/fr.txt"]
-    assert plan.ablation_vocabs(wildcards(setting="sep-emb", pair="en-fr")) == ["results/t/ablation/vocab/en-fr/joint.txt"]
-    for setting in ("default-anchors", "no-anchors"):  # one vocabulary per language, each language's text in its own
+    for setting in ("default-anchors", "no-anchors", "sep-emb", "sep-l1", "sep-emb-l1"):  # Table 1's 40k/40k rows  # one vocabulary per language, each language's text in its own
         assert plan.ablation_vocabs(wildcards(setting=setting, pair="en-fr")) == [
             "results/t/ablation/vocab/own/en.txt", "results/t/ablation/vocab/own/fr.txt"]  # English's: one for all pairs
         assert plan.ablation_tokens(wildcards(setting=setting, pair="en-fr"))[1] == "results/t/ablation/tokens/own/fr.txt"
@@ -43,6 +42,36 @@ def test_tokens_of_each_setting():
     assert study.ablation_vocabs(wildcards(setting="no-anchors", pair="en-fr")) == [study.vocab_source()]
     assert study.ablation_tokens(extra)[0] == "results/t/ablation/tokens/extra-anchors/en-fr/en.txt"
     assert study.ablation_switch_table(extra) == [] and "code_switch" not in study.ablation_hparams("extra-anchors")["ablation"]
+
+
+def test_the_sep_rows_train_on_the_language_vocabularies_in_their_union_or_the_joint_one():
+    """Conneau et al. Table 1: every Sep row 40k/40k (ablation.vocab.sep_settings language), as Default anchors
+    (anchors union: with separate embeddings no row is shared); joint keeps the pair's joint vocabulary."""
+    plan = make_plan()
+    for setting in ("sep-emb", "sep-l3", "sep-emb-l3"):
+        assert plan.ablation_hparams(setting)["ablation"]["anchors"] == "union"
+        assert plan.ablation_dev_tokens(wildcards(setting=setting, pair="en-fr")) in (
+            [], ["results/t/ablation/tokens/dev/own/en.txt"])
+    assert plan.ablation_hparams("default")["ablation"]["anchors"] == "default"
+    joint = make_plan(ablation={"vocab": {"sep_settings": "joint"}})
+    assert joint.ablation_hparams("sep-emb")["ablation"]["anchors"] == "default"
+    assert joint.ablation_vocabs(wildcards(setting="sep-emb", pair="en-fr")) == ["results/t/ablation/vocab/en-fr/joint.txt"]
+    assert joint.ablation_tokens(wildcards(setting="sep-l3", pair="en-fr"))[1] == "results/t/ablation/tokens/en-fr/joint/fr.txt"
+
+
+def test_the_demo_trains_its_sep_row_on_the_language_vocabularies():
+    plan = preset_plan("demo")
+    assert plan.ablation_vocabs(wildcards(setting="sep-emb-l2", pair="en-xa")) == [
+        "results/demo/ablation/vocab/own/en.txt", "results/demo/ablation/vocab/own/xa.txt"]
+
+
+def test_languages_are_sampled_by_their_share_of_the_sentences():
+    """§3.1 "proportionally to the fraction of sentences in each training corpus": every corpus of a pair holds
+    ablation.size sentences, passed to the trainer; blocks keeps the streams' share."""
+    spec = make_plan(ablation={"size": 200}).ablation_hparams("default")["ablation"]
+    assert (spec["sampling_share"], spec["sentences"], spec["sampling_exponent"]) == ("sentences", 200, 0.7)
+    blocks = make_plan(ablation={"sampling_share": "blocks"}).ablation_hparams("wiki-cc")["ablation"]
+    assert blocks["sampling_share"] == "blocks" and "sentences" not in blocks
 
 
 def test_lm_params_carry_the_trainer_settings():

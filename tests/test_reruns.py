@@ -36,6 +36,8 @@ ABLATION_RUNS = ABLATIONS * len(ABLATION["tasks"]) * len(TRANSFER["seeds"])  # t
 # the Default bilingual MLMs the CKA compares (cka.bilingual ablation) that the ablations do not train already
 CKA_ONLY = len([lang for lang in CONFIG["monolingual"]["languages"]
                 if "default" not in ABLATION["settings"] or lang not in ABLATION["pairs"]])
+# the Sep rows (ablation.vocab.sep_settings language): on the language-specific vocabularies, not the joint one
+SEP_MODELS = len([s for s in ABLATION["settings"] if s.startswith("sep")]) * len(ABLATION["pairs"])
 REPORT = {"report": 1, "all": 1}
 FINDINGS = {"findings": 1, **REPORT}  # a changed result table: the findings judged on it, and the report
 WORD_RETRIEVAL = {"word_retrieval_table": 1, "word_retrieval_pos": 1, **FINDINGS}
@@ -160,28 +162,39 @@ def test_ablation_settings_rerun_only_the_ablations_they_change(test_run, tmp_pa
     ablation on it, an ablation.bert key every ablation; none touches the grid."""
     one = {"ablation_pretrain": 1, "finetune": ABLATION_RUNS // ABLATIONS,
            "ablation_table": 1, **FINDINGS}
+    # and the Default bilingual MLMs that CKA and Figure 5's biMLM compare (cka.bilingual, monolingual.contextual.bimlm)
     every = {"ablation_pretrain": ABLATIONS + CKA_ONLY, "finetune": ABLATION_RUNS,
-             "ablation_table": 1, "cka": MONO_TARGETS, "cka_table": 1, **FINDINGS}  # and the CKA's bilingual MLMs
+             "ablation_table": 1, "cka": MONO_TARGETS, "cka_table": 1, **MONO_CONTEXTUAL, **FINDINGS}
+    joint = {**every, "ablation_pretrain": ABLATIONS - SEP_MODELS + CKA_ONLY,
+             "finetune": ABLATION_RUNS - SEP_MODELS * ABLATION_RUNS // ABLATIONS}  # all but the Sep rows
     assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"rate": 0.5}}}) == one
     assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"sampling": "once"}}}) == {"code_switch": 2, **one}
     assert plan(test_run, tmp_path, {"ablation": {"code_switch": {"dictionary": "full"}}}) == {"switch_table": 1, **one}
-    # the test preset has no setting with language-specific vocabularies: only the report, which shows the setting
-    # in its protocol section, is redone
-    assert plan(test_run, tmp_path, {"ablation": {"vocab": {"language_merges": 300}}}) == REPORT
+    # the test preset's one Sep row (sep-emb-l1) trains on the language-specific vocabularies (Table 1's 40k/40k):
+    # both languages' vocabularies and tokens, the pivot's dev tokens, that model
+    assert SEP_MODELS == 1
+    language = {"ablation_language_vocab": 2, "ablation_language_tokenize": 2, "ablation_language_dev_tokenize": 1}
+    assert plan(test_run, tmp_path, {"ablation": {"vocab": {"language_merges": 300}}}) == {**language, **one}
     assert plan(test_run, tmp_path, {"ablation": {"vocab": {"merges": 800}}}) == {
         "ablation_vocab": 1, "ablation_tokenize": 2, "ablation_dev_tokenize": 1, "domain_tokenize": 1, "switch_table": 1,
-        **every}  # the dev text too: the ablation BERTs are selected on it in their vocabulary
+        **joint}  # the dev text too: the ablation BERTs are selected on it in their vocabulary
+    # the Sep row on the joint vocabulary (its tokens are the other settings'): that model alone
+    assert plan(test_run, tmp_path, {"ablation": {"vocab": {"sep_settings": "joint"}}}) == one
+    # languages drawn by their share of the blocks, not of the sentences: every ablation BERT
+    assert plan(test_run, tmp_path, {"ablation": {"sampling_share": "blocks"}}) == every
     assert plan(test_run, tmp_path, {"ablation": {"vocab": {"source": "study"}}}) == {
         "domain_tokenize": 1, "switch_table": 1, **every}
     assert plan(test_run, tmp_path, {"ablation": {"domain": {"topics_left_out": 0.2}}}) == {
         "domain_corpus": 1, "domain_tokenize": 1, **one}
     assert plan(test_run, tmp_path, {"ablation": {"bert": {**ABLATION["bert"], "learning_rate": 0.002}}}) == every
-    # the CKA's bilingual side: the run's BERT in place of the Default bilingual MLM (no model retrains)
-    assert plan(test_run, tmp_path, {"cka": {"bilingual": "study"}}) == {"cka": MONO_TARGETS, "cka_table": 1, **FINDINGS}
+    # the CKA's bilingual side the run's BERT: the monolingual BERTs follow it to its size and window (the largest
+    # size, the first window), so they and everything compared on them are redone there
+    assert plan(test_run, tmp_path, {"cka": {"bilingual": "study"}}) == {**MONOLINGUAL, "mono_fasttext": MONO_TARGETS + 1}
 
 
-ABLATION_BERTS = {"ablation_pretrain": ABLATIONS + CKA_ONLY, "finetune": ABLATION_RUNS,  # and the CKA's bilingual
-                  "ablation_table": 1, "cka": MONO_TARGETS, "cka_table": 1, **FINDINGS}   # MLMs (cka.bilingual)
+ABLATION_BERTS = {"ablation_pretrain": ABLATIONS + CKA_ONLY, "finetune": ABLATION_RUNS,  # and the Default bilingual
+                  "ablation_table": 1, "cka": MONO_TARGETS, "cka_table": 1,  # MLMs of CKA and Figure 5's biMLM
+                  **MONO_CONTEXTUAL, **FINDINGS}
 
 
 def test_conneau_recipe_settings_rerun_only_the_berts_that_use_them(test_run, tmp_path):
@@ -340,6 +353,10 @@ def test_monolingual_settings_rerun_only_their_comparison(test_run, tmp_path):
     # the sentences the contextual word means average over: those means and the word level
     assert plan(test_run, tmp_path, {"monolingual": {"word_mean_sentences": 100}}) == {
         "mono_word_means": MONO_TARGETS + 1, **MONO_WORDS}
+    # Figure 5's biMLM the run's BERT of the monolingual size and window (the test grid has it): the contextual
+    # word level only (the report draws it; the findings do not read it)
+    assert plan(test_run, tmp_path, {"monolingual": {"contextual": {"bimlm": "study"}}}) == {**MONO_CONTEXTUAL,
+                                                                                             **REPORT}
     # another en': its BERT and its CKA job only
     assert plan(test_run, tmp_path, {"cka": {"en_prime_seed": 3}}) == {"mono_pretrain": 1, "cka": 1, "cka_table": 1,
                                                                         **FINDINGS}

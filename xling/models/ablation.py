@@ -37,7 +37,7 @@ SPEC_FILE = "ablation.json"
 def check_spec(spec: dict, num_layers: int) -> dict:
     """The trainer's ablation spec with its defaults; ValueError for an unknown key or a value out of range."""
     defaults = {"separate_embeddings": False, "separate_layers": 0, "anchors": "default", "domain": "same",
-                "sampling_exponent": 0.7, "code_switch": None}
+                "sampling_exponent": 0.7, "sampling_share": "blocks", "sentences": None, "code_switch": None}
     unknown = sorted(set(spec) - set(defaults))
     if unknown:
         raise ValueError(f"unknown ablation key(s) {unknown}; known: {sorted(defaults)}")
@@ -49,6 +49,11 @@ def check_spec(spec: dict, num_layers: int) -> dict:
         raise ValueError(f"anchors must be default, union, none or extra, not {out['anchors']!r}")
     if not 0 < float(out["sampling_exponent"]) <= 1:
         raise ValueError(f"sampling_exponent must be in (0, 1], not {out['sampling_exponent']}")
+    if out["sampling_share"] not in ("sentences", "blocks"):
+        raise ValueError(f"sampling_share must be sentences or blocks, not {out['sampling_share']!r}")
+    if out["sampling_share"] == "sentences" and not (isinstance(out["sentences"], int) and out["sentences"] > 0):
+        raise ValueError("sampling_share sentences needs `sentences`, each language's training sentences (a positive "
+                         f"integer), not {out['sentences']!r}")
     return out
 
 

@@ -129,14 +129,20 @@ class BatchOrder:
 
 class LanguageOrder:
     """Batches of one language (Conneau et al. 2020; Lample & Conneau 2019): step t's language is drawn with
-    probability proportional to (its share of the blocks) ** exponent, from a stream seeded by `seed`, and
-    its blocks are the next batch of that language's own BatchOrder. A pure function of (seed, step)."""
+    probability proportional to (its share) ** exponent, from a stream seeded by `seed`, and its blocks are the
+    next batch of that language's own BatchOrder. The share is of `sentences` ({language: its training
+    sentences}, the paper's "fraction of sentences in each training corpus") or, without them, of the blocks.
+    A pure function of (seed, step)."""
 
-    def __init__(self, languages: Sequence[str], batch_size: int, seed: int, exponent: float, steps: int):
+    def __init__(self, languages: Sequence[str], batch_size: int, seed: int, exponent: float, steps: int,
+                 sentences: dict[str, int] | None = None):
         self.codes = list(dict.fromkeys(languages))
         per_block = np.asarray(languages)
         self.blocks = {c: torch.from_numpy(np.flatnonzero(per_block == c)) for c in self.codes}
-        share = np.array([len(self.blocks[c]) for c in self.codes], dtype=np.float64) / len(languages)
+        if sentences is not None and set(sentences) != set(self.codes):
+            raise ValueError(f"sentences name languages {sorted(sentences)}, the blocks' are {sorted(self.codes)}")
+        counts = [sentences[c] if sentences is not None else len(self.blocks[c]) for c in self.codes]
+        share = np.array(counts, dtype=np.float64) / sum(counts)
         self.probabilities = share**exponent / (share**exponent).sum()
         draws = np.random.default_rng(seed_of(seed, "language")).random(steps)
         self.choices = np.minimum(np.searchsorted(np.cumsum(self.probabilities), draws, side="right"),

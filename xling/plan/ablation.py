@@ -67,9 +67,20 @@ class AblationPlan:
                     window=window, max_length=min(window, cap) if cap else window, revision=None,
                     hparams=self.ablation_hparams(lm.split(posixpath.sep)[1]))
 
+    def ablation_spec(self, setting: str) -> dict:
+        """parse_setting's spec as this run trains it: a setting with separate parameters takes language-specific
+        vocabularies in their union (anchors union) under ablation.vocab.sep_settings language, Conneau et al.'s
+        Table 1 (40k/40k in every Sep row); the joint vocabulary under joint."""
+        spec = parse_setting(setting)
+        separate = spec["separate_embeddings"] or spec["separate_layers"]
+        if separate and self.ablation["vocab"]["sep_settings"] == "language":
+            spec["anchors"] = "union"
+        return spec
+
     def ablation_own_vocab(self, setting: str) -> bool:
-        """Whether a setting trains on language-specific vocabularies (Default anchors, no anchors)."""
-        return parse_setting(setting)["anchors"] in ("union", "none")
+        """Whether a setting trains on language-specific vocabularies (Default anchors, no anchors, the Sep rows
+        with ablation.vocab.sep_settings language)."""
+        return self.ablation_spec(setting)["anchors"] in ("union", "none")
 
     def ablation_vocabs(self, wildcards) -> list[str]:
         """The vocabulary file(s) a model trains on: the study's (ablation.vocab.source study), or the pair's
@@ -127,7 +138,11 @@ class AblationPlan:
     def ablation_hparams(self, setting: str) -> dict:
         """The trainer's settings: the bert block with ablation.bert over it, the stream length and the setting's
         spec."""
-        spec = {**parse_setting(setting), "sampling_exponent": self.ablation["sampling_exponent"]}
+        share = self.ablation["sampling_share"]
+        spec = {**self.ablation_spec(setting), "sampling_exponent": self.ablation["sampling_exponent"],
+                "sampling_share": share}
+        if share == "sentences":  # each language's corpus is cut to ablation.size sentences (wiki-cc's too)
+            spec["sentences"] = self.ablation_size()
         switch = self.ablation["code_switch"]
         if spec["anchors"] == "extra" and switch["sampling"] == "batch":  # the trainer draws them
             spec["code_switch"] = {k: switch[k] for k in ("rate", "max_fraction", "seed")}

@@ -13,18 +13,41 @@ CONTEXTUAL_TASKS = ("ner", "parsing")
 class MonolingualPlan:
     def init_monolingual(self) -> None:
         self.mono, self.cka = self.config["monolingual"], self.config["cka"]  # defaults filled in by the schema
-        self.mono_size = self.mono["size"] or max(self.sizes)
-        self.mono_window = self.mono["window"] or self.windows[0]
+        side_size, side_window, side = self.bilingual_side()
+        self.mono_size = self.mono["size"] or side_size
+        self.mono_window = self.mono["window"] or side_window
         if self.mono_size not in self.sizes:
             raise ValueError(f"monolingual.size: {self.mono_size} is not in corpus.sizes {self.sizes}")
-        if self.mono_window not in self.windows:
-            raise ValueError(f"monolingual.window: {self.mono_window} is not in windows {self.windows}")
+        if self.mono_window not in self.windows and self.uses_study_bert():
+            raise ValueError(f"monolingual.window: {self.mono_window} is not in windows {self.windows} (the run's "
+                             "BERT of that window is the bilingual side: cka.bilingual or "
+                             "monolingual.contextual.bimlm study)")
+        sides = (("size", self.mono_size, side_size), ("window", self.mono_window, side_window))
+        for key, ours, theirs in sides if self.mono_targets() else ():  # no monolingual BERT, nothing compared
+            if ours != theirs:
+                raise ValueError(f"monolingual.{key}: {ours} differs from the bilingual side's {theirs} ({side}): "
+                                 "Conneau et al.'s sharing and CKA comparisons need both sides trained on the same "
+                                 f"data size and window; leave monolingual.{key} null or set {side} to {ours}")
         if self.cka["en_prime_seed"] == self.mono["seed"]:
             raise ValueError(f"cka.en_prime_seed must differ from monolingual.seed ({self.mono['seed']}): en' is "
                              "another seed")
         self.en_prime = f"{self.pivot}~{self.cka['en_prime_seed']}"
         self.mono_grid = f"{self.mono_size}-w{self.mono_window}"
         self.mono_contextual = self.mono["contextual"]
+
+    def bilingual_side(self) -> tuple[int, int, str]:
+        """(size, window, the keys that set them) of the bilingual models the monolingual BERTs are compared with
+        (Conneau et al. §5: sharing, CKA): the ablations' (cka.bilingual ablation: ablation.size, ablation.window)
+        or the run's BERT's (study: the largest corpus size, the first window)."""
+        if self.cka["bilingual"] == "ablation":
+            return self.ablation_size(), self.ablation["window"], "ablation.size, ablation.window"
+        return max(self.sizes), self.windows[0], "the largest of corpus.sizes, the first of windows"
+
+    def uses_study_bert(self) -> bool:
+        """Whether a comparison reads the run's BERT at the monolingual size and window (CKA's or Figure 5's
+        bilingual side set to study) rather than the pair's Default ablation."""
+        bimlm = self.mono["contextual"]["enabled"] and self.mono["contextual"]["bimlm"] == "study"
+        return "bert" in self.models and (self.cka["bilingual"] == "study" or bimlm)
 
     def mono_targets(self) -> list[str]:
         """Targets with a monolingual BERT: monolingual.languages (null: all) among the run's (XNLI's dev and
@@ -79,22 +102,39 @@ class MonolingualPlan:
     def mono_contextual_layers(self) -> list[int]:
         """monolingual.contextual.layers, checked against the models' depth (null: every layer, 0 =
         embeddings): the shallower of the monolingual BERTs and the biMLM baseline's."""
-        depth = min(self.mono_bert()["num_layers"], self.config["bert"]["num_layers"])
+        depth = min(self.mono_bert()["num_layers"], self.bimlm_bert()["num_layers"])
         layers = self.mono_contextual["layers"]
         if layers is None:
             return list(range(depth + 1))
         if max(layers) > depth:
             raise ValueError(f"monolingual.contextual.layers: {max(layers)} is above the models' depth ({depth}: "
-                             "bert.num_layers, monolingual.bert)")
+                             "monolingual.bert and the biMLM's, ablation.bert or bert)")
         return sorted(layers)
 
-    def mono_contextual_bimlm(self) -> list[str]:
-        """The biMLM baseline's model: the run's BERT of the monolingual size and window (none without BERTs)."""
+    def bimlm_is_ablation(self) -> bool:
+        return self.mono_contextual["bimlm"] == "ablation"
+
+    def bimlm_bert(self) -> dict:
+        """The biMLM baseline's `bert` settings: the ablations' (ablation.bert over bert) or the run's BERT's."""
+        if self.bimlm_is_ablation():
+            return self.bert_settings(self.config["bert"], self.ablation["bert"])
+        return self.bert_settings(self.config["bert"])
+
+    def mono_contextual_bimlm(self, lang: str) -> list[str]:
+        """Figure 5's biMLM baseline for a target: the Default-setting bilingual MLM of the pivot and the target
+        (monolingual.contextual.bimlm ablation: ablation/default/{pivot}-{lang}, Conneau et al. §5.1.2), or the
+        run's BERT of the monolingual size and window (study; none without BERTs)."""
+        if self.bimlm_is_ablation():
+            return [self.ablation_model_dir(f"ablation/default/{self.pivot}-{lang}")]
         return [self.model_dir("bert", self.mono_size, self.mono_window)] if "bert" in self.models else []
 
-    def mono_contextual_bimlm_params(self) -> dict | None:
-        """The biMLM baseline's columns of the table: its id and the settings that trained it (rules/pretrain.smk's)."""
-        if not self.mono_contextual_bimlm():
+    def mono_contextual_bimlm_params(self, lang: str) -> dict | None:
+        """The biMLM baseline's columns of the table: its id and the settings that trained it (rules/ablate.smk's
+        or rules/pretrain.smk's)."""
+        if self.bimlm_is_ablation():
+            return dict(lm=f"ablation/default/{self.pivot}-{lang}",
+                        hparams=json.dumps(self.ablation_hparams("default"), sort_keys=True))
+        if not self.mono_contextual_bimlm(lang):
             return None
         hparams = {**self.bert_settings(self.config["bert"]), "window": self.mono_window}
         return dict(lm=f"bert/{self.mono_grid}", hparams=json.dumps(hparams, sort_keys=True))

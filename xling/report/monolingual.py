@@ -160,7 +160,8 @@ def render_contextual(ctx: ReportContext) -> list[Block]:
         "the pivot's is learned (Procrustes). New Transformer layers and the task head are trained on the pivot's "
         "training set above the pivot's frozen layers 0..i; a target sentence runs through the target's own "
         "layers, its normaliser and W_i, then through those task layers (MLM align). biMLM: the same task layers "
-        "on the first i layers of one multilingual BERT, tested on the target as it is. Dotted: the pivot's own "
+        "on the first i layers of a bilingual MLM (the pair's Default-setting MLM, as the paper's; or the run's "
+        "BERT: monolingual.contextual.bimlm), tested on the target as it is. Dotted: the pivot's own "
         "test score. Conneau et al. find MLM align somewhat below biMLM (the gap larger for NER than parsing) and "
         "the middle layers best.")]
     blocks.append(ctx.figure("monolingual_contextual", contextual_alignment_figure(df, settings),
