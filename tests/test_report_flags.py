@@ -5,6 +5,7 @@ the findings' own reason, and no other number does. The reference is computed he
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -88,3 +89,18 @@ def test_every_flag_of_a_transfer_finding_is_shown_in_a_table(flagged):
     assert flags, "the planted constant classifier must reach a finding"
     missing = sorted(f for f in flags if f not in html)
     assert not missing, missing
+
+
+def test_each_finding_links_to_the_section_of_its_numbers_and_the_csv(flagged, tmp_path):
+    _, _, findings = flagged
+    table = transfer_table()
+    html, _ = render(tmp_path, {"transfer": table, "findings": findings})
+    sections = set(re.findall(r'<section id="([^"]+)"', html))
+    judged = findings[findings["table"] == "transfer"]
+    assert len(judged)
+    for claim in judged["claim"]:
+        match = re.search(r'<a href="#([^"]+)">' + re.escape(claim) + "</a>", html)
+        assert match and match.group(1) in sections and match.group(1).startswith("transfer"), claim
+    assert '<a href="eval/findings.csv">' in html
+    for _, row in judged.iterrows():  # the paper's section and the quote stand under the claim
+        assert f"the paper's {row['where']}" in html and row["quote"] in html
