@@ -102,6 +102,7 @@ rule report:
         # and the run's settings (runtime ones left out) for the protocol section
         config={**report_config(), "protocol": {"run": without_runtime(protocol_settings(config))}},
         checkout_files={name: checkout_file(workflow.basedir, path) for name, path in CHECKOUT_FILES.items()},
+        benchmarks=BENCH,  # the run's cost on the first screen (xling.report.metadata), read when rendering
     log:
         f"{LOGS}/report.log",
     conda:

@@ -7,6 +7,7 @@ setup_logging(snakemake.log[0])
 from xling.report import expected_figures, render_report  # noqa: E402  (registers every study's sections)
 from xling.plan.code import planned_checkout_file  # noqa: E402
 from xling.report.core import CHECKOUT  # noqa: E402
+from xling.report.metadata import run_metadata  # noqa: E402
 
 # every named Parquet input is a table, under its input name (rules/report.smk names them as xling.plan.tables)
 tables = {key: Path(path) for key, path in snakemake.input.items() if isinstance(path, str) and path.endswith(".parquet")}
@@ -24,4 +25,6 @@ render_report(
     Path(snakemake.output[figures[0]]).parent,
     paper_results=Path(snakemake.input.get("paper_results") or checkout["paper_results"]),
     expected=figures,
+    # the first screen's commit, settings hash and cost: read when rendering, not inputs (nothing reruns for them)
+    metadata=run_metadata(CHECKOUT, snakemake.params.benchmarks, config["protocol"]["run"]),
 )

@@ -120,6 +120,7 @@ class ReportContext:
     published: dict[str, list[dict]]
     published_path: Path | None
     saved: dict[str, Path] = field(default_factory=dict)
+    metadata: dict = field(default_factory=dict)  # commit, settings hash, cost (xling.report.metadata)
 
     @property
     def report_config(self) -> dict:
@@ -219,7 +220,7 @@ def _load_tables(tables: Mapping[str, Any]) -> tuple[dict[str, pd.DataFrame], di
 
 #: sections shown first (the results) and last (the appendix, collapsed behind a summary line), whatever their
 #: registration order
-LEAD, APPENDIX = ("findings",), ("protocol", "settings")
+LEAD, APPENDIX = ("run", "findings"), ("protocol", "settings")
 
 
 def _report_order(sections: Iterable[Section]) -> list[Section]:
@@ -257,14 +258,15 @@ def _lead_open(blocks: list[Block]) -> list[Block]:
 
 def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config: dict, out_html: str | Path,
                   figure_dir: str | Path, paper_results: str | Path | None = None,
-                  template_dir: str | Path | None = None, expected: Iterable[str] | None = None
-                  ) -> dict[str, Path]:
+                  template_dir: str | Path | None = None, expected: Iterable[str] | None = None,
+                  metadata: Mapping | None = None) -> dict[str, Path]:
     """Render the report to `out_html` (one self-contained file) and the figures to figure_dir/<name>.png.
 
     tables: table key -> Parquet/TSV path (or DataFrame), or a list of files for a key registered with
     `register_list_table` (bert_training_logs). paper_results: published numbers (default config
     report.paper_results, else resources/paper_results.yaml; a missing file means none). expected: the
     figure names the caller declared (`expected_figures`); a difference is an error naming the figures.
+    metadata: the run's commit, settings hash and cost for the first screen (xling.report.metadata.run_metadata).
     Returns figure name -> PNG path.
     """
     template_dir = Path(template_dir) if template_dir else REPORTS_DIR
@@ -279,7 +281,7 @@ def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config
     figure_dir.mkdir(parents=True, exist_ok=True)
     ctx = ReportContext(config=config, tables=loaded, table_paths=paths, figure_dir=figure_dir,
                         captions_dir=template_dir, published=load_paper_results(paper_results),
-                        published_path=paper_results)
+                        published_path=paper_results, metadata=dict(metadata or {}))
     sections = []
     for section in _report_order(SECTIONS.values()):
         missing = [t for t in section.required if t not in loaded]

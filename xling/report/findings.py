@@ -11,7 +11,7 @@ import json
 import pandas as pd
 
 from xling.report.blocks import DASH, Block, table_block, text
-from xling.report.core import ReportContext, register_section, require_columns
+from xling.report.core import SECTIONS, ReportContext, register_section, require_columns
 
 #: the settings shown under "judged on" (the table and metric: after the numbers and in eval/findings.csv)
 SETTINGS = (("models", "models"), ("corpus_size", "size"), ("windows", "window"), ("layers", "layer"),
@@ -55,7 +55,7 @@ def _flagged(rows: pd.DataFrame) -> list[str]:
 def study_line(paper: str, rows: pd.DataFrame) -> dict:
     """One study's line: the counts, what this run shows (claims that hold or not) and what it cannot."""
     by = {value: rows[rows["outcome"] == value] for value, *_ in OUTCOMES}
-    shows = [f"{r['id']} {r['outcome']}" for _, r in pd.concat([by["holds"], by["does not hold"]]).iterrows()]
+    shows = [f"{r['where']} {r['outcome']}" for _, r in pd.concat([by["holds"], by["does not hold"]]).iterrows()]
     cannot = []
     flagged = _flagged(by["not measurable"])
     if flagged:
@@ -100,7 +100,7 @@ def metric_unit(metric) -> str:
 def shortened(reason: str, limit: int = REASON_CHARS) -> str:
     if len(reason) <= limit:
         return reason
-    return reason[:limit].rsplit(" ", 1)[0] + " \u2026 (eval/findings.csv has it all)"
+    return reason[:limit].rsplit(" ", 1)[0] + " \u2026 (whole in the findings table, linked under the table)"
 
 
 def numbers_text(row: pd.Series, measures: list[dict]) -> str:
@@ -124,10 +124,27 @@ def _numbers(row: pd.Series) -> dict:
     return {"text": numbers, "sub": why + "Why: " + shortened(row["reason"])}
 
 
-def claim_cell(row: pd.Series) -> dict:
-    """Our summary of the claim, and under it its id, where in the paper, and the paper's sentence verbatim."""
+def evidence_sections(rendered: set[str] | None = None) -> dict[str, str]:
+    """table -> the id of the first report section that shows it (its anchor), among the `rendered` ones."""
+    found: dict[str, str] = {}
+    for section in SECTIONS.values():
+        if rendered is not None and section.name not in rendered:
+            continue
+        for table in section.required:
+            found.setdefault(table, section.name)
+    found.pop("findings", None)
+    return found
+
+
+def claim_cell(row: pd.Series, anchors: dict[str, str] | None = None) -> dict:
+    """Our summary of the claim, linked to the section that shows its evidence, and under it where in the paper,
+    the paper's sentence verbatim and the claim's id (the findings table's key)."""
     quote = f": \u201c{row['quote']}\u201d" if isinstance(row.get("quote"), str) and row["quote"] else ""
-    return {"text": row["claim"], "sub": f"{row['id']} ({row['where']}){quote}"}
+    cell = {"text": row["claim"], "sub": f"the paper's {row['where']}{quote} ({row['id']})"}
+    section = (anchors or {}).get(row.get("table")) if isinstance(row.get("table"), str) else None
+    if section:
+        cell["href"] = f"#{section}"
+    return cell
 
 
 def outcome_cell(row: pd.Series) -> dict:
@@ -146,7 +163,8 @@ def render_findings(ctx: ReportContext) -> list[Block]:
     df = ctx.tables["findings"]
     require_columns(df, RESULTS, ctx.table_paths["findings"])
     studies = [study_line(paper, rows) for paper, rows in df.groupby("paper", sort=False)]
-    rows = [[claim_cell(row), outcome_cell(row), _numbers(row),
+    anchors = evidence_sections({s.name for s in SECTIONS.values() if all(t in ctx.tables for t in s.required)})
+    rows = [[claim_cell(row, anchors), outcome_cell(row), _numbers(row),
              {"text": row["judged_on"] or DASH, "sub": _settings(row)}] for _, row in df.iterrows()]
     how = ""
     if "ci_level" in df and len(df):
@@ -164,5 +182,7 @@ def render_findings(ctx: ReportContext) -> list[Block]:
             table_block("Claims and outcomes", ["claim", "outcome", "numbers of this run (with intervals)",
                                                 {"text": "judged on", "sub": "settings"}], rows, wrap=(0, 1, 2, 3),
                         full=True,
-                        note=how)]
+                        note=how),
+            {"kind": "links", "lead": "Each claim links to the section that shows its numbers. Every reason whole, "
+                                      "as a table:", "items": [("eval/findings.csv", "eval/findings.csv")]}]
 

@@ -18,6 +18,7 @@ from xling.report import figures
 from xling.report.blocks import (DASH, MODEL_KEYS, Block, flatten, fmt_setting, group, model_groups, model_name,
                                  settings_block)
 from xling.report.core import ReportContext, recorded_json, table_with_rows
+from xling.report.flags import cell_reason, flagged_cell, with_flags
 
 TABLE = "transfer"
 REQUIRED = ("task", "model", "size", "window", "freeze", "train_transform", "seed", "selection", "lang", "split",
@@ -27,7 +28,7 @@ TASK_ORDER = ("xnli", "pos", "parsing", "ner")
 TASK_LABELS = {"xnli": "XNLI", "pos": "UD POS tagging", "parsing": "UD dependency parsing", "ner": "WikiAnn NER"}
 METRIC_LABELS = {"accuracy": "accuracy", "upos": "UPOS accuracy", "uas": "UAS", "las": "LAS", "f1": "span F1",
                  "precision": "span precision", "recall": "span recall"}
-CHANCE = {("xnli", "accuracy"): 100 / 3}  # three balanced classes; the other tasks have no single chance level
+CHANCE = {("xnli", "accuracy"): 100 / 3}  # the figures' chance line; the cells' flags are the findings' (report.flags)
 SELECTION_LABELS = {"en_dev": "English dev (the papers')", "avg_dev": "average dev over languages (Cao et al.)"}
 PAPER_SELECTION = "en_dev"
 IDENTITY = ("task", "metric", "lang")  # what a published number must share with ours to be the same measurement
@@ -46,7 +47,7 @@ DESCRIPTION = (
 # ---------------------------------------------------------------------------------------------- seeds and cells
 
 def _settings_of(df: pd.DataFrame, keys: Iterable[str], free: Iterable[str] = ()) -> list[str]:
-    skip = set(keys) | set(free) | set(RESULTS) | {"seed"}
+    skip = set(keys) | set(free) | set(RESULTS) | {"seed", "flag"}
     return [c for c in df.columns if c not in skip and not str(c).startswith("_")]
 
 
@@ -75,8 +76,11 @@ def check_cells(df: pd.DataFrame, keys: list[str], where: str, free: Iterable[st
 def seed_stats(df: pd.DataFrame, keys: list[str], where: str, free: Iterable[str] = ()) -> pd.DataFrame:
     """Per cell of `keys`: mean and sample sd (n - 1) of `value` over seeds, and the number of seeds."""
     check_cells(df, keys, where, free)
-    return (df.groupby(keys, dropna=False)["value"].agg(mean="mean", sd="std", n_seeds="count")
-            .reset_index())
+    grouped = df.groupby(keys, dropna=False)
+    stats = grouped["value"].agg(mean="mean", sd="std", n_seeds="count")
+    if "flag" in df:  # a cell is degenerate when any of its seeds is (the findings judge each seed's row)
+        stats = stats.join(grouped["flag"].agg(cell_reason).rename("flag"))
+    return stats.reset_index()
 
 
 def average_stats(df: pd.DataFrame, keys: list[str], pivot: str) -> pd.DataFrame:
@@ -86,9 +90,13 @@ def average_stats(df: pd.DataFrame, keys: list[str], pivot: str) -> pd.DataFrame
     if targets.empty:
         return pd.DataFrame(columns=[*keys, "mean", "sd", "n_seeds", "n_langs"])
     per_seed = targets.groupby([*keys, "seed"], dropna=False).agg(value=("value", "mean"), n_langs=("lang", "nunique"))
-    return (per_seed.groupby(keys, dropna=False).agg(mean=("value", "mean"), sd=("value", "std"),
+    stats = per_seed.groupby(keys, dropna=False).agg(mean=("value", "mean"), sd=("value", "std"),
                                                       n_seeds=("value", "count"), n_langs=("n_langs", "max"))
-            .reset_index())
+    if "flag" in df:  # an average over a degenerate language carries that language's reason, named
+        named = targets.assign(flag=[f"{lang}: {f}" if isinstance(f, str) and f else None
+                                     for lang, f in zip(targets["lang"], targets["flag"])])
+        stats = stats.join(named.groupby(keys, dropna=False)["flag"].agg(cell_reason).rename("flag"))
+    return stats.reset_index()
 
 
 def fmt_score(mean: float, sd: float, n_seeds: int) -> str:
@@ -102,17 +110,17 @@ def seeds_text(n: int) -> str:
     return f"{int(n)} seed{'s' if int(n) != 1 else ''}"
 
 
-def score_cell(stats: Mapping | None, chance: float | None = None, extra: str = "") -> dict | str:
-    """A table cell: mean ± sd, and under it the seed count, `extra` (e.g. the alpha chosen) and a flag when
-    the mean is below chance."""
+def score_cell(stats: Mapping | None, extra: str = "") -> dict | str:
+    """A table cell: mean ± sd, and under it the seed count, `extra` (e.g. the alpha chosen) and, when a row of
+    the cell is degenerate, the mark and the findings' reason (xling.report.flags)."""
     if stats is None:
         return DASH
     sub = [seeds_text(stats["n_seeds"])]
     if extra:
         sub.append(extra)
-    if chance is not None and stats["mean"] < chance:
-        sub.append(f"below chance ({chance:.1f})")
-    return {"text": fmt_score(stats["mean"], stats["sd"], stats["n_seeds"]), "sub": " \u00b7 ".join(sub)}
+    reason = stats.get("flag")
+    return flagged_cell(fmt_score(stats["mean"], stats["sd"], stats["n_seeds"]),
+                        reason if isinstance(reason, str) else None, " \u00b7 ".join(sub))
 
 
 def window_drop(large: float, small: float) -> float:
@@ -237,9 +245,10 @@ def _suptitle(fig: Figure, title: str, settings: str) -> None:
 
 
 def _check_table(ctx: ReportContext) -> tuple[pd.DataFrame, str]:
-    """The transfer table without Cao et al.'s fine-tunings (their own section, xling.report.alignment)."""
+    """The transfer table without Cao et al.'s fine-tunings (their own section, xling.report.alignment), each row
+    with the degenerate reasons the findings give it (`flag`)."""
     df, where = table_with_rows(ctx, TABLE, REQUIRED, "transfer")
-    return language_study_rows(df), where
+    return with_flags(TABLE, language_study_rows(df), ctx.pivot), where
 
 
 def _stats_index(stats: pd.DataFrame, keys: list[str]) -> dict:

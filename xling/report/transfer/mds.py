@@ -10,7 +10,7 @@ from xling.report.blocks import (DASH, MODEL_KEYS, Block, empty_block, fmt_setti
                                  table_block, text)
 from xling.report.core import ReportContext, register_section
 from xling.report.published import Matching
-from xling.report.transfer.common import (CHANCE, IDENTITY, TABLE, _check_table, _group_rows, _num_layers, _stats_index,
+from xling.report.transfer.common import (IDENTITY, TABLE, _check_table, _group_rows, _num_layers, _stats_index,
                                           average_stats, freeze_cell, lang_columns, score_cell, seed_stats,
                                           selection_label, selections, shown_line, variant_label)
 
@@ -55,7 +55,6 @@ def mds_table(rows: pd.DataFrame, pivot: str, where: str, title: str, note: str)
     langs, header = lang_columns(rows["lang"], pivot)
     stats = _stats_index(seed_stats(rows, [*keys, "lang"], where, free=("alpha",)), [*keys, "lang"])
     averages = _stats_index(average_stats(rows, keys, pivot), keys)
-    chance = CHANCE[("xnli", "accuracy")]
     table = []
     for key in model_groups(rows):
         part = _group_rows(rows, key)
@@ -75,8 +74,8 @@ def mds_table(rows: pd.DataFrame, pivot: str, where: str, title: str, note: str)
                 label = variant_label(train_transform, transform, layer)
             full = (*key, *variant)
             table.append([name, label, freeze_cell(freeze), fmt_setting("layer", layer) if layer >= 0
-                          else DASH] + [score_cell(stats.get((*full, lang)), chance) for lang in langs]
-                         + [score_cell(averages.get(full), chance)])
+                          else DASH] + [score_cell(stats.get((*full, lang))) for lang in langs]
+                         + [score_cell(averages.get(full))])
             if transform == "mds":
                 table.append([name, "chosen \u03b1 (on dev)", freeze_cell(freeze),
                               fmt_setting("layer", layer)]

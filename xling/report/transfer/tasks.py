@@ -12,7 +12,7 @@ import pandas as pd
 from xling.report.blocks import MODEL_KEYS, Block, empty_block, model_groups, model_name, table_block, text
 from xling.report.core import ReportContext, register_section
 from xling.report.published import Matching
-from xling.report.transfer.common import (CHANCE, IDENTITY, METRIC_LABELS, TABLE, TASK_LABELS, _check_table,
+from xling.report.transfer.common import (IDENTITY, METRIC_LABELS, TABLE, TASK_LABELS, _check_table,
                                           _group_rows, _stats_index, average_stats, finetune_blocks, freeze_cell,
                                           lang_columns, score_cell, seed_stats, selection_label, selections, shown_line,
                                           variant_label)
@@ -27,7 +27,6 @@ def variant_table(rows: pd.DataFrame, task: str, metric: str, pivot: str, where:
     langs, header = lang_columns(rows["lang"], pivot)
     stats = _stats_index(seed_stats(rows, [*keys, "lang"], where, free=("alpha",)), [*keys, "lang"])
     averages = _stats_index(average_stats(rows, keys, pivot), keys)
-    chance = CHANCE.get((task, metric))
     table = []
     for key in model_groups(rows):
         part = _group_rows(rows, key)
@@ -39,8 +38,8 @@ def variant_table(rows: pd.DataFrame, task: str, metric: str, pivot: str, where:
             for lang in langs:
                 extra = (f"\u03b1 {_chosen_alpha(cells[cells['lang'] == lang])}"
                          if transform == "mds" and lang != pivot else "")
-                line.append(score_cell(stats.get((*full, lang)), chance, extra))
-            table.append(line + [score_cell(averages.get(full), chance)])
+                line.append(score_cell(stats.get((*full, lang)), extra))
+            table.append(line + [score_cell(averages.get(full))])
     columns = ["model", "frozen (k)", "vectors", *header, f"avg w/o {pivot}"]
     return table_block(title, columns, table, note=note, numeric=range(3, len(columns)))
 

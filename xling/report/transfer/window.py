@@ -12,6 +12,7 @@ from xling.report import figures
 from xling.report.blocks import DASH, MODEL_KEYS, Block, empty_block, table_block, text
 from xling.report.core import ReportContext, register_section
 from xling.report.figures import size_label
+from xling.report.flags import cell_reason, flagged_cell
 from xling.report.transfer.common import (DIGITS, PAPER_SELECTION, TABLE, WINDOW_CAPTION, _check_table, _suptitle,
                                           average_stats, lang_columns, seed_stats, selections, shown_line, window_drop)
 from xling.report.transfer.xnli import xnli_grid
@@ -20,7 +21,7 @@ from xling.report.transfer.xnli import xnli_grid
 def window_effect(grid: pd.DataFrame, pivot: str, where: str) -> pd.DataFrame:
     """Per model x size x language (and 'avg' over the targets): accuracy at the largest and the smallest
     window (seed means) and the drop in percent (`window_drop`). Hugging Face checkpoints have no window."""
-    columns = ["model", "size", "lang", "large", "small", "acc_large", "acc_small", "drop"]
+    columns = ["model", "size", "lang", "large", "small", "acc_large", "acc_small", "drop", "flag"]
     ours = grid[grid["size"] > 0]
     if ours.empty:
         return pd.DataFrame(columns=columns)
@@ -33,8 +34,12 @@ def window_effect(grid: pd.DataFrame, pivot: str, where: str) -> pd.DataFrame:
         if len(windows) < 2:
             continue
         large, small = int(windows.index.max()), int(windows.index.min())
+        # a drop from or to a degenerate accuracy carries its reason, named by window
+        flags = cell.set_index("window")["flag"] if "flag" in cell else pd.Series(dtype=object)
+        reason = cell_reason(f"window {w}: {flags[w]}" for w in (large, small)
+                             if w in flags.index and isinstance(flags[w], str))
         rows.append(dict(model=model, size=size, lang=lang, large=large, small=small, acc_large=windows[large],
-                         acc_small=windows[small], drop=window_drop(windows[large], windows[small])))
+                         acc_small=windows[small], drop=window_drop(windows[large], windows[small]), flag=reason))
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -50,8 +55,9 @@ def window_table(effect: pd.DataFrame, pivot: str, title: str, note: str) -> Blo
         for lang in [*langs, average]:
             if lang in cell.index:
                 r = cell.loc[lang]
-                row.append({"text": f"{r['drop']:+.1f} %",
-                            "sub": f"{r['acc_large']:.{DIGITS}f} \u2192 {r['acc_small']:.{DIGITS}f}"})
+                reason = r["flag"] if isinstance(r.get("flag"), str) else None
+                row.append(flagged_cell(f"{r['drop']:+.1f} %",
+                                        reason, f"{r['acc_large']:.{DIGITS}f} \u2192 {r['acc_small']:.{DIGITS}f}"))
             else:
                 row.append(DASH)
         rows.append(row)
@@ -77,8 +83,12 @@ def window_figure(effect: pd.DataFrame, pivot: str, settings: str) -> Figure:
     for ax, size in zip(axes, sizes):
         for j, model in enumerate(models):
             cell = effect[(effect["size"] == size) & (effect["model"] == model)].set_index("lang").reindex(langs)
-            ax.bar(x - bar * len(models) / 2 + bar * (j + 0.5), cell["drop"], bar * 0.92,
-                   color=figures.PALETTE[j % len(figures.PALETTE)], label=figures.model_label(model))
+            bars = ax.bar(x - bar * len(models) / 2 + bar * (j + 0.5), cell["drop"], bar * 0.92,
+                          color=figures.PALETTE[j % len(figures.PALETTE)], label=figures.model_label(model))
+            for patch, reason in zip(bars, cell["flag"] if "flag" in cell else []):
+                if isinstance(reason, str):  # drawn from a degenerate accuracy: hatched, as the legend says
+                    patch.set_hatch("xx")
+                    patch.set_edgecolor("black")
         windows = effect[effect["size"] == size]
         ax.set_title(f"{size_label(size)} sentences/language: window {int(windows['large'].max())} \u2192 "
                      f"{int(windows['small'].min())}", fontsize=10, loc="left")
@@ -90,7 +100,11 @@ def window_figure(effect: pd.DataFrame, pivot: str, settings: str) -> Figure:
         axes[-1].set_xticks(x, [f"{lang}\n(fine-tuning)" if lang == pivot else lang for lang in langs])
         handles, _ = axes[0].get_legend_handles_labels()
         fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
-    _suptitle(fig, "XNLI accuracy drop from the largest to the smallest context window", settings)
+    drawn = effect[~effect["lang"].astype(str).str.startswith("avg")]
+    flagged = int(drawn["flag"].map(lambda f: isinstance(f, str)).sum()) if "flag" in drawn else 0
+    degenerate = (f"\nhatched: {flagged} of {len(drawn)} drops start or end at a degenerate accuracy "
+                  f"(\u2020 in the table), so they carry no window effect") if flagged else ""
+    _suptitle(fig, "XNLI accuracy drop from the largest to the smallest context window" + degenerate, settings)
     return fig
 
 

@@ -37,14 +37,13 @@ def xnli_table(grid: pd.DataFrame, pivot: str, where: str, title: str, note: str
     langs, header = lang_columns(grid["lang"], pivot)
     stats = _stats_index(seed_stats(grid, [*MODEL_KEYS, "lang"], where), [*MODEL_KEYS, "lang"])
     averages = _stats_index(average_stats(grid, MODEL_KEYS, pivot), MODEL_KEYS)
-    chance = CHANCE[("xnli", "accuracy")]
     rows = []
     for key in model_groups(grid):
         freeze = _group_rows(grid, key)["freeze"].iloc[0]
         row = [figures.model_label(key[0]) if key[1] else key[0], size_label(key[1]) if key[1] else DASH,
                str(int(key[2])) if key[1] else DASH, freeze_cell(freeze)]
-        row += [score_cell(stats.get((*key, lang)), chance) for lang in langs]
-        rows.append(row + [score_cell(averages.get(key), chance)])
+        row += [score_cell(stats.get((*key, lang))) for lang in langs]
+        rows.append(row + [score_cell(averages.get(key))])
     columns = ["model", "size (sentences/lang)", "window", "frozen (k)", *header, f"avg w/o {pivot}"]
     return table_block(title, columns, rows, note=note, numeric=range(4, len(columns)))
 

@@ -1,0 +1,58 @@
+"""The report's degenerate-number flags: the same flag and reason the findings use, on every cell the report
+shows.
+
+Why: a table that shows 33.40 without a mark beside a finding that calls the same number "one class predicted"
+misleads; the chance level and the degenerate checks are computed in one place (xling.evaluate.chance, applied
+per table by xling.evaluate.findings.core), and the report only reads them. A cell shows the mark and, in the
+small print under it, the reason; a cell that averages several rows carries every reason of its rows.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import pandas as pd
+
+from xling.evaluate.chance import flag as joined, is_degenerate
+from xling.evaluate.findings.core import bucc_flags, transfer_flags, translation_flags, with_table_flags
+
+MARK = "\u2020"
+#: how the findings compute each table's own flags (besides the gather's `flag` column, which every table keeps)
+COMPUTED = {"transfer": lambda rows, pivot: transfer_flags(rows, pivot),
+            "bucc": lambda rows, pivot: bucc_flags(rows),
+            "token_translation": lambda rows, pivot: translation_flags(rows)}
+
+
+def row_flags(table: str, rows: pd.DataFrame, pivot: str) -> pd.Series:
+    """Each row's degenerate reasons (None where there are none), exactly as the findings flag that table's rows:
+    the gather's `flag` column joined with the findings' own checks of the table (transfer: at chance, one class
+    predicted, a fine-tuning that did not learn the pivot; BUCC: nothing mined; token translation: one token
+    repeated). The transfer rows must already be the language study's (xling.evaluate.alignment)."""
+    if rows.empty:
+        return pd.Series([], index=rows.index, dtype=object)
+    computed = COMPUTED.get(table)
+    own = computed(rows, pivot) if computed else pd.Series([None] * len(rows), index=rows.index, dtype=object)
+    found = with_table_flags(rows, own)
+    return found.map(lambda f: f if is_degenerate(f) else None)
+
+
+def with_flags(table: str, rows: pd.DataFrame, pivot: str) -> pd.DataFrame:
+    """The rows with their `flag` column replaced by `row_flags`."""
+    return rows.assign(flag=row_flags(table, rows, pivot))
+
+
+def cell_reason(flags: Iterable) -> str | None:
+    """The reasons of the rows one cell shows (several rows: seeds or languages averaged), each once."""
+    reasons = [part for f in flags if is_degenerate(f) for part in str(f).split("; ")]
+    return joined(*reasons)
+
+
+def flagged_text(shown: str, reason: str | None) -> str:
+    """A number as a cell shows it, marked when degenerate."""
+    return f"{shown} {MARK}" if reason else shown
+
+
+def flagged_cell(shown: str, reason: str | None, sub: str = "") -> dict | str:
+    """A cell: the number (marked when degenerate) and under it its small print and the reason."""
+    parts = [p for p in (sub, f"{MARK} {reason}" if reason else "") if p]
+    return {"text": flagged_text(shown, reason), "sub": " \u00b7 ".join(parts)} if parts else shown
