@@ -59,6 +59,20 @@ def read_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
             yield lineno, line.rstrip("\n").rstrip("\r")
 
 
+def first_bad_utf8_line(path: str | os.PathLike) -> tuple[int, str] | None:
+    """(line number, reason) of the first line that is not valid UTF-8, read again line by line in bytes: the text
+    decoder fails a whole 8 KiB chunk ahead of the lines it handed out, so its line count is hundreds early. (A
+    newline byte is never part of a multi-byte character, so each line decodes on its own.)"""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return lineno, f"{exc.reason} at byte {exc.start} of the line"
+    return None
+
+
 def read_word2vec_binary(path: str | os.PathLike):
     """Keys and float32 matrix of a word2vec binary file (a `count dim` line, then each key, a space and its
     `dim` little-endian float32s), as gensim's `KeyedVectors.save_word2vec_format(binary=True)` writes it:
