@@ -30,6 +30,7 @@ from urllib.parse import urljoin, urlsplit
 import requests
 
 from xling.data.download_lock import ChecksumError, DownloadError, Lock
+from xling.io import scratch
 
 logger = logging.getLogger(__name__)
 
@@ -385,15 +386,13 @@ def stage(
         logger.info("%s%s verified (sha256 %s)", what, path, actual)
     else:
         logger.warning("%s%s used without verification: no checksum known", what, path)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
-    if tmp.exists() or tmp.is_symlink():
-        tmp.unlink()
-    if mode == "symlink":
-        os.symlink(path.resolve(), tmp)
-    elif mode == "copy":
-        shutil.copyfile(path, tmp)
-    else:
+    if mode not in ("symlink", "copy"):
         raise ValueError(f"stage mode must be 'symlink' or 'copy', not {mode!r}")
-    os.replace(tmp, dest)
+    with scratch(dest) as folder:
+        tmp = folder / dest.name
+        if mode == "symlink":
+            os.symlink(path.resolve(), tmp)
+        else:
+            shutil.copyfile(path, tmp)
+        os.replace(tmp, dest)
     return dest

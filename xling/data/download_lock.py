@@ -79,6 +79,6 @@ class Lock:
                 "To pin one for everyone, copy it into resources/sources.yaml.\n"
                 + yaml.safe_dump({"files": dict(sorted(entries.items()))}, sort_keys=False)
             )
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp = self.path.with_name(f".{self.path.name}.tmp")  # one name: under the flock, a killed writer's is reused
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, self.path)
