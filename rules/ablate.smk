@@ -197,8 +197,9 @@ use rule bert_pretrain as ablation_pretrain with:
     params:
         # outside the output, apart per setting (the trainer names a subdirectory by a hash of settings and data)
         checkpoints=f"{RESULTS}/checkpoints/ablation/{{setting}}/{{pair}}",
+        rule="ablation_pretrain",
         hparams=lambda wc: json.dumps(PLAN.ablation_hparams(wc.setting), sort_keys=True),
-        switch=lambda wc: " ".join(f"--switch {path}" for path in PLAN.ablation_switch_table(wc)),
+        switch=lambda wc: " ".join(f"--switch {shlex.quote(path)}" for path in PLAN.ablation_switch_table(wc)),
     log:
         f"{LOGS}/ablation_pretrain/{{setting}}/{{pair}}.log",
     benchmark:

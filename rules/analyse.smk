@@ -17,6 +17,7 @@ use rule bert_pretrain as mono_pretrain with:
         mono=r"[a-z][a-z0-9_]*(~\d+)?",
     params:
         checkpoints=f"{RESULTS}/checkpoints/mono/{{mono}}/{{size}}-w{{window}}",
+        rule="mono_pretrain",
         hparams=lambda wc: PLAN.mono_hparams(wc.mono, wc.window),
     log:
         f"{LOGS}/mono_pretrain/{{mono}}/{{size}}-w{{window}}.log",

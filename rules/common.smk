@@ -16,6 +16,7 @@ import json
 import os
 import posixpath
 import re
+import shlex
 import sys
 from types import SimpleNamespace
 

@@ -4,22 +4,24 @@
 
 # One process per GPU through torchrun when the job has GPUs, a plain process on CPU. `exec` lets SLURM's
 # SIGTERM reach the trainer (it checkpoints and exits); torchrun forwards SIGUSR1 too and waits long enough
-# for the checkpoint to be written before it kills its workers. Part of the rules' code version.
+# for the checkpoint to be written before it kills its workers. Part of the rules' code version. Every value is
+# quoted (`:q`; params.switch is quoted where it is built), so a space in a setting cannot split or extend the
+# command.
 PRETRAIN_SHELL = """
 export OMP_NUM_THREADS={threads}
 export TORCHELASTIC_SIGNALS_TO_HANDLE=SIGTERM,SIGINT,SIGHUP,SIGQUIT,SIGUSR1
 export TORCH_ELASTIC_SHUTDOWN_TIMEOUT=240
-dev="{input.dev}"  # the held-out tokens of selection dev_perplexity; none for selection final
-if [ {resources.gpu} -gt 0 ]; then
-    launch="torchrun --standalone --nproc_per_node={resources.gpu}"
+dev={input.dev:q}  # the held-out tokens of selection dev_perplexity; none for selection final
+if [ {resources.gpu:q} -gt 0 ]; then
+    launch="torchrun --standalone --nproc_per_node="{resources.gpu:q}
 else
     launch="python"
 fi
-exec $launch -m xling.models.bert --tokens {input.tokens} --vocab {input.vocab} --out {output} \
-    --checkpoint-dir {params.checkpoints} --hparams '{params.hparams}' --device {resources.device} \
-    --rule {rule} --gpus {resources.gpu} \
-    --checkpoint-every {resources.checkpoint_every} --keep-checkpoints {resources.keep_checkpoints} \
-    --log-every {resources.log_every} {params.case} ${{dev:+--dev-tokens "$dev"}} {params.switch} > {log} 2>&1
+exec $launch -m xling.models.bert --tokens {input.tokens:q} --vocab {input.vocab:q} --out {output:q} \
+    --checkpoint-dir {params.checkpoints:q} --hparams {params.hparams:q} --device {resources.device:q} \
+    --rule {params.rule:q} --gpus {resources.gpu:q} \
+    --checkpoint-every {resources.checkpoint_every:q} --keep-checkpoints {resources.keep_checkpoints:q} \
+    --log-every {resources.log_every:q} {params.case} ${{dev:+--dev-tokens "$dev"}} {params.switch} > {log:q} 2>&1
 """
 
 
@@ -81,6 +83,7 @@ rule bert_pretrain:
         # checkpoints live outside the output so a killed or failed job resumes instead of restarting; the
         # trainer keeps those of each setting apart (a subdirectory named by a hash of the settings and data)
         checkpoints=f"{RESULTS}/checkpoints/bert/{{size}}-w{{window}}",
+        rule="bert_pretrain",  # named in the trainer's errors (a GPU job without CUDA); each use of the rule its own
         hparams=lambda wc: json.dumps({**PLAN.bert_settings(config["bert"]), "window": int(wc.window)}, sort_keys=True),
         # recorded in the model's tokenizer files, so inference normalizes text as the token files were
         case="--lowercase" if config["tokenizer"]["lowercase"] else "--no-lowercase",

@@ -1,11 +1,13 @@
 """xling.data.download against a local HTTP server (127.0.0.1, a thread) that can cut connections,
-ignore Range, or fail with 404/500 - the failures a long download on a login node meets."""
+ignore Range or If-Range, change its file between two requests, redirect, or fail with 404/500 - the
+failures a long download on a login node meets."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import http.server
+import json
 import os
 import threading
 
@@ -26,6 +28,10 @@ class Server:
     def __init__(self):
         self.files: dict[str, bytes] = {}
         self.mode = "ok"  # ok | cut | cut_once | ignore_range | 404 | 500 | 500_once
+        self.validators = "both"  # which of ETag / Last-Modified it sends: both | etag | last_modified | none
+        self.honour_if_range = True
+        self.swap: tuple[int, str, bytes] | None = None  # after that many requests, serve these bytes under name
+        self.redirects: dict[str, str] = {}  # name -> Location (absolute, or a path on this server)
         self.requests: list[dict] = []
         server = self
 
@@ -36,16 +42,28 @@ class Server:
                 pass
 
             def do_GET(self):
-                server.requests.append({"path": self.path, "range": self.headers.get("Range")})
+                server.requests.append({"path": self.path, "range": self.headers.get("Range"),
+                                        "if_range": self.headers.get("If-Range"), "host": self.headers.get("Host")})
                 name = self.path.lstrip("/")
                 mode = server.mode
+                if server.swap and len(server.requests) > server.swap[0]:
+                    server.files[server.swap[1]] = server.swap[2]
+                if name in server.redirects:
+                    self.send_response(302)
+                    self.send_header("Location", server.redirects[name])
+                    self.send_header("Content-Length", "0")
+                    return self.end_headers()
                 if mode == "404" or name not in server.files:
                     return self._empty(404)
                 if mode == "500" or (mode == "500_once" and len(server.requests) == 1):
                     return self._empty(500)
                 body = server.files[name]
+                validators = server.validators_of(body)
                 start, status = 0, 200
                 rng = self.headers.get("Range")
+                if_range = self.headers.get("If-Range")
+                if if_range and server.honour_if_range and if_range not in validators.values():
+                    rng = None  # the file changed: RFC 9110 says send all of it
                 if rng and mode != "ignore_range":
                     start = int(rng.split("=")[1].split("-")[0])
                     if start >= len(body):
@@ -57,6 +75,8 @@ class Server:
                     status = 206
                 chunk = body[start:]
                 self.send_response(status)
+                for header, value in validators.items():
+                    self.send_header(header, value)
                 self.send_header("Content-Length", str(len(chunk)))
                 if status == 206:
                     self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
@@ -80,6 +100,15 @@ class Server:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
+
+    def validators_of(self, body: bytes) -> dict[str, str]:
+        """ETag and Last-Modified from the content (so a changed file changes both)."""
+        digest = hashlib.sha256(body).digest()
+        both = {"ETag": f'"{digest.hex()[:16]}"',
+                "Last-Modified": f"Mon, 01 Jan 2024 {digest[0] % 24:02d}:{digest[1] % 60:02d}:{digest[2] % 60:02d} GMT"}
+        keep = {"both": ("ETag", "Last-Modified"), "etag": ("ETag",), "last_modified": ("Last-Modified",),
+                "none": ()}[self.validators]
+        return {k: v for k, v in both.items() if k in keep}
 
     def stop(self):
         self.httpd.shutdown()
@@ -118,22 +147,35 @@ def test_resume_after_cut_connection(server, tmp_path):
     assert 0 < resumed_at <= len(PAYLOAD) // 3
 
 
-def test_resume_from_partial_file_left_by_an_earlier_run(server, tmp_path):
-    (tmp_path / "data.bin.part").write_bytes(PAYLOAD[:1000])
+def plant_partial(server, tmp_path, content: bytes, validators_of: bytes | None = None, name="data.bin"):
+    """A `.part` left by an earlier run, with the validators the server sent for `validators_of` beside it."""
+    (tmp_path / f"{name}.part").write_bytes(content)
+    if validators_of is not None:
+        v = server.validators_of(validators_of)
+        (tmp_path / f"{name}.part.json").write_text(json.dumps(
+            {"url": f"{server.url}/{name}", "etag": v.get("ETag"), "last_modified": v.get("Last-Modified")}))
+
+
+@pytest.mark.parametrize("validators", ["both", "etag", "last_modified"])
+def test_resume_from_partial_file_left_by_an_earlier_run(server, tmp_path, validators):
+    server.validators = validators
+    plant_partial(server, tmp_path, PAYLOAD[:1000], PAYLOAD)
     dest = dl.download(f"{server.url}/data.bin", tmp_path / "data.bin", sha256=sha(PAYLOAD), **FAST)
     assert dest.read_bytes() == PAYLOAD
     assert server.requests[0]["range"] == "bytes=1000-"
+    assert server.requests[0]["if_range"] in server.validators_of(PAYLOAD).values()
+    assert not (tmp_path / "data.bin.part.json").exists()
 
 
 def test_complete_partial_file_gets_416_and_is_accepted(server, tmp_path):
-    (tmp_path / "data.bin.part").write_bytes(PAYLOAD)
+    plant_partial(server, tmp_path, PAYLOAD, PAYLOAD)
     dest = dl.download(f"{server.url}/data.bin", tmp_path / "data.bin", sha256=sha(PAYLOAD), **FAST)
     assert dest.read_bytes() == PAYLOAD
 
 
 def test_server_ignoring_range_restarts(server, tmp_path):
     server.mode = "ignore_range"
-    (tmp_path / "data.bin.part").write_bytes(b"garbage that is not a prefix")
+    plant_partial(server, tmp_path, b"garbage that is not a prefix", PAYLOAD)
     dest = dl.download(f"{server.url}/data.bin", tmp_path / "data.bin", sha256=sha(PAYLOAD), **FAST)
     assert dest.read_bytes() == PAYLOAD
     assert server.requests[0]["range"] is not None  # it asked, the server answered 200

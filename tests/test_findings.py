@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from plan_configs import preset_plan
 from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
 
 from xling.evaluate.findings import (CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, TABLES,
@@ -632,9 +633,10 @@ def test_findings_rule_judges_the_run_tables_and_follows_a_changed_table(test_ru
     paths = {key: results / f"{key}.parquet" for key in TABLES if (results / f"{key}.parquet").exists()}
     paths["word_retrieval_ranks"] = sorted((results / "retrieval").glob("*/*.ranks.parquet"))
     paths["contextual_retrieval_queries"] = sorted((results / "contextual_retrieval").rglob("*.queries.parquet"))
-    config = {**yaml.safe_load((TEST_PRESET.parents[1] / "config.yaml").read_text()),
-              **yaml.safe_load(TEST_PRESET.read_text())}
-    criteria = criteria_from_config(config.get("findings") or {}, config.get("bootstrap"), selection_config(config))
+    study = preset_plan("test")  # the preset merged over config.yaml and the schema's defaults, as the rule has it
+    config = study.config
+    criteria = criteria_from_config(config["findings"], config["bootstrap"], selection_config(config),
+                                    config["alignment"]["finetune"]["languages"], study.mds_freeze())
     pd.testing.assert_frame_equal(before.reset_index(), judge_claims(read_tables(paths), "en", criteria))
     table = pd.read_parquet(results / "word_retrieval.parquet")
     large_bert = (table["model"] == "bert") & (table["size"] == table["size"].max())

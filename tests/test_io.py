@@ -2,6 +2,7 @@ import gzip
 
 import pytest
 
+from xling import io
 from xling.io import atomic_path, atomic_write, read_lines, read_word2vec_binary
 
 
@@ -68,3 +69,28 @@ def test_word2vec_binary_reads_what_gensim_reads(tmp_path):
     path.write_bytes(path.read_bytes()[:-3])
     with pytest.raises(EOFError):
         read_word2vec_binary(path)
+
+
+def test_a_killed_attempts_temporaries_are_removed_by_the_next(tmp_path):
+    """A kill leaves the temporary file (and an extraction folder) in the output's scratch folder; the next
+    attempt at that output removes them, and a finished one leaves nothing beside its output."""
+    target = tmp_path / "out" / "table.tsv"
+    folder = io.scratch_path(target)
+    folder.mkdir(parents=True)
+    (folder / ".table.tsv.abc123.tmp").write_text("half a table")  # what SIGKILL left
+    (folder / "extracted").mkdir()
+    (folder / "extracted" / "corpus.txt").write_text("a copy of a corpus")
+    with io.atomic_write(target) as handle:
+        handle.write("a\tb\n")
+    assert target.read_text() == "a\tb\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["table.tsv"]
+
+
+def test_atomic_path_syncs_before_the_rename(tmp_path, monkeypatch):
+    order = []
+    real_fsync, real_replace = io.os.fsync, io.os.replace
+    monkeypatch.setattr(io.os, "fsync", lambda fd: order.append("fsync") or real_fsync(fd))
+    monkeypatch.setattr(io.os, "replace", lambda a, b: order.append("rename") or real_replace(a, b))
+    with io.atomic_write(tmp_path / "f.txt") as handle:
+        handle.write("x")
+    assert order[:2] == ["fsync", "rename"]

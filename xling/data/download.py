@@ -6,40 +6,39 @@ must never leave a truncated file that a rerun takes for finished work (stream t
 rename atomically after verification), and must notice when upstream bytes change (sha256 from
 `resources/sources.yaml`, or trust-on-first-download: the first download records its sha256 in a
 lock file and every later download of the same URL is checked against it).
+
+A partial file is resumed only when the server confirms it still serves the same file: the ETag or
+Last-Modified of the response that started it is kept beside it (`<dest>.part.json`) and sent as
+`If-Range`; without one the download starts over. A file assembled from more than one response is
+never trusted on first download: its sha256 is recorded only when one uninterrupted response gives
+the same digest. Redirects are followed by hand: each hop is logged, https -> http is refused, and
+the lock records the final URL beside the one asked for.
 """
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import hashlib
+import json
 import logging
 import os
 import shutil
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import requests
-import yaml
+
+from xling.data.download_lock import ChecksumError, DownloadError, Lock
+from xling.io import scratch
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["ChecksumError", "DownloadError", "Lock", "download", "rewrite_url", "sha256_file", "stage"]
 
 CHUNK = 1 << 20
 NET_CHUNK = 1 << 16  # small network reads: a cut connection loses at most this much
 USER_AGENT = "xling-downloader/0.1 (+https://github.com/; research workflow)"
-
-
-class DownloadError(RuntimeError):
-    """A download failed; the message names the URL and the HTTP status or cause."""
-
-
-class ChecksumError(DownloadError):
-    """The bytes did not match the expected sha256; the message names URL, expected and actual."""
-
-    def __init__(self, source: str, expected: str, actual: str, how: str = ""):
-        self.source, self.expected, self.actual = source, expected, actual
-        extra = f" ({how})" if how else ""
-        super().__init__(f"{source}: sha256 mismatch{extra}: expected {expected}, got {actual}")
 
 
 def sha256_file(path: str | os.PathLike, chunk: int = CHUNK) -> str:
@@ -71,65 +70,6 @@ def _local_path(location: str) -> Path | None:
     if "://" not in location:
         return Path(location)
     return None
-
-
-class Lock:
-    """Trust-on-first-download record: URL -> sha256 (and size, date), in a small YAML file.
-
-    Concurrent Snakemake jobs share one lock file, so every update is a read-modify-write under
-    an exclusive `flock` and the file is replaced atomically.
-    """
-
-    def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
-
-    def _read(self) -> dict:
-        if not self.path.exists():
-            return {}
-        data = yaml.safe_load(self.path.read_text(encoding="utf-8")) or {}
-        entries = data.get("files", {})
-        if not isinstance(entries, dict):
-            raise ValueError(f"{self.path}: 'files' must be a mapping of URL -> entry")
-        return entries
-
-    def get(self, url: str) -> str | None:
-        entry = self._read().get(url)
-        return entry["sha256"] if entry else None
-
-    @contextlib.contextmanager
-    def _locked(self):
-        import fcntl
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_name(self.path.name + ".flock"), "w") as guard:
-            fcntl.flock(guard, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(guard, fcntl.LOCK_UN)
-
-    def record(self, url: str, sha256: str, size: int, how: str = "trust-on-first-download") -> None:
-        """Record the sha256 of a first download; refuses to overwrite a different recorded value."""
-        with self._locked():
-            entries = self._read()
-            old = entries.get(url)
-            if old and old["sha256"] != sha256:
-                raise ChecksumError(url, old["sha256"], sha256, f"lock file {self.path}")
-            entries[url] = {
-                "sha256": sha256,
-                "bytes": int(size),
-                "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "how": how,
-            }
-            text = (
-                "# Written by xling.data.download: sha256 of each file as first downloaded "
-                "(trust-on-first-download).\n# Later downloads of the same URL must match. "
-                "To pin one for everyone, copy it into resources/sources.yaml.\n"
-                + yaml.safe_dump({"files": dict(sorted(entries.items()))}, sort_keys=False)
-            )
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, self.path)
 
 
 class _Progress:
@@ -181,42 +121,128 @@ class _Retryable(Exception):
 
 
 _RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
+MAX_REDIRECTS = 10
 
 
-def _fetch_once(session, url: str, part: Path, timeout: float, progress_interval: float) -> None:
-    """One HTTP attempt: resume `part` with Range when it has bytes; raise on failure."""
+@dataclasses.dataclass
+class _PartState:
+    """What the partial file holds: `spliced` when its bytes came from more than one response (a resume), and the
+    URL the last response finally came from (after redirects)."""
+
+    spliced: bool = False
+    final_url: str = ""
+
+
+def _validator_path(part: Path) -> Path:
+    return part.with_name(part.name + ".json")
+
+
+def _validators(headers) -> dict:
+    """The response's strong ETag and Last-Modified: what If-Range may quote (a weak ETag may not)."""
+    etag = headers.get("ETag") or ""
+    return {"etag": etag if etag and not etag.startswith("W/") else None,
+            "last_modified": headers.get("Last-Modified")}
+
+
+def _saved_validator(part: Path, url: str) -> dict | None:
+    """The validators stored beside `part` when it was started from `url`, None when there are none to trust."""
+    path = _validator_path(part)
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(saved, dict) or saved.get("url") != url:
+        return None
+    return saved if saved.get("etag") or saved.get("last_modified") else None
+
+
+def _discard(part: Path) -> None:
+    part.unlink(missing_ok=True)
+    _validator_path(part).unlink(missing_ok=True)
+
+
+def _same_file(saved: dict, headers) -> bool:
+    """Whether a response's validators (where it sends any) agree with those stored beside the partial file."""
+    now = _validators(headers)
+    for key in ("etag", "last_modified"):
+        if saved.get(key) and now[key] and saved[key] != now[key]:
+            return False
+    return True
+
+
+def _get(session, url: str, headers: dict, timeout: float):
+    """GET following redirects by hand: each hop logged, https -> http refused (DownloadError)."""
+    current = url
+    for _ in range(MAX_REDIRECTS + 1):
+        resp = session.get(current, headers=headers, stream=True, timeout=timeout, allow_redirects=False)
+        if not resp.is_redirect:
+            return resp, current
+        target = urljoin(current, resp.headers["Location"])
+        resp.close()
+        if urlsplit(current).scheme == "https" and urlsplit(target).scheme != "https":
+            raise DownloadError(f"{url}: redirect from {current} to {target} leaves https; refused")
+        if urlsplit(target).netloc != urlsplit(current).netloc:
+            logger.warning("%s: redirected to another host: %s", url, target)
+        else:
+            logger.info("%s: redirected to %s", url, target)
+        current = target
+    raise DownloadError(f"{url}: more than {MAX_REDIRECTS} redirects")
+
+
+def _fetch_once(session, url: str, part: Path, timeout: float, progress_interval: float,
+                state: _PartState | None = None) -> None:
+    """One HTTP attempt: resume `part` with Range + If-Range when it has bytes whose validator is known (else start
+    over); raise on failure. Updates `state` (spliced or not, final URL)."""
+    state = state if state is not None else _PartState()
     offset = part.stat().st_size if part.exists() else 0
+    saved = _saved_validator(part, url) if offset else None
+    if offset and saved is None:
+        logger.warning("%s: partial file %s has no ETag or Last-Modified to check it against; starting over",
+                       url, part)
+        _discard(part)
+        offset = 0
     headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
     if offset:
         headers["Range"] = f"bytes={offset}-"
-    with session.get(url, headers=headers, stream=True, timeout=timeout, allow_redirects=True) as resp:
+        headers["If-Range"] = saved["etag"] or saved["last_modified"]
+    resp, final = _get(session, url, headers, timeout)
+    with resp:
+        state.final_url = final
+        if final != url:
+            logger.info("%s: final URL %s", url, final)
         status = resp.status_code
         if status == 416 and offset:
             # Nothing left to send: the partial file may already be complete (crash before rename).
             total = resp.headers.get("Content-Range", "").rpartition("/")[2]
-            if total.isdigit() and int(total) == offset:
+            if total.isdigit() and int(total) == offset and _same_file(saved, resp.headers):
+                state.spliced = True  # written by an earlier run, perhaps in several responses
                 return
             logger.warning("%s: HTTP 416 for bytes=%d-; restarting from 0", url, offset)
-            part.unlink()
+            _discard(part)
             raise _Incomplete("range not satisfiable")
         if status in _RETRY_STATUS:
             raise _Retryable(f"HTTP {status}")
         if status >= 400:
             raise DownloadError(f"{url}: HTTP {status} {resp.reason}")
         mode = "ab"
-        if offset and status == 200:
-            logger.warning("%s: server ignored the Range request (HTTP 200); restarting from 0", url)
-            offset, mode = 0, "wb"
+        if status == 200:
+            if offset:
+                logger.warning("%s: the server sent the whole file (HTTP 200: changed since the partial file, or "
+                               "no Range support); restarting from 0", url)
+            offset, mode, state.spliced = 0, "wb", False
+            _validator_path(part).write_text(json.dumps({"url": url, **_validators(resp.headers)}), encoding="utf-8")
         elif offset and status == 206:
             start = resp.headers.get("Content-Range", "").partition(" ")[2].partition("-")[0]
-            if start != str(offset):
-                logger.warning("%s: unexpected Content-Range %r; restarting from 0",
-                               url, resp.headers.get("Content-Range"))
-                part.unlink()
-                raise _Incomplete("bad Content-Range")
+            if start != str(offset) or not _same_file(saved, resp.headers):
+                logger.warning("%s: Content-Range %r, ETag %r, Last-Modified %r do not continue the partial file; "
+                               "restarting from 0", url, resp.headers.get("Content-Range"),
+                               resp.headers.get("ETag"), resp.headers.get("Last-Modified"))
+                _discard(part)
+                raise _Incomplete("partial response of another file")
             logger.info("%s: resuming at byte %d", url, offset)
-        elif not offset:
-            mode = "wb"
+            state.spliced = True
+        else:
+            raise DownloadError(f"{url}: unexpected HTTP {status} for a request without Range")
         length = resp.headers.get("Content-Length")
         expected_end = offset + int(length) if length and length.isdigit() else None
         progress = _Progress(url, expected_end, offset, progress_interval)
@@ -229,6 +255,18 @@ def _fetch_once(session, url: str, part: Path, timeout: float, progress_interval
         progress.update(0, force=True)
         if expected_end is not None and written < expected_end:
             raise _Incomplete(f"got {written} of {expected_end} bytes")
+
+
+def _remote_sha256(session, url: str, timeout: float) -> str:
+    """sha256 of one uninterrupted full response (nothing written): the check a resumed first download needs."""
+    resp, _ = _get(session, url, {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}, timeout)
+    with resp:
+        if resp.status_code != 200:
+            raise DownloadError(f"{url}: HTTP {resp.status_code} while checking a resumed download")
+        digest = hashlib.sha256()
+        for block in resp.iter_content(NET_CHUNK):
+            digest.update(block)
+        return digest.hexdigest()
 
 
 def download(
@@ -268,38 +306,48 @@ def download(
 
     local = _local_path(source)
     part = dest.with_name(dest.name + ".part")
-    if local is not None:
-        if not local.is_file():
-            raise DownloadError(f"{label}: mirror file {local} does not exist")
-        shutil.copyfile(local, part)
-    else:
-        own_session = session is None
-        session = session or requests.Session()
-        try:
-            _fetch_with_retries(session, source, label, part, retries, backoff, timeout, progress_interval)
-        finally:
-            if own_session:
-                session.close()
+    state = _PartState(final_url=source)
+    own_session = session is None and local is None
+    session = session or (requests.Session() if local is None else None)
+    try:
+        if local is not None:
+            if not local.is_file():
+                raise DownloadError(f"{label}: mirror file {local} does not exist")
+            shutil.copyfile(local, part)
+        else:
+            _fetch_with_retries(session, source, label, part, retries, backoff, timeout, progress_interval, state)
 
-    actual = sha256_file(part)
-    if expected and actual != expected:
-        part.unlink()
-        raise ChecksumError(label, expected, actual, how)
-    size = part.stat().st_size
-    if not expected and lock is not None:
-        lock.record(url, actual, size)
-        logger.info("%s: first download, recorded sha256 %s in %s", label, actual, lock.path)
-    elif not expected:
-        logger.warning("%s: no checksum known and no lock file: not verified (sha256 %s)", label, actual)
+        actual = sha256_file(part)
+        if expected and actual != expected:
+            _discard(part)
+            raise ChecksumError(label, expected, actual, how)
+        size = part.stat().st_size
+        if not expected and lock is not None:
+            if state.spliced:
+                # Bytes of two responses: trust them only if one whole response gives the same digest.
+                logger.info("%s: resumed first download; checking it against one uninterrupted response", label)
+                whole = _remote_sha256(session, source, timeout)
+                if whole != actual:
+                    _discard(part)
+                    raise ChecksumError(label, whole, actual, "resumed first download against a whole response; "
+                                        "partial file removed, nothing recorded")
+            lock.record(url, actual, size, final_url=state.final_url if state.final_url != source else None)
+            logger.info("%s: first download, recorded sha256 %s in %s", label, actual, lock.path)
+        elif not expected:
+            logger.warning("%s: no checksum known and no lock file: not verified (sha256 %s)", label, actual)
+    finally:
+        if own_session:
+            session.close()
     os.replace(part, dest)
+    _validator_path(part).unlink(missing_ok=True)
     logger.info("%s: %s verified (sha256 %s)", label, _size(size), actual)
     return dest
 
 
-def _fetch_with_retries(session, source, label, part, retries, backoff, timeout, progress_interval):
+def _fetch_with_retries(session, source, label, part, retries, backoff, timeout, progress_interval, state):
     for attempt in range(retries + 1):
         try:
-            _fetch_once(session, source, part, timeout, progress_interval)
+            _fetch_once(session, source, part, timeout, progress_interval, state)
             return
         except DownloadError:
             raise
@@ -338,15 +386,13 @@ def stage(
         logger.info("%s%s verified (sha256 %s)", what, path, actual)
     else:
         logger.warning("%s%s used without verification: no checksum known", what, path)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
-    if tmp.exists() or tmp.is_symlink():
-        tmp.unlink()
-    if mode == "symlink":
-        os.symlink(path.resolve(), tmp)
-    elif mode == "copy":
-        shutil.copyfile(path, tmp)
-    else:
+    if mode not in ("symlink", "copy"):
         raise ValueError(f"stage mode must be 'symlink' or 'copy', not {mode!r}")
-    os.replace(tmp, dest)
+    with scratch(dest) as folder:
+        tmp = folder / dest.name
+        if mode == "symlink":
+            os.symlink(path.resolve(), tmp)
+        else:
+            shutil.copyfile(path, tmp)
+        os.replace(tmp, dest)
     return dest

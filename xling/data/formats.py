@@ -27,7 +27,7 @@ from conllu.parser import (
     parse_paired_list_value,
 )
 
-from xling.io import read_lines
+from xling.io import first_bad_utf8_line, read_lines
 
 logger = logging.getLogger(__name__)
 
@@ -68,8 +68,9 @@ def numbered_lines(path: PathLike) -> Iterator[tuple[int, str]]:
         for lineno, line in read_lines(path):
             yield lineno, line
     except UnicodeDecodeError as exc:
-        raise _fail(path, lineno + 1, f"not valid UTF-8 (at or shortly after this line: {exc.reason})"
-                    ) from None
+        bad = first_bad_utf8_line(path)
+        where, reason = bad if bad is not None else (lineno + 1, exc.reason)
+        raise _fail(path, where, f"not valid UTF-8 ({reason})") from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # truncated or corrupt .gz
         raise _fail(path, lineno + 1, f"cannot read the file: {exc}") from None
 
@@ -149,6 +150,8 @@ def _read_aligned(src_path: PathLike, tgt_path: PathLike) -> list[tuple[str, str
 def read_parallel(src_path: PathLike, tgt_path: PathLike) -> list[tuple[str, str]]:
     """Line-aligned sentence pairs; FormatError if the two files differ in length."""
     pairs = _read_aligned(src_path, tgt_path)
+    if not pairs:
+        raise _fail(src_path, None, f"no sentence pairs (nor in {tgt_path})")
     empty = sum(1 for s, t in pairs if not s.strip() or not t.strip())
     if empty:
         logger.warning("%s / %s: %d pairs with an empty side", src_path, tgt_path, empty)
@@ -184,6 +187,8 @@ def read_alignments(path: PathLike, possible: bool = True) -> list[set[tuple[int
                 continue
             links.add((int(m.group(1)), int(m.group(3))))
         out.append(links)
+    if not out:
+        raise _fail(path, None, "no alignment lines (one per sentence pair expected)")
     _log_skipped(path, f"{len(out)} sentence pairs", Counter({"possible links": dropped}))
     return out
 
@@ -406,6 +411,8 @@ def read_bucc_sentences(path: PathLike) -> dict[str, str]:
         if fields[0] in out:
             raise _fail(path, lineno, f"duplicate id {fields[0]!r}")
         out[fields[0]] = fields[1]
+    if not out:
+        raise _fail(path, None, "no sentences")
     return out
 
 
@@ -425,6 +432,8 @@ def read_bucc(src_path: PathLike, en_path: PathLike, gold_path: PathLike | None 
             if fields[1] not in en:
                 raise _fail(gold_path, lineno, f"unknown id {fields[1]!r} (not in {en_path})")
             gold.add((fields[0], fields[1]))
+        if not gold:
+            raise _fail(gold_path, None, "no gold pairs (an F1 against an empty gold would be 0, not a result)")
     logger.info("%s / %s: %d and %d sentences, %d gold pairs", src_path, en_path, len(src), len(en),
                 len(gold))
     return src, en, gold

@@ -249,7 +249,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         chosen = [path]
         dist.broadcast_object_list(chosen, src=0, group=control)
         path = chosen[0]
-    loop.resume(restore, path=path, weights_only=True)
+    loop.resume(restore, path=path)
     if dev and loop.step == 0:
         dev.restore(None)  # a fresh start: no best file of an attempt that died before its first checkpoint
     if rank == 0:

@@ -20,6 +20,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
+from xling.io import scratch
 from xling.runtime import RUNTIME
 
 logger = logging.getLogger(__name__)
@@ -42,14 +43,15 @@ def fsync_dir(path: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_directory(out_dir) -> Iterator[Path]:
-    """A temporary directory beside out_dir to write a model into; when the block ends without error its files
+    """A temporary directory in out_dir's scratch folder (xling.io.scratch) to write a model into; when the block ends without error its files
     get the permissions the umask gives (mkdtemp's are private; a model is for the whole group), are synced to
     disk, and the directory is renamed onto out_dir (an old out_dir removed only then), so that a killed job
     never leaves half a model."""
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with scratch(out_dir) as folder:  # the next attempt removes what a killed one left
+        tmp = folder / out_dir.name
+        tmp.mkdir()
         yield tmp
         umask = os.umask(0)
         os.umask(umask)
@@ -62,15 +64,12 @@ def atomic_directory(out_dir) -> Iterator[Path]:
                 os.fsync(handle.fileno())
         old = None
         if out_dir.exists():
-            old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
+            old = folder / "old"
             os.replace(out_dir, old)
         os.replace(tmp, out_dir)
         fsync_dir(out_dir.parent)
         if old is not None:
             shutil.rmtree(old)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
 
 
 def list_checkpoints(checkpoint_dir) -> list[tuple[int, Path]]:

@@ -91,13 +91,16 @@ class TrainingLoop:
         found = list_checkpoints(self.directory)
         return found[-1][1] if found else None
 
-    def resume(self, restore: Callable[[dict], str], *, path=LATEST, weights_only: bool = False) -> dict | None:
+    def resume(self, restore: Callable[[dict], str], *, path=LATEST) -> dict | None:
         """Load the last complete checkpoint (or `path`, None for none: DDP ranks resume the one rank 0 chose),
-        hand it to restore(saved), which returns what to say about it, and go on from its step; None without one."""
+        hand it to restore(saved), which returns what to say about it, and go on from its step; None without one.
+
+        Loaded with `weights_only=True`: a checkpoint holds tensors and plain containers only, so a file planted in
+        a shared checkpoint folder cannot run code in the job (torch refuses any other pickled object)."""
         path = self.latest() if path is LATEST else path
         saved = None
         if path is not None:
-            saved = torch.load(path, map_location="cpu", weights_only=weights_only)
+            saved = torch.load(path, map_location="cpu", weights_only=True)
             detail = restore(saved)
             self.step = self.last_saved = self._logged_step = int(saved["step"])
             self._before = float(saved.get("elapsed_s", 0.0))

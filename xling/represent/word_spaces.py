@@ -5,7 +5,6 @@ and fastText trained on the same sample (the static baseline)."""
 from __future__ import annotations
 
 import logging
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -17,7 +16,7 @@ import pyarrow.parquet as pq
 from xling.data.formats import iter_corpus_documents
 from xling.data.wordpiece import tokenize_corpus
 from xling.data.words import detokenize
-from xling.io import atomic_write, read_lines
+from xling.io import atomic_write, read_lines, scratch
 from xling.represent.store import Extraction, extract_bert_shard, reduce_shards
 
 logger = logging.getLogger(__name__)
@@ -63,7 +62,7 @@ def word_means(model_dir, token_path, lang: str, words: set[str], out_path, *, b
     """The store of one monolingual model over its own language's token file (or over its first `cap.n`
     sentences): per-layer means of each word's contextual vectors (xling.represent.store, one shard reduced to
     means)."""
-    with tempfile.TemporaryDirectory(dir=Path(out_path).parent) as tmp:
+    with scratch(Path(out_path).with_name(Path(out_path).name + "-inputs")) as tmp:
         if cap is not None and first_sentences(cap.corpus, cap.n, Path(tmp) / "corpus.txt"):
             token_path = Path(tmp) / "tokens.txt"
             counts = tokenize_corpus(Path(tmp) / "corpus.txt", cap.vocab, token_path, lowercase=cap.lowercase)

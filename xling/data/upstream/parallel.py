@@ -7,14 +7,13 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from xling.data.formats import FormatError, PathLike, numbered_lines
 from xling.data.upstream.archives import _display, _log_counts, _one_line, archive_errors, is_archive, iter_members
-from xling.io import atomic_write
+from xling.io import atomic_write, scratch
 
 
 def _tokenizer(name: str | None) -> Callable[[str], str]:
@@ -87,7 +86,7 @@ def _pair_to_parallel(source: PathLike | tuple[PathLike, PathLike], names: dict[
     """The two sides (members named `names`: file name -> side) of an archive or directory, or a tuple of
     (en, xx) paths, extracted beside the outputs and written by `_write_parallel` (tok: side -> tokenizer)."""
     Path(out_en).parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=Path(out_en).parent, prefix=f".{label.lower()}.") as tmp:
+    with scratch(Path(out_en).parent / f"{label.lower()}-extracted") as tmp:
         if isinstance(source, tuple):
             paths = {"en": Path(source[0]), lang: Path(source[1])}
             labels = {side: str(path) for side, path in paths.items()}

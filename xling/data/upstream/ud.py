@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 from pathlib import Path, PurePosixPath
 from typing import IO, Iterable, Iterator
 
 from xling.data.formats import FormatError, PathLike, iter_conllu
 from xling.data.upstream.archives import _display, _log_counts, archive_errors, iter_members, member_lines
-from xling.io import atomic_write
+from xling.io import atomic_write, scratch
 
 _UD_FILE = re.compile(r"[a-z_]+-ud-(train|dev|test)\.conllu")
 
@@ -42,7 +41,7 @@ def ud_to_canonical(source: PathLike, out_dir: PathLike, treebanks: dict[str, st
         return (m is not None and len(path.parts) >= 2 and path.parts[-2] in wanted
                 and m.group(1) in split_of[wanted[path.parts[-2]]])
 
-    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".ud.") as tmp:
+    with scratch(Path(out_dir) / "ud") as tmp:
         with archive_errors(source):
             for name, handle in iter_members(source, want):
                 path = PurePosixPath(name)
