@@ -68,7 +68,7 @@ def good_retrieval(non_contextual_aligned=0.62) -> pd.DataFrame:
 
 
 def verdicts(tables) -> dict:
-    table = judge_claims(tables, "en", resamples=100)
+    table = judge_claims(tables, "en", resamples=100, aligned_langs=("de", "xb"))  # the models were aligned on both
     return dict(zip(table["id"], table["outcome"])), dict(zip(table["id"], table["reason"]))
 
 
@@ -271,8 +271,10 @@ def with_interval(table: pd.DataFrame, half: float) -> pd.DataFrame:
     return table.assign(ci_low=table["accuracy"] - half, ci_high=table["accuracy"] + half)
 
 
-def judged(tables: dict, margin: float = 0.0) -> dict:
-    table = judge_claims(tables, "en", resamples=100, margin=margin)
+def judged(tables: dict, margin: float | None = None) -> dict:
+    """The claims' (outcome, reason); `margin`: the equivalence margin of accuracies (findings.margins.percent)."""
+    margins = {"margins": {"percent": margin, "mrr": 0.01, "cka": 0.01}} if margin else {}
+    table = judge_claims(tables, "en", resamples=100, aligned_langs=("de", "xb"), **margins)
     return dict(zip(table["id"], zip(table["outcome"], table["reason"])))
 
 

@@ -390,6 +390,14 @@ def test_cao_xnli_is_judged_over_the_aligned_languages_only():
     assert row["outcome"] == NOT_MEASURED and "no aligned language (bg, de)" in row["reason"]
     one_seed = cao_transfer({"xa": 62.0, "xb": 60.0}, {"xa": 55.0, "xb": 54.0}, seeds=(1,))
     assert finding({"transfer": one_seed}, "cao2020.xnli")["outcome"] == INCONCLUSIVE
+    # "a gain of at least 1%": a gain surely under one point does not hold, one that may be under it is open
+    small = cao_transfer({"xa": 55.0, "xb": 54.0}, {"xa": 55.0, "xb": 54.0})  # no gain; each side +-0.5 over seeds
+    row = finding({"transfer": small}, "cao2020.xnli")
+    assert row["outcome"] == FAILS and row["margin"] == 1.0 and "by more than 1" in row["reason"]
+    assert finding({"transfer": cao_transfer({"xa": 57.0, "xb": 56.0}, {"xa": 55.0, "xb": 54.0})},
+                   "cao2020.xnli")["outcome"] == HOLDS
+    assert finding({"transfer": cao_transfer({"xa": 56.0, "xb": 55.0}, {"xa": 55.0, "xb": 54.0})},
+                   "cao2020.xnli")["outcome"] == INCONCLUSIVE  # a gain of 1: more than one point not resolved
     at_chance = cao_transfer({"xa": 62.0, "xb": 60.0}, {"xa": 33.4, "xb": 54.0})
     row = finding({"transfer": at_chance}, "cao2020.xnli")
     assert row["outcome"] == HOLDS and f"left out, not measurable: {BASE} on 400, xa" in row["reason"]

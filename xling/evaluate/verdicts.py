@@ -107,17 +107,22 @@ def _difference(a: Measure, b: Measure, paired: Interval | None) -> tuple[float,
     return low, high, "intervals overlap" if low <= 0 <= high else "intervals apart"
 
 
-def greater(a: Measure, b: Measure, paired: Interval | None = None) -> Verdict:
-    """a > b (module docstring); `paired`: the paired bootstrap interval of a - b on the same items."""
+def greater(a: Measure, b: Measure, paired: Interval | None = None, by: float = 0.0) -> Verdict:
+    """a > b (module docstring); `paired`: the paired bootstrap interval of a - b on the same items. `by`: a gain
+    of more than `by` (superiority by a margin: the whole interval of a - b above it), as "a gain of at least 1%"."""
+    if by < 0:
+        raise ValueError(f"by must be >= 0, got {by}")
     blocked = _not_measurable(a, b)
     if blocked:
         return blocked
     low, high, how = _difference(a, b, paired)
-    if low > 0:
-        return Verdict(HOLDS, f"{a} > {b} ({how})")
-    if high <= 0:
-        return Verdict(FAILS, f"{a} not > {b} ({how})")
-    return Verdict(INCONCLUSIVE, f"{a} vs {b}: {how}, the order is not resolved")
+    gain = f" by more than {_fmt(by)}" if by else ""
+    if low > by:
+        return Verdict(HOLDS, f"{a} > {b}{gain} ({how})")
+    if high <= by:
+        return Verdict(FAILS, f"{a} not > {b}{gain} ({how})")
+    return Verdict(INCONCLUSIVE, f"{a} vs {b}: {how}, a gain{gain} is not resolved" if by
+                   else f"{a} vs {b}: {how}, the order is not resolved")
 
 
 def at_least(a: Measure, b: Measure, paired: Interval | None = None, margin: float = 0.0) -> Verdict:

@@ -63,10 +63,14 @@ def _xnli_settings(rows: pd.DataFrame, models, ns, langs, pivot: str) -> dict:
                 layers=f"frozen up to {int(rows['freeze'].iloc[0])}", pairs=[f"{pivot}-{lang}" for lang in langs])
 
 
+#: "all languages seeing a gain of at least 1%": XNLI accuracy in points
+XNLI_GAIN = Margin(1.0, "the paper: \"a gain of at least 1%\" (superiority by 1 point)")
+
+
 def aligned_improves_xnli(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
-    """Each base BERT fine-tuned for alignment (the largest amount of parallel data) scores higher in zero-shot
-    XNLI than the base, in every language it was aligned on (the paper: "all languages seeing a gain");
-    a degenerate language is left out and named."""
+    """Each base BERT fine-tuned for alignment (the largest amount of parallel data) scores more than one point
+    higher in zero-shot XNLI than the base, in every language it was aligned on (the paper: "all languages
+    seeing a gain of at least 1%"); a degenerate language is left out and named."""
     rows, bases = _xnli_bases(tables, pivot)
     parts, labels, measures, ns, langs = [], [], [], [], set()
     for base in bases:
@@ -81,12 +85,13 @@ def aligned_improves_xnli(tables: Tables, criteria: Criteria, pivot: str) -> Fin
             a, b = (_xnli(r[r["lang"] == lang], f"{lang} {name}") for r, name in ((aligned, "aligned"),
                                                                                  (plain, "base")))
             measures += [a, b]
-            parts.append(greater(a, b))
+            parts.append(greater(a, b, by=XNLI_GAIN))
             labels.append(f"{base} on {n:,}, {lang}")
             langs.add(lang)
     if not parts:
         raise NotMeasured("no aligned BERT with XNLI in an aligned language")
-    return Finding(every_unit(parts, labels), measures, _xnli_settings(rows, bases, ns, sorted(langs), pivot))
+    return Finding(every_unit(parts, labels), measures, _xnli_settings(rows, bases, ns, sorted(langs), pivot),
+                   margin=XNLI_GAIN)
 
 
 def aligned_beats_rotations_xnli(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
@@ -321,8 +326,8 @@ CAO = "Cao et al. 2020, Multilingual Alignment of Contextual Word Representation
 
 CLAIMS = [
     Claim("cao2020.xnli", CAO, "§4.1, Table 1",
-          "Fine-tuning alignment on parallel word pairs improves zero-shot XNLI in every language it was aligned "
-          "on (Bulgarian, German, Greek, Spanish, French).", aligned_improves_xnli,
+          "Fine-tuning alignment on parallel word pairs improves zero-shot XNLI by more than one point in every "
+          "language it was aligned on (Bulgarian, German, Greek, Spanish, French).", aligned_improves_xnli,
           "We see that our alignment procedure greatly improves accuracies, with all languages seeing a gain of "
           "at least 1%."),
     Claim("cao2020.xnli.rotations", CAO, "§4.1, Table 1",

@@ -187,8 +187,9 @@ def unresolved(*measures: Measure) -> Verdict | None:
     return None
 
 
-def greater(a: Measure, b: Measure, paired=None) -> Verdict:
-    return unresolved(a, b) or verdicts.greater(a, b, paired)
+def greater(a: Measure, b: Measure, paired=None, by: Margin | None = None) -> Verdict:
+    """a > b after the guard; `by`: a gain of more than the margin (a paper's "a gain of at least 1%")."""
+    return unresolved(a, b) or verdicts.greater(a, b, paired, by.value if by else 0.0)
 
 
 def at_least(a: Measure, b: Measure, criteria: Criteria, paired=None) -> Verdict:
