@@ -217,3 +217,21 @@ def test_cao_xnli_cells_and_figure2_carry_the_findings_flags(tmp_path):
     assert "2 of 3 points" in figure["caption"] and "Most of its points are degenerate" in figure["caption"]
     assert all(part in figure["caption"] for r in reasons["xb"] for part in r.split("; "))
     assert sum(MARK in cao.text_of(r[3]) for r in numbers["rows"]) == 2
+
+
+def test_cao_retrieval_cells_carry_their_rows_flag(tmp_path):
+    """Table 3's layout: a language whose retrieval row the gather flags (at chance by its interval) is marked
+    with that reason; the others are not."""
+    import test_alignment_report as cao
+    from xling.report.alignment import render_alignment_retrieval
+
+    table = cao.good_retrieval().assign(flag=None)
+    at_chance = (table["lang"] == "xb") & (table["lm"] == cao.BASE) & (table["method"] == "none") & table["contextual"]
+    reason = "not above chance: 0.010 [0.000, 0.030] holds chance 0.010"
+    table.loc[at_chance, "flag"] = reason
+    ctx = cao.context({"contextual_retrieval": table, "transfer": cao.good_transfer()}, tmp_path)
+    layout = cao.table(render_alignment_retrieval(ctx), "Word retrieval accuracy")
+    marked = [(r[0], r[1], i) for r in layout["rows"] for i, c in enumerate(r) if MARK in cao.text_of(c)]
+    assert marked == [("contextual", "Base BERT", layout["columns"].index("xb-en"))], marked
+    (row,) = [r for r in layout["rows"] if r[:2] == ["contextual", "Base BERT"]]
+    assert reason in row[layout["columns"].index("xb-en")]["sub"]

@@ -121,7 +121,8 @@ def render_alignment_retrieval(ctx: ReportContext) -> list[Block]:
                 cell = at[(at["setting"] == setting) & (at["parallel_sentences"] == n)].set_index("lang")
                 values = [100 * cell.at[lang, "accuracy"] if lang in cell.index else np.nan for lang in langs]
                 line = [retrieval.replace("_", "-"), _label(setting, n)]
-                line += [_cell(v, sub=f"n {fmt_count(cell.at[lang, 'n_queries'])}") if lang in cell.index else DASH
+                line += [flagged_cell(f"{v:.1f}", cell_reason([cell.at[lang, "flag"]] if "flag" in cell else []),
+                                      f"n {fmt_count(cell.at[lang, 'n_queries'])}") if lang in cell.index else DASH
                          for v, lang in zip(values, langs)]
                 line.append(_cell(np.mean(values)) if not np.isnan(values).any() else DASH)
                 lines.append(line)
