@@ -36,7 +36,7 @@ def flagged(tmp_path_factory):
 
 def xnli_cells(html: str) -> dict[tuple[str, str], str]:
     """(model name, language) -> the cell of the XNLI table (English dev selection)."""
-    title = "XNLI test accuracy (%) by model, selection en_dev"
+    title = "XNLI test accuracy (%) by model, checkpoint chosen on English dev"
     columns = [c.split()[0] if c else c for c in header(html, title)]  # "en fine-tuning language" -> "en"
     cells = {}
     for row in table_rows(html, title):

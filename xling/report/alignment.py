@@ -27,6 +27,7 @@ from xling.report.blocks import DASH, MODEL_KEYS, Block, fmt_count, fmt_percent,
 from xling.report.core import ReportContext, register_section, require_columns
 from xling.report.flags import cell_reason, figure_note, flagged_cell, with_figure_note
 from xling.report.published import Matching
+from xling.report.transfer.common import SELECTION_LABELS
 
 RETRIEVAL_REQUIRED = ("lm", "lang", "contextual", "method", "accuracy", "n_queries")
 RETRIEVAL_RESULTS = ("accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "n_queries", "n_seen", "n_exact", "chance")
@@ -74,6 +75,11 @@ def _base_groups(rows: pd.DataFrame) -> list[tuple[str, dict]]:
         first = first if len(first) else rows[rows["base"] == base]
         out.append((base, {k: first[k].iloc[0] for k in MODEL_KEYS if k in first}))
     return out
+
+
+def _selections(values: pd.Series) -> str:
+    """The checkpoint selections of a cell in words (Cao et al.'s fine-tunings and the transfer grid's differ)."""
+    return ", ".join(SELECTION_LABELS.get(s, str(s)) for s in sorted(set(values.dropna().astype(str)))) or "not recorded"
 
 
 def _flagged(value: float, reason: str | None) -> dict | str:
@@ -171,8 +177,9 @@ def alignment_xnli(transfer: pd.DataFrame, pivot: str) -> pd.DataFrame:
     rows = rows[rows["freeze"] == rows["freeze"].min()]
     model = rows[rows["lm"] == rows["base"]].groupby("base")[MODEL_KEYS].first()
     keys = ["base", "setting", "parallel_sentences", "lang", "freeze"]
+    rows = rows.assign(selection=rows["selection"] if "selection" in rows else None)
     out = rows.groupby(keys, as_index=False).agg(value=("value", "mean"), n_seeds=("seed", "nunique"),
-                                                 flag=("flag", cell_reason))
+                                                 flag=("flag", cell_reason), selection=("selection", _selections))
     for column in MODEL_KEYS:  # an aligned model is shown under its base
         out[column] = out["base"].map(model[column]) if len(model) else np.nan
     return out.assign(task="xnli", metric="accuracy", split="test")
@@ -213,7 +220,9 @@ def render_alignment_xnli(ctx: ReportContext) -> list[Block]:
         blocks.append(_xnli_table(part, f"Table 1 layout: XNLI test accuracy (%), {name}", table1, langs, _label,
                                   f"The settings with the most parallel data of this run ({largest:,} sentence "
                                   f"pairs per language; the paper's 250K). Frozen up to layer "
-                                  f"{int(part['freeze'].iloc[0])} while fine-tuning on English."))
+                                  f"{int(part['freeze'].iloc[0])} while fine-tuning on English. Checkpoint chosen "
+                                  f"on {_selections(part['selection'])}; the transfer section's tables of the same "
+                                  "BERT use their own fine-tunings and selection, so their numbers differ."))
         table2 = [(s, int(n)) for s, n in part[part["setting"].isin(["zero_shot_base_bert", "word_aligned_finetuned"])]
                   [["setting", "parallel_sentences"]].drop_duplicates().sort_values("parallel_sentences")
                   .itertuples(index=False)]
@@ -252,7 +261,7 @@ def retrieval_and_xnli(retrieval: pd.DataFrame, transfer: pd.DataFrame, pivot: s
         retrieval=("accuracy", "mean"), retrieval_flag=("flag", cell_reason))
     xnli = alignment_xnli(transfer, pivot)
     if xnli.empty or found.empty:
-        return pd.DataFrame(columns=["base", "lang", "retrieval", "xnli"])
+        return pd.DataFrame(columns=["base", "lang", "retrieval", "xnli", "flag"])
     xnli = xnli[(xnli["setting"] == "zero_shot_base_bert") & (xnli["lang"] != pivot)]
     points = found.merge(xnli[["base", "lang", "value", "flag"]].rename(columns={"value": "xnli"}),
                          on=["base", "lang"], how="outer")

@@ -49,10 +49,10 @@ TRANSLATION_DESCRIPTION = (
     "the masked-LM BERT, alpha (R_tgt \u2212 R_src) is added to the hidden states of layer l (R = the language "
     "means of that layer), the remaining layers and the MLM head run, and every position is decoded by argmax "
     "(no masking). BLEU-1 = sacrebleu corpus BLEU with unigrams only (0\u2013100) against the reference "
-    "translation, in the unit of language.bleu_unit (wordpieces: the output pieces against the reference's "
+    "translation, in the unit the run's settings name (wordpieces: the output pieces against the reference's "
     "pieces, as the papers; words: detokenized output against the raw reference). Convert rate = #(output pieces only in the target vocabulary) / (#output pieces \u2212 "
     "#pieces in both vocabularies); vocabularies are the wordpieces of each language's corpus with count "
-    "\u2265 language.vocab_min_count. alpha = 0 is the unshifted model; a negative alpha pushes away from the "
+    "\u2265 the run's minimum count. alpha = 0 is the unshifted model; a negative alpha pushes away from the "
     "target language."
 )
 
