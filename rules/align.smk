@@ -71,7 +71,8 @@ rule contextual_retrieval_frequency:
               for f in files[:2]],
     output:
         parquet=f"{RESULTS}/eval/contextual_retrieval_frequency.parquet",
-        csv=f"{RESULTS}/eval/contextual_retrieval_frequency.csv",
+        csv=report(f"{RESULTS}/eval/contextual_retrieval_frequency.csv", caption="../reports/analysis_table.rst",
+                   category="Tables", labels={"table": "contextual_retrieval_frequency"}),
     params:
         code=code_version("scripts/contextual_retrieval_frequency.py"),
         pivot=PIVOT,
@@ -98,7 +99,8 @@ if POS["splits"]:
             treebanks=PLAN.pos_treebanks(),
         output:
             parquet=f"{RESULTS}/eval/contextual_retrieval_pos.parquet",
-            csv=f"{RESULTS}/eval/contextual_retrieval_pos.csv",
+            csv=report(f"{RESULTS}/eval/contextual_retrieval_pos.csv", caption="../reports/analysis_table.rst",
+                       category="Tables", labels={"table": "contextual_retrieval_pos"}),
         params:
             code=code_version("scripts/contextual_retrieval_pos.py"),
             by=ANALYSIS_BY,

@@ -46,7 +46,8 @@ if POS["splits"]:
             treebanks=PLAN.pos_treebanks(),
         output:
             parquet=f"{RESULTS}/eval/word_retrieval_pos.parquet",
-            csv=f"{RESULTS}/eval/word_retrieval_pos.csv",
+            csv=report(f"{RESULTS}/eval/word_retrieval_pos.csv", caption="../reports/analysis_table.rst",
+                       category="Tables", labels={"table": "word_retrieval_pos"}),
         params:
             code=code_version("scripts/word_retrieval_pos.py"),
             open_class=POS["open_class"],

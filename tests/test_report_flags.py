@@ -12,10 +12,11 @@ import pytest
 
 from xling.evaluate.alignment import language_study_rows
 from xling.evaluate.findings import judge_claims
-from xling.evaluate.findings.core import transfer_flags, with_table_flags
+from xling.evaluate.findings.core import bucc_flags, transfer_flags, with_table_flags
 from xling.report.blocks import model_name
 from xling.report.flags import MARK
 
+import test_report_published as published
 from test_report_transfer import LANGS, header, render, table_rows, transfer_table
 
 CONSTANT = ("bert", 12000, 128)  # this BERT's fine-tunings predict one class: 167 of 500 on every XNLI split
@@ -35,7 +36,7 @@ def flagged(tmp_path_factory):
 
 def xnli_cells(html: str) -> dict[tuple[str, str], str]:
     """(model name, language) -> the cell of the XNLI table (English dev selection)."""
-    title = "XNLI test accuracy (%) by model, selection en_dev"
+    title = "XNLI test accuracy (%) by model, checkpoint chosen on English dev"
     columns = [c.split()[0] if c else c for c in header(html, title)]  # "en fine-tuning language" -> "en"
     cells = {}
     for row in table_rows(html, title):
@@ -104,3 +105,133 @@ def test_each_finding_links_to_the_section_of_its_numbers_and_the_csv(flagged, t
     assert '<a href="eval/findings.csv">' in html
     for _, row in judged.iterrows():  # the paper's section and the quote stand under the claim
         assert f"the paper's {row['where']}" in html and row["quote"] in html
+
+
+# ---------------------------------------------------------------------------------------------- the language study
+
+def language_tables() -> dict[str, pd.DataFrame]:
+    """Demo-like Tatoeba, BUCC and token-translation tables of our BERT with degenerate rows planted: a Tatoeba
+    row at chance (the gather's flag), a BUCC variant that mined nothing, and a token translation at one
+    alpha whose decoder repeats one token (one distinct prediction, as the findings check)."""
+    tatoeba = published.tatoeba(with_mbert=False).assign(report_layer=2, flag=None)
+    at_chance = (tatoeba["layer"] == 2) & (tatoeba["variant"] == "mds") & (tatoeba["direction"] == "en->xx")
+    tatoeba.loc[at_chance, ["accuracy", "flag"]] = [0.1, "not above chance: 0.100 [0.000, 0.300] holds chance 0.100"]
+    bucc = published.bucc().assign(model="bert", size=4000, window=128, report_layer=8)
+    bucc.loc[bucc["variant"] == "mds", ["f1", "precision", "recall", "n_extracted"]] = [0.0, 0.0, 0.0, 0]
+    translation = published.token_translation()
+    translation = translation[translation["model"] == "bert"].assign(distinct_predictions=5)
+    translation.loc[translation["alpha"] == 2.0, ["distinct_predictions", "convert_rate"]] = [1, 1.0]
+    return {"tatoeba": tatoeba, "bucc": bucc, "token_translation": translation}
+
+
+@pytest.fixture(scope="module")
+def language_report(tmp_path_factory):
+    tables = language_tables()
+    config = {**published.CONFIG, "language": {"sentence_retrieval": {"layer": 2}}}
+    html = published.render(tmp_path_factory.mktemp("language"), tables, config)
+    return html, tables, judge_claims(tables, "en")
+
+
+def _cells(html: str, title: str) -> tuple[list[str], list[list[str]]]:
+    return [c.split()[0] if c else c for c in header(html, title)], table_rows(html, title)
+
+
+def test_every_flagged_retrieval_cell_carries_the_findings_reason_and_no_other(language_report):
+    html, tables, _ = language_report
+    checked = 0
+    for task, metric, title, computed in (
+            ("tatoeba", "accuracy", "Tatoeba accuracy (%, en\u2192xx, layer 2)", lambda r: [None] * len(r)),
+            ("bucc", "f1", "BUCC F1 (%, test, xx\u2194en", bucc_flags)):
+        rows = tables[task]
+        rows = rows[rows["layer"] == 2] if task == "tatoeba" else rows
+        rows = rows[rows["direction"] == "en->xx"] if task == "tatoeba" else rows
+        reference = with_table_flags(rows, pd.Series(computed(rows), index=rows.index, dtype=object))
+        columns, shown = _cells(html, title)
+        for variant, label in (("original", "Original"), ("zero_mean", "Zero-mean"), ("mds", "MDS")):
+            (row,) = [r for r in shown if r[1] == label]
+            reasons = [f for f in reference[rows["variant"] == variant] if isinstance(f, str) and f]
+            for column in ("de", "mean"):
+                cell = row[columns.index(column)]
+                if reasons:
+                    assert MARK in cell and all(part in cell for f in reasons for part in f.split("; ")), cell
+                    checked += 1
+                else:
+                    assert MARK not in cell, (task, variant, cell)
+            assert (row[-1] == "none") == (not reasons), row
+    assert checked == 4  # Tatoeba's and BUCC's MDS rows, each in its language and its mean
+
+
+def test_the_one_token_translation_is_flagged_in_its_cells_and_figures(language_report):
+    html, tables, _ = language_report
+    columns = header(html, "Token translation: BLEU-1 / convert rate")
+    two = [i for i, c in enumerate(columns) if c.startswith("\u03b1 = 2")][0]
+    rows = table_rows(html, "Token translation: BLEU-1 / convert rate")
+    assert len(rows) == 2  # our BERT, both directions
+    for row in rows:
+        assert MARK in row[two] and "one token repeated: one distinct prediction" in row[two], row[two]
+        assert sum(MARK in cell for cell in row[2:-1]) == 1, row  # only alpha 2 repeats one token
+    for name in ("language_translation_alpha", "language_translation_convert_rate"):
+        caption = re.search(rf'<figure id="fig-{name}">.*?<figcaption>(.*?)<br>', html, flags=re.S).group(1)
+        assert MARK in caption and "one token repeated: one distinct prediction" in caption, caption
+
+
+def test_every_flag_of_a_language_finding_is_shown_in_a_table(language_report):
+    html, _, findings = language_report
+    judged = findings[findings["table"].isin(["tatoeba", "bucc", "token_translation"])]
+    flags = {part for cell in judged["measures"].dropna() for m in json.loads(cell) if m.get("flag")
+             for part in m["flag"].split("; ")}
+    assert {"nothing mined: no candidate pair above the dev threshold",
+            "not above chance: 0.100 [0.000, 0.300] holds chance 0.100"} <= flags
+    missing = sorted(f for f in flags if f not in html)
+    assert not missing, missing
+
+
+# ---------------------------------------------------------------------------------------------- Cao et al.
+
+def test_cao_xnli_cells_and_figure2_carry_the_findings_flags(tmp_path):
+    """Two of three languages at XNLI chance: their cells in the Table 1 layout and the Figure 2 points carry
+    the findings' reason (transfer_flags on the whole transfer table, as xling.evaluate.findings.cao flags it);
+    the figure's caption says most points are degenerate and the legend states n."""
+    import test_alignment_report as cao
+    from xling.report.alignment import render_alignment_xnli, render_alignment_xnli_retrieval
+
+    base = cao.BASE
+    rows = [dict(lm=base, lang=lang, contextual=True, layer=4, k=10, method="none", parallel_sentences=0,
+                 accuracy=value, n_queries=100, model="bert", size=4000, window=128, exclude_seen=True)
+            for lang, value in {"de": 0.2, "xb": 0.4, "xc": 0.6}.items()]
+    xnli = cao.transfer({(base, "none"): {"en": 80, "de": 50, "xb": 32, "xc": 33},
+                         (cao.ALIGNED[400], "none"): {"en": 80, "de": 60, "xb": 58, "xc": 56}})
+    reference = with_table_flags(xnli, transfer_flags(xnli, "en"))
+    reasons = {lang: reference[xnli["lang"] == lang].dropna().tolist() for lang in ("de", "xb", "xc")}
+    assert not reasons["de"] and reasons["xb"] and reasons["xc"]
+    ctx = cao.context({"contextual_retrieval": pd.DataFrame(rows), "transfer": xnli}, tmp_path)
+    table1 = cao.table(render_alignment_xnli(ctx), "Table 1 layout")
+    (base_row,) = [r for r in table1["rows"] if r[0] == "Base BERT (zero-shot)"]
+    cells = dict(zip(table1["columns"][1:], [cao.text_of(c) for c in base_row[1:]]))
+    subs = dict(zip(table1["columns"][1:], [c.get("sub", "") if isinstance(c, dict) else "" for c in base_row[1:]]))
+    for lang in ("de", "xb", "xc"):
+        assert (MARK in cells[lang]) == bool(reasons[lang]), (lang, cells[lang])
+        assert all(part in subs[lang] for r in reasons[lang] for part in r.split("; ")), subs[lang]
+    assert MARK in cells["average"]
+    figure, numbers = render_alignment_xnli_retrieval(ctx)
+    assert "2 of 3 points" in figure["caption"] and "Most of its points are degenerate" in figure["caption"]
+    assert all(part in figure["caption"] for r in reasons["xb"] for part in r.split("; "))
+    assert sum(MARK in cao.text_of(r[3]) for r in numbers["rows"]) == 2
+
+
+def test_cao_retrieval_cells_carry_their_rows_flag(tmp_path):
+    """Table 3's layout: a language whose retrieval row the gather flags (at chance by its interval) is marked
+    with that reason; the others are not."""
+    import test_alignment_report as cao
+    from xling.report.alignment import render_alignment_retrieval
+
+    table = cao.good_retrieval().assign(flag=None)
+    at_chance = (table["lang"] == "xb") & (table["lm"] == cao.BASE) & (table["method"] == "none") & table["contextual"]
+    reason = "not above chance: 0.010 [0.000, 0.030] holds chance 0.010"
+    table.loc[at_chance, "flag"] = reason
+    ctx = cao.context({"contextual_retrieval": table, "transfer": cao.good_transfer()}, tmp_path)
+    layout = cao.table(render_alignment_retrieval(ctx), "Word retrieval accuracy")
+    marked = [(r[0], r[1], i) for r in layout["rows"] for i, c in enumerate(r) if MARK in cao.text_of(c)]
+    assert marked == [("contextual", "Base BERT", layout["columns"].index("xb-en"))], marked
+    (row,) = [r for r in layout["rows"] if r[:2] == ["contextual", "Base BERT"]]
+    assert reason in row[layout["columns"].index("xb-en")]["sub"]

@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 PAPER_RESULTS = REPO / "resources" / "paper_results.yaml"
 PUBLISHED = SHARED / "papers" / "published_results.yaml"
 MBERT = "bert-base-multilingual-cased"
+SHORT_TITLE = "Language Representation in Multilingual BERT and its applications to improve Cross-lingual Generalization"
 OURS = ("bert", 4000, 128)
 
 
@@ -187,7 +188,7 @@ def test_demo_like_tables_show_published_rows_beside_ours(tmp_path):
             assert f"Published: {entry['source']}, {entry['id']}" in html
 
     # Tatoeba: Google's mBERT is in the run -> compared as in the paper (layer 8, English queries = en->xx)
-    header, rows, note = published_table(html, "Liu, Hsu, Chuang, Li & Lee (2020), arXiv:2010.10041, Table 2")
+    header, rows, note = published_table(html, f"Liu, Hsu, Chuang, Li & Lee (2020), \"{SHORT_TITLE}\", arXiv:2010.10041, Table 2")
     assert "bert-base-multilingual-cased" in header and "as in the paper" in " ".join(header)
     (original,) = [r for r in rows if r[:2] == ["de", "original"]]
     assert original[2:] == ["75.4", "70.0 Δ -5.4"]  # 0.7 x 100 at layer 8, en->xx (xx->en would give 30.0)
@@ -198,13 +199,13 @@ def test_demo_like_tables_show_published_rows_beside_ours(tmp_path):
     (en_de,) = [r for r in rows if r[:2] == ["en", "de"]]
     assert en_de[2] == "12.35 at layer 10, alpha 3"
     assert en_de[3].startswith("20.00 Δ +7.65 · best at layer 11, alpha 2 · ≠ data parallel (paper xnli)")
-    _, rows, _ = published_table(html, "Liu, Hsu, Chuang, Li & Lee (2020), arXiv:2010.10041, Table 1 — "
+    _, rows, _ = published_table(html, f"Liu, Hsu, Chuang, Li & Lee (2020), \"{SHORT_TITLE}\", arXiv:2010.10041, Table 1 — "
                                        "unsupervised token translation, BLEU-1")
     assert [r for r in rows if r[:3] == ["en", "de", "1"]][0][3:] == ["7.53", "9.00 Δ +1.47 · ≠ data parallel "
                                                                                 "(paper xnli)"]
 
     # BUCC dev: ours is dev_f1 x 100; our score differs from the paper's cosine and is flagged
-    _, rows, _ = published_table(html, "Liu, Hsu, Chuang, Li & Lee (2020), arXiv:2010.10041, Table 3 — BUCC 2018 "
+    _, rows, _ = published_table(html, f"Liu, Hsu, Chuang, Li & Lee (2020), \"{SHORT_TITLE}\", arXiv:2010.10041, Table 3 — BUCC 2018 "
                                        "F1 (%) on the dev")
     assert [r for r in rows if r[:2] == ["de", "original"]][0][2:] == ["75.62", "70.00 Δ -5.62 · ≠ score margin "
                                                                                 "(paper cosine)"]
@@ -232,14 +233,14 @@ def test_demo_like_tables_show_published_rows_beside_ours(tmp_path):
 def test_our_bert_is_flagged_where_the_run_has_no_mbert(tmp_path):
     config = {**CONFIG, "language": {"sentence_retrieval": {"layer": 2}}}
     html = render(tmp_path, {"word_retrieval": word_retrieval(), "tatoeba": tatoeba(with_mbert=False)}, config)
-    header, rows, _ = published_table(html, "Liu, Hsu, Chuang, Li & Lee (2020), arXiv:2010.10041, Table 2")
+    header, rows, _ = published_table(html, f"Liu, Hsu, Chuang, Li & Lee (2020), \"{SHORT_TITLE}\", arXiv:2010.10041, Table 2")
     assert " ".join(header).endswith("BERT 4k w128 paper: Google's mBERT")
     (original,) = [r for r in rows if r[:2] == ["de", "original"]]
     assert original[3] == "60.0 for reference · ≠ layer 2 (paper 8)"  # not the paper's model, data not known real
     # the same data as the paper's (recorded as a real source): the difference means something
     real = render(tmp_path, {"word_retrieval": word_retrieval(), "tatoeba": tatoeba(with_mbert=False).assign(
         source="wikipedia")}, config)
-    _, rows, _ = published_table(real, "Liu, Hsu, Chuang, Li & Lee (2020), arXiv:2010.10041, Table 2")
+    _, rows, _ = published_table(real, f"Liu, Hsu, Chuang, Li & Lee (2020), \"{SHORT_TITLE}\", arXiv:2010.10041, Table 2")
     (original,) = [r for r in rows if r[:2] == ["de", "original"]]
     assert original[3] == "60.0 Δ -15.4 · ≠ layer 2 (paper 8)"  # our report layer, the paper's direction
 

@@ -188,8 +188,8 @@ def test_every_section_and_figure_renders(report):
 
 def test_seeds_are_mean_and_sample_sd_with_their_count(report):
     html, _ = report
-    rows = table_rows(html, "XNLI test accuracy (%) by model, selection en_dev")
-    columns = header(html, "XNLI test accuracy (%) by model, selection en_dev")
+    rows = table_rows(html, "XNLI test accuracy (%) by model, checkpoint chosen on English dev")
+    columns = header(html, "XNLI test accuracy (%) by model, checkpoint chosen on English dev")
     de, fr = columns.index("de"), columns.index("fr")
     (glove,) = [r for r in rows if r[:3] == ["GloVe", "4k", "128"]]
     assert glove[de] == "42.00 ± 2.83 | 2 seeds"  # (40 + 44) / 2; sd = sqrt(((40-42)² + (44-42)²) / 1)
@@ -222,7 +222,7 @@ def test_window_drop_is_the_percentage_of_the_large_window(report):
 
 def test_mds_row_and_chosen_alpha_are_the_selected_rows(report):
     html, _ = report
-    title = "XNLI test accuracy (%) with MDS and zero-mean, selection en_dev"
+    title = "XNLI test accuracy (%) with MDS and zero-mean, checkpoint chosen on English dev"
     rows, columns = table_rows(html, title), header(html, title)
     de, fr = columns.index("de"), columns.index("fr")
     bert = [r for r in rows if r[0] == "BERT 12k w128"]
@@ -240,7 +240,7 @@ def test_mds_row_and_chosen_alpha_are_the_selected_rows(report):
     assert de_row[5] == "58.00 ± 0.00 | ★ 2 of 2 seeds" and de_row[4] == "50.00 ± 0.00 | 2 seeds"
     assert de_row[-2:] == ["1", "54.00 ± 1.41 | 2 seeds"]
     # tagging tasks: the chosen alpha under each MDS number
-    pos = table_rows(html, "UD POS tagging: UPOS accuracy (%), selection en_dev")
+    pos = table_rows(html, "UD POS tagging: UPOS accuracy (%), checkpoint chosen on English dev")
     (pos_mds,) = [r for r in pos if r[2].startswith("MDS")]
     assert pos_mds[2] == "MDS (test, layer 2)" and pos_mds[4] == "46.00 ± 0.00 | 2 seeds · α 1"
 

@@ -20,11 +20,14 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from xling.evaluate.alignment import cao_retrieval, cao_xnli
+from xling.evaluate.findings.core import transfer_flags, with_table_flags
 from xling.plan.figures import FREQUENCY_CAPTION, FREQUENCY_FIGURE, XNLI_RETRIEVAL_FIGURE
 from xling.report import figures
 from xling.report.blocks import DASH, MODEL_KEYS, Block, fmt_count, fmt_percent, model_name, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
+from xling.report.flags import cell_reason, figure_note, flagged_cell, with_figure_note
 from xling.report.published import Matching
+from xling.report.transfer.common import SELECTION_LABELS
 
 RETRIEVAL_REQUIRED = ("lm", "lang", "contextual", "method", "accuracy", "n_queries")
 RETRIEVAL_RESULTS = ("accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "n_queries", "n_seen", "n_exact", "chance")
@@ -74,6 +77,15 @@ def _base_groups(rows: pd.DataFrame) -> list[tuple[str, dict]]:
     return out
 
 
+def _selections(values: pd.Series) -> str:
+    """The checkpoint selections of a cell in words (Cao et al.'s fine-tunings and the transfer grid's differ)."""
+    return ", ".join(SELECTION_LABELS.get(s, str(s)) for s in sorted(set(values.dropna().astype(str)))) or "not recorded"
+
+
+def _flagged(value: float, reason: str | None) -> dict | str:
+    return DASH if value is None or pd.isna(value) else flagged_cell(f"{value:.1f}", cell_reason([reason]))
+
+
 def _cell(value: float, digits: int = 1, sub: str = "") -> dict | str:
     if value is None or pd.isna(value):
         return DASH
@@ -115,7 +127,8 @@ def render_alignment_retrieval(ctx: ReportContext) -> list[Block]:
                 cell = at[(at["setting"] == setting) & (at["parallel_sentences"] == n)].set_index("lang")
                 values = [100 * cell.at[lang, "accuracy"] if lang in cell.index else np.nan for lang in langs]
                 line = [retrieval.replace("_", "-"), _label(setting, n)]
-                line += [_cell(v, sub=f"n {fmt_count(cell.at[lang, 'n_queries'])}") if lang in cell.index else DASH
+                line += [flagged_cell(f"{v:.1f}", cell_reason([cell.at[lang, "flag"]] if "flag" in cell else []),
+                                      f"n {fmt_count(cell.at[lang, 'n_queries'])}") if lang in cell.index else DASH
                          for v, lang in zip(values, langs)]
                 line.append(_cell(np.mean(values)) if not np.isnan(values).any() else DASH)
                 lines.append(line)
@@ -156,14 +169,17 @@ def _layer_note(rows: pd.DataFrame) -> str:
 
 def alignment_xnli(transfer: pd.DataFrame, pivot: str) -> pd.DataFrame:
     """Mean over seeds of the alignment study's XNLI test accuracy: one row per base model, setting, amount of
-    parallel data and language, with the base's model columns, at the smallest freeze depth."""
-    rows = cao_xnli(transfer)
+    parallel data and language, with the base's model columns, at the smallest freeze depth, and the reasons the
+    findings flag its rows with (`flag`, as xling.evaluate.findings.cao flags them)."""
+    rows = cao_xnli(transfer.assign(flag=with_table_flags(transfer, transfer_flags(transfer, pivot))))
     if rows.empty:
         return pd.DataFrame()
     rows = rows[rows["freeze"] == rows["freeze"].min()]
     model = rows[rows["lm"] == rows["base"]].groupby("base")[MODEL_KEYS].first()
     keys = ["base", "setting", "parallel_sentences", "lang", "freeze"]
-    out = rows.groupby(keys, as_index=False).agg(value=("value", "mean"), n_seeds=("seed", "nunique"))
+    rows = rows.assign(selection=rows["selection"] if "selection" in rows else None)
+    out = rows.groupby(keys, as_index=False).agg(value=("value", "mean"), n_seeds=("seed", "nunique"),
+                                                 flag=("flag", cell_reason), selection=("selection", _selections))
     for column in MODEL_KEYS:  # an aligned model is shown under its base
         out[column] = out["base"].map(model[column]) if len(model) else np.nan
     return out.assign(task="xnli", metric="accuracy", split="test")
@@ -175,8 +191,9 @@ def _xnli_table(df: pd.DataFrame, title: str, keys: list[tuple[str, int]], langs
     for setting, n in keys:
         cell = df[(df["setting"] == setting) & (df["parallel_sentences"] == n)].set_index("lang")
         values = [cell.at[lang, "value"] if lang in cell.index else np.nan for lang in langs]
-        lines.append([label(setting, n)] + [_cell(v) for v in values]
-                     + [_cell(np.mean(values)) if not np.isnan(values).any() else DASH])
+        reasons = [cell.at[lang, "flag"] if lang in cell.index else None for lang in langs]
+        lines.append([label(setting, n)] + [_flagged(v, r) for v, r in zip(values, reasons)]
+                     + [_flagged(np.mean(values), cell_reason(reasons)) if not np.isnan(values).any() else DASH])
     return table_block(title, ["setting", *langs, "average"], lines, numeric=range(1, 2 + len(langs)), note=note)
 
 
@@ -203,7 +220,9 @@ def render_alignment_xnli(ctx: ReportContext) -> list[Block]:
         blocks.append(_xnli_table(part, f"Table 1 layout: XNLI test accuracy (%), {name}", table1, langs, _label,
                                   f"The settings with the most parallel data of this run ({largest:,} sentence "
                                   f"pairs per language; the paper's 250K). Frozen up to layer "
-                                  f"{int(part['freeze'].iloc[0])} while fine-tuning on English."))
+                                  f"{int(part['freeze'].iloc[0])} while fine-tuning on English. Checkpoint chosen "
+                                  f"on {_selections(part['selection'])}; the transfer section's tables of the same "
+                                  "BERT use their own fine-tunings and selection, so their numbers differ."))
         table2 = [(s, int(n)) for s, n in part[part["setting"].isin(["zero_shot_base_bert", "word_aligned_finetuned"])]
                   [["setting", "parallel_sentences"]].drop_duplicates().sort_values("parallel_sentences")
                   .itertuples(index=False)]
@@ -238,14 +257,17 @@ def retrieval_and_xnli(retrieval: pd.DataFrame, transfer: pd.DataFrame, pivot: s
     that the run measured one way only keeps a row with the other side NaN, so the report can name it."""
     found = _retrieval_layers(cao_retrieval(retrieval))
     found = found[(found["setting"] == "base_bert") & (found["retrieval"] == "contextual")]
-    found = found.groupby(["base", "lang"], as_index=False).agg(retrieval=("accuracy", "mean"))
+    found = found.assign(flag=found["flag"] if "flag" in found else None).groupby(["base", "lang"], as_index=False).agg(
+        retrieval=("accuracy", "mean"), retrieval_flag=("flag", cell_reason))
     xnli = alignment_xnli(transfer, pivot)
     if xnli.empty or found.empty:
-        return pd.DataFrame(columns=["base", "lang", "retrieval", "xnli"])
+        return pd.DataFrame(columns=["base", "lang", "retrieval", "xnli", "flag"])
     xnli = xnli[(xnli["setting"] == "zero_shot_base_bert") & (xnli["lang"] != pivot)]
-    points = found.merge(xnli[["base", "lang", "value"]].rename(columns={"value": "xnli"}), on=["base", "lang"],
-                         how="outer")
-    return points.assign(retrieval=100 * points["retrieval"]).sort_values(["base", "lang"], ignore_index=True)
+    points = found.merge(xnli[["base", "lang", "value", "flag"]].rename(columns={"value": "xnli"}),
+                         on=["base", "lang"], how="outer")
+    flags = [cell_reason([a, b]) for a, b in zip(points["retrieval_flag"], points["flag"])]
+    return (points.assign(retrieval=100 * points["retrieval"], flag=flags).drop(columns="retrieval_flag")
+            .sort_values(["base", "lang"], ignore_index=True))
 
 
 def one_sided(points: pd.DataFrame) -> str:
@@ -275,7 +297,7 @@ def xnli_retrieval_figure(points: pd.DataFrame, settings: str) -> Figure:
         r = pearson(part)
         ax.scatter(part["retrieval"], part["xnli"], color=figures.PALETTE[i % len(figures.PALETTE)],
                    marker=figures.MARKERS[i % len(figures.MARKERS)],
-                   label=f"{base} (r = {r:.2f})" if r == r else f"{base} (r: fewer than 3 languages)")
+                   label=f"{base} (r = {r:.2f}, n = {len(part)})" if r == r else f"{base} (n = {len(part)}: no r)")
         for x, y, lang in zip(part["retrieval"], part["xnli"], part["lang"]):
             ax.annotate(lang, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=8)
         ax.legend(fontsize=8)
@@ -293,12 +315,13 @@ def render_alignment_xnli_retrieval(ctx: ReportContext) -> list[Block]:
     seen = _values(ctx.tables["contextual_retrieval"], "exclude_seen", {True: "left out", False: "kept"})
     settings = (f"base BERTs of the alignment study; retrieval: contextual, pairs seen in training and exact matches "
                 f"{seen}; XNLI: test accuracy, fine-tuned on English, the smallest freeze depth, mean over seeds")
-    lines = [[base, lang, f"{x:.1f}", f"{y:.1f}"] for base, lang, x, y in
-             points[["base", "lang", "retrieval", "xnli"]].itertuples(index=False)]
+    lines = [[base, lang, f"{x:.1f}", _flagged(y, reason)] for base, lang, x, y, reason in
+             points[["base", "lang", "retrieval", "xnli", "flag"]].itertuples(index=False)]
     correlation = "; ".join(f"{base}: r = {pearson(part):.2f} over {len(part)} languages"
                             for base, part in points.groupby("base", sort=True)) or "no points"
-    return [ctx.figure(XNLI_RETRIEVAL_FIGURE, xnli_retrieval_figure(points, settings), XNLI_RETRIEVAL_FIGURE,
-                       settings, "XNLI against contextual word retrieval"),
+    figure = ctx.figure(XNLI_RETRIEVAL_FIGURE, xnli_retrieval_figure(points, settings), XNLI_RETRIEVAL_FIGURE,
+                        settings, "XNLI against contextual word retrieval")
+    return [with_figure_note(figure, figure_note(points, points["flag"], ["base", "lang"])),
             table_block("XNLI against word retrieval: the points", ["base model", "language", "retrieval (%)",
                         "XNLI (%)"], lines, numeric=(2, 3), collapsed=True,
                         note=f"Pearson's r (scipy.stats.pearsonr): {correlation}. "

@@ -49,10 +49,31 @@ def cell_reason(flags: Iterable) -> str | None:
 
 def flagged_text(shown: str, reason: str | None) -> str:
     """A number as a cell shows it, marked when degenerate."""
-    return f"{shown} {MARK}" if reason else shown
+    return f"{shown} {MARK}" if is_degenerate(reason) else shown
 
 
 def flagged_cell(shown: str, reason: str | None, sub: str = "") -> dict | str:
     """A cell: the number (marked when degenerate) and under it its small print and the reason."""
-    parts = [p for p in (sub, f"{MARK} {reason}" if reason else "") if p]
+    parts = [p for p in (sub, f"{MARK} {reason}" if is_degenerate(reason) else "") if p]
     return {"text": flagged_text(shown, reason), "sub": " \u00b7 ".join(parts)} if parts else shown
+
+
+def figure_note(rows: pd.DataFrame, flags: pd.Series, point: list[str]) -> str:
+    """The caption's sentence for a figure whose points (the means over `rows` grouped by `point`) are drawn
+    from degenerate rows: how many of its points, and the findings' reasons; '' when none is. A point averages
+    its rows, so one flagged row flags it (as `cell_reason` does for a table cell)."""
+    if rows.empty:
+        return ""
+    reasons = [cell_reason(flags[part.index]) for _, part in rows.groupby(point, dropna=False)]
+    marked = [r for r in reasons if r]
+    if not marked:
+        return ""
+    every = cell_reason(marked)
+    mostly = " Most of its points are degenerate: it shows no evidence either way." if 2 * len(marked) > len(
+        reasons) else ""
+    return f"{MARK} {len(marked)} of {len(reasons)} points are drawn from numbers the findings flag ({every}).{mostly}"
+
+
+def with_figure_note(block: dict, note: str) -> dict:
+    """The figure block with `note` added to its caption."""
+    return {**block, "caption": f"{block['caption']} {note}".strip()}

@@ -37,6 +37,7 @@ from xling.report.blocks import (
     text,
 )
 from xling.report.core import ReportContext, register_section
+from xling.report.flags import cell_reason, figure_note, flagged_cell, with_figure_note, with_flags
 from xling.report.published import BEST, Matching
 
 COLLAPSED_SPREAD = 1e-3       # vector_spread below this: the sentence vectors are (nearly) one direction
@@ -48,10 +49,10 @@ TRANSLATION_DESCRIPTION = (
     "the masked-LM BERT, alpha (R_tgt \u2212 R_src) is added to the hidden states of layer l (R = the language "
     "means of that layer), the remaining layers and the MLM head run, and every position is decoded by argmax "
     "(no masking). BLEU-1 = sacrebleu corpus BLEU with unigrams only (0\u2013100) against the reference "
-    "translation, in the unit of language.bleu_unit (wordpieces: the output pieces against the reference's "
+    "translation, in the unit the run's settings name (wordpieces: the output pieces against the reference's "
     "pieces, as the papers; words: detokenized output against the raw reference). Convert rate = #(output pieces only in the target vocabulary) / (#output pieces \u2212 "
     "#pieces in both vocabularies); vocabularies are the wordpieces of each language's corpus with count "
-    "\u2265 language.vocab_min_count. alpha = 0 is the unshifted model; a negative alpha pushes away from the "
+    "\u2265 the run's minimum count. alpha = 0 is the unshifted model; a negative alpha pushes away from the "
     "target language."
 )
 
@@ -171,13 +172,14 @@ def _cell_rate(row: Mapping):
 
 
 def _cell(row: Mapping, sub=""):
-    """'BLEU-1 / convert rate'; an undefined rate's counts go to the small print, which wraps in a narrow column."""
+    """'BLEU-1 / convert rate'; an undefined rate's counts go to the small print, which wraps in a narrow column;
+    a row the findings flag carries the mark and their reason."""
     if pd.isna(row["convert_rate"]):
         sub = "; ".join(s for s in (sub, f"undefined: {undefined_counts(row)}" if undefined_counts(row) else "") if s)
         value = f"{fmt_num(row['bleu1'], 1)} / undefined"
     else:
         value = f"{fmt_num(row['bleu1'], 1)} / {_rate(row)}"
-    return {"text": value, "sub": sub} if sub else value
+    return flagged_cell(value, cell_reason([row.get("flag")]), sub)
 
 
 def _unit(df: pd.DataFrame) -> str:
@@ -248,10 +250,12 @@ def translation_table2(df: pd.DataFrame) -> dict:
     for r in by_bleu.to_dict("records"):
         key = tuple(r[c] for c in MODEL_KEYS + ["pair", "direction"])
         row = [model_name(r), r["pair"], f"{r['src']}\u2192{r['tgt']}", str(int(r["layer"])),
-               fmt_setting("alpha", r["alpha"]), fmt_num(r["bleu1"], 1), r.get("bleu_unit", "words"), _cell_rate(r)]
+               fmt_setting("alpha", r["alpha"]), flagged_cell(fmt_num(r["bleu1"], 1), cell_reason([r.get("flag")])),
+               r.get("bleu_unit", "words"), _cell_rate(r)]
         if key in rate_index.index and pd.notna(rate_index.loc[key, "convert_rate"]):
             q = rate_index.loc[key]
-            row += [f"{int(q['layer'])} / {fmt_setting('alpha', q['alpha'])}", fmt_percent(q["convert_rate"])]
+            row += [f"{int(q['layer'])} / {fmt_setting('alpha', q['alpha'])}",
+                    flagged_cell(fmt_percent(q["convert_rate"]), cell_reason([q.get("flag")]))]
         else:
             row += ["\u2014", "\u2014"]
         row += ([fmt_num(base.loc[key, "bleu1"], 1), _cell_rate(base.loc[key])] if key in base.index
@@ -344,6 +348,7 @@ def render_token_translation(ctx: ReportContext) -> list[dict]:
         raise ValueError(f"{where}: columns {missing} missing from the token-translation table")
     if df.empty:
         raise ValueError(f"{where}: the token-translation table has no rows")
+    df = with_flags("token_translation", df, ctx.pivot)  # the findings' flags, shown where their numbers are
     settings = mean_line(df)
     tokenizers = (f", BLEU-1 unit {_unit(df)}, sacrebleu tokenizer "
                   + ", ".join(sorted(df["bleu_tokenize"].astype(str).unique())) if "bleu_tokenize" in df else "")
@@ -351,12 +356,16 @@ def render_token_translation(ctx: ReportContext) -> list[dict]:
     blocks.append(translation_table1(df))
     blocks.append(translation_table2(df))
     short = short_mean_line(df)
-    blocks.append(ctx.figure("language_translation_convert_rate", heatmaps(df, "convert_rate", "convert rate (%)", short),
-                             "language_translation_heatmap", settings, "Convert rate by layer and \u03b1"))
-    blocks.append(ctx.figure("language_translation_bleu1", heatmaps(df, "bleu1", "BLEU-1", short),
-                             "language_translation_heatmap", settings, "BLEU-1 by layer and \u03b1"))
-    blocks.append(ctx.figure("language_translation_alpha", alpha_curves(df, short), "language_translation_alpha",
-                             settings, "Convert rate and BLEU-1 against \u03b1"))
+    cells = figure_note(df, df["flag"], MODEL_KEYS + ["direction", "layer", "alpha"])
+    blocks.append(with_figure_note(ctx.figure(
+        "language_translation_convert_rate", heatmaps(df, "convert_rate", "convert rate (%)", short),
+        "language_translation_heatmap", settings, "Convert rate by layer and \u03b1"), cells))
+    blocks.append(with_figure_note(ctx.figure("language_translation_bleu1", heatmaps(df, "bleu1", "BLEU-1", short),
+                                              "language_translation_heatmap", settings, "BLEU-1 by layer and \u03b1"),
+                                   cells))
+    blocks.append(with_figure_note(ctx.figure(
+        "language_translation_alpha", alpha_curves(df, short), "language_translation_alpha", settings,
+        "Convert rate and BLEU-1 against \u03b1"), figure_note(df, df["flag"], MODEL_KEYS + ["direction", "alpha"])))
     blocks.append(alpha_table(df))
     samples = ctx.tables.get("token_translation_samples")
     if samples is not None and len(samples):

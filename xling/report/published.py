@@ -280,10 +280,14 @@ def _group_flags(entry: Mapping, group: tuple) -> str:
     return "; ".join(flags) if flags else "as in the paper"
 
 
+#: setting values the papers' lines say in words, not as the run's column values
+WORDS = {"en_dev": "English dev", "avg_dev": "average dev", "token": "token mean", "sentence": "sentence mean"}
+
+
 def _paper_settings(entry: Mapping) -> str:
     model = entry.get("model")
     parts = [f"model {PUBLISHED_MODELS.get(model, model)}"] if model else []
-    parts += [f"{k} {_label(k, v)}" for k, v in (entry.get("settings") or {}).items()]
+    parts += [f"{k.replace('_', ' ')} {WORDS.get(str(v), _label(k, v))}" for k, v in (entry.get("settings") or {}).items()]
     parts += [f"{k} among {', '.join(fmt_setting(k, x) for x in v)}" for k, v in (entry.get("best_of") or {}).items()]
     return f"Paper's settings: {'; '.join(parts)}." if parts else ""
 

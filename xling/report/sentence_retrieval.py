@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from xling.report import figures
 from xling.report.blocks import MODEL_KEYS, fmt_percent, fmt_setting, model_groups, model_name, table_block, text
 from xling.report.core import ReportContext, register_section
+from xling.report.flags import MARK, cell_reason, flagged_cell, row_flags
 from xling.report.language import (
     COLLAPSED_SPREAD,
     full_table,
@@ -51,24 +52,32 @@ def report_layer(df: pd.DataFrame, config: Mapping) -> int:
     return int(wanted) if wanted in layers else int(layers[-1])
 
 
-def variant_table(df: pd.DataFrame, metric: str, title: str, note: str) -> dict:
-    """Rows model x variant, a column per language (+ mean), and the model's flags (vector_flags)."""
+def variant_table(df: pd.DataFrame, metric: str, title: str, note: str, flagged: pd.Series) -> dict:
+    """Rows model x variant, a column per language (+ mean), and the model's flags (vector_flags). A cell
+    drawn from rows the findings flag (`flagged`: xling.report.flags.row_flags of the table) carries the mark
+    and the findings' reason; the mean carries every reason of its languages."""
     langs = sorted(df["lang"].unique())
     rows = []
     for key in model_groups(df):
         part = select_key(df, key)
         flags = "; ".join(f"{lang}: {flag}" for lang, p in part.groupby("lang") if (flag := vector_flags(p)))
         for variant in ("original", "zero_mean", "mds"):
-            cell = part[part["variant"] == variant].groupby("lang")[metric].mean()
+            shown = part[part["variant"] == variant]
+            cell = shown.groupby("lang")[metric].mean()
             if cell.empty:
                 continue
+            reasons = {lang: cell_reason(flagged[p.index]) for lang, p in shown.groupby("lang")}
+            marked = sum(1 for r in reasons.values() if r)
             rows.append([model_name(dict(zip(MODEL_KEYS, key))), VARIANT_LABELS[variant]]
-                        + [fmt_percent(cell.get(lang, np.nan)) for lang in langs] + [fmt_percent(cell.mean()),
-                                                                                     flags or "none"])
+                        + [flagged_cell(fmt_percent(cell.get(lang, np.nan)), reasons.get(lang)) for lang in langs]
+                        + [flagged_cell(fmt_percent(cell.mean()), cell_reason(flagged[shown.index])),
+                           "; ".join(filter(None, [flags, f"{MARK} {marked} of {len(reasons)} languages"
+                                                   if marked else ""])) or "none"])
     columns = ["model", "vectors"] + langs + ["mean", "flags"]
-    return table_block(title, columns, rows, note=note + f" Flags: collapsed vectors = spread (1 \u2212 the mean "
-                       f"cosine of two different sentences' vectors) below {COLLAPSED_SPREAD:g}.",
-                       numeric=range(2, len(columns) - 1), wrap=(len(columns) - 1,))
+    return table_block(title, columns, rows, note=note + f" {MARK}: a number the findings flag as degenerate, "
+                       f"with their reason. Flags: collapsed vectors = spread (1 \u2212 the mean cosine of two "
+                       f"different sentences' vectors) below {COLLAPSED_SPREAD:g}.",
+                       numeric=range(2, len(columns) - 1), wrap=range(2, len(columns)))
 
 
 def tatoeba_layers(df: pd.DataFrame, settings: str, direction: str = XTREME_DIRECTION) -> Figure:
@@ -122,7 +131,7 @@ def render_sentence_retrieval(ctx: ReportContext) -> list[dict]:
     for direction in directions:
         shown = df[(df["layer"] == layer) & (df["direction"] == direction)]
         blocks.append(variant_table(shown, "accuracy", f"Tatoeba accuracy (%, {_arrow(direction)}, layer {layer})",
-                                    line))
+                                    line, row_flags("tatoeba", shown, ctx.pivot)))
     if df["layer"].nunique() > 1:
         short = f"MDS \u03b1 {alpha}; {short_mean_line(df)} (whole test sets)"
         blocks.append(ctx.figure("language_tatoeba_layers", tatoeba_layers(df, short, directions[0]),
@@ -139,9 +148,10 @@ def render_sentence_retrieval(ctx: ReportContext) -> list[dict]:
                            "maximises F1 on the sample (dev) split is applied to the test split. Mining is "
                            "symmetric, so BUCC has no query direction (xx\u2194en); the MDS variant moves the xx "
                            "vectors onto English."))
-        blocks.append(variant_table(bucc[bucc["layer"] == b_layer], "f1", f"BUCC F1 (%, test, xx\u2194en, {b_line})",
+        shown = bucc[bucc["layer"] == b_layer]
+        blocks.append(variant_table(shown, "f1", f"BUCC F1 (%, test, xx\u2194en, {b_line})",
                                     f"{b_line}; {mean_line(bucc)}. Precision, recall and the threshold are in the "
-                                    "full table."))
+                                    "full table.", row_flags("bucc", shown, ctx.pivot)))
         blocks += ctx.published_blocks("bucc", bucc, Matching(identity=("lang", "variant"),
                                                               defaults={"layer": b_layer}))
         blocks.append(full_table(bucc, "BUCC: all numbers", ["model", "size", "window", "lang", "direction", "layer",

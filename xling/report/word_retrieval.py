@@ -33,7 +33,7 @@ NOT_SETTINGS = ("pair", "src", "tgt")
 LONG_COLUMNS = ("hparams", "data_settings", "represent_settings")  # JSON blocks: in Settings, not per row
 COLUMN_LABELS = {
     "model": "model", "size": "size (sentences/lang)", "window": "window", "layer": "layer",
-    "metric": "metric", "dictionary_split": "dictionary split", "min_count": "min_count", "seed": "seed",
+    "metric": "metric", "dictionary_split": "dictionary split", "min_count": "min count", "seed": "seed",
     "dim": "dim", "source": "data", "vocab": "vocab", "pair": "pair", "mrr": "MRR", "p_at_1": "P@1",
     "p_at_5": "P@5", "coverage": "coverage", "n_pairs": "n dict pairs", "n_covered_pairs": "n covered pairs",
     "n_queries": "n queries", "n_candidates": "n candidates", "chance_mrr": "chance MRR",
@@ -206,7 +206,7 @@ def _per_model(df: pd.DataFrame, column: str) -> str:
 
 def _settings_line(df: pd.DataFrame, selection: Selection, extra: str = "") -> str:
     parts = [selection.describe()]
-    for column, label in (("min_count", "min_count"), ("dim", "dim"), ("vocab", "vocab"), ("source", "data")):
+    for column, label in (("min_count", "min count"), ("dim", "dim"), ("vocab", "vocab"), ("source", "data")):
         value = _per_model(df, column)
         if value:
             parts.append(f"{label} {value}")
@@ -284,7 +284,7 @@ SWEEP_DESCRIPTION = (
                   results={"word_retrieval": RESULTS})
 def render_window_sweep(ctx: ReportContext) -> list[Block]:
     if not window_sweep_declared(ctx.config):
-        return [text("This run sweeps no window (window_sweep names no window, or no static model the run "
+        return [text("This run sweeps no window (its settings name no window to sweep, or no static model the run "
                      "trains).")]
     where = ctx.table_paths["word_retrieval"]
     full = ctx.tables["word_retrieval"]

@@ -181,7 +181,8 @@ def mds_beats_unshifted(task: str) -> Judge:
 
 # the papers as ../shared/papers/published_results.yaml keys them (claim ids start with the key)
 FULL = "Liu et al. 2020, A Study of Cross-Lingual Ability and Language-specific Information in Multilingual BERT"
-SHORT = "Liu et al. 2020, Language Representation in Multilingual BERT and its applications (arXiv:2010.10041)"
+SHORT = ("Liu et al. 2020, Language Representation in Multilingual BERT and its applications to improve "
+         "Cross-lingual Generalization (arXiv:2010.10041)")
 
 CLAIMS = [
     Claim("liu2020_short.translation.alpha", SHORT, "§3.3, Table 1",

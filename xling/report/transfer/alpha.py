@@ -17,7 +17,7 @@ from xling.report.blocks import (DASH, MODEL_KEYS, Block, empty_block, fmt_count
 from xling.report.core import ReportContext, register_section
 from xling.report.transfer.common import (ALPHA_CAPTION, DIGITS, TASK_METRIC, METRIC_LABELS, RESULTS, TABLE,
                                           TASK_LABELS, TASK_ORDER, _check_table, _stats_index, _suptitle, fmt_score,
-                                          score_cell, seed_stats, seeds_text, shown_line)
+                                          score_cell, seed_stats, seeds_text, selection_label, shown_line)
 from xling.report.transfer.mds import _chosen_alpha
 
 
@@ -100,7 +100,7 @@ def alpha_figure(curves: pd.DataFrame, chosen: pd.DataFrame, settings: str) -> F
                         markeredgecolor="black", linestyle="")
         ax.set_title(f"{TASK_LABELS.get(info['task'], info['task'])} ({METRIC_LABELS.get(info['metric'])})\n"
                      f"{model_name(info)}, k = {int(info['freeze'])}, layer {int(info['layer'])},\n"
-                     f"selection {info['selection']}", fontsize=9)
+                     + selection_label(info['selection']), fontsize=9)
         ax.set_xlabel("\u03b1")
         ax.set_ylabel("dev score (%)")
         ax.grid(alpha=0.3)

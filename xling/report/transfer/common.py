@@ -30,6 +30,8 @@ METRIC_LABELS = {"accuracy": "accuracy", "upos": "UPOS accuracy", "uas": "UAS", 
                  "precision": "span precision", "recall": "span recall"}
 CHANCE = {("xnli", "accuracy"): 100 / 3}  # the figures' chance line; the cells' flags are the findings' (report.flags)
 SELECTION_LABELS = {"en_dev": "English dev (the papers')", "avg_dev": "average dev over languages (Cao et al.)"}
+#: a table title's words for a checkpoint selection: both selections can stand on one page, each named in full
+SELECTION_TITLES = {"en_dev": "checkpoint chosen on English dev", "avg_dev": "checkpoint chosen on the average dev"}
 PAPER_SELECTION = "en_dev"
 IDENTITY = ("task", "metric", "lang")  # what a published number must share with ours to be the same measurement
 DIGITS = 2  # as Liu et al. Table 4 prints accuracy
@@ -158,7 +160,12 @@ def variant_label(train_transform: str, transform: str, layer) -> str:
 
 
 def selection_label(selection: str) -> str:
-    return f"{selection}: {SELECTION_LABELS[selection]}" if selection in SELECTION_LABELS else str(selection)
+    """The checkpoint selection in words (no column value in prose)."""
+    return f"checkpoint chosen on {SELECTION_LABELS[selection]}" if selection in SELECTION_LABELS else str(selection)
+
+
+def selection_title(selection: str) -> str:
+    return SELECTION_TITLES.get(selection, f"checkpoint selection {selection}")
 
 
 def selections(df: pd.DataFrame) -> list[str]:

@@ -12,7 +12,7 @@ from xling.report.core import ReportContext, register_section
 from xling.report.published import Matching
 from xling.report.transfer.common import (IDENTITY, TABLE, _check_table, _group_rows, _num_layers, _stats_index,
                                           average_stats, freeze_cell, lang_columns, score_cell, seed_stats,
-                                          selection_label, selections, shown_line, variant_label)
+                                          selection_label, selection_title, selections, shown_line, variant_label)
 
 
 def _chosen_alpha(rows: pd.DataFrame) -> str:
@@ -107,8 +107,8 @@ def render_mds(ctx: ReportContext) -> list[Block]:
                                                    "encoder."))
     for selection in selections(encoders):
         rows = reported_rows(encoders, "xnli", "accuracy", selection)
-        blocks.append(mds_table(rows, pivot, where, f"XNLI test accuracy (%) with MDS and zero-mean, selection "
-                                                    f"{selection}",
+        blocks.append(mds_table(rows, pivot, where, "XNLI test accuracy (%) with MDS and zero-mean, "
+                                                    + selection_title(selection),
                                 f"Settings: {shown_line(rows, ['test split', selection_label(selection)])}."))
     if len(encoders):
         main = selections(encoders)[0]

@@ -14,8 +14,8 @@ from xling.report.core import ReportContext, register_section
 from xling.report.published import Matching
 from xling.report.transfer.common import (IDENTITY, METRIC_LABELS, TABLE, TASK_LABELS, _check_table,
                                           _group_rows, _stats_index, average_stats, finetune_blocks, freeze_cell,
-                                          lang_columns, score_cell, seed_stats, selection_label, selections, shown_line,
-                                          variant_label)
+                                          lang_columns, score_cell, seed_stats, selection_label, selection_title,
+                                          selections, shown_line, variant_label)
 from xling.report.transfer.mds import _chosen_alpha, published_ours, reported_rows, variant_rows
 
 
@@ -58,7 +58,7 @@ def _task_tables(ctx: ReportContext, df: pd.DataFrame, where: str, task: str, me
             choices = ["test split", selection_label(selection)]
             blocks.append(variant_table(shown, task, metric, ctx.pivot, where,
                                         f"{TASK_LABELS[task]}: {METRIC_LABELS.get(metric, metric)} (%), "
-                                        f"selection {selection}",
+                                        f"{selection_title(selection)}",
                                         f"Settings: {shown_line(shown, choices)}. Under each MDS number: the "
                                         "\u03b1 chosen on that language's dev split."))
     return blocks

@@ -14,7 +14,8 @@ from xling.report.core import ReportContext, register_section
 from xling.report.figures import size_label
 from xling.report.flags import cell_reason, flagged_cell
 from xling.report.transfer.common import (DIGITS, PAPER_SELECTION, TABLE, WINDOW_CAPTION, _check_table, _suptitle,
-                                          average_stats, lang_columns, seed_stats, selections, shown_line, window_drop)
+                                          average_stats, lang_columns, seed_stats, selection_label, selections, shown_line,
+                                          window_drop)
 from xling.report.transfer.xnli import xnli_grid
 
 
@@ -116,7 +117,7 @@ def render_window(ctx: ReportContext) -> list[Block]:
     chosen = selections(xnli)[0] if len(xnli) else PAPER_SELECTION
     grid = xnli_grid(df, chosen) if len(xnli) else xnli
     effect = window_effect(grid, pivot, where)
-    line = shown_line(grid, ["XNLI test accuracy", f"selection {chosen}", "no transform", "smallest freeze"])
+    line = shown_line(grid, ["XNLI test accuracy", selection_label(chosen), "no transform", "smallest freeze"])
     blocks = [text("Liu et al. (2020) Figure 6: the same models pretrained with the largest and the smallest "
                    "context window. Drop = (accuracy at the largest window \u2212 accuracy at the smallest) / "
                    "accuracy at the largest \u00d7 100, from the seed means; a negative drop means the small "

@@ -17,7 +17,7 @@ from xling.report.figures import size_label
 from xling.report.transfer.common import (CHANCE, DESCRIPTION, PAPER_SELECTION, RESULTS, TABLE, XNLI_CAPTION,
                                           _check_table, _group_rows, _stats_index, _suptitle, average_stats,
                                           finetune_blocks, freeze_cell, lang_columns, score_cell, seed_stats,
-                                          selection_label, selections, shown_line)
+                                          selection_label, selection_title, selections, shown_line)
 
 
 def xnli_grid(df: pd.DataFrame, selection: str) -> pd.DataFrame:
@@ -113,13 +113,13 @@ def render_xnli(ctx: ReportContext) -> list[Block]:
     chosen = selections(xnli)[0] if len(xnli) else PAPER_SELECTION
     for selection in selections(xnli):
         grid = xnli_grid(df, selection)
-        choices = ["test split", f"checkpoint selection {selection_label(selection)}", "no transform",
+        choices = ["test split", selection_label(selection), "no transform",
                    "each model at its smallest freeze"]
-        blocks.append(xnli_table(grid, pivot, where, f"XNLI test accuracy (%) by model, selection {selection}",
+        blocks.append(xnli_table(grid, pivot, where, f"XNLI test accuracy (%) by model, {selection_title(selection)}",
                                  f"Settings: {shown_line(grid, choices)}. Hugging Face checkpoints have no data "
                                  "size or window of ours."))
     grid = xnli_grid(df, chosen) if len(xnli) else xnli
-    line = shown_line(grid, ["test split", f"selection {chosen}", "no transform", "smallest freeze"])
+    line = shown_line(grid, ["test split", selection_label(chosen), "no transform", "smallest freeze"])
     for size in transfer_sizes(ctx.config):
         fig = xnli_by_model_figure(grid, size, pivot, line)
         blocks.append(ctx.figure(f"transfer_xnli_{size}", fig, XNLI_CAPTION, line,
