@@ -52,7 +52,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 # Calls that return (a copy of) their argument; any other library call ends the trace.
 TRANSPARENT_CALLS = {"dict", "deepcopy", "copy", "dumps", "loads"}
-PARAM_FIELD = re.compile(r"\{params\.(\w+)\}")  # a param in a rule's shell command or message
+PARAM_FIELD = re.compile(r"\{params\.(\w+)(?::q)?\}")  # a param in a rule's shell command or message (quoted or not)
 MAX_DEPTH = 8  # deeper than any schema key: a recursive walk over a config object stops growing here
 
 

@@ -177,6 +177,6 @@ def test_every_rule_with_a_device_checks_it():
                 assert "snakemake_job_device(snakemake)" in source, f"{head[1]}: {script[1]}"
                 assert not re.search(r"(res|resources)\.device", source), f"{head[1]}: {script[1]} reads the raw device"
             else:
-                assert "--rule {rule} --gpus {resources.gpu}" in text, head[1]
+                assert "--rule {params.rule:q} --gpus {resources.gpu:q}" in text, head[1]
             checked.add(head[1])
     assert {"bert_pretrain", "bert_extract", "finetune", "cka", "mono_word_means"} <= checked

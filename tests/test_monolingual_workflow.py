@@ -8,12 +8,14 @@ import json
 import pandas as pd
 import pytest
 import yaml
+from plan_configs import preset_plan
 from workflow_helpers import REPO
 
 pytestmark = pytest.mark.workflow
 
 CONFIG = yaml.safe_load((REPO / "presets/test.yaml").read_text())
-GRID = f"{max(CONFIG['corpus']['sizes'])}-w{CONFIG['monolingual']['window']}"
+PLAN = preset_plan("test")
+GRID = f"{PLAN.mono_size}-w{PLAN.mono_window}"  # the bilingual side's size and window (monolingual.size/window null)
 LAYERS = list(range(CONFIG["bert"]["num_layers"] + 1))
 
 

@@ -212,6 +212,7 @@ def test_conneau_recipe_settings_rerun_only_the_berts_that_use_them(test_run, tm
     assert plan(test_run, tmp_path, {"bert": {"dev_every": 3}}) == REPORT
     assert plan(test_run, tmp_path, {"corpus": {"dev_sentences": 30}}) == {
         "heldout_corpus": 1 + MONO_TARGETS, "heldout_tokenize": 1 + MONO_TARGETS, "ablation_dev_tokenize": 1,
+        "ablation_language_dev_tokenize": 1,  # the Sep row's dev text in its own (40k/40k) vocabularies
         **ABLATION_BERTS, **MONOLINGUAL}
 
 

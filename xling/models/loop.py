@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import torch
 
 from xling.models.checkpoints import Interrupted, StopSignal, hms, list_checkpoints, save_checkpoint
@@ -48,6 +49,18 @@ class Progress:
 
     def text(self, unit: str) -> str:
         return f"{self.rate:.0f} {unit}/s, {hms(self.elapsed)} elapsed, ETA {hms(self.eta)}"
+
+
+def plain(value):
+    """A state with numpy scalars as Python numbers (a trainer's best dev score is often a numpy float), which
+    `torch.load(weights_only=True)` would refuse."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(v) for v in value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 class TrainingLoop:
@@ -116,7 +129,7 @@ class TrainingLoop:
         """A checkpoint of the current step, unless one exists already (force: rewrite it, e.g. at an epoch's end,
         when the trainer's own state moved on without a step)."""
         if self.writer and (force or self.step != self.last_saved):
-            state = {**self.content(), "step": self.step, "elapsed_s": self.elapsed, "reason": reason}
+            state = plain({**self.content(), "step": self.step, "elapsed_s": self.elapsed, "reason": reason})
             path = save_checkpoint(self.directory, state, self.keep)
             self.log.info("step %d: checkpoint %s (%s)", self.step, path, reason)
         self.last_saved = self.step
