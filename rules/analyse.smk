@@ -200,6 +200,7 @@ rule cka:
         settings={key: CKA[key] for key in ("split", "max_sentences", "debiased", "random_seed")},
         max_length=MONO_WINDOW,
         bilingual_length=PLAN.cka_bilingual_length(),
+        sides=PLAN.cka_sides(),  # each side's training size and window, for the findings' same-data check
         # each CKA's interval over the sentences is drawn here, from the vectors (CKA is no ratio of per-item
         # sums, so a gather cannot draw it): a delete-a-group jackknife (xling.evaluate.cka_intervals; the
         # bootstrap's duplicated rows raise CKA), so only config `bootstrap`'s level and seed (its groups) enter:

@@ -32,5 +32,5 @@ target = f"{p.pivot}'" if mono != p.lang else mono  # en' for the pivot's other 
 settings = dict(src=p.pivot, tgt=target, pair=f"{p.pivot}-{target}", lm_src=p.models[0]["lm"],
                 lm_tgt=p.models[1]["lm"], lm_multilingual=inp.get("multilingual", ""),
                 hparams_src=p.models[0]["hparams"], hparams_tgt=p.models[1]["hparams"], pooling="mean_words",
-                split=s["split"], max_sentences=s["max_sentences"], random_seed=s["random_seed"])
+                split=s["split"], max_sentences=s["max_sentences"], random_seed=s["random_seed"], **p.sides)
 write_parquet(with_settings(table, **settings), snakemake.output[0])

@@ -104,6 +104,10 @@ def test_cka_inputs_of_a_target_and_of_en_prime():
     assert study.cka_inputs(wildcards(mono="fr"))["multilingual"] == study.model_dir("bert", study.mono_size,
                                                                                      study.mono_window)
     assert study.cka_bilingual_length() == study.mono_window
+    # each side's training data and window go into the table: the findings compare sharing only where they agree
+    assert plan.cka_sides() == dict(multilingual_size=plan.ablation_size(), multilingual_window=plan.ablation["window"],
+                                    mono_size=plan.mono_size, mono_window=plan.mono_window)
+    assert study.cka_sides()["multilingual_size"] == study.mono_size
 
 
 def test_the_contextual_level_is_planned_for_the_test_preset_and_not_for_the_demo():

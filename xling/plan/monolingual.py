@@ -163,6 +163,14 @@ class MonolingualPlan:
             inputs["multilingual"] = self.model_dir("bert", self.mono_size, self.mono_window)
         return inputs
 
+    def cka_sides(self) -> dict:
+        """What each side of the CKA comparison was trained on (sentences per language, window), recorded in the
+        table so the findings can check that the bilingual and monolingual sides differ in sharing only
+        (Conneau et al. §5.2): the ablations' size and window (cka.bilingual ablation) or the run's BERT's."""
+        size, window, _ = self.bilingual_side()
+        return dict(multilingual_size=int(size), multilingual_window=int(window),
+                    mono_size=int(self.mono_size), mono_window=int(self.mono_window))
+
     def cka_bilingual_length(self) -> int:
         """The longest input of the bilingual model: the monolingual window, cut to the ablations' (cka.bilingual
         ablation), whose positions beyond it were never trained."""
