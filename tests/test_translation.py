@@ -357,7 +357,9 @@ def test_report_names_degenerate_results(tmp_path):
     assert "undefined: 0 source-only, 0 target-only, 12 shared output pieces" in html
     assert html.count("constant predictions: one output piece whatever the input") == 2  # both directions of 500
     assert html.count("predictions do not depend on α") == 2
-    assert html.count("α 1, 2: one token repeated") == 2  # the degenerate cells of Table 1, each reason once
+    # the degenerate cells of Table 1, each reason once: the findings flag every α of a model with one distinct
+    # prediction (xling.report.flags: the table shows the findings' own flags), α 0 included
+    assert html.count("every α: one token repeated") == 2
     assert "undefined at every layer" in html  # the constant model's means over layers
     assert "1 of 2" in html  # the working model at alpha 1: layer 2 undefined, left out of the mean
     assert html.count("xa: collapsed vectors: spread 0.000 < 0.001") == 6  # 3 variants x 2 direction tables
