@@ -648,14 +648,17 @@ def test_findings_rule_judges_the_run_tables_and_follows_a_changed_table(test_ru
     pd.testing.assert_frame_equal(before.reset_index(), judge_claims(read_tables(paths), "en", criteria))
     table = pd.read_parquet(results / "word_retrieval.parquet")
     large_bert = (table["model"] == "bert") & (table["size"] == table["size"].max())
-    flipped = FAILS if before.loc[claim, "outcome"] == HOLDS else HOLDS
-    table.loc[large_bert, "mrr"] = 0.0 if flipped == FAILS else 1.0
+    # the claim is judged on every pair: the test preset's static models retrieve en-xe perfectly, so a perfect BERT
+    # ties there (inconclusive), and a BERT at half their MRR loses (above chance, so it is judged)
+    flipped = FAILS if before.loc[claim, "outcome"] != FAILS else INCONCLUSIVE
+    value = 0.5 if flipped == FAILS else 1.0
+    table.loc[large_bert, "mrr"] = value
     table.to_parquet(results / "word_retrieval.parquet", index=False)
     for ranks_path in paths["word_retrieval_ranks"]:  # the intervals come from the per-query ranks: edit them too
         ranks = pd.read_parquet(ranks_path)
         large_ranks = (ranks["model"] == "bert") & (ranks["size"] == table["size"].max())
         if large_ranks.any():
-            ranks.loc[large_ranks, "reciprocal_rank"] = 0.0 if flipped == FAILS else 1.0
+            ranks.loc[large_ranks, "reciprocal_rank"] = value
             ranks.to_parquet(ranks_path, index=False)
     done = snakemake(str(results.relative_to(run) / "findings.parquet"), "--configfile", str(TEST_PRESET),
                      "--cores", "1", cwd=run, timeout=300)
