@@ -46,7 +46,8 @@ def _fsync(path: Path) -> None:
         os.fsync(handle.fileno())
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Sync a folder's entries (a rename into it) to disk; a file system that cannot is left as it is."""
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -70,7 +71,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         if tmp.is_file():
             _fsync(tmp)
         os.replace(tmp, path)
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
 
 
 @contextlib.contextmanager

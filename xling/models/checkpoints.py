@@ -20,7 +20,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from xling.io import scratch
+from xling.io import fsync_dir, scratch
 from xling.runtime import RUNTIME
 
 logger = logging.getLogger(__name__)
@@ -30,15 +30,6 @@ logger = logging.getLogger(__name__)
 RESUMABLE_CHANGES = RUNTIME["bert"]
 _CKPT_RE = re.compile(r"^ckpt-(\d{9})\.pt$")
 
-
-
-def fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 @contextlib.contextmanager
