@@ -615,8 +615,7 @@ def test_docs_findings_table_is_generated_from_a_run_and_names_only_known_claims
     absent = table.loc[table["outcome"] == "not measured", "id"]
     assert len(absent) and all(f"| `{claim}` |" not in text and f"`{claim}`" in text for claim in absent)
     assert "Not measured in this run: " in text
-    for page, block in ((REPO / "docs/report.md", None), (REPO / "README.md", "study"),
-                        (REPO / "docs/presets.md", "study")):
+    for page, block in ((REPO / "docs/report.md", None), (REPO / "README.md", "study")):
         begin, end = markers(block)
         docs = page.read_text(encoding="utf-8")
         assert begin in docs and end in docs, (page, block)
