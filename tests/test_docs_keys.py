@@ -12,9 +12,11 @@ The rule for what the docs name (README.md and docs/**/*.md, outside fenced bloc
   - a row of a table whose header has the columns "config key" and "default": the i-th key of the key cell (a
     bare name after a dotted one is its sibling: `` `x.y.bucc_score`, `bucc_k` ``) gets the i-th value of the
     default cell, the cells split at top-level ", " and "; ", where both hold as many.
-  V is checked when it is a value: a backticked word or a number, `true`/`false`/`null` (its own words after it,
-  "(cased)", are comment); a description in words ("the pivot's UD treebank") is not a value and is not checked.
-  `` `a.b: V` `` names a value to set, not a default.
+  V is checked when it is a value: a backticked word, a number, `true`/`false`/`null`, a list `[0, 6]` or
+  numbers apart by spaces (`-1 0 1 2 3`); words after it in parentheses or after " = " are its explanation. A
+  description in words ("the pivot's UD treebank") is not a value and is not checked, nor is a key with a
+  wildcard. `` `a.b: V` `` names a value to set (often a preset's), not a default.
+- `ablation.bert.*` and `monolingual.bert.*` name keys of the `bert` block (ALIASES).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ FILE_SUFFIXES = {"md", "html", "yaml", "yml", "py", "parquet", "csv", "tsv", "pn
                  "bin", "rst", "gz", "zip", "toml", "cfg", "sh"}
 WILDCARD = re.compile(r"^(<[^>]+>|\{[^}]+\}|\*)$")
 # "default" in the clause after a key: `a.b` (default V) / `a.b`, default V / `a.b`, its default V
-INLINE_DEFAULT = re.compile(r"^[^.;:`]{0,30}?\bdefaults?\b\s*(?:is\s+|to\s+|=\s*)?(`[^`]+`|\[[^\]]*\]|[^,;)]+)")
+INLINE_DEFAULT = re.compile(r"^[^.;:`|]{0,30}?\bdefaults?\b\s*(?:is\s+|to\s+|=\s*)?(`[^`]+`|\[[^\]]*\]|[^,;)]+)")
 NUMBER = re.compile(r"^[−-]?\d[\d,]*(?:\.\d+)?(?:e[−-]?\d+)?$", re.I)
 
 
