@@ -291,7 +291,7 @@ def test_demo_alignment_raises_contextual_retrieval(demo_run):
     model's for every language, on the run's own word pairs (fast_align) and the paper's test score (pairs seen in
     training and exact matches left out: about 100 queries per language). The demo's BERT scores 1-3 %; aligned
     on 700 pairs per language (700 steps at lr 5e-3, the last layer, the layer retrieval reads) it reached
-    44 / 8 / 11 % in a run (docs/studies/cao.md): each language must at least double and gain 3 points, and the languages
+    44 / 8 / 11 % in a run: each language must at least double and gain 3 points, and the languages
     10 points on average, which leaves room for the few queries."""
     config = yaml.safe_load((REPO / "presets/demo.yaml").read_text())
     aligned, base = demo_aligned_and_base(config)
