@@ -175,7 +175,7 @@ REGISTRY: tuple[Table, ...] = (  # in the report's order of sections, so the fig
                    "value"),
           figures=(Figures("transfer_xnli", fig.transfer),), item_scale=100.0),
     Table("word_pairs", parts=lambda plan: [_eval(plan, f"word_pairs/{plan.pivot}-{lang}")
-                                            for lang in plan.align_pair_langs()], report=False),
+                                            for lang in plan.align_pair_langs()]),
     Table("contextual_retrieval",
           parts=lambda plan: [_eval(plan, f"contextual_retrieval/{lm}") for lm in plan.contextual_retrieval_lms()]
           if plan.align_pair_langs() else [],

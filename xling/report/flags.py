@@ -13,14 +13,17 @@ from typing import Iterable
 
 import pandas as pd
 
-from xling.evaluate.chance import flag as joined, is_degenerate
+from xling.evaluate.chance import flag as joined, is_degenerate, no_word_pairs
 from xling.evaluate.findings.core import bucc_flags, transfer_flags, translation_flags, with_table_flags
 
 MARK = "\u2020"
 #: how the findings compute each table's own flags (besides the gather's `flag` column, which every table keeps)
 COMPUTED = {"transfer": lambda rows, pivot: transfer_flags(rows, pivot),
             "bucc": lambda rows, pivot: bucc_flags(rows),
-            "token_translation": lambda rows, pivot: translation_flags(rows)}
+            "token_translation": lambda rows, pivot: translation_flags(rows),
+            "word_pairs": lambda rows, pivot: pd.Series(
+                [no_word_pairs(int(n), r if pd.notna(r) else None) for n, r in zip(rows["links"], rows["recall"])],
+                index=rows.index, dtype=object)}
 
 
 def row_flags(table: str, rows: pd.DataFrame, pivot: str) -> pd.Series:
