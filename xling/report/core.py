@@ -104,8 +104,10 @@ def register_section(name: str, title: str, required: Iterable[str] = (),
 
 @dataclass(frozen=True)
 class Extra:
-    """Blocks another module adds at the end of a section, when every table in `required` was given too."""
+    """Blocks another module adds at the end of a section, when every table in `required` was given too; `name`
+    identifies it as a section's name does (the table registry's figures name the one that draws them)."""
 
+    name: str
     required: tuple[str, ...]
     render: Callable[["ReportContext"], list[Block]]
 
@@ -113,11 +115,11 @@ class Extra:
 EXTRAS: dict[str, list[Extra]] = {}
 
 
-def register_extra(section: str, required: Iterable[str] = ()):
+def register_extra(name: str, section: str, required: Iterable[str] = ()):
     """Decorator: add `render(ctx) -> list[block]` at the end of the section `section` (behind its "More" summary:
     a training curve beside the results it trained), when the tables in `required` were given too."""
     def decorate(render):
-        EXTRAS.setdefault(section, []).append(Extra(tuple(required), render))
+        EXTRAS.setdefault(section, []).append(Extra(name, tuple(required), render))
         return render
     return decorate
 
