@@ -19,7 +19,7 @@ from xling.plan.figures import ALIGNMENT_CURVES, FINETUNING_CURVES
 from xling.report.core import expected_figures, render_report
 from xling.report.flags import MARK
 from xling.report.training_curves import (aligned_name, family, load_alignment_logs, load_finetune_records,
-                                          median_band, run_flags)
+                                          median_band, run_flags, variant_words)
 
 # (task, lm, variant, seed): dev score of the pivot after epochs 1 and 2; the loss falls from 1.0 by `drop` a step
 RUNS = {("xnli", "bert/4000-w128", "f0", 1): (40.0, 60.0), ("xnli", "bert/4000-w128", "f0", 2): (50.0, 62.0),
@@ -86,6 +86,8 @@ def test_alignment_logs_and_names(tmp_path):
     logs = load_alignment_logs([path])
     assert set(logs["lm"]) == {"aligned/700/bert/12000-w128"}
     assert aligned_name("aligned/700/bert/12000-w128") == "BERT 12k w128 aligned on 700 pairs"
+    assert [variant_words(v) for v in ("static", "f6-zm", "f0", "f1-rotword")] == [
+        "static vectors", "frozen to layer 6, zero-mean", "frozen to layer 0", "frozen to layer 1, word rotation"]
     with pytest.raises(ValueError, match="not an aligned model's training log"):
         load_alignment_logs([tmp_path / "training_log.tsv"])
 
@@ -131,6 +133,7 @@ def test_the_curves_stand_in_their_sections_behind_more_with_the_findings_flags(
             .itertuples(index=False)} & set(RUNS)
     assert ("xnli", "bert/4000-w128", "f0", 1) in ours
     assert f"{MARK} {len(ours)} of {len(RUNS)} fine-tunings drawn are flagged by the findings" in caption
+    assert "XNLI BERT 4k w128 (frozen to layer 0, seed 1)" in caption and "did not learn en" in caption
     assert "Settings: 6 fine-tunings" in more
     retrieval = _section(html, "alignment_retrieval").split('<details class="more">', 1)[1]
     assert f'id="fig-{ALIGNMENT_CURVES}"' in retrieval and "1 aligned model, 200 steps" in retrieval

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Iterable
 
@@ -50,11 +51,7 @@ def family(lm: str, variant: str) -> str:
 def aligned_name(lm: str) -> str:
     """'BERT 12k w128 aligned on 700 pairs' for aligned/700/bert/12000-w128."""
     base, n = aligned_lm(lm)
-    model, _, grid = base.partition("/")
-    size, _, window = grid.partition("-w")
-    shown = (model_name({"model": model, "size": int(size), "window": int(window)})
-             if size.isdigit() and window.isdigit() else base)
-    return f"{shown} aligned on {n:,} pairs" if n else shown
+    return f"{lm_name(base)} aligned on {n:,} pairs" if n else lm_name(base)
 
 
 def _run_of(path: Path) -> dict:
@@ -168,10 +165,12 @@ def finetuning_figure(curves: pd.DataFrame, settings: str) -> Figure:
                           f"dev {METRIC_NAMES.get(TASK_METRIC.get(task, ''), 'score')} (%)", fontsize=9)
             if r == len(kinds) - 1:
                 ax.set_xlabel("epoch")
-    handles = [Line2D([], [], color=colours[f], linewidth=1.6, label=f"{f} (median; up to {counts[f]} runs)")
-               for f in FAMILIES if f in counts]
-    handles.append(Patch(color="0.5", alpha=0.3, label="range over the runs"))
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 3), fontsize=8.5, frameon=False)
+    handles = [Line2D([], [], color=colours[f], linewidth=1.6,
+                      label=f"{f}: median of {counts[f]} run{'s' if counts[f] != 1 else ''}" if counts[f] > 1 else
+                      f"{f}: 1 run") for f in FAMILIES if f in counts]
+    handles.append(Patch(color="0.5", alpha=0.3, label="band: range over the runs"))
+    ncol = min(len(handles), 3 if fig.get_figwidth() >= 8 else 2)
+    fig.legend(handles=handles, loc="outside lower center", ncol=ncol, fontsize=8.5, frameon=False)
     figures._title(fig, "Fine-tuning: training loss and the pivot's dev score", settings)
     return fig
 
@@ -188,16 +187,46 @@ def run_flags(transfer: pd.DataFrame, pivot: str) -> pd.DataFrame:
     return rows.groupby(keys, as_index=False).agg(flag=("flag", cell_reason))
 
 
+def _short(reason: str) -> list[str]:
+    """A reason's clauses without their numbers: 'not above chance: 95% interval ...' -> 'not above chance'."""
+    return [part.split(" (")[0].split(":")[0].strip() for part in str(reason).split("; ")]
+
+
 def _flag_note(curves: pd.DataFrame, flagged: pd.DataFrame) -> str:
+    """The caption's sentence naming the fine-tunings drawn that the findings flag, with their reasons in short
+    (in full under the transfer tables' cells)."""
     runs = curves[["task", "lm", "variant", "seed"]].drop_duplicates()
-    found = runs.merge(flagged, on=["task", "lm", "variant", "seed"], how="left")
-    marked = found["flag"].dropna()
-    if marked.empty:
+    found = runs.merge(flagged, on=["task", "lm", "variant", "seed"], how="left").dropna(subset=["flag"])
+    if found.empty:
         return ""
-    mostly = " Most of the runs drawn are flagged: their curves show no learning." if 2 * len(marked) > len(
-        found) else ""
-    return (f"{MARK} {len(marked)} of {len(found)} fine-tunings drawn are flagged by the findings "
-            f"({cell_reason(marked)}).{mostly}")
+    named = [f"{TASK_NAMES.get(task, task)} {lm_name(lm)} ({variant_words(variant)}, seed {seed})"
+             for task, lm, variant, seed in found[["task", "lm", "variant", "seed"]].itertuples(index=False)]
+    reasons = list(dict.fromkeys(clause for reason in found["flag"] for clause in _short(reason)))
+    mostly = " Most of the runs drawn are flagged: their curves show no learning." if 2 * len(found) > len(runs) else ""
+    return (f"{MARK} {len(found)} of {len(runs)} fine-tunings drawn are flagged by the findings ({'; '.join(reasons)};"
+            f" in full under the transfer tables' cells): {', '.join(named)}.{mostly}")
+
+
+def variant_words(variant: str) -> str:
+    """A fine-tuning variant in words: f6-zm -> 'frozen to layer 6, zero-mean'."""
+    found = re.fullmatch(r"f(\d+)(-.*)?", variant)
+    if variant == "static" or not found:
+        return "static vectors" if variant == "static" else variant
+    rest = (found[2] or "").lstrip("-")
+    words = {"": "", "zm": "zero-mean", "cao": "Cao et al.'s recipe", "rotword": "word rotation",
+             "rotsentence": "sentence rotation"}.get(rest, rest)
+    return f"frozen to layer {found[1]}" + (f", {words}" if words else "")
+
+
+def lm_name(lm: str) -> str:
+    """'BERT 12k w128' for bert/12000-w128, a checkpoint's name for hf/<name>, an aligned model in words."""
+    if lm.startswith("aligned/"):
+        return aligned_name(lm)
+    model, _, grid = lm.partition("/")
+    size, _, window = grid.partition("-w")
+    if size.isdigit() and window.isdigit():
+        return model_name({"model": model, "size": int(size), "window": int(window)})
+    return grid if model == "hf" else lm
 
 
 @register_extra("finetuning_curves", "transfer_xnli", required=("finetuning", "transfer"))
