@@ -99,8 +99,8 @@ def test_a_table_given_as_a_frame_or_without_its_csv_has_no_link(tmp_path):
 
     (tmp_path / "eval").mkdir()
     word_pairs_table().to_parquet(tmp_path / "eval" / "word_pairs.parquet")
-    links = download_links({"word_pairs": tmp_path / "eval" / "word_pairs.parquet", "transfer": transfer.transfer_table()},
-                           {}, tmp_path / "report.html")
+    links = download_links({"word_pairs": tmp_path / "eval" / "word_pairs.parquet",
+                            "transfer": transfer.transfer_table()}, {}, tmp_path / "report.html")
     assert links == {}  # no CSV beside the Parquet: a link never points at nothing
     word_pairs_table().to_csv(tmp_path / "eval" / "word_pairs.csv")
     assert download_links({"word_pairs": tmp_path / "eval" / "word_pairs.parquet"}, {}, tmp_path / "report.html") \

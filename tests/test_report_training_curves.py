@@ -24,7 +24,8 @@ from xling.report.training_curves import (aligned_name, family, load_alignment_l
 # (task, lm, variant, seed): dev score of the pivot after epochs 1 and 2; the loss falls from 1.0 by `drop` a step
 RUNS = {("xnli", "bert/4000-w128", "f0", 1): (40.0, 60.0), ("xnli", "bert/4000-w128", "f0", 2): (50.0, 62.0),
         ("xnli", "bert/12000-w128", "f0", 1): (70.0, 71.0), ("xnli", "glove/4000-w128", "static", 1): (45.0, 50.0),
-        ("xnli", "aligned/400/bert/4000-w128", "f0-cao", 1): (55.0, 65.0), ("ner", "bert/4000-w128", "f0", 1): (0.0, 0.0)}
+        ("xnli", "aligned/400/bert/4000-w128", "f0-cao", 1): (55.0, 65.0),
+        ("ner", "bert/4000-w128", "f0", 1): (0.0, 0.0)}
 
 
 def write_record(root: Path, task: str, lm: str, variant: str, seed: int, dev: tuple, loss: bool = True) -> Path:

@@ -45,8 +45,8 @@ class Table:
     writes it, and `made(plan)` says whether the run has it); `marks(plan)`: {column: parts} of the gather's
     boolean columns; `columns`: what the findings require of it (given: they read it); `report`: whether the report
     reads it; `files(plan)`: for a table read from other files (training logs, per-query scores), those files;
-    `loaded_as`: the name the report's sections know it by, when not its own (a table of files); `item_scale`: for a table whose
-    parts each have a per-item table beside them (`<part stem>.items.parquet`), the factor from the items'
+    `loaded_as`: the name the report's sections know it by, when not its own (a table of files); `item_scale`: for a
+    table whose parts each have a per-item table beside them (`<part stem>.items.parquet`), the factor from the items'
     fractions to the table's unit (100: percent), from which the gather adds each row's interval."""
 
     name: str
