@@ -72,7 +72,7 @@ def test_the_table_shows_each_language_and_split_with_its_scores_and_flags(tmp_p
 
 
 def test_a_recall_of_zero_is_flagged():
-    from xling.evaluate.chance import no_word_pairs
+    from xling.report.flags import no_word_pairs
 
     assert no_word_pairs(7, 0.0) == "none of 7 word pairs is a gold link"
     assert no_word_pairs(7, 0.5) is None and no_word_pairs(7, None) is None

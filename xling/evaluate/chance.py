@@ -224,16 +224,6 @@ def nothing_mined(n_extracted: int, n_correct: int | None = None) -> str | None:
     return None
 
 
-def no_word_pairs(n_links: int, recall: float | None = None) -> str | None:
-    """An aligner that kept no word pair (precision undefined, recall 0), or none of whose pairs is a sure gold
-    link: the word pairs carry no alignment, and whatever is trained or scored on them measures nothing."""
-    if n_links == 0:
-        return "no word pairs kept"
-    if recall == 0:
-        return f"none of {n_links} word pairs is a gold link"
-    return None
-
-
 def no_predicted_spans(n_predicted_spans: int) -> str | None:
     """An NER model that predicts no entity scores F1 0 by construction."""
     return "no entity predicted" if n_predicted_spans == 0 else None
