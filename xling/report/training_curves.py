@@ -171,7 +171,8 @@ def finetuning_figure(curves: pd.DataFrame, settings: str) -> Figure:
     handles.append(Patch(color="0.5", alpha=0.3, label="band: range over the runs"))
     ncol = min(len(handles), 3 if fig.get_figwidth() >= 8 else 2)
     fig.legend(handles=handles, loc="outside lower center", ncol=ncol, fontsize=8.5, frameon=False)
-    figures._title(fig, "Fine-tuning: training loss and the pivot's dev score", settings)
+    figures._title(fig, "Fine-tuning: training loss and the pivot's dev score" if len(kinds) == 2 else
+                   "Fine-tuning: the pivot's dev score (no training loss recorded)", settings)
     return fig
 
 
