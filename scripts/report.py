@@ -11,8 +11,11 @@ from xling.report.metadata import run_metadata  # noqa: E402
 
 # every named Parquet input is a table, under its input name (rules/report.smk names them as xling.plan.tables)
 tables = {key: Path(path) for key, path in snakemake.input.items() if isinstance(path, str) and path.endswith(".parquet")}
-if snakemake.input.get("bert_training_logs"):  # our BERTs' directories
-    tables["bert_training_logs"] = [Path(d) / "training_log.tsv" for d in snakemake.input.bert_training_logs]
+# the directories of the tables of files (xling.plan.tables): our BERTs', the fine-tunings', the aligned models'
+for key, name in (("bert_training_logs", "training_log.tsv"), ("finetune_logs", "finetune.json"),
+                  ("alignment_logs", "training_log.tsv")):
+    if snakemake.input.get(key):
+        tables[key] = [Path(d) / name for d in snakemake.input.get(key)]
 figures = [f["name"] for f in expected_figures(snakemake.config, tables)]  # the rule's outputs, one call
 # the checkout's files the rule versions by content (rules/report.smk), read from the checkout of this xling
 checkout = {name: planned_checkout_file(entry, CHECKOUT) for name, entry in snakemake.params.checkout_files.items()}

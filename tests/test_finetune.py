@@ -80,6 +80,19 @@ def test_learns_the_toy_task_and_selects_on_english_dev(bert_dir, tmp_path):
     assert table.learn_check.tolist() == [True, False] and table.flag.isna().all()
 
 
+def test_the_training_loss_is_recorded_every_few_steps_and_at_each_epoch_s_end(bert_dir, tmp_path):
+    """240 examples in batches of 7: 35 steps an epoch, 70 in all, so a point every 2 steps (about 50 points),
+    and one at step 35 where the first epoch ends (its dev score's step)."""
+    record = run(bert_dir, tmp_path, settings={"epochs": 2, "batch_size": 7})
+    assert record["loss_every"] == 2 and record["steps"] == 70
+    steps = [point["step"] for point in record["train_loss"]]
+    assert steps == [*range(2, 35, 2), 35, *range(36, 71, 2)]
+    assert [e["step"] for e in record["epochs"]] == [35, 70]
+    losses = [point["loss"] for point in record["train_loss"]]
+    assert all(np.isfinite(losses)) and min(losses) > 0 and losses[-1] < losses[0]
+    assert json.loads((tmp_path / "model" / "finetune.json").read_text())["train_loss"] == record["train_loss"]
+
+
 def test_frozen_layers_are_bit_identical_after_fine_tuning(bert_dir, tmp_path):
     run(bert_dir, tmp_path, freeze=1, settings={"epochs": 1})
     before = load_file(bert_dir / "model.safetensors")
@@ -124,6 +137,7 @@ def test_resumes_after_sigkill_with_the_same_weights(bert_dir, tmp_path):
     assert not (tmp_path / "killed" / "model").exists()
     resumed = run(bert_dir, tmp_path / "killed", checkpoint_every=5, settings={"epochs": 3, "batch_size": 2})
     assert resumed["epochs"] == reference["epochs"]
+    assert resumed["train_loss"] == reference["train_loss"]  # the loss summed so far is in the checkpoint
     a, b = (load_file(tmp_path / d / "model" / "encoder" / "model.safetensors") for d in ("ref", "killed"))
     assert all(torch.equal(a[k], b[k]) for k in a)
     ha, hb = (torch.load(tmp_path / d / "model" / "head.pt") for d in ("ref", "killed"))

@@ -86,13 +86,19 @@ def test_consumers_decide_the_findings_and_report_inputs():
     assert not {"token_translation_samples", "findings", "word_pairs"} & set(findings)
     per_query = {"word_retrieval_ranks", "contextual_retrieval_queries"}  # the findings' intervals, not the report's
     assert per_query <= set(findings)
-    assert set(report) == set(findings) - per_query | {"findings", "token_translation_samples", "bert_training_logs"}
+    logs = {"bert_training_logs", "finetune_logs", "alignment_logs"}  # tables of files: the jobs' own outputs
+    assert set(report) == set(findings) - per_query | {"findings", "token_translation_samples", "word_pairs",
+                                                        "bert_training_logs", "finetune_logs"}
     assert report["transfer"] == "results/x/eval/transfer.parquet"
     assert report["bert_training_logs"] == ["results/x/models/bert/100-w8", "results/x/models/bert/200-w8"]
     assert "bert_training_logs" not in registry.inputs(registry.REPORT, make_plan(models=["word2vec"]))
+    assert report["finetune_logs"] == [f"results/x/finetuned/xnli/bert/200-w8/f0/seed{s}" for s in (1, 2)]
+    aligned = make_plan(contextual_retrieval_lms=lambda: ["bert/200-w8", "aligned/50/bert/200-w8", "fasttext/200"])
+    assert registry.inputs(registry.REPORT, aligned)["alignment_logs"] == ["results/x/models/aligned/50/bert/200-w8"]
+    assert "alignment_logs" not in report  # no aligned model in the plan
     # rule all: every file table the run makes, the word pairs too; the training logs are the models' own
     stems = {path.removeprefix("results/x/eval/").rpartition(".")[0] for path in registry.targets(plan)}
-    assert stems == set(report) - {"bert_training_logs"} | {"word_pairs"}
+    assert stems == set(report) - logs
     assert len(registry.targets(plan)) == 2 * len(stems)  # Parquet and CSV
 
 
@@ -106,6 +112,12 @@ def test_expected_figures_follow_the_tables_given_and_their_other_needs():
     # the training logs under their input name, or the name the report's sections know them by
     for key in ("bert_training_logs", "bert_training"):
         assert [f["name"] for f in registry.expected_figures(config, [key])] == ["bert_pretraining_loss"]
+    # the training curves, drawn in the transfer and alignment sections when those are
+    assert [f["name"] for f in registry.expected_figures(config, ["finetune_logs"])] == []
+    assert [f["name"] for f in registry.expected_figures(config, ["finetune_logs", "transfer"])][-1] == \
+        "transfer_finetuning_curves"
+    assert [f["name"] for f in registry.expected_figures(config, ["alignment_logs", "contextual_retrieval"])] == \
+        ["alignment_training_curves"]
 
 
 def test_every_table_and_figure_has_one_entry():
@@ -145,12 +157,19 @@ def test_every_table_the_findings_read_has_an_entry_with_its_columns():
 def test_every_report_section_that_draws_a_figure_has_an_entry():
     """A section calling ctx.figure needs the tables of a registry entry's figures; a figure entry names a section
     the report registers, with the tables that section requires."""
-    from xling.report.core import LIST_TABLES, SECTIONS
+    from xling.report.core import EXTRAS, LIST_TABLES, SECTIONS
 
     loaded = {key: name for key, (name, _) in LIST_TABLES.items()}
     declared = {group.section: {loaded.get(name, name) for name in (table.name, *group.needs)}
                 for table in registry.REGISTRY for group in table.figures}
+    # blocks a module adds to another's section (xling.report.core.register_extra): their host needs no more
+    extras = {extra.name: (host, extra) for host, added in EXTRAS.items() for extra in added}
+    assert {"finetuning_curves", "alignment_curves"} <= set(extras)
     for section, needs in declared.items():
+        if section in extras:
+            host, extra = extras[section]
+            assert set(extra.required) == needs and set(SECTIONS[host].required) <= needs, section
+            continue
         assert section in SECTIONS and set(SECTIONS[section].required) == needs, section
     drawing = {name for name, section in SECTIONS.items() if "ctx.figure(" in inspect.getsource(section.render)}
     assert drawing, "the scan finds the sections that draw"
@@ -187,7 +206,7 @@ def test_the_rules_gather_judge_and_report_the_registry_s_tables(test_workflow):
     assert findings == registry.inputs(registry.FINDINGS, plan) and set(findings) == set(registry.FINDINGS_COLUMNS)
     report = dict(test_workflow.get_rule("report").input.items())
     assert report == registry.inputs(registry.REPORT, plan)  # the checkout's files are params (test_config_keys.py)
-    assert set(report) == {table.name for table in registry.REGISTRY if table.report and table.name != "word_pairs"}
+    assert set(report) == {table.name for table in registry.REGISTRY if table.report and table.built(plan)}
     outputs = set(test_workflow.get_rule("report").output.keys()) - {"html"}
     assert outputs == {f["name"] for f in registry.expected_figures(test_workflow.config, report)}
     assert set(registry.targets(plan)) <= set(test_workflow.get_rule("all").input)

@@ -13,6 +13,7 @@ import pytest
 import test_alignment_report as cao
 import test_report_published as published
 import test_report_transfer as transfer
+import test_report_word_pairs as word_pairs
 from xling.evaluate.findings import judge_claims
 
 PROSE = re.compile(r"<(p|li|figcaption|h[1-4]|summary|caption)[^>]*>(.*?)</\1>", flags=re.S)
@@ -22,6 +23,7 @@ IDENTIFIER = re.compile(r"\b[a-z]+\.[a-z_]*_[a-z_]*(?:\.[a-z_]+)*\b"  # a dotted
                         r"|\w*\{[^}]*\}"                       # a format string
                         r"|\b\w+\+\w+\b")                      # a model id such as bert+aligned700
 ALLOWED = {"word_retrieval", "word_retrieval_pos", "token_translation", "contextual_retrieval",  # eval/<table>.csv
+           "word_pairs",
            "paper_results",  # resources/paper_results.yaml
            "fast_align",  # the aligner's name
            "scipy.stats.pearsonr",  # the implementation of Pearson's r the note cites
@@ -44,6 +46,7 @@ def demo_like(tmp_path_factory):
               "tatoeba": published.tatoeba().assign(report_layer=8), "bucc": published.bucc().assign(report_layer=8),
               "transfer": transfer.transfer_table(), "contextual_retrieval": cao.good_retrieval()}
     tables["findings"] = judge_claims(dict(tables), "en")
+    tables["word_pairs"] = word_pairs.word_pairs_table()
     return published.render(tmp_path_factory.mktemp("prose"), tables)
 
 

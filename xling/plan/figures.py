@@ -13,6 +13,7 @@ from typing import Mapping
 XNLI_CAPTION, WINDOW_CAPTION, ALPHA_CAPTION = "transfer_xnli", "transfer_window_effect", "transfer_mds_alpha"
 FREQUENCY_FIGURE, FREQUENCY_CAPTION = "alignment_frequency", "alignment_frequency"
 XNLI_RETRIEVAL_FIGURE = "alignment_xnli_retrieval"
+FINETUNING_CURVES, ALIGNMENT_CURVES = "transfer_finetuning_curves", "alignment_training_curves"
 
 
 def size_label(n: int) -> str:
@@ -98,6 +99,16 @@ def transfer(config: Mapping) -> list[dict]:
     out.append({"name": "transfer_mds_alpha", "caption": f"{ALPHA_CAPTION}.rst", "category": category,
                 "labels": {"figure": "MDS alpha on dev", "size": "all"}})
     return out
+
+
+def finetuning_curves(config: Mapping) -> list[dict]:
+    return [{"name": FINETUNING_CURVES, "caption": f"{FINETUNING_CURVES}.rst", "category": "Zero-shot transfer",
+             "labels": {"figure": "fine-tuning curves", "size": "all"}}]
+
+
+def alignment_curves(config: Mapping) -> list[dict]:
+    return [{"name": ALIGNMENT_CURVES, "caption": f"{ALIGNMENT_CURVES}.rst", "category": "Contextual alignment",
+             "labels": {"figure": "alignment fine-tuning curves", "size": "all"}}]
 
 
 def alignment_xnli_retrieval(config: Mapping) -> list[dict]:

@@ -31,7 +31,8 @@ Plan = Any  # the attributes listed in the module docstring
 
 @dataclass(frozen=True)
 class Figures:
-    """PNGs one report section draws (`figures(config)`), when the report has this table and those in `needs`."""
+    """PNGs one report section draws (`figures(config)`), when the report has this table and those in `needs`
+    (`section`: its name, or the name of the blocks a module adds to another's section, xling.report.core.EXTRAS)."""
 
     section: str
     figures: Callable[[Mapping], list[dict]]
@@ -44,8 +45,8 @@ class Table:
     writes it, and `made(plan)` says whether the run has it); `marks(plan)`: {column: parts} of the gather's
     boolean columns; `columns`: what the findings require of it (given: they read it); `report`: whether the report
     reads it; `files(plan)`: for a table read from other files (training logs, per-query scores), those files;
-    `loaded_as`: the name the report's sections know it by, when not its own; `item_scale`: for a table whose
-    parts each have a per-item table beside them (`<part stem>.items.parquet`), the factor from the items'
+    `loaded_as`: the name the report's sections know it by, when not its own (a table of files); `item_scale`: for a
+    table whose parts each have a per-item table beside them (`<part stem>.items.parquet`), the factor from the items'
     fractions to the table's unit (100: percent), from which the gather adds each row's interval."""
 
     name: str
@@ -146,6 +147,18 @@ def _bert_models(plan: Plan) -> list[str]:
     return [f"{plan.results}/models/bert/{size}-w{window}" for size in plan.sizes for window in plan.windows]
 
 
+def _finetuned(plan: Plan) -> list[str]:
+    """Each fine-tuning's directory, whose finetune.json the report draws the fine-tuning curves from."""
+    return [f"{plan.results}/finetuned/{task}/{lm}/{variant}/seed{seed}"
+            for task, lm, variant in plan.transfer_runs() for seed in plan.seeds]
+
+
+def _aligned_models(plan: Plan) -> list[str]:
+    """The models fine-tuned for alignment (aligned/{n}/{base}), whose training logs the report plots."""
+    return [f"{plan.results}/models/{lm}" for lm in plan.contextual_retrieval_lms()
+            if lm.startswith("aligned/")] if plan.align_pair_langs() else []
+
+
 # ---------------------------------------------------------------------------------------------- the registry
 
 _LM = ("model", "size", "window")
@@ -174,8 +187,12 @@ REGISTRY: tuple[Table, ...] = (  # in the report's order of sections, so the fig
           columns=(*_LM, "task", "lang", "split", "freeze", "train_transform", "transform", "selected", "metric",
                    "value"),
           figures=(Figures("transfer_xnli", fig.transfer),), item_scale=100.0),
+    Table("finetune_logs", files=_finetuned, loaded_as="finetuning",
+          figures=(Figures("finetuning_curves", fig.finetuning_curves, needs=("transfer",)),)),
     Table("word_pairs", parts=lambda plan: [_eval(plan, f"word_pairs/{plan.pivot}-{lang}")
-                                            for lang in plan.align_pair_langs()], report=False),
+                                            for lang in plan.align_pair_langs()]),
+    Table("alignment_logs", files=_aligned_models, loaded_as="alignment_training",
+          figures=(Figures("alignment_curves", fig.alignment_curves, needs=("contextual_retrieval",)),)),
     Table("contextual_retrieval",
           parts=lambda plan: [_eval(plan, f"contextual_retrieval/{lm}") for lm in plan.contextual_retrieval_lms()]
           if plan.align_pair_langs() else [],

@@ -32,6 +32,7 @@ from xling.io import atomic_path, atomic_write
 from xling.plan.tables import expected_figures  # noqa: F401  (the figures each section draws, declared once)
 from xling.report import figures
 from xling.report.blocks import Block
+from xling.report.downloads import download_links, with_downloads
 from xling.report.published import DEFAULT_PAPER_RESULTS, Matching, load_paper_results, published_blocks
 
 logger = logging.getLogger(__name__)
@@ -97,6 +98,28 @@ def register_section(name: str, title: str, required: Iterable[str] = (),
     def decorate(render):
         SECTIONS[name] = Section(name, title, tuple(required), render,
                                  {k: tuple(v) for k, v in (results or {}).items()})
+        return render
+    return decorate
+
+
+@dataclass(frozen=True)
+class Extra:
+    """Blocks another module adds at the end of a section, when every table in `required` was given too; `name`
+    identifies it as a section's name does (the table registry's figures name the one that draws them)."""
+
+    name: str
+    required: tuple[str, ...]
+    render: Callable[["ReportContext"], list[Block]]
+
+
+EXTRAS: dict[str, list[Extra]] = {}
+
+
+def register_extra(name: str, section: str, required: Iterable[str] = ()):
+    """Decorator: add `render(ctx) -> list[block]` at the end of the section `section` (behind its "More" summary:
+    a training curve beside the results it trained), when the tables in `required` were given too."""
+    def decorate(render):
+        EXTRAS.setdefault(section, []).append(Extra(name, tuple(required), render))
         return render
     return decorate
 
@@ -256,6 +279,19 @@ def _lead_open(blocks: list[Block]) -> list[Block]:
     return lead + [{"kind": "more", "title": "More of this section: " + ", ".join(counts), "blocks": rest}]
 
 
+def _section_blocks(section: Section, ctx: ReportContext, links: Mapping[str, list]) -> list[Block]:
+    """A section's blocks, then those other modules add to it (`register_extra`), each table linked to the run's
+    file of the tables it shows (xling.report.downloads; the appendix's tables are not the run's)."""
+    blocks = section.render(ctx)
+    if section.name in APPENDIX:
+        return blocks
+    blocks = with_downloads(blocks, (*section.required, *section.results), links)
+    for extra in EXTRAS.get(section.name, ()):
+        if all(name in ctx.tables for name in extra.required):
+            blocks += with_downloads(extra.render(ctx), extra.required, links)
+    return blocks
+
+
 def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config: dict, out_html: str | Path,
                   figure_dir: str | Path, paper_results: str | Path | None = None,
                   template_dir: str | Path | None = None, expected: Iterable[str] | None = None,
@@ -282,6 +318,7 @@ def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config
     ctx = ReportContext(config=config, tables=loaded, table_paths=paths, figure_dir=figure_dir,
                         captions_dir=template_dir, published=load_paper_results(paper_results),
                         published_path=paper_results, metadata=dict(metadata or {}))
+    links = download_links(tables, {key: name for key, (name, _) in LIST_TABLES.items()}, out_html)
     sections = []
     for section in _report_order(SECTIONS.values()):
         missing = [t for t in section.required if t not in loaded]
@@ -289,7 +326,8 @@ def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config
             logger.info("report: skipping section %s (no %s table)", section.name, ", ".join(missing))
             continue
         logger.info("report: rendering section %s", section.name)
-        sections.append({"id": section.name, "title": section.title, "blocks": _shown_blocks(section, section.render(ctx)),
+        sections.append({"id": section.name, "title": section.title,
+                         "blocks": _shown_blocks(section, _section_blocks(section, ctx, links)),
                          "collapsed": section.name in APPENDIX})
     if expected is not None and set(expected) != set(ctx.saved):
         raise ValueError(f"report figures differ from the declared ones: not written "

@@ -17,10 +17,26 @@ from xling.evaluate.chance import flag as joined, is_degenerate
 from xling.evaluate.findings.core import bucc_flags, transfer_flags, translation_flags, with_table_flags
 
 MARK = "\u2020"
+
+
+def no_word_pairs(n_links: int, recall: float | None = None) -> str | None:
+    """An aligner that kept no word pair (precision undefined, recall 0), or none of whose pairs is a sure gold
+    link: the word pairs carry no alignment, and whatever is trained or scored on them measures nothing. Here, not
+    in xling.evaluate.chance: only the report reads it, and a change there would rerun every job that imports it."""
+    if n_links == 0:
+        return "no word pairs kept"
+    if recall == 0:
+        return f"none of {n_links} word pairs is a gold link"
+    return None
+
+
 #: how the findings compute each table's own flags (besides the gather's `flag` column, which every table keeps)
 COMPUTED = {"transfer": lambda rows, pivot: transfer_flags(rows, pivot),
             "bucc": lambda rows, pivot: bucc_flags(rows),
-            "token_translation": lambda rows, pivot: translation_flags(rows)}
+            "token_translation": lambda rows, pivot: translation_flags(rows),
+            "word_pairs": lambda rows, pivot: pd.Series(
+                [no_word_pairs(int(n), r if pd.notna(r) else None) for n, r in zip(rows["links"], rows["recall"])],
+                index=rows.index, dtype=object)}
 
 
 def row_flags(table: str, rows: pd.DataFrame, pivot: str) -> pd.Series:

@@ -19,7 +19,8 @@ and at each epoch end, in a subdirectory named by a hash of everything that deci
 resumes from the last one and ends with the same weights as an uninterrupted run. SIGTERM/SIGUSR1 finish
 the step, checkpoint and exit (Interrupted).
 
-Output directory: `finetune.json` (task, labels, settings, dev scores per epoch, the chosen epoch),
+Output directory: `finetune.json` (task, labels, settings, dev scores per epoch, the chosen epoch, and the
+training loss: its mean over each run of `loss_every` steps and over each epoch's last steps, the report's curve),
 `head.pt` (the task model's weights outside the BERT encoder and the frozen static vectors) and, for a
 BERT, `encoder/` (save_pretrained + tokenizer: a BERT directory xling.encode.Encoder loads, which MDS
 uses to compute the fine-tuned model's language means).
@@ -51,6 +52,8 @@ from xling.tune.heads import Backbone, InferSent, build_model, collate, label_in
 logger = logging.getLogger(__name__)
 
 SELECTIONS = ("en_dev", "avg_dev")
+#: about this many points of the training-loss curve in finetune.json, whatever the number of steps
+LOSS_POINTS = 50
 #: settings a fine-tuning may add to the optimizer's (Cao et al.'s Adam; Conneau et al.'s classifier rate)
 OPTIONAL_OPTIMIZER = ("betas", "eps", "classifier_learning_rate")
 ScoreFn = Callable[[str, list, list, list], dict]  # (task, examples, predictions, labels) -> {metric: (value, n)}
@@ -234,9 +237,15 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
                              if run.rotations else {})})
     ckpt_dir = Path(checkpoint_dir) / key
     state = {"epoch": 0, "batch": 0, "step": 0, "scores": [], "best": None, "best_epoch": None, "seconds": 0.0,
-             "pieces": 0}
+             "pieces": 0, "train_loss": [], "loss_window": [0.0, 0]}
+    # the loss curve: the losses summed on the device (no wait for the device each step) and averaged every
+    # loss_every steps and at each epoch's end; the sum so far goes into a checkpoint, so a resumed run's curve is
+    # the uninterrupted run's. It reads the losses the steps compute anyway: no number changes.
+    loss_every = max(1, math.ceil(total / LOSS_POINTS))
+    loss_sum = torch.zeros((), device=device)
 
     def content() -> dict:
+        state["loss_window"][0] = float(loss_sum)
         return {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                 "rng": rng_state(), "state": state}
 
@@ -246,6 +255,7 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
         scheduler.load_state_dict(saved["scheduler"])
         set_rng_state(saved["rng"])
         state.update(saved["state"])
+        loss_sum.fill_(state["loss_window"][0])
         return f"epoch {state['epoch'] + 1} of {settings['epochs']}, {total} steps in all"
 
     def report(progress: Progress) -> None:
@@ -269,6 +279,7 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
                 loss = model.loss(batch)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
+                loss_sum += loss.detach()
                 nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
                 optimizer.step()
                 scheduler.step()
@@ -276,6 +287,12 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
                 state["step"] = loop.advance()
                 state["pieces"] += n_pieces(batch)
                 state["seconds"] = loop.elapsed
+                state["loss_window"][1] += 1
+                if state["step"] % loss_every == 0 or state["batch"] == len(epoch_batches):
+                    state["train_loss"].append({"step": state["step"],
+                                                "loss": float(loss_sum) / state["loss_window"][1]})
+                    loss_sum.zero_()
+                    state["loss_window"] = [0.0, 0]
                 if on_step is not None:
                     on_step(state)
                 loop.after_step(report, work=n_pieces(batch), periodic=state["batch"] < len(epoch_batches))
@@ -301,6 +318,7 @@ def finetune(task: str, backbone: Backbone, train: list, dev: dict[str, list], o
               "rotation": {"layer": run.rotation_layer, "langs": sorted(run.rotations)} if run.rotations else None,
               "zero_mean": None if zero_mean is None else {"layer": zero_mean.layer, "positions": zero_mean.positions},
               "epochs": state["scores"], "best_epoch": state["best_epoch"], "selection_score": state["best"],
+              "train_loss": state["train_loss"], "loss_every": loss_every,
               "steps": state["step"], "train_seconds": round(state["seconds"], 1),
               "pieces_per_second": state["pieces"] / max(state["seconds"], 1e-9), "trainable_parameters": n_train}
     _write_output(model, backbone, record, Path(out_dir))
