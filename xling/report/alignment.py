@@ -25,7 +25,7 @@ from xling.plan.figures import FREQUENCY_CAPTION, FREQUENCY_FIGURE, XNLI_RETRIEV
 from xling.report import figures
 from xling.report.blocks import DASH, MODEL_KEYS, Block, fmt_count, fmt_percent, model_name, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
-from xling.report.flags import cell_reason, figure_note, flagged_cell, with_figure_note
+from xling.report.flags import cell_reason, figure_note, flagged_cell, in_percent, with_figure_note
 from xling.report.published import Matching
 from xling.report.transfer.common import SELECTION_LABELS
 
@@ -127,7 +127,7 @@ def render_alignment_retrieval(ctx: ReportContext) -> list[Block]:
                 cell = at[(at["setting"] == setting) & (at["parallel_sentences"] == n)].set_index("lang")
                 values = [100 * cell.at[lang, "accuracy"] if lang in cell.index else np.nan for lang in langs]
                 line = [retrieval.replace("_", "-"), _label(setting, n)]
-                line += [flagged_cell(f"{v:.1f}", cell_reason([cell.at[lang, "flag"]] if "flag" in cell else []),
+                line += [flagged_cell(f"{v:.1f}", in_percent(cell_reason([cell.at[lang, "flag"]] if "flag" in cell else [])),
                                       f"n {fmt_count(cell.at[lang, 'n_queries'])}") if lang in cell.index else DASH
                          for v, lang in zip(values, langs)]
                 line.append(_cell(np.mean(values)) if not np.isnan(values).any() else DASH)
@@ -258,7 +258,7 @@ def retrieval_and_xnli(retrieval: pd.DataFrame, transfer: pd.DataFrame, pivot: s
     found = _retrieval_layers(cao_retrieval(retrieval))
     found = found[(found["setting"] == "base_bert") & (found["retrieval"] == "contextual")]
     found = found.assign(flag=found["flag"] if "flag" in found else None).groupby(["base", "lang"], as_index=False).agg(
-        retrieval=("accuracy", "mean"), retrieval_flag=("flag", cell_reason))
+        retrieval=("accuracy", "mean"), retrieval_flag=("flag", lambda f: in_percent(cell_reason(f))))
     xnli = alignment_xnli(transfer, pivot)
     if xnli.empty or found.empty:
         return pd.DataFrame(columns=["base", "lang", "retrieval", "xnli", "flag"])

@@ -2,7 +2,7 @@
 
 A block is a plain dict (kind text, settings, group, table, figure or published) that the generic template
 reports/report.html.j2 lays out, so a new section needs no template change. A table cell, or a column
-header, is a string or {'text': str, 'sub': str} (a second, smaller line).
+header, is a string or {'text': str, 'sub': str} (a second, smaller line; 'title': a tooltip).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from xling.report.figures import model_label, ordered_models, size_label
+from xling.report.flags import lettered
 
 DASH = "\u2014"
 MODEL_KEYS = ["model", "size", "window"]  # what identifies one trained model (size, window 0 for a checkpoint)
@@ -134,7 +135,8 @@ def table_block(title: str, columns: list, rows: list[list], note: str = "", col
     full: open and laid out to the page width, for the tables a reader must see whole (the findings)."""
     if collapsed is None:
         collapsed = len(rows) > LONG_TABLE and not full
-    return {"kind": "table", "title": title, "columns": columns, "rows": rows, "note": note,
+    rows, flags = lettered(rows)  # a flagged cell's reason whole: once, under the table (xling.report.flags)
+    return {"kind": "table", "title": title, "columns": columns, "rows": rows, "note": note, "flags": flags,
             "collapsed": collapsed, "numeric": set(numeric), "wrap": set(wrap), "full": full}
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from xling.report.blocks import DASH, Block, table_block, text
 from xling.report.core import SECTIONS, ReportContext, register_section, require_columns
+from xling.report.flags import FRACTION_FLAG_TABLES, MARK, in_percent, label
 
 #: the settings shown under "judged on" (the table and metric: after the numbers and in eval/findings.csv)
 SETTINGS = (("models", "models"), ("corpus_size", "size"), ("windows", "window"), ("layers", "layer"),
@@ -23,7 +24,7 @@ RESULTS = ("id", "paper", "where", "claim", "quote", "outcome", "margin", "margi
 OUTCOMES = (("holds", "holds", "hold"), ("does not hold", "does not hold", "do not hold"),
             ("inconclusive", "inconclusive", "inconclusive"), ("not measurable", "not measurable", "not measurable"),
             ("not measured", "not measured (no experiment in this run)", "not measured (no experiment in this run)"))
-FLAG_MARK = "\u2020"
+FLAG_MARK = MARK
 REASON_CHARS = 300  # the report's cut of a long reason (the findings table keeps it whole)
 #: findings metrics in percent (xling.evaluate.findings judges fractions in percent, as the tables show them);
 #: MRR and CKA are 0-1
@@ -43,13 +44,38 @@ def counts_line(df: pd.DataFrame) -> str:
 
 
 def _flagged(rows: pd.DataFrame) -> list[str]:
-    """'label: flag' of each distinct degenerate number the rows' claims compare."""
+    """'number: flag label' of each distinct degenerate number the rows' claims compare (the reasons whole: in the
+    findings table's tooltips and eval/findings.csv)."""
     found = {}
     for cell in rows["measures"].dropna():
         for measure in json.loads(cell):
             if measure.get("flag"):
                 found.setdefault(measure["flag"], measure["label"])
-    return [f"{label}: {flag}" for flag, label in found.items()]
+    return list(dict.fromkeys(f"{number}: {label(flag)}" for flag, number in found.items()))
+
+
+def shown_measures(row: pd.Series) -> list[dict]:
+    """The claim's measures, their flags in the unit the report shows the metric in (a table that stores a
+    fraction flags its interval in fractions: xling.report.flags.in_percent)."""
+    measures = json.loads(row["measures"]) if isinstance(row["measures"], str) else []
+    if row.get("table") in FRACTION_FLAG_TABLES and metric_unit(row.get("metric")) == "%":
+        measures = [{**m, "flag": in_percent(m.get("flag"))} for m in measures]
+    return measures
+
+
+def flags_line(measures: list[dict]) -> tuple[str, str]:
+    """('† not above chance: en-xa BERT, en-xb BERT; nothing mined: xa MDS', the reasons whole): the flagged
+    numbers under each label of the report's one flag vocabulary, and every reason whole for the tooltip."""
+    by_label: dict[str, list[str]] = {}
+    whole: dict[str, None] = {}
+    for m in measures:
+        if m.get("flag"):
+            by_label.setdefault(label(m["flag"]), []).append(m["label"])
+            whole[f"{m['label']}: {m['flag']}"] = None
+    if not by_label:
+        return "", ""
+    line = "; ".join(f"{name}: {', '.join(dict.fromkeys(numbers))}" for name, numbers in by_label.items())
+    return f"{FLAG_MARK} {line}.", "; ".join(whole)
 
 
 def study_line(paper: str, rows: pd.DataFrame) -> dict:
@@ -60,8 +86,7 @@ def study_line(paper: str, rows: pd.DataFrame) -> dict:
     flagged = _flagged(by["not measurable"])
     if flagged:
         cannot.append(f"{len(by['not measurable'])} claim(s) not measurable, on degenerate numbers ("
-                      + "; ".join(shortened(f, 140) for f in flagged[:2])
-                      + (f"; and {len(flagged) - 2} more" if len(flagged) > 2 else "") + ")")
+                      + "; ".join(flagged[:3]) + (f"; and {len(flagged) - 3} more" if len(flagged) > 3 else "") + ")")
     if len(by["inconclusive"]):
         no_interval = by["inconclusive"]["reason"].str.contains("no interval for").sum()
         cannot.append(f"{len(by['inconclusive'])} inconclusive" + (
@@ -113,15 +138,14 @@ def numbers_text(row: pd.Series, measures: list[dict]) -> str:
 
 
 def _numbers(row: pd.Series) -> dict:
-    """The numbers the claim compares, each with its interval, and below them the flags and why the outcome."""
-    measures = json.loads(row["measures"]) if isinstance(row["measures"], str) else []
+    """The numbers the claim compares, each with its interval, and below them the flags' labels (each reason
+    whole in the tooltip) and why the outcome."""
+    measures = shown_measures(row)
     numbers = numbers_text(row, measures) or DASH
-    flags = sorted({m["flag"] for m in measures if m.get("flag")})
-    why = (f"{FLAG_MARK} " + "; ".join(shortened(f, 160) for f in flags[:3])
-           + (f"; and {len(flags) - 3} more" if len(flags) > 3 else "") + ". ") if flags else ""
-    if flags and row["outcome"] == "not measurable":  # the flags are the reason
-        return {"text": numbers, "sub": why.strip()}
-    return {"text": numbers, "sub": why + "Why: " + shortened(row["reason"])}
+    why, whole = flags_line(measures)
+    cell = {"text": numbers, "sub": why} if why and row["outcome"] == "not measurable" else {  # the flags: the reason
+        "text": numbers, "sub": f"{why} Why: {shortened(row['reason'])}".strip()}
+    return {**cell, "title": whole} if whole else cell
 
 
 def evidence_sections(rendered: set[str] | None = None) -> dict[str, str]:
@@ -176,7 +200,8 @@ def render_findings(ctx: ReportContext) -> list[Block]:
                f"margin under its outcome (an equivalence holds when the difference's interval lies within "
                f"\u00b1margin); BERT's layer rule: {first['layer_rule']}. "
                f"{FLAG_MARK}: the degenerate numbers (at chance, one class, nothing mined, ...) that make a claim "
-               "not measurable.")
+               "not measurable, by the label every table of the report uses; each reason whole in the cell's tooltip "
+               "and in eval/findings.csv.")
     return [text(counts_line(df)),
             {"kind": "list", "title": "By study", "items": studies},
             table_block("Claims and outcomes", ["claim", "outcome", "numbers of this run (with intervals)",
