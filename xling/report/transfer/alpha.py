@@ -56,8 +56,11 @@ def alpha_table(curves: pd.DataFrame, chosen: pd.DataFrame, test: pd.DataFrame, 
                 continue
             r = by_alpha.loc[alpha]
             n_chose = int((picked["alpha"] == alpha).sum())
-            mark = f"\u2605 {n_chose} of {int(r['n_seeds'])} seeds" if n_chose else seeds_text(r["n_seeds"])
-            line.append({"text": fmt_score(r["mean"], r["sd"], r["n_seeds"]), "sub": mark})
+            n = int(r["n_seeds"])
+            mark = ((f"\u2605 {n_chose} of {n} seeds" if n > 1 else "\u2605 chosen") if n_chose
+                    else seeds_text(n) if n > 1 else "")  # one seed: no count (the number has no ±)
+            shown = fmt_score(r["mean"], r["sd"], r["n_seeds"])
+            line.append({"text": shown, "sub": mark} if mark else shown)
         line.append(_chosen_alpha(picked))
         line.append(score_cell(test_stats.get(cell_key)))
         rows.append(line)
