@@ -333,7 +333,8 @@ def test_table4_layout_groups_tags_and_shows_the_published_numbers(tmp_path):
                          "Word-aligned BERT (fine-tuned), 400 pairs"}  # the largest n of each setting
     assert rows["Base BERT"] == ["90.0", "80.0", "85.0", "70.0", "50.0", "60.0", "40.0", "20.0", "30.0"]
     published = table(blocks, "Published: Cao")
-    assert published["title"].endswith("(in %)")  # the paper prints fractions; the report shows percent throughout
+    # the paper prints fractions; the report shows percent throughout, and says so once
+    assert published["title"].endswith("(in %; the paper prints 0-1)") and "(0-1) " not in published["title"]
     by_pos = {(r[0], r[1]): r for r in published["rows"]}
     assert by_pos["numeral", "base_bert"][3]["text"] == "90.0" and by_pos["numeral", "base_bert"][2] == "90.0"
     assert by_pos["open_class_avg", "word_aligned_finetuned"][3]["text"] == "90.0"  # 0.3 + 2 x 0.3
