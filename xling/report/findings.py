@@ -74,7 +74,9 @@ def flags_line(measures: list[dict]) -> tuple[str, str]:
             whole[f"{m['label']}: {m['flag']}"] = None
     if not by_label:
         return "", ""
-    line = "; ".join(f"{name}: {', '.join(dict.fromkeys(numbers))}" for name, numbers in by_label.items())
+    every = len(measures) > 1 and len(by_label) == 1 and len(next(iter(by_label.values()))) == len(measures)
+    line = "; ".join(f"{name}: {'every number' if every else ', '.join(dict.fromkeys(numbers))}"
+                     for name, numbers in by_label.items())
     return f"{FLAG_MARK} {line}.", "; ".join(whole)
 
 
