@@ -7,6 +7,7 @@ and the model it was judged on."""
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 
@@ -124,6 +125,16 @@ def metric_unit(metric) -> str:
     return "0-1" if metric in ("mrr", "cka") else ""
 
 
+#: a measure's number and interval inside a reason ('en-xa w10 0.302 [0.242, 0.372] vs ...'): the numbers column
+#: shows them above it; a signed difference's interval ('+0.717 [+0.68, +0.753]') and a flag's interval stay
+_NUMBER_AND_INTERVAL = re.compile(r"(?<!interval) \d+(?:\.\d+)? \[\d+(?:\.\d+)?, \d+(?:\.\d+)?\]")
+
+
+def without_numbers(reason: str) -> str:
+    """The reason without the measures' numbers and intervals the numbers column shows above it."""
+    return _NUMBER_AND_INTERVAL.sub("", reason)
+
+
 def shortened(reason: str, limit: int = REASON_CHARS) -> str:
     if len(reason) <= limit:
         return reason
@@ -146,7 +157,7 @@ def _numbers(row: pd.Series) -> dict:
     numbers = numbers_text(row, measures) or DASH
     why, whole = flags_line(measures)
     cell = {"text": numbers, "sub": why} if why and row["outcome"] == "not measurable" else {  # the flags: the reason
-        "text": numbers, "sub": f"{why} Why: {shortened(row['reason'])}".strip()}
+        "text": numbers, "sub": f"{why} Why: {shortened(without_numbers(row['reason']))}".strip()}
     return {**cell, "title": whole} if whole else cell
 
 
@@ -190,8 +201,12 @@ def render_findings(ctx: ReportContext) -> list[Block]:
     require_columns(df, RESULTS, ctx.table_paths["findings"])
     studies = [study_line(paper, rows) for paper, rows in df.groupby("paper", sort=False)]
     anchors = evidence_sections({s.name for s in SECTIONS.values() if all(t in ctx.tables for t in s.required)})
+    measured = df[df["outcome"] != "not measured"]
     rows = [[claim_cell(row, anchors), outcome_cell(row), _numbers(row),
-             {"text": row["judged_on"] or DASH, "sub": _settings(row)}] for _, row in df.iterrows()]
+             {"text": row["judged_on"] or DASH, "sub": _settings(row)}] for _, row in measured.iterrows()]
+    # a claim the run has no experiment for has no number: one line under the table, not an empty row
+    absent = [{**claim_cell(row), "sub": f"{claim_cell(row)['sub']}. Why: {row['reason']}"}
+              for _, row in df[df["outcome"] == "not measured"].iterrows()]
     how = ""
     if "ci_level" in df and len(df):
         first = df.iloc[0]
@@ -210,6 +225,8 @@ def render_findings(ctx: ReportContext) -> list[Block]:
                                                 {"text": "judged on", "sub": "settings"}], rows, wrap=(0, 1, 2, 3),
                         full=True,
                         note=how),
+            *([{"kind": "list", "title": f"Not measured: no experiment in this run ({len(absent)})",
+                "items": absent}] if absent else []),
             {"kind": "links", "lead": "Each claim links to the section that shows its numbers. Every reason whole, "
                                       "as a table:", "items": [("eval/findings.csv", "eval/findings.csv")]}]
 
