@@ -193,7 +193,7 @@ def test_seeds_are_mean_and_sample_sd_with_their_count(report):
     de, fr = columns.index("de"), columns.index("fr")
     (glove,) = [r for r in rows if r[:3] == ["GloVe", "4k", "128"]]
     assert glove[de] == "42.00 ± 2.83 | 2 seeds"  # (40 + 44) / 2; sd = sqrt(((40-42)² + (44-42)²) / 1)
-    assert glove[3] == "-1 | static vectors"
+    assert glove[3] == "-1 (static vectors)"
     (w2v,) = [r for r in rows if r[:3] == ["Word2Vec", "4k", "16"]]
     # below chance: marked with the label of the findings' own reason, the reason of each seed's row whole in the
     # note under the table its letter points to (xling.report.flags; tests/test_report_flags.py walks them)
@@ -203,8 +203,8 @@ def test_seeds_are_mean_and_sample_sd_with_their_count(report):
             "33.333</li>") in html
     # every language is shown, the BERTs at their smallest freeze (0), mBERT without size or window
     (bert,) = [r for r in rows if r[:3] == ["BERT", "12k", "128"]]
-    assert bert[3] == "0 | nothing" and bert[de] == "60.00 ± 1.41 | 2 seeds"
-    assert [r for r in rows if r[0] == MBERT][0][3].startswith("0 |")
+    assert bert[3] == "0 (nothing)" and bert[de] == "60.00 ± 1.41 | 2 seeds"
+    assert [r for r in rows if r[0] == MBERT][0][3].startswith("0 (")
     # the average over the target languages (not English), per seed, then mean and sd over seeds: fr is
     # 45 + 2 - 1 + 0.5 seed = 46.5 and 47, so the seeds' averages are 43.25 and 45.5: mean 44.375, sd 1.591
     assert glove[-1] == "44.38 ± 1.59 | 2 seeds"

@@ -141,14 +141,14 @@ def lang_columns(langs: Iterable[str], pivot: str) -> tuple[list[str], list]:
     return langs, header
 
 
-def freeze_cell(freeze: int) -> dict:
-    """k, and under it what k froze while fine-tuning."""
+def freeze_cell(freeze: int) -> str:
+    """k and what k froze while fine-tuning, on one line (a second line made every row of the table two high)."""
     freeze = int(freeze)
     if freeze < 0:
         frozen = "static vectors"
-    else:  # short: the column is narrow, and a long sub line makes every row of the table three lines high
+    else:  # short: the column is narrow
         frozen = {0: "nothing", 1: "emb. + layer 1"}.get(freeze, f"emb. + layers 1\u2013{freeze}")
-    return {"text": str(freeze), "sub": frozen}
+    return f"{freeze} ({frozen})"
 
 
 def variant_label(train_transform: str, transform: str, layer) -> str:
