@@ -61,10 +61,20 @@ def flagged_table(html: str, title: str) -> tuple[list[str], list[list[Cell]]]:
             cell = Cell(text)
             cell.title = tip
             key = re.search(MARK + r"[a-z]+(?= )", text.split(" | ", 1)[-1])
-            cell.note = notes[key.group(0)] if key else ""  # a KeyError: a letter without its note
+            cell.note = expanded(notes[key.group(0)], notes) if key else ""  # KeyError: a letter without its note
             row.append(cell)
         rows.append(row)
     return [c.split()[0] if c else c for c in header(html, title)], rows
+
+
+def expanded(note: str, notes: dict[str, str]) -> str:
+    """A note whole: an average's 'xa: as †a; xc: as †b' with the reasons of †a and †b, each part prefixed."""
+    refs = re.fullmatch(r"(?:[\w-]+(?: \d+)?: as " + MARK + r"[a-z]+(?:; |$))+", note)
+    if not refs:
+        return note
+    return "; ".join(f"{prefix}: {part}" for prefix, key in re.findall(r"([\w-]+(?: \d+)?): as (" + MARK + r"[a-z]+)",
+                                                                       note)
+                     for part in reason_parts(notes[key]))
 
 
 def check_flag(cell: Cell, reasons: list[str], where) -> bool:
@@ -166,6 +176,23 @@ def test_a_flag_has_one_short_label_of_one_vocabulary():
     assert {reason: label(reason) for reason in cases} == cases
     assert reason_parts("the fine-tuning did not learn en (a; b); c") == ["the fine-tuning did not learn en (a; b)",
                                                                            "c"]
+
+
+def test_an_average_s_note_points_to_its_languages_notes():
+    """Lettered by hand: two languages' reasons, and the average that joins them (each part prefixed with its
+    language, as xling.report.transfer.common.average_stats names them) points to their letters."""
+    from xling.report.flags import flagged_cell, lettered
+
+    xa, xc = "constant predictions: 'neutral' is 100.0% of 500; one class predicted", "not above chance: 34.6"
+    average = "xa: constant predictions: 'neutral' is 100.0% of 500; xa: one class predicted; xc: not above chance: 34.6"
+    rows, notes = lettered([[flagged_cell("33.4", xa), flagged_cell("34.6", xc), flagged_cell("34.0", average),
+                             flagged_cell("1.0", "window 16: " + xc)]])
+    assert notes == [(MARK + "a", xa), (MARK + "b", xc), (MARK + "c", f"xa: as {MARK}a; xc: as {MARK}b"),
+                     (MARK + "d", f"window 16: as {MARK}b")]
+    assert rows[0][2]["title"] == average and rows[0][2]["sub"] == f"{MARK}c constant predictions"
+    assert expanded(notes[2][1], dict(notes)) == average
+    (_, alone), = lettered([[flagged_cell("34.0", average)]])[1]  # no language's note to point to: whole
+    assert alone == average
 
 
 def test_a_fraction_s_reason_is_shown_in_percent():

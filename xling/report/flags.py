@@ -136,7 +136,9 @@ def letter(index: int) -> str:
 
 def lettered(rows: list[list]) -> tuple[list[list], list[tuple[str, str]]]:
     """The table's flagged cells keyed by a letter per distinct reason (in reading order), and the note under the
-    table: (MARK + letter, the reason whole) of each. The label stays in the cell, the reason once per table."""
+    table: (MARK + letter, the reason) of each. The label stays in the cell, the reason once per table; an
+    average's reason that joins its languages' reasons already noted says so ('xa: as †a; xc: as †b', `by_key`;
+    the tooltip keeps it whole)."""
     keys: dict[str, str] = {}
 
     def key(cell):
@@ -146,7 +148,22 @@ def lettered(rows: list[list]) -> tuple[list[list], list[tuple[str, str]]]:
         mark = keys.setdefault(flag["reason"], MARK + letter(len(keys)))
         return {**cell, "sub": _with_label(flag["sub"], f"{mark} {flag['label']}")}
     rows = [[key(cell) for cell in row] for row in rows]
-    return rows, [(mark, reason) for reason, mark in keys.items()]
+    return rows, [(mark, by_key(reason, keys) or reason) for reason, mark in keys.items()]
+
+
+def by_key(reason: str, keys: dict[str, str]) -> str | None:
+    """'xa: as †a; xc: as †b' when the reason is 'xa: <a's reason, each part prefixed>; xc: <b's ...>' and a and b
+    are other reasons of the table; None otherwise."""
+    groups: dict[str, list[str]] = {}
+    for part in reason_parts(reason):
+        prefix, _, rest = part.partition(": ")
+        if not rest or not re.fullmatch(r"[\w-]+|window \d+", prefix):  # a language or a window names its row
+            return None
+        groups.setdefault(prefix, []).append(rest)
+    found = {prefix: keys.get("; ".join(parts)) for prefix, parts in groups.items()}
+    if not all(found.values()):
+        return None
+    return "; ".join(f"{prefix}: as {mark}" for prefix, mark in found.items())
 
 
 def figure_note(rows: pd.DataFrame, flags: pd.Series, point: list[str]) -> str:
