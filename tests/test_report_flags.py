@@ -72,9 +72,10 @@ def expanded(note: str, notes: dict[str, str]) -> str:
     refs = re.fullmatch(r"(?:[\w-]+(?: \d+)?: as " + MARK + r"[a-z]+(?:; |$))+", note)
     if not refs:
         return note
-    return "; ".join(f"{prefix}: {part}" for prefix, key in re.findall(r"([\w-]+(?: \d+)?): as (" + MARK + r"[a-z]+)",
-                                                                       note)
-                     for part in reason_parts(notes[key]))
+    # as xling.report.transfer.common.average_stats names each language's reason, and joins them (each part once)
+    return "; ".join(dict.fromkeys(part for prefix, key in re.findall(r"([\w-]+(?: \d+)?): as (" + MARK + r"[a-z]+)",
+                                                                      note)
+                                   for part in reason_parts(f"{prefix}: {notes[key]}")))
 
 
 def check_flag(cell: Cell, reasons: list[str], where) -> bool:
@@ -184,7 +185,7 @@ def test_an_average_s_note_points_to_its_languages_notes():
     from xling.report.flags import flagged_cell, lettered
 
     xa, xc = "constant predictions: 'neutral' is 100.0% of 500; one class predicted", "not above chance: 34.6"
-    average = "xa: constant predictions: 'neutral' is 100.0% of 500; xa: one class predicted; xc: not above chance: 34.6"
+    average = "xa: constant predictions: 'neutral' is 100.0% of 500; one class predicted; xc: not above chance: 34.6"
     rows, notes = lettered([[flagged_cell("33.4", xa), flagged_cell("34.6", xc), flagged_cell("34.0", average),
                              flagged_cell("1.0", "window 16: " + xc)]])
     assert notes == [(MARK + "a", xa), (MARK + "b", xc), (MARK + "c", f"xa: as {MARK}a; xc: as {MARK}b"),
@@ -193,6 +194,12 @@ def test_an_average_s_note_points_to_its_languages_notes():
     assert expanded(notes[2][1], dict(notes)) == average
     (_, alone), = lettered([[flagged_cell("34.0", average)]])[1]  # no language's note to point to: whole
     assert alone == average
+    # a part both languages give stands once in the average ('xa: p; shared; xc: q'): still both letters
+    xb = "constant predictions: 'entailment' is 97.8% of 500; one class predicted"
+    shared = "xa: constant predictions: 'neutral' is 100.0% of 500; one class predicted; xb: constant predictions: " \
+             "'entailment' is 97.8% of 500"
+    rows, notes = lettered([[flagged_cell("33.4", xa), flagged_cell("33.2", xb), flagged_cell("33.3", shared)]])
+    assert notes[2] == (MARK + "c", f"xa: as {MARK}a; xb: as {MARK}b") and expanded(notes[2][1], dict(notes)) == shared
 
 
 def test_a_fraction_s_reason_is_shown_in_percent():

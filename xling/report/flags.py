@@ -152,18 +152,30 @@ def lettered(rows: list[list]) -> tuple[list[list], list[tuple[str, str]]]:
 
 
 def by_key(reason: str, keys: dict[str, str]) -> str | None:
-    """'xa: as †a; xc: as †b' when the reason is 'xa: <a's reason, each part prefixed>; xc: <b's ...>' and a and b
-    are other reasons of the table; None otherwise."""
-    groups: dict[str, list[str]] = {}
+    """'xa: as †a; xc: as †b' when the reason is an average's: its languages' reasons, each prefixed with its
+    language and joined as `cell_reason` joins them (xling.report.transfer.common.average_stats), and a and b
+    are reasons of the table; None otherwise."""
+    groups: list[tuple[str, list[str]]] = []
     for part in reason_parts(reason):
         prefix, _, rest = part.partition(": ")
-        if not rest or not re.fullmatch(r"[\w-]+|window \d+", prefix):  # a language or a window names its row
+        if rest and re.fullmatch(r"[\w-]+|window \d+", prefix):  # a language or a window names its row
+            groups.append((prefix, [part]))
+        elif groups:
+            groups[-1][1].append(part)
+        else:
             return None
-        groups.setdefault(prefix, []).append(rest)
-    found = {prefix: keys.get("; ".join(parts)) for prefix, parts in groups.items()}
-    if not all(found.values()):
+    found, seen = [], set()
+    for prefix, parts in groups:  # a part an earlier language has already given is not repeated (cell_reason)
+        match = next((mark for noted, mark in keys.items() if noted != reason
+                      and [p for p in reason_parts(f"{prefix}: {noted}") if p not in seen] == parts), None)
+        if match is None:
+            return None
+        found.append((prefix, match))
+        seen.update(parts)
+    noted = {mark: text for text, mark in keys.items()}
+    if cell_reason(f"{prefix}: {noted[mark]}" for prefix, mark in found) != reason:
         return None
-    return "; ".join(f"{prefix}: as {mark}" for prefix, mark in found.items())
+    return "; ".join(f"{prefix}: as {mark}" for prefix, mark in found)
 
 
 def figure_note(rows: pd.DataFrame, flags: pd.Series, point: list[str]) -> str:
