@@ -137,6 +137,9 @@ def test_table3_layout_and_published_numbers_beside_ours(tmp_path):
     assert rows["contextual", "Aligned fastText + sentence, 400 pairs"] == ["45.0", "35.0", "40.0"]
     assert rows["contextual", "Word-aligned BERT (rotation), 400 pairs"] == ["30.0", "20.0", "25.0"]
     assert rows["non-contextual", "Word-aligned BERT (fine-tuned), 400 pairs"] == ["62.0", "52.0", "57.0"]
+    # every setting scored the same queries: their number once per retrieval, not under every accuracy
+    assert rows["contextual", "queries scored (n)"] == ["200", "200", "\u2014"]
+    assert not any(isinstance(c, dict) and c.get("sub", "").startswith("n ") for r in layout["rows"] for c in r)
     assert [r[1] for r in layout["rows"]][:6] == [  # the paper's order: fastText, base, rotations, fine-tuned by n
         "Aligned fastText + sentence, 400 pairs", "Base BERT", "Word-aligned BERT (rotation), 400 pairs",
         "Sentence-aligned BERT (rotation), 400 pairs", "Word-aligned BERT (fine-tuned), 100 pairs",

@@ -123,21 +123,25 @@ def render_alignment_retrieval(ctx: ReportContext) -> list[Block]:
             at = part[part["retrieval"] == retrieval]
             keys = sorted({(s, int(n)) for s, n in zip(at["setting"], at["parallel_sentences"])},
                           key=lambda k: (RETRIEVAL_ORDER.index(k[0]), k[1]))
+            shared = not at.empty and bool((at.groupby("lang")["n_queries"].nunique() == 1).all())  # n: one row
             for setting, n in keys:
                 cell = at[(at["setting"] == setting) & (at["parallel_sentences"] == n)].set_index("lang")
                 values = [100 * cell.at[lang, "accuracy"] if lang in cell.index else np.nan for lang in langs]
                 line = [retrieval.replace("_", "-"), _label(setting, n)]
                 line += [flagged_cell(f"{v:.1f}", in_percent(cell_reason([cell.at[lang, "flag"]] if "flag" in cell else [])),
-                                      f"n {fmt_count(cell.at[lang, 'n_queries'])}") if lang in cell.index else DASH
-                         for v, lang in zip(values, langs)]
+                                      "" if shared else f"n {fmt_count(cell.at[lang, 'n_queries'])}")
+                         if lang in cell.index else DASH for v, lang in zip(values, langs)]
                 line.append(_cell(np.mean(values)) if not np.isnan(values).any() else DASH)
                 lines.append(line)
+            n_queries = at.groupby("lang")["n_queries"].first().map(fmt_count).reindex(langs, fill_value=DASH)
+            lines += [[retrieval.replace("_", "-"), "queries scored (n)", *n_queries, DASH]] if shared else []
         title = f"Word retrieval accuracy (%), {model_name(model) if model else 'fastText only'}"
         blocks.append(table_block(title, ["retrieval", "setting", *[f"{lang}-{pivot}" for lang in langs], "average"],
                                   lines, numeric=range(2, 3 + len(langs)),
                                   note="The layout of Cao et al.'s Table 3 (they use 250K sentence pairs for every "
                                        "rotation and fine-tuning, mBERT's output layer, fastText of dimension 300). "
-                                       "Small grey number: queries scored (both directions)." + _layer_note(part)
+                                       "Queries scored (both directions): each retrieval's 'queries scored' row, or "
+                                       "the small grey number under each accuracy." + _layer_note(part)
                                        + _chance_note(part)))
         ours.append(part.assign(**{k: v for k, v in model.items()}) if model else part)
     frame = pd.concat(ours, ignore_index=True)
