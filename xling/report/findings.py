@@ -174,10 +174,12 @@ def evidence_sections(rendered: set[str] | None = None) -> dict[str, str]:
 
 
 def claim_cell(row: pd.Series, anchors: dict[str, str] | None = None) -> dict:
-    """Our summary of the claim, linked to the section that shows its evidence, and under it where in the paper,
-    the paper's sentence verbatim and the claim's id (the findings table's key)."""
+    """Our summary of the claim, linked to the section that shows its evidence, and under it where in the paper
+    and the paper's sentence verbatim; the claim's id (the key of eval/findings.csv, a code name, not prose) in
+    the tooltip."""
     quote = f": \u201c{row['quote']}\u201d" if isinstance(row.get("quote"), str) and row["quote"] else ""
-    cell = {"text": row["claim"], "sub": f"the paper's {row['where']}{quote} ({row['id']})"}
+    cell = {"text": row["claim"], "sub": f"the paper's {row['where']}{quote}",
+            "title": f"eval/findings.csv: {row['id']}"}
     section = (anchors or {}).get(row.get("table")) if isinstance(row.get("table"), str) else None
     if section:
         cell["href"] = f"#{section}"

@@ -57,10 +57,9 @@ def alpha_table(curves: pd.DataFrame, chosen: pd.DataFrame, test: pd.DataFrame, 
             r = by_alpha.loc[alpha]
             n_chose = int((picked["alpha"] == alpha).sum())
             n = int(r["n_seeds"])
-            mark = ((f"\u2605 {n_chose} of {n} seeds" if n > 1 else "\u2605 chosen") if n_chose
-                    else seeds_text(n) if n > 1 else "")  # one seed: no count (the number has no ±)
-            shown = fmt_score(r["mean"], r["sd"], r["n_seeds"])
-            line.append({"text": shown, "sub": mark} if mark else shown)
+            mark = f"\u2605 {n_chose} of {n} seeds" if n_chose and n > 1 else seeds_text(n) if n > 1 else ""
+            shown = fmt_score(r["mean"], r["sd"], r["n_seeds"]) + (" \u2605" if n_chose and n == 1 else "")
+            line.append({"text": shown, "sub": mark} if mark else shown)  # one seed: ★ beside its number, no count
         line.append(_chosen_alpha(picked))
         line.append(score_cell(test_stats.get(cell_key)))
         rows.append(line)
