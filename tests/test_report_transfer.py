@@ -239,7 +239,7 @@ def test_mds_row_and_chosen_alpha_are_the_selected_rows(report):
     assert bert[4][de] == "57.50 ± 0.71 | 2 seeds"
     # the alpha table marks the dev choice and reports the test score at it
     alpha_rows = table_rows(html, "Dev score against α and the α chosen")
-    (de_row,) = [r for r in alpha_rows if r[:4] == ["XNLI | accuracy", "BERT 12k w128", "2 / 2", "de"]]
+    (de_row,) = [r for r in alpha_rows if r[:4] == ["XNLI: accuracy", "BERT 12k w128", "2 / 2", "de"]]
     assert de_row[5] == "58.00 ± 0.00 | ★ 2 of 2 seeds" and de_row[4] == "50.00 ± 0.00 | 2 seeds"
     assert de_row[-2:] == ["1", "54.00 ± 1.41 | 2 seeds"]
     # tagging tasks: the chosen alpha under each MDS number
