@@ -137,6 +137,9 @@ def test_table3_layout_and_published_numbers_beside_ours(tmp_path):
     assert rows["contextual", "Aligned fastText + sentence, 400 pairs"] == ["45.0", "35.0", "40.0"]
     assert rows["contextual", "Word-aligned BERT (rotation), 400 pairs"] == ["30.0", "20.0", "25.0"]
     assert rows["non-contextual", "Word-aligned BERT (fine-tuned), 400 pairs"] == ["62.0", "52.0", "57.0"]
+    # every setting scored the same queries: their number once per retrieval, not under every accuracy
+    assert rows["contextual", "queries scored (n)"] == ["200", "200", "\u2014"]
+    assert not any(isinstance(c, dict) and c.get("sub", "").startswith("n ") for r in layout["rows"] for c in r)
     assert [r[1] for r in layout["rows"]][:6] == [  # the paper's order: fastText, base, rotations, fine-tuned by n
         "Aligned fastText + sentence, 400 pairs", "Base BERT", "Word-aligned BERT (rotation), 400 pairs",
         "Sentence-aligned BERT (rotation), 400 pairs", "Word-aligned BERT (fine-tuned), 100 pairs",
@@ -333,7 +336,8 @@ def test_table4_layout_groups_tags_and_shows_the_published_numbers(tmp_path):
                          "Word-aligned BERT (fine-tuned), 400 pairs"}  # the largest n of each setting
     assert rows["Base BERT"] == ["90.0", "80.0", "85.0", "70.0", "50.0", "60.0", "40.0", "20.0", "30.0"]
     published = table(blocks, "Published: Cao")
-    assert published["title"].endswith("(in %)")  # the paper prints fractions; the report shows percent throughout
+    # the paper prints fractions; the report shows percent throughout, and says so once
+    assert published["title"].endswith("(in %; the paper prints 0-1)") and "(0-1) " not in published["title"]
     by_pos = {(r[0], r[1]): r for r in published["rows"]}
     assert by_pos["numeral", "base_bert"][3]["text"] == "90.0" and by_pos["numeral", "base_bert"][2] == "90.0"
     assert by_pos["open_class_avg", "word_aligned_finetuned"][3]["text"] == "90.0"  # 0.3 + 2 x 0.3

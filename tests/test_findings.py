@@ -565,7 +565,7 @@ def test_report_shows_each_claim_with_its_outcome_and_numbers(tmp_path):
     render_report(paths, {"run": "unit"}, tmp_path / "r.html", tmp_path / "fig",
                   paper_results=tmp_path / "absent.yaml")
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
-    assert str(tmp_path) not in html and "results/unit/eval/findings.parquet" in html
+    assert str(tmp_path) not in html and "results/unit/eval/ word_retrieval.parquet, findings.parquet" in html
     section = html.split('id="findings"', 1)[1]
     assert f"Of {len(CLAIMS)} claims: 3 hold, 0 do not hold, 0 inconclusive, 0 not measurable, " \
            f"{len(CLAIMS) - 3} not measured" in html

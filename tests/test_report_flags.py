@@ -1,6 +1,8 @@
-"""One flag everywhere: every number of the report's transfer tables that the findings flag carries the mark and
-the findings' own reason, and no other number does. The reference is computed here with the findings' functions
-(xling.evaluate.findings), not with the report's, and the findings' judged claims are walked too."""
+"""One flag everywhere: every number of the report's tables that the findings flag carries the mark and the
+label of the findings' own reason, the reason whole is attached to that cell (its tooltip and the note under its
+table the cell's letter points to), and no other number is marked. The reference is computed here with the
+findings' functions (xling.evaluate.findings), not with the report's, and the findings' judged claims are walked
+too. A fraction's reason is shown in percent, as its number is (xling.report.flags.in_percent)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from xling.evaluate.alignment import language_study_rows
 from xling.evaluate.findings import judge_claims
 from xling.evaluate.findings.core import bucc_flags, transfer_flags, with_table_flags
 from xling.report.blocks import model_name
-from xling.report.flags import MARK
+from xling.report.flags import LABELS, MARK, in_percent, label, reason_parts
 
 import test_report_published as published
 from test_report_transfer import LANGS, header, render, table_rows, transfer_table
@@ -34,20 +36,78 @@ def flagged(tmp_path_factory):
     return html, reference, judge_claims({"transfer": table}, "en")
 
 
-def xnli_cells(html: str) -> dict[tuple[str, str], str]:
+class Cell(str):
+    """A rendered table cell ('text | sub', as table_rows gives it) with its tooltip (`title`) and the reason whole
+    its mark's letter points to in the note under its table (`note`; '' when the cell has no letter)."""
+
+    title: str
+    note: str
+
+
+def flagged_table(html: str, title: str) -> tuple[list[str], list[list[Cell]]]:
+    """(headers, rows of Cells) of the table titled `title`; every letter a cell shows must have its note."""
+    start = html.index(title)
+    end = html.index("</table>", start)
+    notes = dict(re.findall(r"<li><b>(" + MARK + r"[a-z]+)</b> (.*?)</li>", html[end:].split("<h3")[0]
+                            .split("<details")[0].split("</section>")[0].split('<ul class="flags">', 1)[-1]
+                            .split("</ul>")[0], flags=re.S))
+    titles = [[(re.search(r'title="([^"]*)"', attrs) or [None, ""])[1]
+               for attrs in re.findall(r"<td([^>]*)>", row)]
+              for row in re.findall(r"<tr>(.*?)</tr>", html[start:end].split("</thead>")[1], flags=re.S)]
+    rows = []
+    for texts, tips in zip(table_rows(html, title), titles):
+        row = []
+        for text, tip in zip(texts, tips):
+            cell = Cell(text)
+            cell.title = tip
+            key = re.search(MARK + r"[a-z]+(?= )", text.split(" | ", 1)[-1])
+            cell.note = expanded(notes[key.group(0)], notes) if key else ""  # KeyError: a letter without its note
+            row.append(cell)
+        rows.append(row)
+    return [c.split()[0] if c else c for c in header(html, title)], rows
+
+
+def expanded(note: str, notes: dict[str, str]) -> str:
+    """A note whole: an average's 'xa: as †a; xc: as †b' with the reasons of †a and †b, each part prefixed."""
+    refs = re.fullmatch(r"(?:[\w-]+(?: \d+)?: as " + MARK + r"[a-z]+(?:; |$))+", note)
+    if not refs:
+        return note
+    # as xling.report.transfer.common.average_stats names each language's reason, and joins them (each part once)
+    return "; ".join(dict.fromkeys(part for prefix, key in re.findall(r"([\w-]+(?: \d+)?): as (" + MARK + r"[a-z]+)",
+                                                                      note)
+                                   for part in reason_parts(f"{prefix}: {notes[key]}")))
+
+
+def check_flag(cell: Cell, reasons: list[str], where) -> bool:
+    """The cell carries exactly the findings' `reasons`: the mark and the label of their joined reason, and every
+    part of every reason in its tooltip and in its note; no mark, tooltip or letter when there is none."""
+    if not reasons:
+        assert MARK not in cell and not cell.title and not cell.note, (where, cell)
+        return False
+    whole = "; ".join(reasons)
+    labels = {text.split(" {")[0] for _, text in LABELS}
+    assert MARK in cell.split(" | ")[0], (where, cell)
+    assert label(whole) in cell.split(" | ", 1)[-1] and any(label(whole).startswith(t) for t in labels), (where, cell)
+    for reason in reasons:
+        for part in reason_parts(reason):
+            assert part in cell.title and part in cell.note, (where, part, cell.title, cell.note)
+    assert cell.title == cell.note, (where, cell.title, cell.note)
+    return True
+
+
+def xnli_cells(html: str) -> dict[tuple[str, str], Cell]:
     """(model name, language) -> the cell of the XNLI table (English dev selection)."""
-    title = "XNLI test accuracy (%) by model, checkpoint chosen on English dev"
-    columns = [c.split()[0] if c else c for c in header(html, title)]  # "en fine-tuning language" -> "en"
+    columns, rows = flagged_table(html, "XNLI test accuracy (%) by model, checkpoint chosen on English dev")
     cells = {}
-    for row in table_rows(html, title):
+    for row in rows:
         name = row[0] if row[1] == "\u2014" else f"{row[0]} {row[1]} w{row[2]}"
         for lang in LANGS:
             cells[(name, lang)] = row[columns.index(lang)]
     return cells
 
 
-def test_every_flagged_xnli_cell_carries_the_findings_reason_and_no_other(flagged):
-    html, reference, _ = flagged
+def check_xnli(html: str, reference: pd.DataFrame) -> int:
+    """Walk the XNLI table against the findings' flags of its rows; the number of flagged cells checked."""
     shown = reference[(reference["task"] == "xnli") & (reference["split"] == "test")
                       & (reference["transform"] == "none") & (reference["selection"] == "en_dev")
                       & reference["selected"].astype(bool)]
@@ -58,28 +118,96 @@ def test_every_flagged_xnli_cell_carries_the_findings_reason_and_no_other(flagge
         name = model_name({"model": model, "size": size, "window": window})
         if size:
             name = name.replace("bert", "BERT").replace("glove", "GloVe").replace("word2vec", "Word2Vec")
-        cell = cells[(name, lang)]
-        reasons = [f for f in rows["flag"] if isinstance(f, str) and f]
-        if reasons:
-            assert MARK in cell, (name, lang, cell)
-            for reason in reasons:
-                for part in reason.split("; "):
-                    assert part in cell, (name, lang, part, cell)
-            checked += 1
-        else:
-            assert MARK not in cell, (name, lang, cell)
-    assert checked >= 4  # the planted constant BERT (3 languages) and the Word2Vec below chance
+        reasons = list(dict.fromkeys(f for f in rows["flag"] if isinstance(f, str) and f))
+        checked += check_flag(cells[(name, lang)], reasons, (name, lang))
+    return checked
+
+
+def test_every_flagged_xnli_cell_carries_the_findings_reason_and_no_other(flagged):
+    html, reference, _ = flagged
+    assert check_xnli(html, reference) >= 4  # the planted constant BERT (3 languages) and the Word2Vec below chance
+
+
+def test_the_walk_fails_when_a_flag_or_its_reason_is_dropped(flagged):
+    """Mutants of the rendered page: one flagged cell's mark gone, one note cut short, a tooltip dropped."""
+    html, reference, _ = flagged
+    table = html.index("XNLI test accuracy (%) by model, checkpoint chosen on English dev")
+    before, after = html[:table], html[table:]
+    cell = re.search(r"<td[^>]*title=[^>]*>([^<]*) " + MARK, after)
+    note = re.search(r"<li><b>" + MARK + r"a</b> (.*?)</li>", after)
+    tip = re.search(r' title="[^"]*"', after)
+    for mutant in (after[:cell.start(1)] + after[cell.start(1):].replace(f"{cell.group(1)} {MARK}", cell.group(1), 1),
+                   after[:note.start(1)] + note.group(1)[:20] + after[note.end(1):],
+                   after[:tip.start()] + after[tip.end():]):
+        with pytest.raises(AssertionError):
+            check_xnli(before + mutant, reference)
 
 
 def test_the_constant_classifier_is_named_in_every_language_and_the_window_drop(flagged):
     html, _, _ = flagged
     cells = xnli_cells(html)
     for lang in LANGS:
-        assert "one class's share (167/500): one class predicted" in cells[("BERT 12k w128", lang)]
-    window = table_rows(html, "XNLI accuracy drop")
+        cell = cells[("BERT 12k w128", lang)]
+        assert "one class's share (167/500): one class predicted" in cell.note, cell.note
+        # the mark and one label: the root cause first (its English dev is constant too, so it did not learn)
+        assert cell.count(MARK) == 2 and "fine-tuning did not learn en" in cell, cell
+        assert "one class predicted" not in cell  # the reason whole is in the note, not the cell
+    _, window = flagged_table(html, "XNLI accuracy drop")
     (bert,) = [r for r in window if r[:2] == ["BERT", "12k"]]
-    assert all(MARK in cell and "window 128: " in cell for cell in bert[3:]), bert
+    assert all(MARK in cell and "window 128: " in cell.note and "window 128: " in cell.title for cell in bert[3:])
     assert "drops start or end at a degenerate accuracy" not in html  # said in the figure, not the page text
+
+
+def test_a_flag_has_one_short_label_of_one_vocabulary():
+    """Hand-written reasons of every kind the findings write, and the label a cell shows for them."""
+    cases = {"constant predictions: 'neutral' is 100.0% of 500; not above chance: 95% interval 33.400 "
+             "[29.395, 37.800] holds chance 33.400; one class's share (167/500): one class predicted":
+             "constant predictions",
+             "not above chance: 95% interval 1.7 [0.0, 3.8] % holds chance 0.0061 %": "not above chance",
+             "at or below chance: 33.200 <= chance 33.333": "at or below chance",
+             "the fine-tuning did not learn en (en dev not above chance: 1.0 [0.0, 2.0] holds chance 0.0; "
+             "one class's share (1/3): one class predicted); no entity predicted": "fine-tuning did not learn en",
+             "nothing mined correctly: none of 51 mined pairs is gold": "nothing mined",
+             "one distinct output piece; the shift changed no output piece": "one token repeated",
+             "the shift changed no output piece": "shift changed nothing",
+             "F1 0: no correct entity": "no correct entity",
+             "all 40 scores tied at 0.500": "all scores tied",
+             "window 16: xa: no entity predicted": "no entity predicted",
+             "a new kind of reason: with its details": "a new kind of reason"}
+    assert {reason: label(reason) for reason in cases} == cases
+    assert reason_parts("the fine-tuning did not learn en (a; b); c") == ["the fine-tuning did not learn en (a; b)",
+                                                                           "c"]
+
+
+def test_an_average_s_note_points_to_its_languages_notes():
+    """Lettered by hand: two languages' reasons, and the average that joins them (each part prefixed with its
+    language, as xling.report.transfer.common.average_stats names them) points to their letters."""
+    from xling.report.flags import flagged_cell, lettered
+
+    xa, xc = "constant predictions: 'neutral' is 100.0% of 500; one class predicted", "not above chance: 34.6"
+    average = "xa: constant predictions: 'neutral' is 100.0% of 500; one class predicted; xc: not above chance: 34.6"
+    rows, notes = lettered([[flagged_cell("33.4", xa), flagged_cell("34.6", xc), flagged_cell("34.0", average),
+                             flagged_cell("1.0", "window 16: " + xc)]])
+    assert notes == [(MARK + "a", xa), (MARK + "b", xc), (MARK + "c", f"xa: as {MARK}a; xc: as {MARK}b"),
+                     (MARK + "d", f"window 16: as {MARK}b")]
+    assert rows[0][2]["title"] == average and rows[0][2]["sub"] == f"{MARK}c constant predictions"
+    assert expanded(notes[2][1], dict(notes)) == average
+    (_, alone), = lettered([[flagged_cell("34.0", average)]])[1]  # no language's note to point to: whole
+    assert alone == average
+    # a part both languages give stands once in the average ('xa: p; shared; xc: q'): still both letters
+    xb = "constant predictions: 'entailment' is 97.8% of 500; one class predicted"
+    shared = "xa: constant predictions: 'neutral' is 100.0% of 500; one class predicted; xb: constant predictions: " \
+             "'entailment' is 97.8% of 500"
+    rows, notes = lettered([[flagged_cell("33.4", xa), flagged_cell("33.2", xb), flagged_cell("33.3", shared)]])
+    assert notes[2] == (MARK + "c", f"xa: as {MARK}a; xb: as {MARK}b") and expanded(notes[2][1], dict(notes)) == shared
+
+
+def test_a_fraction_s_reason_is_shown_in_percent():
+    assert (in_percent("nothing mined: no pair; not above chance: 95% interval 0.017 [0.000, 0.038] holds chance "
+                       "6.1e-05") == "nothing mined: no pair; not above chance: 95% interval 1.7 [0.0, 3.8] % holds "
+                                     "chance 0.0061 %")
+    assert in_percent("at or below chance: 0.002 <= chance 0.004") == "at or below chance: 0.2 % <= chance 0.4 %"
+    assert in_percent(None) is None
 
 
 def test_every_flag_of_a_transfer_finding_is_shown_in_a_table(flagged):
@@ -132,10 +260,6 @@ def language_report(tmp_path_factory):
     return html, tables, judge_claims(tables, "en")
 
 
-def _cells(html: str, title: str) -> tuple[list[str], list[list[str]]]:
-    return [c.split()[0] if c else c for c in header(html, title)], table_rows(html, title)
-
-
 def test_every_flagged_retrieval_cell_carries_the_findings_reason_and_no_other(language_report):
     html, tables, _ = language_report
     checked = 0
@@ -146,29 +270,33 @@ def test_every_flagged_retrieval_cell_carries_the_findings_reason_and_no_other(l
         rows = rows[rows["layer"] == 2] if task == "tatoeba" else rows
         rows = rows[rows["direction"] == "en->xx"] if task == "tatoeba" else rows
         reference = with_table_flags(rows, pd.Series(computed(rows), index=rows.index, dtype=object))
-        columns, shown = _cells(html, title)
-        for variant, label in (("original", "Original"), ("zero_mean", "Zero-mean"), ("mds", "MDS")):
-            (row,) = [r for r in shown if r[1] == label]
-            reasons = [f for f in reference[rows["variant"] == variant] if isinstance(f, str) and f]
+        columns, shown = flagged_table(html, title)
+        for variant, name in (("original", "Original"), ("zero_mean", "Zero-mean"), ("mds", "MDS")):
+            (row,) = [r for r in shown if r[1] == name]
+            reasons = [in_percent(f) for f in reference[rows["variant"] == variant] if isinstance(f, str) and f]
             for column in ("de", "mean"):
-                cell = row[columns.index(column)]
-                if reasons:
-                    assert MARK in cell and all(part in cell for f in reasons for part in f.split("; ")), cell
-                    checked += 1
-                else:
-                    assert MARK not in cell, (task, variant, cell)
+                checked += check_flag(row[columns.index(column)], reasons, (task, variant, column))
             assert (row[-1] == "none") == (not reasons), row
     assert checked == 4  # Tatoeba's and BUCC's MDS rows, each in its language and its mean
 
 
+def test_fractions_flags_are_in_percent_on_the_page(language_report):
+    """Tatoeba's accuracy and BUCC's F1 are shown in %: so are the intervals and chance levels of their reasons,
+    in the tables and in the findings (issue 35: 'mds 0.6 [0.0, 1.3] (f1, %)' beside '0.017 ... chance 6.1e-05')."""
+    html, _, _ = language_report
+    assert "not above chance: 0.100 [0.000, 0.300] holds chance 0.100" not in html
+    assert "not above chance: 10.0 [0.0, 30.0] % holds chance 10.0 %" in html
+    assert not re.search(r"(holds|<=) chance \d\.\d+e-\d", html)
+
+
 def test_the_one_token_translation_is_flagged_in_its_cells_and_figures(language_report):
     html, tables, _ = language_report
-    columns = header(html, "Token translation: BLEU-1 / convert rate")
-    two = [i for i, c in enumerate(columns) if c.startswith("\u03b1 = 2")][0]
-    rows = table_rows(html, "Token translation: BLEU-1 / convert rate")
+    columns, rows = flagged_table(html, "Token translation: BLEU-1 / convert rate")
+    two = [i for i, c in enumerate(header(html, "Token translation: BLEU-1 / convert rate"))
+           if c.startswith("\u03b1 = 2")][0]
     assert len(rows) == 2  # our BERT, both directions
     for row in rows:
-        assert MARK in row[two] and "one token repeated: one distinct prediction" in row[two], row[two]
+        check_flag(row[two], ["one token repeated: one distinct prediction"], row[:2])
         assert sum(MARK in cell for cell in row[2:-1]) == 1, row  # only alpha 2 repeats one token
     for name in ("language_translation_alpha", "language_translation_convert_rate"):
         caption = re.search(rf'<figure id="fig-{name}">.*?<figcaption>(.*?)<br>', html, flags=re.S).group(1)
@@ -182,7 +310,7 @@ def test_every_flag_of_a_language_finding_is_shown_in_a_table(language_report):
              for part in m["flag"].split("; ")}
     assert {"nothing mined: no candidate pair above the dev threshold",
             "not above chance: 0.100 [0.000, 0.300] holds chance 0.100"} <= flags
-    missing = sorted(f for f in flags if f not in html)
+    missing = sorted(f for f in flags if in_percent(f) not in html)
     assert not missing, missing
 
 
@@ -208,10 +336,14 @@ def test_cao_xnli_cells_and_figure2_carry_the_findings_flags(tmp_path):
     table1 = cao.table(render_alignment_xnli(ctx), "Table 1 layout")
     (base_row,) = [r for r in table1["rows"] if r[0] == "Base BERT (zero-shot)"]
     cells = dict(zip(table1["columns"][1:], [cao.text_of(c) for c in base_row[1:]]))
-    subs = dict(zip(table1["columns"][1:], [c.get("sub", "") if isinstance(c, dict) else "" for c in base_row[1:]]))
+    tips = dict(zip(table1["columns"][1:], [c.get("title", "") if isinstance(c, dict) else "" for c in base_row[1:]]))
+    notes = dict(table1["flags"])
     for lang in ("de", "xb", "xc"):
         assert (MARK in cells[lang]) == bool(reasons[lang]), (lang, cells[lang])
-        assert all(part in subs[lang] for r in reasons[lang] for part in r.split("; ")), subs[lang]
+        assert all(part in tips[lang] for r in reasons[lang] for part in reason_parts(r)), tips[lang]
+        if reasons[lang]:  # the letter under the number points to the same reason in the note under the table
+            (key,) = [k for k in notes if f"{k} " in base_row[1 + table1["columns"][1:].index(lang)]["sub"]]
+            assert notes[key] == tips[lang], (notes[key], tips[lang])
     assert MARK in cells["average"]
     figure, numbers = render_alignment_xnli_retrieval(ctx)
     assert "2 of 3 points" in figure["caption"] and "Most of its points are degenerate" in figure["caption"]
@@ -234,4 +366,7 @@ def test_cao_retrieval_cells_carry_their_rows_flag(tmp_path):
     marked = [(r[0], r[1], i) for r in layout["rows"] for i, c in enumerate(r) if MARK in cao.text_of(c)]
     assert marked == [("contextual", "Base BERT", layout["columns"].index("xb-en"))], marked
     (row,) = [r for r in layout["rows"] if r[:2] == ["contextual", "Base BERT"]]
-    assert reason in row[layout["columns"].index("xb-en")]["sub"]
+    cell = row[layout["columns"].index("xb-en")]
+    shown = "not above chance: 1.0 [0.0, 3.0] % holds chance 1.0 %"  # the fraction's reason in %, as the cell
+    assert in_percent(reason) == shown and cell["title"] == shown and layout["flags"] == [(MARK + "a", shown)]
+    assert cell["sub"].endswith(f"{MARK}a not above chance"), cell

@@ -24,6 +24,8 @@ IDENTIFIER = re.compile(r"\b[a-z]+\.[a-z_]*_[a-z_]*(?:\.[a-z_]+)*\b"  # a dotted
                         r"|\b\w+\+\w+\b")                      # a model id such as bert+aligned700
 ALLOWED = {"word_retrieval", "word_retrieval_pos", "token_translation", "contextual_retrieval",  # eval/<table>.csv
            "word_pairs",
+           "monolingual_words", "monolingual_sentences", "contextual_retrieval_pos",  # (a claim not measured: "no
+           "contextual_retrieval_frequency",  # <table> table in this run", under the findings table)
            "paper_results",  # resources/paper_results.yaml
            "fast_align",  # the aligner's name
            "scipy.stats.pearsonr",  # the implementation of Pearson's r the note cites

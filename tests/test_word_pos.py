@@ -129,7 +129,7 @@ def test_report_shows_table_1_layout_at_the_largest_size(tmp_path):
     text = html_lib.unescape(html)
     assert "Tags: UD_English-EWT (train, dev, test), 100 words tagged" in text
     assert "closed class: every other tag (here DET)" in text
-    assert "10 to 10 per model and pair, 33% to 33% of the queries" in text
+    assert "10 per model and pair, 33.3 % of the queries" in text  # one number where the range is one, in %
 
 
 def test_report_refuses_to_mix_two_settings_in_one_cell(tmp_path):

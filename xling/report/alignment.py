@@ -25,7 +25,7 @@ from xling.plan.figures import FREQUENCY_CAPTION, FREQUENCY_FIGURE, XNLI_RETRIEV
 from xling.report import figures
 from xling.report.blocks import DASH, MODEL_KEYS, Block, fmt_count, fmt_percent, model_name, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
-from xling.report.flags import cell_reason, figure_note, flagged_cell, with_figure_note
+from xling.report.flags import cell_reason, figure_note, flagged_cell, in_percent, with_figure_note
 from xling.report.published import Matching
 from xling.report.transfer.common import SELECTION_LABELS
 
@@ -123,21 +123,25 @@ def render_alignment_retrieval(ctx: ReportContext) -> list[Block]:
             at = part[part["retrieval"] == retrieval]
             keys = sorted({(s, int(n)) for s, n in zip(at["setting"], at["parallel_sentences"])},
                           key=lambda k: (RETRIEVAL_ORDER.index(k[0]), k[1]))
+            shared = not at.empty and bool((at.groupby("lang")["n_queries"].nunique() == 1).all())  # n: one row
             for setting, n in keys:
                 cell = at[(at["setting"] == setting) & (at["parallel_sentences"] == n)].set_index("lang")
                 values = [100 * cell.at[lang, "accuracy"] if lang in cell.index else np.nan for lang in langs]
                 line = [retrieval.replace("_", "-"), _label(setting, n)]
-                line += [flagged_cell(f"{v:.1f}", cell_reason([cell.at[lang, "flag"]] if "flag" in cell else []),
-                                      f"n {fmt_count(cell.at[lang, 'n_queries'])}") if lang in cell.index else DASH
-                         for v, lang in zip(values, langs)]
+                line += [flagged_cell(f"{v:.1f}", in_percent(cell_reason([cell.at[lang, "flag"]] if "flag" in cell else [])),
+                                      "" if shared else f"n {fmt_count(cell.at[lang, 'n_queries'])}")
+                         if lang in cell.index else DASH for v, lang in zip(values, langs)]
                 line.append(_cell(np.mean(values)) if not np.isnan(values).any() else DASH)
                 lines.append(line)
+            n_queries = at.groupby("lang")["n_queries"].first().map(fmt_count).reindex(langs, fill_value=DASH)
+            lines += [[retrieval.replace("_", "-"), "queries scored (n)", *n_queries, DASH]] if shared else []
         title = f"Word retrieval accuracy (%), {model_name(model) if model else 'fastText only'}"
         blocks.append(table_block(title, ["retrieval", "setting", *[f"{lang}-{pivot}" for lang in langs], "average"],
                                   lines, numeric=range(2, 3 + len(langs)),
                                   note="The layout of Cao et al.'s Table 3 (they use 250K sentence pairs for every "
                                        "rotation and fine-tuning, mBERT's output layer, fastText of dimension 300). "
-                                       "Small grey number: queries scored (both directions)." + _layer_note(part)
+                                       "Queries scored (both directions): each retrieval's 'queries scored' row, or "
+                                       "the small grey number under each accuracy." + _layer_note(part)
                                        + _chance_note(part)))
         ours.append(part.assign(**{k: v for k, v in model.items()}) if model else part)
     frame = pd.concat(ours, ignore_index=True)
@@ -258,7 +262,7 @@ def retrieval_and_xnli(retrieval: pd.DataFrame, transfer: pd.DataFrame, pivot: s
     found = _retrieval_layers(cao_retrieval(retrieval))
     found = found[(found["setting"] == "base_bert") & (found["retrieval"] == "contextual")]
     found = found.assign(flag=found["flag"] if "flag" in found else None).groupby(["base", "lang"], as_index=False).agg(
-        retrieval=("accuracy", "mean"), retrieval_flag=("flag", cell_reason))
+        retrieval=("accuracy", "mean"), retrieval_flag=("flag", lambda f: in_percent(cell_reason(f))))
     xnli = alignment_xnli(transfer, pivot)
     if xnli.empty or found.empty:
         return pd.DataFrame(columns=["base", "lang", "retrieval", "xnli", "flag"])

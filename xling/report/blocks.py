@@ -2,7 +2,7 @@
 
 A block is a plain dict (kind text, settings, group, table, figure or published) that the generic template
 reports/report.html.j2 lays out, so a new section needs no template change. A table cell, or a column
-header, is a string or {'text': str, 'sub': str} (a second, smaller line).
+header, is a string or {'text': str, 'sub': str} (a second, smaller line; 'title': a tooltip).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from xling.report.figures import model_label, ordered_models, size_label
+from xling.report.flags import lettered
 
 DASH = "\u2014"
 MODEL_KEYS = ["model", "size", "window"]  # what identifies one trained model (size, window 0 for a checkpoint)
@@ -122,6 +123,19 @@ def group(blocks: list[Block], title: str = "") -> Block:
     return {"kind": "group", "blocks": blocks, "title": title}
 
 
+#: a table with more columns than this is set compact (smaller, reports/report.html.j2: `compact`); its headers
+#: (the CSV's column names) may break after an underscore, never inside a word
+COMPACT_COLUMNS = 12
+_BREAK = "_\u200b"  # a zero-width space after each underscore: a place to break that shows nothing
+
+
+def breakable(header):
+    """'n_tgt_only' that may wrap after its underscores (a header string or {'text', 'sub'})."""
+    if isinstance(header, dict):
+        return {**header, "text": str(header["text"]).replace("_", _BREAK)}
+    return str(header).replace("_", _BREAK)
+
+
 #: a table with more rows than this is collapsed behind its title unless the caller says otherwise: the report
 #: as first shown stays short (issue 22: at most 25 screens for the demo), and nothing is left out
 LONG_TABLE = 15
@@ -134,7 +148,10 @@ def table_block(title: str, columns: list, rows: list[list], note: str = "", col
     full: open and laid out to the page width, for the tables a reader must see whole (the findings)."""
     if collapsed is None:
         collapsed = len(rows) > LONG_TABLE and not full
-    return {"kind": "table", "title": title, "columns": columns, "rows": rows, "note": note,
+    rows, flags = lettered(rows)  # a flagged cell's reason whole: once, under the table (xling.report.flags)
+    if len(columns) > COMPACT_COLUMNS:
+        columns = [breakable(c) for c in columns]
+    return {"kind": "table", "title": title, "columns": columns, "rows": rows, "note": note, "flags": flags,
             "collapsed": collapsed, "numeric": set(numeric), "wrap": set(wrap), "full": full}
 
 

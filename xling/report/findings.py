@@ -7,11 +7,13 @@ and the model it was judged on."""
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 
 from xling.report.blocks import DASH, Block, table_block, text
 from xling.report.core import SECTIONS, ReportContext, register_section, require_columns
+from xling.report.flags import FRACTION_FLAG_TABLES, MARK, in_percent, label
 
 #: the settings shown under "judged on" (the table and metric: after the numbers and in eval/findings.csv)
 SETTINGS = (("models", "models"), ("corpus_size", "size"), ("windows", "window"), ("layers", "layer"),
@@ -23,7 +25,7 @@ RESULTS = ("id", "paper", "where", "claim", "quote", "outcome", "margin", "margi
 OUTCOMES = (("holds", "holds", "hold"), ("does not hold", "does not hold", "do not hold"),
             ("inconclusive", "inconclusive", "inconclusive"), ("not measurable", "not measurable", "not measurable"),
             ("not measured", "not measured (no experiment in this run)", "not measured (no experiment in this run)"))
-FLAG_MARK = "\u2020"
+FLAG_MARK = MARK
 REASON_CHARS = 300  # the report's cut of a long reason (the findings table keeps it whole)
 #: findings metrics in percent (xling.evaluate.findings judges fractions in percent, as the tables show them);
 #: MRR and CKA are 0-1
@@ -43,13 +45,40 @@ def counts_line(df: pd.DataFrame) -> str:
 
 
 def _flagged(rows: pd.DataFrame) -> list[str]:
-    """'label: flag' of each distinct degenerate number the rows' claims compare."""
+    """'number: flag label' of each distinct degenerate number the rows' claims compare (the reasons whole: in the
+    findings table's tooltips and eval/findings.csv)."""
     found = {}
     for cell in rows["measures"].dropna():
         for measure in json.loads(cell):
             if measure.get("flag"):
                 found.setdefault(measure["flag"], measure["label"])
-    return [f"{label}: {flag}" for flag, label in found.items()]
+    return list(dict.fromkeys(f"{number}: {label(flag)}" for flag, number in found.items()))
+
+
+def shown_measures(row: pd.Series) -> list[dict]:
+    """The claim's measures, their flags in the unit the report shows the metric in (a table that stores a
+    fraction flags its interval in fractions: xling.report.flags.in_percent)."""
+    measures = json.loads(row["measures"]) if isinstance(row["measures"], str) else []
+    if row.get("table") in FRACTION_FLAG_TABLES and metric_unit(row.get("metric")) == "%":
+        measures = [{**m, "flag": in_percent(m.get("flag"))} for m in measures]
+    return measures
+
+
+def flags_line(measures: list[dict]) -> tuple[str, str]:
+    """('† not above chance: en-xa BERT, en-xb BERT; nothing mined: xa MDS', the reasons whole): the flagged
+    numbers under each label of the report's one flag vocabulary, and every reason whole for the tooltip."""
+    by_label: dict[str, list[str]] = {}
+    whole: dict[str, None] = {}
+    for m in measures:
+        if m.get("flag"):
+            by_label.setdefault(label(m["flag"]), []).append(m["label"])
+            whole[f"{m['label']}: {m['flag']}"] = None
+    if not by_label:
+        return "", ""
+    every = len(measures) > 1 and len(by_label) == 1 and len(next(iter(by_label.values()))) == len(measures)
+    line = "; ".join(f"{name}: {'every number' if every else ', '.join(dict.fromkeys(numbers))}"
+                     for name, numbers in by_label.items())
+    return f"{FLAG_MARK} {line}.", "; ".join(whole)
 
 
 def study_line(paper: str, rows: pd.DataFrame) -> dict:
@@ -60,8 +89,7 @@ def study_line(paper: str, rows: pd.DataFrame) -> dict:
     flagged = _flagged(by["not measurable"])
     if flagged:
         cannot.append(f"{len(by['not measurable'])} claim(s) not measurable, on degenerate numbers ("
-                      + "; ".join(shortened(f, 140) for f in flagged[:2])
-                      + (f"; and {len(flagged) - 2} more" if len(flagged) > 2 else "") + ")")
+                      + "; ".join(flagged[:3]) + (f"; and {len(flagged) - 3} more" if len(flagged) > 3 else "") + ")")
     if len(by["inconclusive"]):
         no_interval = by["inconclusive"]["reason"].str.contains("no interval for").sum()
         cannot.append(f"{len(by['inconclusive'])} inconclusive" + (
@@ -97,6 +125,16 @@ def metric_unit(metric) -> str:
     return "0-1" if metric in ("mrr", "cka") else ""
 
 
+#: a measure's number and interval inside a reason ('en-xa w10 0.302 [0.242, 0.372] vs ...'): the numbers column
+#: shows them above it; a signed difference's interval ('+0.717 [+0.68, +0.753]') and a flag's interval stay
+_NUMBER_AND_INTERVAL = re.compile(r"(?<!interval) \d+(?:\.\d+)? \[\d+(?:\.\d+)?, \d+(?:\.\d+)?\]")
+
+
+def without_numbers(reason: str) -> str:
+    """The reason without the measures' numbers and intervals the numbers column shows above it."""
+    return _NUMBER_AND_INTERVAL.sub("", reason)
+
+
 def shortened(reason: str, limit: int = REASON_CHARS) -> str:
     if len(reason) <= limit:
         return reason
@@ -113,15 +151,14 @@ def numbers_text(row: pd.Series, measures: list[dict]) -> str:
 
 
 def _numbers(row: pd.Series) -> dict:
-    """The numbers the claim compares, each with its interval, and below them the flags and why the outcome."""
-    measures = json.loads(row["measures"]) if isinstance(row["measures"], str) else []
+    """The numbers the claim compares, each with its interval, and below them the flags' labels (each reason
+    whole in the tooltip) and why the outcome."""
+    measures = shown_measures(row)
     numbers = numbers_text(row, measures) or DASH
-    flags = sorted({m["flag"] for m in measures if m.get("flag")})
-    why = (f"{FLAG_MARK} " + "; ".join(shortened(f, 160) for f in flags[:3])
-           + (f"; and {len(flags) - 3} more" if len(flags) > 3 else "") + ". ") if flags else ""
-    if flags and row["outcome"] == "not measurable":  # the flags are the reason
-        return {"text": numbers, "sub": why.strip()}
-    return {"text": numbers, "sub": why + "Why: " + shortened(row["reason"])}
+    why, whole = flags_line(measures)
+    cell = {"text": numbers, "sub": why} if why and row["outcome"] == "not measurable" else {  # the flags: the reason
+        "text": numbers, "sub": f"{why} Why: {shortened(without_numbers(row['reason']))}".strip()}
+    return {**cell, "title": whole} if whole else cell
 
 
 def evidence_sections(rendered: set[str] | None = None) -> dict[str, str]:
@@ -137,10 +174,12 @@ def evidence_sections(rendered: set[str] | None = None) -> dict[str, str]:
 
 
 def claim_cell(row: pd.Series, anchors: dict[str, str] | None = None) -> dict:
-    """Our summary of the claim, linked to the section that shows its evidence, and under it where in the paper,
-    the paper's sentence verbatim and the claim's id (the findings table's key)."""
+    """Our summary of the claim, linked to the section that shows its evidence, and under it where in the paper
+    and the paper's sentence verbatim; the claim's id (the key of eval/findings.csv, a code name, not prose) in
+    the tooltip."""
     quote = f": \u201c{row['quote']}\u201d" if isinstance(row.get("quote"), str) and row["quote"] else ""
-    cell = {"text": row["claim"], "sub": f"the paper's {row['where']}{quote} ({row['id']})"}
+    cell = {"text": row["claim"], "sub": f"the paper's {row['where']}{quote}",
+            "title": f"eval/findings.csv: {row['id']}"}
     section = (anchors or {}).get(row.get("table")) if isinstance(row.get("table"), str) else None
     if section:
         cell["href"] = f"#{section}"
@@ -164,8 +203,12 @@ def render_findings(ctx: ReportContext) -> list[Block]:
     require_columns(df, RESULTS, ctx.table_paths["findings"])
     studies = [study_line(paper, rows) for paper, rows in df.groupby("paper", sort=False)]
     anchors = evidence_sections({s.name for s in SECTIONS.values() if all(t in ctx.tables for t in s.required)})
+    measured = df[df["outcome"] != "not measured"]
     rows = [[claim_cell(row, anchors), outcome_cell(row), _numbers(row),
-             {"text": row["judged_on"] or DASH, "sub": _settings(row)}] for _, row in df.iterrows()]
+             {"text": row["judged_on"] or DASH, "sub": _settings(row)}] for _, row in measured.iterrows()]
+    # a claim the run has no experiment for has no number: one line under the table, not an empty row
+    absent = [{**claim_cell(row), "sub": f"{claim_cell(row)['sub']}. Why: {row['reason']}"}
+              for _, row in df[df["outcome"] == "not measured"].iterrows()]
     how = ""
     if "ci_level" in df and len(df):
         first = df.iloc[0]
@@ -176,13 +219,16 @@ def render_findings(ctx: ReportContext) -> list[Block]:
                f"margin under its outcome (an equivalence holds when the difference's interval lies within "
                f"\u00b1margin); BERT's layer rule: {first['layer_rule']}. "
                f"{FLAG_MARK}: the degenerate numbers (at chance, one class, nothing mined, ...) that make a claim "
-               "not measurable.")
+               "not measurable, by the label every table of the report uses; each reason whole in the cell's tooltip "
+               "and in eval/findings.csv.")
     return [text(counts_line(df)),
             {"kind": "list", "title": "By study", "items": studies},
             table_block("Claims and outcomes", ["claim", "outcome", "numbers of this run (with intervals)",
                                                 {"text": "judged on", "sub": "settings"}], rows, wrap=(0, 1, 2, 3),
                         full=True,
                         note=how),
+            *([{"kind": "list", "title": f"Not measured: no experiment in this run ({len(absent)})",
+                "items": absent}] if absent else []),
             {"kind": "links", "lead": "Each claim links to the section that shows its numbers. Every reason whole, "
                                       "as a table:", "items": [("eval/findings.csv", "eval/findings.csv")]}]
 

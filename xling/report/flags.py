@@ -3,12 +3,15 @@ shows.
 
 Why: a table that shows 33.40 without a mark beside a finding that calls the same number "one class predicted"
 misleads; the chance level and the degenerate checks are computed in one place (xling.evaluate.chance, applied
-per table by xling.evaluate.findings.core), and the report only reads them. A cell shows the mark and, in the
-small print under it, the reason; a cell that averages several rows carries every reason of its rows.
+per table by xling.evaluate.findings.core), and the report only reads them. A cell shows the mark, a letter and
+a short label of one vocabulary (`LABELS`: "constant predictions", "nothing mined", ...); the reason whole stands
+once under its table, after that letter, and in the cell's tooltip (a table of 33.4 % cells that printed the whole
+reason in each cell grew to a screen). A cell that averages several rows carries every reason of its rows.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 import pandas as pd
@@ -17,6 +20,25 @@ from xling.evaluate.chance import flag as joined, is_degenerate
 from xling.evaluate.findings.core import bucc_flags, transfer_flags, translation_flags, with_table_flags
 
 MARK = "\u2020"
+#: the short label of each kind of reason, in the order a cell prefers them (the most specific first: a constant
+#: classifier is also at chance): (pattern searched in one reason, label; {0} is the pattern's first group)
+LABELS = ((r"did not learn (\w+)", "fine-tuning did not learn {0}"),
+          (r"constant predictions|one class predicted", "constant predictions"),
+          (r"one token repeated|one distinct output piece", "one token repeated"),
+          (r"shift changed no output piece", "shift changed nothing"),
+          (r"nothing mined", "nothing mined"),
+          (r"no entity predicted", "no entity predicted"),
+          (r"no correct entity", "no correct entity"),
+          (r"scores tied", "all scores tied"),
+          (r"at or below chance", "at or below chance"),
+          (r"not above chance", "not above chance"))
+#: the tables whose gather flags state the interval and the chance level of a fraction (0-1) that the report shows
+#: in percent (xling.report.blocks.PERCENT_METRICS); their reasons are shown in percent too (`in_percent`)
+FRACTION_FLAG_TABLES = frozenset({"tatoeba", "bucc", "token_translation", "contextual_retrieval"})
+_NUMBER = r"-?\d+(?:\.\d+)?(?:e-?\d+)?"
+#: an interval's (or a bare number's) comparison with chance, as xling.evaluate.chance.at_or_below_chance writes it
+_AGAINST_CHANCE = re.compile(rf"(?P<level>\d+% interval )?(?P<value>{_NUMBER})(?: \[(?P<low>{_NUMBER}), "
+                             rf"(?P<high>{_NUMBER})\])? (?P<op>holds chance|<= chance) (?P<chance>{_NUMBER})")
 
 
 def no_word_pairs(n_links: int, recall: float | None = None) -> str | None:
@@ -43,13 +65,15 @@ def row_flags(table: str, rows: pd.DataFrame, pivot: str) -> pd.Series:
     """Each row's degenerate reasons (None where there are none), exactly as the findings flag that table's rows:
     the gather's `flag` column joined with the findings' own checks of the table (transfer: at chance, one class
     predicted, a fine-tuning that did not learn the pivot; BUCC: nothing mined; token translation: one token
-    repeated). The transfer rows must already be the language study's (xling.evaluate.alignment)."""
+    repeated), in the unit the report shows the metric in (`in_percent`). The transfer rows must already be the
+    language study's (xling.evaluate.alignment)."""
     if rows.empty:
         return pd.Series([], index=rows.index, dtype=object)
     computed = COMPUTED.get(table)
     own = computed(rows, pivot) if computed else pd.Series([None] * len(rows), index=rows.index, dtype=object)
     found = with_table_flags(rows, own)
-    return found.map(lambda f: f if is_degenerate(f) else None)
+    shown = found.map(in_percent) if table in FRACTION_FLAG_TABLES else found
+    return shown.map(lambda f: f if is_degenerate(f) else None)
 
 
 def with_flags(table: str, rows: pd.DataFrame, pivot: str) -> pd.DataFrame:
@@ -57,10 +81,50 @@ def with_flags(table: str, rows: pd.DataFrame, pivot: str) -> pd.DataFrame:
     return rows.assign(flag=row_flags(table, rows, pivot))
 
 
+def reason_parts(reason: str) -> list[str]:
+    """The reasons `joined` into one flag, split back ("; " outside parentheses: a did-not-learn reason quotes
+    its dev flag, which may itself be joined)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(reason):
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and reason.startswith("; ", i):
+            parts.append(reason[start:i])
+            start = i + 2
+    return [p for p in [*parts, reason[start:]] if p]
+
+
 def cell_reason(flags: Iterable) -> str | None:
     """The reasons of the rows one cell shows (several rows: seeds or languages averaged), each once."""
-    reasons = [part for f in flags if is_degenerate(f) for part in str(f).split("; ")]
+    reasons = [part for f in flags if is_degenerate(f) for part in reason_parts(str(f))]
     return joined(*reasons)
+
+
+def label(reason: str) -> str:
+    """The short label of a flag: the label of its first reason in `LABELS` order ("constant predictions" for a
+    constant classifier at chance); a reason no label names: its words before the first colon."""
+    parts = reason_parts(reason)
+    for pattern, text in LABELS:
+        for part in parts:
+            found = re.search(pattern, part)
+            if found:
+                return text.format(*found.groups())
+    head = parts[0].split(":")[0].strip() if parts else reason
+    return head if len(head) <= 40 else head[:39].rsplit(" ", 1)[0] + " \u2026"
+
+
+def in_percent(reason: str | None) -> str | None:
+    """A gather flag of a fraction (FRACTION_FLAG_TABLES) with its interval and chance level in percent, the unit
+    the report shows that metric in: 'holds chance 6.1e-05' beside an F1 of 1.7 % would read as a second unit."""
+    if not is_degenerate(reason):
+        return reason
+
+    def percent(found: re.Match) -> str:
+        def pc(key: str) -> str:
+            value = 100 * float(found.group(key))
+            return f"{value:.1f}" if value == 0 or abs(value) >= 0.1 else f"{value:.2g}"
+        interval = f" [{pc('low')}, {pc('high')}]" if found.group("low") is not None else ""
+        return f"{found.group('level') or ''}{pc('value')}{interval} % {found.group('op')} {pc('chance')} %"
+    return _AGAINST_CHANCE.sub(percent, reason)
 
 
 def flagged_text(shown: str, reason: str | None) -> str:
@@ -69,9 +133,65 @@ def flagged_text(shown: str, reason: str | None) -> str:
 
 
 def flagged_cell(shown: str, reason: str | None, sub: str = "") -> dict | str:
-    """A cell: the number (marked when degenerate) and under it its small print and the reason."""
-    parts = [p for p in (sub, f"{MARK} {reason}" if is_degenerate(reason) else "") if p]
-    return {"text": flagged_text(shown, reason), "sub": " \u00b7 ".join(parts)} if parts else shown
+    """A cell: the number (marked when degenerate) and under it its small print and the flag's label; the reason
+    whole in `title` (the tooltip) and in `flag`, which `lettered` turns into the table's note."""
+    if not is_degenerate(reason):
+        return {"text": shown, "sub": sub} if sub else shown
+    return {"text": flagged_text(shown, reason), "sub": _with_label(sub, MARK + " " + label(reason)),
+            "title": reason, "flag": {"reason": reason, "sub": sub, "label": label(reason)}}
+
+
+def _with_label(sub: str, flag: str) -> str:
+    return " \u00b7 ".join(p for p in (sub, flag) if p)
+
+
+def letter(index: int) -> str:
+    """a, b, ..., z, aa, ab, ...: the key of a table's index-th reason."""
+    return letter(index // 26 - 1) + chr(97 + index % 26) if index >= 26 else chr(97 + index)
+
+
+def lettered(rows: list[list]) -> tuple[list[list], list[tuple[str, str]]]:
+    """The table's flagged cells keyed by a letter per distinct reason (in reading order), and the note under the
+    table: (MARK + letter, the reason) of each. The label stays in the cell, the reason once per table; an
+    average's reason that joins its languages' reasons already noted says so ('xa: as †a; xc: as †b', `by_key`;
+    the tooltip keeps it whole)."""
+    keys: dict[str, str] = {}
+
+    def key(cell):
+        if not (isinstance(cell, dict) and isinstance(cell.get("flag"), dict)):
+            return cell
+        flag = cell["flag"]
+        mark = keys.setdefault(flag["reason"], MARK + letter(len(keys)))
+        return {**cell, "sub": _with_label(flag["sub"], f"{mark} {flag['label']}")}
+    rows = [[key(cell) for cell in row] for row in rows]
+    return rows, [(mark, by_key(reason, keys) or reason) for reason, mark in keys.items()]
+
+
+def by_key(reason: str, keys: dict[str, str]) -> str | None:
+    """'xa: as †a; xc: as †b' when the reason is an average's: its languages' reasons, each prefixed with its
+    language and joined as `cell_reason` joins them (xling.report.transfer.common.average_stats), and a and b
+    are reasons of the table; None otherwise."""
+    groups: list[tuple[str, list[str]]] = []
+    for part in reason_parts(reason):
+        prefix, _, rest = part.partition(": ")
+        if rest and re.fullmatch(r"[\w-]+|window \d+", prefix):  # a language or a window names its row
+            groups.append((prefix, [part]))
+        elif groups:
+            groups[-1][1].append(part)
+        else:
+            return None
+    found, seen = [], set()
+    for prefix, parts in groups:  # a part an earlier language has already given is not repeated (cell_reason)
+        match = next((mark for noted, mark in keys.items() if noted != reason
+                      and [p for p in reason_parts(f"{prefix}: {noted}") if p not in seen] == parts), None)
+        if match is None:
+            return None
+        found.append((prefix, match))
+        seen.update(parts)
+    noted = {mark: text for text, mark in keys.items()}
+    if cell_reason(f"{prefix}: {noted[mark]}" for prefix, mark in found) != reason:
+        return None
+    return "; ".join(f"{prefix}: as {mark}" for prefix, mark in found)
 
 
 def figure_note(rows: pd.DataFrame, flags: pd.Series, point: list[str]) -> str:

@@ -37,7 +37,8 @@ from xling.report.blocks import (
     text,
 )
 from xling.report.core import ReportContext, register_section
-from xling.report.flags import cell_reason, figure_note, flagged_cell, with_figure_note, with_flags
+from xling.report.flags import (cell_reason, figure_note, flagged_cell, label, reason_parts, with_figure_note,
+                                 with_flags)
 from xling.report.published import BEST, Matching
 
 COLLAPSED_SPREAD = 1e-3       # vector_spread below this: the sentence vectors are (nearly) one direction
@@ -192,8 +193,8 @@ def _cell_flags(cells: pd.DataFrame, model_flags: str) -> str:
     by_reason: dict[str, set[float]] = {}
     if "flag" in cells:
         for alpha, flag in cells["flag"].dropna().items():
-            for reason in str(flag).split("; "):
-                by_reason.setdefault(reason.split(":")[0], set()).add(float(alpha))
+            for reason in reason_parts(str(flag)):  # the page's one flag vocabulary (xling.report.flags.label)
+                by_reason.setdefault(label(reason), set()).add(float(alpha))
     every = set(map(float, cells.index))
 
     def which(alphas: set[float]) -> str:  # the alphas in order, whatever layer won each cell

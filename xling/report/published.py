@@ -181,7 +181,7 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
     if metric in PERCENT_METRICS and scale == 1:  # a fraction printed by the paper: in percent, as our tables
         rows = [dict(r, value=100 * r["value"]) for r in rows]
         scale, digits = 100.0, max(1, digits - 2)
-        title += " (in %)"
+        title = title.replace(" (0-1)", "") + " (in %; the paper prints 0-1)"  # one unit per metric on the page
     shown = [c for c in dict.fromkeys(k for r in rows for k in r if k not in ("value", "at"))]
     labels = [COLUMN_LABELS.get(c, c) for c in shown]
     paper = _paper_settings(entry)

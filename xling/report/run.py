@@ -82,7 +82,7 @@ def render_overview(ctx: ReportContext) -> list[Block]:
              _joined(f"{size_label(s)} ({int(s):,})" for s in _values(ctx, "size") if s > 0)),
             ("context windows (tokens), by model", _windows_by_model(ctx)),
             ("models", _joined(model_label(m) for m in ordered_models(models))),
-            ("tables", ", ".join(f"{k}: {v}" for k, v in ctx.table_paths.items()))]
+            ("tables", _tables_line(ctx.table_paths))]
     blocks = [text(STUDY_DESCRIPTION, ctx.report_config.get("description", "")), settings_block("The run", rows)]
     if sources == ["synthetic"]:
         blocks.append(text("The data are synthetic: generated languages with known translation dictionaries, "
@@ -94,6 +94,17 @@ def render_overview(ctx: ReportContext) -> list[Block]:
                            "numbers on them are not comparable to the papers': "
                            + "; ".join(f"{name}: {what}" for name, what in stand_ins.items()) + "."))
     return blocks
+
+
+def _tables_line(paths) -> str:
+    """The run's result files by folder, each folder once ('results/demo/eval/: word_retrieval.parquet, ...'):
+    the same folder before every one of twenty files filled a screen's quarter."""
+    by_folder: dict[str, list[str]] = {}
+    for value in paths.values():
+        for path in (value if isinstance(value, (list, tuple)) else str(value).split(", ")):
+            folder, _, name = str(path).rpartition("/")
+            by_folder.setdefault(f"{folder}/" if folder else "", []).append(name)
+    return "; ".join(f"{folder} {', '.join(names)}".strip() for folder, names in by_folder.items())
 
 
 # ---------------------------------------------------------------------------------------------- settings

@@ -75,7 +75,7 @@ def variant_table(df: pd.DataFrame, metric: str, title: str, note: str, flagged:
                                                    if marked else ""])) or "none"])
     columns = ["model", "vectors"] + langs + ["mean", "flags"]
     return table_block(title, columns, rows, note=note + f" {MARK}: a number the findings flag as degenerate, "
-                       f"with their reason. Flags: collapsed vectors = spread (1 \u2212 the mean cosine of two "
+                       f"with its label; the reason whole under the table. Flags: collapsed vectors = spread (1 \u2212 the mean cosine of two "
                        f"different sentences' vectors) below {COLLAPSED_SPREAD:g}.",
                        numeric=range(2, len(columns) - 1), wrap=range(2, len(columns)))
 

@@ -56,8 +56,8 @@ def render_word_retrieval_pos(ctx: ReportContext) -> list[Block]:
               f"{fmt_count(df['pos_tagged_words'].max())} words tagged. Open class: "
               f"{_values(df, 'open_class').replace(',', ', ')}; closed class: every other tag ({closed}). "
               f"Untagged queries (in neither class; part of speech 'untagged' in the full table): "
-              f"{fmt_count(untagged.min())} to {fmt_count(untagged.max())} per model and pair, "
-              f"{(untagged / total).min():.0%} to {(untagged / total).max():.0%} of the queries.")
+              f"{_range(fmt_count(untagged.min()), fmt_count(untagged.max()))} per model and pair, "
+              f"{_share_range(untagged / total)} of the queries.")
     blocks = [text(DESCRIPTION, tagged), _table1(df, selection.describe())]
     defaults = {"metric": selection.metric, "dictionary_split": selection.dictionary_split,
                 **({"layer": selection.layer} if selection.layer is not None else {})}
@@ -101,3 +101,13 @@ def _full_table(df: pd.DataFrame) -> Block:
     return table_block(f"Word retrieval by part of speech: all numbers ({len(rows)} rows)",
                        ["model", "metric", "dictionary split", "layer", "pair", "part of speech", "class", "MRR",
                         "n queries"], rows, collapsed=True, numeric=(7, 8))
+
+
+def _range(low: str, high: str) -> str:
+    """'5 to 6', or one number when the range is one ('5', not '5 to 5')."""
+    return low if low == high else f"{low} to {high}"
+
+
+def _share_range(shares: pd.Series) -> str:
+    """'4.8 % to 6.1 %' of the queries, in the report's unit (one decimal, not '5% to 5%')."""
+    return _range(f"{100 * shares.min():.1f} %", f"{100 * shares.max():.1f} %")

@@ -305,9 +305,13 @@ def render_window_sweep(ctx: ReportContext) -> list[Block]:
 
 def _main_table(summary: pd.DataFrame, selection: Selection, line: str,
                 title: str = "MRR by language pair") -> Block:
-    """The papers' table: rows model x size x window, columns language pairs + mean; chance under each MRR.
-    Checkpoints (size 0) come last, with no size or window of ours."""
+    """The papers' table: rows model x size x window, columns language pairs + mean; the chance MRR of each
+    cell's candidates in a 'chance' row per data size when every model of that size has the same one as shown
+    (the same dictionary and vocabulary), else under each MRR. Checkpoints (size 0) come last, with no size or
+    window of ours."""
     pairs = sorted(summary["pair"].unique())
+    chance = summary.assign(shown=summary["chance_mrr"].map(fmt_num))
+    per_size = chance.groupby(["size", "pair"])["shown"].nunique().max() == 1
     rows = []
     for model, size, window in model_groups(summary):
         cell = summary[(summary["model"] == model) & (summary["size"] == size) & (summary["window"] == window)]
@@ -316,15 +320,23 @@ def _main_table(summary: pd.DataFrame, selection: Selection, line: str,
         row.append(str(int(cell["layer"].iloc[0])))
         for pair in pairs:
             if pair in cell.index:
-                row.append({"text": fmt_num(cell.at[pair, "mrr"]),
-                            "sub": f"chance {fmt_num(cell.at[pair, 'chance_mrr'])}"})
+                row.append(fmt_num(cell.at[pair, "mrr"]) if per_size else {
+                    "text": fmt_num(cell.at[pair, "mrr"]), "sub": f"chance {fmt_num(cell.at[pair, 'chance_mrr'])}"})
             else:
                 row.append(DASH)
-        row.append({"text": fmt_num(cell["mrr"].mean()), "sub": f"chance {fmt_num(cell['chance_mrr'].mean())}"})
+        mean = fmt_num(cell["mrr"].mean())
+        row.append(mean if per_size else {"text": mean, "sub": f"chance {fmt_num(cell['chance_mrr'].mean())}"})
         rows.append(row)
+    if per_size:  # one row of chance levels per data size instead of one under every number
+        for size, cell in chance.groupby("size"):
+            levels = cell.groupby("pair")["chance_mrr"].first()
+            rows.append([{"text": "chance", "sub": "random ranking"}, size_label(size) if size else DASH, DASH, DASH]
+                        + [fmt_num(levels[p]) if p in levels.index else DASH for p in pairs]
+                        + [fmt_num(levels.mean())])
     columns = ["model", COLUMN_LABELS["size"], "window", "layer"] + pairs + ["mean"]
+    where = "the 'chance' row of each data size" if per_size else "the small grey number under each MRR"
     return table_block(f"{title} ({selection.describe()})", columns, rows,
-                       note=f"Settings: {line}. Small grey number: chance MRR for the same candidates.",
+                       note=f"Settings: {line}. Chance MRR for the same candidates: {where}.",
                        numeric=range(4, len(columns)))
 
 

@@ -48,7 +48,7 @@ def alpha_table(curves: pd.DataFrame, chosen: pd.DataFrame, test: pd.DataFrame, 
         by_alpha = cell.set_index("alpha")
         task, metric = cell_key[0], cell_key[1]
         key = dict(zip(keys, cell_key))
-        line = [{"text": TASK_LABELS.get(task, task), "sub": METRIC_LABELS.get(metric, metric)}, model_name(key),
+        line = [f"{TASK_LABELS.get(task, task)}: {METRIC_LABELS.get(metric, metric)}", model_name(key),
                 f"{fmt_setting('freeze', key['freeze'])} / {fmt_setting('layer', key['layer'])}", key["lang"]]
         for alpha in alphas:
             if alpha not in by_alpha.index:
@@ -56,12 +56,14 @@ def alpha_table(curves: pd.DataFrame, chosen: pd.DataFrame, test: pd.DataFrame, 
                 continue
             r = by_alpha.loc[alpha]
             n_chose = int((picked["alpha"] == alpha).sum())
-            mark = f"\u2605 {n_chose} of {int(r['n_seeds'])} seeds" if n_chose else seeds_text(r["n_seeds"])
-            line.append({"text": fmt_score(r["mean"], r["sd"], r["n_seeds"]), "sub": mark})
+            n = int(r["n_seeds"])
+            mark = f"\u2605 {n_chose} of {n} seeds" if n_chose and n > 1 else seeds_text(n) if n > 1 else ""
+            shown = fmt_score(r["mean"], r["sd"], r["n_seeds"]) + (" \u2605" if n_chose and n == 1 else "")
+            line.append({"text": shown, "sub": mark} if mark else shown)  # one seed: ★ beside its number, no count
         line.append(_chosen_alpha(picked))
         line.append(score_cell(test_stats.get(cell_key)))
         rows.append(line)
-    columns = ([{"text": "task", "sub": "metric"}, "model", "frozen (k) / layer", "language"]
+    columns = (["task: metric", "model", "frozen (k) / layer", "language"]
                + [f"\u03b1 = {fmt_setting('alpha', a)}" for a in alphas] + ["chosen \u03b1", "test at chosen \u03b1"])
     return table_block(title, columns, rows, numeric=range(4, len(columns)), wrap=(0, *range(4, 4 + len(alphas))),
                        note="Dev scores (%) per \u03b1, mean \u00b1 sd over seeds; \u2605 marks the \u03b1 the seeds "

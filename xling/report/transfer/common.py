@@ -40,7 +40,8 @@ DESCRIPTION = (
     "English UD for POS tagging and parsing, English WikiAnn for NER) and tested on every language of the run. "
     "Numbers are percent: XNLI accuracy, UPOS accuracy (one label per word, on its first subword), UAS and LAS "
     "(CoNLL 2018 semantics) and span F1 (seqeval, IOB2). Each cell is the mean over fine-tuning seeds \u00b1 their "
-    "sample standard deviation, with the number of seeds under it. Test-time transforms act at one layer: "
+    "sample standard deviation, with the number of seeds under it (a number with neither is one seed's). "
+    "Test-time transforms act at one layer: "
     "zero-mean (each language centred on its mean, also while fine-tuning on English) and MDS (the target "
     "language moved toward English, h + \u03b1 (R_en \u2212 R_xx), \u03b1 chosen per language on that language's "
     "dev split, then applied to its test split).")
@@ -113,11 +114,11 @@ def seeds_text(n: int) -> str:
 
 
 def score_cell(stats: Mapping | None, extra: str = "") -> dict | str:
-    """A table cell: mean ± sd, and under it the seed count, `extra` (e.g. the alpha chosen) and, when a row of
+    """A table cell: mean ± sd, and under it the seed count (several seeds), `extra` (e.g. the alpha chosen) and, when a row of
     the cell is degenerate, the mark and the findings' reason (xling.report.flags)."""
     if stats is None:
         return DASH
-    sub = [seeds_text(stats["n_seeds"])]
+    sub = [seeds_text(stats["n_seeds"])] if stats["n_seeds"] > 1 else []  # one seed: a number without ± or count
     if extra:
         sub.append(extra)
     reason = stats.get("flag")
@@ -140,14 +141,14 @@ def lang_columns(langs: Iterable[str], pivot: str) -> tuple[list[str], list]:
     return langs, header
 
 
-def freeze_cell(freeze: int) -> dict:
-    """k, and under it what k froze while fine-tuning."""
+def freeze_cell(freeze: int) -> str:
+    """k and what k froze while fine-tuning, on one line (a second line made every row of the table two high)."""
     freeze = int(freeze)
     if freeze < 0:
         frozen = "static vectors"
-    else:  # short: the column is narrow, and a long sub line makes every row of the table three lines high
+    else:  # short: the column is narrow
         frozen = {0: "nothing", 1: "emb. + layer 1"}.get(freeze, f"emb. + layers 1\u2013{freeze}")
-    return {"text": str(freeze), "sub": frozen}
+    return f"{freeze} ({frozen})"
 
 
 def variant_label(train_transform: str, transform: str, layer) -> str:
