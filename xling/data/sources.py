@@ -37,7 +37,7 @@ PARALLEL_OPUS = {"multiun": "MultiUN", "tanzil": "Tanzil"}
 DEFAULTS: dict[str, Any] = {
     "source": "synthetic",
     "cache": "results/downloads",
-    "lock": None,  # None -> <cache>/sources.lock.yaml
+    "lock": None, "registry": None,  # None: <cache>/sources.lock.yaml; resources/sources.yaml
     "mirror": None,
     "staged": None,
     "paths": {},
@@ -147,7 +147,7 @@ class Sources:
     def __init__(self, data_config: dict | None = None, sources: dict | str | os.PathLike | None = None):
         self.config = _merge(DEFAULTS, data_config)
         if sources is None or isinstance(sources, (str, os.PathLike)):
-            sources = load(sources or DEFAULT_SOURCES)
+            sources = load(sources or self.config["registry"] or DEFAULT_SOURCES)
         self.datasets: dict = sources["datasets"]
         self.cache = Path(self.config["cache"])
         self.lock = Path(self.config["lock"]) if self.config["lock"] else self.cache / "sources.lock.yaml"
