@@ -2,7 +2,8 @@
 # (language.hf_revisions), into the run's folder by a local rule, as `fetch` does the data: compute nodes often
 # have no internet, and every job runs with HF_HUB_OFFLINE=1 (rules/common.smk) and loads the directory
 # (xling.plan: hf_path). Local directories in hf_models are read where they lie. `snakemake fetch_checkpoints`
-# stages them all ahead of a run.
+# stages them all ahead of a run. An entry of language.random_models is written by the run instead (random_checkpoint:
+# a random BERT on the run's vocabulary, a stand-in where the pretrained checkpoint cannot be had), in the same place.
 
 
 localrules:
@@ -33,3 +34,23 @@ rule fetch_checkpoint:
         "../envs/torch.yaml"  # huggingface_hub comes with transformers
     script:
         "../scripts/fetch_checkpoint.py"
+
+
+rule random_checkpoint:
+    input:
+        vocab=PLAN.vocab_source(),
+    output:
+        directory(f"{RESULTS}/models/hf/{{slug}}"),
+    wildcard_constraints:
+        slug="|".join(re.escape(slug) for slug in PLAN.random_checkpoints()) or "(?!)",
+    params:
+        code=code_version("scripts/random_checkpoint.py"),
+        settings=lambda wc: config["language"]["random_models"][HF_MODELS[wc.slug]],
+    log:
+        f"{LOGS}/random_checkpoint/{{slug}}.log",
+    benchmark:
+        f"{BENCH}/random_checkpoint/{{slug}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../scripts/random_checkpoint.py"

@@ -56,6 +56,25 @@ def test_lm_params_of_ours_a_checkpoint_and_an_aligned_model():
     assert plan.any_lm(wildcards(lm="glove/200-w5"))["kind"] == "static"
 
 
+
+SHAPE = {"hidden_size": 16, "num_layers": 2, "num_heads": 2, "intermediate_size": 32, "max_positions": 128, "seed": 0}
+
+
+def test_a_random_model_is_written_in_the_run_and_named_a_stand_in():
+    """language.random_models: the row is written by the run (random_checkpoint), where a staged hub checkpoint
+    lies, never fetched from the hub, and the report's stand-ins name it; it must be a row of hf_models."""
+    plan = make_plan(language={"hf_models": ["tiny-mbert", "org/ckpt"], "random_models": {"tiny-mbert": SHAPE}})
+    assert plan.random_checkpoints() == {"tiny-mbert": "tiny-mbert"}
+    assert plan.hf_hub_models() == {"org--ckpt": "org/ckpt"}
+    assert plan.lm_model(wildcards(lm="hf/tiny-mbert")) == "results/t/models/hf/tiny-mbert"
+    assert plan.lm_params(wildcards(lm="hf/tiny-mbert"))["label"] == "tiny-mbert"
+    assert "random weights (2 layers, 16 wide" in plan.report_config()["stand_ins"]["tiny-mbert"]
+    assert "stand_ins" not in make_plan(language={"hf_models": ["org/ckpt"]}).report_config()
+    with pytest.raises(ValueError, match=r"language.random_models: \['other'\] are not in language.hf_models"):
+        make_plan(language={"hf_models": ["tiny-mbert"], "random_models": {"other": SHAPE}})
+    with pytest.raises(ValueError, match="are not names of letters"):
+        make_plan(language={"hf_models": ["a/b"], "random_models": {"a/b": SHAPE}})
+
 def test_represent_text_and_translation_inputs_follow_the_vocabulary():
     plan = make_plan(language={"hf_models": ["org/ckpt"], "data": "parallel"}, tokenizer={"vocab": "train"})
     assert plan.represent_text(wildcards(lm="bert/100-w5"))[0] == "results/t/tokens/100/en.txt"

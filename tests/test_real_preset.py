@@ -9,20 +9,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from tiny_checkpoints import save_mbert_vocab_checkpoint
 from workflow_helpers import REPO, job_counts, snakemake
 
 pytestmark = pytest.mark.workflow
 REAL_PRESET = REPO / "presets" / "real.yaml"
 
 #: the full study's rule -> the preset's rule that does its work on the staged copies
-STANDS_IN = {"corpus_wikipedia": "corpus_leipzig"}  # Leipzig 10K samples for the Wikipedia dump
+#: (Leipzig 10K samples for the Wikipedia dump; a random BERT with mBERT's vocabulary, written by the run, for mBERT)
+STANDS_IN = {"corpus_wikipedia": "corpus_leipzig", "fetch_checkpoint": "random_checkpoint"}
 
 #: rules config.yaml plans that the real preset cannot run here, and why (a rule that comes to run must leave)
 NOT_HERE = {
     "parallel_opus": "no MultiUN or Tanzil copy is staged (the full study's ar, zh, ur parallel text)",
-    "fetch_checkpoint": "the real preset reads its checkpoints from local directories (the tiny mBERT), so nothing "
-                        "is staged from the hub (tests/test_hub.py runs the rule against a stand-in hub)",
     "bucc": "BUCC is staged for zh-en only, and zh has no staged monolingual corpus (every language of a run "
             "needs one; the only zh text of that size is BUCC's own mined sentences)",
 }
@@ -60,10 +58,9 @@ def full_study_rules(tmp_path_factory) -> set[str]:
 
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory) -> Path:
-    """presets/real.yaml end to end in a fresh working directory, after its one setup command (the "mBERT" row)."""
+    """presets/real.yaml end to end in a fresh working directory: one command, no setup."""
     shared_data = staged_data()
     workdir = tmp_path_factory.mktemp("real")
-    save_mbert_vocab_checkpoint(shared_data / "mbert/vocab-cased.txt", workdir / "results/hf/tiny-mbert")
     override = staged_override(workdir, shared_data)
     done = snakemake("--configfile", str(REAL_PRESET), str(override), "--cores", "2", cwd=workdir, timeout=1800)
     assert done.returncode == 0, done.stderr[-5000:]
@@ -73,7 +70,6 @@ def real_run(tmp_path_factory) -> Path:
 
 def test_real_preset_plans_every_rule_of_the_full_study_but_those_named(tmp_path, shared_data, full_study_rules):
     """The dry runs alone (no run): what the preset plans on the staged copies against what config.yaml plans."""
-    save_mbert_vocab_checkpoint(shared_data / "mbert/vocab-cased.txt", tmp_path / "results/hf/tiny-mbert")
     real = planned_rules(REAL_PRESET, staged_override(tmp_path, shared_data), cwd=tmp_path)
     assert {STANDS_IN.get(rule, rule) for rule in full_study_rules} - real == set(NOT_HERE)
     assert {"xnli_dev_test", "xnli_train", "ud_treebanks", "wikiann", "cka", "mono_pretrain"} <= real
@@ -136,3 +132,4 @@ def test_real_preset_tables_have_real_language_rows(real_run):
     html = (results / "report.html").read_text(encoding="utf-8")
     assert all(pair in html for pair in pairs) and "real" in html
     assert "Stand-ins" in html and "MultiNLI" in html  # the report says what stands in for unstaged data
+    assert f"{label}: a BertForMaskedLM of random weights" in html  # ... and for the pretrained mBERT

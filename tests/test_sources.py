@@ -253,6 +253,11 @@ def test_parallel_text_where_europarl_has_no_language(registry):
     needed = sources.needed(["en", "ar", "ur"])
     assert [r.url for r in needed["multiun"]] == ["https://object.pouta.csc.fi/OPUS-MultiUN/v1/moses/ar-en.txt.zip"]
     assert [r.url for r in needed["tanzil"]] == ["https://object.pouta.csc.fi/OPUS-Tanzil/v1/moses/en-ur.txt.zip"]
+    # data.opus.languages: the OPUS languages a run takes; the others have no parallel text and nothing to fetch
+    only_zh = src.Sources({"opus": {"languages": ["zh"]}}, registry)
+    assert only_zh.parallel_sources(["fr", "ar", "zh", "ur"]) == {"fr": "europarl", "zh": "multiun"}
+    none = src.Sources({"opus": {"languages": []}}, registry).needed(["en", "fr", "ar", "ur"])
+    assert none["multiun"] == none["tanzil"] == [] and [r.lang for r in none["europarl"]] == ["fr"]
 
 
 def test_opus_downloads_through_a_local_server_then_parse(registry, tmp_path):

@@ -119,29 +119,3 @@ def save_checkpoint(architecture: str, out: Path, seed: int = 0) -> Path:
     model_class = {"xlm-roberta": XLMRobertaForMaskedLM, "distilbert": DistilBertForMaskedLM}[architecture]
     model_class(config).eval().save_pretrained(out)
     return out
-
-
-def save_mbert_vocab_checkpoint(vocab: Path, out: Path, seed: int = 0, max_positions: int = 128) -> Path:
-    """A random BertForMaskedLM whose tokenizer is mBERT's cased vocabulary (`vocab`, e.g. the staged
-    vocab-cased.txt): presets/real.yaml's "mBERT" row, which reads real text through the real pieces. It must exist
-    before Snakemake parses the workflow (a local checkpoint is a directory), so it cannot be a rule's output."""
-    import torch
-    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
-
-    out.mkdir(parents=True, exist_ok=True)
-    tokenizer = BertTokenizerFast(vocab=str(vocab), do_lower_case=False, strip_accents=False)  # mBERT cased
-    tokenizer.save_pretrained(out)
-    torch.manual_seed(seed)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=max_positions,
-                        pad_token_id=tokenizer.pad_token_id)
-    BertForMaskedLM(config).eval().save_pretrained(out)
-    return out
-
-
-if __name__ == "__main__":  # python tests/tiny_checkpoints.py mbert <vocab.txt> <out dir>
-    import sys
-
-    if len(sys.argv) != 4 or sys.argv[1] != "mbert":
-        sys.exit("usage: python tests/tiny_checkpoints.py mbert <mBERT vocab.txt> <out dir>")
-    print(save_mbert_vocab_checkpoint(Path(sys.argv[2]), Path(sys.argv[3])))

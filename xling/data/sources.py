@@ -37,7 +37,7 @@ PARALLEL_OPUS = {"multiun": "MultiUN", "tanzil": "Tanzil"}
 DEFAULTS: dict[str, Any] = {
     "source": "synthetic",
     "cache": "results/downloads",
-    "lock": None,  # None -> <cache>/sources.lock.yaml
+    "lock": None, "registry": None,  # None: <cache>/sources.lock.yaml; resources/sources.yaml
     "mirror": None,
     "staged": None,
     "paths": {},
@@ -50,7 +50,7 @@ DEFAULTS: dict[str, Any] = {
     "treebanks": {},
     "ud_splits": {},
     "europarl": {"max_pairs": None, "tokenize": "13a"},
-    "opus": {"max_pairs": None, "tokenize": "13a", "tokenize_lang": {"zh": "zh"}},
+    "opus": {"max_pairs": None, "tokenize": "13a", "tokenize_lang": {"zh": "zh"}, "languages": None},
     "download": {"retries": 5, "backoff": 2.0, "timeout": 60},
 }
 
@@ -147,7 +147,7 @@ class Sources:
     def __init__(self, data_config: dict | None = None, sources: dict | str | os.PathLike | None = None):
         self.config = _merge(DEFAULTS, data_config)
         if sources is None or isinstance(sources, (str, os.PathLike)):
-            sources = load(sources or DEFAULT_SOURCES)
+            sources = load(sources or self.config["registry"] or DEFAULT_SOURCES)
         self.datasets: dict = sources["datasets"]
         self.cache = Path(self.config["cache"])
         self.lock = Path(self.config["lock"]) if self.config["lock"] else self.cache / "sources.lock.yaml"
@@ -320,7 +320,8 @@ class Sources:
         corpus = self.config["corpus"]
         out[corpus] = [r for lang in languages for r in self.files(corpus, lang=lang)]
         for name in ("muse", "europarl", *PARALLEL_OPUS, "tatoeba", "bucc"):
-            out[name] = [r for lang in targets for r in self.files(name, lang=lang)]
+            langs = self.opus_languages(targets) if name in PARALLEL_OPUS else targets
+            out[name] = [r for lang in langs for r in self.files(name, lang=lang)]
         laid_out = {name for name in STAGED_LAYOUTS if staged_layout(self.config, name)}  # read where they lie
         out["ud"] = ([self.file("ud", str(self.config["ud_release"]))]
                      if any(self.treebanks(lang) for lang in languages) and "ud" not in laid_out else [])
@@ -349,9 +350,14 @@ class Sources:
         first OPUS corpus of PARALLEL_OPUS that does."""
         out: dict[str, str] = {}
         for name in ("europarl", *PARALLEL_OPUS):
-            for lang in self.available(name, languages):
+            for lang in self.available(name, self.opus_languages(languages) if name in PARALLEL_OPUS else languages):
                 out.setdefault(lang, name)
         return out
+
+    def opus_languages(self, languages: list[str]) -> list[str]:
+        """Of `languages`, those an OPUS corpus may give parallel text (data.opus.languages; null: all)."""
+        chosen = self.config["opus"]["languages"]
+        return [lang for lang in languages if chosen is None or lang in chosen]
 
     def fetch_options(self) -> dict:
         """Keyword arguments of `fetch` for this run (lock, mirror, stage mode, retries...)."""
@@ -378,8 +384,7 @@ def hf_tree_lookup(tree_api: str, name_glob: str, timeout: float = 60.0) -> tupl
         names = sorted(e.get("path", "") for e in entries)
         raise dl.DownloadError(f"{tree_api}: expected one file matching {name_glob}, found {len(hits)} "
                                f"among: {', '.join(names) or 'nothing'}")
-    hit = hits[0]
-    lfs = hit.get("lfs") or {}
+    hit, lfs = hits[0], hits[0].get("lfs") or {}
     return hit["path"].rpartition("/")[2], lfs.get("oid"), lfs.get("size", hit.get("size"))
 
 
@@ -436,9 +441,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--languages", nargs="+")
     args = parser.parse_args(argv)
     config = yaml.safe_load(open(args.config)) if args.config else {}
-    languages = args.languages or config.get("languages") or ["en"]
     sources = Sources(config.get("data"))
-    for local, ref in sources.fetch_table(languages).items():
+    for local, ref in sources.fetch_table(args.languages or config.get("languages") or ["en"]).items():
         print(f"{ref.dataset:12} {ref.key:12} {ref.checksum:24} {local}\n{'':12} <- {ref.shown}")
 
 

@@ -4,10 +4,14 @@ settings. The base of Plan (xling.plan.study); each study's planning is a mixin 
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 from xling.plan.data import DataSource, Layout
 from xling.plan.models import hf_slug, is_hub_id
+
+#: a language.random_models name: the directory of the run it is written to (models/hf/<name>)
+RANDOM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 class GridPlan:
@@ -27,14 +31,31 @@ class GridPlan:
         self.hf_models = {hf_slug(name): name for name in self.language["hf_models"]}
         if len(self.hf_models) != len(self.language["hf_models"]):
             raise ValueError(f"language.hf_models: two entries share a name: {self.language['hf_models']}")
+        self.random_models = self.language["random_models"]
+        unlisted = sorted(set(self.random_models) - set(self.language["hf_models"]))
+        if unlisted:
+            raise ValueError(f"language.random_models: {unlisted} are not in language.hf_models "
+                             f"{self.language['hf_models']} (a random checkpoint is written only for a row of it)")
+        unnamed = sorted(name for name in self.random_models if not RANDOM_NAME.fullmatch(name))
+        if unnamed:
+            raise ValueError(f"language.random_models: {unnamed} are not names of letters, digits, '.', '_', '-' "
+                             "(each is the directory it is written to)")
 
     def hf_hub_models(self) -> dict[str, str]:
-        """slug -> hub id of the hf_models the workflow stages (rules/checkpoints.smk); the others are directories."""
-        return {slug: name for slug, name in self.hf_models.items() if is_hub_id(name)}
+        """slug -> hub id of the hf_models the workflow stages (rules/checkpoints.smk); the others are directories
+        (local ones, or random_models written by the run)."""
+        return {slug: name for slug, name in self.hf_models.items()
+                if is_hub_id(name) and name not in self.random_models}
+
+    def random_checkpoints(self) -> dict[str, str]:
+        """slug -> name of the hf_models the run writes itself (language.random_models; rules/checkpoints.smk)."""
+        return {slug: name for slug, name in self.hf_models.items() if name in self.random_models}
 
     def hf_path(self, name: str) -> str:
-        """Where the jobs load an hf_models entry from: a hub id's staged directory in the run, else the entry."""
-        return f"{self.results}/models/hf/{hf_slug(name)}" if is_hub_id(name) else name
+        """Where the jobs load an hf_models entry from: a hub id's staged directory or a random model's written one
+        in the run, else the entry (a local directory)."""
+        in_run = is_hub_id(name) or name in self.random_models
+        return f"{self.results}/models/hf/{hf_slug(name)}" if in_run else name
 
     def schema_default(self, *keys: str):
         """Default of the config key at `keys` in schemas/config.schema.yaml."""
@@ -121,6 +142,13 @@ class GridPlan:
                 "retrieval", "report", *self.models, *self.source.config_keys]
         shown = {key: self.config[key] for key in keys if key in self.config}
         shown["language"] = {"sentence_retrieval": {"layer": self.sent["layer"]}}
-        if self.source.stand_ins:
-            shown["stand_ins"] = dict(self.source.stand_ins)
+        stand_ins = {**self.source.stand_ins, **self.random_stand_ins()}
+        if stand_ins:
+            shown["stand_ins"] = stand_ins
         return shown
+
+    def random_stand_ins(self) -> dict[str, str]:
+        """Checkpoint row -> what stands in for it, for the report: each random_models entry."""
+        return {name: f"a BertForMaskedLM of random weights ({shape['num_layers']} layers, {shape['hidden_size']} "
+                      f"wide, seed {shape['seed']}) with the run's WordPiece vocabulary, not a pretrained checkpoint"
+                for name, shape in self.random_models.items()}

@@ -90,8 +90,8 @@ def render_overview(ctx: ReportContext) -> list[Block]:
                            "languages."))
     stand_ins = ctx.config.get("stand_ins") or {}
     if stand_ins:
-        blocks.append(text("Stand-ins: parts of the real data are not staged, and these stand in for them, so the "
-                           "numbers on them are not comparable to the papers': "
+        blocks.append(text("Stand-ins: parts of the real data or models are not to be had here, and these stand in "
+                           "for them, so the numbers on them are not comparable to the papers': "
                            + "; ".join(f"{name}: {what}" for name, what in stand_ins.items()) + "."))
     return blocks
 
