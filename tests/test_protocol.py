@@ -9,7 +9,7 @@ from plan_configs import HELPERS, SCHEMA, make_config
 
 from xling import protocol
 from xling.data.sources import Sources
-from xling.plan.data import RealData
+from xling.plan.data import RealData, low_resource_treebanks
 from xling.plan.study import Plan
 
 
@@ -38,7 +38,8 @@ def real_plan(config: dict) -> Plan:
     real = RealData({name: sources.available(name, langs) for name in sources.datasets},
                     sources.parallel_sources(langs[1:]),
                     treebanks={lang: sources.treebanks(lang) for lang in treebanked},
-                    splits={lang: sources.ud_splits(lang) for lang in treebanked})
+                    splits={lang: sources.ud_splits(lang) for lang in treebanked},
+                    low_resource=low_resource_treebanks(config))
     return Plan(config, real, SCHEMA, HELPERS)
 
 
@@ -56,6 +57,7 @@ def cao_dev_languages(plan: Plan):
 SCOPES = {
     "cao2020.xnli_dev_languages": cao_dev_languages,
     "cao2020.analysis_languages": lambda plan: sorted(plan.align_eval_langs()),
+    "liu2020short.parsing_low_resource_languages": lambda plan: sorted(plan.low_resource_langs("parsing")),
 }
 
 
@@ -80,6 +82,10 @@ def test_every_setting_is_its_rows_value_and_every_difference_from_a_paper_has_a
     ("language.alphas", [3, 2, 1, 0, -1], ["liu2020full.token_translation_alphas",  # the same values reordered
                                            "liu2020short.translation_alphas"]),
     ("transfer.ner_repair", 1, ["conneau2020.ner_repair"]),  # 1 is not true
+    ("transfer.parsing.low_resource.alpha", 1.0, ["liu2020short.parsing_low_resource_alpha",  # a "not stated" row
+                                                  "liu2020short.parsing_recipe"]),
+    ("transfer.parsing.low_resource.treebanks.kk", ["UD_Kazakh-KTB", "UD_Kazakh-PUD"],  # a treebank added
+     ["liu2020short.parsing_recipe", "liu2020short.parsing_treebanks"]),
 ])
 def test_a_planted_value_fails_naming_the_key_and_its_rows(study, key, value, rows):
     table, schema, config = study
