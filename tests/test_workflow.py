@@ -166,9 +166,10 @@ def test_full_study_extracts_the_six_low_resource_treebanks_and_parses_them(full
     """Liu et al. short §5.2 (transfer.parsing.low_resource): one job extracts the six treebanks' train and test
     splits from the UD tarball, and each parsing fine-tuning of the language experiments reads their test split to
     score and their train split for the language means (zero-mean, MDS)."""
+    from plan_configs import make_config
+
     dry = full_study_dry_run.stdout
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    langs = list(config["transfer"]["parsing"]["low_resource"]["treebanks"])
+    langs = list(make_config()["transfer"]["parsing"]["low_resource"]["treebanks"])  # the schema's default
     assert sorted(langs) == ["bxr", "ga", "hsb", "kk", "kmr", "sme"] and job_counts(dry)["ud_low_resource"] == 1
     (block,) = re.findall(r"^rule ud_low_resource:\n((?:    .*\n)+)", dry, re.M)
     assert "ud/ud-treebanks-v2.5.tgz" in block
