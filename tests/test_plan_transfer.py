@@ -164,3 +164,21 @@ def test_the_full_study_plans_the_six_low_resource_treebanks_and_none_is_a_run_l
     assert low_resource_treebanks(make_config(transfer={"tasks": ["xnli", "pos"]})) == {}, "no parsing, none"
     with pytest.raises(ValueError, match="kk also in `languages`"):
         low_resource_treebanks(make_config(languages=["en", "kk"]))
+
+
+def test_the_low_resource_alpha_and_treebanks_change_only_the_parsing_scores():
+    """A changed low-resource setting reruns only what it changes: the parsing fine-tunings' scoring (params.test),
+    never their weights (params.run; the fine-tuning resumes without a step) nor another task's jobs."""
+    def plan(alpha, treebanks):
+        return make_plan(RealData(datasets={"xnli": ["en", "de"], "wikiann": ["en", "de"]}, parallel={},
+                                  treebanks={"en": ["EWT"], "de": ["GSD"]}, low_resource=treebanks),
+                         language={"sizes": [200]}, transfer={"parsing": {"low_resource": {"alpha": alpha}}})
+
+    base, other_alpha, other_set = plan("dev_languages", LOW.low_resource), plan(0.5, LOW.low_resource), \
+        plan("dev_languages", {"kk": ["UD_Kazakh-KTB"]})
+    for task in ("xnli", "pos", "parsing", "ner"):
+        for variant in ("f0", "f0-zm"):
+            run = wildcards(task=task, lm="bert/200-w5", variant=variant, seed="1")
+            assert base.transfer_params(run) == other_alpha.transfer_params(run) == other_set.transfer_params(run)
+            changed = [p.transfer_eval_params(run) != base.transfer_eval_params(run) for p in (other_alpha, other_set)]
+            assert changed == [task == "parsing", task == "parsing"], (task, variant)
