@@ -10,7 +10,7 @@ import sys
 sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when parsing the workflow
 from xling.data.sources import PARALLEL_OPUS, Sources  # noqa: E402
 from xling.data.staged import stand_ins, staged_files, staged_layout, ud_folder_files, ud_folder_splits  # noqa: E402
-from xling.plan.data import RealData  # noqa: E402
+from xling.plan.data import LOW_RESOURCE_SPLITS, RealData, low_resource_treebanks  # noqa: E402
 
 if PIVOT != "en":
     raise ValueError(f"data.source: real needs English as the pivot (first) language, not {PIVOT!r}")
@@ -35,8 +35,13 @@ UD_LANGS = [lang for lang in SOURCES.available("ud", LANGS) if SOURCES.treebanks
 UD_SPLITS = {lang: ud_folder_splits(SOURCES.config, SOURCES.treebanks(lang), SOURCES.ud_splits(lang))
              if LAID_OUT["ud"] else SOURCES.ud_splits(lang) for lang in UD_LANGS}  # folders: the splits they hold
 XNLI_STAGED = [f"dev-{lang}.tsv" for lang in dict.fromkeys([PIVOT, *LANGS])]  # XTREME's layout: dev sets only
+# transfer.parsing.low_resource: test-only treebanks of the same release (train for the mean, test; never dev); staged
+# folders: those staged with both splits
+LOW_RESOURCE = {lang: folders for lang, folders in low_resource_treebanks(config).items()
+                if UD_LANGS and (not LAID_OUT["ud"]
+                                 or ud_folder_splits(SOURCES.config, folders, LOW_RESOURCE_SPLITS) == list(LOW_RESOURCE_SPLITS))}
 DATA_SOURCE = RealData(DATASET_LANGS, PARALLEL_SOURCE, treebanks={lang: SOURCES.treebanks(lang) for lang in UD_LANGS},
-                       splits=UD_SPLITS, stand_ins=stand_ins(SOURCES))
+                       splits=UD_SPLITS, stand_ins=stand_ins(SOURCES), low_resource=LOW_RESOURCE)
 
 
 localrules:
@@ -201,6 +206,31 @@ if UD_LANGS:
             f"{LOGS}/ud_treebanks.log",
         benchmark:
             f"{BENCH}/ud_treebanks.tsv"
+        conda:
+            "../envs/data.yaml"
+        script:
+            "../scripts/prepare_source.py"
+
+
+if LOW_RESOURCE:
+
+    rule ud_low_resource:  # the low-resource treebanks apart: a change of them leaves the run languages' alone
+        input:
+            ud_folder_files(SOURCES.config, LOW_RESOURCE, {lang: LOW_RESOURCE_SPLITS for lang in LOW_RESOURCE})
+            if LAID_OUT["ud"] else SOURCES.locals("ud", LANGS, PIVOT),
+            # after ud_treebanks, never beside it: both extract through the one scratch folder of ud/ (xling.io)
+            after=LAYOUT.file("treebank", lang=UD_LANGS[0], split=UD_SPLITS[UD_LANGS[0]][-1]),
+        output:
+            [LAYOUT.file("treebank", lang=lang, split=split) for lang in LOW_RESOURCE for split in LOW_RESOURCE_SPLITS],
+        params:
+            code=code_version("scripts/prepare_source.py"),
+            kind="ud_folders" if LAID_OUT["ud"] else "ud",
+            treebanks=LOW_RESOURCE,
+            splits={lang: list(LOW_RESOURCE_SPLITS) for lang in LOW_RESOURCE},
+        log:
+            f"{LOGS}/ud_low_resource.log",
+        benchmark:
+            f"{BENCH}/ud_low_resource.tsv"
         conda:
             "../envs/data.yaml"
         script:

@@ -12,7 +12,7 @@ import torch  # noqa: E402
 
 from xling.encode.encoder import resolve_device  # noqa: E402
 from xling.evaluate.transfer import (TransferTest, corpus_sentences, evaluate_items, language_means,  # noqa: E402
-                                     score)
+                                     score, treebank_sentences)
 from xling.models.ablation import freeze_language_specific, read_spec  # noqa: E402
 from xling.encode.encoder import Shift  # noqa: E402
 from xling.tables import run_settings, with_settings, write_parquet  # noqa: E402
@@ -64,10 +64,12 @@ paths = iter(inp.data)
 data = {lang: {split: read_examples(test["task"], next(paths), first) for split in splits}
         for lang, splits in test["langs"].items()}
 shift = test.get("zero_mean") or test.get("mds")
+low_resource = test.get("low_resource", {"langs": [], "alpha": "dev_languages"})
 means = {}
 if shift:  # zero-mean: each language's mean by the pretrained model; MDS: by the fine-tuned one
-    sentences = {lang: corpus_sentences(path, shift["sentences"], shift["tokens"])
-                 for lang, path in zip(test["langs"], inp.corpora)}
+    # a low-resource treebank's mean over its own train split (no corpus of its language)
+    sentences = {lang: (treebank_sentences if lang in low_resource["langs"] else corpus_sentences)(
+                 path, shift["sentences"], shift["tokens"]) for lang, path in zip(test["langs"], inp.corpora)}
     model, revision = (lm["path"], lm["revision"]) if "zero_mean" in test else (f"{finetuned}/encoder", None)
     means = language_means(model, sentences, shift["layer"], stat=shift["stat"], positions=shift["positions"],
                            batch_size=res.batch_size, device=device, revision=revision, max_length=lm["max_length"])
@@ -85,7 +87,8 @@ transfer_test = TransferTest(pivot=test["pivot"], layer=shift["layer"] if shift 
                              pretrained_means=means if "zero_mean" in test else None,
                              finetuned_means=means if "mds" in test else None, batch_size=res.batch_size,
                              device=device, ner_repair=test.get("ner_repair", True), rotations=rotations,
-                             rotation_layer=rotation_layer)
+                             rotation_layer=rotation_layer, low_resource=low_resource["langs"],
+                             low_resource_alpha=low_resource["alpha"])
 table, items = evaluate_items(finetuned, data, transfer_test, vectors=inp.get("vectors"), vocab=inp.get("vocab"),
                               lowercase=test.get("lowercase", False),
                               pretrained=lm["path"] if lm["kind"] == "ablation" else None)
@@ -94,6 +97,7 @@ table_settings["pretrain_seed"] = table_settings.pop("seed")
 if lm["kind"] == "ablation":  # the trainer's settings of this model: the bert block as the ablations change it
     table_settings["hparams"] = json.dumps(lm["hparams"], sort_keys=True)
 rotation = {"rotation": {**test["rotation"], "layer": rotation_layer}} if "rotation" in test else {}
+rotation.update({"low_resource": test["low_resource"]} if "low_resource" in test and shift else {})
 table_settings.update(model=lm["label"], size=lm["size"], window=lm["window"], lm=snakemake.wildcards.lm,
                       variant=snakemake.wildcards.variant,  # f{k}-cao, f{k}-rot{kind}: Cao et al.'s fine-tunings
                       # the test-time settings behind the numbers (zero-mean / MDS means and alpha grid, NER repair)

@@ -307,3 +307,78 @@ def test_a_language_without_dev_split_gets_no_mds_rows(bert_dir, tmp_path):
                 transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=True,
                     finetuned_means=means, batch_size=16))
     assert set(table["transform"]) == {"none"} and set(table[table["lang"] == "th"]["split"]) == {"test"}
+
+
+def test_a_low_resource_language_gets_mds_at_the_rules_alpha_and_its_rows_are_marked(bert_dir, tmp_path,
+                                                                                        monkeypatch):
+    """Liu et al. short §5.2's treebanks without a dev split (transfer.parsing.low_resource): scored after the
+    languages with dev, MDS at the mean of the alphas they select on dev rounded to the grid, every row of theirs
+    low_resource = True; another language without dev (Thai) still gets no MDS row."""
+    run(bert_dir, tmp_path, settings={"epochs": 1})
+    calls = []
+    real_shift_layer = transfer_shift_layer()
+
+    def spy(model, layer, delta, positions=None):
+        calls.append(np.asarray(delta).copy())
+        return real_shift_layer(model, layer, delta, positions)
+
+    monkeypatch.setattr("xling.tune.heads.shift_layer", spy)
+    # dev rewards alpha 2.0 in fr and 1.0 in de: the rule's mean 1.5 is a grid value
+    planted = {("fr", "dev"): {2.0: 90.0}, ("de", "dev"): {1.0: 90.0}}
+
+    def score(task, examples, predictions, labels, ner_repair=True):
+        lang, split = examples[0][0].split("-")  # planted in the premise
+        alpha = None if not calls else round(float(np.linalg.norm(calls[-1]) / unit), 6)
+        calls.clear()
+        return {"accuracy": (planted.get((lang, split), {}).get(alpha, 10.0 + (alpha or 0)), len(examples))}
+
+    monkeypatch.setattr(transfer, "score", score)
+    means = {lang: np.full(16, value) for lang, value in (("en", 1.0), ("fr", 0.0), ("de", 0.0), ("kk", 0.0),
+                                                            ("th", 0.0))}
+    unit = float(np.linalg.norm(means["en"] - means["fr"]))
+
+    def example(lang, split):
+        return [(f"{lang}-{split}", "w1 w10", "entailment")]
+
+    data = {lang: {split: example(lang, split) for split in ("dev", "test")} for lang in ("en", "fr", "de")}
+    data.update({lang: {"test": example(lang, "test")} for lang in ("kk", "th")})
+    test = transfer.TransferTest(pivot="en", layer=1, alphas=[1.0, 1.5, 2.0], positions="all", mds=True,
+                                 finetuned_means=means, batch_size=4, low_resource=["kk"])
+    table = transfer.evaluate(tmp_path / "model", data, test)
+    mds = table[(table["transform"] == "mds") & (table["split"] == "test")]
+    assert dict(zip(mds["lang"], mds["alpha"])) == {"de": 1.0, "fr": 2.0, "kk": 1.5}
+    assert mds.set_index("lang").loc["kk", "value"] == 11.5 and mds.set_index("lang").loc["kk", "selected"]
+    assert set(table[table["low_resource"]]["lang"]) == {"kk"} and set(table[table["lang"] == "kk"]["split"]) == {"test"}
+    fixed = transfer.evaluate(tmp_path / "model", data,
+                              transfer.TransferTest(**{**test.__dict__, "low_resource_alpha": 2.0}))
+    assert fixed[(fixed["lang"] == "kk") & (fixed["transform"] == "mds")]["alpha"].tolist() == [2.0]
+    alone = transfer.evaluate(tmp_path / "model", {lang: data[lang] for lang in ("en", "kk")}, test)
+    assert set(alone["transform"]) == {"none"}, "no language selected an alpha: no MDS row of kk"
+
+
+def test_the_alpha_without_dev_is_the_grid_value_nearest_the_dev_languages_mean():
+    grid = [0.1, 0.2, 0.3, 0.4]
+    assert transfer.alpha_without_dev("dev_languages", [0.1, 0.3], grid) == 0.2
+    assert transfer.alpha_without_dev("dev_languages", [0.2, 0.3], grid) == 0.2, "a tie: the smaller"
+    assert transfer.alpha_without_dev("dev_languages", [0.4, 0.4, 0.1], grid) == 0.3
+    assert transfer.alpha_without_dev("dev_languages", [], grid) is None
+    assert transfer.alpha_without_dev(1.7, [0.1], grid) == 1.7, "a number is the alpha itself"
+    with pytest.raises(ValueError, match="unknown alpha rule 'pivot'"):
+        transfer.alpha_without_dev("pivot", [0.1], grid)
+
+
+def test_a_treebanks_text_is_its_sentences_text_capped_as_a_corpus(tmp_path):
+    """The language mean of a low-resource treebank reads its train split: each sentence's `# text`, else its
+    words; capped in sentences and in whitespace tokens as corpus_sentences."""
+    def sentence(text, words):
+        lines = ([f"# text = {text}"] if text else []) + [
+            f"{i}\t{w}\t_\tNOUN\t_\t_\t{0 if i == 1 else 1}\t{'root' if i == 1 else 'dep'}\t_\t_"
+            for i, w in enumerate(words, 1)]
+        return "\n".join(lines) + "\n\n"
+
+    path = tmp_path / "kk.train.conllu"
+    path.write_text(sentence("Бұл үй.", ["Бұл", "үй", "."]) + sentence(None, ["a", "b"])
+                    + sentence("c d e f", ["c", "d", "e", "f"]), encoding="utf-8")
+    assert transfer.treebank_sentences(path, None) == ["Бұл үй.", "a b", "c d e f"]
+    assert transfer.treebank_sentences(path, 2) == ["Бұл үй.", "a b"]
+    assert transfer.treebank_sentences(path, None, max_tokens=3) == ["Бұл үй.", "a b"]

@@ -120,3 +120,65 @@ def test_cao_fine_tunings_are_their_own_variants_with_alignment_xnli():
 def test_avg_dev_cannot_select_zero_mean():
     with pytest.raises(ValueError, match="avg_dev"):
         make_plan(transfer={"selection": "avg_dev", "zero_mean": True})
+
+
+LOW = RealData(datasets={"xnli": ["en", "de"]}, parallel={}, treebanks={"en": ["EWT"], "de": ["GSD"]},
+               low_resource={"kk": ["UD_Kazakh-KTB"], "ga": ["UD_Irish-IDT"]})
+
+
+def test_low_resource_treebanks_are_parsed_test_only_with_means_from_their_train_text():
+    """Liu et al. short §5.2 (transfer.parsing.low_resource): parsing of the language experiments' BERTs is also
+    tested on the treebanks without dev, their mean text their own train split, MDS's alpha by the rule; POS,
+    the ablations and the epoch selection never read them."""
+    plan = make_plan(LOW, language={"sizes": [200]}, transfer={"selection": "avg_dev", "zero_mean": False})
+    assert plan.transfer_langs("parsing") == ["en", "de", "kk", "ga"] and plan.transfer_langs("pos") == ["en", "de"]
+    assert plan.task_splits("parsing", "kk") == ["test"], "the dev split is never read"
+    assert plan.transfer_langs("parsing", "ablation/default/en-de") == ["en", "de"]
+    run = wildcards(task="parsing", lm="bert/200-w5", variant="f0", seed="1")
+    assert plan.selection_langs("parsing", run.lm, run.variant) == ["en", "de"], "no dev: never selects the epoch"
+    inputs = plan.finetune_inputs(run)
+    assert inputs["data"][-2:] == ["results/t/data/ud/kk.test.conllu", "results/t/data/ud/ga.test.conllu"]
+    assert inputs["corpora"] == ["results/t/corpus/200/en.txt", "results/t/corpus/200/de.txt",
+                                 "results/t/data/ud/kk.train.conllu", "results/t/data/ud/ga.train.conllu"]
+    params = plan.transfer_eval_params(run)
+    assert params["langs"]["kk"] == ["test"] and "mds" in params
+    assert params["low_resource"] == dict(langs=["kk", "ga"], mean_text="treebank train split", alpha="dev_languages")
+    assert "low_resource" not in plan.transfer_eval_params(wildcards(task="pos", lm=run.lm, variant="f0", seed="1"))
+    assert plan.transfer_params(run) == make_plan(REAL, language={"sizes": [200]}, transfer={
+        "selection": "avg_dev", "zero_mean": False}).transfer_params(run) | {"dev_langs": ["en", "de"]}, \
+        "the weights do not depend on them"
+    fixed = make_plan(LOW, language={"sizes": [200]}, transfer={"parsing": {"low_resource": {"alpha": 1.0}}})
+    assert fixed.transfer_eval_params(run)["low_resource"]["alpha"] == 1.0
+    assert make_plan(language={"sizes": [200]}).transfer_langs("parsing") == ["en", "de", "fr"], \
+        "synthetic data has no such treebanks"
+
+
+def test_the_full_study_plans_the_six_low_resource_treebanks_and_none_is_a_run_language():
+    from plan_configs import make_config
+    from xling.plan.data import low_resource_treebanks
+
+    config = make_config()
+    assert low_resource_treebanks(config) == {
+        "kk": ["UD_Kazakh-KTB"], "ga": ["UD_Irish-IDT"], "bxr": ["UD_Buryat-BDT"], "hsb": ["UD_Upper_Sorbian-UFAL"],
+        "kmr": ["UD_Kurmanji-MG"], "sme": ["UD_North_Sami-Giella"]}
+    assert low_resource_treebanks(make_config(transfer={"tasks": ["xnli", "pos"]})) == {}, "no parsing, none"
+    with pytest.raises(ValueError, match="kk also in `languages`"):
+        low_resource_treebanks(make_config(languages=["en", "kk"]))
+
+
+def test_the_low_resource_alpha_and_treebanks_change_only_the_parsing_scores():
+    """A changed low-resource setting reruns only what it changes: the parsing fine-tunings' scoring (params.test),
+    never their weights (params.run; the fine-tuning resumes without a step) nor another task's jobs."""
+    def plan(alpha, treebanks):
+        return make_plan(RealData(datasets={"xnli": ["en", "de"], "wikiann": ["en", "de"]}, parallel={},
+                                  treebanks={"en": ["EWT"], "de": ["GSD"]}, low_resource=treebanks),
+                         language={"sizes": [200]}, transfer={"parsing": {"low_resource": {"alpha": alpha}}})
+
+    base, other_alpha, other_set = plan("dev_languages", LOW.low_resource), plan(0.5, LOW.low_resource), \
+        plan("dev_languages", {"kk": ["UD_Kazakh-KTB"]})
+    for task in ("xnli", "pos", "parsing", "ner"):
+        for variant in ("f0", "f0-zm"):
+            run = wildcards(task=task, lm="bert/200-w5", variant=variant, seed="1")
+            assert base.transfer_params(run) == other_alpha.transfer_params(run) == other_set.transfer_params(run)
+            changed = [p.transfer_eval_params(run) != base.transfer_eval_params(run) for p in (other_alpha, other_set)]
+            assert changed == [task == "parsing", task == "parsing"], (task, variant)

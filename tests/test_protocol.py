@@ -9,7 +9,7 @@ from plan_configs import HELPERS, SCHEMA, make_config
 
 from xling import protocol
 from xling.data.sources import Sources
-from xling.plan.data import RealData
+from xling.plan.data import RealData, low_resource_treebanks
 from xling.plan.study import Plan
 
 
@@ -38,7 +38,8 @@ def real_plan(config: dict) -> Plan:
     real = RealData({name: sources.available(name, langs) for name in sources.datasets},
                     sources.parallel_sources(langs[1:]),
                     treebanks={lang: sources.treebanks(lang) for lang in treebanked},
-                    splits={lang: sources.ud_splits(lang) for lang in treebanked})
+                    splits={lang: sources.ud_splits(lang) for lang in treebanked},
+                    low_resource=low_resource_treebanks(config))
     return Plan(config, real, SCHEMA, HELPERS)
 
 
@@ -56,6 +57,7 @@ def cao_dev_languages(plan: Plan):
 SCOPES = {
     "cao2020.xnli_dev_languages": cao_dev_languages,
     "cao2020.analysis_languages": lambda plan: sorted(plan.align_eval_langs()),
+    "liu2020short.parsing_low_resource_languages": lambda plan: sorted(plan.low_resource_langs("parsing")),
 }
 
 
@@ -80,12 +82,30 @@ def test_every_setting_is_its_rows_value_and_every_difference_from_a_paper_has_a
     ("language.alphas", [3, 2, 1, 0, -1], ["liu2020full.token_translation_alphas",  # the same values reordered
                                            "liu2020short.translation_alphas"]),
     ("transfer.ner_repair", 1, ["conneau2020.ner_repair"]),  # 1 is not true
+    ("transfer.parsing.low_resource.alpha", 1.0, ["liu2020short.parsing_low_resource_alpha",  # a "not stated" row
+                                                  "liu2020short.parsing_recipe"]),
 ])
 def test_a_planted_value_fails_naming_the_key_and_its_rows(study, key, value, rows):
     table, schema, config = study
     found = protocol.problems(table, schema, planted(config, key, value))
     assert sorted(line.split(":")[0] for line in found) == rows
     assert all(f"{key} is {value!r}, the row records ours_value" in line for line in found)
+
+
+def test_a_planted_set_of_low_resource_treebanks_fails_on_its_rows_and_the_plans_scope(study):
+    """Liu et al. short §5.2's six treebanks without dev: another set fails the rows that record it, and a plan
+    that parses other low-resource languages fails the scope row read from it."""
+    table, schema, config = study
+    one = {"kk": ["UD_Kazakh-KTB"]}
+    found = protocol.problems(table, schema, planted(config, "transfer.parsing.low_resource.treebanks", one))
+    assert sorted({line.split(":")[0] for line in found}) == ["liu2020short.parsing_recipe",
+                                                               "liu2020short.parsing_treebanks"]
+    assert any(line.startswith("liu2020short.parsing_treebanks: transfer.parsing.low_resource.treebanks.ga is")
+               for line in found)
+    plan = real_plan(make_config(transfer={"parsing": {"low_resource": {"treebanks": one}}}))
+    scope = "liu2020short.parsing_low_resource_languages"
+    assert [line.split(":")[0] for line in protocol.problems(table, schema, config, scopes=read_scopes(plan))
+            if line.startswith(scope)] == [scope]
 
 
 def test_a_deviation_is_made_by_editing_its_row_and_needs_a_reason_where_a_paper_states_the_value(study):

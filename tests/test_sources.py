@@ -476,3 +476,46 @@ def test_real_preset_reads_only_verified_staged_copies(registry, shared_data):
     full = [r for r in needed["muse"] if r.extra["split"] == "full"]  # the only split the preset reads
     for ref in needed["leipzig"] + full + needed["mbert_vocab"]:
         assert ref.staged and dl.sha256_file(ref.staged) == ref.staged_sha256, ref.key
+
+
+@pytest.mark.workflow
+def test_low_resource_treebanks_are_extracted_train_and_test_from_the_same_tarball(tmp_path):
+    """transfer.parsing.low_resource (Liu et al. short §5.2): rule ud_low_resource copies each listed treebank's
+    train and test splits out of the UD tarball the run languages' come from, never a dev split (Irish here has
+    one, as a later release's might), after ud_treebanks (both extract through one scratch folder)."""
+    import io
+    import tarfile
+
+    def sentence(form):
+        return f"# text = {form} .\n1\t{form}\t{form}\tNOUN\t_\t_\t0\troot\t_\t_\n2\t.\t.\tPUNCT\t_\t_\t1\tpunct\t_\t_\n\n"
+
+    members = {f"ud-treebanks-v2.5/UD_{tb}/{code}-ud-{split}.conllu": sentence(f"{code}-{split}")
+               for tb, code, splits in (("English-EWT", "en_ewt", ("train", "dev", "test")),
+                                        ("German-GSD", "de_gsd", ("train", "dev", "test")),
+                                        ("Kazakh-KTB", "kk_ktb", ("train", "test")),
+                                        ("Irish-IDT", "ga_idt", ("train", "dev", "test")))
+               for split in splits}
+    staged = tmp_path / "staged"
+    staged.mkdir()
+    with tarfile.open(staged / "ud.tgz", "w:gz") as tf:
+        for name, text in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(text.encode())
+            tf.addfile(info, io.BytesIO(text.encode()))
+    config = {"run": "t", "languages": ["en", "de"], "corpus": {"sizes": [10, 20]},
+              "data": {"source": "real", "cache": "dl", "staged": str(staged),
+                       "paths": {"ud": {"2.5": {"path": "ud.tgz", "sha256": None}}}},
+              "transfer": {"parsing": {"low_resource": {"treebanks": {"kk": ["UD_Kazakh-KTB"],
+                                                                      "ga": ["UD_Irish-IDT"]}}}},
+              "alignment": {"finetune": {"runs": []}}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    data = "results/t/data/ud"
+    targets = [f"{data}/{lang}.{split}.conllu" for lang in ("kk", "ga") for split in ("train", "test")]
+    args = ["--directory", str(tmp_path), "-c1", *targets, "--configfile", str(tmp_path / "config.yaml")]
+    run = snakemake(*args, cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = tmp_path / data
+    for lang, code in (("kk", "kk_ktb"), ("ga", "ga_idt")):
+        for split in ("train", "test"):
+            assert f"# text = {code}-{split} ." in (out / f"{lang}.{split}.conllu").read_text(encoding="utf-8")
+    assert sorted(path.name for path in out.glob("*.dev.conllu")) == ["de.dev.conllu", "en.dev.conllu"]

@@ -162,6 +162,26 @@ def test_full_study_dag_builds_offline_with_every_pretraining_job(full_study_dry
     assert re.search(r"fetch \S+ <- https://", dry.stdout)
 
 
+def test_full_study_extracts_the_six_low_resource_treebanks_and_parses_them(full_study_dry_run):
+    """Liu et al. short §5.2 (transfer.parsing.low_resource): one job extracts the six treebanks' train and test
+    splits from the UD tarball, and each parsing fine-tuning of the language experiments reads their test split to
+    score and their train split for the language means (zero-mean, MDS)."""
+    from plan_configs import make_config
+
+    dry = full_study_dry_run.stdout
+    langs = list(make_config()["transfer"]["parsing"]["low_resource"]["treebanks"])  # the schema's default
+    assert sorted(langs) == ["bxr", "ga", "hsb", "kk", "kmr", "sme"] and job_counts(dry)["ud_low_resource"] == 1
+    (block,) = re.findall(r"^rule ud_low_resource:\n((?:    .*\n)+)", dry, re.M)
+    assert "ud/ud-treebanks-v2.5.tgz" in block
+    output = re.search(r"^    output: (.*)$", block, re.M)[1]
+    written = sorted(re.findall(r"data/ud/(\w+)\.(\w+)\.conllu", output))
+    assert written == sorted((lang, split) for lang in langs for split in ("test", "train")), "never dev"
+    parsing = re.findall(r"^rule finetune:\n((?:    .*\n)*?    wildcards: task=parsing, lm=bert/.*, variant=f\d+,.*\n)",
+                         dry, re.M)
+    assert parsing and all(f"data/ud/{lang}.{split}.conllu" in job for job in parsing for lang in langs
+                           for split in ("train", "test"))
+
+
 def test_hf_checkpoint_joins_every_representation_experiment(tmp_path):
     """A local checkpoint in language.hf_models (its own vocabulary: the test preset trains one) gets the store's
     map/reduce over the largest corpus sample, word retrieval into the gathered table, token translation,

@@ -85,6 +85,38 @@ def corpus_sentences(path, n: int | None, max_tokens: int | None = None) -> list
     return out
 
 
+def treebank_sentences(path, n: int | None, max_tokens: int | None = None) -> list[str]:
+    """The first sentences of a CoNLL-U file as text, capped as corpus_sentences: each sentence's `# text` (its
+    words joined by spaces where it has none). The language mean of a low-resource treebank, whose language has no
+    pinned corpus, is taken over its own train split (transfer.parsing.low_resource)."""
+    from xling.data.formats import read_conllu
+
+    out: list[str] = []
+    tokens = 0
+    for sentence in read_conllu(path):
+        if (n is not None and len(out) >= n) or (max_tokens is not None and tokens >= max_tokens):
+            break
+        text = sentence.metadata.get("text") or " ".join(token["form"] for token in sentence)
+        out.append(text)
+        tokens += len(text.split())
+    return out
+
+
+def alpha_without_dev(rule: str | float, selected: Sequence[float], grid: Sequence[float]) -> float | None:
+    """The MDS alpha of a language without a dev split (the paper states no rule; transfer.parsing.low_resource
+    .alpha): a number is used as it is; `dev_languages` = the mean of the alphas the same model `selected` on the
+    other languages' dev splits, rounded to the nearest alpha of `grid` (ties: the smaller); None when no language
+    selected one."""
+    if not isinstance(rule, str):
+        return float(rule)
+    if rule != "dev_languages":
+        raise ValueError(f"unknown alpha rule {rule!r} (known: dev_languages, or a number)")
+    if not selected:
+        return None
+    mean = float(np.mean(selected))
+    return min(grid, key=lambda alpha: (round(abs(alpha - mean), 9), alpha))
+
+
 def language_means(model_path, sentences: dict[str, list[str]], layer: int, *, stat: str, positions: str,
                    batch_size: int, device, max_length: int | None = None, revision: str | None = None
                    ) -> dict[str, np.ndarray]:
@@ -138,7 +170,9 @@ class TransferTest:
     """How a fine-tuned model is tested (module docstring): the `pivot`; the `layer` and `positions` of the
     zero-mean or MDS shift; pretrained_means ({lang: R_lang at layer}, for a model fine-tuned with zero-mean);
     `mds` with finetuned_means and the `alphas` to choose from on dev; `rotations` ({kind: {lang: W}}) at
-    `rotation_layer`; NER repair; batch size and device."""
+    `rotation_layer`; NER repair; batch size and device. `low_resource`: test-only languages without a dev split
+    (their rows carry low_resource = True), scored after the others, MDS at the alpha alpha_without_dev gives by
+    `low_resource_alpha`."""
 
     pivot: str
     layer: int = -1
@@ -152,6 +186,8 @@ class TransferTest:
     ner_repair: bool = True
     rotations: Mapping[str, Mapping[str, np.ndarray]] | None = None
     rotation_layer: int = -1
+    low_resource: Sequence[str] = ()
+    low_resource_alpha: str | float = "dev_languages"
 
 
 def evaluate(path, data: dict[str, dict[str, list]], test: TransferTest, *, vectors=None, vocab=None,
@@ -214,14 +250,15 @@ def evaluate_items(path, data: dict[str, dict[str, list]], test: TransferTest, *
                          "value": float(value), "n": int(n), "chance": np.nan if level is None else level.value,
                          "chance_how": None if level is None else level.how, "flag": checks.flag,
                          "learn_check": lang == pivot and split == "dev" and transform in ("none", "zero_mean")
-                         and metric == TASK_METRIC[task]})
+                         and metric == TASK_METRIC[task], "low_resource": lang in low_resource})
             keys = {key: rows[-1][key] for key in ITEM_KEYS}
             counts = np.asarray(checks.items[metric], dtype=np.int64).reshape(-1, 2)
             items.append(pd.DataFrame({**keys, "item": np.arange(len(counts)), "numerator": counts[:, 0],
                                        "denominator": counts[:, 1]}))
         return scores[TASK_METRIC[task]][0]
 
-    for lang in sorted(data):
+    low_resource, chosen = set(test.low_resource), []  # chosen: the alphas selected on dev, for the rule
+    for lang in sorted(data, key=lambda lang: (lang in low_resource, lang)):  # the low-resource ones last
         if record["zero_mean"]:
             for split in data[lang]:
                 run(lang, split, "zero_mean", -np.asarray(pretrained_means[lang]), None, True)
@@ -234,12 +271,21 @@ def evaluate_items(path, data: dict[str, dict[str, list]], test: TransferTest, *
                     run(lang, split, f"rotation-{kind}", None, None, True, rotation=by_lang[lang])
         if not (mds and encoder is not None and lang != pivot):
             continue
+        if "dev" not in data[lang] and lang in low_resource:  # no dev split: alpha by the rule
+            alpha = alpha_without_dev(test.low_resource_alpha, chosen, alphas)
+            if alpha is None:
+                logger.warning("%s: no dev split and no other language's alpha: no MDS rows", lang)
+            elif "test" in data[lang]:
+                shift = np.asarray(finetuned_means[pivot]) - np.asarray(finetuned_means[lang])
+                run(lang, "test", "mds", alpha * shift, alpha, True)
+            continue
         if "dev" not in data[lang]:  # alpha is chosen on dev only: no dev split, no MDS row
             logger.warning("%s: no dev split, so no alpha can be chosen: no MDS rows", lang)
             continue
         shift = np.asarray(finetuned_means[pivot]) - np.asarray(finetuned_means[lang])
         curve = {alpha: run(lang, "dev", "mds", alpha * shift, alpha, False) for alpha in alphas}
         best = max(curve.items(), key=lambda item: (item[1], -abs(item[0])))[0]  # ties: the smaller shift
+        chosen.append(best)
         for row in rows:
             if row["lang"] == lang and row["transform"] == "mds" and row["alpha"] == best:
                 row["selected"] = True

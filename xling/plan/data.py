@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 UD_SPLITS = ("train", "dev", "test")
+#: the splits written of a low-resource treebank: test to score, train for the language mean; never dev (Liu et al.
+#: short §5.2: "languages that do not have an official development set")
+LOW_RESOURCE_SPLITS = ("train", "test")
 TASK_DATA = {"xnli": "xnli", "ner": "wikiann", "pos": "ud", "parsing": "ud"}  # transfer task -> its dataset
 
 
@@ -74,6 +77,9 @@ class DataSource:
     config_keys: tuple[str, ...]  # config blocks that describe the data (the report shows them)
     parallel_sentences: int | None  # pairs of parallel text per language, where the source fixes it
     stand_ins: dict[str, str] = {}  # dataset -> what stands in for its unstaged part (the report says so)
+    #: test-only UD treebanks without a dev split, outside the run's languages (transfer.parsing.low_resource):
+    #: lang -> release folders; their train split is read for the language mean only
+    low_resource: dict[str, list[str]] = {}
 
     def available(self, dataset: str, langs: list[str]) -> list[str]:
         raise NotImplementedError
@@ -143,6 +149,7 @@ class RealData(DataSource):
     treebanks: dict[str, list[str]]  # lang -> its treebanks (none: no UD data)
     splits: dict[str, list[str]] = field(default_factory=dict)  # lang -> UD splits, where not all three
     stand_ins: dict[str, str] = field(default_factory=dict)  # dataset -> its stand-in (xling.data.staged)
+    low_resource: dict[str, list[str]] = field(default_factory=dict)  # lang -> folders (DataSource.low_resource)
     parallel_sentences = None
     gold_links = False
     other_domain = False
@@ -153,10 +160,27 @@ class RealData(DataSource):
         return [lang for lang in langs if lang in have]
 
     def has_treebank(self, lang: str) -> bool:
-        return bool(self.treebanks.get(lang))
+        return bool(self.treebanks.get(lang) or self.low_resource.get(lang))
 
     def ud_splits(self, lang: str) -> list[str]:
+        if lang in self.low_resource:
+            return list(LOW_RESOURCE_SPLITS)
         return list(self.splits.get(lang, UD_SPLITS))
 
     def treebank_name(self, lang: str) -> str:
-        return ", ".join(self.treebanks.get(lang, []))
+        return ", ".join(self.treebanks.get(lang) or self.low_resource.get(lang, []))
+
+
+def low_resource_treebanks(config: dict) -> dict[str, list[str]]:
+    """The low-resource treebanks a real-data run tests parsing on (transfer.parsing.low_resource.treebanks, Liu et
+    al. short §5.2): {} without the parsing task. Test-only languages: one of the run's `languages` is an error
+    (its own treebank would be read twice, and it has a pretraining corpus the six lack)."""
+    transfer = config["transfer"]
+    if "parsing" not in transfer["tasks"]:
+        return {}
+    treebanks = transfer["parsing"]["low_resource"]["treebanks"]
+    clash = [lang for lang in treebanks if lang in config["languages"]]
+    if clash:
+        raise ValueError(f"transfer.parsing.low_resource.treebanks: {', '.join(clash)} also in `languages`; the "
+                         f"low-resource treebanks are test-only languages outside them")
+    return {lang: list(folders) for lang, folders in treebanks.items()}

@@ -109,7 +109,15 @@ class TransferPlan:
         a test split); of an ablation, those of its pair."""
         named = self.test_languages[task]
         langs = [lang for lang in self.langs if named is None or lang in named or lang == self.pivot]
-        return self.source.task_languages(task, self.ablation_langs(lm, langs))
+        return self.source.task_languages(task, self.ablation_langs(lm, langs)) + self.low_resource_langs(task, lm)
+
+    def low_resource_langs(self, task: str, lm: str | None = None) -> list[str]:
+        """The test-only treebanks without a dev split that parsing is also tested on (transfer.parsing.low_resource,
+        Liu et al. short §5.2), where the source has them (real data); not of an ablation (Conneau et al. test its
+        pair)."""
+        if task != "parsing" or (lm is not None and lm.startswith("ablation/")):
+            return []
+        return [lang for lang in self.source.low_resource if lang not in self.langs]
 
     def task_splits(self, task: str, lang: str) -> list[str]:
         return self.source.task_splits(task, lang)
@@ -138,9 +146,13 @@ class TransferPlan:
         return dict(model=self.lm_model(wildcards))
 
     def mean_corpora(self, wildcards, langs: list[str]) -> dict:
-        """The corpus samples zero-mean and MDS compute the language means on."""
+        """The text zero-mean and MDS compute the language means on: each language's corpus sample; a low-resource
+        treebank's own train split (no corpus of these languages is pinned: a deviation, resources/protocol.yaml
+        liu2020short.parsing_treebanks)."""
         size = self.any_lm(wildcards)["size"] or max(self.sizes)
-        return {lang: f"{self.results}/corpus/{size}/{lang}.txt" for lang in langs}
+        low = self.low_resource_langs(wildcards.task, wildcards.lm)
+        return {lang: self.layout.task_file(wildcards.task, lang, "train") if lang in low
+                else f"{self.results}/corpus/{size}/{lang}.txt" for lang in langs}
 
     def finetune_inputs(self, wildcards) -> dict:
         """The job's inputs: the fine-tuning's (the pretrained model, the pivot's train set, the dev sets that
@@ -243,4 +255,8 @@ class TransferPlan:
             run["rotation"] = self.rotation_params(wildcards, run["langs"])
         if task == "ner":
             run["ner_repair"] = self.transfer["ner_repair"]
+        low = self.low_resource_langs(task, wildcards.lm)
+        if low and variant != "static":  # their means from the treebank's train text; MDS's alpha by the rule
+            run["low_resource"] = dict(langs=low, mean_text="treebank train split",
+                                       alpha=self.transfer["parsing"]["low_resource"]["alpha"])
         return run
