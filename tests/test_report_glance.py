@@ -80,3 +80,14 @@ def test_metadata_reaches_the_first_screen(tmp_path, monkeypatch):
     run = _first_table(html)
     assert captured and run["checkout"] == "abcdef123456 of 2024-01-02" and run["settings hash"] == "0123456789ab"
     assert run["cost"].startswith("2.0 h of job time over 3 benchmarked jobs; 1.5 h from the first job")
+
+
+def test_the_tables_row_names_each_folder_once_and_a_file_many_folders_hold_once():
+    from xling.report.run import _tables_line
+
+    line = _tables_line({"tables": ["results/r/eval/a.parquet", "results/r/eval/b.parquet"],
+                         "logs": [f"results/r/finetuned/{task}/m/seed1/finetune.json"
+                                  for task in ("xnli", "pos", "ner")],
+                         "models": ["results/r/models/bert/4000/training_log.tsv"]})
+    assert line == ("results/r/eval/ a.parquet, b.parquet; results/r/models/bert/4000/ training_log.tsv; "
+                    "finetune.json in 3 folders under results/r/finetuned/")

@@ -9,6 +9,7 @@ Tables that disagree (made under different settings) are shown side by side, eac
 
 from __future__ import annotations
 
+import os
 from typing import Iterable
 
 import pandas as pd
@@ -96,15 +97,29 @@ def render_overview(ctx: ReportContext) -> list[Block]:
     return blocks
 
 
+#: a file name found in at least this many folders (each fine-tuning's finetune.json) is named once, with its count
+MANY_FOLDERS = 3
+
+
 def _tables_line(paths) -> str:
-    """The run's result files by folder, each folder once ('results/demo/eval/: word_retrieval.parquet, ...'):
-    the same folder before every one of twenty files filled a screen's quarter."""
+    """The run's result files by folder, each folder once ('results/demo/eval/: word_retrieval.parquet, ...'), and
+    a file name that many folders hold once with their count and common folder ('finetune.json in 22 folders under
+    results/demo/finetuned/'): a path per fine-tuning filled half a screen."""
+    files = [str(path) for value in paths.values()
+             for path in (value if isinstance(value, (list, tuple)) else str(value).split(", "))]
+    folders_of: dict[str, list[str]] = {}
+    for path in files:
+        folder, _, name = path.rpartition("/")
+        folders_of.setdefault(name, []).append(folder)
     by_folder: dict[str, list[str]] = {}
-    for value in paths.values():
-        for path in (value if isinstance(value, (list, tuple)) else str(value).split(", ")):
-            folder, _, name = str(path).rpartition("/")
+    for path in files:
+        folder, _, name = path.rpartition("/")
+        if len(folders_of[name]) < MANY_FOLDERS:
             by_folder.setdefault(f"{folder}/" if folder else "", []).append(name)
-    return "; ".join(f"{folder} {', '.join(names)}".strip() for folder, names in by_folder.items())
+    parts = [f"{folder} {', '.join(names)}".strip() for folder, names in by_folder.items()]
+    parts += [f"{name} in {len(folders)} folders under {os.path.commonpath(folders)}/"
+              for name, folders in folders_of.items() if len(folders) >= MANY_FOLDERS]
+    return "; ".join(parts)
 
 
 # ---------------------------------------------------------------------------------------------- settings
