@@ -5,6 +5,7 @@ curves and table), then every number of the transfer table.
 from __future__ import annotations
 
 import math
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -71,6 +72,10 @@ def alpha_table(curves: pd.DataFrame, chosen: pd.DataFrame, test: pd.DataFrame, 
                             "the number the tables above report. The test split plays no part in the choice.")
 
 
+#: characters a panel's title line holds at 9 pt in a 3.2-inch panel
+TITLE_CHARS = 30
+
+
 def alpha_figure(curves: pd.DataFrame, chosen: pd.DataFrame, settings: str) -> Figure:
     """A panel per task x model x freeze x layer; a line per language (dev score against alpha, mean over
     seeds), a star at each alpha a seed chose."""
@@ -100,9 +105,11 @@ def alpha_figure(curves: pd.DataFrame, chosen: pd.DataFrame, settings: str) -> F
             for alpha in picked[picked["lang"] == lang]["alpha"].unique():
                 ax.plot([alpha], [at.get(alpha, np.nan)], marker="*", markersize=13, color=styles[lang]["color"],
                         markeredgecolor="black", linestyle="")
-        ax.set_title(f"{TASK_LABELS.get(info['task'], info['task'])} ({METRIC_LABELS.get(info['metric'])})\n"
-                     f"{model_name(info)}, k = {int(info['freeze'])}, layer {int(info['layer'])},\n"
-                     + selection_label(info['selection']), fontsize=9)
+        lines = [f"{TASK_LABELS.get(info['task'], info['task'])} ({METRIC_LABELS.get(info['metric'])})",
+                 f"{model_name(info)}, k = {int(info['freeze'])}, layer {int(info['layer'])},",
+                 selection_label(info['selection'])]
+        # each line within its panel (TITLE_CHARS), not running into the next panel's title
+        ax.set_title("\n".join(textwrap.fill(line, TITLE_CHARS) for line in lines), fontsize=9)
         ax.set_xlabel("\u03b1")
         ax.set_ylabel("dev score (%)")
         ax.grid(alpha=0.3)
