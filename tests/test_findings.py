@@ -284,6 +284,16 @@ def test_xnli_at_one_class_share_and_a_fine_tuning_that_did_not_learn_are_flagge
     assert glove.str.contains("the fine-tuning did not learn en").all()  # en dev 33.0 at chance: every row
 
 
+def test_xnli_rows_are_judged_against_the_tables_own_chance_level():
+    """One chance level per test set: the gather's (here a majority class of 167/500 = 33.4 %), not 1/3 beside it,
+    so a number between the two is flagged as the table flags it."""
+    rows = pd.DataFrame(transfer_rows("xnli", "bert", LARGE, LONG, 0, "none", 33.38, dev=60.0))
+    with_chance = transfer_flags(rows.assign(chance=33.4), "en")
+    at = (rows["lang"] == "xa") & (rows["split"] == "test")
+    assert with_chance[at].str.contains(r"33.380 <= chance 33.400").fillna(False).all()
+    assert transfer_flags(rows, "en")[at].isna().all()  # no chance column: the uniform floor, 33.38 is above it
+
+
 def mds_transfer(task: str, by_depth: dict, langs=("en", "xa", "xb"), **extra) -> list[dict]:
     """{freeze depth: (no transform, MDS)} -> transfer rows of three seeds (+-0.4) in `langs`."""
     rows = []

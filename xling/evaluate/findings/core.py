@@ -30,7 +30,7 @@ NOT_MEASURED = "not measured"
 OUTCOMES = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED)
 STATIC = ("glove", "word2vec")
 LABEL = {"glove": "GloVe", "word2vec": "Word2Vec", "bert": "BERT"}
-XNLI_CHANCE = 100 / 3  # three labels, accuracy in percent: the uniform floor (the table has no class counts)
+XNLI_CHANCE = 100 / 3  # three labels, accuracy in percent: the uniform floor, for a table without a chance column
 #: the columns each table must have: the tables the findings read, keyed as their inputs (the table registry)
 TABLES = FINDINGS_COLUMNS
 #: tables that come as several files (one per model), concatenated on reading
@@ -289,7 +289,10 @@ def transfer_flags(rows: pd.DataFrame, pivot: str) -> pd.Series:
             n = int(row["n"]) if "n" in row and pd.notna(row["n"]) else 0
             correct = round(row["value"] * n / 100)
             share = n and correct in (n // 3, -(-n // 3)) and abs(100 * correct / n - row["value"]) < 1e-6
-            return flag(at_or_below_chance(row["value"], XNLI_CHANCE),
+            # the table's own chance level (the gather's, computed once per test set: the better of a uniform
+            # guess and the test set's majority class), the uniform floor only where the table has none
+            chance = row["chance"] if "chance" in row and pd.notna(row["chance"]) else XNLI_CHANCE
+            return flag(at_or_below_chance(row["value"], chance),
                         f"one class's share ({correct}/{n}): one class predicted" if share else None)
         if row["task"] == "ner" and row["value"] == 0:
             return "F1 0: no correct entity"
