@@ -137,7 +137,7 @@ def _render(tmp_path, table, **report_settings):
 
 
 def _main_table_rows(html: str) -> list[str]:
-    table = re.search(r"<h3>MRR by language pair.*?</table>", html, re.S).group(0)
+    table = re.search(r"<(?:h3|summary)>MRR by language pair.*?</table>", html, re.S).group(0)  # long: collapsed
     return re.findall(r"<tr>.*?</tr>", table, re.S)
 
 

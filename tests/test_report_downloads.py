@@ -21,7 +21,9 @@ from xling.plan import tables as registry
 from xling.report.core import expected_figures, render_report
 from xling.report.downloads import with_downloads
 
-TABLE = re.compile(r'<table class="data.*?</table>\s*</div>\s*(<p class="note">.*?</p>)?', flags=re.S)
+#: a table with its heading (where a shown table's link sits) and the note under it (a collapsed table's link)
+TABLE = re.compile(r'(<h3>(?:(?!</h3>).)*</h3>)?\s*<div class="table-(?:wrap|full)">\s*<table class="data.*?</table>'
+                   r'\s*</div>\s*(<p class="note">.*?</p>)?', flags=re.S)
 APPENDIX = ("protocol", "settings")
 
 
@@ -70,8 +72,8 @@ def test_every_table_links_to_a_file_the_run_writes(tmp_path):
     for section, body in re.findall(r'<section id="([^"]+)">(.*?)</section>', page, flags=re.S):
         found = TABLE.findall(body)
         assert len(found) == body.count('<table class="data'), section
-        for note in found:
-            hrefs = [html_lib.unescape(h) for h in re.findall(r'<a href="([^"]+)" download>', note)]
+        for heading, note in found:
+            hrefs = [html_lib.unescape(h) for h in re.findall(r'<a href="([^"]+)" download>', heading + note)]
             if section in APPENDIX:
                 assert not hrefs, section  # drawn from the checkout and the config, not from a table of the run
                 continue
