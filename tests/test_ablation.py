@@ -383,7 +383,9 @@ def test_report_flags_the_degenerate_cells_of_table1_and_says_why(tmp_path):
     ours = page.split('id="emerging_table1"', 1)[1].split("</section>", 1)[0]
     assert ours.count("33.40 \u00b1 0.71 \u2020") == 2  # both target languages' cells of sep-emb-l1
     assert "60.00 \u00b1 0.71 \u2020" not in ours
-    assert "\u2020 degenerate: sep-emb-l1 XNLI xa: constant predictions: 'neutral' is 100.0% of 500" in ours
+    # the page's one flag vocabulary: the label in the cell, the reason whole in its tooltip and lettered under the table
+    assert ours.count("\u2020a constant predictions") == 2
+    assert "<b>\u2020a</b> constant predictions: 'neutral' is 100.0% of 500" in ours
 
 
 def test_report_refuses_to_average_anything_but_seeds(tmp_path):

@@ -12,6 +12,7 @@ from xling.evaluate.ablation import POINT_COLUMNS, ablation_scores
 from xling.plan.ablation import parse_setting
 from xling.report.blocks import DASH, Block, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns, shown_path
+from xling.report.flags import flagged_cell
 from xling.report.transfer.common import DIGITS as SCORE_DIGITS
 from xling.report.transfer.common import check_cells, fmt_score, seed_stats
 
@@ -79,7 +80,7 @@ def table1(scores: pd.DataFrame, where: str) -> tuple[list, list[list], list[str
             for lang in langs[t]:
                 r = cell.get((setting, t, lang))
                 shown = fmt_score(r["mean"], r["sd"], r["n_seeds"]) if r else DASH
-                line.append(shown + " \u2020" if r and (setting, t, lang) in flagged else shown)
+                line.append(flagged_cell(shown, flagged.get((setting, t, lang))) if r else shown)
             if (setting, t) in means and ("default", t) in means:
                 line.append(f"{means[setting, t] - means['default', t]:+.{SCORE_DIGITS}f}")
             else:
@@ -157,11 +158,9 @@ def render_table1(ctx: ReportContext) -> list[Block]:
         "\u0394 = the task's mean over the target languages minus default's, as the paper's \u0394 (the "
         f"change of the average over fr, ru and zh). Frozen encoder layers while fine-tuning: {freeze} (plus "
         "each model's language-specific ones). " + _points_note(scores))]
-    flagged = cell_flags(scores)
-    note = ("\u2020 degenerate: " + "; ".join(f"{setting} {TASK_LABEL[task]} {lang}: {reason}"
-                                               for (setting, task, lang), reason in sorted(flagged.items()))
-            + ". A separated model at chance is the paper's finding for some settings; a default at chance makes "
-            "the row's \u0394 carry no signal.") if flagged else ""
+    # a flagged cell carries the page's label, its reason lettered under the table (xling.report.flags)
+    note = ("\u2020: a separated model at chance is the paper's finding for some settings; a default at chance "
+            "makes the row's \u0394 carry no signal.") if cell_flags(scores) else ""
     blocks.append(table_block("Table 1 (ours)", columns, rows, note=note, numeric=range(5, len(columns)),
                               wrap=(1, 2, 3)))
     entries = (ctx.published or {}).get(TABLE) or []
