@@ -72,3 +72,14 @@ def test_one_title_per_paper(demo_like):
     assert titled
     for before in titled:
         assert published.SHORT_TITLE in before, before
+
+
+def test_the_ablation_and_frequency_sections_name_no_code_identifier(tmp_path):
+    """Sections the demo-like page lacks: Conneau et al.'s Table 1 and Cao et al.'s frequency figure."""
+    import test_ablation as ablation
+
+    table = ablation.ablation_table({("default", "xnli"): 60.0, ("sep-emb-l1", "xnli"): 50.0}).assign(freeze=0)
+    page = published.render(tmp_path, {"ablation": table, "contextual_retrieval_frequency": cao.frequency_table()})
+    assert 'id="emerging_table1"' in page and 'id="alignment_frequency"' in page
+    found = {name: where for name, where in prose_identifiers(page).items() if name not in ALLOWED}
+    assert not found, found

@@ -95,8 +95,8 @@ def _points_note(scores: pd.DataFrame) -> str:
         return ""
     counts = sorted(scores["points"].str.count(", ").add(1).unique())
     return (f"Each seed's score is the mean over the {' or '.join(map(str, counts))} point(s) of the task's "
-            "fine-tuning grid (ablation.finetune) with the best pivot dev score of their selected epoch (the paper: "
-            "\"the average of best two set of hyperparameters\").")
+            "fine-tuning grid (the ablation's fine-tuning settings) with the best pivot dev score of their selected "
+            "epoch (the paper: \"the average of best two set of hyperparameters\").")
 
 
 def published_table1(entries: list[dict]) -> tuple[list, list[list]]:
@@ -146,7 +146,8 @@ def render_table1(ctx: ReportContext) -> list[Block]:
     blocks = [text(
         "A bilingual masked LM of the pivot with each pair's other language ("
         + ", ".join(pairs) + ") per setting, all trained by the one BERT trainer on the same token files in batches "
-        "of one language (sampled by share to the power ablation.sampling_exponent): default shares everything; "
+        "of one language (drawn by its share raised to the sampling exponent, both in the settings): default "
+        "shares everything; "
         "wiki-cc gives the second language text from another domain; no-anchors prefixes every piece with its "
         "language, so no id is shared (the paper merges two 40k BPE vocabularies; ours is the run's joint "
         "vocabulary split by language, so the segmentation stays the default's); extra-anchors code-switches "
