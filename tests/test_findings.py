@@ -18,7 +18,7 @@ from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
 
 from xling.evaluate.findings import (CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, TABLES,
                                      Criteria, bert_layer, criteria_from_config, judge_claims, read_tables)
-from xling.evaluate.findings.core import transfer_flags
+from xling.evaluate.findings.core import over_seeds, transfer_flags
 from xling.report.core import render_report
 from xling.report.docs_findings import DOCS_BEGIN, DOCS_END, markers
 from xling.report.docs_findings import main as docs_main
@@ -219,6 +219,25 @@ def test_xnli_against_static_models_needs_several_seeds_for_an_interval():
     assert turned["liu2020_what.large-data.xnli"] == FAILS == turned["liu2020_what.small-data.xnli"]
     row = finding({"transfer": xnli_grid(seeds=(1, 2, 3), spread=0.5)}, "liu2020_what.large-data.xnli")
     assert "BERT (over 3 seeds) 60.500 [" in row["reason"]
+
+
+def test_the_interval_over_seeds_by_hand():
+    """Three fine-tuning seeds: each seed's mean over the languages (xa, xb), then Student's t over those means.
+    Seed means 52, 56 and 49: mean 157 / 3, variance (ddof 1) 37 / 3, so the 95 % half-width is
+    t(0.975, 2) x sqrt(37 / 3) / sqrt(3) = 4.302652729911275 x sqrt(37) / 3 = 8.72400 (scipy's t quantile is
+    the tabulated 4.3027)."""
+    values = {1: (50.0, 54.0), 2: (55.0, 57.0), 3: (47.0, 51.0)}
+    rows = pd.DataFrame([dict(seed=seed, lang=lang, value=value) for seed, pair in values.items()
+                         for lang, value in zip(("xa", "xb"), pair)])
+    measure = over_seeds("BERT", rows)
+    half = 4.302652729911275 * np.sqrt(37) / 3
+    assert measure.label == "BERT (over 3 seeds)"
+    assert measure.value == pytest.approx(157 / 3)
+    assert (measure.low, measure.high) == (pytest.approx(157 / 3 - half), pytest.approx(157 / 3 + half))
+    assert (round(measure.low, 3), round(measure.high, 3)) == (43.609, 61.057)
+    # a language missing from one seed: that seed's mean is over the languages it has (xa alone: 50)
+    partial = over_seeds("BERT", rows[~((rows["seed"] == 1) & (rows["lang"] == "xb"))])
+    assert partial.value == pytest.approx((50 + 56 + 49) / 3)
 
 
 def with_row_intervals(rows: pd.DataFrame, half: float, column: str = "value") -> pd.DataFrame:
