@@ -182,3 +182,20 @@ def test_the_low_resource_alpha_and_treebanks_change_only_the_parsing_scores():
             assert base.transfer_params(run) == other_alpha.transfer_params(run) == other_set.transfer_params(run)
             changed = [p.transfer_eval_params(run) != base.transfer_eval_params(run) for p in (other_alpha, other_set)]
             assert changed == [task == "parsing", task == "parsing"], (task, variant)
+
+
+def test_transfer_windows_narrow_the_xnli_grid_and_keep_the_language_and_alignment_berts():
+    """transfer.windows: the XNLI grid at the short window only; the language experiments' BERT (window 10, also
+    the alignment base) keeps its XNLI, MDS depth and Cao et al.'s variants; null is every window."""
+    settings = dict(tasks=["xnli"], freeze=[0], mds_freeze=1, zero_mean=False)
+    plan = make_plan(transfer={**settings, "windows": [5]}, language={"sizes": [200], "windows": [10]})
+    runs = plan.transfer_runs()
+    assert sorted({lm for _, lm, _ in runs if not lm.startswith("aligned/")}) == [
+        "bert/100-w5", "bert/200-w10", "bert/200-w5", "glove/100-w5", "glove/200-w5"]
+    assert [v for _, lm, v in runs if lm == "bert/200-w10"] == ["f0", "f1", "f0-cao", "f0-rotword", "f0-rotsentence"]
+    assert [lm for _, lm, _ in runs if lm.startswith("aligned/")] == plan.aligned_models() != []
+    every = make_plan(transfer=settings, language={"sizes": [200], "windows": [10]})
+    assert {lm for _, lm, _ in every.transfer_runs()} - {lm for _, lm, _ in runs} == {"bert/100-w10", "glove/100-w10",
+                                                                                    "glove/200-w10"}
+    with pytest.raises(ValueError, match=r"transfer.windows: \[7\] are not in windows \[5, 10\]"):
+        make_plan(transfer={"windows": [7]}).transfer_runs()

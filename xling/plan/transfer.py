@@ -87,18 +87,29 @@ class TransferPlan:
         return depth
 
     def transfer_runs(self) -> list[tuple[str, str, str]]:
-        """(task, lm, variant) of every fine-tuning: XNLI on every model x size x window (and Hugging Face
-        checkpoint, and aligned model; Cao et al.'s variants XNLI only); the other tasks on the language
-        experiments' BERTs."""
+        """(task, lm, variant) of every fine-tuning: XNLI on every model x size x window of transfer.windows, the
+        BERTs of the language experiments and of alignment (and Hugging Face checkpoint, and aligned model; Cao
+        et al.'s variants XNLI only); the other tasks on the language experiments' BERTs."""
         runs = []
         for task in self.transfer["tasks"]:
-            lms = [f"{m}/{s}-w{w}" for m in self.models for s in self.sizes for w in self.windows]
+            lms = [f"{m}/{s}-w{w}" for m in self.models for s in self.sizes for w in self.xnli_windows()]
+            kept = [lm for lm in (*self.language_models(), *self.alignment_bases()) if lm.startswith("bert/")]
+            lms += [lm for lm in dict.fromkeys(kept) if lm not in lms]  # theirs whatever transfer.windows says
             lms += [f"hf/{x}" for x in self.hf_models] + self.aligned_models()
             if task != "xnli":
                 lms = self.language_models()
             runs += [(task, lm, variant) for lm in lms for variant in self.transfer_variants(lm)
                      if self.transfer_langs(task) and (task == "xnli" or not is_alignment_variant(variant))]
         return runs
+
+    def xnli_windows(self) -> list[int]:
+        """The windows of the XNLI grid (transfer.windows, null = every one of `windows`): no claim compares XNLI
+        across windows, so a preset may fine-tune one window's models only."""
+        chosen = self.transfer["windows"]
+        unknown = sorted(set(chosen or ()) - set(self.windows))
+        if unknown:
+            raise ValueError(f"transfer.windows: {unknown} are not in windows {self.windows}")
+        return [w for w in self.windows if chosen is None or w in chosen]
 
     def transfer_parts(self) -> list[str]:
         return [f"{self.results}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
