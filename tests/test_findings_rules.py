@@ -124,6 +124,30 @@ def test_extra_anchors_help_especially_the_distant_pair():
     assert row["outcome"] == NOT_MEASURED and "distant pair en-zh" in row["reason"]
 
 
+def test_extra_anchors_on_a_stand_in_for_the_distant_pair():
+    """Synthetic languages have no Chinese: findings.stand_ins names the run language that stands for it (and for
+    French), and the finding says so; without a stand-in the claim is not measured. With the distant stand-in
+    alone, only its own comparisons are judged."""
+    claim = "conneau2020.extra-anchors"
+    scores = {("default", "xnli", None): 70.0, ("default", "ner", None): 60.0,
+              ("extra-anchors", "xnli", "xc"): 74.0, ("extra-anchors", "ner", "xc"): 64.0,
+              ("extra-anchors", "xnli", "xa"): 70.5, ("extra-anchors", "ner", "xa"): 59.5}
+    synthetic = ablation(scores, langs=("xa", "xc"))
+    row = finding({"ablation": synthetic}, claim, stand_ins={"zh": "xc", "fr": "xa"})
+    assert row["outcome"] == HOLDS and "4 of 4 comparisons hold" in row["reason"]
+    assert "extra > default on en-xc (for zh)" in row["reason"] and "en-xa (for fr)" in row["reason"]
+    row = finding({"ablation": synthetic}, claim)
+    assert row["outcome"] == NOT_MEASURED and "nor a stand-in for it" in row["reason"]
+    distant_only = ablation({k: v for k, v in scores.items() if k[2] != "xa"}, langs=("xc",))
+    row = finding({"ablation": distant_only}, claim, stand_ins={"zh": "xc", "fr": "xa"})
+    assert row["outcome"] == HOLDS and "2 of 2 comparisons hold" in row["reason"]
+    hurt = ablation({**scores, ("extra-anchors", "xnli", "xc"): 60.0}, langs=("xa", "xc"))
+    assert finding({"ablation": hurt}, claim, stand_ins={"zh": "xc", "fr": "xa"})["outcome"] == FAILS
+    from xling.evaluate.findings import criteria_from_config
+    assert criteria_from_config({"stand_ins": {"zh": "xc"}}).stand_ins == {"zh": "xc"}
+    assert criteria_from_config({}).stand_ins == {}
+
+
 # ---------------------------------------------------------------------------------------------- Liu et al.
 
 def sentence_rows(task: str, values: dict, half: float = 0.02) -> pd.DataFrame:

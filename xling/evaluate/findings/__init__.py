@@ -106,7 +106,7 @@ def read_tables(paths: Mapping[str, str | Path | Sequence]) -> dict[str, pd.Data
 def criteria_from_config(findings: Mapping, bootstrap: Mapping | None = None, shown: Mapping | None = None,
                          aligned_langs=Criteria.aligned_langs, xnli_mds_freeze: int = Criteria.xnli_mds_freeze
                          ) -> Criteria:
-    """Criteria from the config blocks findings (layer, margin, margins, mds_freeze), bootstrap, the report's
+    """Criteria from the config blocks findings (layer, margin, margins, mds_freeze, stand_ins), bootstrap, the report's
     word-retrieval selection (xling.plan.figures.selection_config: metric, dictionary_split, layer) and the
     languages of the alignment's fine-tuning (alignment.finetune.languages; None: every language; unset: Cao et
     al.'s five) and the freeze depth the plan tests XNLI with MDS at (xling.plan: transfer.mds_freeze)."""
@@ -115,7 +115,8 @@ def criteria_from_config(findings: Mapping, bootstrap: Mapping | None = None, sh
     margins = dict(percent=float(given.get("percent", DEFAULT_MARGINS["percent"])),
                    mrr=float(given.get("mrr", DEFAULT_MARGINS["mrr"])),
                    cka=float(given.get("cka", DEFAULT_MARGINS["cka"])))
-    langs = {"aligned_langs": None if aligned_langs is None else tuple(aligned_langs)}
+    langs = {"aligned_langs": None if aligned_langs is None else tuple(aligned_langs),
+             "stand_ins": {str(paper): str(ours) for paper, ours in (findings.get("stand_ins") or {}).items()}}
     return Criteria(layer=findings.get("layer", "report"), margin=float(findings.get("margin", 0.0)),
                     margins=margins, **langs, mds_freeze=findings.get("mds_freeze"),
                     xnli_mds_freeze=int(xnli_mds_freeze), shown_layer=shown.get("layer"),

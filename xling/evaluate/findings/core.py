@@ -75,7 +75,8 @@ class Criteria:
     None = the paper's: XNLI at `xnli_mds_freeze`, the plan's transfer.mds_freeze scaled to the run's BERT, POS and
     parsing at the run's smallest depth with MDS scores) and the bootstrap settings. `margins`: the equivalence margin of each metric kind (MARGIN_KINDS) where
     the paper gives none; `aligned_langs`: the languages a model aligned/{n}/{base} was aligned on (its id names
-    none; alignment.finetune.languages; None: every language with word pairs)."""
+    none; alignment.finetune.languages; None: every language with word pairs); `stand_ins`: {paper language:
+    run language} for the claims that name a language the run has not (findings.stand_ins)."""
 
     layer: str | int = "report"
     shown_layer: int | None = None
@@ -86,6 +87,7 @@ class Criteria:
     xnli_mds_freeze: int = 6
     margins: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MARGINS))
     aligned_langs: tuple[str, ...] | None = ("bg", "de", "el", "es", "fr")  # None: every language
+    stand_ins: Mapping[str, str] = field(default_factory=dict)
     resamples: int = 1000
     level: float = 0.95
     seed: int = 0
