@@ -13,7 +13,7 @@ import numpy as np
 
 from xling.data import synthetic_ner as ner
 from xling.data.synthetic.language import Language, build, conllu_block, realize, surface
-from xling.data.synthetic.spec import LABELS, _Draw, _fail, _rng, bucc_gold_count
+from xling.data.synthetic.spec import FUNCTION, LABELS, _Draw, _fail, _rng, bucc_gold_count
 from xling.data.synthetic.world import Sampler, Tables, World
 from xling.data.synthetic.xnli import xnli_pair
 from xling.io import atomic_write
@@ -33,7 +33,8 @@ def _write_lines(path: Path, lines) -> int:
 def _corpus(cfg: dict, world: World, lang: Language, path: Path, sentences: int, stream: str = "corpus",
             first_topic: int = 0) -> Counter:
     """Write a monolingual corpus of `sentences` to `path` from the random stream `stream` (documents draw their
-    topic among topics first_topic..topics-1); return content-concept counts (for the dictionaries)."""
+    topic among topics first_topic..topics-1); return the counts of its content and function concepts (for the
+    dictionaries)."""
     s = Sampler(world, lang.tables, _rng(cfg["seed"], stream, lang.code))
     name_draw = _Draw(_rng(cfg["seed"], f"{stream}-names", lang.code))  # a stream of its own: the sentences stay
     lo, hi = cfg["document_length"]
@@ -46,7 +47,7 @@ def _corpus(cfg: dict, world: World, lang: Language, path: Path, sentences: int,
         for _ in range(size):
             sentence = ner.add_names(name_draw, world.names, s.sentence(topic), cfg["name_rate"])
             records = realize(lang, sentence, neg_id)
-            counts.update(r[1] for r in records if r[1] < world.n_content)
+            counts.update(r[1] for r in records if r[1] < world.n_content + len(FUNCTION))
             doc.append(" ".join(surface(lang, records)))
         docs.append("\n".join(doc))
         left -= size
@@ -65,12 +66,15 @@ def domain_corpus(spec: dict, languages: list[str], code: str, path, sentences: 
     first = int(topics_left_out * world.n_topics)
     counts = _corpus(cfg, world, langs[code], Path(path), sentences, stream="domain", first_topic=first)
     logger.info("%s: %d sentences of another domain (topics %d..%d of %d), %d content concepts used", path,
-                sentences, first, world.n_topics - 1, world.n_topics, len(counts))
+                sentences, first, world.n_topics - 1, world.n_topics, sum(c < world.n_content for c in counts))
 
 
 def dictionaries(cfg: dict, world: World, en: Language, lang: Language, en_counts: Counter,
                  counts: Counter) -> dict[str, list[tuple[str, str]]]:
-    """MUSE-style lemma pairs; ranks are English corpus-frequency ranks of content concepts."""
+    """MUSE-style lemma pairs; ranks are English corpus-frequency ranks of content concepts. With
+    dictionary.function_words the test split also holds the function words both corpora use (after the content
+    pairs, in the grammar's order): MUSE's dictionaries hold a language's function words too, and without them
+    word retrieval has no closed-class query to compare the open class with (Liu et al. 2020 Table 1)."""
     ranked = sorted((c for c in en_counts if c < world.n_content), key=lambda c: (-en_counts[c], c))
     spec = cfg["dictionary"]
     out = {"full": [(en.lemma[c], lang.lemma[c]) for c in ranked if counts[c] > 0]}
@@ -78,6 +82,9 @@ def dictionaries(cfg: dict, world: World, en: Language, lang: Language, en_count
         lo, hi = spec[split]
         keep = [c for c in ranked[lo:hi] if counts[c] > 0
                 and (split == "train" or spec["anchors_in_test"] or c not in lang.anchors)]
+        if split == "test" and spec["function_words"]:
+            function = range(world.n_content, world.n_content + len(FUNCTION))
+            keep += [c for c in function if en_counts[c] > 0 and counts[c] > 0]
         out[split] = [(en.lemma[c], lang.lemma[c]) for c in keep]
     return out
 
@@ -143,8 +150,8 @@ def generate(spec: dict, languages: list[str], out_dir: Path) -> None:
     for code, lang in langs.items():
         counts[code] = _corpus(cfg, world, lang, out / "corpus" / f"{code}.txt", cfg["sentences"])
         logger.info("corpus/%s.txt: %d sentences, %d of %d content concepts used (%s script, %.0f%% anchors)",
-                    code, cfg["sentences"], len(counts[code]), world.n_content, lang.script,
-                    100 * len(lang.anchors) / world.n_content)
+                    code, cfg["sentences"], sum(c < world.n_content for c in counts[code]), world.n_content,
+                    lang.script, 100 * len(lang.anchors) / world.n_content)
 
     for code in languages[1:]:
         sizes = {}
