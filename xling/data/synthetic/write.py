@@ -13,7 +13,7 @@ import numpy as np
 
 from xling.data import synthetic_ner as ner
 from xling.data.synthetic.language import Language, build, conllu_block, realize, surface
-from xling.data.synthetic.spec import FUNCTION, LABELS, _Draw, _fail, _rng, bucc_gold_count
+from xling.data.synthetic.spec import FUNCTION, LABELS, _Draw, _fail, _rng, bucc_gold_count, resolve_spec
 from xling.data.synthetic.world import Sampler, Tables, World
 from xling.data.synthetic.xnli import xnli_pair
 from xling.io import atomic_write
@@ -87,6 +87,48 @@ def dictionaries(cfg: dict, world: World, en: Language, lang: Language, en_count
             keep += [c for c in function if en_counts[c] > 0 and counts[c] > 0]
         out[split] = [(en.lemma[c], lang.lemma[c]) for c in keep]
     return out
+
+
+LOW_RESOURCE_KEY = "transfer.parsing.low_resource.synthetic"
+
+
+def low_resource_treebanks(spec: dict, languages: list[str], low_resource: dict[str, dict],
+                           sentences: dict[str, int], out_dir: Path) -> None:
+    """Write ud/{code}.{train,test}.conllu under out_dir for each test-only language of `low_resource` (code ->
+    knobs as synthetic.languages): the analogue of Liu et al. (short, §5.2)'s low-resource parsing languages,
+    which have no official development set and which, but for Kazakh and Irish, mBERT never saw in pretraining.
+    No corpus is written for them, so no BERT of the run reads their text; the train split serves only for the
+    language mean of zero-mean and MDS, the test split for the score. Their sentences are the first of the run
+    languages' splits of the same name (the same latent stream), realized in each language's own lexicon and word
+    order. A language must share its script with a run language: in an unseen script every word would be one
+    unknown token to the run's vocabulary, which no subword of a seen language could reach."""
+    clash = sorted(set(low_resource) & set(languages))
+    if clash:
+        raise ValueError(f"{LOW_RESOURCE_KEY}.languages: {', '.join(clash)} also in `languages`; the low-resource "
+                         f"languages are test-only languages outside them")
+    if sorted(sentences) != ["test", "train"]:
+        raise ValueError(f"{LOW_RESOURCE_KEY}.sentences: expected train and test (no dev split), got "
+                         f"{', '.join(sorted(sentences)) or 'none'}")
+    spec = dict(spec or {})
+    try:
+        seen = {knobs["script"] for knobs in resolve_spec(spec, languages)["languages"].values()}
+        table = {**(spec.get("languages") or {}), **low_resource}
+        cfg, world, langs = build({**spec, "languages": table}, ["en", *low_resource])
+    except ValueError as error:
+        raise ValueError(f"{LOW_RESOURCE_KEY}: {error}") from None
+    for code in low_resource:
+        if langs[code].script not in seen:
+            raise ValueError(f"{LOW_RESOURCE_KEY}.languages.{code}.script: {langs[code].script} is the script of no "
+                             f"run language ({', '.join(sorted(seen))}): every word would be unknown to the tokenizer")
+    neg_id = world.fid["NOT"]
+    for split in ("train", "test"):
+        latent = _latent_set(cfg, world, f"ud-{split}", sentences[split])
+        for code in low_resource:
+            with atomic_write(Path(out_dir) / "ud" / f"{code}.{split}.conllu") as handle:
+                for k, s in enumerate(latent, start=1):
+                    handle.write(conllu_block(langs[code], realize(langs[code], s, neg_id), f"{split}-{k}", world))
+    logger.info("ud/{%s}.{train,test}.conllu: %s sentences, test-only languages without pretraining text",
+                ",".join(low_resource), dict(sentences))
 
 
 def _latent_set(cfg: dict, world: World, purpose: str, n: int) -> list:
