@@ -26,7 +26,7 @@ sys.path.insert(0, workflow.basedir)  # xling from this checkout, also when pars
 from xling.plan import tables as table_registry  # noqa: E402
 from xling.plan.alignment import check_parallel_text  # noqa: E402
 from xling.plan.code import CodeVersions  # noqa: E402
-from xling.plan.data import Layout, SyntheticData  # noqa: E402
+from xling.plan.data import LOW_RESOURCE_SPLITS, Layout, SyntheticData  # noqa: E402
 from xling.plan.models import ANY_LM, BERT_LM, LANG, aligned_base, hf_slug, parse_grid  # noqa: E402
 
 # Scripts and `python -m xling...` commands import the package from this checkout, in any environment

@@ -4,7 +4,7 @@
 
 # The one place that asks which source the run uses: DATA_SOURCE answers which languages have which data.
 if config["data"]["source"] == "synthetic":
-    DATA_SOURCE = SyntheticData(config["synthetic"]["parallel_sentences"])
+    DATA_SOURCE = SyntheticData.from_config(config)
 
     rule synthetic_data:
         output:
@@ -22,6 +22,27 @@ if config["data"]["source"] == "synthetic":
             "../envs/data.yaml"
         script:
             "../scripts/synthetic_data.py"
+
+    if DATA_SOURCE.low_resource:
+
+        rule synthetic_low_resource:  # test-only languages apart: a change of them leaves the run languages' alone
+            output:
+                [LAYOUT.file("treebank", lang=lang, split=split) for lang in DATA_SOURCE.low_resource
+                 for split in LOW_RESOURCE_SPLITS],
+            params:
+                code=code_version("scripts/synthetic_low_resource.py"),
+                spec=config["synthetic"],
+                languages=LANGS,
+                low_resource=config["transfer"]["parsing"]["low_resource"]["synthetic"],
+                out_dir=LAYOUT.data,
+            log:
+                f"{LOGS}/synthetic_low_resource.log",
+            benchmark:
+                f"{BENCH}/synthetic_low_resource.tsv"
+            conda:
+                "../envs/data.yaml"
+            script:
+                "../scripts/synthetic_low_resource.py"
 
 else:
 

@@ -47,7 +47,7 @@ def preset_plan(preset: str, **overrides) -> Plan:
     """The plan of presets/{preset}.yaml (a synthetic-data preset) with `overrides`."""
     config = yaml.safe_load((REPO / "presets" / f"{preset}.yaml").read_text(encoding="utf-8"))
     config = make_config(**merged(config, overrides))
-    return Plan(config, SyntheticData(config["synthetic"]["parallel_sentences"]), SCHEMA, HELPERS)
+    return Plan(config, SyntheticData.from_config(config), SCHEMA, HELPERS)
 
 
 def wildcards(**values) -> SimpleNamespace:

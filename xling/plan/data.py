@@ -112,14 +112,26 @@ class DataSource:
         return ["dev", "test"]
 
 
+#: what a synthetic low-resource treebank is, for the tables (SyntheticData.low_resource)
+SYNTHETIC_LOW_RESOURCE = "synthetic gold, no pretraining text"
+
+
 @dataclass
 class SyntheticData(DataSource):
-    """The synthetic generator (xling.data.synthetic): every language has every dataset and split."""
+    """The synthetic generator (xling.data.synthetic): every language has every dataset and split; the test-only
+    low-resource languages (transfer.parsing.low_resource.synthetic) a treebank of train and test."""
 
     parallel_sentences: int | None = None
+    low_resource: dict[str, list[str]] = field(default_factory=dict)  # lang -> [SYNTHETIC_LOW_RESOURCE]
     gold_links = True
     other_domain = True
     config_keys = ("synthetic",)
+
+    @classmethod
+    def from_config(cls, config: dict) -> "SyntheticData":
+        """The source of a synthetic run (rules/data.smk)."""
+        return cls(config["synthetic"]["parallel_sentences"],
+                   {lang: [SYNTHETIC_LOW_RESOURCE] for lang in synthetic_low_resource(config)})
 
     def available(self, dataset: str, langs: list[str]) -> list[str]:
         return list(langs)
@@ -128,10 +140,10 @@ class SyntheticData(DataSource):
         return True
 
     def ud_splits(self, lang: str) -> list[str]:
-        return list(UD_SPLITS)
+        return list(LOW_RESOURCE_SPLITS if lang in self.low_resource else UD_SPLITS)
 
     def treebank_name(self, lang: str) -> str:
-        return "synthetic gold"
+        return SYNTHETIC_LOW_RESOURCE if lang in self.low_resource else "synthetic gold"
 
     def bucc_named(self, named: list[str], default: list[str], targets: list[str]) -> list[str]:
         """The schema lists the BUCC 2018 languages, which a synthetic run cannot name: its default means every
@@ -184,3 +196,18 @@ def low_resource_treebanks(config: dict) -> dict[str, list[str]]:
         raise ValueError(f"transfer.parsing.low_resource.treebanks: {', '.join(clash)} also in `languages`; the "
                          f"low-resource treebanks are test-only languages outside them")
     return {lang: list(folders) for lang, folders in treebanks.items()}
+
+
+def synthetic_low_resource(config: dict) -> dict[str, dict]:
+    """The synthetic analogue of the low-resource treebanks (transfer.parsing.low_resource.synthetic.languages: code
+    -> knobs, test-only languages without pretraining text): {} without the parsing task. One of the run's
+    `languages` is an error (it has a corpus, and its own treebank has a dev split)."""
+    transfer = config["transfer"]
+    if "parsing" not in transfer["tasks"]:
+        return {}
+    languages = transfer["parsing"]["low_resource"]["synthetic"]["languages"]
+    clash = [lang for lang in languages if lang in config["languages"]]
+    if clash:
+        raise ValueError(f"transfer.parsing.low_resource.synthetic.languages: {', '.join(clash)} also in "
+                         f"`languages`; the low-resource languages are test-only languages outside them")
+    return {lang: dict(knobs) for lang, knobs in languages.items()}

@@ -33,7 +33,7 @@ DEFAULTS: dict = {
     "topics": 30,
     "topic_weight": 0.75,
     "local_weight": 0.5,
-    "dictionary": {"train": [0, 300], "test": [300, 450], "anchors_in_test": False},
+    "dictionary": {"train": [0, 300], "test": [300, 450], "anchors_in_test": False, "function_words": False},
     "parallel_sentences": 1000,
     "ud_sentences": {"train": 2000, "dev": 300, "test": 500},
     "tatoeba_sentences": 1000,
@@ -174,8 +174,9 @@ def resolve_spec(spec: dict | None, languages: list[str]) -> dict:
     test = _check_range(out["dictionary"]["test"], "dictionary.test")
     if train[0] < test[1] and test[0] < train[1]:
         _fail("dictionary", f"train {list(train)} and test {list(test)} rank ranges overlap")
-    if not isinstance(out["dictionary"]["anchors_in_test"], bool):
-        _fail("dictionary.anchors_in_test", "expected true or false")
+    for flag in ("anchors_in_test", "function_words"):
+        if not isinstance(out["dictionary"][flag], bool):
+            _fail(f"dictionary.{flag}", "expected true or false")
     _check_int(out["parallel_sentences"], "parallel_sentences", 1)
     _check_int(out["tatoeba_sentences"], "tatoeba_sentences", 1)
     _check_int(out["named_entities"], "named_entities", 1)

@@ -13,7 +13,7 @@ import numpy as np
 
 from xling.data import synthetic_ner as ner
 from xling.data.synthetic.language import Language, build, conllu_block, realize, surface
-from xling.data.synthetic.spec import LABELS, _Draw, _fail, _rng, bucc_gold_count
+from xling.data.synthetic.spec import FUNCTION, LABELS, _Draw, _fail, _rng, bucc_gold_count, resolve_spec
 from xling.data.synthetic.world import Sampler, Tables, World
 from xling.data.synthetic.xnli import xnli_pair
 from xling.io import atomic_write
@@ -33,7 +33,8 @@ def _write_lines(path: Path, lines) -> int:
 def _corpus(cfg: dict, world: World, lang: Language, path: Path, sentences: int, stream: str = "corpus",
             first_topic: int = 0) -> Counter:
     """Write a monolingual corpus of `sentences` to `path` from the random stream `stream` (documents draw their
-    topic among topics first_topic..topics-1); return content-concept counts (for the dictionaries)."""
+    topic among topics first_topic..topics-1); return the counts of its content and function concepts (for the
+    dictionaries)."""
     s = Sampler(world, lang.tables, _rng(cfg["seed"], stream, lang.code))
     name_draw = _Draw(_rng(cfg["seed"], f"{stream}-names", lang.code))  # a stream of its own: the sentences stay
     lo, hi = cfg["document_length"]
@@ -46,7 +47,7 @@ def _corpus(cfg: dict, world: World, lang: Language, path: Path, sentences: int,
         for _ in range(size):
             sentence = ner.add_names(name_draw, world.names, s.sentence(topic), cfg["name_rate"])
             records = realize(lang, sentence, neg_id)
-            counts.update(r[1] for r in records if r[1] < world.n_content)
+            counts.update(r[1] for r in records if r[1] < world.n_content + len(FUNCTION))
             doc.append(" ".join(surface(lang, records)))
         docs.append("\n".join(doc))
         left -= size
@@ -65,12 +66,15 @@ def domain_corpus(spec: dict, languages: list[str], code: str, path, sentences: 
     first = int(topics_left_out * world.n_topics)
     counts = _corpus(cfg, world, langs[code], Path(path), sentences, stream="domain", first_topic=first)
     logger.info("%s: %d sentences of another domain (topics %d..%d of %d), %d content concepts used", path,
-                sentences, first, world.n_topics - 1, world.n_topics, len(counts))
+                sentences, first, world.n_topics - 1, world.n_topics, sum(c < world.n_content for c in counts))
 
 
 def dictionaries(cfg: dict, world: World, en: Language, lang: Language, en_counts: Counter,
                  counts: Counter) -> dict[str, list[tuple[str, str]]]:
-    """MUSE-style lemma pairs; ranks are English corpus-frequency ranks of content concepts."""
+    """MUSE-style lemma pairs; ranks are English corpus-frequency ranks of content concepts. With
+    dictionary.function_words the test split also holds the function words both corpora use (after the content
+    pairs, in the grammar's order): MUSE's dictionaries hold a language's function words too, and without them
+    word retrieval has no closed-class query to compare the open class with (Liu et al. 2020 Table 1)."""
     ranked = sorted((c for c in en_counts if c < world.n_content), key=lambda c: (-en_counts[c], c))
     spec = cfg["dictionary"]
     out = {"full": [(en.lemma[c], lang.lemma[c]) for c in ranked if counts[c] > 0]}
@@ -78,8 +82,53 @@ def dictionaries(cfg: dict, world: World, en: Language, lang: Language, en_count
         lo, hi = spec[split]
         keep = [c for c in ranked[lo:hi] if counts[c] > 0
                 and (split == "train" or spec["anchors_in_test"] or c not in lang.anchors)]
+        if split == "test" and spec["function_words"]:
+            function = range(world.n_content, world.n_content + len(FUNCTION))
+            keep += [c for c in function if en_counts[c] > 0 and counts[c] > 0]
         out[split] = [(en.lemma[c], lang.lemma[c]) for c in keep]
     return out
+
+
+LOW_RESOURCE_KEY = "transfer.parsing.low_resource.synthetic"
+
+
+def low_resource_treebanks(spec: dict, languages: list[str], low_resource: dict[str, dict],
+                           sentences: dict[str, int], out_dir: Path) -> None:
+    """Write ud/{code}.{train,test}.conllu under out_dir for each test-only language of `low_resource` (code ->
+    knobs as synthetic.languages): the analogue of Liu et al. (short, §5.2)'s low-resource parsing languages,
+    which have no official development set and which, but for Kazakh and Irish, mBERT never saw in pretraining.
+    No corpus is written for them, so no BERT of the run reads their text; the train split serves only for the
+    language mean of zero-mean and MDS, the test split for the score. Their sentences are the first of the run
+    languages' splits of the same name (the same latent stream), realized in each language's own lexicon and word
+    order. A language must share its script with a run language: in an unseen script every word would be one
+    unknown token to the run's vocabulary, which no subword of a seen language could reach."""
+    clash = sorted(set(low_resource) & set(languages))
+    if clash:
+        raise ValueError(f"{LOW_RESOURCE_KEY}.languages: {', '.join(clash)} also in `languages`; the low-resource "
+                         f"languages are test-only languages outside them")
+    if sorted(sentences) != ["test", "train"]:
+        raise ValueError(f"{LOW_RESOURCE_KEY}.sentences: expected train and test (no dev split), got "
+                         f"{', '.join(sorted(sentences)) or 'none'}")
+    spec = dict(spec or {})
+    try:
+        seen = {knobs["script"] for knobs in resolve_spec(spec, languages)["languages"].values()}
+        table = {**(spec.get("languages") or {}), **low_resource}
+        cfg, world, langs = build({**spec, "languages": table}, ["en", *low_resource])
+    except ValueError as error:
+        raise ValueError(f"{LOW_RESOURCE_KEY}: {error}") from None
+    for code in low_resource:
+        if langs[code].script not in seen:
+            raise ValueError(f"{LOW_RESOURCE_KEY}.languages.{code}.script: {langs[code].script} is the script of no "
+                             f"run language ({', '.join(sorted(seen))}): every word would be unknown to the tokenizer")
+    neg_id = world.fid["NOT"]
+    for split in ("train", "test"):
+        latent = _latent_set(cfg, world, f"ud-{split}", sentences[split])
+        for code in low_resource:
+            with atomic_write(Path(out_dir) / "ud" / f"{code}.{split}.conllu") as handle:
+                for k, s in enumerate(latent, start=1):
+                    handle.write(conllu_block(langs[code], realize(langs[code], s, neg_id), f"{split}-{k}", world))
+    logger.info("ud/{%s}.{train,test}.conllu: %s sentences, test-only languages without pretraining text",
+                ",".join(low_resource), dict(sentences))
 
 
 def _latent_set(cfg: dict, world: World, purpose: str, n: int) -> list:
@@ -143,8 +192,8 @@ def generate(spec: dict, languages: list[str], out_dir: Path) -> None:
     for code, lang in langs.items():
         counts[code] = _corpus(cfg, world, lang, out / "corpus" / f"{code}.txt", cfg["sentences"])
         logger.info("corpus/%s.txt: %d sentences, %d of %d content concepts used (%s script, %.0f%% anchors)",
-                    code, cfg["sentences"], len(counts[code]), world.n_content, lang.script,
-                    100 * len(lang.anchors) / world.n_content)
+                    code, cfg["sentences"], sum(c < world.n_content for c in counts[code]), world.n_content,
+                    lang.script, 100 * len(lang.anchors) / world.n_content)
 
     for code in languages[1:]:
         sizes = {}
