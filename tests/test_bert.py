@@ -70,6 +70,36 @@ def test_load_blocks_never_mixes_languages(tmp_path):
         assert {inverse[i][0] for i in row} == {lang}
 
 
+def test_load_blocks_separates_documents_and_pads_short_blocks(tmp_path):
+    """bert.blocks: [SEP] after every line of the stream (BERT's segments, XLM's </s>); a short block is [CLS],
+    2..window-2 stream ids, [SEP], then [PAD]; the blocks hold the stream in order, nothing skipped."""
+    ids = write_vocab(tmp_path / "vocab.txt", [f"p{i}" for i in range(50)])
+    rng = random.Random(2)
+    lines = [[f"p{rng.randrange(50)}" for _ in range(rng.randint(1, 12))] for _ in range(400)]
+    (tmp_path / "en.txt").write_text("\n".join(" ".join(line) for line in lines) + "\n", encoding="utf-8")
+    stream = [i for line in lines for i in [ids[p] for p in line] + [ids["[SEP]"]]]
+    separated, _ = mlm_data.load_blocks([tmp_path / "en.txt"], tmp_path / "vocab.txt", 10,
+                                        blocks={"sentence_separator": True})
+    assert separated[:, 1:-1].reshape(-1).tolist() == stream[: len(separated) * 8]
+    plain, _ = mlm_data.load_blocks([tmp_path / "en.txt"], tmp_path / "vocab.txt", 10)
+    assert ids["[SEP]"] not in plain[:, 1:-1].reshape(-1).tolist()
+
+    fmt = {"sentence_separator": True, "short_seq_prob": 0.3}
+    short, _ = mlm_data.load_blocks([tmp_path / "en.txt"], tmp_path / "vocab.txt", 10, blocks=fmt, seed=5)
+    again, _ = mlm_data.load_blocks([tmp_path / "en.txt"], tmp_path / "vocab.txt", 10, blocks=fmt, seed=5)
+    other, _ = mlm_data.load_blocks([tmp_path / "en.txt"], tmp_path / "vocab.txt", 10, blocks=fmt, seed=6)
+    assert torch.equal(short, again) and not torch.equal(short, other)
+    lengths = (short != ids["[PAD]"]).sum(1) - 2  # stream ids per block
+    assert (short[:, 0] == ids["[CLS]"]).all() and short[torch.arange(len(short)), lengths + 1].eq(ids["[SEP]"]).all()
+    assert lengths.min() >= 2 and lengths.max() == 8 and 0.2 < (lengths < 8).float().mean() < 0.4
+    for row, n in zip(short.tolist(), lengths.tolist()):  # [PAD] only after the block's [SEP]
+        assert ids["[PAD]"] not in row[: n + 2] and set(row[n + 2 :]) <= {ids["[PAD]"]}
+    body = [i for row, n in zip(short.tolist(), lengths.tolist()) for i in row[1 : n + 1]]
+    assert body == stream[: len(body)] and len(stream) - len(body) < 8
+    with pytest.raises(ValueError, match="short_seq_prob"):
+        mlm_data.load_blocks([tmp_path / "en.txt"], tmp_path / "vocab.txt", 10, blocks={"short_seq_prob": 1.5})
+
+
 def test_load_blocks_errors_name_file_and_line(tmp_path):
     write_vocab(tmp_path / "vocab.txt", ["a"])
     (tmp_path / "en.txt").write_text("a a\na  a\n", encoding="utf-8")

@@ -92,11 +92,15 @@ def test_new_settings_at_their_old_behaviour_keep_the_checkpoint_key():
     """Checkpoints written before schedule, batch_tokens and selection existed still resume; dev_every counts
     only where checkpoints are selected on dev."""
     before = {k: v for k, v in resolve_hparams({}).items()
-              if k not in ("schedule", "batch_tokens", "selection", "dev_every")}
+              if k not in ("schedule", "batch_tokens", "selection", "dev_every", "blocks")}
     assert trajectory(as_before(resolve_hparams({}))) == trajectory(before)
     assert trajectory(as_before(resolve_hparams({"dev_every": 7}))) == trajectory(before)
     assert "dev_every" in trajectory(as_before(resolve_hparams({"selection": "dev_perplexity"})))
     assert trajectory(as_before(resolve_hparams({"schedule": "inverse_sqrt"}))) != trajectory(before)
+    assert trajectory(as_before(resolve_hparams({"blocks": {"short_seq_prob": 0.0}}))) == trajectory(before)
+    assert trajectory(as_before(resolve_hparams({"blocks": {"sentence_separator": True}}))) != trajectory(before)
+    with pytest.raises(ValueError, match="unknown bert.blocks"):
+        resolve_hparams({"blocks": {"separator": True}})
 
 
 def test_batch_tokens_trains_as_the_same_batch_in_blocks(corpus, tmp_path):

@@ -172,17 +172,19 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
     if vocabularies is not None:
         views_vocab = {lang: {p: i for i, p in enumerate(pieces)} for lang, pieces in vocabularies.items()}
         vocab = next(iter(views_vocab.values()))  # the special ids and the size are every language's
-        blocks, languages = load_blocks(token_paths, vocab_path, window, vocabs=views_vocab)
+        blocks, languages = load_blocks(token_paths, vocab_path, window, vocabs=views_vocab,
+                                        blocks=h["blocks"], seed=seed)
     else:
         views_vocab = None
         vocab = read_vocab(vocab_path)
-        blocks, languages = load_blocks(token_paths, vocab_path, window)
+        blocks, languages = load_blocks(token_paths, vocab_path, window, blocks=h["blocks"], seed=seed)
     codes = list(dict.fromkeys(languages))
     n_blocks = len(blocks)
     fingerprint = zlib.crc32(blocks.numpy().tobytes())
     dev_blocks = dev_language = None
     if dev_path is not None:  # its blocks in the fingerprint: another dev text selects afresh
-        dev_blocks, dev_languages = load_blocks([dev_path], vocab_path, window, vocabs=views_vocab)
+        dev_blocks, dev_languages = load_blocks([dev_path], vocab_path, window, vocabs=views_vocab,
+                                                 blocks=h["blocks"], seed=seed)
         dev_language = dev_languages[0]
         if spec is not None and dev_language not in codes:
             raise ValueError(f"dev text {dev_path} is in {dev_language}, which the model {codes} has no view of")
@@ -259,12 +261,13 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
     if spec is not None and spec.get("code_switch"):  # extra anchors drawn anew in every batch
         table = json.loads(Path(switch_table).read_text(encoding="utf-8"))
         switch, switched = BatchSwitch(table, vocab, **spec["code_switch"]), Counter()
-    net = MaskedLMLoss(mlm, pad=vocab["[PAD]"] if switch else None)
+    padded = switch is not None or h["blocks"]["short_seq_prob"] > 0  # blocks that end in [PAD]: masked out
+    net = MaskedLMLoss(mlm, pad=vocab["[PAD]"] if padded else None)
     dev_language = dev_language if spec is not None else None
 
     def dev_score(x, positions, targets):  # the dev blocks' summed loss, through the language's view
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-            return MaskedLMLoss(mlm)(x, positions, targets, dev_language)
+            return MaskedLMLoss(mlm, pad=vocab["[PAD]"] if padded else None)(x, positions, targets, dev_language)
 
     separate = spec is not None and (spec["separate_embeddings"] or spec["separate_layers"] > 0)
     if world > 1:  # a batch of one language leaves the other languages' own parameters without gradient

@@ -30,6 +30,7 @@ DEFAULTS: dict = {
     "adam_epsilon": 1e-6,
     "max_grad_norm": 1.0,
     "mlm_probability": 0.15,
+    "blocks": {"sentence_separator": False, "short_seq_prob": 0.0},
     "selection": "final",
     "dev_every": 5000,
     "checkpoint_every": 1000,
@@ -54,6 +55,11 @@ def resolve_hparams(hparams: dict) -> dict:
     if unknown:
         raise ValueError(f"unknown bert hyper-parameter(s) {unknown}; known: {sorted(DEFAULTS) + list(EXTRA_KEYS)}")
     h = {**DEFAULTS, **hparams}
+    h["blocks"] = {**DEFAULTS["blocks"], **(hparams.get("blocks") or {})}
+    if set(h["blocks"]) != set(DEFAULTS["blocks"]):
+        raise ValueError(f"unknown bert.blocks setting(s) {sorted(set(h['blocks']) - set(DEFAULTS['blocks']))}")
+    if not 0 <= h["blocks"]["short_seq_prob"] <= 1:
+        raise ValueError(f"blocks.short_seq_prob must be in [0, 1], not {h['blocks']['short_seq_prob']}")
     if h["hidden_size"] % h["num_heads"]:
         raise ValueError(f"hidden_size {h['hidden_size']} is not a multiple of num_heads {h['num_heads']}")
     if h["precision"] not in ("bf16", "fp32"):
@@ -75,7 +81,8 @@ def resolve_hparams(hparams: dict) -> dict:
 
 
 #: Settings added after checkpoints existed, at the value that trains as before them
-AS_BEFORE = {"schedule": "linear", "batch_tokens": None, "selection": "final"}
+AS_BEFORE = {"schedule": "linear", "batch_tokens": None, "selection": "final",
+             "blocks": {"sentence_separator": False, "short_seq_prob": 0.0}}
 
 
 def as_before(h: dict) -> dict:

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from xling.io import read_lines
-from xling.plan.seeds import seed_of  # noqa: F401  (the plan records seeds drawn with it)
+from xling.plan.seeds import seed_of
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +40,8 @@ def language_of(path) -> str:
     return Path(path).name.split(".")[0]
 
 
-def _language_ids(path, vocab: dict[str, int]) -> np.ndarray:
-    """All wordpiece ids of one token file, documents concatenated in file order."""
+def _language_ids(path, vocab: dict[str, int], separator: int | None = None) -> np.ndarray:
+    """All wordpiece ids of one token file, documents concatenated in file order; `separator` (an id) after each."""
     ids = array("q")
     get = vocab.get
     n_docs = n_empty = 0
@@ -53,47 +53,90 @@ def _language_ids(path, vocab: dict[str, int]) -> np.ndarray:
         if "" in pieces:
             raise ValueError(f"{path}:{lineno}: empty wordpiece (pieces must be separated by single spaces)")
         ids.extend([get(p, -1) for p in pieces])
+        if separator is not None:
+            ids.append(separator)
         n_docs += 1
     out = np.frombuffer(ids, dtype=np.int64).copy() if len(ids) else np.zeros(0, dtype=np.int64)
     unknown = int((out == -1).sum())
     out[out == -1] = vocab["[UNK]"]
     log = logger.warning if unknown else logger.info
     log("%s: %d documents (%d empty lines skipped), %d pieces, %d not in the vocabulary → [UNK] (%.3f%%)",
-        path, n_docs, n_empty, len(out), unknown, 100.0 * unknown / max(len(out), 1))
+        path, n_docs, n_empty, len(out) - (n_docs if separator is not None else 0), unknown,
+        100.0 * unknown / max(len(out), 1))
     return out
 
 
-def load_blocks(token_paths: Sequence, vocab_path, window: int,
-                vocabs: dict[str, dict[str, int]] | None = None) -> tuple[torch.Tensor, list[str]]:
-    """Pack each language's documents into blocks of exactly `window` ids: [CLS] + window-2 ids + [SEP].
+#: The block format that trains as before the `blocks` setting existed: a plain stream, every block full.
+PLAIN_BLOCKS = {"sentence_separator": False, "short_seq_prob": 0.0}
 
-    Like HF run_mlm's group_texts, documents are concatenated and cut into equal blocks (no padding, so
-    every position trains), but a block never mixes two languages; each language's remainder is dropped.
+
+def block_lengths(n_ids: int, body: int, short_seq_prob: float, seed: int) -> np.ndarray:
+    """How many stream ids each block takes, in order, until the stream runs out (its remainder dropped): `body`,
+    or with probability short_seq_prob a length drawn uniformly from 2..body (BERT's create_pretraining_data:
+    short_seq_prob 0.1, target length randint(2, max_num_tokens)). A pure function of its arguments."""
+    if short_seq_prob <= 0:
+        return np.full(n_ids // body, body, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    lengths, taken = [], 0
+    while True:
+        short = rng.random() < short_seq_prob
+        length = int(rng.integers(2, body + 1)) if short and body > 2 else body
+        if taken + length > n_ids:
+            break
+        lengths.append(length)
+        taken += length
+    return np.asarray(lengths, dtype=np.int64)
+
+
+def load_blocks(token_paths: Sequence, vocab_path, window: int,
+                vocabs: dict[str, dict[str, int]] | None = None, blocks: dict | None = None,
+                seed: int = 1) -> tuple[torch.Tensor, list[str]]:
+    """Pack each language's documents into blocks of `window` ids: [CLS] + up to window-2 stream ids + [SEP].
+
+    Like HF run_mlm's group_texts, documents are concatenated and cut into blocks, but a block never mixes two
+    languages; each language's remainder is dropped. `blocks` (the `bert.blocks` setting, PLAIN_BLOCKS when None):
+    sentence_separator puts [SEP] after every document (line) in the stream, so blocks hold [SEP] mid-sequence as
+    fine-tuning's sentence pairs do (BERT's segments, XLM's </s>); short_seq_prob makes that share of blocks
+    shorter (a length drawn from `seed` and the language), padded with [PAD] after their [SEP], so the model also
+    sees short sequences. Without either, every block is full and every position trains.
     vocabs: a language's own {piece: id} in place of vocab_path's (language-specific vocabularies).
     Returns (LongTensor [n_blocks, window], language code per block), languages in `token_paths` order.
     """
     window = int(window)
     if window < 3:
         raise ValueError(f"window must be >= 3 ([CLS] + at least one piece + [SEP]), not {window}")
+    fmt = {**PLAIN_BLOCKS, **(blocks or {})}
+    if set(fmt) != set(PLAIN_BLOCKS):
+        raise ValueError(f"unknown block setting(s) {sorted(set(fmt) - set(PLAIN_BLOCKS))}; known: {sorted(PLAIN_BLOCKS)}")
+    if not 0 <= float(fmt["short_seq_prob"]) <= 1:
+        raise ValueError(f"blocks.short_seq_prob must be in [0, 1], not {fmt['short_seq_prob']}")
     vocab = next(iter(vocabs.values())) if vocabs else read_vocab(vocab_path)  # [CLS], [SEP]: every view's ids
+    cls, sep, pad = vocab["[CLS]"], vocab["[SEP]"], vocab["[PAD]"]
     langs = [language_of(p) for p in token_paths]
     if len(set(langs)) != len(langs):
         raise ValueError(f"two token files for the same language in {list(map(str, token_paths))}")
     body = window - 2
     chunks, languages = [], []
     for path, lang in zip(token_paths, langs):
-        ids = _language_ids(path, (vocabs or {}).get(lang, vocab))
-        n = len(ids) // body
+        ids = _language_ids(path, (vocabs or {}).get(lang, vocab), sep if fmt["sentence_separator"] else None)
+        lengths = block_lengths(len(ids), body, float(fmt["short_seq_prob"]), seed_of(seed, "short blocks", lang))
+        n = len(lengths)
         if n == 0:
             logger.warning("%s: %d pieces < one block of %d; language %s gets no block", path, len(ids), body, lang)
             continue
-        block = np.empty((n, window), dtype=np.int64)
-        block[:, 0] = vocab["[CLS]"]
-        block[:, 1:-1] = ids[: n * body].reshape(n, body)
-        block[:, -1] = vocab["[SEP]"]
+        block = np.full((n, window), pad, dtype=np.int64)
+        block[:, 0] = cls
+        if (lengths == body).all():
+            block[:, 1:-1] = ids[: n * body].reshape(n, body)
+        else:
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+            for row, (start, length) in enumerate(zip(starts, lengths)):
+                block[row, 1 : 1 + length] = ids[start : start + length]
+        block[np.arange(n), lengths + 1] = sep
         chunks.append(block)
         languages += [lang] * n
-        logger.info("%s: %d blocks of %d tokens (%d trailing pieces dropped)", lang, n, window, len(ids) - n * body)
+        logger.info("%s: %d blocks of %d tokens, %d shorter (%d trailing pieces dropped)", lang, n, window,
+                    int((lengths < body).sum()), len(ids) - int(lengths.sum()))
     if not chunks:
         raise ValueError(f"no block of {window} tokens in {list(map(str, token_paths))}")
     return torch.from_numpy(np.concatenate(chunks)), languages
