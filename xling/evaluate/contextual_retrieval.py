@@ -26,7 +26,6 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from xling.encode.encoder import sentence_word_vectors
 from xling.evaluate.chance import retrieval_accuracy as _random_pick
 from xling.evaluate.intervals import Bootstrap
 from xling.evaluate.metrics import nn_ranks
@@ -203,6 +202,10 @@ def evaluate(encoder, test: dict, seen: dict, *, layer: int, k: int, block: int,
     xling.represent.rotation.procrustes returns them), each evaluated beside the model as it is (method "none").
     Returns the accuracy table (a row per lang, method, contextual; ACCURACY_COLUMNS) and every query
     (`retrieve`'s columns, `test_filter`'s, and lang, method, parallel_sentences, contextual)."""
+    # here, not at the top: the fastText baseline and the tables by frequency and part of speech use this module
+    # without a model, and the encoder imports torch (most of such a job's start-up)
+    from xling.encode.encoder import sentence_word_vectors
+
     methods = {("none", 0): None, **(rotations or {})}
     tables, queries = [], []
     for lang, (src_words, tgt_words, links) in test.items():

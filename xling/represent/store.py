@@ -34,13 +34,14 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-import torch
 
 from xling.data.corpus import read_documents
 from xling.data.wordpiece import normalize_word
 from xling.io import atomic_path, read_lines
 
 if TYPE_CHECKING:
+    import torch
+
     from xling.encode.encoder import Encoded
 
 logger = logging.getLogger(__name__)
@@ -55,6 +56,8 @@ class _Accumulator:
     two language statistics [2, layers, hidden]. Nothing per token is kept beyond one batch."""
 
     def __init__(self, n_layers: int, hidden: int, max_words: int, device: torch.device):
+        import torch  # in the extraction only: the store's readers (retrieval jobs) start without torch
+
         self.n_layers, self.hidden, self.device = n_layers, hidden, device
         self.max_words = max_words
         self.word_ids: dict[str, int] = {}
@@ -69,6 +72,8 @@ class _Accumulator:
         if wid is None:
             wid = self.word_ids[word] = len(self.word_ids)
             if wid >= self.sums.shape[0]:
+                import torch
+
                 cap = min(self.max_words, 2 * self.sums.shape[0])
                 sums = torch.zeros(cap, self.n_layers, self.hidden, dtype=torch.float64, device=self.device)
                 sums[: self.sums.shape[0]] = self.sums
@@ -80,6 +85,8 @@ class _Accumulator:
     def add(self, out: Encoded, words: set[str], mean_positions: str, lowercase: bool | None = None) -> None:
         """Add one encoded batch: its words of `words` and its language statistics. lowercase: the run's
         tokenizer setting, to put the model's words in the token files' form (None: they already are)."""
+        import torch
+
         mask = out.batch.positions(mean_positions).to(self.device).to(torch.float64)
         n = mask.sum(dim=1)
         # weights over positions: row 0 sums all positions (stat token), row 1 sums each chunk's mean (stat sentence)
@@ -183,6 +190,8 @@ def extract_bert_shard(model_dir, token_path, lang: str, words: Iterable[str], s
         raise ValueError(f"max_length must be >= 3 ([CLS] word [SEP]), got {max_length}")
     if mean_positions not in ("words", "all"):
         raise ValueError(f"mean_positions must be 'words' or 'all', got {mean_positions!r}")
+    import torch
+
     from xling.encode.encoder import Encoder, resolve_device
 
     device = resolve_device(device)
