@@ -117,3 +117,20 @@ def test_the_plan_ranks_function_words_on_synthetic_data_with_the_key_only():
     assert make_plan(data={"source": "synthetic"}).function_dictionaries() == []
     real = make_plan(data={"source": "real"}, synthetic={"dictionary": {"function_words": True}})
     assert real.function_dictionaries() == []  # MUSE has no function-word dictionary of its own
+
+
+@pytest.mark.parametrize("retrieval", [{"candidates": "vocabulary", "vocabulary_size": 50},
+                                       {"metric": "csls", "csls_neighbourhood": "all_words", "vocabulary_size": 50}])
+def test_a_search_space_the_function_words_would_join_is_refused(retrieval):
+    """The store holds the function words' vectors: where the main retrieval searches the store (vocabulary
+    candidates, CSLS neighbourhoods of all words) those outside the retrieval vocabulary would change the main MRR,
+    so the plan stops."""
+    from plan_configs import make_plan
+
+    plan = make_plan(data={"source": "synthetic"}, synthetic={"dictionary": {"function_words": True}},
+                     retrieval=retrieval)
+    with pytest.raises(ValueError, match=r"function_words.*search space"):
+        plan.function_dictionaries()
+    csls_over_queries = make_plan(data={"source": "synthetic"}, synthetic={"dictionary": {"function_words": True}},
+                                  retrieval={"metric": "csls", "csls_neighbourhood": "queries"})
+    assert csls_over_queries.function_dictionaries()

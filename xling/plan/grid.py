@@ -119,6 +119,14 @@ class GridPlan:
         then has no closed-class row on synthetic data)."""
         if not self.function_words():
             return []
+        retrieval = self.config["retrieval"]
+        if retrieval["candidates"] == "vocabulary" or (retrieval["metric"] == "csls"
+                                                       and retrieval["csls_neighbourhood"] == "all_words"):
+            # the store then holds their words, and the main search space or CSLS neighbourhoods are the store's
+            raise ValueError("synthetic.dictionary.function_words: the function words would join the main "
+                             "word retrieval's search space (retrieval.candidates vocabulary, or metric csls with "
+                             "csls_neighbourhood all_words); use candidates dictionary and cosine or CSLS over "
+                             "the queries, or turn function_words off")
         return [self.dictionary(lang, FUNCTION_SPLIT) for lang in self.retrieval_targets()]
 
     def retrieval_targets(self) -> list[str]:
