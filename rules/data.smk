@@ -8,7 +8,7 @@ if config["data"]["source"] == "synthetic":
 
     rule synthetic_data:
         output:
-            LAYOUT.synthetic(LANGS),
+            LAYOUT.synthetic(LANGS, PLAN.function_words()),
         params:
             code=code_version("scripts/synthetic_data.py"),
             spec=config["synthetic"],

@@ -8,10 +8,14 @@ rule word_retrieval:
     input:
         words=f"{RESULTS}/reps/{{lm}}/words.parquet",
         dictionaries=[PLAN.dictionary(lang) for lang in PLAN.retrieval_targets()],
+        function_dictionaries=PLAN.function_dictionaries(),  # [] without synthetic.dictionary.function_words
         counts=PLAN.retrieval_counts,
     output:
         f"{RESULTS}/eval/retrieval/{{lm}}.parquet",
         ranks=f"{RESULTS}/eval/retrieval/{{lm}}.ranks.parquet",
+        # the function words' ranks apart, so that no MRR but the one by part of speech reads them
+        **({"function_ranks": f"{RESULTS}/eval/retrieval/{{lm}}.function.ranks.parquet"}
+           if PLAN.function_words() else {}),
     wildcard_constraints:
         lm=ANY_LM,
     params:
@@ -41,8 +45,9 @@ if POS["splits"]:
     rule word_retrieval_pos:
         input:
             # the per-query ranks beside every table the word-retrieval table gathers
-            ranks=[re.sub(r"\.parquet$", ".ranks.parquet", path)
-                   for path in table_registry.TABLES["word_retrieval"].parts(table_plan())],
+            ranks=[re.sub(r"\.parquet$", suffix, path)
+                   for path in table_registry.TABLES["word_retrieval"].parts(table_plan())
+                   for suffix in (".ranks.parquet", ".function.ranks.parquet")[:1 + PLAN.function_words()]],
             treebanks=PLAN.pos_treebanks(),
         output:
             parquet=f"{RESULTS}/eval/word_retrieval_pos.parquet",

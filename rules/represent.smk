@@ -7,7 +7,8 @@ N_SHARDS = config["represent"]["shards"]
 
 rule dictionary_words:
     input:
-        dictionaries=[PLAN.dictionary(lang) for lang in PLAN.retrieval_targets()],
+        # the test dictionaries, and the function-word ones whose queries the MRR by part of speech ranks
+        dictionaries=[PLAN.dictionary(lang) for lang in PLAN.retrieval_targets()] + PLAN.function_dictionaries(),
         # retrieval.vocabulary_size > 0: also the most frequent words of the largest sample
         counts=f"{RESULTS}/tokens/{max(SIZES)}/word_counts.parquet" if config["retrieval"]["vocabulary_size"] else [],
     output:

@@ -1,5 +1,6 @@
 """Snakemake entry point: word retrieval pivot -> every language, for one model, data size and window, or one
-Hugging Face checkpoint (size and window 0): the table, and each query's rank for the MRR by part of speech."""
+Hugging Face checkpoint (size and window 0): the table, and each query's rank for the MRR by part of speech
+(with function-word dictionaries, their queries' ranks apart: scored by part of speech only)."""
 import pandas as pd
 
 from xling.logs import setup_logging
@@ -14,12 +15,16 @@ lm, settings, pivot = snakemake.params.lm, snakemake.params.settings, snakemake.
 scoring = dict(min_count=settings["min_count"], metric=settings["metric"], csls_k=settings["csls_k"],
                candidates=snakemake.params.candidates, csls_neighbourhood=snakemake.params.csls_neighbourhood,
                mrr_over=settings["mrr"], lowercase=snakemake.params.lowercase)
-tables, ranks = [], []
-for lang, dictionary in zip(snakemake.params.targets, snakemake.input.dictionaries):
-    table, query_ranks = word_retrieval(snakemake.input.words, dictionary, pivot, lang, snakemake.input.counts,
-                                        **scoring, block=snakemake.resources.block, return_ranks=True)
-    tables.append(with_settings(table, src=pivot, tgt=lang, pair=f"{pivot}-{lang}"))
-    ranks.append(with_settings(query_ranks, src=pivot, tgt=lang, pair=f"{pivot}-{lang}"))
+function_dictionaries = list(snakemake.input.function_dictionaries) or [None] * len(snakemake.params.targets)
+tables, ranks, function_ranks = [], [], []
+for lang, dictionary, function in zip(snakemake.params.targets, snakemake.input.dictionaries, function_dictionaries):
+    table, query_ranks, *function_query_ranks = word_retrieval(
+        snakemake.input.words, dictionary, pivot, lang, snakemake.input.counts, **scoring,
+        block=snakemake.resources.block, return_ranks=True, function_dictionary_path=function)
+    pair = dict(src=pivot, tgt=lang, pair=f"{pivot}-{lang}")
+    tables.append(with_settings(table, **pair))
+    ranks.append(with_settings(query_ranks, **pair))
+    function_ranks += [with_settings(part, **pair) for part in function_query_ranks]
 model = run_settings(snakemake.config, lm["label"])
 if lm["kind"] == "hf":  # a checkpoint's size is not in the config
     model["dim"] = vector_dim(snakemake.input.words)
@@ -28,3 +33,6 @@ row_settings = dict(model=lm["label"], size=lm["size"], window=lm["window"], **s
                     **model)
 write_parquet(with_settings(pd.concat(tables, ignore_index=True), **row_settings), snakemake.output[0])
 write_parquet(with_settings(pd.concat(ranks, ignore_index=True), **row_settings), snakemake.output.ranks)
+if function_ranks:
+    write_parquet(with_settings(pd.concat(function_ranks, ignore_index=True), **row_settings),
+                  snakemake.output.function_ranks)

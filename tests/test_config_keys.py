@@ -803,7 +803,8 @@ def test_retrieval_block_reaches_the_ranking_without_a_param(workflow, run_rule_
 
     monkeypatch.setattr(xling.evaluate.word_retrieval, "word_retrieval", spy)
     wf = workflow({"retrieval": {"block": 7}, "tokenizer": {"lowercase": True}})
-    params = run_rule_script(wf, "word_retrieval", {"words": "w", "dictionaries": ["d1", "d2"], "counts": "c"},
+    params = run_rule_script(wf, "word_retrieval",
+                             {"words": "w", "dictionaries": ["d1", "d2"], "function_dictionaries": [], "counts": "c"},
                              {"table": tmp_path / "out.parquet", "ranks": tmp_path / "out.ranks.parquet"},
                              {"lm": "glove/500-w8"})
     assert [(kw["block"], kw["lowercase"]) for kw in calls] == [(7, True), (7, True)]
@@ -853,7 +854,8 @@ def test_hf_models_reach_extraction_and_word_retrieval(workflow, run_rule_script
                  ).to_parquet(store)
     assert wf.get_rule("word_retrieval").input["counts"](Wildcards(fromdict={"lm": "hf/tiny-bert"})).endswith(
         "tokens/1500/word_counts.parquet")  # the largest sample's counts
-    run_rule_script(wf, "word_retrieval", {"words": store, "dictionaries": ["d1", "d2"], "counts": "c"},
+    run_rule_script(wf, "word_retrieval", {"words": store, "dictionaries": ["d1", "d2"], "function_dictionaries": [],
+                                           "counts": "c"},
                     {"table": tmp_path / "out.parquet", "ranks": tmp_path / "out.ranks.parquet"},
                     {"lm": "hf/tiny-bert"})
     table = pd.read_parquet(tmp_path / "out.parquet")

@@ -289,3 +289,36 @@ def test_lowercase_compares_dictionary_words_in_the_token_files_form(setup, tmp_
     assert dictionary_words([dictionary], "en", "en", lowercase=True) == ["e0", "e1"]
     assert dictionary_words([dictionary], "xx", "en", lowercase=True) == ["x0", "x1"]
     assert dictionary_words([dictionary], "en", "en") == ["E0", "e1", "É0"]
+
+
+def test_function_word_queries_are_ranked_apart_and_leave_the_main_mrr_alone(tmp_path):
+    """A function-word dictionary (synthetic.dictionary.function_words): its queries are ranked among the main
+    candidates plus the function words' targets, in a table of their own; the main table and ranks are the same
+    as without it (a function word leaking into them would change both)."""
+    eye = np.eye(N + 2)
+    function_en, function_xx = {"the": eye[N], "of": eye[N + 1]}, {"tha": eye[N + 1], "ov": eye[N]}  # swapped
+    en = {w: eye[i] for i, w in enumerate(EN)} | function_en
+    xx = {w: eye[i] for i, w in enumerate(XX)} | function_xx
+    store = tmp_path / "words.parquet"
+    _store(store, {0: {"en": en, "xx": xx}})
+    words = [*en, *xx]
+    pd.DataFrame({"lang": ["en"] * len(en) + ["xx"] * len(xx), "word": words, "count": 5}).to_parquet(
+        tmp_path / "counts.parquet", index=False)
+    dictionary, function = tmp_path / "en-xx.test.txt", tmp_path / "en-xx.function.txt"
+    dictionary.write_text("".join(f"{e} {x}\n" for e, x in zip(EN, XX)), encoding="utf-8")
+    function.write_text("the tha\nof ov\ne0 x0\n", encoding="utf-8")  # a pair of the main dictionary: not again
+    args = (store, dictionary, "en", "xx", tmp_path / "counts.parquet")
+    table, ranks = word_retrieval(*args, min_count=2, return_ranks=True)
+    with_table, with_ranks, function_ranks = word_retrieval(*args, min_count=2, return_ranks=True,
+                                                            function_dictionary_path=function)
+    pd.testing.assert_frame_equal(table, with_table)
+    pd.testing.assert_frame_equal(ranks, with_ranks)
+    assert table.loc[0, "mrr"] == pytest.approx(1.0) and table.loc[0, "n_candidates"] == N
+    assert list(function_ranks.columns) == RANK_COLUMNS
+    assert sorted(function_ranks["word"]) == ["of", "the"]
+    # "the" -> its gold "tha" is orthogonal, "ov" is identical: rank 1 + 1 + uniform over the 7 orthogonal
+    # candidates (6 content targets and "tha"): E[1/rank] = (1/2 + ... + 1/8) / 7
+    expected = sum(1 / r for r in range(2, 9)) / 7
+    assert function_ranks["reciprocal_rank"].tolist() == pytest.approx([expected, expected])
+    with pytest.raises(ValueError, match="return_ranks"):
+        word_retrieval(*args, min_count=2, function_dictionary_path=function)

@@ -64,11 +64,26 @@ def _queries(covered: list[tuple[str, str]], words: list[str], c_pos: dict[str, 
     return [(w, "") for w in words], [golds[w] for w in words]
 
 
+def _pairs(dictionary_path, lowercase: bool) -> list[tuple[str, str]]:
+    pairs = sorted({(normalize_word(s, lowercase), normalize_word(t, lowercase))
+                    for s, t in read_dictionary(dictionary_path)})
+    if not pairs:
+        raise ValueError(f"{dictionary_path}: empty dictionary")
+    return pairs
+
+
+def _rank_table(layer: int, queries: list[tuple[str, str]], ranks) -> pd.DataFrame:
+    return pd.DataFrame({
+        "layer": int(layer), "word": [w for w, _ in queries], "target": [t for _, t in queries],
+        "reciprocal_rank": expected_reciprocal_rank(ranks),
+        "above": ranks.above, "tied": ranks.tied, "tied_gold": ranks.tied_gold}, columns=RANK_COLUMNS)
+
+
 def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: str, vocab_counts_path,
                    min_count: int, metric: str = "cosine", csls_k: int = 10, candidates: str = "dictionary",
                    csls_neighbourhood: str = "all_words", mrr_over: str = "pairs", block: int = 1024,
-                   lowercase: bool = False, return_ranks: bool = False
-                   ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+                   lowercase: bool = False, return_ranks: bool = False, function_dictionary_path=None
+                   ) -> pd.DataFrame | tuple[pd.DataFrame, ...]:
     """Retrieve each covered source word's translation among the `candidates`, at every layer.
 
     candidates: "dictionary" or "vocabulary"; csls_neighbourhood (metric "csls" only): "all_words" or
@@ -82,6 +97,10 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
     target (empty with mrr_over "words"), its expected reciprocal rank, whose mean is the layer's MRR, and the
     ranks.Ranks counts), so that the MRR of any subset of queries (e.g. by part of speech) can be computed
     afterwards, and its interval resamples the units the MRR is a mean over.
+    With `function_dictionary_path` (and `return_ranks`), also the ranks of that dictionary's queries (the
+    synthetic grammar's function words), each ranked among the main retrieval's candidates plus the function
+    words' covered targets (with "vocabulary" candidates: the same candidates): a third table, for the MRR by
+    part of speech only; the main table and ranks do not depend on it.
     Raises ValueError when a layer has no covered pair: a score over nothing would be meaningless.
     """
     if candidates not in CANDIDATES:
@@ -90,15 +109,17 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
         raise ValueError(f"csls_neighbourhood must be one of {CSLS_NEIGHBOURHOODS}, got {csls_neighbourhood!r}")
     if mrr_over not in MRR_OVER:
         raise ValueError(f"mrr_over must be one of {MRR_OVER}, got {mrr_over!r}")
-    pairs = sorted({(normalize_word(s, lowercase), normalize_word(t, lowercase))
-                    for s, t in read_dictionary(dictionary_path)})
-    if not pairs:
-        raise ValueError(f"{dictionary_path}: empty dictionary")
+    if function_dictionary_path is not None and not return_ranks:
+        raise ValueError("function_dictionary_path: its queries are only ranked with return_ranks")
+    pairs = _pairs(dictionary_path, lowercase)
+    main_pairs = set(pairs)
+    function_pairs = [] if function_dictionary_path is None else \
+        [p for p in _pairs(function_dictionary_path, lowercase) if p not in main_pairs]
     frequent = {lang: frequent_words(vocab_counts_path, lang, min_count) for lang in (src_lang, tgt_lang)}
     layers = _layers(word_means_path, (src_lang, tgt_lang))
     if not layers:
         raise ValueError(f"{word_means_path}: no vectors for {src_lang} or {tgt_lang}")
-    rows, rank_tables = [], []
+    rows, rank_tables, function_tables = [], [], []
     for layer in layers:
         src_words, src_vecs = read_vectors(word_means_path, src_lang, layer)
         tgt_words, tgt_vecs = read_vectors(word_means_path, tgt_lang, layer)
@@ -110,23 +131,31 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
                 f"{dictionary_path}: no pair covered at layer {layer} ({len(pairs)} pairs; vocabularies "
                 f"{src_lang} {len(src_index)} words, {tgt_lang} {len(tgt_index)} words with count >= {min_count} "
                 f"in {vocab_counts_path} and a vector in {word_means_path})")
-        words = sorted({s for s, _ in covered})
         targets = sorted({t for _, t in covered} if candidates == "dictionary" else tgt_index)
-        queries, golds = _queries(covered, words, {w: i for i, w in enumerate(targets)}, mrr_over)
-        spaces = {}
-        if metric == "csls" and csls_neighbourhood == "all_words":
-            spaces = dict(source_space=src_vecs[sorted(src_index.values())],
-                          target_space=tgt_vecs[sorted(tgt_index.values())])
-        elif metric == "csls":  # "queries": each distinct source word once, however many pairs it has
-            spaces = dict(source_space=src_vecs[[src_index[w] for w in words]])
-        ranks = metrics.nn_ranks(src_vecs[[src_index[w] for w, _ in queries]],
-                                 tgt_vecs[[tgt_index[w] for w in targets]],
-                                 golds, block=block, metric=metric, csls_k=csls_k, **spaces)
+
+        def rank(queried: list[tuple[str, str]], candidate_words: list[str]):
+            """The ranks of the covered pairs `queried` among `candidate_words`, and the ranked units."""
+            source_words = sorted({s for s, _ in queried})
+            queries, golds = _queries(queried, source_words, {w: i for i, w in enumerate(candidate_words)},
+                                      mrr_over)
+            spaces = {}
+            if metric == "csls" and csls_neighbourhood == "all_words":
+                spaces = dict(source_space=src_vecs[sorted(src_index.values())],
+                              target_space=tgt_vecs[sorted(tgt_index.values())])
+            elif metric == "csls":  # "queries": each distinct source word once, however many pairs it has
+                spaces = dict(source_space=src_vecs[[src_index[w] for w in source_words]])
+            return queries, golds, metrics.nn_ranks(src_vecs[[src_index[w] for w, _ in queries]],
+                                                    tgt_vecs[[tgt_index[w] for w in candidate_words]],
+                                                    golds, block=block, metric=metric, csls_k=csls_k, **spaces)
+
+        queries, golds, ranks = rank(covered, targets)
         if return_ranks:
-            rank_tables.append(pd.DataFrame({
-                "layer": int(layer), "word": [w for w, _ in queries], "target": [t for _, t in queries],
-                "reciprocal_rank": expected_reciprocal_rank(ranks),
-                "above": ranks.above, "tied": ranks.tied, "tied_gold": ranks.tied_gold}, columns=RANK_COLUMNS))
+            rank_tables.append(_rank_table(layer, queries, ranks))
+        function_covered = [(s, t) for s, t in function_pairs if s in src_index and t in tgt_index]
+        if function_covered:  # the main candidates, plus the function words' targets where those are the dictionary's
+            function_queries, _, function_ranks = rank(
+                function_covered, sorted(set(targets) | {t for _, t in function_covered}))
+            function_tables.append(_rank_table(layer, function_queries, function_ranks))
         rows.append({
             "layer": int(layer), "mrr": mrr(ranks), "p_at_1": precision_at_k(ranks, 1),
             "p_at_5": precision_at_k(ranks, 5), "coverage": len(covered) / len(pairs),
@@ -137,4 +166,13 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
                     src_lang, tgt_lang, layer, metric, rows[-1]["mrr"], rows[-1]["p_at_1"], len(queries),
                     len(targets), candidates, rows[-1]["coverage"])
     table = pd.DataFrame(rows, columns=COLUMNS)
-    return (table, pd.concat(rank_tables, ignore_index=True)) if return_ranks else table
+    if not return_ranks:
+        return table
+    ranks_table = pd.concat(rank_tables, ignore_index=True)
+    if function_dictionary_path is None:
+        return table, ranks_table
+    function_table = pd.concat(function_tables, ignore_index=True) if function_tables else \
+        pd.DataFrame(columns=RANK_COLUMNS)
+    logger.info("%s: %d function-word queries ranked over %d layers (MRR by part of speech only)",
+                function_dictionary_path, len(function_table), len(layers))
+    return table, ranks_table, function_table

@@ -13,6 +13,9 @@ UD_SPLITS = ("train", "dev", "test")
 #: the splits written of a low-resource treebank: test to score, train for the language mean; never dev (Liu et al.
 #: short §5.2: "languages that do not have an official development set")
 LOW_RESOURCE_SPLITS = ("train", "test")
+#: the dictionary of the synthetic grammar's function words (synthetic.dictionary.function_words): scored only
+#: for the word-retrieval MRR by part of speech, never in the main MRR
+FUNCTION_SPLIT = "function"
 TASK_DATA = {"xnli": "xnli", "ner": "wikiann", "pos": "ud", "parsing": "ud"}  # transfer task -> its dataset
 
 
@@ -51,8 +54,9 @@ class Layout:
         """The data of a transfer task (xnli, pos, parsing, ner) in one language and split."""
         return self.file({"ud": "treebank"}.get(TASK_DATA[task], TASK_DATA[task]), lang=lang, split=split)
 
-    def synthetic(self, langs: list[str]) -> list[str]:
-        """Every file the synthetic generator writes for `langs` (the first is the pivot)."""
+    def synthetic(self, langs: list[str], function_words: bool = False) -> list[str]:
+        """Every file the synthetic generator writes for `langs` (the first is the pivot); with `function_words`
+        (synthetic.dictionary.function_words) each target's function-word dictionary too."""
         file = self.file
         files = [file("xnli", lang=self.pivot, split="train")]
         for lang in langs:
@@ -61,6 +65,7 @@ class Layout:
             files += [file("wikiann", lang=lang, split=split) for split in UD_SPLITS]
         for lang in langs[1:]:
             files += [file("dictionary", lang=lang, split=split) for split in ("train", "test", "full")]
+            files += [file("dictionary", lang=lang, split=FUNCTION_SPLIT)] if function_words else []
             files += [file("parallel", lang=lang, ext=ext) for ext in (self.pivot, lang, "align")]
             files += [file("tatoeba", lang=lang, side=side) for side in (lang, "eng")]
             files += [file("bucc", lang=lang, split=split, ext=ext) for split in ("dev", "test") for ext in (lang, "en", "gold")]

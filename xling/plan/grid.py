@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
-from xling.plan.data import DataSource, Layout
+from xling.plan.data import FUNCTION_SPLIT, DataSource, Layout
 from xling.plan.models import hf_slug, is_hub_id
 
 #: a language.random_models name: the directory of the run it is written to (models/hf/<name>)
@@ -107,6 +107,27 @@ class GridPlan:
     def dictionary(self, lang: str, split: str | None = None) -> str:
         split = split or self.config["retrieval"]["dictionary_split"]
         return self.layout.file("dictionary", lang=lang, split=split)
+
+    def function_words(self) -> bool:
+        """Whether the synthetic data holds function-word dictionaries (synthetic.dictionary.function_words), whose
+        queries word retrieval ranks for the MRR by part of speech only; real data has none."""
+        return self.config["data"]["source"] == "synthetic" and \
+            bool(self.config.get("synthetic", {}).get("dictionary", {}).get("function_words", False))
+
+    def function_dictionaries(self) -> list[str]:
+        """The function-word dictionaries of the retrieval targets ([] without them: the table by part of speech
+        then has no closed-class row on synthetic data)."""
+        if not self.function_words():
+            return []
+        retrieval = self.config["retrieval"]
+        if retrieval["candidates"] == "vocabulary" or (retrieval["metric"] == "csls"
+                                                       and retrieval["csls_neighbourhood"] == "all_words"):
+            # the store then holds their words, and the main search space or CSLS neighbourhoods are the store's
+            raise ValueError("synthetic.dictionary.function_words: the function words would join the main "
+                             "word retrieval's search space (retrieval.candidates vocabulary, or metric csls with "
+                             "csls_neighbourhood all_words); use candidates dictionary and cosine or CSLS over "
+                             "the queries, or turn function_words off")
+        return [self.dictionary(lang, FUNCTION_SPLIT) for lang in self.retrieval_targets()]
 
     def retrieval_targets(self) -> list[str]:
         """Languages paired with the pivot in word retrieval: those with a bilingual dictionary
