@@ -202,7 +202,7 @@ def _xnli_table(df: pd.DataFrame, title: str, keys: list[tuple[str, int]], langs
 
 
 @register_section("alignment_xnli", "Zero-shot XNLI after alignment (Cao et al. 2020, Tables 1, 2 and 5)",
-                  required=("contextual_retrieval", "transfer"))
+                  required=("contextual_retrieval", "transfer"), sources=("transfer",))  # its tables: XNLI only
 def render_alignment_xnli(ctx: ReportContext) -> list[Block]:
     pivot = ctx.pivot
     df = alignment_xnli(ctx.tables["transfer"], pivot)

@@ -220,7 +220,7 @@ def render_findings(ctx: ReportContext) -> list[Block]:
                f"\u00b1margin); BERT's layer rule: {first['layer_rule']}. "
                f"{FLAG_MARK}: the degenerate numbers (at chance, one class, nothing mined, ...) that make a claim "
                "not measurable, by the label every table of the report uses; each reason whole in the cell's tooltip "
-               "and in eval/findings.csv.")
+               "and in the table's CSV (eval/findings.csv, linked above the table).")
     return [text(counts_line(df)),
             {"kind": "list", "title": "By study", "items": studies},
             table_block("Claims and outcomes", ["claim", "outcome", "numbers of this run (with intervals)",
@@ -228,7 +228,5 @@ def render_findings(ctx: ReportContext) -> list[Block]:
                         full=True,
                         note=how),
             *([{"kind": "list", "title": f"Not measured: no experiment in this run ({len(absent)})",
-                "items": absent}] if absent else []),
-            {"kind": "links", "lead": "Each claim links to the section that shows its numbers. Every reason whole, "
-                                      "as a table:", "items": [("eval/findings.csv", "eval/findings.csv")]}]
+                "items": absent}] if absent else [])]
 
