@@ -369,3 +369,62 @@ def test_cao_retrieval_cells_carry_their_rows_flag(tmp_path):
     shown = "not above chance: 1.0 [0.0, 3.0] % holds chance 1.0 %"  # the fraction's reason in %, as the cell
     assert in_percent(reason) == shown and cell["title"] == shown and layout["flags"] == [(MARK + "a", shown)]
     assert cell["sub"].endswith(f"{MARK}a not above chance"), cell
+
+
+# ---------------------------------------------------------------------------------------------- word retrieval
+
+#: (model, size, window, layer) -> MRR of en-xa, en-xb on 1000 queries each, chance 0.05: the small BERT and the
+#: short-window BERT at chance (their intervals hold it), the rest far above
+RETRIEVAL_GRID = {("bert", 100, 64, 1): (0.05, 0.06), ("glove", 100, 64, 0): (0.40, 0.40),
+                  ("word2vec", 100, 64, 0): (0.40, 0.40), ("bert", 500, 64, 1): (0.60, 0.80),
+                  ("glove", 500, 64, 0): (0.50, 0.50), ("word2vec", 500, 64, 0): (0.40, 0.60),
+                  ("bert", 500, 8, 1): (0.05, 0.05)}
+RETRIEVAL_CONFIG = {"run": "t", "languages": ["en", "xa", "xb"], "models": ["glove", "word2vec", "bert"],
+                    "windows": [64, 8], "retrieval": {"report_layer": 1}, "bootstrap": {"resamples": 200, "seed": 3}}
+
+
+@pytest.fixture(scope="module")
+def retrieval_report(tmp_path_factory):
+    from test_findings import retrieval
+
+    from xling.evaluate.findings import criteria_from_config
+    from xling.plan.figures import selection_config
+
+    tables = retrieval(RETRIEVAL_GRID, chance=0.05)
+    criteria = criteria_from_config({}, RETRIEVAL_CONFIG["bootstrap"], selection_config(RETRIEVAL_CONFIG))
+    html = published.render(tmp_path_factory.mktemp("retrieval"), tables, RETRIEVAL_CONFIG)
+    return html, tables, criteria, judge_claims(tables, "en", criteria)
+
+
+def test_every_flagged_mrr_cell_carries_the_findings_reason_and_no_other(retrieval_report):
+    """The MRR table walked against the findings' measure of each cell (xling.evaluate.findings.liu_what: the
+    interval from the per-query ranks against the job's chance MRR): each pair's cell and each model's mean."""
+    from xling.evaluate.findings.liu_what import mrr_label, mrr_measure
+
+    html, tables, criteria, _ = retrieval_report
+    columns, rows = flagged_table(html, "MRR by language pair (")
+    names = {"GloVe": "glove", "Word2Vec": "word2vec", "BERT": "bert"}
+    table, checked = tables["word_retrieval"], 0
+    for row in rows:
+        if row[0] not in names:
+            continue  # the chance row
+        key = (names[row[0]], int(row[1].replace(",", "")), int(row[2]), int(row[3]))
+        part = table[(table[["model", "size", "window", "layer"]] == list(key)).all(axis=1)]
+        for pairs, column in [*(([p], p) for p in ("en-xa", "en-xb")), (["en-xa", "en-xb"], "mean")]:
+            found = mrr_measure(tables, key, part, pairs, mrr_label(key[0], pairs, key[3]), criteria).flag
+            checked += check_flag(row[columns.index(column)], [found] if found else [], (key, column))
+    assert checked == 6  # the small BERT and the short-window BERT: both pairs and their mean
+
+
+def test_every_flag_of_a_word_retrieval_finding_is_shown_in_the_mrr_table(retrieval_report):
+    """Each flagged number of the word-retrieval claims stands flagged in the table with the same interval and
+    chance level; a claim on one pair names it as the table's cell does, so its reason is there whole."""
+    html, _, _, findings = retrieval_report
+    judged = findings[findings["table"] == "word_retrieval"]
+    measures = [m for cell in judged["measures"].dropna() for m in json.loads(cell) if m.get("flag")]
+    assert {m["label"] for m in measures} >= {"en-xa BERT (layer 1)", "en-xb BERT (layer 1)", "window 8 (layer 1)"}
+    for m in measures:
+        number = m["flag"].split(m["label"] + " ", 1)[1]  # the value, its interval and the chance level
+        assert number in html, m
+        if re.fullmatch(r"en-x\w \S+ \(layer \d+\)|en-x\w \S+", m["label"]):
+            assert m["flag"] in html, m

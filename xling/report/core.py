@@ -237,15 +237,16 @@ def _load_tables(tables: Mapping[str, Any]) -> tuple[dict[str, pd.DataFrame], di
     for key, value in tables.items():
         if value is None:
             continue
+        if isinstance(value, pd.DataFrame):  # a list table's too (its name: the one its sections know)
+            name = LIST_TABLES.get(key, (key,))[0]
+            loaded[name], paths[name] = value, f"<{key} table>"
+            continue
         if key in LIST_TABLES:  # several files that make one table; an empty list means no such table
             name, loader = LIST_TABLES[key]
             if len(value):
                 loaded[name], paths[name] = loader(value), ", ".join(shown_path(v) for v in value)
             continue
-        if isinstance(value, pd.DataFrame):
-            loaded[key], paths[key] = value, f"<{key} table>"
-        else:
-            loaded[key], paths[key] = read_table(value), shown_path(value)
+        loaded[key], paths[key] = read_table(value), shown_path(value)
     return loaded, paths
 
 
