@@ -344,6 +344,10 @@ def test_cao_xnli_cells_and_figure2_carry_the_findings_flags(tmp_path):
             (key,) = [k for k in notes if f"{k} " in base_row[1 + table1["columns"][1:].index(lang)]["sub"]]
             assert notes[key] == tips[lang], (notes[key], tips[lang])
     assert MARK in cells["average"]
+    # the average names each language's reason, so its note points to theirs instead of repeating them
+    assert tips["average"].startswith("xb: ") and "; xc: " in tips["average"], tips["average"]
+    (key,) = [k for k in notes if f"{k} " in base_row[-1]["sub"]]
+    assert re.fullmatch(rf"xb: as {MARK}[a-z]+; xc: as {MARK}[a-z]+", notes[key]), notes[key]
     figure, numbers = render_alignment_xnli_retrieval(ctx)
     assert "2 of 3 points" in figure["caption"] and "Most of its points are degenerate" in figure["caption"]
     assert all(part in figure["caption"] for r in reasons["xb"] for part in r.split("; "))

@@ -25,7 +25,7 @@ from xling.plan.figures import FREQUENCY_CAPTION, FREQUENCY_FIGURE, XNLI_RETRIEV
 from xling.report import figures
 from xling.report.blocks import DASH, MODEL_KEYS, Block, fmt_count, fmt_percent, model_name, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
-from xling.report.flags import cell_reason, figure_note, flagged_cell, in_percent, with_figure_note
+from xling.report.flags import cell_reason, figure_note, flagged_cell, in_percent, is_degenerate, with_figure_note
 from xling.report.published import Matching
 from xling.report.transfer.common import SELECTION_LABELS
 
@@ -196,8 +196,9 @@ def _xnli_table(df: pd.DataFrame, title: str, keys: list[tuple[str, int]], langs
         cell = df[(df["setting"] == setting) & (df["parallel_sentences"] == n)].set_index("lang")
         values = [cell.at[lang, "value"] if lang in cell.index else np.nan for lang in langs]
         reasons = [cell.at[lang, "flag"] if lang in cell.index else None for lang in langs]
+        named = cell_reason(f"{lang}: {r}" for lang, r in zip(langs, reasons) if is_degenerate(r))  # the average's
         lines.append([label(setting, n)] + [_flagged(v, r) for v, r in zip(values, reasons)]
-                     + [_flagged(np.mean(values), cell_reason(reasons)) if not np.isnan(values).any() else DASH])
+                     + [_flagged(np.mean(values), named) if not np.isnan(values).any() else DASH])
     return table_block(title, ["setting", *langs, "average"], lines, numeric=range(1, 2 + len(langs)), note=note)
 
 
@@ -250,7 +251,6 @@ def render_alignment_xnli(ctx: ReportContext) -> list[Block]:
     blocks += ctx.published_blocks("alignment_xnli_languages", table5,
                                    Matching(identity=("task", "metric", "lang", "setting")))
     return blocks
-
 
 
 # ---------------------------------------------------------------------------------------------- Figure 2
