@@ -269,8 +269,8 @@ def render_word_retrieval(ctx: ReportContext) -> list[Block]:
     keys = ["model", "size", "window", "layer", "pair"]
     summary = summarize(shown, keys, where)
     line = _settings_line(shown, selection)
-    blocks = [text(DESCRIPTION, f"Figures and the main table show: {line}. The full table at the end lists "
-                                "every setting."),
+    blocks = [text(DESCRIPTION, "Figures and the main table show one selection, stated under the table; the full "
+                                "table at the end lists every setting."),
               _main_table(summary, selection, line, mrr_flags(ctx, shown, selection))]
     for window in sorted(summary.loc[summary["size"] > 0, "window"].unique(), reverse=True):
         panel = summary[(summary["window"] == window) | (summary["size"] == 0)]  # checkpoints: in every window's
