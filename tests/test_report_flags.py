@@ -432,3 +432,39 @@ def test_every_flag_of_a_word_retrieval_finding_is_shown_in_the_mrr_table(retrie
         assert number in html, m
         if re.fullmatch(r"en-x\w \S+ \(layer \d+\)|en-x\w \S+", m["label"]):
             assert m["flag"] in html, m
+
+
+def test_cao_analysis_cells_carry_the_findings_flags(tmp_path):
+    """Table 4 and Figure 3: base BERT's closed-class accuracy and its largest frequency-rank bin planted at 0 (their
+    intervals at 0, chance 0.2 %): each such cell is flagged with the findings' own reason for that number (the
+    mean over the languages, xling.evaluate.findings.cao), no other cell is, and the figure's caption says so."""
+    import test_alignment_report as cao
+    from xling.report.alignment import render_alignment_frequency, render_alignment_pos
+
+    pos = cao.with_interval(cao.pos_table(), 0.02).assign(chance=0.002)
+    base = (pos["lm"] == cao.BASE) & (pos["method"] == "none")  # base BERT itself, not its rotation
+    pos.loc[base & (pos["group"] == "closed_class"), ["accuracy", "ci_low", "ci_high"]] = 0.0
+    bins = cao.with_interval(cao.frequency_table(), 0.02).assign(chance=0.002)
+    last = (bins["lm"] == cao.BASE) & (bins["rank_difference"] == "100+")
+    bins.loc[last, ["accuracy", "ci_low", "ci_high"]] = [0.0, 0.0, 0.001]
+    tables = {"contextual_retrieval_pos": pos, "contextual_retrieval_frequency": bins}
+    findings = judge_claims(tables, "en", resamples=100, aligned_langs=("de", "xb")).set_index("id")
+    flagged = {m["label"]: m["flag"] for claim in ("cao2020.pos", "cao2020.frequency")
+               for m in json.loads(findings.at[claim, "measures"]) if m.get("flag")}
+    assert set(flagged) == {"base_bert closed", "base_bert bin 100+"}, flagged
+    ctx = cao.context(tables, tmp_path)
+    layout = cao.table(render_alignment_pos(ctx), "Accuracy (%) by part of speech, BERT")
+    groups = [c["sub"] for c in layout["columns"][1:]]
+    (base,) = [r for r in layout["rows"] if r[0] == "Base BERT"]
+    marked = [g for g, c in zip(groups, base[1:]) if MARK in cao.text_of(c)]
+    assert marked and set(marked) == {"closed class"} and len(marked) == groups.count("closed class"), marked
+    assert not [c for r in layout["rows"] if r[0] != "Base BERT" for c in r if MARK in cao.text_of(c)]
+    (average,) = [c for g, c, h in zip(groups, base[1:], layout["columns"][1:]) if g == "closed class"
+                  and h["text"] == "average"]
+    assert average["title"] == flagged["base_bert closed"], (average["title"], flagged)
+    figure, numbers = render_alignment_frequency(ctx)
+    marked = [r for r in numbers["rows"] if MARK in cao.text_of(r[3])]
+    assert [(r[1], r[2]) for r in marked] == [("Base BERT", "100+")] and marked[0][3]["title"] == flagged[
+        "base_bert bin 100+"]
+    assert f"1 of {len(numbers['rows'])} points" in figure["caption"] and flagged["base_bert bin 100+"] in figure[
+        "caption"]
