@@ -69,6 +69,10 @@ def flagged_table(html: str, title: str) -> tuple[list[str], list[list[Cell]]]:
 
 def expanded(note: str, notes: dict[str, str]) -> str:
     """A note whole: an average's 'xa: as †a; xc: as †b' with the reasons of †a and †b, each part prefixed."""
+    window = re.fullmatch(r"(window \d+): ([\w-]+: as " + MARK + r"[a-z]+(?:; [\w-]+: as " + MARK + r"[a-z]+)*)", note)
+    if window:  # 'window 128: xa: as †a; xc: as †b', whose notes are that window's: 'window 128: r'
+        named = {key: text.removeprefix(f"{window.group(1)}: ") for key, text in notes.items()}
+        return f"{window.group(1)}: {expanded(window.group(2), named)}"
     refs = re.fullmatch(r"(?:[\w-]+(?: \d+)?: as " + MARK + r"[a-z]+(?:; |$))+", note)
     if not refs:
         return note
@@ -200,6 +204,20 @@ def test_an_average_s_note_points_to_its_languages_notes():
              "'entailment' is 97.8% of 500"
     rows, notes = lettered([[flagged_cell("33.4", xa), flagged_cell("33.2", xb), flagged_cell("33.3", shared)]])
     assert notes[2] == (MARK + "c", f"xa: as {MARK}a; xb: as {MARK}b") and expanded(notes[2][1], dict(notes)) == shared
+
+
+def test_a_window_s_average_note_points_to_that_window_s_language_notes():
+    """The effect-of-window table names each drop's reasons by window ('window 128: xa: r; xc: s' for the
+    average): its note points to the notes of that window's languages, the window said once."""
+    from xling.report.flags import flagged_cell, lettered
+
+    xa, xc = "constant predictions: 'neutral' is 100.0% of 500; one class predicted", "not above chance: 34.6"
+    average = f"window 128: xa: {xa}; xc: {xc}"
+    rows, notes = lettered([[flagged_cell("-53.3", f"window 128: {xa}"), flagged_cell("-1.0", f"window 128: {xc}"),
+                             flagged_cell("-20.0", average), flagged_cell("-2.0", f"window 16: xa: {xa}")]])
+    assert notes[2] == (MARK + "c", f"window 128: xa: as {MARK}a; xc: as {MARK}b")
+    assert expanded(notes[2][1], dict(notes)) == average
+    assert notes[3] == (MARK + "d", f"window 16: xa: {xa}")  # no note of window 16's xa to point to: whole
 
 
 def test_a_fraction_s_reason_is_shown_in_percent():

@@ -170,7 +170,41 @@ def lettered(rows: list[list]) -> tuple[list[list], list[tuple[str, str]]]:
 def by_key(reason: str, keys: dict[str, str]) -> str | None:
     """'xa: as †a; xc: as †b' when the reason is an average's: its languages' reasons, each prefixed with its
     language and joined as `cell_reason` joins them (xling.report.transfer.common.average_stats), and a and b
-    are reasons of the table; None otherwise."""
+    are reasons of the table; 'window 128: xa: as †a; xc: as †b' when a window names the average (the effect of
+    window's drop, xling.report.transfer.window), its rows' notes named by the same window; None otherwise."""
+    windows = _window_groups(reason)
+    if windows:
+        found = []
+        for window, rest in windows:
+            named = {noted[len(window) + 2:]: mark for noted, mark in keys.items()
+                     if noted != reason and noted.startswith(f"{window}: ")}
+            known = {**{n: m for n, m in keys.items() if n != reason}, **named}
+            inner = f"as {known[rest]}" if rest in known else by_key(rest, known)
+            if inner is None:
+                return None
+            found.append(f"{window}: {inner}")
+        return "; ".join(found)
+    return _by_language(reason, keys)
+
+
+def _window_groups(reason: str) -> list[tuple[str, str]] | None:
+    """[('window 128', 'xa: r; xc: s'), ...] when the reason's first part names a window and a language after
+    it (an average's reason, per window); None otherwise."""
+    parts = reason_parts(reason)
+    if not parts or not re.match(r"window \d+: [\w-]+: ", parts[0]):
+        return None
+    groups: list[tuple[str, list[str]]] = []
+    for part in parts:
+        window = re.match(r"(window \d+): ", part)
+        if window:
+            groups.append((window.group(1), [part[window.end():]]))
+        else:
+            groups[-1][1].append(part)
+    return [(window, "; ".join(rest)) for window, rest in groups]
+
+
+def _by_language(reason: str, keys: dict[str, str]) -> str | None:
+    """`by_key` of a reason whose parts a language (or a window) prefixes, without a window before them."""
     groups: list[tuple[str, list[str]]] = []
     for part in reason_parts(reason):
         prefix, _, rest = part.partition(": ")
