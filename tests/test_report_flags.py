@@ -16,7 +16,7 @@ from xling.evaluate.alignment import language_study_rows
 from xling.evaluate.findings import judge_claims
 from xling.evaluate.findings.core import bucc_flags, transfer_flags, with_table_flags
 from xling.report.blocks import model_name
-from xling.report.flags import LABELS, MARK, in_percent, label, reason_parts
+from xling.report.flags import LABELS, MARK, in_percent, label, reason_parts, said_once
 
 import test_report_published as published
 from test_report_transfer import LANGS, header, render, table_rows, transfer_table
@@ -92,8 +92,8 @@ def check_flag(cell: Cell, reasons: list[str], where) -> bool:
     labels = {text.split(" {")[0] for _, text in LABELS}
     assert MARK in cell.split(" | ")[0], (where, cell)
     assert label(whole) in cell.split(" | ", 1)[-1] and any(label(whole).startswith(t) for t in labels), (where, cell)
-    for reason in reasons:
-        for part in reason_parts(reason):
+    for reason in reasons:  # each said once: a part that restates another of its number is not repeated
+        for part in reason_parts(said_once(reason)):
             assert part in cell.title and part in cell.note, (where, part, cell.title, cell.note)
     assert cell.title == cell.note, (where, cell.title, cell.note)
     return True
@@ -486,3 +486,27 @@ def test_cao_analysis_cells_carry_the_findings_flags(tmp_path):
         "base_bert bin 100+"]
     assert f"1 of {len(numbers['rows'])} points" in figure["caption"] and flagged["base_bert bin 100+"] in figure[
         "caption"]
+
+
+def test_a_number_s_reasons_are_said_once():
+    """Hand-written: the four reasons the gather and the findings give one constant XNLI classifier, and the
+    three of a decoder repeating one token, each said once; a second row's reasons joined after them stay."""
+    constant = ("constant predictions: 'neutral' is 100.0% of 500; not above chance: 95% interval 33.400 "
+                "[29.395, 37.800] holds chance 33.400; at or below chance: 33.400 <= chance 33.400; "
+                "one class's share (167/500): one class predicted")
+    assert said_once(constant) == ("constant predictions: 'neutral' is 100.0% of 500; at or below chance: 95% "
+                                   "interval 33.400 [29.395, 37.800] holds chance 33.400")
+    token = ("one token repeated: 'da' is 100.0% of 2335 output pieces; one distinct output piece; the shift "
+             "changed no output piece; not above chance: 95% interval 0.0 [0.0, 1.4] % holds chance 0.0 %; "
+             "one token repeated: one distinct prediction")
+    assert said_once(token) == ("one token repeated: 'da' is 100.0% of 2335 output pieces; the shift changed no "
+                                "output piece; not above chance: 95% interval 0.0 [0.0, 1.4] % holds chance 0.0 %")
+    # not the same number, or a part of another row (prefixed): kept
+    other = ("not above chance: 95% interval 34.600 [30.400, 38.600] holds chance 33.400; at or below chance: "
+             "33.200 <= chance 33.400; xb: one class's share (166/500): one class predicted")
+    assert said_once(other) == other
+    mostly = "one token repeated: 'da' is 82.2% of 2335 output pieces; one distinct output piece"
+    assert said_once(mostly) == mostly  # 82 % is not one piece: the second reason says more
+    assert said_once(said_once(constant)) == said_once(constant)
+    from xling.report.flags import cell_reason
+    assert cell_reason([constant, token]) == "; ".join([said_once(constant), said_once(token)])

@@ -13,7 +13,7 @@ import pandas as pd
 
 from xling.report.blocks import DASH, Block, table_block, text
 from xling.report.core import SECTIONS, ReportContext, register_section, require_columns
-from xling.report.flags import FRACTION_FLAG_TABLES, MARK, in_percent, label
+from xling.report.flags import FRACTION_FLAG_TABLES, MARK, in_percent, label, said_once
 
 #: the settings shown under "judged on" (the table and metric: after the numbers and in eval/findings.csv)
 SETTINGS = (("models", "models"), ("corpus_size", "size"), ("windows", "window"), ("layers", "layer"),
@@ -72,7 +72,7 @@ def flags_line(measures: list[dict]) -> tuple[str, str]:
     for m in measures:
         if m.get("flag"):
             by_label.setdefault(label(m["flag"]), []).append(m["label"])
-            whole[f"{m['label']}: {m['flag']}"] = None
+            whole[f"{m['label']}: {said_once(m['flag'])}"] = None  # each of its number's reasons once
     if not by_label:
         return "", ""
     every = len(measures) > 1 and len(by_label) == 1 and len(next(iter(by_label.values()))) == len(measures)
