@@ -469,7 +469,7 @@ def test_cao_analysis_cells_carry_the_findings_flags(tmp_path):
     findings = judge_claims(tables, "en", resamples=100, aligned_langs=("de", "xb")).set_index("id")
     flagged = {m["label"]: m["flag"] for claim in ("cao2020.pos", "cao2020.frequency")
                for m in json.loads(findings.at[claim, "measures"]) if m.get("flag")}
-    assert set(flagged) == {"base_bert closed", "base_bert bin 100+"}, flagged
+    assert set(flagged) == {"base BERT, closed classes", "base BERT, rank difference 100+"}, flagged
     ctx = cao.context(tables, tmp_path)
     layout = cao.table(render_alignment_pos(ctx), "Accuracy (%) by part of speech, BERT")
     groups = [c["sub"] for c in layout["columns"][1:]]
@@ -479,12 +479,12 @@ def test_cao_analysis_cells_carry_the_findings_flags(tmp_path):
     assert not [c for r in layout["rows"] if r[0] != "Base BERT" for c in r if MARK in cao.text_of(c)]
     (average,) = [c for g, c, h in zip(groups, base[1:], layout["columns"][1:]) if g == "closed class"
                   and h["text"] == "average"]
-    assert average["title"] == flagged["base_bert closed"], (average["title"], flagged)
+    assert average["title"] == flagged["base BERT, closed classes"], (average["title"], flagged)
     figure, numbers = render_alignment_frequency(ctx)
     marked = [r for r in numbers["rows"] if MARK in cao.text_of(r[3])]
     assert [(r[1], r[2]) for r in marked] == [("Base BERT", "100+")] and marked[0][3]["title"] == flagged[
-        "base_bert bin 100+"]
-    assert f"1 of {len(numbers['rows'])} points" in figure["caption"] and flagged["base_bert bin 100+"] in figure[
+        "base BERT, rank difference 100+"]
+    assert f"1 of {len(numbers['rows'])} points" in figure["caption"] and flagged["base BERT, rank difference 100+"] in figure[
         "caption"]
 
 

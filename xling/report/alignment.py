@@ -20,6 +20,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from xling.evaluate.alignment import cao_retrieval, cao_xnli
+from xling.evaluate.findings.cao import frequency_label, pos_label
 from xling.evaluate.findings.core import transfer_flags, with_table_flags
 from xling.plan.figures import FREQUENCY_CAPTION, FREQUENCY_FIGURE, XNLI_RETRIEVAL_FIGURE
 from xling.report import figures
@@ -352,7 +353,7 @@ def render_alignment_pos(ctx: ReportContext) -> list[Block]:
     keys = ["base", "setting", "parallel_sentences", "group", "pos"]
     mean = rows.groupby(keys, as_index=False).agg(accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum"))
     flags = analysis_flags("contextual_retrieval_pos", rows, keys,  # a group's average named as the findings name it
-                           lambda c: f"{c[1]} {c[3].split('_')[0] if c[4] == 'average' else c[4]}")
+                           lambda c: pos_label(c[1], c[3] if c[4] == "average" else c[4]))
     blocks = [text("Accuracy of word retrieval by the universal POS tag of the pivot word, grouped as Cao et al. "
                    "group them (a group's average is the mean of its tags'); the mean over the language pairs. "
                    f"Retrieval: {recorded_values(table, 'contextual', {True: 'contextual', False: 'non-contextual'})}"
@@ -433,7 +434,7 @@ def render_alignment_frequency(ctx: ReportContext) -> list[Block]:
                 f"{recorded_values(table, 'exclude_seen', {True: 'left out', False: 'kept'})}")
     point = ["base", "setting", "parallel_sentences", "rank_bin"]
     flags = analysis_flags("contextual_retrieval_frequency", rows, [*point, "rank_difference"],
-                           lambda c: f"{c[1]} bin {c[4]}")  # each point named as the findings name it
+                           lambda c: frequency_label(c[1], c[4]))  # each point named as the findings name it
     lines = [[str(b), _label(s, int(n)), r, flagged_cell(fmt_percent(a), flags[(b, s, n, k, r)]), fmt_count(q)]
              for b, s, n, k, r, a, q in curves.itertuples(index=False)]
     shown = pd.Series([flags[c] for c in curves[[*point, "rank_difference"]].itertuples(index=False)], curves.index)

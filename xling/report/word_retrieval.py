@@ -46,7 +46,7 @@ COLUMN_LABELS = {
 DESCRIPTION = (
     "Each source-language word of the bilingual dictionary that the model represents (static vectors; for "
     "BERT the mean of its in-context vectors over the corpus at one layer) is compared with every candidate "
-    "target-language word. MRR (retrieval.mrr): 'pairs' averages 1/rank of y_i over the dictionary's pairs "
+    "target-language word. MRR, over pairs or over words as the run's settings say: 'pairs' averages 1/rank of y_i over the dictionary's pairs "
     "(x_i, y_i), as Liu et al. (eq. 2); 'words' averages over distinct source words the reciprocal rank of "
     "their best-ranked translation. Chance MRR = the expected MRR of a random ranking (H(n)/n for n "
     "candidates with one gold; higher for words scored by their best of several); coverage = share of "
