@@ -303,11 +303,11 @@ def render_word_retrieval(ctx: ReportContext) -> list[Block]:
 
 SWEEP_DESCRIPTION = (
     "Liu et al. (\"What makes multilingual BERT multilingual?\", Figure 4) trained Word2Vec with windows 5, 128 "
-    "and 256 on their small data and found that a larger window is not always better. Here each static model of "
-    "window_sweep is trained at each sweep window on the same data as the grid (word retrieval only). A window "
-    "of w tokens is a span of w // 2 tokens on each side, the unit of the grid's windows, so the paper's "
-    "Word2Vec windows 5, 128, 256 (tokens on each side) are the spans 10, 256, 512; a sweep window that is also "
-    "a grid window is the grid's model.")
+    "and 256 on their small data and found that a larger window is not always better. Here each static model "
+    "that the run's window sweep names is trained at each of its windows on the same data as the grid (word "
+    "retrieval only). A window of w tokens is a span of w // 2 tokens on each side, the unit of the grid's "
+    "windows, so the paper's Word2Vec windows 5, 128, 256 (tokens on each side) are the spans 10, 256, 512; a "
+    "sweep window that is also a grid window is the grid's model.")
 
 
 @register_section("window_sweep", "Window sweep of the static models", required=("word_retrieval",),
