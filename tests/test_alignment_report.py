@@ -259,11 +259,11 @@ def test_pos_and_frequency_claims():
     found, evidence = verdicts({"contextual_retrieval_pos": pos_table(), "contextual_retrieval_frequency":
                                 frequency_table()})
     assert found["cao2020.pos"] == INCONCLUSIVE
-    assert "base_bert closed 60.000, base_bert open 30.000" in evidence["cao2020.pos"]
-    assert "word_aligned_finetuned open 90.000, word_aligned_finetuned closed 90.000" in evidence["cao2020.pos"]
+    assert "base BERT, closed classes 60.000, base BERT, open classes 30.000" in evidence["cao2020.pos"]
+    assert "word-aligned BERT (fine-tuned), open classes 90.000, word-aligned BERT (fine-tuned), closed classes 90.000" in evidence["cao2020.pos"]
     assert found["cao2020.frequency"] == INCONCLUSIVE
-    assert "base_bert bin 0-9 80.000, base_bert bin 100+ 40.000" in evidence["cao2020.frequency"]
-    assert "base_bert drop 40.000, word_aligned_finetuned drop 10.000" in evidence["cao2020.frequency"]
+    assert "base BERT, rank difference 0-9 80.000, base BERT, rank difference 100+ 40.000" in evidence["cao2020.frequency"]
+    assert "base BERT, drop 40.000, word-aligned BERT (fine-tuned), drop 10.000" in evidence["cao2020.frequency"]
     few = frequency_table().assign(n_queries=20)  # every bin under 30 queries: left out
     found, _ = verdicts({"contextual_retrieval_frequency": few})
     assert found["cao2020.frequency"] == NOT_MEASURED
@@ -285,8 +285,8 @@ def test_pos_claim_is_judged_on_the_rows_intervals():
     """Base: closed 60 > open 30 (each +-2): holds; aligned at +0.3: open 90 = closed 90, a tie, which the
     equivalence margin settles; aligned at +0.1: open 50 < closed 70, so the gap is not removed."""
     outcome, reason = judged({"contextual_retrieval_pos": with_interval(pos_table(), 0.02)})["cao2020.pos"]
-    assert outcome == INCONCLUSIVE and "base_bert closed 60.000 [58.000, 62.000]" in reason, reason
-    assert "base: closed > open: base_bert closed" in reason and "(intervals apart)" in reason
+    assert outcome == INCONCLUSIVE and "base BERT, closed classes 60.000 [58.000, 62.000]" in reason, reason
+    assert "base: closed > open: base BERT, closed classes" in reason and "(intervals apart)" in reason
     assert judged({"contextual_retrieval_pos": with_interval(pos_table(), 0.02)}, margin=5)["cao2020.pos"][0] == HOLDS
     assert judged({"contextual_retrieval_pos": with_interval(pos_table(0.1), 0.02)})["cao2020.pos"][0] == FAILS
     wide = judged({"contextual_retrieval_pos": with_interval(pos_table(), 0.2)}, margin=5)["cao2020.pos"]
@@ -301,14 +301,14 @@ def test_analyses_at_chance_are_not_measurable():
     closed = (pos["lm"] == BASE) & (pos["group"] == "closed_class")
     pos.loc[closed, ["accuracy", "ci_low", "ci_high"]] = 0.0
     outcome, reason = judged({"contextual_retrieval_pos": pos})["cao2020.pos"]
-    assert outcome == NOT_MEASURABLE and "base_bert closed is degenerate (at or below chance" in reason, reason
+    assert outcome == NOT_MEASURABLE and "base BERT, closed classes is degenerate (at or below chance" in reason, reason
     assert judged({"contextual_retrieval_pos": with_interval(pos_table(), 0.02).assign(chance=0.002)},
                   margin=5)["cao2020.pos"][0] == HOLDS  # the same table above chance
     bins = with_interval(frequency_table(), 0.02).assign(chance=0.002)
     last = (bins["lm"] == BASE) & (bins["rank_difference"] == "100+")
     bins.loc[last, ["accuracy", "ci_low", "ci_high"]] = [0.0, 0.0, 0.001]
     outcome, reason = judged({"contextual_retrieval_frequency": bins})["cao2020.frequency"]
-    assert outcome == NOT_MEASURABLE and "base_bert drop is degenerate" in reason, reason
+    assert outcome == NOT_MEASURABLE and "base BERT, drop is degenerate" in reason, reason
 
 
 def test_frequency_claim_is_judged_on_the_bins_intervals():
@@ -316,10 +316,10 @@ def test_frequency_claim_is_judged_on_the_bins_intervals():
     still falls (65 > 55), but its drop [10, 70] against the aligned one's [-20, 40] is not resolved."""
     outcome, reason = judged({"contextual_retrieval_frequency": with_interval(frequency_table(), 0.02)})[
         "cao2020.frequency"]
-    assert outcome == HOLDS and "base_bert drop 40.000 [36.000, 44.000]" in reason, reason
+    assert outcome == HOLDS and "base BERT, drop 40.000 [36.000, 44.000]" in reason, reason
     outcome, reason = judged({"contextual_retrieval_frequency": with_interval(frequency_table(), 0.15)})[
         "cao2020.frequency"]
-    assert outcome == INCONCLUSIVE and "base_bert drop 40.000 [10.000, 70.000]" in reason, reason
+    assert outcome == INCONCLUSIVE and "base BERT, drop 40.000 [10.000, 70.000]" in reason, reason
     steeper = judged({"contextual_retrieval_frequency": with_interval(frequency_table(0.6), 0.02)})[
         "cao2020.frequency"]
     assert steeper[0] == FAILS, steeper[1]  # the aligned model drops more (60) than the base (40)

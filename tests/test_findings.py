@@ -544,7 +544,7 @@ def test_cao_frequency_bins_are_averaged_over_one_common_language_set():
                                      rank_difference=("0-9", "10-99", "100+")[b], accuracy=value, n_queries=40))
     rows.append({**rows[0], "rank_bin": 3, "rank_difference": "1000+", "n_queries": 5})
     row = finding({"contextual_retrieval_frequency": pd.DataFrame(rows)}, "cao2020.frequency")
-    assert row["pairs"] == "en-xa" and "bin 100+" in row["reason"] and "1000+" not in row["reason"]
+    assert row["pairs"] == "en-xa" and "rank difference 100+" in row["reason"] and "1000+" not in row["reason"]
     assert row["outcome"] == INCONCLUSIVE  # no per-query items of the bins yet
 
 

@@ -390,7 +390,7 @@ def test_workflow_inputs_log_paths_and_retrieval_settings(tmp_path):
     saved = render_report(tables, config, tmp_path / "r.html", tmp_path / "figures",
                           expected=[f["name"] for f in expected_figures(config, tables)])
     html = (tmp_path / "r.html").read_text()
-    assert "Figures and the main table show: metric csls" in html and "BERT layer 1" in html
+    assert "Settings: metric csls" in html and "BERT layer 1" in html  # the selection, under the main table
     assert "MRR by language pair (metric cosine" not in html
     assert "bert_pretraining_loss" in saved and "BERT pretraining" in html
     summary = rows_containing(html, "1M</td><td>20</td>")
@@ -542,3 +542,13 @@ def test_settings_list_how_intervals_were_drawn_not_the_rows_numbers(tmp_path):
     shown = settings_tables((tmp_path / "r.html").read_text())["word_retrieval"]
     assert shown["ci_level"] == "0.95" and shown["ci_resamples"] == "1000"
     assert not {"ci_low", "ci_high", "n_items", "chance", "flag"} & set(shown)
+
+
+def test_overview_s_run_table_stands_behind_one_summary_line(full_report):
+    """The first screen says what the run is: the overview's table of the run (each model's windows, the files
+    read) is one click away, not a second screen of it (the demo's page within its screens)."""
+    html = full_report[0]
+    section = html[html.index('<section id="overview">'):]
+    section = section[:section.index("</section>")]
+    assert re.search(r"<details><summary>The run: [^<]*</summary>\s*<div class=\"group\">\s*<table class=\"kv\">",
+                     section), section[:600]

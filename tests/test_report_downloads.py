@@ -85,6 +85,13 @@ def test_every_table_links_to_a_file_the_run_writes(tmp_path):
                 checked.add(target.relative_to(results).as_posix())
     assert {f"eval/{name}.csv" for name in frames} | {"models/bert/200000-w512/training_log.tsv"} <= checked
     assert 'href="eval/word_pairs.csv" download>word pairs (CSV)</a>' in page
+    # one link per file where a table is drawn from it: the findings' CSV once (not also in a line of its own)
+    assert page.count('href="eval/findings.csv"') == 1
+    # Cao et al.'s Tables 1, 2 and 5 are drawn from the transfer table only (the section needs contextual
+    # retrieval to be shown, but none of its tables is drawn from it)
+    (xnli,) = re.findall(r'<section id="alignment_xnli">(.*?)</section>', page, flags=re.S)
+    linked = set(re.findall(r'<a href="([^"]+)" download>', xnli))
+    assert linked == {"eval/transfer.csv"}, linked
 
 
 def test_a_table_links_its_own_sources_else_its_section_s():

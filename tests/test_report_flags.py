@@ -16,7 +16,7 @@ from xling.evaluate.alignment import language_study_rows
 from xling.evaluate.findings import judge_claims
 from xling.evaluate.findings.core import bucc_flags, transfer_flags, with_table_flags
 from xling.report.blocks import model_name
-from xling.report.flags import LABELS, MARK, in_percent, label, reason_parts
+from xling.report.flags import LABELS, MARK, in_percent, label, reason_parts, said_once
 
 import test_report_published as published
 from test_report_transfer import LANGS, header, render, table_rows, transfer_table
@@ -69,6 +69,10 @@ def flagged_table(html: str, title: str) -> tuple[list[str], list[list[Cell]]]:
 
 def expanded(note: str, notes: dict[str, str]) -> str:
     """A note whole: an average's 'xa: as †a; xc: as †b' with the reasons of †a and †b, each part prefixed."""
+    window = re.fullmatch(r"(window \d+): ([\w-]+: as " + MARK + r"[a-z]+(?:; [\w-]+: as " + MARK + r"[a-z]+)*)", note)
+    if window:  # 'window 128: xa: as †a; xc: as †b', whose notes are that window's: 'window 128: r'
+        named = {key: text.removeprefix(f"{window.group(1)}: ") for key, text in notes.items()}
+        return f"{window.group(1)}: {expanded(window.group(2), named)}"
     refs = re.fullmatch(r"(?:[\w-]+(?: \d+)?: as " + MARK + r"[a-z]+(?:; |$))+", note)
     if not refs:
         return note
@@ -88,8 +92,8 @@ def check_flag(cell: Cell, reasons: list[str], where) -> bool:
     labels = {text.split(" {")[0] for _, text in LABELS}
     assert MARK in cell.split(" | ")[0], (where, cell)
     assert label(whole) in cell.split(" | ", 1)[-1] and any(label(whole).startswith(t) for t in labels), (where, cell)
-    for reason in reasons:
-        for part in reason_parts(reason):
+    for reason in reasons:  # each said once: a part that restates another of its number is not repeated
+        for part in reason_parts(said_once(reason)):
             assert part in cell.title and part in cell.note, (where, part, cell.title, cell.note)
     assert cell.title == cell.note, (where, cell.title, cell.note)
     return True
@@ -202,6 +206,20 @@ def test_an_average_s_note_points_to_its_languages_notes():
     assert notes[2] == (MARK + "c", f"xa: as {MARK}a; xb: as {MARK}b") and expanded(notes[2][1], dict(notes)) == shared
 
 
+def test_a_window_s_average_note_points_to_that_window_s_language_notes():
+    """The effect-of-window table names each drop's reasons by window ('window 128: xa: r; xc: s' for the
+    average): its note points to the notes of that window's languages, the window said once."""
+    from xling.report.flags import flagged_cell, lettered
+
+    xa, xc = "constant predictions: 'neutral' is 100.0% of 500; one class predicted", "not above chance: 34.6"
+    average = f"window 128: xa: {xa}; xc: {xc}"
+    rows, notes = lettered([[flagged_cell("-53.3", f"window 128: {xa}"), flagged_cell("-1.0", f"window 128: {xc}"),
+                             flagged_cell("-20.0", average), flagged_cell("-2.0", f"window 16: xa: {xa}")]])
+    assert notes[2] == (MARK + "c", f"window 128: xa: as {MARK}a; xc: as {MARK}b")
+    assert expanded(notes[2][1], dict(notes)) == average
+    assert notes[3] == (MARK + "d", f"window 16: xa: {xa}")  # no note of window 16's xa to point to: whole
+
+
 def test_a_fraction_s_reason_is_shown_in_percent():
     assert (in_percent("nothing mined: no pair; not above chance: 95% interval 0.017 [0.000, 0.038] holds chance "
                        "6.1e-05") == "nothing mined: no pair; not above chance: 95% interval 1.7 [0.0, 3.8] % holds "
@@ -230,7 +248,6 @@ def test_each_finding_links_to_the_section_of_its_numbers_and_the_csv(flagged, t
     for claim in judged["claim"]:
         match = re.search(r'<a href="#([^"]+)">' + re.escape(claim) + "</a>", html)
         assert match and match.group(1) in sections and match.group(1).startswith("transfer"), claim
-    assert '<a href="eval/findings.csv">' in html
     for _, row in judged.iterrows():  # the paper's section and the quote stand under the claim
         assert f"the paper's {row['where']}" in html and row["quote"] in html
 
@@ -345,6 +362,10 @@ def test_cao_xnli_cells_and_figure2_carry_the_findings_flags(tmp_path):
             (key,) = [k for k in notes if f"{k} " in base_row[1 + table1["columns"][1:].index(lang)]["sub"]]
             assert notes[key] == tips[lang], (notes[key], tips[lang])
     assert MARK in cells["average"]
+    # the average names each language's reason, so its note points to theirs instead of repeating them
+    assert tips["average"].startswith("xb: ") and "; xc: " in tips["average"], tips["average"]
+    (key,) = [k for k in notes if f"{k} " in base_row[-1]["sub"]]
+    assert re.fullmatch(rf"xb: as {MARK}[a-z]+; xc: as {MARK}[a-z]+", notes[key]), notes[key]
     figure, numbers = render_alignment_xnli_retrieval(ctx)
     assert "2 of 3 points" in figure["caption"] and "Most of its points are degenerate" in figure["caption"]
     assert all(part in figure["caption"] for r in reasons["xb"] for part in r.split("; "))
@@ -370,3 +391,122 @@ def test_cao_retrieval_cells_carry_their_rows_flag(tmp_path):
     shown = "not above chance: 1.0 [0.0, 3.0] % holds chance 1.0 %"  # the fraction's reason in %, as the cell
     assert in_percent(reason) == shown and cell["title"] == shown and layout["flags"] == [(MARK + "a", shown)]
     assert cell["sub"].endswith(f"{MARK}a not above chance"), cell
+
+
+# ---------------------------------------------------------------------------------------------- word retrieval
+
+#: (model, size, window, layer) -> MRR of en-xa, en-xb on 1000 queries each, chance 0.05: the small BERT and the
+#: short-window BERT at chance (their intervals hold it), the rest far above
+RETRIEVAL_GRID = {("bert", 100, 64, 1): (0.05, 0.06), ("glove", 100, 64, 0): (0.40, 0.40),
+                  ("word2vec", 100, 64, 0): (0.40, 0.40), ("bert", 500, 64, 1): (0.60, 0.80),
+                  ("glove", 500, 64, 0): (0.50, 0.50), ("word2vec", 500, 64, 0): (0.40, 0.60),
+                  ("bert", 500, 8, 1): (0.05, 0.05)}
+RETRIEVAL_CONFIG = {"run": "t", "languages": ["en", "xa", "xb"], "models": ["glove", "word2vec", "bert"],
+                    "windows": [64, 8], "retrieval": {"report_layer": 1}, "bootstrap": {"resamples": 200, "seed": 3}}
+
+
+@pytest.fixture(scope="module")
+def retrieval_report(tmp_path_factory):
+    from test_findings import retrieval
+
+    from xling.evaluate.findings import criteria_from_config
+    from xling.plan.figures import selection_config
+
+    tables = retrieval(RETRIEVAL_GRID, chance=0.05)
+    criteria = criteria_from_config({}, RETRIEVAL_CONFIG["bootstrap"], selection_config(RETRIEVAL_CONFIG))
+    html = published.render(tmp_path_factory.mktemp("retrieval"), tables, RETRIEVAL_CONFIG)
+    return html, tables, criteria, judge_claims(tables, "en", criteria)
+
+
+def test_every_flagged_mrr_cell_carries_the_findings_reason_and_no_other(retrieval_report):
+    """The MRR table walked against the findings' measure of each cell (xling.evaluate.findings.liu_what: the
+    interval from the per-query ranks against the job's chance MRR): each pair's cell and each model's mean."""
+    from xling.evaluate.findings.liu_what import mrr_label, mrr_measure
+
+    html, tables, criteria, _ = retrieval_report
+    columns, rows = flagged_table(html, "MRR by language pair (")
+    names = {"GloVe": "glove", "Word2Vec": "word2vec", "BERT": "bert"}
+    table, checked = tables["word_retrieval"], 0
+    for row in rows:
+        if row[0] not in names:
+            continue  # the chance row
+        key = (names[row[0]], int(row[1].replace(",", "")), int(row[2]), int(row[3]))
+        part = table[(table[["model", "size", "window", "layer"]] == list(key)).all(axis=1)]
+        for pairs, column in [*(([p], p) for p in ("en-xa", "en-xb")), (["en-xa", "en-xb"], "mean")]:
+            found = mrr_measure(tables, key, part, pairs, mrr_label(key[0], pairs, key[3]), criteria).flag
+            checked += check_flag(row[columns.index(column)], [found] if found else [], (key, column))
+    assert checked == 6  # the small BERT and the short-window BERT: both pairs and their mean
+
+
+def test_every_flag_of_a_word_retrieval_finding_is_shown_in_the_mrr_table(retrieval_report):
+    """Each flagged number of the word-retrieval claims stands flagged in the table with the same interval and
+    chance level; a claim on one pair names it as the table's cell does, so its reason is there whole."""
+    html, _, _, findings = retrieval_report
+    judged = findings[findings["table"] == "word_retrieval"]
+    measures = [m for cell in judged["measures"].dropna() for m in json.loads(cell) if m.get("flag")]
+    assert {m["label"] for m in measures} >= {"en-xa BERT (layer 1)", "en-xb BERT (layer 1)", "window 8 (layer 1)"}
+    for m in measures:
+        number = m["flag"].split(m["label"] + " ", 1)[1]  # the value, its interval and the chance level
+        assert number in html, m
+        if re.fullmatch(r"en-x\w \S+ \(layer \d+\)|en-x\w \S+", m["label"]):
+            assert m["flag"] in html, m
+
+
+def test_cao_analysis_cells_carry_the_findings_flags(tmp_path):
+    """Table 4 and Figure 3: base BERT's closed-class accuracy and its largest frequency-rank bin planted at 0 (their
+    intervals at 0, chance 0.2 %): each such cell is flagged with the findings' own reason for that number (the
+    mean over the languages, xling.evaluate.findings.cao), no other cell is, and the figure's caption says so."""
+    import test_alignment_report as cao
+    from xling.report.alignment import render_alignment_frequency, render_alignment_pos
+
+    pos = cao.with_interval(cao.pos_table(), 0.02).assign(chance=0.002)
+    base = (pos["lm"] == cao.BASE) & (pos["method"] == "none")  # base BERT itself, not its rotation
+    pos.loc[base & (pos["group"] == "closed_class"), ["accuracy", "ci_low", "ci_high"]] = 0.0
+    bins = cao.with_interval(cao.frequency_table(), 0.02).assign(chance=0.002)
+    last = (bins["lm"] == cao.BASE) & (bins["rank_difference"] == "100+")
+    bins.loc[last, ["accuracy", "ci_low", "ci_high"]] = [0.0, 0.0, 0.001]
+    tables = {"contextual_retrieval_pos": pos, "contextual_retrieval_frequency": bins}
+    findings = judge_claims(tables, "en", resamples=100, aligned_langs=("de", "xb")).set_index("id")
+    flagged = {m["label"]: m["flag"] for claim in ("cao2020.pos", "cao2020.frequency")
+               for m in json.loads(findings.at[claim, "measures"]) if m.get("flag")}
+    assert set(flagged) == {"base BERT, closed classes", "base BERT, rank difference 100+"}, flagged
+    ctx = cao.context(tables, tmp_path)
+    layout = cao.table(render_alignment_pos(ctx), "Accuracy (%) by part of speech, BERT")
+    groups = [c["sub"] for c in layout["columns"][1:]]
+    (base,) = [r for r in layout["rows"] if r[0] == "Base BERT"]
+    marked = [g for g, c in zip(groups, base[1:]) if MARK in cao.text_of(c)]
+    assert marked and set(marked) == {"closed class"} and len(marked) == groups.count("closed class"), marked
+    assert not [c for r in layout["rows"] if r[0] != "Base BERT" for c in r if MARK in cao.text_of(c)]
+    (average,) = [c for g, c, h in zip(groups, base[1:], layout["columns"][1:]) if g == "closed class"
+                  and h["text"] == "average"]
+    assert average["title"] == flagged["base BERT, closed classes"], (average["title"], flagged)
+    figure, numbers = render_alignment_frequency(ctx)
+    marked = [r for r in numbers["rows"] if MARK in cao.text_of(r[3])]
+    assert [(r[1], r[2]) for r in marked] == [("Base BERT", "100+")] and marked[0][3]["title"] == flagged[
+        "base BERT, rank difference 100+"]
+    assert f"1 of {len(numbers['rows'])} points" in figure["caption"] and flagged["base BERT, rank difference 100+"] in figure[
+        "caption"]
+
+
+def test_a_number_s_reasons_are_said_once():
+    """Hand-written: the four reasons the gather and the findings give one constant XNLI classifier, and the
+    three of a decoder repeating one token, each said once; a second row's reasons joined after them stay."""
+    constant = ("constant predictions: 'neutral' is 100.0% of 500; not above chance: 95% interval 33.400 "
+                "[29.395, 37.800] holds chance 33.400; at or below chance: 33.400 <= chance 33.400; "
+                "one class's share (167/500): one class predicted")
+    assert said_once(constant) == ("constant predictions: 'neutral' is 100.0% of 500; at or below chance: 95% "
+                                   "interval 33.400 [29.395, 37.800] holds chance 33.400")
+    token = ("one token repeated: 'da' is 100.0% of 2335 output pieces; one distinct output piece; the shift "
+             "changed no output piece; not above chance: 95% interval 0.0 [0.0, 1.4] % holds chance 0.0 %; "
+             "one token repeated: one distinct prediction")
+    assert said_once(token) == ("one token repeated: 'da' is 100.0% of 2335 output pieces; the shift changed no "
+                                "output piece; not above chance: 95% interval 0.0 [0.0, 1.4] % holds chance 0.0 %")
+    # not the same number, or a part of another row (prefixed): kept
+    other = ("not above chance: 95% interval 34.600 [30.400, 38.600] holds chance 33.400; at or below chance: "
+             "33.200 <= chance 33.400; xb: one class's share (166/500): one class predicted")
+    assert said_once(other) == other
+    mostly = "one token repeated: 'da' is 82.2% of 2335 output pieces; one distinct output piece"
+    assert said_once(mostly) == mostly  # 82 % is not one piece: the second reason says more
+    assert said_once(said_once(constant)) == said_once(constant)
+    from xling.report.flags import cell_reason
+    assert cell_reason([constant, token]) == "; ".join([said_once(constant), said_once(token)])

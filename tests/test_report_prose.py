@@ -1,6 +1,7 @@
 """No code identifier in the report's prose: paragraphs, list items, captions, headings and summaries of a
-report drawn from demo-like tables say settings in words (a config key, a column value, a format string or a
-model id is not prose). Allowed: the run's table and file names, a tool, the implementation a number cites, and
+report drawn from demo-like tables, and the findings table's cells (its numbers' labels, their notes, the
+margins), say settings in words (a config key, a column value, a format string or a model id is not prose; a
+claim's id, shown as code, is its name). Allowed: the run's table and file names, a tool, the implementation a number cites, and
 the papers' math."""
 
 from __future__ import annotations
@@ -32,9 +33,19 @@ ALLOWED = {"word_retrieval", "word_retrieval_pos", "token_translation", "context
            "x_i", "y_i"}  # the papers' notation
 
 
+FINDINGS_ROW = re.compile(r'<tr><td[^>]*title="eval/findings\.csv: [^"]*".*?</tr>', flags=re.S)
+CELL = re.compile(r"<td[^>]*>(.*?)</td>", flags=re.S)
+
+
+def findings_cells(html: str) -> list[str]:
+    """The cells of the findings table's rows (a claim each), its claims' ids (code, on purpose) left out."""
+    return [re.sub(r"<code>.*?</code>", " ", cell, flags=re.S)
+            for row in FINDINGS_ROW.findall(html) for cell in CELL.findall(row)]
+
+
 def prose_identifiers(html: str) -> dict[str, str]:
     found = {}
-    for _, body in PROSE.findall(html):
+    for body in [body for _, body in PROSE.findall(html)] + findings_cells(html):
         text = html_lib.unescape(re.sub(r"<[^>]+>", " ", body))
         for name in IDENTIFIER.findall(text):
             found.setdefault(name, " ".join(text.split())[:160])
@@ -46,7 +57,8 @@ def demo_like(tmp_path_factory):
     tables = {"word_retrieval": published.word_retrieval(), "word_retrieval_pos": published.word_retrieval_pos(),
               "token_translation": published.token_translation(),
               "tatoeba": published.tatoeba().assign(report_layer=8), "bucc": published.bucc().assign(report_layer=8),
-              "transfer": transfer.transfer_table(), "contextual_retrieval": cao.good_retrieval()}
+              "transfer": transfer.transfer_table(), "contextual_retrieval": cao.good_retrieval(),
+              "contextual_retrieval_pos": cao.pos_table(), "contextual_retrieval_frequency": cao.frequency_table()}
     tables["findings"] = judge_claims(dict(tables), "en")
     tables["word_pairs"] = word_pairs.word_pairs_table()
     return published.render(tmp_path_factory.mktemp("prose"), tables)
@@ -57,11 +69,22 @@ def test_prose_names_no_code_identifier(demo_like):
     assert not found, found
 
 
+def test_the_findings_table_is_checked(demo_like):
+    """Its numbers' labels, the metric after them and the margins: the Cao et al. analyses' and token
+    translation's claims are in the page, so their cells are read."""
+    cells = " ".join(findings_cells(demo_like))
+    assert "closed classes" in cells and "rank difference" in cells and "convert rate" in cells, cells[:300]
+    assert "the run's default for percentages" in cells
+
+
 def test_the_check_catches_the_identifiers_it_is_for():
     page = ("<p>in the unit of language.bleu_unit</p><li>alignment.analysis.rank_bins says</li>"
-            "<figcaption>f{k}-rot{kind} and bert+aligned700, vocabulary_size 0</figcaption>")
+            "<figcaption>f{k}-rot{kind} and bert+aligned700, vocabulary_size 0</figcaption>"
+            '<tr><td class="wrap" title="eval/findings.csv: cao2020.pos"><code>cao2020.pos</code></td>'
+            '<td>base_bert closed 0.0 (convert_rate, %)<span class="sub">margin (findings.margins.percent)</span></td></tr>')
     assert set(prose_identifiers(page)) == {"language.bleu_unit", "alignment.analysis.rank_bins", "f{k}",
-                                            "rot{kind}", "bert+aligned700", "vocabulary_size"}
+                                            "rot{kind}", "bert+aligned700", "vocabulary_size", "base_bert",
+                                            "convert_rate", "findings.margins.percent"}
 
 
 def test_one_title_per_paper(demo_like):

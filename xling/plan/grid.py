@@ -157,10 +157,11 @@ class GridPlan:
     def report_config(self) -> dict:
         """All the report may read of the config, as its params (runtime settings left out by the workflow, so
         changing one does not re-render it): the grid, the settings it shows and its presentation choices (report.*,
-        retrieval.report_layer, language.sentence_retrieval.layer). A section that reads another key gets
+        retrieval.report_layer, language.sentence_retrieval.layer), and the bootstrap the findings' intervals use
+        (the MRR table flags its cells by them). A section that reads another key gets
         nothing until the key is added here."""
         keys = ["run", "languages", "models", "windows", "window_sweep", "data", "corpus", "tokenizer", "represent",
-                "retrieval", "report", *self.models, *self.source.config_keys]
+                "retrieval", "report", "bootstrap", *self.models, *self.source.config_keys]
         shown = {key: self.config[key] for key in keys if key in self.config}
         shown["language"] = {"sentence_retrieval": {"layer": self.sent["layer"]}}
         stand_ins = {**self.source.stand_ins, **self.random_stand_ins()}

@@ -168,8 +168,9 @@ REGISTRY: tuple[Table, ...] = (  # in the report's order of sections, so the fig
           figures=(Figures("word_retrieval", fig.word_retrieval), Figures("window_sweep", fig.window_sweep))),
     Table("findings", made=lambda plan: True),
     Table("word_retrieval_ranks", files=lambda plan: [part.removesuffix(".parquet") + ".ranks.parquet"
-                                                      for part in word_retrieval_parts(plan)], report=False,
-          columns=(*_LM, "layer", "pair", "word", "target", "reciprocal_rank")),  # per query: the findings' intervals
+                                                      for part in word_retrieval_parts(plan)],
+          # per query: the intervals of the findings and of the report's MRR table, which flags what they flag
+          columns=(*_LM, "layer", "pair", "word", "target", "reciprocal_rank")),
     Table("word_retrieval_pos", made=lambda plan: bool(plan.pos_splits),
           columns=(*_LM, "layer", "pair", "pos", "mrr")),
     Table("bert_training_logs", files=_bert_models, loaded_as="bert_training",

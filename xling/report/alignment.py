@@ -20,12 +20,14 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from xling.evaluate.alignment import cao_retrieval, cao_xnli
+from xling.evaluate.findings.cao import frequency_label, pos_label
 from xling.evaluate.findings.core import transfer_flags, with_table_flags
 from xling.plan.figures import FREQUENCY_CAPTION, FREQUENCY_FIGURE, XNLI_RETRIEVAL_FIGURE
 from xling.report import figures
+from xling.report.alignment_analyses import analysis_flags, analysis_rows, recorded_values
 from xling.report.blocks import DASH, MODEL_KEYS, Block, fmt_count, fmt_percent, model_name, table_block, text
 from xling.report.core import ReportContext, register_section, require_columns
-from xling.report.flags import cell_reason, figure_note, flagged_cell, in_percent, with_figure_note
+from xling.report.flags import cell_reason, figure_note, flagged_cell, in_percent, is_degenerate, with_figure_note
 from xling.report.published import Matching
 from xling.report.transfer.common import SELECTION_LABELS
 
@@ -196,13 +198,14 @@ def _xnli_table(df: pd.DataFrame, title: str, keys: list[tuple[str, int]], langs
         cell = df[(df["setting"] == setting) & (df["parallel_sentences"] == n)].set_index("lang")
         values = [cell.at[lang, "value"] if lang in cell.index else np.nan for lang in langs]
         reasons = [cell.at[lang, "flag"] if lang in cell.index else None for lang in langs]
+        named = cell_reason(f"{lang}: {r}" for lang, r in zip(langs, reasons) if is_degenerate(r))  # the average's
         lines.append([label(setting, n)] + [_flagged(v, r) for v, r in zip(values, reasons)]
-                     + [_flagged(np.mean(values), cell_reason(reasons)) if not np.isnan(values).any() else DASH])
+                     + [_flagged(np.mean(values), named) if not np.isnan(values).any() else DASH])
     return table_block(title, ["setting", *langs, "average"], lines, numeric=range(1, 2 + len(langs)), note=note)
 
 
 @register_section("alignment_xnli", "Zero-shot XNLI after alignment (Cao et al. 2020, Tables 1, 2 and 5)",
-                  required=("contextual_retrieval", "transfer"))
+                  required=("contextual_retrieval", "transfer"), sources=("transfer",))  # its tables: XNLI only
 def render_alignment_xnli(ctx: ReportContext) -> list[Block]:
     pivot = ctx.pivot
     df = alignment_xnli(ctx.tables["transfer"], pivot)
@@ -250,7 +253,6 @@ def render_alignment_xnli(ctx: ReportContext) -> list[Block]:
     blocks += ctx.published_blocks("alignment_xnli_languages", table5,
                                    Matching(identity=("task", "metric", "lang", "setting")))
     return blocks
-
 
 
 # ---------------------------------------------------------------------------------------------- Figure 2
@@ -316,7 +318,7 @@ def xnli_retrieval_figure(points: pd.DataFrame, settings: str) -> Figure:
 def render_alignment_xnli_retrieval(ctx: ReportContext) -> list[Block]:
     measured = retrieval_and_xnli(ctx.tables["contextual_retrieval"], ctx.tables["transfer"], ctx.pivot)
     points, left_out = measured.dropna(subset=["retrieval", "xnli"]), one_sided(measured)
-    seen = _values(ctx.tables["contextual_retrieval"], "exclude_seen", {True: "left out", False: "kept"})
+    seen = recorded_values(ctx.tables["contextual_retrieval"], "exclude_seen", {True: "left out", False: "kept"})
     settings = (f"base BERTs of the alignment study; retrieval: contextual, pairs seen in training and exact matches "
                 f"{seen}; XNLI: test accuracy, fine-tuned on English, the smallest freeze depth, mean over seeds")
     lines = [[base, lang, f"{x:.1f}", _flagged(y, reason)] for base, lang, x, y, reason in
@@ -336,35 +338,28 @@ def render_alignment_xnli_retrieval(ctx: ReportContext) -> list[Block]:
 
 # ---------------------------------------------------------------------------------------------- analyses
 
-def _analysis_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """An analysis table's rows of the paper's settings (base, rotation, fine-tuned), each at its largest amount
-    of parallel data per base, named as the paper names them."""
-    rows = cao_retrieval(table.assign(contextual=True))
-    if "layer" in rows:
-        rows = rows[rows["layer"] == rows.groupby("lm")["layer"].transform("max")]
-    top = rows.groupby(["base", "setting"])["parallel_sentences"].transform("max")
-    return rows[rows["parallel_sentences"] == top]
-
-
 @register_section("alignment_pos", "Contextual word retrieval by part of speech (Cao et al. 2020, Table 4)",
                   required=("contextual_retrieval_pos",), results={"contextual_retrieval_pos": ("accuracy", "n_queries")})
 def render_alignment_pos(ctx: ReportContext) -> list[Block]:
     where = ctx.table_paths["contextual_retrieval_pos"]
     table = ctx.tables["contextual_retrieval_pos"]
     require_columns(table, POS_REQUIRED, where)
-    rows = _analysis_rows(table)
+    rows = analysis_rows(table)
     groups = list(dict.fromkeys(rows["group"]))
     tags = {g: [t for t in PAPER_POS if ((rows["group"] == g) & (rows["pos"] == t)).any()]
             + sorted(set(rows.loc[(rows["group"] == g) & (rows["pos"] != "average"), "pos"]) - set(PAPER_POS))
             for g in groups}
     columns = [(g, t) for g in groups for t in [*tags[g], "average"]]
-    mean = rows.groupby(["base", "setting", "parallel_sentences", "group", "pos"], as_index=False).agg(
-        accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum"), n_langs=("lang", "nunique"))
+    keys = ["base", "setting", "parallel_sentences", "group", "pos"]
+    mean = rows.groupby(keys, as_index=False).agg(accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum"))
+    flags = analysis_flags("contextual_retrieval_pos", rows, keys,  # a group's average named as the findings name it
+                           lambda c: pos_label(c[1], c[3] if c[4] == "average" else c[4]))
     blocks = [text("Accuracy of word retrieval by the universal POS tag of the pivot word, grouped as Cao et al. "
                    "group them (a group's average is the mean of its tags'); the mean over the language pairs. "
-                   f"Retrieval: {_values(table, 'contextual', {True: 'contextual', False: 'non-contextual'})}; "
-                   f"pairs seen in training {_values(table, 'exclude_seen', {True: 'left out', False: 'kept'})}; "
-                   f"tags from {_values(table, 'pos_treebank')}.")]
+                   f"Retrieval: {recorded_values(table, 'contextual', {True: 'contextual', False: 'non-contextual'})}"
+                   "; pairs seen in training "
+                   f"{recorded_values(table, 'exclude_seen', {True: 'left out', False: 'kept'})}; "
+                   f"tags from {recorded_values(table, 'pos_treebank')}.")]
     models = pd.DataFrame.from_dict(dict(_base_groups(rows)), orient="index")  # each base BERT's own columns
     for base in sorted(mean["base"].unique()):
         model = {k: models.at[base, k] for k in MODEL_KEYS if k in models}
@@ -373,8 +368,9 @@ def render_alignment_pos(ctx: ReportContext) -> list[Block]:
         for setting, n in part[["setting", "parallel_sentences"]].drop_duplicates().itertuples(index=False):
             cell = part[(part["setting"] == setting) & (part["parallel_sentences"] == n)].set_index(["group", "pos"])
             lines.append([_label(setting, int(n))] + [
-                {"text": fmt_percent(cell.at[key, "accuracy"]), "sub": f"n {fmt_count(cell.at[key, 'n_queries'])}"}
-                if key in cell.index else DASH for key in columns])
+                flagged_cell(fmt_percent(cell.at[key, "accuracy"]), flags[(base, setting, n, *key)],
+                             f"n {fmt_count(cell.at[key, 'n_queries'])}") if key in cell.index else DASH
+                for key in columns])
         header = [{"text": t, "sub": g.replace("_", " ")} for g, t in columns]
         blocks.append(table_block(f"Accuracy (%) by part of speech, {model_name(model)}", ["setting", *header], lines,
                                   numeric=range(1, 1 + len(columns)),
@@ -388,12 +384,6 @@ def render_alignment_pos(ctx: ReportContext) -> list[Block]:
     blocks += ctx.published_blocks("contextual_retrieval_pos", ours.dropna(subset=["pos"]),
                                    Matching(identity=("pos", "setting")))
     return blocks
-
-
-def _values(table: pd.DataFrame, column: str, names: dict | None = None) -> str:
-    if column not in table:
-        return "not recorded"
-    return ", ".join(str((names or {}).get(v, v)) for v in table[column].dropna().unique()) or "not recorded"
 
 
 def frequency_figure(curves: pd.DataFrame, settings: str) -> Figure:
@@ -433,18 +423,23 @@ def render_alignment_frequency(ctx: ReportContext) -> list[Block]:
     where = ctx.table_paths["contextual_retrieval_frequency"]
     table = ctx.tables["contextual_retrieval_frequency"]
     require_columns(table, FREQUENCY_REQUIRED, where)
-    rows = _analysis_rows(table)
+    rows = analysis_rows(table)
     curves = rows.groupby(["base", "setting", "parallel_sentences", "rank_bin", "rank_difference"], as_index=False,
                           sort=False).agg(accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum"))
     order = {s: i for i, s in enumerate(RETRIEVAL_ORDER)}
     curves = curves.sort_values(["base", "setting", "parallel_sentences", "rank_bin"],
                                 key=lambda c: c.map(order) if c.name == "setting" else c, kind="stable")
-    settings = (f"mean over {rows['lang'].nunique()} language pairs; rank bins {_values(table, 'rank_bins')}; "
+    settings = (f"mean over {rows['lang'].nunique()} language pairs; rank bins {recorded_values(table, 'rank_bins')}; "
                 "pairs seen in training and exact matches "
-                f"{_values(table, 'exclude_seen', {True: 'left out', False: 'kept'})}")
-    lines = [[str(b), _label(s, int(n)), r, fmt_percent(a), fmt_count(q)] for b, s, n, _, r, a, q in
-             curves.itertuples(index=False)]
-    return [ctx.figure(FREQUENCY_FIGURE, frequency_figure(curves, settings), FREQUENCY_CAPTION, settings,
-                       "Accuracy by frequency-rank difference"),
+                f"{recorded_values(table, 'exclude_seen', {True: 'left out', False: 'kept'})}")
+    point = ["base", "setting", "parallel_sentences", "rank_bin"]
+    flags = analysis_flags("contextual_retrieval_frequency", rows, [*point, "rank_difference"],
+                           lambda c: frequency_label(c[1], c[4]))  # each point named as the findings name it
+    lines = [[str(b), _label(s, int(n)), r, flagged_cell(fmt_percent(a), flags[(b, s, n, k, r)]), fmt_count(q)]
+             for b, s, n, k, r, a, q in curves.itertuples(index=False)]
+    shown = pd.Series([flags[c] for c in curves[[*point, "rank_difference"]].itertuples(index=False)], curves.index)
+    return [with_figure_note(ctx.figure(FREQUENCY_FIGURE, frequency_figure(curves, settings), FREQUENCY_CAPTION,
+                                        settings, "Accuracy by frequency-rank difference"),
+                             figure_note(curves, shown, point)),
             table_block("Accuracy by frequency-rank difference: the numbers", ["base model", "setting",
                         "rank difference", "accuracy (%)", "queries"], lines, numeric=(3, 4), collapsed=True)]

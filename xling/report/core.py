@@ -84,6 +84,12 @@ class Section:
     required: tuple[str, ...]
     render: Callable[["ReportContext"], list[Block]]
     results: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # table key -> its result columns
+    sources: tuple[str, ...] | None = None  # the tables its tables are drawn from (None: required and results)
+
+    @property
+    def drawn_from(self) -> tuple[str, ...]:
+        """The tables whose files its tables link to (xling.report.downloads)."""
+        return self.sources if self.sources is not None else (*self.required, *self.results)
 
 
 SECTIONS: dict[str, Section] = {}
@@ -92,12 +98,14 @@ LIST_TABLES: dict[str, tuple[str, Callable]] = {}
 
 
 def register_section(name: str, title: str, required: Iterable[str] = (),
-                     results: Mapping[str, Iterable[str]] | None = None):
+                     results: Mapping[str, Iterable[str]] | None = None, sources: Iterable[str] | None = None):
     """Decorator: add `render(ctx) -> list[block]` as a section (in registration order), with the result
-    columns of its tables (every other column is a setting, listed in the Settings section)."""
+    columns of its tables (every other column is a setting, listed in the Settings section) and, where a table it
+    requires only to be shown is not one its tables are drawn from, the `sources` its tables link to."""
     def decorate(render):
         SECTIONS[name] = Section(name, title, tuple(required), render,
-                                 {k: tuple(v) for k, v in (results or {}).items()})
+                                 {k: tuple(v) for k, v in (results or {}).items()},
+                                 None if sources is None else tuple(sources))
         return render
     return decorate
 
@@ -229,15 +237,16 @@ def _load_tables(tables: Mapping[str, Any]) -> tuple[dict[str, pd.DataFrame], di
     for key, value in tables.items():
         if value is None:
             continue
+        if isinstance(value, pd.DataFrame):  # a list table's too (its name: the one its sections know)
+            name = LIST_TABLES.get(key, (key,))[0]
+            loaded[name], paths[name] = value, f"<{key} table>"
+            continue
         if key in LIST_TABLES:  # several files that make one table; an empty list means no such table
             name, loader = LIST_TABLES[key]
             if len(value):
                 loaded[name], paths[name] = loader(value), ", ".join(shown_path(v) for v in value)
             continue
-        if isinstance(value, pd.DataFrame):
-            loaded[key], paths[key] = value, f"<{key} table>"
-        else:
-            loaded[key], paths[key] = read_table(value), shown_path(value)
+        loaded[key], paths[key] = read_table(value), shown_path(value)
     return loaded, paths
 
 
@@ -285,7 +294,7 @@ def _section_blocks(section: Section, ctx: ReportContext, links: Mapping[str, li
     blocks = section.render(ctx)
     if section.name in APPENDIX:
         return blocks
-    blocks = with_downloads(blocks, (*section.required, *section.results), links)
+    blocks = with_downloads(blocks, section.drawn_from, links)
     for extra in EXTRAS.get(section.name, ()):
         if all(name in ctx.tables for name in extra.required):
             blocks += with_downloads(extra.render(ctx), extra.required, links)

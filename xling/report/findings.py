@@ -13,7 +13,7 @@ import pandas as pd
 
 from xling.report.blocks import DASH, Block, table_block, text
 from xling.report.core import SECTIONS, ReportContext, register_section, require_columns
-from xling.report.flags import FRACTION_FLAG_TABLES, MARK, in_percent, label
+from xling.report.flags import FRACTION_FLAG_TABLES, MARK, in_percent, label, said_once
 
 #: the settings shown under "judged on" (the table and metric: after the numbers and in eval/findings.csv)
 SETTINGS = (("models", "models"), ("corpus_size", "size"), ("windows", "window"), ("layers", "layer"),
@@ -72,7 +72,7 @@ def flags_line(measures: list[dict]) -> tuple[str, str]:
     for m in measures:
         if m.get("flag"):
             by_label.setdefault(label(m["flag"]), []).append(m["label"])
-            whole[f"{m['label']}: {m['flag']}"] = None
+            whole[f"{m['label']}: {said_once(m['flag'])}"] = None  # each of its number's reasons once
     if not by_label:
         return "", ""
     every = len(measures) > 1 and len(by_label) == 1 and len(next(iter(by_label.values()))) == len(measures)
@@ -118,6 +118,28 @@ def _fmt_percent(value) -> str:
     return DASH if value is None else f"{value:.2g}" if value != 0 and abs(value) < 0.1 else f"{value:.1f}"
 
 
+#: each metric the findings name, as the page says it (the findings table keeps the run's names: metric_unit
+#: reads them); a metric not here: its words, underscores as spaces
+METRIC_WORDS = {"mrr": "MRR", "cka": "CKA", "convert_rate": "convert rate", "p_at_1": "P@1", "f1": "F1",
+                "xnli accuracy": "XNLI accuracy", "pos upos": "POS accuracy (UPOS)", "parsing las": "parsing LAS",
+                "ner f1": "NER F1"}
+
+
+def metric_words(metric) -> str:
+    """'convert rate' for convert_rate; a list of metrics ('xnli accuracy, pos upos') each in words."""
+    return ", ".join(METRIC_WORDS.get(m, m.replace("_", " ")) for m in str(metric).split(", "))
+
+
+def margin_words(source: str) -> str:
+    """Where a margin comes from, in words: the paper's words as they are; a default of the run's settings
+    (findings.margins.<kind>, findings.margin) named by what it is, not by its key (docs/report.md lists them)."""
+    kind = re.fullmatch(r"default \(findings\.margins\.(\w+)\)", source)
+    if kind:
+        return "the run's default for " + {"percent": "percentages"}.get(kind.group(1), METRIC_WORDS.get(
+            kind.group(1), kind.group(1)))
+    return "the run's non-inferiority margin" if source.startswith("findings.margin ") else source
+
+
 def metric_unit(metric) -> str:
     """The unit the findings table shows a claim's numbers in."""
     if metric in PERCENT_FINDINGS or str(metric).endswith(("accuracy", "f1")):
@@ -146,7 +168,8 @@ def numbers_text(row: pd.Series, measures: list[dict]) -> str:
     unit = metric_unit(row.get("metric"))
     numbers = "; ".join(dict.fromkeys(measure_text(m, unit == "%") for m in measures))
     if numbers and unit:
-        numbers += f" ({row.get('metric')}, {unit})" if unit == "%" else f" ({row.get('metric')})"
+        named = metric_words(row.get("metric"))
+        numbers += f" ({named}, {unit})" if unit == "%" else f" ({named})"
     return numbers
 
 
@@ -193,7 +216,12 @@ def outcome_cell(row: pd.Series) -> dict:
         return {"text": row["outcome"], "sub": "no margin (strict)"}
     unit = metric_unit(row.get("metric"))
     return {"text": row["outcome"],
-            "sub": f"margin \u00b1{float(margin):g}{' points' if unit == '%' else ''} ({row['margin_source']})"}
+            "sub": f"margin \u00b1{float(margin):g}{_points(float(margin)) if unit == '%' else ''} "
+                   f"({margin_words(str(row['margin_source']))})"}
+
+
+def _points(margin: float) -> str:
+    return " point" if margin == 1 else " points"
 
 
 @register_section("findings", "What this run shows: the papers' claims", required=("findings",),
@@ -220,7 +248,7 @@ def render_findings(ctx: ReportContext) -> list[Block]:
                f"\u00b1margin); BERT's layer rule: {first['layer_rule']}. "
                f"{FLAG_MARK}: the degenerate numbers (at chance, one class, nothing mined, ...) that make a claim "
                "not measurable, by the label every table of the report uses; each reason whole in the cell's tooltip "
-               "and in eval/findings.csv.")
+               "and in the table's CSV (eval/findings.csv, linked above the table).")
     return [text(counts_line(df)),
             {"kind": "list", "title": "By study", "items": studies},
             table_block("Claims and outcomes", ["claim", "outcome", "numbers of this run (with intervals)",
@@ -228,7 +256,5 @@ def render_findings(ctx: ReportContext) -> list[Block]:
                         full=True,
                         note=how),
             *([{"kind": "list", "title": f"Not measured: no experiment in this run ({len(absent)})",
-                "items": absent}] if absent else []),
-            {"kind": "links", "lead": "Each claim links to the section that shows its numbers. Every reason whole, "
-                                      "as a table:", "items": [("eval/findings.csv", "eval/findings.csv")]}]
+                "items": absent}] if absent else [])]
 

@@ -94,9 +94,59 @@ def reason_parts(reason: str) -> list[str]:
 
 
 def cell_reason(flags: Iterable) -> str | None:
-    """The reasons of the rows one cell shows (several rows: seeds or languages averaged), each once."""
-    reasons = [part for f in flags if is_degenerate(f) for part in reason_parts(str(f))]
+    """The reasons of the rows one cell shows (several rows: seeds or languages averaged), each once, and none
+    that restates another of its number (`said_once`)."""
+    reasons = [part for f in flags if is_degenerate(f) for part in reason_parts(said_once(str(f)))]
     return joined(*reasons)
+
+
+_NUM = r"-?\d+(?:\.\d+)?(?:e-?\d+)?"
+#: a number's interval holding chance, and the same number at or below that chance (either unit: 'V % ...')
+_HOLDS = re.compile(rf"not above chance: (?:\d+% interval )?(?P<value>{_NUM})(?: \[{_NUM}, {_NUM}\])?(?: %)? "
+                    rf"holds chance (?P<chance>{_NUM})(?: %)?$")
+_AT_OR_BELOW = re.compile(rf"at or below chance: (?P<value>{_NUM})(?: %)? <= chance (?P<chance>{_NUM})(?: %)?$")
+_CONSTANT = re.compile(r"constant predictions: .* is [\d.]+% of (\d+)$")
+_ONE_CLASS = re.compile(r"one class's share \(\d+/(\d+)\): one class predicted$")
+_ONE_TOKEN = re.compile(r"one token repeated: .* is 100\.0% of \d+ output pieces$")
+_ONE_PIECE = re.compile(r"one distinct output piece$")
+_ONE_PREDICTION = re.compile(r"one token repeated: one distinct prediction$")
+
+
+def said_once(reason: str) -> str:
+    """The reason with what one number's checks each say about it said once: the gather and the findings check
+    the same number separately, so a constant XNLI classifier came with four reasons ('constant predictions:
+    'neutral' is 100.0% of 500; not above chance: 95% interval 33.4 [...] holds chance 33.4; at or below chance:
+    33.4 <= chance 33.4; one class's share (167/500): one class predicted') and a decoder that repeats one token
+    with three. Kept: the interval against chance, under 'at or below chance' when the number also is (one part,
+    not two); the constant class with its share (its 'one class's share' of the same test set dropped); the
+    repeated token with its share (its 'one distinct output piece' and 'one distinct prediction' dropped). Each
+    part absorbs at most one restatement of each kind, of a part before it (a row's checks come in that order),
+    so a second row's reason joined after it stays."""
+    parts = reason_parts(reason)
+    shown, dropped, used = list(parts), set(), set()
+    for i, part in enumerate(parts):
+        for restating, stated, same in _RESTATEMENTS:
+            found = restating.match(part)  # at the part's start: a part a row's prefix names ('xa: ...') stays
+            j = next((j for j in reversed(range(i)) if j not in dropped and (restating, j) not in used  # its row's
+                      and stated.search(parts[j]) and same(found, stated.search(parts[j]))), None) if found else None
+            if j is not None:
+                dropped.add(i)
+                used.add((restating, j))
+                if restating is _AT_OR_BELOW:  # the interval said under the stronger of the two labels
+                    shown[j] = shown[j].replace("not above chance: ", "at or below chance: ", 1)
+                break
+    return "; ".join(text for i, text in enumerate(shown) if i not in dropped) if dropped else reason
+
+
+def _same_number(a: re.Match, b: re.Match) -> bool:
+    return all(abs(float(a.group(k)) - float(b.group(k))) <= 1e-3 * max(abs(float(a.group(k))), 1e-9)
+               for k in ("value", "chance"))
+
+
+#: (a part that restates another, the part it restates, whether the two are about the same number)
+_RESTATEMENTS = ((_AT_OR_BELOW, _HOLDS, _same_number),
+                 (_ONE_CLASS, _CONSTANT, lambda a, b: a.group(1) == b.group(1)),
+                 (_ONE_PIECE, _ONE_TOKEN, lambda a, b: True), (_ONE_PREDICTION, _ONE_TOKEN, lambda a, b: True))
 
 
 def label(reason: str) -> str:
@@ -170,7 +220,41 @@ def lettered(rows: list[list]) -> tuple[list[list], list[tuple[str, str]]]:
 def by_key(reason: str, keys: dict[str, str]) -> str | None:
     """'xa: as †a; xc: as †b' when the reason is an average's: its languages' reasons, each prefixed with its
     language and joined as `cell_reason` joins them (xling.report.transfer.common.average_stats), and a and b
-    are reasons of the table; None otherwise."""
+    are reasons of the table; 'window 128: xa: as †a; xc: as †b' when a window names the average (the effect of
+    window's drop, xling.report.transfer.window), its rows' notes named by the same window; None otherwise."""
+    windows = _window_groups(reason)
+    if windows:
+        found = []
+        for window, rest in windows:
+            named = {noted[len(window) + 2:]: mark for noted, mark in keys.items()
+                     if noted != reason and noted.startswith(f"{window}: ")}
+            known = {**{n: m for n, m in keys.items() if n != reason}, **named}
+            inner = f"as {known[rest]}" if rest in known else by_key(rest, known)
+            if inner is None:
+                return None
+            found.append(f"{window}: {inner}")
+        return "; ".join(found)
+    return _by_language(reason, keys)
+
+
+def _window_groups(reason: str) -> list[tuple[str, str]] | None:
+    """[('window 128', 'xa: r; xc: s'), ...] when the reason's first part names a window and a language after
+    it (an average's reason, per window); None otherwise."""
+    parts = reason_parts(reason)
+    if not parts or not re.match(r"window \d+: [\w-]+: ", parts[0]):
+        return None
+    groups: list[tuple[str, list[str]]] = []
+    for part in parts:
+        window = re.match(r"(window \d+): ", part)
+        if window:
+            groups.append((window.group(1), [part[window.end():]]))
+        else:
+            groups[-1][1].append(part)
+    return [(window, "; ".join(rest)) for window, rest in groups]
+
+
+def _by_language(reason: str, keys: dict[str, str]) -> str | None:
+    """`by_key` of a reason whose parts a language (or a window) prefixes, without a window before them."""
     groups: list[tuple[str, list[str]]] = []
     for part in reason_parts(reason):
         prefix, _, rest = part.partition(": ")

@@ -248,13 +248,14 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
 
 
 def _not_in_run(absent: list[Mapping], ours: pd.DataFrame, identity: tuple[str, ...]) -> str:
-    """'lang es, ar' for the identity values of published numbers that this run lacks."""
+    """'lang es, ar' for the identity values of published numbers that this run lacks (in words: 'proper noun')."""
     parts = []
     for column in identity:
         values = [v for v in dict.fromkeys(s[column] for s in absent if column in s)
                   if column not in ours or not (ours[column] == v).any()]
         if values:
-            parts.append(f"{COLUMN_LABELS.get(column, column)} {', '.join(_label(column, v) for v in values)}")
+            named = ", ".join(_label(column, v).replace("_", " ") for v in values)
+            parts.append(f"{COLUMN_LABELS.get(column, column)} {named}")
     return "; ".join(parts) or "other combinations of " + ", ".join(identity)
 
 

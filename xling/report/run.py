@@ -84,7 +84,11 @@ def render_overview(ctx: ReportContext) -> list[Block]:
             ("context windows (tokens), by model", _windows_by_model(ctx)),
             ("models", _joined(model_label(m) for m in ordered_models(models))),
             ("tables", _tables_line(ctx.table_paths))]
-    blocks = [text(STUDY_DESCRIPTION, ctx.report_config.get("description", "")), settings_block("The run", rows)]
+    # behind its summary line: the first screen already says what the run is; this adds each model's windows and
+    # the files read (a screen of paths), which a reader opens when they need them
+    blocks = [text(STUDY_DESCRIPTION, ctx.report_config.get("description", "")),
+              group([settings_block("The run", rows)], "The run: sources, languages, sizes, each model's windows, "
+                                                       "the tables read")]
     if sources == ["synthetic"]:
         blocks.append(text("The data are synthetic: generated languages with known translation dictionaries, "
                            "so the numbers test the pipeline and the effect of the settings, not real "

@@ -1,5 +1,6 @@
 """Report section for word retrieval (Liu et al. 2020): the MRR of each language pair per model, data size,
-context window and BERT layer, with the chance MRR beside every number. Hugging Face checkpoints (rows with
+context window and BERT layer, with the chance MRR beside every number and the findings' flag on every number
+they would not compare (`mrr_flags`). Hugging Face checkpoints (rows with
 size 0, e.g. Google's mBERT) stand beside our models as references, at the report layer counted the same way.
 
 Figures and the main table show one selection of the table (metric, dictionary split, BERT layer and
@@ -16,10 +17,14 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
+from xling.evaluate.findings import criteria_from_config, read_tables
+from xling.evaluate.findings.liu_what import mrr_label, mrr_measure
 from xling.plan.figures import selection_config, window_sweep_declared  # the selection: the findings' too
 from xling.report import figures
 from xling.report.blocks import DASH, Block, fmt_count, fmt_num, fmt_setting, model_groups, table_block, text
-from xling.report.core import ReportContext, register_section, require_columns, table_with_rows
+from xling.report.core import (ReportContext, register_list_table, register_section, require_columns,
+                               table_with_rows)
+from xling.report.flags import flagged_cell
 from xling.report.figures import model_label, ordered_models, size_label
 from xling.report.published import Matching
 
@@ -41,7 +46,7 @@ COLUMN_LABELS = {
 DESCRIPTION = (
     "Each source-language word of the bilingual dictionary that the model represents (static vectors; for "
     "BERT the mean of its in-context vectors over the corpus at one layer) is compared with every candidate "
-    "target-language word. MRR (retrieval.mrr): 'pairs' averages 1/rank of y_i over the dictionary's pairs "
+    "target-language word. MRR, over pairs or over words as the run's settings say: 'pairs' averages 1/rank of y_i over the dictionary's pairs "
     "(x_i, y_i), as Liu et al. (eq. 2); 'words' averages over distinct source words the reciprocal rank of "
     "their best-ranked translation. Chance MRR = the expected MRR of a random ranking (H(n)/n for n "
     "candidates with one gold; higher for words scored by their best of several); coverage = share of "
@@ -227,6 +232,30 @@ def grid_rows(df: pd.DataFrame, config: Mapping) -> pd.DataFrame:
     return df[~sweep_only]
 
 
+# ---------------------------------------------------------------------------------------------- flags
+
+RANKS = "word_retrieval_ranks"  # the per-query reciprocal ranks (one file per retrieval job): the intervals
+register_list_table(RANKS, RANKS, lambda files: read_tables({RANKS: files})[RANKS])
+MEAN = None  # the key of a model's mean over its pairs in `mrr_flags`
+
+
+def mrr_flags(ctx: ReportContext, shown: pd.DataFrame, selection: Selection) -> dict[tuple, str | None]:
+    """{(model, size, window, layer, pair; MEAN for the mean over its pairs): the findings' flag of that MRR}: the
+    findings' own measure (xling.evaluate.findings.liu_what.mrr_measure: the interval from the per-query ranks,
+    the retrieval job's chance MRR, the run's bootstrap settings), so a cell is flagged exactly when a claim on
+    its number would be, with the same reason."""
+    criteria = criteria_from_config({}, ctx.config.get("bootstrap"), {"metric": selection.metric,
+                                                                      "dictionary_split": selection.dictionary_split})
+    tables = {RANKS: ctx.tables[RANKS]} if RANKS in ctx.tables else {}
+    flags = {}
+    for (model, size, window, layer), rows in shown.groupby(["model", "size", "window", "layer"]):
+        key = (model, size, window, layer)
+        pairs = sorted(rows["pair"].unique())
+        for group, name in [*(([pair], pair) for pair in pairs), (pairs, MEAN)]:
+            flags[(*key, name)] = mrr_measure(tables, key, rows, group, mrr_label(model, group, layer), criteria).flag
+    return flags
+
+
 # ---------------------------------------------------------------------------------------------- section
 
 @register_section("word_retrieval", "Word retrieval", required=("word_retrieval",),
@@ -240,8 +269,9 @@ def render_word_retrieval(ctx: ReportContext) -> list[Block]:
     keys = ["model", "size", "window", "layer", "pair"]
     summary = summarize(shown, keys, where)
     line = _settings_line(shown, selection)
-    blocks = [text(DESCRIPTION, f"Figures and the main table show: {line}. The full table at the end lists "
-                                "every setting."), _main_table(summary, selection, line)]
+    blocks = [text(DESCRIPTION, "Figures and the main table show one selection, stated under the table; the full "
+                                "table at the end lists every setting."),
+              _main_table(summary, selection, line, mrr_flags(ctx, shown, selection))]
     for window in sorted(summary.loc[summary["size"] > 0, "window"].unique(), reverse=True):
         panel = summary[(summary["window"] == window) | (summary["size"] == 0)]  # checkpoints: in every window's
         fig = figures.mrr_by_pair(panel, settings=selection.describe(),
@@ -273,11 +303,11 @@ def render_word_retrieval(ctx: ReportContext) -> list[Block]:
 
 SWEEP_DESCRIPTION = (
     "Liu et al. (\"What makes multilingual BERT multilingual?\", Figure 4) trained Word2Vec with windows 5, 128 "
-    "and 256 on their small data and found that a larger window is not always better. Here each static model of "
-    "window_sweep is trained at each sweep window on the same data as the grid (word retrieval only). A window "
-    "of w tokens is a span of w // 2 tokens on each side, the unit of the grid's windows, so the paper's "
-    "Word2Vec windows 5, 128, 256 (tokens on each side) are the spans 10, 256, 512; a sweep window that is also "
-    "a grid window is the grid's model.")
+    "and 256 on their small data and found that a larger window is not always better. Here each static model "
+    "that the run's window sweep names is trained at each of its windows on the same data as the grid (word "
+    "retrieval only). A window of w tokens is a span of w // 2 tokens on each side, the unit of the grid's "
+    "windows, so the paper's Word2Vec windows 5, 128, 256 (tokens on each side) are the spans 10, 256, 512; a "
+    "sweep window that is also a grid window is the grid's model.")
 
 
 @register_section("window_sweep", "Window sweep of the static models", required=("word_retrieval",),
@@ -298,17 +328,18 @@ def render_window_sweep(ctx: ReportContext) -> list[Block]:
     fig = figures.mrr_by_pair(summary, settings=selection.describe(), bars="window",
                               title="Effect of the window on the static models' word retrieval")
     return [text(SWEEP_DESCRIPTION),
-            _main_table(summary, selection, line, title="Window sweep: MRR by language pair"),
+            _main_table(summary, selection, line, mrr_flags(ctx, df, selection),
+                        title="Window sweep: MRR by language pair"),
             ctx.figure("word_retrieval_window_sweep", fig, "word_retrieval_window_sweep", line,
                        "MRR by language pair, one bar per window")]
 
 
-def _main_table(summary: pd.DataFrame, selection: Selection, line: str,
+def _main_table(summary: pd.DataFrame, selection: Selection, line: str, flags: Mapping[tuple, str | None],
                 title: str = "MRR by language pair") -> Block:
     """The papers' table: rows model x size x window, columns language pairs + mean; the chance MRR of each
     cell's candidates in a 'chance' row per data size when every model of that size has the same one as shown
-    (the same dictionary and vocabulary), else under each MRR. Checkpoints (size 0) come last, with no size or
-    window of ours."""
+    (the same dictionary and vocabulary), else under each MRR; each MRR the findings flag (`mrr_flags`) marked
+    with their reason. Checkpoints (size 0) come last, with no size or window of ours."""
     pairs = sorted(summary["pair"].unique())
     chance = summary.assign(shown=summary["chance_mrr"].map(fmt_num))
     per_size = chance.groupby(["size", "pair"])["shown"].nunique().max() == 1
@@ -317,15 +348,16 @@ def _main_table(summary: pd.DataFrame, selection: Selection, line: str,
         cell = summary[(summary["model"] == model) & (summary["size"] == size) & (summary["window"] == window)]
         cell = cell.set_index("pair")
         row = ([model_label(model), size_label(size), str(window)] if size else [str(model), DASH, DASH])
-        row.append(str(int(cell["layer"].iloc[0])))
+        layer = cell["layer"].iloc[0]
+        row.append(str(int(layer)))
         for pair in pairs:
             if pair in cell.index:
-                row.append(fmt_num(cell.at[pair, "mrr"]) if per_size else {
-                    "text": fmt_num(cell.at[pair, "mrr"]), "sub": f"chance {fmt_num(cell.at[pair, 'chance_mrr'])}"})
+                row.append(flagged_cell(fmt_num(cell.at[pair, "mrr"]), flags[(model, size, window, layer, pair)],
+                                        "" if per_size else f"chance {fmt_num(cell.at[pair, 'chance_mrr'])}"))
             else:
                 row.append(DASH)
-        mean = fmt_num(cell["mrr"].mean())
-        row.append(mean if per_size else {"text": mean, "sub": f"chance {fmt_num(cell['chance_mrr'].mean())}"})
+        row.append(flagged_cell(fmt_num(cell["mrr"].mean()), flags[(model, size, window, layer, MEAN)],
+                                "" if per_size else f"chance {fmt_num(cell['chance_mrr'].mean())}"))
         rows.append(row)
     if per_size:  # one row of chance levels per data size instead of one under every number
         for size, cell in chance.groupby("size"):

@@ -94,6 +94,23 @@ def aligned_improves_xnli(tables: Tables, criteria: Criteria, pivot: str) -> Fin
                    margin=XNLI_GAIN)
 
 
+#: the settings as the findings' numbers name them (the report's tables: xling.report.alignment.SETTING_LABELS)
+SETTING_WORDS = {"base_bert": "base BERT", "word_aligned_finetuned": "word-aligned BERT (fine-tuned)",
+                 "word_aligned_rotation": "word-aligned BERT (rotation)",
+                 "sentence_aligned_rotation": "sentence-aligned BERT (rotation)"}
+
+
+def pos_label(setting: str, group: str) -> str:
+    """'base BERT, closed classes' (a group's average), 'base BERT, NOUN' (a tag): a POS number's name."""
+    words = group.split("_")[0] + " classes" if group.endswith("_class") else group.replace("_", " ")
+    return f"{SETTING_WORDS.get(setting, setting)}, {words}"
+
+
+def frequency_label(setting: str, rank_difference: str) -> str:
+    """'base BERT, rank difference 10-99': a frequency-rank bin's number's name."""
+    return f"{SETTING_WORDS.get(setting, setting)}, rank difference {rank_difference}"
+
+
 def aligned_beats_rotations_xnli(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
     """Fine-tuning alignment beats both rotations in zero-shot XNLI on average over the aligned languages (with
     the same amount of parallel data)."""
@@ -111,10 +128,10 @@ def aligned_beats_rotations_xnli(tables: Tables, criteria: Criteria, pivot: str)
         n = max(common)
         by = {s: p[p["parallel_sentences"] == n] for s, p in by.items()}
         shared = _aligned_langs(criteria, set.intersection(*(set(p["lang"]) for p in by.values())))
-        found = {s: _xnli(p[p["lang"].isin(shared)], s.replace("_", " ")) for s, p in by.items()}
+        found = {s: _xnli(p[p["lang"].isin(shared)], SETTING_WORDS[s]) for s, p in by.items()}
         measures += list(found.values())
         parts += [greater(found[settings[0]], found[s]) for s in settings[1:]]
-        labels += [f"{base} on {n:,}: fine-tuned > {s.replace('_', ' ')}" for s in settings[1:]]
+        labels += [f"{base} on {n:,}: fine-tuned > {SETTING_WORDS[s]}" for s in settings[1:]]
         ns.append(n)
         langs |= set(shared)
     if not parts:
@@ -260,7 +277,7 @@ def open_class_gap_closed_by_alignment(tables: Tables, criteria: Criteria, pivot
     parts, labels, measures = [], [], []
     for (base, setting), at in rows.groupby(["base", "setting"]):
         groups = {g: at.loc[at["group"] == g] for g in ("closed_class", "open_class")}
-        closed, open_ = (rows_chance_flag(rows_mean(f"{setting} {g.split('_')[0]}", part, "accuracy"), part)
+        closed, open_ = (rows_chance_flag(rows_mean(pos_label(setting, g), part, "accuracy"), part)
                          for g, part in groups.items())
         measures += [closed, open_]
         aligned = setting != "base_bert"
@@ -305,11 +322,12 @@ def alignment_removes_frequency_drop(tables: Tables, criteria: Criteria, pivot: 
         for setting in ("base_bert", "word_aligned_finetuned"):
             for b in (bins[0], bins[-1]):
                 sel = at[(at["setting"] == setting) & (at["rank_bin"] == b) & at["lang"].isin(langs)]
-                label = f"{setting} bin {sel['rank_difference'].iloc[0]}"
+                label = frequency_label(setting, sel["rank_difference"].iloc[0])
                 ends[setting, b] = rows_chance_flag(rows_mean(label, sel, "accuracy"), sel)
         measures += list(ends.values())
         first, last = bins[0], bins[-1]
-        drops = {s: drop(f"{s} drop", ends[s, first], ends[s, last]) for s in ("base_bert", "word_aligned_finetuned")}
+        drops = {s: drop(f"{SETTING_WORDS[s]}, drop", ends[s, first], ends[s, last])
+                 for s in ("base_bert", "word_aligned_finetuned")}
         parts += [greater(ends["base_bert", first], ends["base_bert", last]),
                   greater(drops["base_bert"], drops["word_aligned_finetuned"])]
         labels += [f"{base}: base falls", f"{base}: aligned falls less"]

@@ -75,10 +75,18 @@ def _rows(retrieval: pd.DataFrame, model: str, size: int, window: int, criteria:
     return rows[rows["layer"] == layer], int(layer)
 
 
-def _mrr(tables: Tables, key: tuple, rows: pd.DataFrame, pairs: list[str], label: str, criteria: Criteria,
-         value: str = "mrr") -> Measure:
-    """Mean MRR over `pairs`: with its interval from the per-query ranks when the run has them, flagged when
-    its interval holds the chance MRR."""
+def mrr_label(model: str, pairs: list[str], layer: int) -> str:
+    """How a claim names one model's MRR over `pairs` ('en-de BERT (layer 8)'; several pairs: their mean), and so
+    its flag's reason: the report's MRR table names its cells the same way."""
+    where = pairs[0] if len(pairs) == 1 else f"mean of {', '.join(pairs)}"
+    return f"{where} {LABEL.get(model, model)}" + (f" (layer {layer})" if model == "bert" else "")
+
+
+def mrr_measure(tables: Tables, key: tuple, rows: pd.DataFrame, pairs: list[str], label: str, criteria: Criteria,
+                value: str = "mrr") -> Measure:
+    """Mean MRR over `pairs` of the model `key` (model, size, window, layer), whose table rows are `rows`: with
+    its interval from the per-query ranks when the run has them, flagged when its interval holds the chance MRR
+    (the rows' chance_mrr, the retrieval job's). The report's MRR table flags its cells with this measure too."""
     rows = rows[rows["pair"].isin(pairs)]
     items = _items(tables, key, criteria)
     if items is not None:
@@ -136,8 +144,8 @@ def _bert_against_static(tables: Tables, criteria: Criteria, large: bool) -> Fin
     first = {m: ("bert", m) if large else (m, "bert") for m in STATIC}  # the claim's greater side first
     per_pair, measures = [], []
     for pair in pairs:
-        at = {m: _mrr(tables, keys[m], rows, [pair], f"{pair} {LABEL[m]}" + (f" (layer {lay})" if m == "bert" else ""),
-                      criteria) for m, (rows, lay) in found.items()}
+        at = {m: mrr_measure(tables, keys[m], rows, [pair], mrr_label(m, [pair], lay), criteria)
+              for m, (rows, lay) in found.items()}
         measures += list(at.values())
         per_pair.append(all_of([greater(at[a], at[b], _paired(tables, keys[a], keys[b], [pair], criteria))
                                 for a, b in first.values()]))
@@ -164,7 +172,7 @@ def short_window_hurts_bert(tables: Tables, criteria: Criteria, pivot: str) -> F
     short, long = windows[0], windows[-1]
     found = {w: _rows(retrieval, "bert", size, w, criteria) for w in (short, long)}
     pairs = _pairs({w: rows.set_index("pair")["mrr"] for w, (rows, _) in found.items()})
-    measures = {w: _mrr(tables, ("bert", size, w, lay), rows, pairs, f"window {w} (layer {lay})", criteria)
+    measures = {w: mrr_measure(tables, ("bert", size, w, lay), rows, pairs, f"window {w} (layer {lay})", criteria)
                 for w, (rows, lay) in found.items()}
     difference = _paired(tables, ("bert", size, long, found[long][1]), ("bert", size, short, found[short][1]),
                          pairs, criteria)
@@ -189,7 +197,7 @@ def word2vec_window_not_always_better(tables: Tables, criteria: Criteria, pivot:
     pairs = _pairs({w: rows[rows["window"] == w].set_index("pair")["mrr"] for w in windows})
     per_pair, measures = [], []
     for pair in pairs:
-        at = [_mrr(tables, ("word2vec", size, w, int(rows["layer"].iloc[0])), rows[rows["window"] == w], [pair],
+        at = [mrr_measure(tables, ("word2vec", size, w, int(rows["layer"].iloc[0])), rows[rows["window"] == w], [pair],
                    f"{pair} w{w}", criteria) for w in windows]
         measures += at
         per_pair.append(_any_step_down(at))
@@ -218,8 +226,8 @@ def open_class_better(tables: Tables, criteria: Criteria, pivot: str) -> Finding
     if any(p.empty for p in parts.values()):
         raise NotMeasured(f"no open and closed class rows for BERT size {size}, window {window}, layer {layer}")
     pairs = _pairs({c: p.groupby("pair")["mrr"].mean() for c, p in parts.items()})
-    bert = _mrr(tables, ("bert", size, window, layer), _rows(retrieval, "bert", size, window, criteria)[0], pairs,
-                f"BERT (layer {layer}, all words)", criteria)
+    bert = mrr_measure(tables, ("bert", size, window, layer), _rows(retrieval, "bert", size, window, criteria)[0],
+                       pairs, f"BERT (layer {layer}, all words)", criteria)
     measures = {c: rows_mean(f"{c} class", p[p["pair"].isin(pairs)], "mrr", by="pair", flags=[bert.flag])
                 for c, p in parts.items()}  # BERT at chance: its word classes are too
     return Finding(greater(measures["open"], measures["closed"]), [*measures.values(), bert],
