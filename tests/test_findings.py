@@ -240,6 +240,31 @@ def test_the_interval_over_seeds_by_hand():
     assert partial.value == pytest.approx((50 + 56 + 49) / 3)
 
 
+def test_the_interval_over_seeds_and_items_by_hand():
+    """The same three seeds with each row's item interval (the gather's bootstrap bounds): per seed, the mean over
+    xa and xb of the distances to the bounds, below (3, 4) -> 3.5, (2, 2) -> 2, (5, 3) -> 4, mean 9.5 / 3, and
+    above (3, 5) -> 4, (3, 3) -> 3, (2, 4) -> 3, mean 10 / 3. The seeds' t half-width is 8.72400 as above
+    (8.72400^2 = 76.10826), so low = 157 / 3 - sqrt(76.10826 + (9.5 / 3)^2) = 52.33333 - 9.28095 = 43.05238 and
+    high = 157 / 3 + sqrt(76.10826 + (10 / 3)^2) = 52.33333 + 9.33913 = 61.67246. 400 items per language: 800
+    items per seed."""
+    bounds = {(1, "xa"): (47.0, 53.0), (1, "xb"): (50.0, 59.0), (2, "xa"): (53.0, 58.0), (2, "xb"): (55.0, 60.0),
+              (3, "xa"): (42.0, 49.0), (3, "xb"): (48.0, 55.0)}
+    values = {1: (50.0, 54.0), 2: (55.0, 57.0), 3: (47.0, 51.0)}
+    rows = pd.DataFrame([dict(seed=seed, lang=lang, value=value, ci_low=bounds[seed, lang][0],
+                              ci_high=bounds[seed, lang][1], n_items=400)
+                         for seed, pair in values.items() for lang, value in zip(("xa", "xb"), pair)])
+    measure = over_seeds("BERT", rows)
+    assert measure.label == "BERT (over 3 seeds and 800 items)"
+    assert measure.value == pytest.approx(157 / 3)
+    assert (round(measure.low, 5), round(measure.high, 5)) == (43.05238, 61.67246)
+    # every seed at 100 % on every item: no spread over seeds, the items' (Clopper-Pearson) interval, at most 100
+    perfect = rows.assign(value=100.0, ci_low=99.08, ci_high=100.0)
+    top = over_seeds("BERT", perfect)
+    assert (top.value, top.low, top.high) == (100.0, pytest.approx(99.08), 100.0)
+    # a row without its item interval: the seeds' spread alone (Student's t), labelled without items
+    assert over_seeds("BERT", rows.assign(ci_low=np.nan)).label == "BERT (over 3 seeds)"
+
+
 def with_row_intervals(rows: pd.DataFrame, half: float, column: str = "value") -> pd.DataFrame:
     """The rows with a gathered table's bootstrap bounds: `column` -+ `half` (the gather's per-item intervals)."""
     return rows.assign(ci_low=rows[column] - half, ci_high=rows[column] + half)

@@ -21,6 +21,7 @@ from xling.data.transfer_tasks import TASK_METRIC  # noqa: F401  (re-exported to
 from xling.evaluate import verdicts
 from xling.evaluate.alignment import language_study_rows
 from xling.evaluate.chance import at_or_below_chance, flag, nothing_mined
+from xling.evaluate.seed_intervals import seeds_and_items
 from xling.evaluate.uncertainty import bootstrap_groups, paired_groups_difference
 from xling.evaluate.verdicts import (FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, Measure,  # noqa: F401
                                      Verdict, all_of, any_of, every_unit, most, negate)
@@ -227,16 +228,34 @@ def rows_mean(label: str, rows: pd.DataFrame, column: str = "value", by: str | N
     return Measure(label, mean(column), mean("ci_low"), mean("ci_high"), joined_flag(flags))
 
 
-def over_seeds(label: str, rows: pd.DataFrame, by: str = "lang", flags=()) -> Measure:
-    """The mean over `by` (languages) of `value`; with several seeds, a t interval over the seeds' means (the
-    spread over seeds), else the interval from the rows' bootstrap over test items (rows_mean), where the run
-    has one."""
+def over_seeds(label: str, rows: pd.DataFrame, by: str = "lang", flags=(),
+               limits: tuple[float, float] = (0.0, 100.0)) -> Measure:
+    """The mean over `by` (languages) of `value` (a transfer score, in percent: `limits`). With several seeds and
+    every row's item interval (ROW_INTERVAL, the gather's bootstrap), the interval over seeds AND test items
+    (xling.evaluate.seed_intervals: every seed is scored on the same items, so the seeds' spread alone holds none
+    of the test set's error), labelled with the seeds and the items per seed; with several seeds and no item
+    intervals, Student's t over the seeds' means; with one seed, the rows' item interval (rows_mean)."""
     if "seed" not in rows or rows["seed"].nunique() < 2:
         return rows_mean(label, rows, "value", by, flags)
+    if all(c in rows and rows[c].notna().all() for c in ROW_INTERVAL):
+        per_seed = rows.groupby(["seed", by])[["value", *ROW_INTERVAL]].mean().groupby("seed").mean()
+        found = seeds_and_items(per_seed["value"], per_seed["ci_low"], per_seed["ci_high"], limits=limits)
+        return Measure(f"{label} (over {found.n_seeds} seeds and {_items_per_seed(rows, by)} items)", found.estimate,
+                       found.low, found.high, joined_flag(flags))
     means = rows.groupby(["seed", by])["value"].mean().groupby("seed").mean()
     half = stats.t.ppf(0.5 + 0.95 / 2, len(means) - 1) * means.std(ddof=1) / np.sqrt(len(means))
     mean = float(means.mean())
     return Measure(f"{label} (over {len(means)} seeds)", mean, mean - half, mean + half, joined_flag(flags))
+
+
+def _items_per_seed(rows: pd.DataFrame, by: str) -> str:
+    """The test items each seed was scored on, summed over the rows' test sets ("1,200"; "900-1,200" where the
+    seeds differ; "?" where the table does not count them)."""
+    if "n_items" not in rows or rows["n_items"].isna().any():
+        return "?"
+    counts = rows.groupby(["seed", by])["n_items"].max().groupby("seed").sum()
+    low, high = int(counts.min()), int(counts.max())
+    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
 
 
 def from_items(label: str, groups: list, criteria: Criteria, flags=()) -> Measure:
