@@ -221,6 +221,19 @@ def test_xnli_against_static_models_needs_several_seeds_for_an_interval():
     assert "BERT (over 3 seeds) 60.500 [" in row["reason"]
 
 
+def test_seeds_that_agree_do_not_hide_the_test_sets_error():
+    """Three seeds 0.1 apart put BERT's 55 above GloVe's 50 by the seeds' spread alone; with each row's item
+    interval (+-4 points, about 500 pairs' bootstrap at 50 %) the difference is within the test set's error,
+    and the claim is inconclusive; 70 against 50 still holds. The finding names the seeds and the items."""
+    grid = xnli_grid(bert_large=55.0, seeds=(1, 2, 3), spread=0.1)
+    assert outcomes({"transfer": grid})["liu2020_what.large-data.xnli"] == HOLDS
+    with_items = with_row_intervals(grid, 4.0).assign(n_items=500)
+    assert outcomes({"transfer": with_items})["liu2020_what.large-data.xnli"] == INCONCLUSIVE
+    clear = with_row_intervals(xnli_grid(bert_large=70.0, seeds=(1, 2, 3), spread=0.1), 4.0).assign(n_items=500)
+    row = finding({"transfer": clear}, "liu2020_what.large-data.xnli")
+    assert row["outcome"] == HOLDS and "BERT (over 3 seeds and 1,000 items) 70.100 [" in row["reason"]
+
+
 def test_the_interval_over_seeds_by_hand():
     """Three fine-tuning seeds: each seed's mean over the languages (xa, xb), then Student's t over those means.
     Seed means 52, 56 and 49: mean 157 / 3, variance (ddof 1) 37 / 3, so the 95 % half-width is
