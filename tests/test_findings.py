@@ -18,7 +18,7 @@ from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
 
 from xling.evaluate.findings import (CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, TABLES,
                                      Criteria, bert_layer, criteria_from_config, judge_claims, read_tables)
-from xling.evaluate.findings.core import over_seeds, transfer_flags
+from xling.evaluate.findings.core import TRANSFER_ITEM_KEYS, over_seeds, transfer_flags, transfer_run_of
 from xling.report.core import render_report
 from xling.report.docs_findings import DOCS_BEGIN, DOCS_END, markers
 from xling.report.docs_findings import main as docs_main
@@ -232,6 +232,39 @@ def test_seeds_that_agree_do_not_hide_the_test_sets_error():
     clear = with_row_intervals(xnli_grid(bert_large=70.0, seeds=(1, 2, 3), spread=0.1), 4.0).assign(n_items=500)
     row = finding({"transfer": clear}, "liu2020_what.large-data.xnli")
     assert row["outcome"] == HOLDS and "BERT (over 3 seeds and 1,000 items) 70.100 [" in row["reason"]
+
+
+def with_items(grid: pd.DataFrame, n: int = 500) -> dict:
+    """The grid's tables with each zero-shot test row's per-item scores, as the findings read them: the items
+    ordered by a difficulty every model and seed shares (item i right where i < value% of n), so two settings
+    differ on the items only where one is right and the other not."""
+    grid = grid.assign(lm=grid["model"] + "/" + grid["size"].astype(str) + "-w" + grid["window"].astype(str),
+                       variant="v", alpha=np.nan)
+    test = grid[(grid["split"] == "test") & (grid["lang"] != "en")]
+    items = pd.concat([pd.DataFrame({**{k: row[k] for k in TRANSFER_ITEM_KEYS}, "item": np.arange(n),
+                                     "numerator": (np.arange(n) < round(row["value"] * n / 100)).astype(int),
+                                     "denominator": 1}) for _, row in test.iterrows()], ignore_index=True)
+    return {"transfer": with_row_intervals(grid, 4.0).assign(n_items=n), "transfer_items": items}
+
+
+def test_two_settings_on_the_same_items_are_compared_by_the_paired_interval():
+    """BERT 55 against GloVe 50 with three seeds that agree: the difference of the two intervals over seeds and
+    items leaves it open (above), the paired interval over seeds and items, from the per-item scores, resolves
+    it: the items both get right or both wrong carry no difference. 50 against 50 is not a gain."""
+    tables = with_items(xnli_grid(bert_large=55.0, seeds=(1, 2, 3), spread=0.1))
+    row = finding(tables, "liu2020_what.large-data.xnli")
+    assert row["outcome"] == HOLDS and "paired difference +5 [" in row["reason"], row["reason"]
+    even = with_items(xnli_grid(bert_large=50.0, seeds=(1, 2, 3), spread=0.1))
+    assert outcomes(even)["liu2020_what.large-data.xnli"] != HOLDS
+    one_seed = with_items(xnli_grid(bert_large=55.0))  # one seed: no paired interval over seeds (the rows' own)
+    assert "paired" not in finding(one_seed, "liu2020_what.large-data.xnli")["reason"]
+
+
+def test_a_transfer_items_file_names_its_fine_tuning_by_its_path():
+    assert transfer_run_of("results/study/eval/transfer/xnli/bert/20000-w128/f6/seed3.items.parquet") == dict(
+        task="xnli", lm="bert/20000-w128", variant="f6", seed=3)
+    assert transfer_run_of("/x/eval/transfer/pos/aligned/250/bert/1000-w8/base/seed1.items.parquet")["lm"] == \
+        "aligned/250/bert/1000-w8"
 
 
 def test_the_interval_over_seeds_by_hand():

@@ -84,8 +84,11 @@ def test_consumers_decide_the_findings_and_report_inputs():
     findings, report = registry.inputs(registry.FINDINGS, plan), registry.inputs(registry.REPORT, plan)
     assert set(findings) == set(registry.FINDINGS_COLUMNS) - {"bucc"}  # the test plan has no BUCC language
     assert not {"token_translation_samples", "findings", "word_pairs"} & set(findings)
-    per_query = {"word_retrieval_ranks", "contextual_retrieval_queries"}  # the findings' intervals, not the report's
+    per_query = {"word_retrieval_ranks", "contextual_retrieval_queries",  # the findings' intervals, not the report's
+                 "transfer_items"}
     assert per_query <= set(findings)
+    assert findings["transfer_items"] == [f"results/x/eval/transfer/xnli/bert/200-w8/f0/seed{s}.items.parquet"
+                                          for s in (1, 2)]
     logs = {"bert_training_logs", "finetune_logs", "alignment_logs"}  # tables of files: the jobs' own outputs
     assert set(report) == set(findings) - per_query | {"findings", "token_translation_samples", "word_pairs",
                                                         "bert_training_logs", "finetune_logs"}
