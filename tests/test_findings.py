@@ -13,12 +13,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from scipy import stats
 from plan_configs import preset_plan
 from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
 
 from xling.evaluate.findings import (CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, TABLES,
                                      Criteria, bert_layer, criteria_from_config, judge_claims, read_tables)
 from xling.evaluate.findings.core import TRANSFER_ITEM_KEYS, over_seeds, transfer_flags, transfer_run_of
+from xling.evaluate.uncertainty import bootstrap_mean
 from xling.report.core import render_report
 from xling.report.docs_findings import DOCS_BEGIN, DOCS_END, markers
 from xling.report.docs_findings import main as docs_main
@@ -309,6 +311,45 @@ def test_the_interval_over_seeds_and_items_by_hand():
     assert (top.value, top.low, top.high) == (100.0, pytest.approx(99.08), 100.0)
     # a row without its item interval: the seeds' spread alone (Student's t), labelled without items
     assert over_seeds("BERT", rows.assign(ci_low=np.nan)).label == "BERT (over 3 seeds)"
+
+
+def test_the_interval_over_seeds_and_items_from_the_per_item_scores():
+    """With each row's per-item scores (transfer_items) the interval is the calibrated one: the seeds' variance
+    less the seed-by-item mean square (here by the two-way sums of squares, SS_total - SS_seeds - SS_items), and
+    the bootstrap of the seed- and language-averaged items (the languages' items drawn together, as translations:
+    the bootstrap of each item's mean over seeds and languages). Narrower than the rows-only rule's, which
+    averages the rows' bounds; without a row's items, that rule again."""
+    rng = np.random.default_rng(8)
+    difficulty = rng.random(60)  # translations: an item hard in one language is hard in the other
+    hits = (0.8 * difficulty + 0.2 * rng.random((3, 2, 60)) < np.array([[0.55], [0.65]])).astype(int)
+    rows = pd.DataFrame([dict(task="xnli", lm="bert", variant="v", seed=s + 1, lang=lang, split="test",
+                              transform="none", alpha=np.nan, metric="accuracy", value=100 * hits[s, g].mean(),
+                              ci_low=100 * hits[s, g].mean() - 12, ci_high=100 * hits[s, g].mean() + 12, n_items=60)
+                         for s in range(3) for g, lang in enumerate(("xa", "xb"))])
+    items = pd.concat([pd.DataFrame({**{k: row[k] for k in TRANSFER_ITEM_KEYS}, "item": np.arange(60),
+                                     "numerator": hits[row["seed"] - 1, ("xa", "xb").index(row["lang"])],
+                                     "denominator": 1}) for _, row in rows.iterrows()], ignore_index=True)
+    found = over_seeds("BERT", rows, items=items)
+    noise = 0.0
+    for g in range(2):
+        x = hits[:, g].astype(float)
+        total = np.sum((x - x.mean()) ** 2)
+        seeds = 60 * np.sum((x.mean(axis=1) - x.mean()) ** 2)
+        per_item = 3 * np.sum((x.mean(axis=0) - x.mean()) ** 2)
+        noise += (total - seeds - per_item) / (2 * 59) / 60 / 4
+    values = 100 * hits.mean(axis=2).mean(axis=1)
+    seeds_half = stats.t.ppf(0.975, 2) * np.sqrt(max(0.0, values.var(ddof=1) - 1e4 * noise) / 3)
+    boot = bootstrap_mean(hits.mean(axis=(0, 1)), n_resamples=1000, seed=0)
+    mean = values.mean()
+    assert boot.high - boot.low > 2 * 1.96 * np.sqrt(mean * (100 - mean) / 120) / 100  # above the exact floor
+    assert found.label == "BERT (over 3 seeds and 120 items)" and found.value == pytest.approx(mean)
+    assert found.low == pytest.approx(mean - np.hypot(seeds_half, mean - 100 * boot.low))
+    assert found.high == pytest.approx(mean + np.hypot(seeds_half, 100 * boot.high - mean))
+    rows_only = over_seeds("BERT", rows)
+    assert rows_only.high - rows_only.low > found.high - found.low
+    partial = items[~((items["seed"] == 2) & (items["lang"] == "xb"))]
+    assert (over_seeds("BERT", rows, items=partial).low, over_seeds("BERT", rows, items=partial).high) == (
+        rows_only.low, rows_only.high)
 
 
 def with_row_intervals(rows: pd.DataFrame, half: float, column: str = "value") -> pd.DataFrame:

@@ -22,7 +22,8 @@ from xling.data.transfer_tasks import TASK_METRIC  # noqa: F401  (re-exported to
 from xling.evaluate import verdicts
 from xling.evaluate.alignment import language_study_rows
 from xling.evaluate.chance import at_or_below_chance, flag, nothing_mined
-from xling.evaluate.seed_intervals import paired_seeds_and_items, seeds_and_items
+from xling.evaluate.seed_intervals import (bootstrap_seed_means, paired_seeds_and_items, seed_by_item_variance,
+                                          seeds_and_items, seeds_and_items_from_items)
 from xling.evaluate.uncertainty import (Interval, Ratio, bootstrap_groups, paired_groups_difference,
                                         seed_means_difference)
 from xling.evaluate.verdicts import (FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, Measure,  # noqa: F401
@@ -231,14 +232,21 @@ def rows_mean(label: str, rows: pd.DataFrame, column: str = "value", by: str | N
 
 
 def over_seeds(label: str, rows: pd.DataFrame, by: str = "lang", flags=(),
-               limits: tuple[float, float] = (0.0, 100.0)) -> Measure:
+               limits: tuple[float, float] = (0.0, 100.0), items: pd.DataFrame | None = None,
+               criteria: Criteria | None = None) -> Measure:
     """The mean over `by` (languages) of `value` (a transfer score, in percent: `limits`). With several seeds and
     every row's item interval (ROW_INTERVAL, the gather's bootstrap), the interval over seeds AND test items
     (xling.evaluate.seed_intervals: every seed is scored on the same items, so the seeds' spread alone holds none
-    of the test set's error), labelled with the seeds and the items per seed; with several seeds and no item
-    intervals, Student's t over the seeds' means; with one seed, the rows' item interval (rows_mean)."""
+    of the test set's error), labelled with the seeds and the items per seed: from the per-item scores `items`
+    (transfer_items) where every row has them (seed_intervals.seeds_and_items_from_items, calibrated), else from
+    the rows' bounds (seed_intervals.seeds_and_items, conservative); with several seeds and no item intervals,
+    Student's t over the seeds' means; with one seed, the rows' item interval (rows_mean)."""
     if "seed" not in rows or rows["seed"].nunique() < 2:
         return rows_mean(label, rows, "value", by, flags)
+    from_items = _from_seed_items(rows, items, by, criteria or Criteria(), limits)
+    if from_items is not None:
+        return Measure(f"{label} (over {from_items.n_seeds} seeds and {_items_per_seed(rows, by)} items)",
+                       from_items.estimate, from_items.low, from_items.high, joined_flag(flags))
     if all(c in rows and rows[c].notna().all() for c in ROW_INTERVAL):
         per_seed = rows.groupby(["seed", by])[["value", *ROW_INTERVAL]].mean().groupby("seed").mean()
         found = seeds_and_items(per_seed["value"], per_seed["ci_low"], per_seed["ci_high"], limits=limits)
@@ -248,6 +256,22 @@ def over_seeds(label: str, rows: pd.DataFrame, by: str = "lang", flags=(),
     half = stats.t.ppf(0.5 + 0.95 / 2, len(means) - 1) * means.std(ddof=1) / np.sqrt(len(means))
     mean = float(means.mean())
     return Measure(f"{label} (over {len(means)} seeds)", mean, mean - half, mean + half, joined_flag(flags))
+
+
+def _from_seed_items(rows: pd.DataFrame, items: pd.DataFrame | None, by: str, criteria: Criteria,
+                     limits: tuple[float, float], scale: float = 100.0):
+    """over_seeds' interval from the per-item scores (None where a row has none): the item bootstrap of the
+    seed-averaged score, the groups drawing the same items where they have as many (translations)."""
+    if items is None or any(c not in rows for c in TRANSFER_ITEM_KEYS) or rows.duplicated(["seed", by]).any():
+        return None
+    groups = _seed_items(rows, items, by, sorted(set(rows[by])))
+    if groups is None:
+        return None
+    shared = len({len(by_seed[0].numerator) for by_seed in groups}) == 1
+    found = bootstrap_seed_means(groups, shared_items=shared, **criteria.boot())
+    means = rows.groupby(["seed", by])["value"].mean().groupby("seed").mean()
+    return seeds_and_items_from_items(means, scale * found.low, scale * found.high,
+                                      scale ** 2 * seed_by_item_variance(groups), criteria.level, limits)
 
 
 def _items_per_seed(rows: pd.DataFrame, by: str) -> str:

@@ -76,7 +76,8 @@ def mds_improves_transfer(task: str) -> Judge:
         per_lang, measures = [], []
         for lang in langs:
             here = {t: p[p["lang"] == lang] for t, p in parts.items()}
-            found = {t: over_seeds(f"{lang} {t} ({TASK_METRIC[task]})", p, flags=p["flag"]) for t, p in here.items()}
+            found = {t: over_seeds(f"{lang} {t} ({TASK_METRIC[task]})", p, flags=p["flag"],
+                                   items=tables.get("transfer_items"), criteria=criteria) for t, p in here.items()}
             measures += list(found.values())
             per_lang.append(greater(found["mds"], found["none"],
                                     paired_over_seeds(tables, here["mds"], here["none"], criteria)))

@@ -253,7 +253,8 @@ def _xnli_against_static(tables: Tables, criteria: Criteria, pivot: str, large: 
         raise NotMeasured(f"no XNLI of {', '.join(missing)} at size {size}, window {window}")
     langs = _pairs({m: p.set_index("lang")["value"] for m, p in parts.items()})
     parts = {m: p[p["lang"].isin(langs)] for m, p in parts.items()}
-    measures = {m: over_seeds(LABEL[m], p, flags=p["flag"]) for m, p in parts.items()}
+    items = tables.get("transfer_items")
+    measures = {m: over_seeds(LABEL[m], p, flags=p["flag"], items=items, criteria=criteria) for m, p in parts.items()}
     verdicts = [greater(measures["bert"], measures[m], paired_over_seeds(tables, parts["bert"], parts[m], criteria))
                 if large else at_least(measures[m], measures["bert"], criteria,
                                        paired_over_seeds(tables, parts[m], parts["bert"], criteria))
