@@ -13,12 +13,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from scipy import stats
 from plan_configs import preset_plan
 from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
 
 from xling.evaluate.findings import (CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, TABLES,
                                      Criteria, bert_layer, criteria_from_config, judge_claims, read_tables)
-from xling.evaluate.findings.core import over_seeds, transfer_flags
+from xling.evaluate.findings.core import TRANSFER_ITEM_KEYS, over_seeds, transfer_flags, transfer_run_of
+from xling.evaluate.uncertainty import bootstrap_mean
 from xling.report.core import render_report
 from xling.report.docs_findings import DOCS_BEGIN, DOCS_END, markers
 from xling.report.docs_findings import main as docs_main
@@ -221,6 +223,52 @@ def test_xnli_against_static_models_needs_several_seeds_for_an_interval():
     assert "BERT (over 3 seeds) 60.500 [" in row["reason"]
 
 
+def test_seeds_that_agree_do_not_hide_the_test_sets_error():
+    """Three seeds 0.1 apart put BERT's 55 above GloVe's 50 by the seeds' spread alone; with each row's item
+    interval (+-4 points, about 500 pairs' bootstrap at 50 %) the difference is within the test set's error,
+    and the claim is inconclusive; 70 against 50 still holds. The finding names the seeds and the items."""
+    grid = xnli_grid(bert_large=55.0, seeds=(1, 2, 3), spread=0.1)
+    assert outcomes({"transfer": grid})["liu2020_what.large-data.xnli"] == HOLDS
+    with_items = with_row_intervals(grid, 4.0).assign(n_items=500)
+    assert outcomes({"transfer": with_items})["liu2020_what.large-data.xnli"] == INCONCLUSIVE
+    clear = with_row_intervals(xnli_grid(bert_large=70.0, seeds=(1, 2, 3), spread=0.1), 4.0).assign(n_items=500)
+    row = finding({"transfer": clear}, "liu2020_what.large-data.xnli")
+    assert row["outcome"] == HOLDS and "BERT (over 3 seeds and 1,000 items) 70.100 [" in row["reason"]
+
+
+def with_items(grid: pd.DataFrame, n: int = 500) -> dict:
+    """The grid's tables with each zero-shot test row's per-item scores, as the findings read them: the items
+    ordered by a difficulty every model and seed shares (item i right where i < value% of n), so two settings
+    differ on the items only where one is right and the other not."""
+    grid = grid.assign(lm=grid["model"] + "/" + grid["size"].astype(str) + "-w" + grid["window"].astype(str),
+                       variant="v", alpha=np.nan)
+    test = grid[(grid["split"] == "test") & (grid["lang"] != "en")]
+    items = pd.concat([pd.DataFrame({**{k: row[k] for k in TRANSFER_ITEM_KEYS}, "item": np.arange(n),
+                                     "numerator": (np.arange(n) < round(row["value"] * n / 100)).astype(int),
+                                     "denominator": 1}) for _, row in test.iterrows()], ignore_index=True)
+    return {"transfer": with_row_intervals(grid, 4.0).assign(n_items=n), "transfer_items": items}
+
+
+def test_two_settings_on_the_same_items_are_compared_by_the_paired_interval():
+    """BERT 55 against GloVe 50 with three seeds that agree: the difference of the two intervals over seeds and
+    items leaves it open (above), the paired interval over seeds and items, from the per-item scores, resolves
+    it: the items both get right or both wrong carry no difference. 50 against 50 is not a gain."""
+    tables = with_items(xnli_grid(bert_large=55.0, seeds=(1, 2, 3), spread=0.1))
+    row = finding(tables, "liu2020_what.large-data.xnli")
+    assert row["outcome"] == HOLDS and "paired difference +5 [" in row["reason"], row["reason"]
+    even = with_items(xnli_grid(bert_large=50.0, seeds=(1, 2, 3), spread=0.1))
+    assert outcomes(even)["liu2020_what.large-data.xnli"] != HOLDS
+    one_seed = with_items(xnli_grid(bert_large=55.0))  # one seed: no paired interval over seeds (the rows' own)
+    assert "paired" not in finding(one_seed, "liu2020_what.large-data.xnli")["reason"]
+
+
+def test_a_transfer_items_file_names_its_fine_tuning_by_its_path():
+    assert transfer_run_of("results/study/eval/transfer/xnli/bert/20000-w128/f6/seed3.items.parquet") == dict(
+        task="xnli", lm="bert/20000-w128", variant="f6", seed=3)
+    assert transfer_run_of("/x/eval/transfer/pos/aligned/250/bert/1000-w8/base/seed1.items.parquet")["lm"] == \
+        "aligned/250/bert/1000-w8"
+
+
 def test_the_interval_over_seeds_by_hand():
     """Three fine-tuning seeds: each seed's mean over the languages (xa, xb), then Student's t over those means.
     Seed means 52, 56 and 49: mean 157 / 3, variance (ddof 1) 37 / 3, so the 95 % half-width is
@@ -238,6 +286,70 @@ def test_the_interval_over_seeds_by_hand():
     # a language missing from one seed: that seed's mean is over the languages it has (xa alone: 50)
     partial = over_seeds("BERT", rows[~((rows["seed"] == 1) & (rows["lang"] == "xb"))])
     assert partial.value == pytest.approx((50 + 56 + 49) / 3)
+
+
+def test_the_interval_over_seeds_and_items_by_hand():
+    """The same three seeds with each row's item interval (the gather's bootstrap bounds): per seed, the mean over
+    xa and xb of the distances to the bounds, below (3, 4) -> 3.5, (2, 2) -> 2, (5, 3) -> 4, mean 9.5 / 3, and
+    above (3, 5) -> 4, (3, 3) -> 3, (2, 4) -> 3, mean 10 / 3. The seeds' t half-width is 8.72400 as above
+    (8.72400^2 = 76.10826), so low = 157 / 3 - sqrt(76.10826 + (9.5 / 3)^2) = 52.33333 - 9.28095 = 43.05238 and
+    high = 157 / 3 + sqrt(76.10826 + (10 / 3)^2) = 52.33333 + 9.33913 = 61.67246. 400 items per language: 800
+    items per seed."""
+    bounds = {(1, "xa"): (47.0, 53.0), (1, "xb"): (50.0, 59.0), (2, "xa"): (53.0, 58.0), (2, "xb"): (55.0, 60.0),
+              (3, "xa"): (42.0, 49.0), (3, "xb"): (48.0, 55.0)}
+    values = {1: (50.0, 54.0), 2: (55.0, 57.0), 3: (47.0, 51.0)}
+    rows = pd.DataFrame([dict(seed=seed, lang=lang, value=value, ci_low=bounds[seed, lang][0],
+                              ci_high=bounds[seed, lang][1], n_items=400)
+                         for seed, pair in values.items() for lang, value in zip(("xa", "xb"), pair)])
+    measure = over_seeds("BERT", rows)
+    assert measure.label == "BERT (over 3 seeds and 800 items)"
+    assert measure.value == pytest.approx(157 / 3)
+    assert (round(measure.low, 5), round(measure.high, 5)) == (43.05238, 61.67246)
+    # every seed at 100 % on every item: no spread over seeds, the items' (Clopper-Pearson) interval, at most 100
+    perfect = rows.assign(value=100.0, ci_low=99.08, ci_high=100.0)
+    top = over_seeds("BERT", perfect)
+    assert (top.value, top.low, top.high) == (100.0, pytest.approx(99.08), 100.0)
+    # a row without its item interval: the seeds' spread alone (Student's t), labelled without items
+    assert over_seeds("BERT", rows.assign(ci_low=np.nan)).label == "BERT (over 3 seeds)"
+
+
+def test_the_interval_over_seeds_and_items_from_the_per_item_scores():
+    """With each row's per-item scores (transfer_items) the interval is the calibrated one: the seeds' variance
+    less the seed-by-item mean square (here by the two-way sums of squares, SS_total - SS_seeds - SS_items), and
+    the bootstrap of the seed- and language-averaged items (the languages' items drawn together, as translations:
+    the bootstrap of each item's mean over seeds and languages). Narrower than the rows-only rule's, which
+    averages the rows' bounds; without a row's items, that rule again."""
+    rng = np.random.default_rng(8)
+    difficulty = rng.random(60)  # translations: an item hard in one language is hard in the other
+    hits = (0.8 * difficulty + 0.2 * rng.random((3, 2, 60)) < np.array([[0.55], [0.65]])).astype(int)
+    rows = pd.DataFrame([dict(task="xnli", lm="bert", variant="v", seed=s + 1, lang=lang, split="test",
+                              transform="none", alpha=np.nan, metric="accuracy", value=100 * hits[s, g].mean(),
+                              ci_low=100 * hits[s, g].mean() - 12, ci_high=100 * hits[s, g].mean() + 12, n_items=60)
+                         for s in range(3) for g, lang in enumerate(("xa", "xb"))])
+    items = pd.concat([pd.DataFrame({**{k: row[k] for k in TRANSFER_ITEM_KEYS}, "item": np.arange(60),
+                                     "numerator": hits[row["seed"] - 1, ("xa", "xb").index(row["lang"])],
+                                     "denominator": 1}) for _, row in rows.iterrows()], ignore_index=True)
+    found = over_seeds("BERT", rows, items=items)
+    noise = 0.0
+    for g in range(2):
+        x = hits[:, g].astype(float)
+        total = np.sum((x - x.mean()) ** 2)
+        seeds = 60 * np.sum((x.mean(axis=1) - x.mean()) ** 2)
+        per_item = 3 * np.sum((x.mean(axis=0) - x.mean()) ** 2)
+        noise += (total - seeds - per_item) / (2 * 59) / 60 / 4
+    values = 100 * hits.mean(axis=2).mean(axis=1)
+    seeds_half = stats.t.ppf(0.975, 2) * np.sqrt(max(0.0, values.var(ddof=1) - 1e4 * noise) / 3)
+    boot = bootstrap_mean(hits.mean(axis=(0, 1)), n_resamples=1000, seed=0)
+    mean = values.mean()
+    assert boot.high - boot.low > 2 * 1.96 * np.sqrt(mean * (100 - mean) / 120) / 100  # above the exact floor
+    assert found.label == "BERT (over 3 seeds and 120 items)" and found.value == pytest.approx(mean)
+    assert found.low == pytest.approx(mean - np.hypot(seeds_half, mean - 100 * boot.low))
+    assert found.high == pytest.approx(mean + np.hypot(seeds_half, 100 * boot.high - mean))
+    rows_only = over_seeds("BERT", rows)
+    assert rows_only.high - rows_only.low > found.high - found.low
+    partial = items[~((items["seed"] == 2) & (items["lang"] == "xb"))]
+    assert (over_seeds("BERT", rows, items=partial).low, over_seeds("BERT", rows, items=partial).high) == (
+        rows_only.low, rows_only.high)
 
 
 def with_row_intervals(rows: pd.DataFrame, half: float, column: str = "value") -> pd.DataFrame:

@@ -84,11 +84,14 @@ def test_consumers_decide_the_findings_and_report_inputs():
     findings, report = registry.inputs(registry.FINDINGS, plan), registry.inputs(registry.REPORT, plan)
     assert set(findings) == set(registry.FINDINGS_COLUMNS) - {"bucc"}  # the test plan has no BUCC language
     assert not {"token_translation_samples", "findings", "word_pairs"} & set(findings)
-    per_query = {"word_retrieval_ranks", "contextual_retrieval_queries"}  # the findings' intervals
+    per_query = {"word_retrieval_ranks", "contextual_retrieval_queries",  # the findings' intervals
+                 "transfer_items"}
     assert per_query <= set(findings)
+    assert findings["transfer_items"] == [f"results/x/eval/transfer/xnli/bert/200-w8/f0/seed{s}.items.parquet"
+                                          for s in (1, 2)]
     logs = {"bert_training_logs", "finetune_logs", "alignment_logs"}  # tables of files: the jobs' own outputs
     # the word-retrieval ranks the report's MRR table too (it flags what the findings flag, by the same intervals)
-    assert set(report) == set(findings) - {"contextual_retrieval_queries"} | {
+    assert set(report) == set(findings) - {"contextual_retrieval_queries", "transfer_items"} | {
         "findings", "token_translation_samples", "word_pairs", "bert_training_logs", "finetune_logs"}
     assert report["word_retrieval_ranks"] == findings["word_retrieval_ranks"]
     assert report["transfer"] == "results/x/eval/transfer.parquet"

@@ -36,7 +36,8 @@ import pandas as pd
 from xling.evaluate.findings import cao, conneau, liu_language, liu_what
 from xling.evaluate.findings.core import (DEFAULT_MARGINS, FAILS, HOLDS, INCONCLUSIVE,  # noqa: F401
                                           MULTI_FILE, NOT_MEASURABLE, NOT_MEASURED, OUTCOMES, SETTING_COLUMNS,
-                                          TABLES, Criteria, Finding, NotMeasured, Tables, Verdict, in_percent)
+                                          TABLES, Criteria, Finding, NotMeasured, Tables, Verdict, in_percent,
+                                          transfer_run_of)
 from xling.evaluate.findings.liu_what import bert_layer  # noqa: F401
 from xling.evaluate.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from xling.io import atomic_write
@@ -95,6 +96,8 @@ def read_tables(paths: Mapping[str, str | Path | Sequence]) -> dict[str, pd.Data
         if not files:
             continue
         parts = [pd.read_parquet(f) for f in files]
+        if key == "transfer_items":  # its rows name the fine-tuning by their file
+            parts = [part.assign(**transfer_run_of(f)) for f, part in zip(files, parts)]
         for file, part in zip(files, parts):
             missing = [c for c in TABLES[key] if c not in part.columns]
             if missing:

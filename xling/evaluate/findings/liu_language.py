@@ -13,7 +13,7 @@ import pandas as pd
 
 from xling.evaluate.findings.core import (TASK_METRIC, Claim, Criteria, Finding, Judge, Measure, NotMeasured, Tables,
                                           _pairs, _table, _zero_shot, all_of, at_least, bucc_flags, every_unit,
-                                          greater, most, over_seeds, rows_mean, translation_flags,
+                                          greater, most, over_seeds, paired_over_seeds, rows_mean, translation_flags,
                                           with_table_flags)
 
 OURS = "our BERT (no Hugging Face checkpoint in this run)"
@@ -77,10 +77,12 @@ def mds_improves_transfer(task: str) -> Judge:
         langs = _pairs({t: p.set_index("lang")["value"] for t, p in parts.items()})
         per_lang, measures = [], []
         for lang in langs:
-            found = {t: over_seeds(f"{lang} {t} ({TASK_METRIC[task]})", p[p["lang"] == lang],
-                                   flags=p.loc[p["lang"] == lang, "flag"]) for t, p in parts.items()}
+            here = {t: p[p["lang"] == lang] for t, p in parts.items()}
+            found = {t: over_seeds(f"{lang} {t} ({TASK_METRIC[task]})", p, flags=p["flag"],
+                                   items=tables.get("transfer_items"), criteria=criteria) for t, p in here.items()}
             measures += list(found.values())
-            per_lang.append(greater(found["mds"], found["none"]))
+            per_lang.append(greater(found["mds"], found["none"],
+                                    paired_over_seeds(tables, here["mds"], here["none"], criteria)))
         return Finding(most(per_lang, langs), measures,
                        dict(table="transfer", metric=f"{task} {TASK_METRIC[task]}", **_model_settings(rows, label),
                             layers=f"frozen up to {depth}", pairs=[f"{pivot}-{lang}" for lang in langs],

@@ -12,7 +12,8 @@ import pandas as pd
 
 from xling.evaluate.findings.core import (LABEL, STATIC, Claim, Criteria, Finding, Measure, NotMeasured, Tables,
                                           Verdict, _pairs, _table, _zero_shot, all_of, any_of, at_least,
-                                          every_unit, from_items, greater, most, over_seeds, paired, point,
+                                          every_unit, from_items, greater, most, over_seeds, paired,
+                                          paired_over_seeds, point,
                                           rows_chance_flag, rows_mean)
 
 # ---------------------------------------------------------------------------------------------- word retrieval
@@ -259,9 +260,12 @@ def _xnli_against_static(tables: Tables, criteria: Criteria, pivot: str, large: 
     if missing:
         raise NotMeasured(f"no XNLI of {', '.join(missing)} at size {size}, window {window}")
     langs = _pairs({m: p.set_index("lang")["value"] for m, p in parts.items()})
-    measures = {m: over_seeds(LABEL[m], p[p["lang"].isin(langs)], flags=p.loc[p["lang"].isin(langs), "flag"])
-                for m, p in parts.items()}
-    verdicts = [greater(measures["bert"], measures[m]) if large else at_least(measures[m], measures["bert"], criteria)
+    parts = {m: p[p["lang"].isin(langs)] for m, p in parts.items()}
+    items = tables.get("transfer_items")
+    measures = {m: over_seeds(LABEL[m], p, flags=p["flag"], items=items, criteria=criteria) for m, p in parts.items()}
+    verdicts = [greater(measures["bert"], measures[m], paired_over_seeds(tables, parts["bert"], parts[m], criteria))
+                if large else at_least(measures[m], measures["bert"], criteria,
+                                       paired_over_seeds(tables, parts[m], parts["bert"], criteria))
                 for m in STATIC]
     return Finding(all_of(verdicts), list(measures.values()),
                    dict(table="transfer", metric="xnli accuracy", models="bert, glove, word2vec", corpus_size=size,
