@@ -298,9 +298,13 @@ def test_a_setting_other_than_the_seed_is_never_averaged(tmp_path):
 
 
 def test_per_seed_results_and_test_time_settings_do_not_stop_the_report(tmp_path):
-    """best_epoch differs between seeds (each seed's selection); the shift settings and NER repair are shown."""
+    """best_epoch, the item interval and the learning check differ between seeds (each seed's own); the shift
+    settings and NER repair are shown."""
     table = transfer_table()
     table["best_epoch"] = table["seed"] + 1
+    # each seed's item interval and learning check are its own (a run of three seeds stopped the report)
+    table["ci_low"], table["ci_high"] = table["value"] - table["seed"], table["value"] + table["seed"]
+    table["learn_check"] = table["seed"].map({1: "learned", 2: "at chance"})
     table["shift_settings"] = json.dumps({"layer": 6, "alphas": [0.5, 1.0], "sentences": 300})
     table["ner_repair"] = (table["task"] == "ner").map({True: True, False: None})
     html, _ = render(tmp_path, {"transfer": table})

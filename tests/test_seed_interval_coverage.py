@@ -17,9 +17,8 @@ import pytest
 from scipy import stats
 
 from xling.evaluate.seed_intervals import (bootstrap_seed_means, paired_seeds_and_items, seed_by_item_variance,
-                                          seeds_and_items, seeds_and_items_from_items)
-from xling.evaluate.uncertainty import (bootstrap_mean, bootstrap_seeds_and_groups, paired_groups_difference,
-                                        seed_means_difference)
+                                          seed_means_difference, seeds_and_items, seeds_and_items_from_items)
+from xling.evaluate.uncertainty import bootstrap_mean, bootstrap_seeds_and_groups, paired_groups_difference
 
 SEEDS, ITEMS, RESAMPLES = 3, 400, 1000
 SHIFTS = (-0.1, 0.0, 0.1)  # the languages' offsets on the probit scale (about 4 points apart at 60 %)

@@ -80,7 +80,7 @@ def paired_seeds_and_items(a_values: Sequence[float], b_values: Sequence[float],
                            items_high: float, level: float = 0.95) -> SeedsAndItems:
     """The interval of mean(a_values) - mean(b_values), two systems' per-seed numbers on the SAME test items,
     from the seeds' spread (Welch's t: the two systems' fine-tunings are independent) and the paired item
-    interval [items_low, items_high] of the seed-averaged difference (uncertainty.seed_means_difference, every
+    interval [items_low, items_high] of the seed-averaged difference (seed_means_difference, every
     seed of both drawing the same items, so the items' shared difficulty cancels), added in quadrature as in
     `seeds_and_items`. Why paired: the difference of two intervals over seeds and items counts each test set's
     error twice where it cancels (tests/test_seed_interval_coverage.py: a 5-point gain at the study's sizes is
@@ -184,3 +184,14 @@ def bootstrap_seed_means(groups: Sequence[Sequence], *, shared_items: bool = Fal
     low = float(stats.beta.ppf((1 - level) / 2, share, n - share + 1)) if share > 0 else 0.0
     high = float(stats.beta.ppf((1 + level) / 2, share + 1, n - share)) if share < n else 1.0
     return replace(interval, low=min(interval.low, low), high=max(interval.high, high))
+
+
+def seed_means_difference(a_groups: Sequence[Sequence], b_groups: Sequence[Sequence], *,
+                          n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
+                          seed: int = DEFAULT_SEED, method: str = "percentile") -> Interval:
+    """The items' interval of (mean over a's seeds) - (mean over b's seeds) of the mean over groups:
+    a_groups[g][s] = seed s of system a on group g's items (per-item scores or a Ratio), every seed of both
+    systems scored on the same items and drawing the same items in each resample (paired)."""
+    systems = [[by_seed[s] for by_seed in groups] for groups in (a_groups, b_groups) for s in range(len(groups[0]))]
+    k_a, k_b = len(a_groups[0]), len(b_groups[0])
+    return _grouped(systems, (1 / k_a,) * k_a + (-1 / k_b,) * k_b, n_resamples, level, seed, method)

@@ -335,17 +335,6 @@ def paired_difference(a, b, *, n_resamples: int = DEFAULT_RESAMPLES, level: floa
     return paired_groups_difference([a], [b], n_resamples=n_resamples, level=level, seed=seed, method=method)
 
 
-def seed_means_difference(a_groups: Sequence[Sequence], b_groups: Sequence[Sequence], *,
-                          n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
-                          seed: int = DEFAULT_SEED, method: str = "percentile") -> Interval:
-    """The items' interval of (mean over a's seeds) - (mean over b's seeds) of the mean over groups:
-    a_groups[g][s] = seed s of system a on group g's items (per-item scores or a Ratio), every seed of both
-    systems scored on the same items and drawing the same items in each resample (paired)."""
-    systems = [[by_seed[s] for by_seed in groups] for groups in (a_groups, b_groups) for s in range(len(groups[0]))]
-    k_a, k_b = len(a_groups[0]), len(b_groups[0])
-    return _grouped(systems, (1 / k_a,) * k_a + (-1 / k_b,) * k_b, n_resamples, level, seed, method)
-
-
 def bootstrap_statistic(statistic: Callable[[np.ndarray], float], n_items: int, *,
                         n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED,
                         method: str = "percentile") -> Interval:

@@ -23,9 +23,8 @@ from xling.evaluate import verdicts
 from xling.evaluate.alignment import language_study_rows
 from xling.evaluate.chance import at_or_below_chance, flag, nothing_mined
 from xling.evaluate.seed_intervals import (bootstrap_seed_means, paired_seeds_and_items, seed_by_item_variance,
-                                          seeds_and_items, seeds_and_items_from_items)
-from xling.evaluate.uncertainty import (Interval, Ratio, bootstrap_groups, paired_groups_difference,
-                                        seed_means_difference)
+                                          seed_means_difference, seeds_and_items, seeds_and_items_from_items)
+from xling.evaluate.uncertainty import Interval, Ratio, bootstrap_groups, paired_groups_difference
 from xling.evaluate.verdicts import (FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, Measure,  # noqa: F401
                                      Verdict, all_of, any_of, every_unit, most, negate)
 from xling.plan.tables import FINDINGS_COLUMNS

@@ -23,7 +23,7 @@ from xling.report.flags import cell_reason, flagged_cell, with_flags
 TABLE = "transfer"
 REQUIRED = ("task", "model", "size", "window", "freeze", "train_transform", "seed", "selection", "lang", "split",
             "transform", "layer", "alpha", "selected", "metric", "value", "finetune_settings")
-RESULTS = ("value", "n", "best_epoch")  # best_epoch: what each seed's selection chose
+RESULTS = ("value", "n", "best_epoch", "ci_low", "ci_high", "learn_check")  # each seed's own: its selection, item interval, learning check
 TASK_ORDER = ("xnli", "pos", "parsing", "ner")
 TASK_LABELS = {"xnli": "XNLI", "pos": "UD POS tagging", "parsing": "UD dependency parsing", "ner": "WikiAnn NER"}
 METRIC_LABELS = {"accuracy": "accuracy", "upos": "UPOS accuracy", "uas": "UAS", "las": "LAS", "f1": "span F1",
