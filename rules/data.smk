@@ -34,7 +34,7 @@ if config["data"]["source"] == "synthetic":
                 spec=config["synthetic"],
                 languages=LANGS,
                 low_resource=config["transfer"]["parsing"]["low_resource"]["synthetic"],
-                out_dir=LAYOUT.data,
+                out_dir=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),  # {data}/ud/x.conllu
             log:
                 f"{LOGS}/synthetic_low_resource.log",
             benchmark:

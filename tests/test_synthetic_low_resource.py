@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
-from plan_configs import preset_plan, wildcards
+from plan_configs import HELPERS, REPO, SCHEMA, make_config, merged, wildcards
 from xling.data import synthetic
 from xling.data.formats import read_conllu
 from xling.evaluate.findings import FAILS, HOLDS, NOT_MEASURED, judge_claims
 from xling.plan.data import SYNTHETIC_LOW_RESOURCE, SyntheticData, synthetic_low_resource
+from xling.plan.study import Plan
 
 SPEC = {"seed": 5, "sentences": 300, "document_length": [2, 6], "concepts": 100, "topics": 5,
         "dictionary": {"train": [0, 40], "test": [40, 80]}, "parallel_sentences": 10,
@@ -77,6 +79,15 @@ def test_bad_settings_name_the_key(low, sentences, message, tmp_path):
         synthetic.low_resource_treebanks(SPEC, LANGS, low, sentences, tmp_path)
 
 
+def demo_plan(**overrides):
+    """The demo's plan without the preset's own three low-resource languages (these tests plant theirs), with
+    `overrides`."""
+    config = yaml.safe_load((REPO / "presets" / "demo.yaml").read_text(encoding="utf-8"))
+    config["transfer"]["parsing"].pop("low_resource", None)
+    config = make_config(**merged(config, overrides))
+    return Plan(config, SyntheticData.from_config(config), SCHEMA, HELPERS)
+
+
 KNOBS = {"xd": {"script": "cyrillic", "anchors": 0.2, "order": "SOV"}, "xe": {"script": "greek", "anchors": 0.1}}
 SYNTHETIC_LOW = {"transfer": {"parsing": {"low_resource": {"synthetic": {"languages": KNOBS}}}}}
 
@@ -84,7 +95,7 @@ SYNTHETIC_LOW = {"transfer": {"parsing": {"low_resource": {"synthetic": {"langua
 def test_the_demo_plans_them_as_the_real_low_resource_treebanks():
     """Parsing of the language experiments' BERT is also tested on them, test split only, their mean from their own
     train split, MDS's alpha by the rule; POS and the epoch selection never read them; by default there are none."""
-    plan = preset_plan("demo", **SYNTHETIC_LOW)
+    plan = demo_plan(**SYNTHETIC_LOW)
     assert plan.source.low_resource == {"xd": [SYNTHETIC_LOW_RESOURCE], "xe": [SYNTHETIC_LOW_RESOURCE]}
     assert plan.transfer_langs("parsing") == ["en", "xa", "xb", "xc", "xd", "xe"]
     assert plan.transfer_langs("pos") == ["en", "xa", "xb", "xc"]
@@ -96,13 +107,13 @@ def test_the_demo_plans_them_as_the_real_low_resource_treebanks():
     assert inputs["corpora"][-2:] == ["results/demo/data/ud/xd.train.conllu", "results/demo/data/ud/xe.train.conllu"]
     params = plan.transfer_eval_params(run)
     assert params["low_resource"] == dict(langs=["xd", "xe"], mean_text="treebank train split", alpha="dev_languages")
-    assert plan.transfer_params(run) == preset_plan("demo").transfer_params(run), "the weights do not depend on them"
-    assert preset_plan("demo").transfer_langs("parsing") == ["en", "xa", "xb", "xc"], "none by default"
-    assert preset_plan("demo").source.low_resource == {}
+    assert plan.transfer_params(run) == demo_plan().transfer_params(run), "the weights do not depend on them"
+    assert demo_plan().transfer_langs("parsing") == ["en", "xa", "xb", "xc"], "none by default"
+    assert demo_plan().source.low_resource == {}
 
 
 def test_none_without_parsing_and_never_a_run_language():
-    plan = preset_plan("demo", **SYNTHETIC_LOW)
+    plan = demo_plan(**SYNTHETIC_LOW)
     assert synthetic_low_resource({**plan.config, "transfer": {**plan.config["transfer"], "tasks": ["xnli"]}}) == {}
     with pytest.raises(ValueError, match="xa also in `languages`"):
         synthetic_low_resource({**plan.config, "transfer": {**plan.config["transfer"], "parsing": {
@@ -135,7 +146,7 @@ def _outcome(rows: pd.DataFrame) -> str:
 def test_the_claim_is_judged_on_the_synthetic_low_resource_rows():
     """Planted LAS: MDS lifts the test-only languages by 5 points -> holds; lowers them -> does not hold; the demo
     without them: not measured."""
-    plan = preset_plan("demo", **SYNTHETIC_LOW)
+    plan = demo_plan(**SYNTHETIC_LOW)
     assert _outcome(_parsing_rows(plan, 5.0)) == HOLDS
     assert _outcome(_parsing_rows(plan, -5.0)) == FAILS
-    assert _outcome(_parsing_rows(preset_plan("demo"), 5.0)) == NOT_MEASURED
+    assert _outcome(_parsing_rows(demo_plan(), 5.0)) == NOT_MEASURED

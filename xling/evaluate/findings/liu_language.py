@@ -61,8 +61,8 @@ def mds_improves_transfer(task: str) -> Judge:
             low = rows[LOW_RESOURCE].fillna(False).astype(bool) if LOW_RESOURCE in rows else None
             if low is None or not low.any():
                 raise NotMeasured("no low-resource parsing treebank in this run (the paper: 6 low-resource "
-                                  "languages without an official development set; synthetic data: "
-                                  "transfer.parsing.low_resource.synthetic); its parsing languages: "
+                                  "languages without an official development set; on synthetic data, test-only "
+                                  "languages the run does not pretrain on); its parsing languages: "
                                   + ", ".join(sorted(rows["lang"].unique())))
             rows = rows[low]
         depths = sorted(int(f) for f in rows[rows["transform"] == "mds"]["freeze"].unique())
