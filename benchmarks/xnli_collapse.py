@@ -138,6 +138,7 @@ def main() -> None:
     p.add_argument("--bert-dropout", type=float, default=None, help="every dropout inside the BERT")
     p.add_argument("--freeze", type=int, default=1, help="the embeddings and encoder layers 1..k frozen")
     p.add_argument("--centre-layer", type=int, default=1, help="the layer the `layer` centring shifts")
+    p.add_argument("--freeze-words", action="store_true", help="the word embeddings frozen (every language's)")
     p.add_argument("--random-init", action="store_true", help="the model's architecture, never pretrained")
     p.add_argument("--offsets", action="store_true", help="print the language offsets of the model; no tuning")
     p.add_argument("--train", type=int, default=3000)
@@ -172,6 +173,8 @@ def main() -> None:
     test = {lang: featurize(read_examples("xnli", f"{a.data}/test-{lang}.tsv", a.eval)) for lang in a.langs}
     model = PooledPair(backbone.encoder, a.dropout, a.pool)
     backbone.encoder.freeze(a.freeze)
+    if a.freeze_words:
+        bert.embeddings.word_embeddings.weight.requires_grad_(False)
 
     steps = math.ceil(len(train) / a.batch) * a.epochs
     optimizer = optimizer_for(model, a.lr, 0.01)

@@ -7,6 +7,7 @@ TASKS = ("xnli", "pos", "parsing", "ner")
 WEIGHT_KEYS = ("epochs", "batch_size", "learning_rate", "warmup", "weight_decay", "dropout", "max_length", "max_train",
                "max_eval")  # max_eval: the dev examples choose the epoch
 PARSER_KEYS = ("arc_dim", "label_dim")
+XNLI_KEYS = ("pooling",)  # the classifier's input
 #: alignment.xnli's keys that decide a Cao et al. fine-tuning's weights, over transfer.xnli's (appendix A.1)
 CAO_KEYS = ("epochs", "batch_size", "learning_rate", "warmup", "weight_decay", "betas", "eps", "dropout")
 CAO, ROTATED = "cao", "rot"  # variant suffixes of Cao et al.'s XNLI fine-tunings: f{k}-cao, f{k}-rot{kind}
@@ -50,6 +51,8 @@ class TransferPlan:
         settings = {key: self.transfer[task][key] for key in WEIGHT_KEYS}
         if task == "parsing":
             settings.update({key: self.transfer[task][key] for key in PARSER_KEYS})
+        if task == "xnli":
+            settings.update({key: self.transfer[task][key] for key in XNLI_KEYS})
         return settings
 
     def transfer_variants(self, lm: str) -> list[str]:
@@ -239,7 +242,8 @@ class TransferPlan:
         if variant == "static":  # the run's WordPiece tokenizer; the InferSent classifier's own size and rate
             static = self.transfer["static"]
             run.update(freeze=-1, lowercase=self.config["tokenizer"]["lowercase"])
-            settings = {**settings, "static_hidden": static["hidden"], "learning_rate": static["learning_rate"]}
+            settings = {**{k: v for k, v in settings.items() if k not in XNLI_KEYS},  # InferSent pools its own way
+                        "static_hidden": static["hidden"], "learning_rate": static["learning_rate"]}
         else:
             run["freeze"] = int(variant[1:].split("-")[0])
         if variant.endswith("-zm"):

@@ -256,11 +256,24 @@ class LinearHead(nn.Module):
 
 
 class PairClassifier(LinearHead):
-    """XNLI on a BERT: a linear layer on the [CLS] vector of the pair."""
+    """XNLI on a BERT: a linear layer on the pair's [CLS] vector (`pooling` cls, Devlin et al.; Cao et al.) or on
+    the mean of its non-pad vectors (`mean`): an MLM-only BERT never trains [CLS], and a small one's English-trained
+    classifier reads each other language's [CLS] offset as one class (docs/transfer.md)."""
+
+    POOLINGS = ("cls", "mean")
+
+    def __init__(self, encoder: BertEncoder, n_labels: int, dropout: float, pooling: str = "cls"):
+        super().__init__(encoder, n_labels, dropout)
+        if pooling not in self.POOLINGS:
+            raise ValueError(f"pooling must be one of {', '.join(self.POOLINGS)}, got {pooling!r}")
+        self.pooling = pooling
 
     def logits(self, batch):
         states = self.encoder(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
-        return self.out(self.dropout(states[:, 0]))
+        if self.pooling == "cls":
+            return self.out(self.dropout(states[:, 0]))
+        mask = batch["attention_mask"].unsqueeze(-1).to(states.dtype)
+        return self.out(self.dropout((states * mask).sum(1) / mask.sum(1)))
 
     def loss(self, batch):
         return F.cross_entropy(self.logits(batch), batch["labels"])
@@ -408,7 +421,8 @@ def build_model(task: str, backbone: Backbone, n_labels: int, settings: dict) ->
             raise ValueError(f"static vectors are evaluated on XNLI only, not {task!r}")
         return InferSent(backbone.vectors, settings["static_hidden"], n_labels, settings["dropout"])
     if task == "xnli":
-        return PairClassifier(backbone.encoder, n_labels, settings["dropout"])
+        # fine-tunings recorded before the setting existed pooled [CLS]
+        return PairClassifier(backbone.encoder, n_labels, settings["dropout"], settings.get("pooling", "cls"))
     if task in ("pos", "ner"):
         return Tagger(backbone.encoder, n_labels, settings["dropout"])
     if task == "parsing":
