@@ -16,13 +16,11 @@ from xling.data.formats import read_conllu
 from xling.evaluate.findings import FAILS, HOLDS, NOT_MEASURED, judge_claims
 from xling.plan.data import SYNTHETIC_LOW_RESOURCE, SyntheticData, synthetic_low_resource
 from xling.plan.study import Plan
+from synthetic_specs import small_spec
 
-SPEC = {"seed": 5, "sentences": 300, "document_length": [2, 6], "concepts": 100, "topics": 5,
-        "dictionary": {"train": [0, 40], "test": [40, 80]}, "parallel_sentences": 10,
-        "ud_sentences": {"train": 30, "dev": 10, "test": 40}, "tatoeba_sentences": 10,
-        "bucc_sentences": {"dev": 40, "test": 40}, "xnli_pairs": {"train": 9, "dev": 3, "test": 3},
-        "ner_sentences": {"train": 5, "dev": 5, "test": 5},
-        "languages": {"xa": {"script": "cyrillic", "anchors": 0.3}}}
+SPEC = small_spec(seed=5, sentences=300, concepts=100, topics=5, dictionary=(0, 40, 80), parallel_sentences=10,
+                  ud_sentences={"train": 30, "dev": 10, "test": 40},
+                  languages={"xa": {"script": "cyrillic", "anchors": 0.3}})
 LANGS = ["en", "xa"]
 LOW = {"xd": {"script": "cyrillic", "anchors": 0.1, "order": "SOV"}, "xf": {"script": "latin", "anchors": 0.05}}
 SENTENCES = {"train": 12, "test": 25}
