@@ -87,8 +87,8 @@ def test_consumers_decide_the_findings_and_report_inputs():
     per_query = {"word_retrieval_ranks", "contextual_retrieval_queries",  # the findings' intervals
                  "transfer_items"}
     assert per_query <= set(findings)
-    assert findings["transfer_items"] == [f"results/x/eval/transfer/xnli/bert/200-w8/f0/seed{s}.items.parquet"
-                                          for s in (1, 2)]
+    assert findings["transfer_items"] == [f"results/x/eval/transfer/xnli/{lm}/f0/seed{s}.items.parquet"  # ablations too
+                                          for lm in ("bert/200-w8", "ablation/default/en-de") for s in (1, 2)]
     logs = {"bert_training_logs", "finetune_logs", "alignment_logs"}  # tables of files: the jobs' own outputs
     # the word-retrieval ranks the report's MRR table too (it flags what the findings flag, by the same intervals)
     assert set(report) == set(findings) - {"contextual_retrieval_queries", "transfer_items"} | {

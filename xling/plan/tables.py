@@ -188,8 +188,9 @@ REGISTRY: tuple[Table, ...] = (  # in the report's order of sections, so the fig
           columns=(*_LM, "task", "lang", "split", "freeze", "train_transform", "transform", "selected", "metric",
                    "value"),
           figures=(Figures("transfer_xnli", fig.transfer),), item_scale=100.0),
-    Table("transfer_items", report=False,  # per item of each fine-tuning: the findings' paired intervals over seeds
-          files=lambda plan: [items_of(part) for part in transfer_parts(plan)],
+    # per item of each fine-tuning, the ablations' too: the findings' intervals over seeds and items
+    Table("transfer_items", report=False,
+          files=lambda plan: [items_of(part) for part in (*transfer_parts(plan), *ablation_parts(plan))],
           columns=("lang", "split", "transform", "alpha", "metric", "item", "numerator", "denominator")),
     Table("finetune_logs", files=_finetuned, loaded_as="finetuning",
           figures=(Figures("finetuning_curves", fig.finetuning_curves, needs=("transfer",)),)),

@@ -11,8 +11,8 @@ import pandas as pd
 from xling.evaluate.alignment import cao_retrieval, cao_xnli
 from xling.evaluate.findings.core import (Claim, Criteria, Finding, Margin, Measure, NotMeasured, Tables, _pairs,
                                           _table, all_of, equivalent, every_unit, from_items, greater, joined_flag,
-                                          over_seeds, point, rows_chance_flag, rows_mean, transfer_flags,
-                                          with_table_flags)
+                                          over_seeds, paired_over_seeds, point, rows_chance_flag, rows_mean,
+                                          transfer_flags, with_table_flags)
 from xling.plan.models import ALIGNED_ID
 
 #: bins of the frequency analysis with fewer queries are left out (too few to estimate an accuracy)
@@ -53,8 +53,11 @@ def _aligned_langs(criteria: Criteria, present) -> list[str]:
     return langs
 
 
-def _xnli(rows: pd.DataFrame, label: str) -> Measure:
-    return over_seeds(label, rows, flags=rows["flag"]) if len(rows) else Measure(label, None)
+def _xnli(tables: Tables, rows: pd.DataFrame, label: str, criteria: Criteria) -> Measure:
+    """A setting's XNLI over its languages, seeds and test items (the per-item scores where the run has them)."""
+    if rows.empty:
+        return Measure(label, None)
+    return over_seeds(label, rows, flags=rows["flag"], items=tables.get("transfer_items"), criteria=criteria)
 
 
 def _xnli_settings(rows: pd.DataFrame, models, ns, langs, pivot: str) -> dict:
@@ -82,10 +85,10 @@ def aligned_improves_xnli(tables: Tables, criteria: Criteria, pivot: str) -> Fin
         aligned, plain = aligned[aligned["parallel_sentences"] == n], at[at["setting"] == "zero_shot_base_bert"]
         ns.append(n)
         for lang in _aligned_langs(criteria, set(aligned["lang"]) & set(plain["lang"])):
-            a, b = (_xnli(r[r["lang"] == lang], f"{lang} {name}") for r, name in ((aligned, "aligned"),
-                                                                                 (plain, "base")))
+            sides = [r[r["lang"] == lang] for r in (aligned, plain)]
+            a, b = (_xnli(tables, r, f"{lang} {name}", criteria) for r, name in zip(sides, ("aligned", "base")))
             measures += [a, b]
-            parts.append(greater(a, b, by=XNLI_GAIN))
+            parts.append(greater(a, b, paired_over_seeds(tables, *sides, criteria), by=XNLI_GAIN))
             labels.append(f"{base} on {n:,}, {lang}")
             langs.add(lang)
     if not parts:
@@ -128,9 +131,11 @@ def aligned_beats_rotations_xnli(tables: Tables, criteria: Criteria, pivot: str)
         n = max(common)
         by = {s: p[p["parallel_sentences"] == n] for s, p in by.items()}
         shared = _aligned_langs(criteria, set.intersection(*(set(p["lang"]) for p in by.values())))
-        found = {s: _xnli(p[p["lang"].isin(shared)], SETTING_WORDS[s]) for s, p in by.items()}
+        by = {s: p[p["lang"].isin(shared)] for s, p in by.items()}
+        found = {s: _xnli(tables, p, SETTING_WORDS[s], criteria) for s, p in by.items()}
         measures += list(found.values())
-        parts += [greater(found[settings[0]], found[s]) for s in settings[1:]]
+        parts += [greater(found[settings[0]], found[s], paired_over_seeds(tables, by[settings[0]], by[s], criteria))
+                  for s in settings[1:]]
         labels += [f"{base} on {n:,}: fine-tuned > {SETTING_WORDS[s]}" for s in settings[1:]]
         ns.append(n)
         langs |= set(shared)

@@ -11,10 +11,10 @@ import pandas as pd
 from xling.data.transfer_tasks import TASK_METRIC
 from xling.evaluate.ablation import ablation_scores
 from xling.evaluate.findings.cao import drop
-from xling.evaluate.findings.core import (NOT_MEASURABLE, Claim, Criteria, Finding, Margin, Measure,
-                                          NotMeasured, Tables, Verdict, _pairs,
-                                          _table, all_of, at_least, chance_flag, equivalent, every_unit, greater,
-                                          over_seeds, rows_mean, transfer_flags, with_table_flags)
+from xling.evaluate.findings.core import (NOT_MEASURABLE, TRANSFER_ITEM_KEYS, Claim, Criteria, Finding, Margin,
+                                          Measure, NotMeasured, Tables, Verdict, _pairs, _table, all_of, at_least,
+                                          chance_flag, equivalent, every_unit, greater, over_seeds,
+                                          paired_over_seeds, rows_mean, transfer_flags, with_table_flags)
 from xling.evaluate.uncertainty import Interval
 from xling.plan.ablation import parse_setting
 
@@ -39,11 +39,53 @@ def _ablations(tables: Tables, pivot: str, needed: tuple[str, ...]) -> pd.DataFr
     return scores
 
 
-def _measure(scores: pd.DataFrame, setting: str, task: str, keep_flags: bool = True) -> Measure:
+def ablation_items(tables: Tables, scores: pd.DataFrame) -> pd.DataFrame | None:
+    """The per-item scores of the ablation rows `scores` (transfer_items), so their intervals over seeds are the
+    calibrated ones over seeds and items, as the other transfer claims': a row averaged over its best grid points
+    (`points`) gets each item's mean over those points' fine-tunings, named by the row's variant. A row whose
+    items do not reproduce its score (points whose items have unequal denominators, NER F1's) gets none, and
+    over_seeds then takes the rows' bounds. None without per-item scores."""
+    items = tables.get("transfer_items")
+    if items is None or scores.empty or any(c not in scores for c in TRANSFER_ITEM_KEYS):
+        return None
+    keys = [k for k in TRANSFER_ITEM_KEYS if k != "variant"]
+    named = scores["points"].str.split(", ") if "points" in scores else scores["variant"].map(lambda v: [v])
+    wanted = scores[[*keys, "variant", "value"]].assign(point=named).explode("point")
+    found = wanted.merge(items.rename(columns={"variant": "point"}), on=[*keys, "point"])
+    row = [*keys, "variant"]
+    per_item = found.groupby([*row, "item"], dropna=False, as_index=False)[["numerator", "denominator"]].mean()
+    check = per_item.groupby(row, dropna=False, as_index=False)[["numerator", "denominator"]].sum().merge(
+        found.groupby(row, dropna=False, as_index=False).agg(found=("point", "nunique")), on=row).merge(
+        wanted.groupby(row, dropna=False, as_index=False).agg(value=("value", "first"), points=("point", "nunique")),
+        on=row)
+    good = check[((100 * check["numerator"] / check["denominator"] - check["value"]).abs() < 1e-6)
+                 & (check["found"] == check["points"])]
+    return per_item.merge(good[row], on=row)
+
+
+def _rows(scores: pd.DataFrame, setting: str, task: str, lang: str | None = None) -> pd.DataFrame:
     rows = scores[(scores["setting"] == setting) & (scores["task"] == task)]
+    return rows if lang is None else rows[rows["lang"] == lang]
+
+
+def _measure(scores: pd.DataFrame, setting: str, task: str, criteria: Criteria, items: pd.DataFrame | None,
+             keep_flags: bool = True, lang: str | None = None) -> Measure:
+    """The setting's score in `task`, the mean over its pairs (one: `lang`'s), over seeds and test items."""
+    rows = _rows(scores, setting, task, lang)
+    label = f"{setting} {task}" + (f" {lang}" if lang else "")
     if rows.empty:
-        return Measure(f"{setting} {task}", None)
-    return over_seeds(f"{setting} {task}", rows, flags=rows["flag"] if keep_flags else ())
+        return Measure(label, None)
+    return over_seeds(label, rows, flags=rows["flag"] if keep_flags else (), items=items, criteria=criteria)
+
+
+def _paired(scores: pd.DataFrame, first: str, second: str, task: str, criteria: Criteria,
+            items: pd.DataFrame | None, lang: str | None = None):
+    """The paired interval over seeds and items of first - second in `task` (both tested on the same items of
+    the same pairs), None where it cannot be drawn (core.paired_over_seeds)."""
+    if items is None:
+        return None
+    return paired_over_seeds({"transfer_items": items}, _rows(scores, first, task, lang),
+                             _rows(scores, second, task, lang), criteria)
 
 
 def _ablation_settings(scores: pd.DataFrame, settings: list[str], tasks) -> dict:
@@ -62,13 +104,15 @@ def transfer_without_anchors(tables: Tables, criteria: Criteria, pivot: str) -> 
     pairs) within the paper's "around 1 point" (TOST), per task; a task the run lacks or that is degenerate is
     left out and named."""
     scores = _ablations(tables, pivot, ("no-anchors", "default"))
+    items = ablation_items(tables, scores)
     parts, labels, measures = [], [], []
     for task in ANCHOR_TASKS:
-        ours, default = _measure(scores, "no-anchors", task), _measure(scores, "default", task)
+        ours, default = (_measure(scores, s, task, criteria, items) for s in ("no-anchors", "default"))
         if ours.value is None and default.value is None:
             continue
         measures += [ours, default]
-        parts.append(equivalent(ours, default, ANCHOR_MARGIN))
+        parts.append(equivalent(ours, default, ANCHOR_MARGIN,
+                                _paired(scores, "no-anchors", "default", task, criteria, items)))
         labels.append(task)
     if not parts:
         raise NotMeasured(f"no zero-shot {' or '.join(ANCHOR_TASKS)} of the no-anchors and default ablations")
@@ -89,16 +133,18 @@ def sharing_carries_transfer(tables: Tables, criteria: Criteria, pivot: str) -> 
     tasks = [t for t in means.columns if means.loc[["default", *separated], t].notna().all()]
     if not tasks:
         raise NotMeasured("no task with scores of default and of every ablation with language-specific parameters")
+    items = ablation_items(tables, scores)
     parts, labels, measures = [], [], []
     for task in tasks:
-        default = _measure(scores, "default", task)
-        seps = [_measure(scores, s, task, keep_flags=False) for s in separated]
+        default = _measure(scores, "default", task, criteria, items)
+        seps = [_measure(scores, s, task, criteria, items, keep_flags=False) for s in separated]
         measures += [default, *seps]
-        parts += [greater(default, s) for s in seps]
+        parts += [greater(default, m, _paired(scores, "default", s, task, criteria, items))
+                  for s, m in zip(separated, seps)]
         labels += [f"{task}: default > {s}" for s in separated]
         for (a, ma), (b, mb) in zip(zip(separated, seps), zip(separated[1:], seps[1:])):
             if a.startswith("sep-emb") == b.startswith("sep-emb"):
-                parts.append(at_least(ma, mb, criteria))
+                parts.append(at_least(ma, mb, criteria, _paired(scores, a, b, task, criteria, items)))
                 labels.append(f"{task}: {a} >= {b}")
     return Finding(all_of(parts, labels), measures, _ablation_settings(scores, ["default", *separated], tasks))
 
@@ -107,17 +153,12 @@ def sharing_carries_transfer(tables: Tables, criteria: Criteria, pivot: str) -> 
 DISTANT, CLOSE, EXTRA_TASKS = "zh", "fr", ("ner", "xnli")
 
 
-def _pair_measure(scores: pd.DataFrame, setting: str, task: str, lang: str) -> Measure:
-    rows = scores[(scores["setting"] == setting) & (scores["task"] == task) & (scores["lang"] == lang)]
-    label = f"{setting} {task} {lang}"
-    return over_seeds(label, rows, flags=rows["flag"]) if len(rows) else Measure(label, None)
-
-
 def extra_anchors_help(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
     """Dictionary code-switching helps especially the distant pair: on English-Chinese extra anchors transfer
     better than default in NER and XNLI, and gain more there than on English-French (the gains' difference by
     `cao.drop`'s conservative interval), per task."""
     scores = _ablations(tables, pivot, ("default", "extra-anchors"))
+    items = ablation_items(tables, scores)
     langs = set(scores["lang"])
     distant, close = (_standing_for(lang, langs, criteria) for lang in (DISTANT, CLOSE))
     if distant not in langs:
@@ -125,14 +166,15 @@ def extra_anchors_help(tables: Tables, criteria: Criteria, pivot: str) -> Findin
                           f"({', '.join(sorted(scores['pair'].unique()))}), nor a stand-in for it (findings.stand_ins)")
     parts, labels, measures = [], [], []
     for task in EXTRA_TASKS:
-        far = {s: _pair_measure(scores, s, task, distant) for s in ("extra-anchors", "default")}
+        far = {s: _measure(scores, s, task, criteria, items, lang=distant) for s in ("extra-anchors", "default")}
         if all(m.value is None for m in far.values()):
             continue
         measures += list(far.values())
-        parts.append(greater(far["extra-anchors"], far["default"]))
+        parts.append(greater(far["extra-anchors"], far["default"],
+                             _paired(scores, "extra-anchors", "default", task, criteria, items, distant)))
         labels.append(f"{task}: extra > default on {pivot}-{_named_pair(distant, DISTANT)}")
         if close in langs:
-            near = {s: _pair_measure(scores, s, task, close) for s in ("extra-anchors", "default")}
+            near = {s: _measure(scores, s, task, criteria, items, lang=close) for s in ("extra-anchors", "default")}
             measures += list(near.values())
             if None in (m.value for m in [*far.values(), *near.values()]):
                 parts.append(greater(*near.values()))  # the missing number makes it not measurable
