@@ -224,6 +224,25 @@ def test_mds_parsing_is_judged_on_the_six_low_resource_treebanks_in_most_languag
     assert finding({"transfer": unmarked}, claim)["outcome"] == NOT_MEASURED
 
 
+def test_synthetic_low_resource_parsing_at_chance_says_why_each_language_and_what_the_run_languages_show():
+    """The study's test-only languages, every one at or below its chain floor: the reason names each language's
+    degenerate numbers, that no BERT of the run pretrains on these languages, and which run languages parse above
+    their floor (here xa; not when its scores are flagged). Real treebanks get no such note."""
+    claim = "liu2020_short.parsing.mds"
+    rows = low_resource_parsing({lang: 5.0 for lang in LOW_RESOURCE}, none=4.0).assign(source="synthetic")
+    rows.loc[rows["low_resource"], "flag"] = "at or below chance: 5.0 <= chance 25.9"
+    row = finding({"transfer": rows}, claim)
+    assert row["outcome"] == NOT_MEASURABLE
+    assert "no languages measurable; not measurable: bxr (bxr mds (las) (over 3 seeds" in row["reason"]
+    assert "; kk (kk mds (las)" in row["reason"] and "chance 25.9" in row["reason"]
+    assert "no BERT of this run pretrains on their text" in row["reason"]
+    assert row["reason"].endswith("Languages it pretrains on with parsing above the floor: xa")
+    rows.loc[rows["lang"] == "xa", "flag"] = "at or below chance: 16.9 <= chance 17.0"
+    assert finding({"transfer": rows}, claim)["reason"].endswith("above the floor: none")
+    real = finding({"transfer": rows.assign(source="real")}, claim)
+    assert real["outcome"] == NOT_MEASURABLE and "pretrains on" not in real["reason"]
+
+
 def word_classes(open_: float, closed: float, half: float, chance: float = 0.001) -> dict:
     """BERT's word-retrieval rows (large data, layer 1) and its MRR by word class with the classes' intervals."""
     lm = dict(model="bert", size=500, window=64, layer=1, metric="cosine", dictionary_split="test")

@@ -127,7 +127,19 @@ def test_most(outcomes, expected):
 
 def test_most_reason_counts_units():
     verdict = most(*_outcomes(HOLDS, HOLDS, FAILS, NOT_MEASURABLE), unit="pairs")
-    assert verdict.reason.startswith("holds in 2 of 3 pairs") and verdict.reason.endswith("not measurable: l3")
+    assert verdict.reason.startswith("holds in 2 of 3 pairs") and "; not measurable: l3 (" in verdict.reason
+
+
+def test_most_says_why_each_unit_left_out_is_not_measurable():
+    """A unit left out is named with its own reason (as every_unit does), so a claim no unit measures says what
+    its numbers are, not only which units they were."""
+    verdicts = [Verdict(NOT_MEASURABLE, "xd LAS is degenerate (at or below chance: 5.9 <= chance 25.9)"),
+                Verdict(NOT_MEASURABLE, "xe LAS is degenerate (at or below chance: 1.8 <= chance 29.2)")]
+    verdict = most(verdicts, ["xd", "xe"])
+    assert verdict.outcome == NOT_MEASURABLE
+    assert verdict.reason == ("no languages measurable; not measurable: xd (xd LAS is degenerate (at or below "
+                              "chance: 5.9 <= chance 25.9)); xe (xe LAS is degenerate (at or below chance: 1.8 <= "
+                              "chance 29.2))")
 
 
 def test_rises():

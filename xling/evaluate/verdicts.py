@@ -222,13 +222,15 @@ def negate(verdict: Verdict) -> Verdict:
 def most(verdicts: Iterable[Verdict], labels: Sequence[str], unit: str = "languages") -> Verdict:
     """The claim holds in most (more than half) of the measurable units ("better in most languages"): holds
     when more than half hold, does not hold when more than half could not hold even if every open unit held,
-    else inconclusive. Units that cannot be measured are left out (and named); none left: not measurable."""
+    else inconclusive. Units that cannot be measured are left out and named with why, as `every_unit` names
+    them (a claim that no unit can measure says what each one's numbers are); none left: not measurable."""
     verdicts = list(verdicts)
     if len(labels) != len(verdicts):
         raise ValueError(f"{len(labels)} labels for {len(verdicts)} verdicts")
     by = {outcome: [label for label, v in zip(labels, verdicts) if v.outcome == outcome] for outcome in OUTCOMES}
     measured = len(verdicts) - len(by[NOT_MEASURABLE])
-    left_out = f"; not measurable: {', '.join(by[NOT_MEASURABLE])}" if by[NOT_MEASURABLE] else ""
+    left = [f"{label} ({v.reason})" for label, v in zip(labels, verdicts) if v.outcome == NOT_MEASURABLE]
+    left_out = f"; not measurable: {'; '.join(left)}" if left else ""
     if measured == 0:
         return Verdict(NOT_MEASURABLE, f"no {unit} measurable{left_out}")
     count = f"holds in {len(by[HOLDS])} of {measured} {unit}"
