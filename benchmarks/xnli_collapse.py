@@ -40,20 +40,12 @@ LABELS = list(formats.XNLI_LABELS)
 
 
 class PooledPair(PairClassifier):
-    """PairClassifier with a choice of pooling ([CLS] as the papers, or the mean over the pair's pieces) and an
-    `offset` added to the pooled vector (the test-time centring)."""
+    """PairClassifier (its `pooling`: [CLS] as the papers, or the mean over the pair's pieces) with an `offset`
+    added to the pooled vector (the test-time centring)."""
 
     def __init__(self, encoder, dropout: float, pool: str):
-        super().__init__(encoder, len(LABELS), dropout)
-        self.pool = pool
+        super().__init__(encoder, len(LABELS), dropout, pool)
         self.offset = torch.zeros(encoder.hidden_size)
-
-    def pooled(self, batch):
-        states = self.encoder(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
-        if self.pool == "cls":
-            return states[:, 0]
-        mask = batch["attention_mask"].unsqueeze(-1).float()
-        return (states * mask).sum(1) / mask.sum(1)
 
     def logits(self, batch):
         return self.out(self.dropout(self.pooled(batch) + self.offset))

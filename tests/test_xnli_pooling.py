@@ -4,6 +4,7 @@ outside English, transfers with mean pooling (docs/transfer.md)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -90,7 +91,13 @@ def _synthetic_xnli(split: str, n: int) -> dict[str, list[tuple[str, str, str]]]
 
 @pytest.fixture(scope="module")
 def study_xnli():
-    return {split: _synthetic_xnli(split, n) for split, n in (("train", 12000), ("dev", 300), ("test", 300))}
+    data = {split: _synthetic_xnli(split, n) for split, n in (("train", 12000), ("dev", 300), ("test", 300))}
+    text = "".join("\t".join(example) + "\n" for example in data["dev"]["xa"])
+    recorded = json.loads((FIXTURE / "synthetic.json").read_text())["dev_xa_sha256"]
+    assert hashlib.sha256(text.encode()).hexdigest() == recorded, (
+        "the synthetic generator no longer writes the study run's dev-xa.tsv the fixture BERT was pretrained "
+        "beside: regenerate tests/data/xnli_collapse from a presets/study.yaml run")
+    return data
 
 
 def _finetune_and_test(tmp_path: Path, data: dict, pooling: str, n_train: int):

@@ -268,12 +268,16 @@ class PairClassifier(LinearHead):
             raise ValueError(f"pooling must be one of {', '.join(self.POOLINGS)}, got {pooling!r}")
         self.pooling = pooling
 
-    def logits(self, batch):
+    def pooled(self, batch) -> torch.Tensor:
+        """[B, H]: what the classifier reads."""
         states = self.encoder(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
         if self.pooling == "cls":
-            return self.out(self.dropout(states[:, 0]))
+            return states[:, 0]
         mask = batch["attention_mask"].unsqueeze(-1).to(states.dtype)
-        return self.out(self.dropout((states * mask).sum(1) / mask.sum(1)))
+        return (states * mask).sum(1) / mask.sum(1)
+
+    def logits(self, batch):
+        return self.out(self.dropout(self.pooled(batch)))
 
     def loss(self, batch):
         return F.cross_entropy(self.logits(batch), batch["labels"])
