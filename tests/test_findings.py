@@ -19,7 +19,8 @@ from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
 
 from xling.evaluate.findings import (CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, TABLES,
                                      Criteria, bert_layer, criteria_from_config, judge_claims, read_tables)
-from xling.evaluate.findings.core import TRANSFER_ITEM_KEYS, over_seeds, transfer_flags, transfer_run_of
+from xling.evaluate.findings.core import transfer_flags
+from xling.evaluate.findings.seeds import TRANSFER_ITEM_KEYS, over_seeds, transfer_run_of
 from xling.evaluate.uncertainty import bootstrap_mean
 from xling.report.core import render_report
 from xling.report.docs_findings import DOCS_BEGIN, DOCS_END, markers
@@ -286,6 +287,30 @@ def test_the_interval_over_seeds_by_hand():
     # a language missing from one seed: that seed's mean is over the languages it has (xa alone: 50)
     partial = over_seeds("BERT", rows[~((rows["seed"] == 1) & (rows["lang"] == "xb"))])
     assert partial.value == pytest.approx((50 + 56 + 49) / 3)
+
+
+def test_a_minority_of_degenerate_seeds_leaves_the_mean_over_seeds_measurable():
+    """A seed is degenerate when any of its rows is (one class in xb); the mean over seeds is degenerate when half
+    its seeds or more are, or when its own interval is not above chance. One seed of three: the mean stands (the
+    seeds' t interval of the values below, 43.6-61.1, is above chance 33.4) and its label names the seed; two
+    seeds of three: degenerate, with the rows' reasons; one seed but a mean whose interval reaches chance:
+    degenerate by that interval."""
+    values = {1: (50.0, 54.0), 2: (55.0, 35.0), 3: (47.0, 51.0)}
+    rows = pd.DataFrame([dict(seed=seed, lang=lang, value=value, chance=33.4) for seed, pair in values.items()
+                         for lang, value in zip(("xa", "xb"), pair)])
+    one_class = "constant predictions: 'entailment' is 99.0% of 500"
+    flags = pd.Series([one_class if (r.seed, r.lang) == (2, "xb") else None for r in rows.itertuples()],
+                      index=rows.index)
+    minority = over_seeds("BERT", rows, flags=flags)
+    assert minority.flag is None
+    assert minority.label == "BERT (over 3 seeds; seed 2 degenerate)"
+    assert minority.value == pytest.approx((52 + 45 + 49) / 3)
+    majority = over_seeds("BERT", rows, flags=flags.where(rows["seed"] == 1, one_class))
+    assert majority.flag is not None and one_class in majority.flag
+    at_chance = over_seeds("BERT", rows.assign(value=rows["value"] - 15), flags=flags)
+    assert at_chance.flag.startswith("not above chance")
+    # flags not aligned with the rows (the joined reasons of another table) stay as they are
+    assert over_seeds("BERT", rows, flags=(one_class,)).flag == one_class
 
 
 def test_the_interval_over_seeds_and_items_by_hand():

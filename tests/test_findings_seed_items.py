@@ -1,5 +1,5 @@
 """Conneau et al.'s ablation claims and Cao et al.'s XNLI claims take their intervals over seeds and test items
-from the per-item scores (transfer_items), as Liu et al.'s transfer claims do: each measure equals core.over_seeds'
+from the per-item scores (transfer_items), as Liu et al.'s transfer claims do: each measure equals seeds.over_seeds'
 calibrated interval from the items (not the conservative one from the rows' bounds), and two settings tested on
 the same items are compared by the paired interval over seeds and items. Planted tables: three seeds whose items
 share one difficulty per language (translations), and rows whose own bounds are far wider than the items'."""
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from xling.evaluate.findings import Criteria, judge_claims
-from xling.evaluate.findings.core import TRANSFER_ITEM_KEYS, over_seeds, paired_over_seeds
+from xling.evaluate.findings.seeds import TRANSFER_ITEM_KEYS, over_seeds, paired_over_seeds
 
 SEEDS, N = (1, 2, 3), 200
 #: the rows' own bounds: value -+ 10, far wider than 200 items' bootstrap, so the two rules tell apart

@@ -19,9 +19,9 @@ How a claim is judged (one rule for every claim, so each outcome can be checked 
 - The mBERT claims (liu_language) are judged on the run's Hugging Face checkpoint when it has one, else on our
   BERT, and `judged_on` says which.
 
-The package: `core` holds the shared machinery and the tables the findings read; one module per study holds its
-claims and their judges (`liu_what`, `liu_language`, `conneau`, `cao`); this module lists the claims in the
-table's order, judges them and writes the table.
+The package: `core` holds the shared machinery and the tables the findings read, `seeds` the numbers over
+fine-tuning seeds; one module per study holds its claims and their judges (`liu_what`, `liu_language`, `conneau`,
+`cao`); this module lists the claims in the table's order, judges them and writes the table.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ import pandas as pd
 from xling.evaluate.findings import cao, conneau, liu_language, liu_what
 from xling.evaluate.findings.core import (DEFAULT_MARGINS, FAILS, HOLDS, INCONCLUSIVE,  # noqa: F401
                                           MULTI_FILE, NOT_MEASURABLE, NOT_MEASURED, OUTCOMES, SETTING_COLUMNS,
-                                          TABLES, Criteria, Finding, NotMeasured, Tables, Verdict, in_percent,
-                                          transfer_run_of)
+                                          TABLES, Criteria, Finding, NotMeasured, Tables, Verdict, in_percent)
 from xling.evaluate.findings.liu_what import bert_layer  # noqa: F401
+from xling.evaluate.findings.seeds import transfer_run_of
 from xling.evaluate.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
 from xling.io import atomic_write
 from xling.tables import write_parquet

@@ -11,8 +11,8 @@ import pandas as pd
 from xling.evaluate.alignment import cao_retrieval, cao_xnli
 from xling.evaluate.findings.core import (Claim, Criteria, Finding, Margin, Measure, NotMeasured, Tables, _pairs,
                                           _table, all_of, equivalent, every_unit, from_items, greater, joined_flag,
-                                          over_seeds, paired_over_seeds, point, rows_chance_flag, rows_mean,
-                                          transfer_flags, with_table_flags)
+                                          point, rows_chance_flag, rows_mean, transfer_flags, with_table_flags)
+from xling.evaluate.findings.seeds import over_seeds, paired_over_seeds
 from xling.plan.models import ALIGNED_ID
 
 #: bins of the frequency analysis with fewer queries are left out (too few to estimate an accuracy)

@@ -11,10 +11,10 @@ import pandas as pd
 from xling.data.transfer_tasks import TASK_METRIC
 from xling.evaluate.ablation import ablation_scores
 from xling.evaluate.findings.cao import drop
-from xling.evaluate.findings.core import (NOT_MEASURABLE, TRANSFER_ITEM_KEYS, Claim, Criteria, Finding, Margin,
-                                          Measure, NotMeasured, Tables, Verdict, _pairs, _table, all_of, at_least,
-                                          chance_flag, equivalent, every_unit, greater, over_seeds,
-                                          paired_over_seeds, rows_mean, transfer_flags, with_table_flags)
+from xling.evaluate.findings.core import (NOT_MEASURABLE, Claim, Criteria, Finding, Margin, Measure, NotMeasured,
+                                          Tables, Verdict, _pairs, _table, all_of, at_least, chance_flag, equivalent,
+                                          every_unit, greater, rows_mean, transfer_flags, with_table_flags)
+from xling.evaluate.findings.seeds import TRANSFER_ITEM_KEYS, over_seeds, paired_over_seeds
 from xling.evaluate.uncertainty import Interval
 from xling.plan.ablation import parse_setting
 
@@ -81,7 +81,7 @@ def _measure(scores: pd.DataFrame, setting: str, task: str, criteria: Criteria, 
 def _paired(scores: pd.DataFrame, first: str, second: str, task: str, criteria: Criteria,
             items: pd.DataFrame | None, lang: str | None = None):
     """The paired interval over seeds and items of first - second in `task` (both tested on the same items of
-    the same pairs), None where it cannot be drawn (core.paired_over_seeds)."""
+    the same pairs), None where it cannot be drawn (seeds.paired_over_seeds)."""
     if items is None:
         return None
     return paired_over_seeds({"transfer_items": items}, _rows(scores, first, task, lang),

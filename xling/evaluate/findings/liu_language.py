@@ -14,8 +14,9 @@ import pandas as pd
 from xling.evaluate.chance import is_degenerate
 from xling.evaluate.findings.core import (NOT_MEASURABLE, TASK_METRIC, Claim, Criteria, Finding, Judge, Measure,
                                           NotMeasured, Tables, Verdict, _pairs, _table, _zero_shot, all_of, at_least,
-                                          bucc_flags, every_unit, greater, most, over_seeds, paired_over_seeds,
-                                          rows_mean, translation_flags, with_table_flags)
+                                          bucc_flags, every_unit, greater, most, rows_mean, translation_flags,
+                                          with_table_flags)
+from xling.evaluate.findings.seeds import over_seeds, paired_over_seeds
 
 OURS = "our BERT (no Hugging Face checkpoint in this run)"
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 import pandas as pd
 
 from xling.evaluate.findings.core import (LABEL, STATIC, Claim, Criteria, Finding, Measure, NotMeasured, Tables,
-                                          Verdict, _pairs, _table, _zero_shot, all_of, any_of, at_least,
-                                          every_unit, from_items, greater, most, over_seeds, paired,
-                                          paired_over_seeds, point,
-                                          rows_chance_flag, rows_mean)
+                                          Verdict, _pairs, _table, _zero_shot, all_of, any_of, at_least, every_unit,
+                                          from_items, greater, most, paired, point, rows_chance_flag, rows_mean)
+from xling.evaluate.findings.seeds import over_seeds, paired_over_seeds
 
 # ---------------------------------------------------------------------------------------------- word retrieval
 
