@@ -110,6 +110,7 @@ def table_plan():
         tatoeba_langs=PLAN.tatoeba_langs, bucc_langs=PLAN.bucc_langs, transfer_runs=PLAN.transfer_runs,
         seeds=TRANSFER["seeds"], freeze=TRANSFER["freeze"], align_pair_langs=PLAN.align_pair_langs,
         contextual_retrieval_lms=PLAN.contextual_retrieval_lms, ablation_runs=PLAN.ablation_runs,
+        ablation_seeds=PLAN.ablation_seeds,
         mono_targets=PLAN.mono_targets, retrieval_targets=PLAN.retrieval_targets,
         mono_contextual_langs=PLAN.mono_contextual_langs, mono_grid=MONO_GRID, en_prime=EN_PRIME,
         pos_splits=POS["splits"])

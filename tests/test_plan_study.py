@@ -31,11 +31,19 @@ def test_xnli_at_the_long_window_with_the_papers_variants():
     assert [lm for lm, _ in xnli if lm.startswith("aligned/")] == [f"aligned/700/{BERT}"]
 
 
-def test_every_transfer_claim_has_three_seeds_the_ablations_too():
+def test_every_transfer_claim_has_three_seeds_the_ablations_five():
+    """The ablations' en-xc XNLI spreads over seeds (ablation.seeds); a preset without the key gives them
+    transfer.seeds (the demo)."""
     assert PLAN.transfer["seeds"] == SEEDS
     assert len(PLAN.transfer_parts()) == len(PLAN.transfer_runs()) * 3
+    assert PLAN.ablation_seeds() == [1, 2, 3, 4, 5]
     assert sorted({part.rsplit("/seed", 1)[1] for part in PLAN.ablation_transfer_parts()}) == [
-        f"{s}.parquet" for s in SEEDS]
+        f"{s}.parquet" for s in range(1, 6)]
+    tables = SimpleNamespace(results=PLAN.results, ablation_runs=PLAN.ablation_runs,
+                             ablation_seeds=PLAN.ablation_seeds)  # what rules/common.smk's table_plan passes
+    assert TABLES["ablation"].parts(tables) == PLAN.ablation_transfer_parts()
+    demo = preset_plan("demo")
+    assert demo.ablation_seeds() == demo.transfer["seeds"] == [1]
 
 
 def test_conneau_ablations_the_three_claims_compare():
@@ -44,7 +52,7 @@ def test_conneau_ablations_the_three_claims_compare():
     assert PLAN.ablation_models() == [f"ablation/{s}/en-xc" for s in
                                       ("default", "no-anchors", "extra-anchors", "sep-emb-l2")]
     assert {task for task, _, _ in PLAN.ablation_runs()} == {"xnli"}
-    assert len(PLAN.ablation_transfer_parts()) == 4 * 3
+    assert len(PLAN.ablation_transfer_parts()) == 4 * 5
 
 
 def test_monolingual_berts_maps_and_cka_against_the_bilingual_default():

@@ -25,7 +25,8 @@ def make_plan(**overrides) -> SimpleNamespace:
         language_models=lambda: ["bert/200-w8"], translation_langs=lambda: ["de"], tatoeba_langs=lambda: ["de", "fr"],
         bucc_langs=lambda: [], transfer_runs=lambda: [("xnli", "bert/200-w8", "f0")], seeds=[1, 2], freeze=[0, 6],
         align_pair_langs=lambda: ["de"], contextual_retrieval_lms=lambda: ["bert/200-w8"],
-        ablation_runs=lambda: [("xnli", "ablation/default/en-de", "f0")], mono_targets=lambda: ["de"],
+        ablation_runs=lambda: [("xnli", "ablation/default/en-de", "f0")], ablation_seeds=lambda: [1, 2],
+        mono_targets=lambda: ["de"],
         retrieval_targets=lambda: ["de", "fr"], mono_contextual_langs=lambda: [], mono_grid="200-w8",
         en_prime="en~2", pos_splits=["test"])
     plan.update(overrides)

@@ -171,10 +171,14 @@ class AblationPlan:
         return [(task, lm, variant) for lm in self.ablation_models() for task, grid in grids.items()
                 for variant in grid]
 
+    def ablation_seeds(self) -> list[int]:
+        """The fine-tuning seeds of every ablation: ablation.seeds, else transfer.seeds."""
+        return list(self.ablation.get("seeds") or self.transfer["seeds"])
+
     def ablation_transfer_parts(self) -> list[str]:
-        """Transfer tables of every ablation: each fine-tuning of ablation_runs, every seed."""
+        """Transfer tables of every ablation: each fine-tuning of ablation_runs, each of ablation_seeds."""
         return [f"{self.results}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
-                for task, lm, variant in self.ablation_runs() for seed in self.transfer["seeds"]]
+                for task, lm, variant in self.ablation_runs() for seed in self.ablation_seeds()]
 
     def ablation_targets(self) -> list[str]:
         return [f"{self.results}/eval/ablation.{ext}" for ext in ("parquet", "csv")] if self.ablation_transfer_parts() else []

@@ -13,7 +13,7 @@ The plan a table reads (`plan`, rules/common.smk's `table_plan()`) is any object
     language_models(), translation_langs(), tatoeba_langs(), bucc_langs()     the language experiments
     transfer_runs(), seeds, freeze                      (task, lm, variant) fine-tunings, their seeds, freeze depths
     align_pair_langs(), contextual_retrieval_lms()      the alignment study
-    ablation_runs()                                     (task, lm, variant) of Conneau et al.'s ablations
+    ablation_runs(), ablation_seeds()                   (task, lm, variant) of Conneau et al.'s ablations, their seeds
     mono_targets(), retrieval_targets(), mono_contextual_langs(), mono_grid, en_prime     monolingual BERTs, CKA
     pos_splits                                          the pivot's treebank splits tagging words (none: no POS)
 """
@@ -115,7 +115,7 @@ def ablation_parts(plan: Plan) -> list[str]:
     """Each ablation's transfer tables: each task of ablation.tasks, each point of its fine-tuning grid, every
     seed."""
     return [_eval(plan, f"transfer/{task}/{lm}/{variant}/seed{seed}")
-            for task, lm, variant in plan.ablation_runs() for seed in plan.seeds]
+            for task, lm, variant in plan.ablation_runs() for seed in plan.ablation_seeds()]
 
 
 def _aligned(plan: Plan) -> bool:
