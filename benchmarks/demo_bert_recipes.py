@@ -11,7 +11,7 @@ at-chance check, xling.evaluate.chance.at_or_below_chance). Not a test: a script
 
 A checkpoint at step k of a run of N steps is not a run of k steps: the learning rate decays linearly to step N.
 
-    python benchmarks/demo_bert_recipes.py --run /work/runs/demo3/results/demo --size 12000 --window 128 \\
+    python benchmarks/demo_bert_recipes.py --run results/demo --size 12000 --window 128 \\
         --languages en xa xb xc --work /tmp/recipe --set num_layers=4 num_heads=1 learning_rate=0.002 \\
         warmup_steps=300 max_steps=2000 --checkpoint-every 400
 """
