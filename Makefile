@@ -2,6 +2,7 @@
 #   make demo   create .venv, install, run the offline demo  -> results/demo/report.html
 #   make test-fast   unit and plan tests, no whole workflow run (minutes)
 #   make test   create .venv, install, run the whole test suite (CI)
+#   make style   the linter and the formatters' check (seconds); make format applies the formatters
 #   make cost   what a run costs before launch (CONFIG=presets/X.yaml; default config.yaml, the full study)
 PYTHON ?= python3
 VENV ?= .venv
@@ -20,7 +21,7 @@ CORES ?= 2
 # pytest-xdist workers of `make test`: the workflow runs of one overlap the other's unit tests and SLURM waits
 TEST_WORKERS ?= 2
 
-.PHONY: demo test test-fast test-real lint install accept-code cost
+.PHONY: demo test test-fast test-real lint style format install accept-code cost
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +70,19 @@ cost: install
 
 lint: install
 	$(BIN)/snakemake --lint --configfile presets/demo.yaml
+
+# The code's style, checked in seconds before the tests (configured in pyproject.toml: ruff's F and B rules at 120
+# columns, ruff format, snakefmt); `make format` rewrites the files so that `make style` passes, the lint aside.
+# Formatting changes the code's content hash, so the jobs of a formatted file rerun once (or `make accept-code`).
+SMK := Snakefile rules/
+style: install
+	$(BIN)/ruff check
+	$(BIN)/ruff format --check
+	$(BIN)/snakefmt --check $(SMK)
+
+format: install
+	$(BIN)/ruff format
+	$(BIN)/snakefmt $(SMK)
 
 # Accept code changes without rerunning (after a refactor): marks current the jobs whose only change is their code
 # version, and refuses, touching nothing, when any job must run for another reason (docs/architecture.md: reruns).
