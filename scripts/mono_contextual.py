@@ -53,7 +53,7 @@ for i, task in enumerate(p.tasks):
 table = pd.concat(tables, ignore_index=True)
 for column, side, key in (("lm_src", 0, "lm"), ("lm_tgt", 1, "lm"), ("hparams_src", 0, "hparams"),
                           ("hparams_tgt", 1, "hparams")):
-    table[column] = table["kind"].map(lambda kind: described[kind][side][key])
+    table[column] = table["kind"].map(lambda kind, side=side, key=key: described[kind][side][key])
 settings = dict(src=p.pivot, tgt=lang, pair=f"{p.pivot}-{lang}", n_map_sentences=len(pivot_words), pooling="last",
                 normalize_iterations=s["normalize_iterations"], map_split=s["map_split"],
                 max_sentences=s["max_sentences"], tokenizer=p.words["tokenizer"],

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from xling.data.merges_vocab import start_size, train_merges_vocab
-from xling.models import anchors, bert, mlm_data
+from xling.models import anchors, bert
 from xling.models.switching import BatchSwitch, write_table
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]

@@ -26,10 +26,10 @@ DEV = {"en": toy_xnli(60, 2), "fr": toy_xnli(60, 3)}
 TEST = {lang: {"dev": examples, "test": toy_xnli(60, 5 + i)} for i, (lang, examples) in enumerate(DEV.items())}
 
 
-def cao_run(bert_dir, out, rotations=None, **settings) -> dict:
+def cao_run(model_dir, out, rotations=None, **settings) -> dict:
     run = ft.FinetuneRun(seed=3, selection="avg_dev", rotations=rotations or {}, rotation_layer=LAYERS,
                          checkpoint_every=1000)
-    return ft.finetune("xnli", load_bert(bert_dir), toy_xnli(240, 1), DEV, out / "model", out / "ckpt",
+    return ft.finetune("xnli", load_bert(model_dir), toy_xnli(240, 1), DEV, out / "model", out / "ckpt",
                        {**SETTINGS, "epochs": 2, **settings}, run, score=transfer.score)
 
 

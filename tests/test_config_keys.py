@@ -39,7 +39,6 @@ from __future__ import annotations
 import ast
 import fnmatch
 import hashlib
-import os
 import re
 import types
 from dataclasses import dataclass
@@ -893,7 +892,7 @@ def test_tokenizer_lowercase_reaches_every_rule_that_meets_text(workflow, monkey
                      "ablation_language_tokenize", "switch_table", "code_switch"):
             assert wf.get_rule(rule).params.lowercase is lowercase, rule
         case = wf.get_rule("bert_pretrain").params.case
-        assert case == flag and f"{{params.case}}" in wf.get_rule("bert_pretrain").shellcmd
+        assert case == flag and "{params.case}" in wf.get_rule("bert_pretrain").shellcmd
         bert.main(["--tokens", "t", "--vocab", "v", "--out", "o", "--checkpoint-dir", "c", "--hparams", "{}", case])
     assert seen == [True, False]  # what the shell command's flag makes of the saved tokenizer files
 

@@ -18,7 +18,7 @@ from plan_configs import preset_plan
 from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
 
 from xling.evaluate.findings import (CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, TABLES,
-                                     Criteria, bert_layer, criteria_from_config, judge_claims, read_tables)
+                                     bert_layer, criteria_from_config, judge_claims, read_tables)
 from xling.evaluate.findings.core import transfer_flags
 from xling.evaluate.findings.seeds import TRANSFER_ITEM_KEYS, over_seeds, transfer_run_of
 from xling.evaluate.uncertainty import bootstrap_mean

@@ -197,6 +197,7 @@ def test_parsing_the_workflow_turns_the_hub_off_for_its_jobs(monkeypatch, tmp_pa
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.chdir(tmp_path)  # Snakemake changes into the working directory
     with SnakemakeApi(OutputSettings()) as api:
-        api.workflow(ResourceSettings(), ConfigSettings(configfiles=[REPO / "presets/demo.yaml"]),
-                     snakefile=REPO / "Snakefile", workdir=tmp_path)._workflow
+        # reading the property parses the Snakefile
+        _ = api.workflow(ResourceSettings(), ConfigSettings(configfiles=[REPO / "presets/demo.yaml"]),
+                         snakefile=REPO / "Snakefile", workdir=tmp_path)._workflow
     assert os.environ["HF_HUB_OFFLINE"] == "1"

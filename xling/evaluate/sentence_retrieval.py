@@ -313,7 +313,7 @@ def bucc_table(dev: tuple, test: tuple, dev_gold: set, test_gold: set, layers: S
     for j, layer in enumerate(layers):
         results = {}
         spread = min(vector_spread(test[1][:, j]), vector_spread(test[4][:, j]))
-        for split, (src_ids, xs, xn, en_ids, ys, yn), gold in (("dev", dev, dev_gold), ("test", test, test_gold)):
+        for split, (src_ids, xs, xn, en_ids, ys, yn) in (("dev", dev), ("test", test)):
             x, y = xs[:, j], ys[:, j]
             mean_x, mean_y = language_mean(x, xn, mean_stat), language_mean(y, yn, mean_stat)
             for variant in VARIANTS:

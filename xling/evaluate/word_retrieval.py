@@ -133,8 +133,10 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
                 f"in {vocab_counts_path} and a vector in {word_means_path})")
         targets = sorted({t for _, t in covered} if candidates == "dictionary" else tgt_index)
 
-        def rank(queried: list[tuple[str, str]], candidate_words: list[str]):
-            """The ranks of the covered pairs `queried` among `candidate_words`, and the ranked units."""
+        def rank(queried: list[tuple[str, str]], candidate_words: list[str], src_vecs=src_vecs, src_index=src_index,
+                 tgt_vecs=tgt_vecs, tgt_index=tgt_index):
+            """The ranks of the covered pairs `queried` among `candidate_words` (this layer's vectors), and the
+            ranked units."""
             source_words = sorted({s for s, _ in queried})
             queries, golds = _queries(queried, source_words, {w: i for i, w in enumerate(candidate_words)},
                                       mrr_over)

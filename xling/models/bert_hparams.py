@@ -164,7 +164,7 @@ def load_hparams(value: str) -> dict:
         try:
             data = json.loads(value)
         except json.JSONDecodeError as e:
-            raise SystemExit(f"--hparams: neither a file nor valid JSON ({e}): {value[:200]!r}")
+            raise SystemExit(f"--hparams: neither a file nor valid JSON ({e}): {value[:200]!r}") from e
     if not isinstance(data, dict):
         raise SystemExit(f"--hparams must be a JSON object, got {type(data).__name__}")
     return data

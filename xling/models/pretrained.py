@@ -20,10 +20,13 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 from xling.data.words import Subwords
 from xling.models.ablation import view_path
+
+if TYPE_CHECKING:  # for the annotations only: this module works on the model objects and never needs torch itself
+    import torch
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +85,7 @@ def max_positions(model) -> int:
     return model.config.max_position_embeddings - (offset + 1 if offset is not None else 0)
 
 
-def mlm_head(model) -> tuple[Callable, "torch.nn.Linear"]:
+def mlm_head(model) -> tuple[Callable, torch.nn.Linear]:
     """The masked LM's head in two parts: the transform of the last hidden states [..., H] -> [..., H], and the
     decoder, the Linear layer onto the vocabulary (its logits are decoder(transform(states))). Two parts, so that
     a caller that needs only the best piece can run the decoder a slice of the vocabulary at a time."""

@@ -116,7 +116,7 @@ def train_glove(token_paths, out_path, dim: int, window: int, epochs: int, learn
     counts: collections.Counter[str] = collections.Counter()
     for doc in _iter_documents(paths, "glove vocabulary"):
         counts.update(doc)
-    vocab = sorted((t for t, c in counts.items() if c >= min_count), key=lambda t: (-counts[t], t))
+    vocab = [t for t, c in sorted(counts.items(), key=lambda tc: (-tc[1], tc[0])) if c >= min_count]
     if not vocab:
         raise ValueError(f"{', '.join(paths)}: no token occurs at least min_count={min_count} times")
     dictionary = {token: i for i, token in enumerate(vocab)}

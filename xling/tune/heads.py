@@ -122,7 +122,7 @@ class Featurizer:
                 start, end = chunk[0][0], chunk[-1][1]
                 offset = 1 - start  # position in the row: [CLS] at 0
                 seen = set()
-                for s, e in chunk:
+                for s, _ in chunk:
                     # a word cut across chunks ("split") is represented by its first part
                     key = int(np.searchsorted(starts, s, side="right") - 1)
                     if key not in seen and len(first) == key:

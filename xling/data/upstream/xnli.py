@@ -34,7 +34,7 @@ def xnli_to_canonical(source: PathLike, out_dir: PathLike, languages: Iterable[s
             outs = {lang: stack.enter_context(atomic_write(out_dir / f"{split}-{lang}.tsv"))
                     for lang in languages}
             per_lang, skipped = Counter(), 0
-            for name, handle in iter_members(source, lambda n: PurePosixPath(n).name == member):
+            for name, handle in iter_members(source, lambda n, member=member: PurePosixPath(n).name == member):
                 seen, display = True, _display(source, name)
                 lines = member_lines(handle, display)
                 _, header = next(lines, (0, ""))
