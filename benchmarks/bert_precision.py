@@ -69,12 +69,12 @@ def main(argv=None) -> int:
         curves = {precision: run(tokens, vocab, {**hp, "precision": precision}, tmp / precision)
                   for precision in ("fp32", "bf16")}
     fp32, bf16 = curves["fp32"], curves["bf16"]
-    rel = [abs(b - a) / a for (_, a, _), (_, b, _) in zip(fp32, bf16)]
+    rel = [abs(b - a) / a for (_, a, _), (_, b, _) in zip(fp32, bf16, strict=True)]
     worst = max(range(len(rel)), key=rel.__getitem__)
     t32, t16 = seconds_per_step(fp32), seconds_per_step(bf16)
     print(json.dumps({k: v for k, v in vars(args).items() if k not in ("tokens", "vocab")}))
     print(f"{'step':>6} {'fp32 loss':>10} {'bf16 loss':>10} {'rel diff':>9}")
-    for (step, a, _), (_, b, _), r in zip(fp32, bf16, rel):
+    for (step, a, _), (_, b, _), r in zip(fp32, bf16, rel, strict=True):
         print(f"{step:6d} {a:10.4f} {b:10.4f} {r:9.4f}")
     print(f"seconds per step: fp32 {t32:.4f}, bf16 {t16:.4f}: bf16 {t32 / t16:.2f}x faster "
           f"({args.threads} threads, {torch.__version__})")

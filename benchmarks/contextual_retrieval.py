@@ -34,7 +34,7 @@ def planted(n_sentences: int, dim: int, noise: float = 1.0, seed: int = 0):
         s = rng.normal(size=(n_src, dim)).astype(np.float32)
         t = rng.normal(size=(n_tgt, dim)).astype(np.float32)
         n_links = int(0.8 * min(n_src, n_tgt))
-        pairs = set(zip(rng.permutation(n_src)[:n_links].tolist(), rng.permutation(n_tgt)[:n_links].tolist()))
+        pairs = set(zip(rng.permutation(n_src)[:n_links].tolist(), rng.permutation(n_tgt)[:n_links].tolist(), strict=True))
         for i, j in pairs:
             t[j] = s[i] + noise * rng.normal(size=dim).astype(np.float32)
         src.append(s)

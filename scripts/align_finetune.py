@@ -11,7 +11,7 @@ from xling.models.devices import snakemake_job_device  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)
 inp, p, res = snakemake.input, snakemake.params, snakemake.resources
-data = [read_parallel_words(lang, en, xx, links) for lang, en, xx, links in zip(p.langs, inp.en, inp.xx, inp.links)]
+data = [read_parallel_words(lang, en, xx, links) for lang, en, xx, links in zip(p.langs, inp.en, inp.xx, inp.links, strict=True)]
 base = p.base
 align(base["path"], data, snakemake.output[0], p.checkpoints, p.settings, seed=p.seed, revision=base["revision"],
       max_length=base["max_length"],

@@ -20,7 +20,7 @@ device = snakemake_job_device(snakemake)
 
 torch.set_num_threads(snakemake.threads)
 params, res, lm = snakemake.params, snakemake.resources, snakemake.params.lm
-directory = {lang: Path(path).parent for lang, path in zip(params.langs, snakemake.input.test[::3])}
+directory = {lang: Path(path).parent for lang, path in zip(params.langs, snakemake.input.test[::3], strict=True)}
 test = {lang: read_split(directory[lang], "test", params.pivot, lang) for lang in params.langs}
 seen = {lang: word_pair_set(*read_split(directory[lang], params.seen_split, params.pivot, lang))
         for lang in params.langs}

@@ -15,7 +15,7 @@ params, settings = snakemake.params, snakemake.params.settings
 tags = word_tags(snakemake.input.treebanks)
 queries = pd.concat([pd.read_parquet(path) for path in snakemake.input.queries], ignore_index=True)
 table = accuracy_by_pos(queries[queries["contextual"] == settings["pos_contextual"]],
-                        dict(zip(tags["word"], tags["upos"])), settings["pos_groups"], by=params.by,
+                        dict(zip(tags["word"], tags["upos"], strict=True)), settings["pos_groups"], by=params.by,
                         exclude_seen=settings["pos_exclude_seen"], exclude_exact=settings["pos_exclude_exact"],
                         bootstrap=Bootstrap(**params.bootstrap))
 table = with_settings(table, contextual=settings["pos_contextual"], exclude_seen=settings["pos_exclude_seen"],

@@ -34,7 +34,7 @@ else:  # an ablated model: the pivot's view, its language-specific parameters fr
         freeze_language_specific(backbone.encoder.bert, read_spec(lm["path"])["spec"])
 train = read_examples(task, inp.train, settings["max_train"] or None)
 first = settings.get("max_eval")  # the first N examples of each dev and test split (None: all)
-dev = {lang: read_examples(task, path, first) for lang, path in zip(run["dev_langs"], inp.dev)}
+dev = {lang: read_examples(task, path, first) for lang, path in zip(run["dev_langs"], inp.dev, strict=True)}
 zero_mean = None
 if "zero_mean" in run:  # the pretrained model's English mean, subtracted while fine-tuning
     shift = run["zero_mean"]
@@ -69,7 +69,7 @@ means = {}
 if shift:  # zero-mean: each language's mean by the pretrained model; MDS: by the fine-tuned one
     # a low-resource treebank's mean over its own train split (no corpus of its language)
     sentences = {lang: (treebank_sentences if lang in low_resource["langs"] else corpus_sentences)(
-                 path, shift["sentences"], shift["tokens"]) for lang, path in zip(test["langs"], inp.corpora)}
+                 path, shift["sentences"], shift["tokens"]) for lang, path in zip(test["langs"], inp.corpora, strict=True)}
     model, revision = (lm["path"], lm["revision"]) if "zero_mean" in test else (f"{finetuned}/encoder", None)
     means = language_means(model, sentences, shift["layer"], stat=shift["stat"], positions=shift["positions"],
                            batch_size=res.batch_size, device=device, revision=revision, max_length=lm["max_length"])

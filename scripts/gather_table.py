@@ -10,7 +10,8 @@ import pandas as pd  # noqa: E402
 from xling.evaluate.intervals import Bootstrap, with_intervals  # noqa: E402
 from xling.tables import gather  # noqa: E402
 
-items = {Path(part): path for part, path in zip(snakemake.input.tables, snakemake.input.per_item)}
+# no per-item tables for a table without per-item scores: then no part has one
+items = {Path(part): path for part, path in zip(snakemake.input.tables, snakemake.input.per_item, strict=False)}
 settings = snakemake.params.bootstrap  # None for a table without per-item scores
 bootstrap = settings and Bootstrap(resamples=settings["resamples"], level=settings["level"], seed=settings["seed"],
                                    method=settings["method"])

@@ -17,7 +17,7 @@ device = snakemake_job_device(snakemake)
 torch.set_num_threads(snakemake.threads)
 inp, lm, s = snakemake.input, snakemake.params.lm, snakemake.params.settings
 pivot, lang = snakemake.params.pivot, snakemake.wildcards.lang
-files = dict(zip((pivot, lang), inp.get("vocab_files") or inp.get("vocab_corpora") or ()))  # none: the pairs' pieces
+files = dict(zip((pivot, lang), inp.get("vocab_files") or inp.get("vocab_corpora") or (), strict=False))  # none: the pairs' pieces
 translation = TranslationSettings(
     directions=s["directions"], layers=s["layers"], alphas=s["alphas"], mean_stat=s["mean"],
     batch_size=snakemake.resources.batch_size, max_length=lm["max_length"], device=device,

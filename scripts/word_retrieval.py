@@ -17,7 +17,7 @@ scoring = dict(min_count=settings["min_count"], metric=settings["metric"], csls_
                mrr_over=settings["mrr"], lowercase=snakemake.params.lowercase)
 function_dictionaries = list(snakemake.input.function_dictionaries) or [None] * len(snakemake.params.targets)
 tables, ranks, function_ranks = [], [], []
-for lang, dictionary, function in zip(snakemake.params.targets, snakemake.input.dictionaries, function_dictionaries):
+for lang, dictionary, function in zip(snakemake.params.targets, snakemake.input.dictionaries, function_dictionaries, strict=True):
     table, query_ranks, *function_query_ranks = word_retrieval(
         snakemake.input.words, dictionary, pivot, lang, snakemake.input.counts, **scoring,
         block=snakemake.resources.block, return_ranks=True, function_dictionary_path=function)

@@ -56,7 +56,7 @@ def pytest_collection_modifyitems(config, items):
     scopes = [scope_of(config.rootpath, item.nodeid) for item in items]
     sizes = {scope: scopes.count(scope) for scope in scopes}
     rank = {item.nodeid: 0 if scope == "test_run" else 3 if scope.startswith("continued:")
-            else 1 if Path(scope).name in OWN_RUNS else 2 for item, scope in zip(items, scopes)}
+            else 1 if Path(scope).name in OWN_RUNS else 2 for item, scope in zip(items, scopes, strict=True)}
 
     def in_unit(item) -> int:
         path = item.nodeid.partition("::")[0]
@@ -64,7 +64,7 @@ def pytest_collection_modifyitems(config, items):
             return 2
         return 0 if function_name(item.nodeid) in tests_requesting(str(config.rootpath / path), "test_run") else 1
 
-    order = {id(item): (rank[item.nodeid], -sizes[scope], in_unit(item)) for item, scope in zip(items, scopes)}
+    order = {id(item): (rank[item.nodeid], -sizes[scope], in_unit(item)) for item, scope in zip(items, scopes, strict=True)}
     items.sort(key=lambda item: order[id(item)])
 
 

@@ -138,7 +138,7 @@ def test_no_anchors_shares_no_token_id(pair, tmp_path):
     special = {views["en"][t] for t in SPECIALS}
     assert special == {views["xa"][t] for t in SPECIALS}
     ids = {}
-    for lang, path in zip(("en", "xa"), paths):
+    for lang, path in zip(("en", "xa"), paths, strict=True):
         text = path.read_text().split()
         ids[lang] = {views[lang][p] for p in text}
         assert not ids[lang] & special
@@ -194,7 +194,7 @@ def test_code_switching_rate_within_tolerance(tmp_path):
     out = [line.split() for line in (tmp_path / "out.txt").read_text().splitlines()]
     switched = sum(p in ("t", "u") for doc in out for p in doc)
     assert switched == counts["switched"]  # each switched word became its translation's two pieces
-    assert all(q in {f"##{i}" for i in range(10)} for doc in out for p, q in zip(doc, doc[1:]) if p in ("t", "u"))
+    assert all(q in {f"##{i}" for i in range(10)} for doc in out for p, q in zip(doc, doc[1:], strict=False) if p in ("t", "u"))
     # every word in the dictionary: the cap binds, at most 15% of each document's words
     dictionary = {w: ["z"] for w in words}
     anchors.code_switch(tmp_path / "en.txt", tmp_path / "capped.txt", dictionary, lambda w: [w], rate=0.3,
@@ -301,7 +301,7 @@ def ablation_table(scores: dict[tuple[str, str], float], langs=("xa", "xb"), see
     rows = []
     for (setting, task), value in scores.items():
         for lang in langs:
-            for seed, delta in zip(seeds, (-0.5, 0.5)):
+            for seed, delta in zip(seeds, (-0.5, 0.5), strict=True):
                 base = dict(lm=f"ablation/{setting}/en-{lang}", task=task, seed=seed, selected=True,
                             transform="none", metric=metric[task])
                 rows += [dict(base, lang=lang, split="test", value=value + delta),

@@ -213,7 +213,7 @@ def test_a_changed_setting_does_not_resume_another_settings_checkpoint(bert_dir,
 
 def write_split(d: Path, en: str, xx: str, align: str) -> list[Path]:
     paths = [d / "train4.en", d / "train4.xa", d / "train4.align"]
-    for path, text in zip(paths, (en, xx, align)):
+    for path, text in zip(paths, (en, xx, align), strict=True):
         path.write_text(text, encoding="utf-8")
     return paths
 

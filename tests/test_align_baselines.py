@@ -146,7 +146,7 @@ def test_xnli_rotation_rows_are_the_classifier_on_rotated_states(tmp_path):
             states = model.encoder(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
             predicted = model.out((states @ torch.as_tensor(w, dtype=torch.float32))[:, 0]).argmax(-1)
         labels = ["contradiction", "entailment", "neutral"]
-        expected = 100 * np.mean([labels[p] == e[2] for p, e in zip(predicted.tolist(), data["fr"][split])])
+        expected = 100 * np.mean([labels[p] == e[2] for p, e in zip(predicted.tolist(), data["fr"][split], strict=True)])
         assert rows["fr", split, "rotation-word"] == pytest.approx(expected)
 
 

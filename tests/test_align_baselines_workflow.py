@@ -32,7 +32,7 @@ def test_rotations_are_orthogonal_and_tested_in_retrieval_and_xnli(test_run):
             np.testing.assert_allclose(w.T @ w, np.eye(len(w)), atol=1e-4)
     retrieval = pd.read_parquet(results / "eval/contextual_retrieval.parquet")
     rotated = retrieval[retrieval["method"].str.startswith("rotation") & (retrieval["lm"] == base)]
-    assert set(zip(rotated["method"], rotated["parallel_sentences"])) == {
+    assert set(zip(rotated["method"], rotated["parallel_sentences"], strict=True)) == {
         (f"rotation-{kind}", n) for kind in ("word", "sentence") for n in sizes}
     fasttext = retrieval[retrieval["lm"].str.startswith("fasttext/")]
     assert set(fasttext["parallel_sentences"]) == set(sizes) and set(fasttext["contextual"]) == {True, False}

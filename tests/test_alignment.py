@@ -102,7 +102,7 @@ def test_word_pairs_of_synthetic_text_against_its_gold(synthetic_parallel, tmp_p
     assert (tmp_path / "dev.en").read_text().splitlines() == lines[-150:-100]
     assert (tmp_path / "train250.en").read_text().splitlines() == lines[-151:-401:-1]
     small, large = read_split(tmp_path, "train100", "en", "xa"), read_split(tmp_path, "train250", "en", "xa")
-    assert all(a == b[:100] for a, b in zip(small, large))
+    assert all(a == b[:100] for a, b in zip(small, large, strict=True))
     gold_sure, gold_possible = read_gold(synthetic_parallel / "en-xa.align")
     _, _, test_links = read_split(tmp_path, "test", "en", "xa")
     assert alignment_error(test_links, gold_sure[-100:], gold_possible[-100:])["aer"] == \
@@ -132,7 +132,7 @@ def de_en_gold_sample(shared_data, tmp_path):
     (tmp_path / "gold").write_text("".join(line + "\n" for line in column("sample_eng_deu.gold")))
     sure, possible = read_gold(tmp_path / "gold")
     assert max(i for links in possible for i, _ in links) < max(map(len, en))
-    diagonal = [{(i, int(np.round(i * len(d) / len(e)))) for i in range(len(e))} for e, d in zip(en, de)]
+    diagonal = [{(i, int(np.round(i * len(d) / len(e)))) for i in range(len(e))} for e, d in zip(en, de, strict=True)]
     return en, de, sure, possible, alignment_error(diagonal, sure, possible)
 
 
@@ -209,7 +209,7 @@ def test_fast_align_decoding_agrees_with_systran_aligners_own(synthetic_parallel
     aligner = systran_align.Aligner(str(tmp_path / "fwd"), str(tmp_path / "rev"))
     both = dict(tension=4.0, favor_diagonal=True, prob_align_null=0.08)
     inside = in_union = n_intersection = n_theirs = 0
-    for s, t in zip(src, tgt):
+    for s, t in zip(src, tgt, strict=True):
         s_ids, t_ids = [ids[w] for w in s], [ids[w] for w in t]
         fwd = fast_align.viterbi_links(fwd_table, s_ids, t_ids, **both)
         rev = {(i, j) for j, i in fast_align.viterbi_links(rev_table, t_ids, s_ids, **both)}

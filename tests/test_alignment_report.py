@@ -69,7 +69,7 @@ def good_retrieval(non_contextual_aligned=0.62) -> pd.DataFrame:
 
 def verdicts(tables) -> dict:
     table = judge_claims(tables, "en", resamples=100, aligned_langs=("de", "xb"))  # the models were aligned on both
-    return dict(zip(table["id"], table["outcome"])), dict(zip(table["id"], table["reason"]))
+    return dict(zip(table["id"], table["outcome"], strict=True)), dict(zip(table["id"], table["reason"], strict=True))
 
 
 def test_lm_ids_and_settings_are_named_as_the_paper_names_them():
@@ -278,7 +278,7 @@ def judged(tables: dict, margin: float | None = None) -> dict:
     """The claims' (outcome, reason); `margin`: the equivalence margin of accuracies (findings.margins.percent)."""
     margins = {"margins": {"percent": margin, "mrr": 0.01, "cka": 0.01}} if margin else {}
     table = judge_claims(tables, "en", resamples=100, aligned_langs=("de", "xb"), **margins)
-    return dict(zip(table["id"], zip(table["outcome"], table["reason"])))
+    return dict(zip(table["id"], zip(table["outcome"], table["reason"], strict=True), strict=True))
 
 
 def test_pos_claim_is_judged_on_the_rows_intervals():

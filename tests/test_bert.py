@@ -66,7 +66,7 @@ def test_load_blocks_never_mixes_languages(tmp_path):
     n_a = sum(len(line.split()) for line in (tmp_path / "a.tok").read_text().splitlines())
     assert langs.count("a") == n_a // 14
     inverse = {i: p for p, i in ids.items()}
-    for row, lang in zip(blocks[:, 1:-1].tolist(), langs):
+    for row, lang in zip(blocks[:, 1:-1].tolist(), langs, strict=True):
         assert {inverse[i][0] for i in row} == {lang}
 
 
@@ -92,9 +92,9 @@ def test_load_blocks_separates_documents_and_pads_short_blocks(tmp_path):
     lengths = (short != ids["[PAD]"]).sum(1) - 2  # stream ids per block
     assert (short[:, 0] == ids["[CLS]"]).all() and short[torch.arange(len(short)), lengths + 1].eq(ids["[SEP]"]).all()
     assert lengths.min() >= 2 and lengths.max() == 8 and 0.2 < (lengths < 8).float().mean() < 0.4
-    for row, n in zip(short.tolist(), lengths.tolist()):  # [PAD] only after the block's [SEP]
+    for row, n in zip(short.tolist(), lengths.tolist(), strict=True):  # [PAD] only after the block's [SEP]
         assert ids["[PAD]"] not in row[: n + 2] and set(row[n + 2 :]) <= {ids["[PAD]"]}
-    body = [i for row, n in zip(short.tolist(), lengths.tolist()) for i in row[1 : n + 1]]
+    body = [i for row, n in zip(short.tolist(), lengths.tolist(), strict=True) for i in row[1 : n + 1]]
     assert body == stream[: len(body)] and len(stream) - len(body) < 8
     with pytest.raises(ValueError, match="short_seq_prob"):
         mlm_data.load_blocks([tmp_path / "en.txt"], tmp_path / "vocab.txt", 10, blocks={"short_seq_prob": 1.5})
@@ -205,7 +205,7 @@ def test_masked_lm_loss_equals_hf_loss_and_gradients():
     hf = model(input_ids=inputs, labels=labels).loss * len(positions)
     hf.backward()
     assert torch.allclose(ours, hf, rtol=1e-5)
-    assert all(torch.allclose(g, p.grad, atol=1e-6) for g, p in zip(grads, model.parameters()))
+    assert all(torch.allclose(g, p.grad, atol=1e-6) for g, p in zip(grads, model.parameters(), strict=True))
 
 
 def test_encoder_runs_a_saved_model(topics, tmp_path):

@@ -34,7 +34,7 @@ def _coverage(n: int, d: int, replicates: int, debiased: bool) -> tuple[float, f
                                   seed=replicate, debiased=debiased)
             found = [interval(v[:, 0], n, level=0.95, seed=replicate) for v in
                      (values["related"], values["unrelated"], values["related"] - values["unrelated"])]
-            covered += [f.contains(truth) for f, truth in zip(found, (related, 0.0, related))]
+            covered += [f.contains(truth) for f, truth in zip(found, (related, 0.0, related), strict=True)]
     return tuple(covered / replicates)
 
 

@@ -313,7 +313,7 @@ class ConfigTrace:
                     self._bind(inst.scope, f"attr:{target.attr}", values)
         elif isinstance(target, ast.Tuple):
             literal = isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts)
-            pairs = zip(target.elts, value.elts) if literal else ((t, None) for t in target.elts)
+            pairs = zip(target.elts, value.elts, strict=True) if literal else ((t, None) for t in target.elts)
             for t, v in pairs:  # element by element when literal, else every target may hold any part
                 self._assign(t, v, self.resolve(v, scope) if v is not None else values, scope)
 
@@ -362,7 +362,7 @@ class ConfigTrace:
         if isinstance(node, ast.Lambda):
             return r(node.body, scope)
         if isinstance(node, ast.Dict):  # {**obj, "k": v} is (a copy of) obj; {"a": f, "b": g} holds functions
-            return {v for k, e in zip(node.keys, node.values) for v in r(e, scope)
+            return {v for k, e in zip(node.keys, node.values, strict=True) for v in r(e, scope)
                     if (k is None and is_path(v)) or type(v) is Func}
         if isinstance(node, ast.DictComp) and _copies_by_key(node):  # {key: obj[key] for key in keys}
             return {v for v in r(node.value.value, scope) if is_path(v)}
@@ -479,7 +479,7 @@ def unread_keys(schema: dict, trace: ConfigTrace, iterated: dict = ITERATED) -> 
     """Dotted schema keys that no code reads (the rule in the module docstring)."""
     looped = [path for path, scope in iterated.items() if (scope, path) in trace.iterated]
     return [".".join(leaf) for leaf in schema_leaves(schema)
-            if not any(len(p) >= len(leaf) and all(_key_matches(k, r) for k, r in zip(leaf, p)) for p in trace.reads)
+            if not any(len(p) >= len(leaf) and all(_key_matches(k, r) for k, r in zip(leaf, p, strict=False)) for p in trace.reads)
             and not any(leaf[:len(p)] == p for p in looped)]
 
 

@@ -30,7 +30,7 @@ def planted(seed=0, lengths=((5, 4), (3, 6), (7, 7), (4, 3), (6, 5)), dim=8, noi
         s = rng.normal(size=(n_src, dim))
         t = rng.normal(size=(n_tgt, dim))
         pairs = set(zip(rng.permutation(n_src)[: min(n_src, n_tgt) - 1].tolist(),
-                        rng.permutation(n_tgt)[: min(n_src, n_tgt) - 1].tolist()))
+                        rng.permutation(n_tgt)[: min(n_src, n_tgt) - 1].tolist(), strict=True))
         for i, j in pairs:
             t[j] = s[i] + noise * rng.normal(size=dim)
         src.append(s.astype(np.float32))
@@ -99,7 +99,7 @@ def test_non_contextual_keeps_first_occurrences_on_both_sides():
     keep_tgt = [[0, 1, 2, 3], [0, 2, 3], [0, 1, 2]]
     red_links = [{(keep_src[s].index(i), keep_tgt[s].index(j)) for i, j in a if i in keep_src[s] and j in keep_tgt[s]}
                  for s, a in enumerate(links)]
-    want = retrieve([v[k] for v, k in zip(src, keep_src)], [v[k] for v, k in zip(tgt, keep_tgt)], red_links, k=2)
+    want = retrieve([v[k] for v, k in zip(src, keep_src, strict=True)], [v[k] for v, k in zip(tgt, keep_tgt, strict=True)], red_links, k=2)
     assert len(got) == len(want) == 2 * sum(map(len, red_links)) > 0
     np.testing.assert_array_equal(got["hit"].to_numpy(), want["hit"].to_numpy())
     keep = {"src-tgt": keep_src, "tgt-src": keep_tgt}

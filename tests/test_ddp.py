@@ -62,7 +62,7 @@ def test_torchrun_two_processes_match_single_process(tmp_path):
 
     ddp, single = losses(tmp_path / "ddp.tsv"), losses(tmp_path / "single.tsv")
     assert len(ddp) == len(single) == 6
-    assert max(abs(a - b) for a, b in zip(ddp, single)) < 1e-4, (ddp, single)
+    assert max(abs(a - b) for a, b in zip(ddp, single, strict=True)) < 1e-4, (ddp, single)
     a, b = load_file(tmp_path / "ddp" / "model.safetensors"), load_file(tmp_path / "single" / "model.safetensors")
     assert a.keys() == b.keys()
     assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)

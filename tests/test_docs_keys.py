@@ -231,7 +231,7 @@ UNCHECKED = object()
 
 def same(stated, actual) -> bool:
     if isinstance(stated, list) and isinstance(actual, list):
-        return len(stated) == len(actual) and all(same(a, b) for a, b in zip(stated, actual))
+        return len(stated) == len(actual) and all(same(a, b) for a, b in zip(stated, actual, strict=True))
     if isinstance(stated, float) and isinstance(actual, (int, float)) and not isinstance(actual, bool):
         return abs(stated - actual) <= 1e-12 * max(1.0, abs(actual))
     if isinstance(actual, list) and not isinstance(stated, list):

@@ -88,7 +88,7 @@ def test_chunking_never_splits_a_word_that_fits():
         assert [w for chunk in chunks for w in chunk] == kept  # order kept, every word whole
         for chunk in chunks:
             assert 1 <= sum(e - s for s, e in chunk) <= max_pieces
-        for a, b in zip(chunks, chunks[1:]):  # greedy: the next chunk's first word would not have fitted
+        for a, b in zip(chunks, chunks[1:], strict=False):  # greedy: the next chunk's first word would not have fitted
             assert sum(e - s for s, e in a) + b[0][1] - b[0][0] > max_pieces
         split, _ = chunk_words(spans, max_pieces, "split")
         assert [i for chunk in split for s, e in chunk for i in range(s, e)] == list(range(len(pieces)))
@@ -157,7 +157,7 @@ def test_batching_by_length_equals_one_by_one(encoder):
         states, lengths = {}, []
         for out in encoder.encode(items, batch_size=batch_size):
             lengths.append(int(out.batch.attention_mask.sum(1).max()))
-            for row, key in enumerate(zip(out.batch.items, out.batch.chunks)):
+            for row, key in enumerate(zip(out.batch.items, out.batch.chunks, strict=True)):
                 states[key] = out.hidden_states[:, row, out.batch.attention_mask[row]]
         return states, lengths
 
@@ -250,7 +250,7 @@ def test_language_entry_points_run_a_hf_checkpoint_by_path(tmp_path):
         (tmp_path / f"{code}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     settings = TranslationSettings(layers=[1, 2], alphas=[0, 1], min_count=1, batch_size=4, max_length=MAX_LENGTH,
                                    device="cpu", n_samples=2, mean_positions="words", shift_positions="all")
-    table, samples = translate_pair(model, "en", "xx", list(zip(en, xx)), settings,
+    table, samples = translate_pair(model, "en", "xx", list(zip(en, xx, strict=True)), settings,
                                     corpus_files={c: tmp_path / f"{c}.txt" for c in ("en", "xx")})
     assert len(table) == 2 * 2 * 2 and set(table["direction"]) == {"en->xx", "xx->en"}
     assert (table["mean_source"] == "eval").all() and (table["mean_positions"] == "words").all()
@@ -258,7 +258,7 @@ def test_language_entry_points_run_a_hf_checkpoint_by_path(tmp_path):
     assert table["convert_rate"].between(0, 1).all() and len(samples) == 4
 
     # the same sentence on both sides: every query finds itself, whatever the (random) model
-    tatoeba = run_tatoeba(model, list(zip(en, en)), layers=[1], pooling="cls", batch_size=4, device="cpu")
+    tatoeba = run_tatoeba(model, list(zip(en, en, strict=True)), layers=[1], pooling="cls", batch_size=4, device="cpu")
     assert len(tatoeba) == 3 * 2 and (tatoeba["pooling"] == "cls").all()
     assert (tatoeba[tatoeba["variant"] == "original"]["accuracy"] == 1.0).all()
 

@@ -44,7 +44,7 @@ def workflow_rules(root: Path = REPO) -> list[Rule]:
     for smk in [root / "Snakefile", *sorted((root / "rules").glob("*.smk"))]:
         text = smk.read_text()
         heads = list(re.finditer(r"^[ \t]*rule\b[ \t]*(\w*)[ \t]*:", text, re.M))
-        for head, after in zip(heads, [*heads[1:], None]):
+        for head, after in zip(heads, [*heads[1:], None], strict=False):
             block = text[head.start(): after.start() if after else len(text)]
             name = head[1] or re.search(r"^\s*name:\s*\n\s*(.+)", block, re.M)[1]
             env = _value(block, "conda")

@@ -40,7 +40,7 @@ def test_links_equal_the_original_fast_aligns_on_europarl_en_fr(options):
     europarl = require_shared(EUROPARL)
     pairs = read_parallel(europarl / "europarl-v7.fr-en.head3000.en", europarl / "europarl-v7.fr-en.head3000.fr")[:n]
     en, fr = tokenize((s for s, _ in pairs), "en"), tokenize((t for _, t in pairs), "fr")
-    corpus = "".join(" ".join(s) + " ||| " + " ".join(t) + "\n" for s, t in zip(en, fr))
+    corpus = "".join(" ".join(s) + " ||| " + " ".join(t) + "\n" for s, t in zip(en, fr, strict=True))
     assert hashlib.sha256(corpus.encode("utf-8")).hexdigest() == input_sha256, \
         "the tokenized input differs from the one the reference links were made from (tokenizer or data changed)"
     expected_fwd, expected_rev = reference_links(n, options, "forward"), reference_links(n, options, "reverse")
@@ -61,7 +61,7 @@ def test_tables_hold_every_pair_of_words_that_share_a_sentence_pair(tmp_path):
     fwd_table, rev_table, _, ids = fast_align.train(src, tgt, tmp_path, fast_align.STANDARD)
     for table, given, predicted in ((fwd_table, src, tgt), (rev_table, tgt, src)):
         expected = {}
-        for s, t in zip(given, predicted):
+        for s, t in zip(given, predicted, strict=True):
             for word in [fast_align.NULL] + [ids[w] for w in s]:
                 expected.setdefault(word, set()).update(ids[w] for w in t)
         assert {word: set(row) for word, row in table.items()} == expected

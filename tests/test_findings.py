@@ -53,10 +53,10 @@ def retrieval(mrr: dict, n: int = 1000, chance: float = 0.01, ranks: bool = True
     per-query reciprocal ranks, n queries per pair."""
     table = pd.DataFrame([dict(model=m, size=s, window=w, layer=layer, pair=pair, mrr=value, chance_mrr=chance,
                                metric="cosine", dictionary_split="test")
-                          for (m, s, w, layer), values in mrr.items() for pair, value in zip(PAIRS, values)])
+                          for (m, s, w, layer), values in mrr.items() for pair, value in zip(PAIRS, values, strict=True)])
     items = pd.DataFrame([dict(model=m, size=s, window=w, layer=layer, pair=pair, word=f"w{i}", target="",
                                reciprocal_rank=rr, metric="cosine", dictionary_split="test")
-                          for (m, s, w, layer), values in mrr.items() for pair, value in zip(PAIRS, values)
+                          for (m, s, w, layer), values in mrr.items() for pair, value in zip(PAIRS, values, strict=True)
                           for i, rr in enumerate(hits(value, n))])
     return {"word_retrieval": table, **({"word_retrieval_ranks": items} if ranks else {})}
 
@@ -182,7 +182,7 @@ def sentence_retrieval(task: str, values, **extra) -> pd.DataFrame:
     metric = {"tatoeba": "accuracy", "bucc": "f1"}[task]
     return pd.DataFrame([dict(model="bert", size=LARGE, window=LONG, layer=2, report_layer=2, lang=lang,
                               direction="xx->en", variant=v, mds_alpha=1.0, **{metric: value}, **extra)
-                         for v, value in zip(("mds", "original"), values) for lang in ("xa", "xb")])
+                         for v, value in zip(("mds", "original"), values, strict=True) for lang in ("xa", "xb")])
 
 
 def test_sentence_retrieval_nothing_mined_is_not_measurable_and_no_items_inconclusive():
@@ -277,7 +277,7 @@ def test_the_interval_over_seeds_by_hand():
     the tabulated 4.3027)."""
     values = {1: (50.0, 54.0), 2: (55.0, 57.0), 3: (47.0, 51.0)}
     rows = pd.DataFrame([dict(seed=seed, lang=lang, value=value) for seed, pair in values.items()
-                         for lang, value in zip(("xa", "xb"), pair)])
+                         for lang, value in zip(("xa", "xb"), pair, strict=True)])
     measure = over_seeds("BERT", rows)
     half = 4.302652729911275 * np.sqrt(37) / 3
     assert measure.label == "BERT (over 3 seeds)"
@@ -297,7 +297,7 @@ def test_a_minority_of_degenerate_seeds_leaves_the_mean_over_seeds_measurable():
     degenerate by that interval."""
     values = {1: (50.0, 54.0), 2: (55.0, 35.0), 3: (47.0, 51.0)}
     rows = pd.DataFrame([dict(seed=seed, lang=lang, value=value, chance=33.4) for seed, pair in values.items()
-                         for lang, value in zip(("xa", "xb"), pair)])
+                         for lang, value in zip(("xa", "xb"), pair, strict=True)])
     one_class = "constant predictions: 'entailment' is 99.0% of 500"
     flags = pd.Series([one_class if (r.seed, r.lang) == (2, "xb") else None for r in rows.itertuples()],
                       index=rows.index)
@@ -325,7 +325,7 @@ def test_the_interval_over_seeds_and_items_by_hand():
     values = {1: (50.0, 54.0), 2: (55.0, 57.0), 3: (47.0, 51.0)}
     rows = pd.DataFrame([dict(seed=seed, lang=lang, value=value, ci_low=bounds[seed, lang][0],
                               ci_high=bounds[seed, lang][1], n_items=400)
-                         for seed, pair in values.items() for lang, value in zip(("xa", "xb"), pair)])
+                         for seed, pair in values.items() for lang, value in zip(("xa", "xb"), pair, strict=True)])
     measure = over_seeds("BERT", rows)
     assert measure.label == "BERT (over 3 seeds and 800 items)"
     assert measure.value == pytest.approx(157 / 3)

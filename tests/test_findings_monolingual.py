@@ -106,7 +106,7 @@ def with_intervals(table: pd.DataFrame, half: float, paired_half: float) -> pd.D
     mono = table[table["comparison"] == "monolingual"].set_index(["pair", "layer"])["cka"]
     table["layer_mean"] = table.groupby(["pair", "comparison"])["cka"].transform("mean")
     mono_mean = table[table["comparison"] == "monolingual"].groupby("pair")["cka"].mean()
-    difference = table["cka"].to_numpy() - mono.loc[list(zip(table["pair"], table["layer"]))].to_numpy()
+    difference = table["cka"].to_numpy() - mono.loc[list(zip(table["pair"], table["layer"], strict=True))].to_numpy()
     mean_difference = table["layer_mean"].to_numpy() - mono_mean.loc[table["pair"]].to_numpy()
     own = table["comparison"] == "monolingual"
     return table.assign(

@@ -346,7 +346,7 @@ def test_a_low_resource_language_gets_mds_at_the_rules_alpha_and_its_rows_are_ma
                                  finetuned_means=means, batch_size=4, low_resource=["kk"])
     table = transfer.evaluate(tmp_path / "model", data, test)
     mds = table[(table["transform"] == "mds") & (table["split"] == "test")]
-    assert dict(zip(mds["lang"], mds["alpha"])) == {"de": 1.0, "fr": 2.0, "kk": 1.5}
+    assert dict(zip(mds["lang"], mds["alpha"], strict=True)) == {"de": 1.0, "fr": 2.0, "kk": 1.5}
     assert mds.set_index("lang").loc["kk", "value"] == 11.5 and mds.set_index("lang").loc["kk", "selected"]
     assert set(table[table["low_resource"]]["lang"]) == {"kk"} and set(table[table["lang"] == "kk"]["split"]) == {"test"}
     fixed = transfer.evaluate(tmp_path / "model", data,

@@ -167,7 +167,7 @@ def test_every_rule_with_a_device_checks_it():
     for smk in sorted((REPO / "rules").glob("*.smk")):
         text = smk.read_text()
         heads = list(re.finditer(r"^rule (\w+):", text, re.M))
-        for head, after in zip(heads, [*heads[1:], None]):
+        for head, after in zip(heads, [*heads[1:], None], strict=False):
             block = text[head.start(): after.start() if after else len(text)]
             if "device=" not in block and "inference_resources()" not in block:
                 continue

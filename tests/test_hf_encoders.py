@@ -73,7 +73,7 @@ def test_token_translation(tiny_checkpoint, tmp_path):
     for lang in ("en", "xx"):
         corpora[lang] = tmp_path / f"{lang}.txt"
         corpora[lang].write_text("\n".join(sentences(lang, 30, 2) + ["qqq zzz"]) + "\n", encoding="utf-8")
-    pairs = list(zip(sentences("en", 10, 3), sentences("xx", 10, 3)))
+    pairs = list(zip(sentences("en", 10, 3), sentences("xx", 10, 3), strict=True))
     for unit in ("wordpieces", "words"):
         settings = TranslationSettings(layers=[1, 2], alphas=[0, 2], batch_size=4, device="cpu", min_count=1,
                                        n_samples=3, bleu_unit=unit, bleu_tokenize="13a")
@@ -95,9 +95,9 @@ def test_tatoeba(tiny_checkpoint):
     """Every sentence finds itself among copies at every layer (mean_all pools its own <s></s> or [CLS][SEP]);
     the toy translations give accuracies in [0, 1]."""
     english = sentences("en", 12, 4)
-    table = run_tatoeba(tiny_checkpoint, list(zip(english, english)), batch_size=5, device="cpu")
+    table = run_tatoeba(tiny_checkpoint, list(zip(english, english, strict=True)), batch_size=5, device="cpu")
     assert sorted(set(table["layer"])) == [0, 1, 2] and (table["accuracy"] == 1.0).all()
-    table = run_tatoeba(tiny_checkpoint, list(zip(sentences("xx", 12, 4), english)), batch_size=5, device="cpu",
+    table = run_tatoeba(tiny_checkpoint, list(zip(sentences("xx", 12, 4), english, strict=True)), batch_size=5, device="cpu",
                         pooling="cls")
     assert table["accuracy"].between(0, 1).all() and (table["max_length"] == 40).all()
 

@@ -82,7 +82,7 @@ def test_partial_ties_hand_values():
 def test_tie_breaking_equals_the_mean_over_every_order():
     """Exhaustive reference: average 1/rank and hit@k over all orders of the tied candidates."""
     cases = [(a, t, g) for a in range(3) for t in range(1, 6) for g in range(1, t + 1)]
-    ranks = Ranks(*zip(*cases))
+    ranks = Ranks(*zip(*cases, strict=True))
     rr = rank_metrics.expected_reciprocal_rank(ranks)
     hits = {k: rank_metrics.expected_hit_at_k(ranks, k) for k in (1, 2, 3, 5)}
     for i, (above, tied, n_gold) in enumerate(cases):

@@ -117,7 +117,7 @@ def upstream_files(panx_zip, tmp_path: Path) -> dict[str, bytes]:
             "w:gz")
     muse = "dl.fbaipublicfiles.com/arrival/dictionaries"
     for lang in ("fr", "ar"):
-        pairs = "".join(f"{en} {xx}\n" for en, xx in zip(WORDS["en"], WORDS[lang])).encode()
+        pairs = "".join(f"{en} {xx}\n" for en, xx in zip(WORDS["en"], WORDS[lang], strict=True)).encode()
         files[f"{muse}/en-{lang}.0-5000.txt"] = files[f"{muse}/en-{lang}.5000-6500.txt"] = pairs
     laser = "raw.githubusercontent.com/facebookresearch/LASER/74bc6ae7ffb7cba670fe0f428d0ede9f666fb821/data/tatoeba/v1"
     for lang, iso in (("fr", "fra"), ("ar", "ara")):
@@ -183,7 +183,7 @@ def test_the_download_preset_runs_from_a_local_servers_copy(tmp_path, panx_zip):
     data = tmp_path / "results" / "real-download" / "data"
     assert (data / "corpus" / "ar.txt").read_text(encoding="utf-8").count("\n\n") == 39  # 40 one-line documents
     assert (data / "dict" / "en-fr.test.txt").read_text() == "".join(
-        f"{en} {fr}\n" for en, fr in zip(WORDS["en"], WORDS["fr"]))
+        f"{en} {fr}\n" for en, fr in zip(WORDS["en"], WORDS["fr"], strict=True))
     assert (data / "xnli" / "test-ar.tsv").read_text(encoding="utf-8").splitlines()[2].endswith("\tcontradiction")
     assert len((data / "xnli" / "train-en.tsv").read_text().splitlines()) == 3  # MultiNLI less its "-" label
     assert (data / "wikiann" / "fr.test.tsv").read_text() == "maison\tB-LOC\n.\tO\n\n"

@@ -55,9 +55,9 @@ def flagged_table(html: str, title: str) -> tuple[list[str], list[list[Cell]]]:
                for attrs in re.findall(r"<td([^>]*)>", row)]
               for row in re.findall(r"<tr>(.*?)</tr>", html[start:end].split("</thead>")[1], flags=re.S)]
     rows = []
-    for texts, tips in zip(table_rows(html, title), titles):
+    for texts, tips in zip(table_rows(html, title), titles, strict=True):
         row = []
-        for text, tip in zip(texts, tips):
+        for text, tip in zip(texts, tips, strict=True):
             cell = Cell(text)
             cell.title = tip
             key = re.search(MARK + r"[a-z]+(?= )", text.split(" | ", 1)[-1])
@@ -352,8 +352,8 @@ def test_cao_xnli_cells_and_figure2_carry_the_findings_flags(tmp_path):
     ctx = cao.context({"contextual_retrieval": pd.DataFrame(rows), "transfer": xnli}, tmp_path)
     table1 = cao.table(render_alignment_xnli(ctx), "Table 1 layout")
     (base_row,) = [r for r in table1["rows"] if r[0] == "Base BERT (zero-shot)"]
-    cells = dict(zip(table1["columns"][1:], [cao.text_of(c) for c in base_row[1:]]))
-    tips = dict(zip(table1["columns"][1:], [c.get("title", "") if isinstance(c, dict) else "" for c in base_row[1:]]))
+    cells = dict(zip(table1["columns"][1:], [cao.text_of(c) for c in base_row[1:]], strict=True))
+    tips = dict(zip(table1["columns"][1:], [c.get("title", "") if isinstance(c, dict) else "" for c in base_row[1:]], strict=True))
     notes = dict(table1["flags"])
     for lang in ("de", "xb", "xc"):
         assert (MARK in cells[lang]) == bool(reasons[lang]), (lang, cells[lang])
@@ -474,10 +474,10 @@ def test_cao_analysis_cells_carry_the_findings_flags(tmp_path):
     layout = cao.table(render_alignment_pos(ctx), "Accuracy (%) by part of speech, BERT")
     groups = [c["sub"] for c in layout["columns"][1:]]
     (base,) = [r for r in layout["rows"] if r[0] == "Base BERT"]
-    marked = [g for g, c in zip(groups, base[1:]) if MARK in cao.text_of(c)]
+    marked = [g for g, c in zip(groups, base[1:], strict=True) if MARK in cao.text_of(c)]
     assert marked and set(marked) == {"closed class"} and len(marked) == groups.count("closed class"), marked
     assert not [c for r in layout["rows"] if r[0] != "Base BERT" for c in r if MARK in cao.text_of(c)]
-    (average,) = [c for g, c, h in zip(groups, base[1:], layout["columns"][1:]) if g == "closed class"
+    (average,) = [c for g, c, h in zip(groups, base[1:], layout["columns"][1:], strict=True) if g == "closed class"
                   and h["text"] == "average"]
     assert average["title"] == flagged["base BERT, closed classes"], (average["title"], flagged)
     figure, numbers = render_alignment_frequency(ctx)

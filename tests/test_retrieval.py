@@ -39,7 +39,7 @@ def setup(tmp_path):
                            "word": EN + ["rare", "enonly"] + XX + ["xrare", "novector"],
                            "count": [5] * N + [1, 9] + [5] * N + [9, 9]})
     counts.to_parquet(tmp_path / "counts.parquet", index=False)
-    pairs = [(e, x) for e, x in zip(EN, XX)]
+    pairs = [(e, x) for e, x in zip(EN, XX, strict=True)]
     pairs += [("rare", "x0"),          # source word below min_count
               ("enonly", "novector"),  # target word counted but without a vector
               ("missing", "xrare"),    # source word in neither counts nor store
@@ -305,7 +305,7 @@ def test_function_word_queries_are_ranked_apart_and_leave_the_main_mrr_alone(tmp
     pd.DataFrame({"lang": ["en"] * len(en) + ["xx"] * len(xx), "word": words, "count": 5}).to_parquet(
         tmp_path / "counts.parquet", index=False)
     dictionary, function = tmp_path / "en-xx.test.txt", tmp_path / "en-xx.function.txt"
-    dictionary.write_text("".join(f"{e} {x}\n" for e, x in zip(EN, XX)), encoding="utf-8")
+    dictionary.write_text("".join(f"{e} {x}\n" for e, x in zip(EN, XX, strict=True)), encoding="utf-8")
     function.write_text("the tha\nof ov\ne0 x0\n", encoding="utf-8")  # a pair of the main dictionary: not again
     args = (store, dictionary, "en", "xx", tmp_path / "counts.parquet")
     table, ranks = word_retrieval(*args, min_count=2, return_ranks=True)

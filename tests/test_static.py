@@ -103,7 +103,7 @@ def test_word_vectors_mean_of_pieces(tmp_path):
     assert str(frame["layer"].dtype) == "int32" and str(frame["n"].dtype) == "int64"
     assert all(str(frame[f"d{i}"].dtype) == "float64" for i in range(3))
     # "bad" has no vector, "zzz" is [UNK]: both absent; the repeated "good" appears once
-    assert list(zip(frame["lang"], frame["word"])) == [("en", "unbelievable"), ("en", "good"), ("de", "un")]
+    assert list(zip(frame["lang"], frame["word"], strict=True)) == [("en", "unbelievable"), ("en", "good"), ("de", "un")]
     assert (frame["layer"] == 0).all() and (frame["n"] == 1).all()
     expected = np.array([(1 + 4 + 0.5) / 3, (2 + 0 + 0.25) / 3, (3 - 1 + 2) / 3])
     np.testing.assert_allclose(frame.iloc[0][["d0", "d1", "d2"]].to_numpy(float), expected, rtol=1e-6)

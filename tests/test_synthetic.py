@@ -118,7 +118,7 @@ def test_alignments_link_tokens_of_the_same_concept(data, built):
         parse = langs[lang].concept_of()
         pairs = formats.read_parallel(data / "parallel" / f"en-{lang}.en", data / "parallel" / f"en-{lang}.{lang}")
         links = formats.read_alignments(data / "parallel" / f"en-{lang}.align")
-        for (src, tgt), sent_links in zip(pairs, links):
+        for (src, tgt), sent_links in zip(pairs, links, strict=True):
             src, tgt = src.split(), tgt.split()
             # every token is a latent node realised once in each language: a bijection
             assert sorted(i for i, _ in sent_links) == list(range(len(src)))
@@ -206,7 +206,7 @@ def test_lemma_is_the_most_frequent_form(data, built):
 
 def test_word_order_knobs(data):
     en, xa, xb = (formats.read_conllu(data / "ud" / f"{lang}.train.conllu") for lang in ("en", "xa", "xb"))
-    for sent_en, sent_xa, sent_xb in zip(en, xa, xb):
+    for sent_en, sent_xa, sent_xb in zip(en, xa, xb, strict=True):
         if any(tok["deprel"] == "conj" for tok in sent_en):
             continue
         root = next(tok["id"] for tok in sent_xa if tok["head"] == 0)
@@ -278,7 +278,7 @@ def test_wikiann_spans_are_valid_iob2_and_the_same_entities_in_every_language(da
                     found.append((etype, parts))
                 # no name part outside a span
                 assert all(parses[lang][t][0] not in world.names.part_type
-                           for t, tag in zip(tokens, tags) if tag == "O")
+                           for t, tag in zip(tokens, tags, strict=True) if tag == "O")
                 entities[lang].append(sorted(found))
         for lang in LANGS[1:]:  # the same latent sentences: the same entities, whatever the word order
             assert entities[lang] == entities["en"], lang
@@ -341,7 +341,7 @@ def test_corpora_contain_the_names_in_their_own_script(data, built):
         # nearly every entity token of the NER files is a word the pretraining corpus has
         tokens = [t for split in SPEC["ner_sentences"]
                   for words, tags in formats.read_wikiann(data / "wikiann" / f"{lang}.{split}.tsv")
-                  for t, tag in zip(words, tags) if tag != "O"]
+                  for t, tag in zip(words, tags, strict=True) if tag != "O"]
         assert sum(t in corpus for t in tokens) >= 0.85 * len(tokens), lang
         if langs[lang].knobs["copy_of"] is None and lang != "en":  # never anchors: no name shared with English
             assert named and not set(named) & en_forms, lang

@@ -109,7 +109,7 @@ def test_the_plan_ranks_function_words_on_synthetic_data_with_the_key_only():
     on = make_plan(data={"source": "synthetic"}, synthetic={"dictionary": {"function_words": True}})
     assert on.function_dictionaries() == [on.dictionary(lang, "function") for lang in ("de", "fr")]
     assert all(path.endswith(f"dict/en-{lang}.function.txt")
-               for path, lang in zip(on.function_dictionaries(), ("de", "fr")))
+               for path, lang in zip(on.function_dictionaries(), ("de", "fr"), strict=True))
     assert set(on.function_dictionaries()) <= set(on.layout.synthetic(["en", "de", "fr"], True))
     assert not set(on.function_dictionaries()) & set(on.layout.synthetic(["en", "de", "fr"]))
     assert make_plan(data={"source": "synthetic"}).function_dictionaries() == []

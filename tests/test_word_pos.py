@@ -38,7 +38,7 @@ TREEBANK_B = conllu(["1 vite ADJ 2", "2 chat NOUN 0", "3 vite ADJ 2"], ["1 chat 
 @pytest.fixture
 def treebanks(tmp_path) -> list[Path]:
     paths = [tmp_path / "en.train.conllu", tmp_path / "en.test.conllu"]
-    for path, text in zip(paths, (TREEBANK_A, TREEBANK_B)):
+    for path, text in zip(paths, (TREEBANK_A, TREEBANK_B), strict=True):
         path.write_text(text, encoding="utf-8")
     return paths
 

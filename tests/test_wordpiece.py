@@ -134,7 +134,7 @@ def test_mbert_matches_reference_python_tokenizer(shared_data):
     for name in ("eng_wikipedia_2016_10K-sentences.txt", "rus_wikipedia_2021_10K-sentences.txt"):
         with open(shared_data / "wiki" / name, encoding="utf-8") as handle:
             lines = [next(handle).rstrip("\n").split("\t", 1)[1] for _ in range(300)]
-        for line, encoding in zip(lines, tokenizer.encode_batch(lines, add_special_tokens=False)):
+        for line, encoding in zip(lines, tokenizer.encode_batch(lines, add_special_tokens=False), strict=True):
             assert encoding.tokens == reference.tokenize(line), line
 
 

@@ -38,7 +38,7 @@ def test_window_sweep_rows_are_marked_and_reported(test_run):
     table = pd.read_parquet(results / "eval/word_retrieval.parquet")
     swept = table[table.window_sweep]
     size = min(config["corpus"]["sizes"])
-    assert set(zip(swept.model, swept["size"], swept.window)) == {
+    assert set(zip(swept.model, swept["size"], swept.window, strict=True)) == {
         ("word2vec", size, window) for window in config["window_sweep"]["windows"]}
     assert set(swept.pair) == {"en-xa", "en-xe"} and swept.mrr.between(0, 1).all()
     assert not table[~table.window_sweep & ~table.window.isin(config["windows"])].shape[0]

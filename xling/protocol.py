@@ -167,7 +167,7 @@ def same(a: Any, b: Any) -> bool:
         return type(a) is type(b) and a == b
     if isinstance(a, list) or isinstance(b, list):
         return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) \
-            and all(same(x, y) for x, y in zip(a, b))
+            and all(same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) or isinstance(b, dict):
         return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() \
             and all(same(a[k], b[k]) for k in a)

@@ -84,7 +84,7 @@ def gather(paths: list[str | Path], out_parquet: str | Path, out_csv: str | Path
     tables = [pd.read_parquet(p).assign(**{column: Path(p) in experiment for column, experiment in marked.items()})
               for p in paths]
     if each is not None:
-        tables = [each(Path(p), table) for p, table in zip(paths, tables)]
+        tables = [each(Path(p), table) for p, table in zip(paths, tables, strict=True)]
     table = pd.concat(tables, ignore_index=True)
     write_parquet(table, out_parquet)
     with atomic_write(out_csv) as handle:

@@ -86,7 +86,7 @@ def eflomal_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], *,
                       links_filename_rev=rev, quiet=True)
         links = [[parse_links(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
                  for path in (fwd, rev)]
-    for direction, found in zip(("forward", "reverse"), links):
+    for direction, found in zip(("forward", "reverse"), links, strict=True):
         if len(found) != len(src):
             raise RuntimeError(f"eflomal wrote {len(found)} {direction} alignments for {len(src)} sentence pairs")
     return links[0], links[1]
@@ -157,7 +157,7 @@ def alignment_error(predicted: Sequence[Links], sure: Sequence[Links], possible:
     if not len(predicted) == len(sure) == len(possible):
         raise ValueError(f"{len(predicted)} predicted, {len(sure)} sure and {len(possible)} possible alignments")
     n_a = n_s = a_s = a_p = 0
-    for a, s, p in zip(predicted, sure, possible):
+    for a, s, p in zip(predicted, sure, possible, strict=True):
         p = p | s
         n_a, n_s = n_a + len(a), n_s + len(s)
         a_s, a_p = a_s + len(a & s), a_p + len(a & p)
@@ -203,7 +203,7 @@ def read_split_files(src_path: str | os.PathLike, tgt_path: str | os.PathLike, a
                           "file must have one line per sentence pair")
     src = [s.split() for s, _ in pairs]
     tgt = [t.split() for _, t in pairs]
-    for lineno, (s, t, a) in enumerate(zip(src, tgt, links), start=1):
+    for lineno, (s, t, a) in enumerate(zip(src, tgt, links, strict=True), start=1):
         bad = sorted((i, j) for i, j in a if i >= len(s) or j >= len(t))
         if bad:
             raise FormatError(f"{align_path}:{lineno}: link {bad[0][0]}-{bad[0][1]} outside the sentence pair "
@@ -230,11 +230,11 @@ def align_corpus(src_path: str | os.PathLike, tgt_path: str | os.PathLike, out_d
         if len(gold[0]) != len(pairs):
             raise FormatError(f"{gold_path}: {len(gold[0])} lines, but {src_path} has {len(pairs)}")
         for path, lines, words in ((src_path, (s for s, _ in pairs), src), (tgt_path, (t for _, t in pairs), tgt)):
-            for lineno, (line, tokens) in enumerate(zip(lines, words), start=1):
+            for lineno, (line, tokens) in enumerate(zip(lines, words, strict=True), start=1):
                 if line.split() != tokens:
                     raise FormatError(f"{path}:{lineno}: the {tokenizer} tokenizer changes the tokens the gold links "
                                       f"of {gold_path} refer to; use alignment.tokenizer: whitespace")
-    kept = [k for k, (s, t) in enumerate(zip(src, tgt)) if s and t]
+    kept = [k for k, (s, t) in enumerate(zip(src, tgt, strict=True)) if s and t]
     if len(kept) < len(pairs):
         logger.warning("%s / %s: %d of %d pairs have an empty side and are left out", src_path, tgt_path,
                        len(pairs) - len(kept), len(pairs))

@@ -122,7 +122,7 @@ def train(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], workdir: s
     ids: dict[str, str] = {}
     work = Path(workdir)
     with open(work / "corpus", "w", encoding="utf-8") as corpus:
-        for s, t in zip(src, tgt):
+        for s, t in zip(src, tgt, strict=True):
             corpus.write(" ".join(ids.setdefault(w, f"s{len(ids)}") for w in s) + " ||| "
                          + " ".join(ids.setdefault(w, f"s{len(ids)}") for w in t) + "\n")
     if "beam_threshold" in settings:
@@ -149,7 +149,7 @@ def links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], **settings
         fwd_table, rev_table, (fwd_tension, rev_tension), ids = train(src, tgt, tmp, settings)
     decode = dict(favor_diagonal=settings["favor_diagonal"], prob_align_null=settings["prob_align_null"])
     fwd, rev = [], []
-    for s, t in zip(src, tgt):
+    for s, t in zip(src, tgt, strict=True):
         s_ids, t_ids = [ids[w] for w in s], [ids[w] for w in t]
         fwd.append(viterbi_links(fwd_table, s_ids, t_ids, tension=fwd_tension, **decode))
         rev.append({(i, j) for j, i in viterbi_links(rev_table, t_ids, s_ids, tension=rev_tension, **decode)})

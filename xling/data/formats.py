@@ -144,7 +144,7 @@ def _read_aligned(src_path: PathLike, tgt_path: PathLike) -> list[tuple[str, str
     if len(src) != len(tgt):
         raise FormatError(f"{src_path}: {len(src)} lines, but {tgt_path}: {len(tgt)} lines; "
                           f"line-aligned files must have the same number of lines")
-    return list(zip(src, tgt))
+    return list(zip(src, tgt, strict=True))
 
 
 def read_parallel(src_path: PathLike, tgt_path: PathLike) -> list[tuple[str, str]]:

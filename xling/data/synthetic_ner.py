@@ -83,7 +83,7 @@ def add_names(d, names: Names, sentence, rate: float, at_least_one: bool = False
         else:
             j, adp = role[1], clause[5][role[1]][0]
             clause[5] = clause[5][:j] + ((adp, _name(d, names, adp)),) + clause[5][j + 1:]
-    return tuple((cconj, tuple(clause)) for (cconj, _), clause in zip(sentence, clauses))
+    return tuple((cconj, tuple(clause)) for (cconj, _), clause in zip(sentence, clauses, strict=True))
 
 
 def iob2(records: list[tuple], names: Names) -> list[str]:
@@ -98,4 +98,4 @@ def iob2(records: list[tuple], names: Names) -> list[str]:
 
 def wikiann_lines(tokens: list[str], tags: list[str]) -> list[str]:
     """One sentence in the PAN-X layout: `token<TAB>tag` lines and the blank line that ends it."""
-    return [f"{token}\t{tag}" for token, tag in zip(tokens, tags)] + [""]
+    return [f"{token}\t{tag}" for token, tag in zip(tokens, tags, strict=True)] + [""]

@@ -252,7 +252,7 @@ class Encoder:
                     start = chunk[0][0]
                     spans = [(s - start, e - start) for s, e in chunk]
                     texts_ = [self.subwords.text(pieces[s:e]) for s, e in chunk]
-                    pool.append((index, order, ids[start : chunk[-1][1]], list(zip(spans, texts_))))
+                    pool.append((index, order, ids[start : chunk[-1][1]], list(zip(spans, texts_, strict=True))))
             if len(pool) >= batch_size * POOL_BATCHES:
                 yield from self._pool_batches(pool, batch_size)
                 pool = []
@@ -414,10 +414,10 @@ def sentence_word_vectors(encoder, sentences: Sequence[Sequence[str]], layer: in
     for out in encoder.encode(items, batch_size, layers=[layer], long_words="drop", what=what):
         vectors = out.word_vectors("last")[0].cpu().numpy()
         rows = (out.batch.word_start // out.batch.input_ids.shape[1]).numpy()
-        for row, (item, chunk) in enumerate(zip(out.batch.items, out.batch.chunks)):
+        for row, (item, chunk) in enumerate(zip(out.batch.items, out.batch.chunks, strict=True)):
             chunks.setdefault(item, []).append((chunk, vectors[rows == row]))
     result, missing = [], 0
-    for index, (words, owner) in enumerate(zip(sentences, owners)):
+    for index, (words, owner) in enumerate(zip(sentences, owners, strict=True)):
         found = [v for _, v in sorted(chunks.get(index, []), key=lambda c: c[0])]
         model_words = np.concatenate(found) if found else np.zeros((0, encoder.hidden), np.float32)
         if len(model_words) != len(owner):

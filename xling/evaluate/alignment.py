@@ -59,7 +59,7 @@ def cao_xnli(transfer: pd.DataFrame) -> pd.DataFrame:
         rows = _rotation_pivot_rows(rows[rows["variant"].map(is_alignment_variant)])
     rows = rows.assign(base=rows["lm"].map(lambda lm: aligned_lm(lm)[0]),
                        parallel_sentences=rows["lm"].map(lambda lm: aligned_lm(lm)[1]),
-                       setting=[cao_setting(lm, t) for lm, t in zip(rows["lm"], rows["transform"])])
+                       setting=[cao_setting(lm, t) for lm, t in zip(rows["lm"], rows["transform"], strict=True)])
     rows["setting"] = rows["setting"].replace("base_bert", "zero_shot_base_bert")  # Table 1's name of it
     rotated = rows["transform"].str.startswith("rotation")
     if "shift_settings" in rows:
@@ -101,7 +101,7 @@ def cao_retrieval(table: pd.DataFrame) -> pd.DataFrame:
     """Contextual word retrieval rows with `base`, `parallel_sentences`, `setting` (Cao et al.'s name) and
     `retrieval` (contextual / non_contextual), as Table 3 reads them."""
     rows = table.assign(base=table["lm"].map(lambda lm: aligned_lm(lm)[0]),
-                        setting=[cao_setting(lm, m) for lm, m in zip(table["lm"], table["method"])],
+                        setting=[cao_setting(lm, m) for lm, m in zip(table["lm"], table["method"], strict=True)],
                         retrieval=table["contextual"].map(lambda c: "contextual" if c else "non_contextual"))
     rows = rows.assign(parallel_sentences=_parallel(rows, rows["lm"]))
     return rows[rows["setting"].notna()]

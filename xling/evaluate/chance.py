@@ -120,9 +120,9 @@ def attachment_las(heads: Sequence[Sequence[int]], deprels: Sequence[Sequence[st
     scores = {}
     for chain, step in (("predecessor", -1), ("successor", +1)):
         correct = 0
-        for sentence_heads, sentence_rels in zip(heads, deprels):
+        for sentence_heads, sentence_rels in zip(heads, deprels, strict=True):
             length = len(sentence_heads)
-            for i, (head, rel) in enumerate(zip(sentence_heads, sentence_rels), start=1):
+            for i, (head, rel) in enumerate(zip(sentence_heads, sentence_rels, strict=True), start=1):
                 guess = i + step if 1 <= i + step <= length else 0
                 label = "root" if guess == 0 else common
                 correct += head == guess and universal_relation(rel) == label

@@ -107,10 +107,10 @@ def xnli_parallel(pivot_path, target_path, max_sentences: int | None = None,
         raise ValueError(f"{pivot_path}: {len(pivot)} examples, but {target_path}: {len(target)}; the XNLI "
                          "files of two languages must be line-aligned translations")
     if example_order:
-        pairs = dict.fromkeys(pair for p, t in zip(pivot, target) for pair in ((p[0], t[0]), (p[1], t[1])))
+        pairs = dict.fromkeys(pair for p, t in zip(pivot, target, strict=True) for pair in ((p[0], t[0]), (p[1], t[1])))
     else:
-        pairs = dict.fromkeys([(p[0], t[0]) for p, t in zip(pivot, target)] +
-                              [(p[1], t[1]) for p, t in zip(pivot, target)])
+        pairs = dict.fromkeys([(p[0], t[0]) for p, t in zip(pivot, target, strict=True)] +
+                              [(p[1], t[1]) for p, t in zip(pivot, target, strict=True)])
     return list(pairs)[:max_sentences] if max_sentences else list(pairs)
 
 

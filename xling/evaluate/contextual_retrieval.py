@@ -80,16 +80,16 @@ def retrieve(src: Sequence[np.ndarray], tgt: Sequence[np.ndarray], links: Sequen
     for index, vectors in enumerate((src, tgt)):
         keep = [~np.isnan(np.asarray(v, dtype=np.float32)).any(axis=1) for v in vectors]
         if not contextual:
-            keep = [a & b for a, b in zip(keep, _first_occurrences(words[index]))]
+            keep = [a & b for a, b in zip(keep, _first_occurrences(words[index]), strict=True)]
         flat = [(s, p) for s, mask in enumerate(keep) for p in np.flatnonzero(mask)]
         if not flat:
             raise ValueError(f"no {('source', 'target')[index]} word has a vector")
-        matrix = np.concatenate([np.asarray(v, dtype=np.float32)[m] for v, m in zip(vectors, keep)])
+        matrix = np.concatenate([np.asarray(v, dtype=np.float32)[m] for v, m in zip(vectors, keep, strict=True)])
         sides.append((matrix, {key: row for row, key in enumerate(flat)}))
     tables = []
     for direction, (query_side, gold_side, pairs) in zip(DIRECTIONS, (
             (0, 1, [(s, i, j) for s, a in enumerate(links) for i, j in sorted(a)]),
-            (1, 0, [(s, j, i) for s, a in enumerate(links) for i, j in sorted(a)]))):
+            (1, 0, [(s, j, i) for s, a in enumerate(links) for i, j in sorted(a)])), strict=True):
         (queries, query_rows), (candidates, gold_rows) = sides[query_side], sides[gold_side]
         pairs = [(s, q, g) for s, q, g in pairs if (s, q) in query_rows and (s, g) in gold_rows]
         if not pairs:
@@ -115,7 +115,7 @@ def retrieve(src: Sequence[np.ndarray], tgt: Sequence[np.ndarray], links: Sequen
 def word_pair_set(src_words: Sequence[Sequence[str]], tgt_words: Sequence[Sequence[str]],
                   links: Sequence[set[tuple[int, int]]]) -> set[tuple[str, str]]:
     """The (source word, target word) pairs of a split's links: what "seen in training" means."""
-    return {(s[i], t[j]) for s, t, a in zip(src_words, tgt_words, links) for i, j in a}
+    return {(s[i], t[j]) for s, t, a in zip(src_words, tgt_words, links, strict=True) for i, j in a}
 
 
 def pair_words(queries: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
@@ -128,7 +128,7 @@ def test_filter(queries: pd.DataFrame, seen_pairs: set[tuple[str, str]]) -> pd.D
     """`queries` (from `retrieve`, with words) with two columns the test score leaves out: `seen`, the word
     pair (source word, target word) is among the training pairs; `exact`, the two words are the same string."""
     src_word, tgt_word = pair_words(queries)
-    return queries.assign(seen=[pair in seen_pairs for pair in zip(src_word, tgt_word)],
+    return queries.assign(seen=[pair in seen_pairs for pair in zip(src_word, tgt_word, strict=True)],
                           exact=(src_word == tgt_word).to_numpy())
 
 
@@ -181,12 +181,12 @@ def accuracy(queries: pd.DataFrame, by: Sequence[str] = (), exclude_seen: bool =
         scored = group[group["_scored"]]
         hits = {d: scored.loc[scored["direction"] == d, "hit"].to_numpy(np.float64) for d in DIRECTIONS}
         per = {d: h.mean() if len(h) else np.nan for d, h in hits.items()}
-        row = {**dict(zip(keys, key)), "accuracy": float(np.mean(list(per.values()))),
+        row = {**dict(zip(keys, key, strict=True)), "accuracy": float(np.mean(list(per.values()))),
                "accuracy_src_tgt": per[DIRECTIONS[0]], "accuracy_tgt_src": per[DIRECTIONS[1]],
                "n_queries": len(scored), "n_seen": int(group["_seen"].sum()), "n_exact": int(group["_exact"].sum()),
                "chance": _chance(scored)}
         if bootstrap:
-            row.update(zip(CI_COLUMNS, mean_interval(list(hits.values()), bootstrap)))
+            row.update(zip(CI_COLUMNS, mean_interval(list(hits.values()), bootstrap), strict=True))
         rows.append(row)
     return pd.DataFrame(rows, columns=keys + columns)[list(by) + columns]
 
@@ -285,7 +285,7 @@ def accuracy_by_rank_difference(queries: pd.DataFrame, src_ranks: dict, tgt_rank
     if difference.isna().any():
         raise ValueError(f"{int(difference.isna().sum())} queries have a word without a frequency rank")
     index = np.searchsorted(edges, difference.to_numpy(), side="right") - 1
-    labels = [f"{lo}-{hi - 1}" for lo, hi in zip(edges[:-1], edges[1:])] + [f"{edges[-1]}+"]
+    labels = [f"{lo}-{hi - 1}" for lo, hi in zip(edges[:-1], edges[1:], strict=True)] + [f"{edges[-1]}+"]
     binned = queries.assign(rank_bin=index, rank_difference=[labels[i] for i in index])
     table = accuracy(binned, by=list(by) + ["rank_bin", "rank_difference"], exclude_seen=exclude_seen,
                      exclude_exact=exclude_exact, bootstrap=bootstrap)

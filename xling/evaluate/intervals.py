@@ -67,13 +67,13 @@ def with_intervals(table: pd.DataFrame, items: pd.DataFrame, scale: float = 1.0,
         interval = _interval(group, scale, bootstrap)
         columns = interval.columns() if interval is not None else {
             **dict.fromkeys(INTERVAL_COLUMNS, np.nan), "n_items": len(group)}
-        found.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,))), **columns, "_interval": interval})
+        found.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)), **columns, "_interval": interval})
     out = table.merge(pd.DataFrame(found), on=keys, how="left", validate="many_to_one")
     if "flag" not in out:
         out["flag"] = None
     levels = out["chance"] if "chance" in out else [np.nan] * len(out)
     out["flag"] = [chance.flag(old if isinstance(old, str) else None, _at_chance(interval, level))
-                   for old, interval, level in zip(out["flag"], out["_interval"], levels)]
+                   for old, interval, level in zip(out["flag"], out["_interval"], levels, strict=True)]
     if "learn_check" in out and out["learn_check"].any():
         dev = out[out["learn_check"].astype(bool)].iloc[0]
         reason = _at_chance(dev["_interval"], dev.get("chance", np.nan), learned_language=dev.get("lang", "English"))

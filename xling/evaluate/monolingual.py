@@ -134,12 +134,12 @@ def word_alignment_table(encoders: tuple, stores: tuple, fasttext: tuple, vocabu
         return {"level": level, "layer": int(layer), **result}
 
     words = [set(v) for v in vocabularies]
-    embedding = [embedding_words(encoder, w) for encoder, w in zip(encoders, words)]
+    embedding = [embedding_words(encoder, w) for encoder, w in zip(encoders, words, strict=True)]
     rows = [row("embedding", 0, embedding),
-            row("fasttext", 0, [store_space(s, lang, 0, set(e[0])) for s, lang, e in zip(fasttext, langs, embedding)]),
-            row("fasttext_all", 0, [store_space(s, lang, 0, w) for s, lang, w in zip(fasttext, langs, words)])]
+            row("fasttext", 0, [store_space(s, lang, 0, set(e[0])) for s, lang, e in zip(fasttext, langs, embedding, strict=True)]),
+            row("fasttext_all", 0, [store_space(s, lang, 0, w) for s, lang, w in zip(fasttext, langs, words, strict=True)])]
     layers = sorted(set(pq.read_table(stores[0], columns=["layer"]).column("layer").to_pylist()))
-    rows += [row("contextual", layer, [store_space(s, lang, layer, w) for s, lang, w in zip(stores, langs, words)])
+    rows += [row("contextual", layer, [store_space(s, lang, layer, w) for s, lang, w in zip(stores, langs, words, strict=True)])
              for layer in layers]
     return pd.DataFrame(rows)
 

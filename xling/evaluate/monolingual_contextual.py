@@ -80,7 +80,7 @@ def xnli_word_pairs(pairs: Sequence[tuple[str, str]], pivot: str, lang: str, *, 
     side are left out. Raises ValueError naming `what` (the files) when no pair is left or no word is linked."""
     src = tokenize([p for p, _ in pairs], pivot, tokenizer)
     tgt = tokenize([t for _, t in pairs], lang, tokenizer)
-    kept = [k for k, (s, t) in enumerate(zip(src, tgt)) if s and t]
+    kept = [k for k, (s, t) in enumerate(zip(src, tgt, strict=True)) if s and t]
     if not kept:
         raise ValueError(f"{what}: no parallel sentence pair with words on both sides")
     src, tgt = [src[k] for k in kept], [tgt[k] for k in kept]
@@ -102,7 +102,7 @@ def layer_maps(encoders: tuple, pivot_words: list[list[str]], target_words: list
     for layer in layers:
         vectors = [sentence_word_vectors(encoder, words, layer, batch_size,
                                          what=f"map sentences ({side}, layer {layer})")
-                   for encoder, words, side in zip(encoders, (pivot_words, target_words), ("pivot", "target"))]
+                   for encoder, words, side in zip(encoders, (pivot_words, target_words), ("pivot", "target"), strict=True)]
         x, y = linked_rows(vectors[0], vectors[1], links)  # (target rows, pivot rows)
         if not len(x):
             raise ValueError(f"layer {layer}: none of the {sum(map(len, links))} word pairs has a vector on both "
@@ -144,7 +144,7 @@ def stitched_backbone(model_dir, layer: int, task_layers: int, seed: int) -> Bac
 def _copy_bottom(source, target, layer: int) -> None:
     """source's embeddings and layers 1..layer into target's (both transformers BertModels, or both of another
     masked LM's class)."""
-    for source_module, target_module in zip(layer_modules(source)[: layer + 1], layer_modules(target)[: layer + 1]):
+    for source_module, target_module in zip(layer_modules(source)[: layer + 1], layer_modules(target)[: layer + 1], strict=True):
         target_module.load_state_dict(source_module.state_dict())
 
 

@@ -31,7 +31,7 @@ class Ranks:
 
     def __post_init__(self):
         arrays = [np.asarray(a, dtype=np.int64) for a in (self.above, self.tied, self.tied_gold)]
-        for name, array in zip(("above", "tied", "tied_gold"), arrays):
+        for name, array in zip(("above", "tied", "tied_gold"), arrays, strict=True):
             object.__setattr__(self, name, array)
         if arrays[0].size == 0:
             raise ValueError("no ranks: a metric over zero queries is undefined")

@@ -168,7 +168,7 @@ def bootstrap_seed_means(groups: Sequence[Sequence], *, shared_items: bool = Fal
     replicates, start = np.zeros(n_resamples), 0
     for idx in resample_blocks(n, n_resamples, np.random.default_rng(seed)):
         replicates[start : start + len(idx)] = sum(sign * _ratio_of_sums(r.numerator[idx], r.denominator[idx])
-                                                   for sign, groups_of in zip(signs, systems) for r in groups_of)
+                                                   for sign, groups_of in zip(signs, systems, strict=True) for r in groups_of)
         start += len(idx)
     replicates /= len(groups)
     estimate = float(np.mean([[_ratio_of_sums(*r) for r in groups_of] for groups_of in systems]))

@@ -133,7 +133,7 @@ def retrieval_hits(queries: np.ndarray, candidates: np.ndarray, gold: Sequence[s
         scores = q[i : i + block] @ c.T
         best.append(scores.argmax(dim=1))
         top.append(scores.gather(1, best[-1][:, None])[:, 0])
-    hits = np.array([b in g for b, g in zip(torch.cat(best).tolist(), gold)])
+    hits = np.array([b in g for b, g in zip(torch.cat(best).tolist(), gold, strict=True)])
     return hits, torch.cat(top).numpy()
 
 

@@ -44,7 +44,7 @@ def accuracy(gold: Sequence, predicted: Sequence) -> Score:
     _check_lengths(gold, predicted, "labels")
     if not gold:
         raise ValueError("accuracy of no examples")
-    correct = sum(g == p for g, p in zip(gold, predicted))
+    correct = sum(g == p for g, p in zip(gold, predicted, strict=True))
     return Score(100.0 * correct / len(gold), len(gold))
 
 
@@ -52,7 +52,7 @@ def upos_accuracy(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[st
     """Percent of words whose predicted UPOS tag equals the gold one, over all sentences (each a list of
     per-word tags), and the number of words."""
     _check_lengths(gold, predicted, "sentences")
-    for i, (g, p) in enumerate(zip(gold, predicted)):
+    for i, (g, p) in enumerate(zip(gold, predicted, strict=True)):
         _check_lengths(g, p, f"tags in sentence {i}")
     return accuracy([t for s in gold for t in s], [t for s in predicted for t in s])
 
@@ -71,7 +71,7 @@ def attachment_scores(gold_sentences: Sequence[conllu.TokenList], predicted_head
     never matches.
     """
     counts = attachment_counts(gold_sentences, predicted_heads, predicted_deprels)
-    n, attached, labelled = (sum(column) for column in zip(*counts)) if counts else (0, 0, 0)
+    n, attached, labelled = (sum(column) for column in zip(*counts, strict=True)) if counts else (0, 0, 0)
     if not n:
         raise ValueError("attachment scores of no words")
     return AttachmentScores(100.0 * attached / n, 100.0 * labelled / n, n)
@@ -84,12 +84,12 @@ def attachment_counts(gold_sentences: Sequence[conllu.TokenList], predicted_head
     _check_lengths(gold_sentences, predicted_heads, "sentences")
     _check_lengths(gold_sentences, predicted_deprels, "sentences")
     counts = []
-    for i, (sentence, heads, deprels) in enumerate(zip(gold_sentences, predicted_heads, predicted_deprels)):
+    for i, (sentence, heads, deprels) in enumerate(zip(gold_sentences, predicted_heads, predicted_deprels, strict=True)):
         words = syntactic_words(sentence)
         _check_lengths(words, heads, f"words in sentence {i}")
         _check_lengths(words, deprels, f"words in sentence {i}")
         attached = labelled = 0
-        for word, head, deprel in zip(words, heads, deprels):
+        for word, head, deprel in zip(words, heads, deprels, strict=True):
             if word["head"] == head:
                 attached += 1
                 labelled += universal_relation(word["deprel"]) == universal_relation(deprel)
@@ -147,7 +147,7 @@ def _span_tags(gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequ
                repair: bool) -> tuple[list[list[str]], list[list[str]]]:
     """The checked gold tags and the (repaired) predicted ones span_f1 scores."""
     _check_lengths(gold_tags, predicted_tags, "sentences")
-    for i, (g, p) in enumerate(zip(gold_tags, predicted_tags)):
+    for i, (g, p) in enumerate(zip(gold_tags, predicted_tags, strict=True)):
         _check_lengths(g, p, f"tags in sentence {i}")
     _check_iob2(gold_tags, "gold")
     _check_iob2(predicted_tags, "predicted")
@@ -162,7 +162,7 @@ def span_counts(gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Seq
 
     gold, predicted = _span_tags(gold_tags, predicted_tags, repair)
     counts = []
-    for g, p in zip(gold, predicted):
+    for g, p in zip(gold, predicted, strict=True):
         gold_spans, predicted_spans = set(get_entities(g)), set(get_entities(p))
         counts.append((len(gold_spans & predicted_spans), len(predicted_spans), len(gold_spans)))
     return counts

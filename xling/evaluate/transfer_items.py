@@ -32,13 +32,13 @@ def transfer_checks(task: str, examples: list, predictions: list, labels: Sequen
     arguments)."""
     if task == "xnli":
         gold, predicted = [e[2] for e in examples], [labels[p] for p in predictions]
-        items = {"accuracy": [(int(g == p), 1) for g, p in zip(gold, predicted)]}
+        items = {"accuracy": [(int(g == p), 1) for g, p in zip(gold, predicted, strict=True)]}
         level = chance.classification_accuracy(gold, n_classes=len(labels))
         return Checks(items, {"accuracy": level.percent()}, chance.flag(chance.constant_predictions(predicted)))
     if task == "pos":
         gold = [[t["upos"] for t in s] for s in examples]
         predicted = [[labels[i] for i in p] for p in predictions]
-        items = {"upos": [(sum(g == p for g, p in zip(gs, ps)), len(gs)) for gs, ps in zip(gold, predicted)]}
+        items = {"upos": [(sum(g == p for g, p in zip(gs, ps, strict=True)), len(gs)) for gs, ps in zip(gold, predicted, strict=True)]}
         level = chance.classification_accuracy([t for s in gold for t in s], n_classes=len(labels))
         flat = [t for s in predicted for t in s]
         return Checks(items, {"upos": level.percent()}, chance.flag(chance.constant_predictions(flat)))

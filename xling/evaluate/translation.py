@@ -220,7 +220,7 @@ def decode(encoder: Encoder, batches: list[Batch], n_sentences: int, shift: Shif
         out = encoder.run(batch, layers=[], shift=shift, predict=True)
         words = batch.positions("words")
         predictions = out.predictions.cpu()
-        for row, key in enumerate(zip(batch.items, batch.chunks)):
+        for row, key in enumerate(zip(batch.items, batch.chunks, strict=True)):
             pieces[key] = encoder.tokenizer.convert_ids_to_tokens(predictions[row][words[row]].tolist())
     out_pieces: list[list[str]] = [[] for _ in range(n_sentences)]
     for (sentence, _order), chunk in sorted(pieces.items()):
@@ -304,7 +304,7 @@ def token_translation(encoder: Encoder, sources: Sequence[str], references: Sequ
             logger.warning("%s->%s: convert rate undefined (every output piece is in both vocabularies)",
                            src_lang, tgt_lang)
         hyps = [" ".join(sent) if bleu_unit == "wordpieces" else detokenize(sent) for sent in outputs]
-        changed = sum(a != b for out, base in zip(outputs, unshifted) for a, b in zip(out, base))
+        changed = sum(a != b for out, base in zip(outputs, unshifted, strict=True) for a, b in zip(out, base, strict=True))
         distinct = len({p for sent in outputs for p in sent})
         changed_share = changed / counts["n_tokens"] if counts["n_tokens"] else math.nan
         return dict(bleu1=bleu1(hyps, bleu_refs, tokenize, lowercase), convert_rate=rate,

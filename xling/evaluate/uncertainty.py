@@ -211,7 +211,7 @@ def _grouped(systems: list[list], signs: tuple[float, ...], n_resamples: int, le
     for g, n in enumerate(sizes):
         start = 0
         for idx in resample_blocks(n, n_resamples, rng):
-            for sign, groups in zip(signs, systems):
+            for sign, groups in zip(signs, systems, strict=True):
                 ratio = groups[g]
                 replicates[start : start + len(idx)] += sign * _ratio_of_sums(ratio.numerator[idx],
                                                                               ratio.denominator[idx])
@@ -223,7 +223,7 @@ def _grouped(systems: list[list], signs: tuple[float, ...], n_resamples: int, le
     def jackknife() -> list[np.ndarray]:
         """Per group, the statistic with each of its items left out (the other groups unchanged)."""
         return [estimate + sum(sign * (_jackknife_ratio(groups[g]) - by_group[s, g])
-                               for s, (sign, groups) in enumerate(zip(signs, systems))) / len(sizes)
+                               for s, (sign, groups) in enumerate(zip(signs, systems, strict=True))) / len(sizes)
                 for g in range(len(sizes))]
 
     interval = _interval(estimate, replicates, jackknife, sum(sizes), n_resamples, level, seed, method)
@@ -247,7 +247,7 @@ def _recovered_at_the_boundary(paired: Interval, systems: list[list[Ratio]], sig
         return paired
     sides = [_grouped([groups], (1.0,), n_resamples, level, seed, method) for groups in systems]
     below = above = 0.0
-    for sign, side in zip(signs, sides):
+    for sign, side in zip(signs, sides, strict=True):
         down, up = abs(sign) * (side.estimate - side.low), abs(sign) * (side.high - side.estimate)
         below, above = (below + down ** 2, above + up ** 2) if sign > 0 else (below + up ** 2, above + down ** 2)
     return replace(paired, low=paired.estimate - math.sqrt(below), high=paired.estimate + math.sqrt(above),

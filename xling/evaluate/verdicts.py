@@ -177,7 +177,7 @@ def _combine(verdicts: Sequence[Verdict], labels: Sequence[str] | None, order: t
         return Verdict(NOT_MEASURABLE, "nothing to compare")
     labels = labels or [""] * len(verdicts)
     reasons = "; ".join(dict.fromkeys(f"{label}: {v.reason}" if label else v.reason  # a shared reason once
-                                      for label, v in zip(labels, verdicts)))
+                                      for label, v in zip(labels, verdicts, strict=True)))
     for outcome in order:
         if any(v.outcome == outcome for v in verdicts):
             return Verdict(outcome, reasons)
@@ -198,8 +198,8 @@ def every_unit(verdicts: Iterable[Verdict], labels: Sequence[str], unit: str = "
     verdicts = list(verdicts)
     if len(labels) != len(verdicts):
         raise ValueError(f"{len(labels)} labels for {len(verdicts)} verdicts")
-    measured = [(label, v) for label, v in zip(labels, verdicts) if v.outcome != NOT_MEASURABLE]
-    left = [f"{label} ({v.reason})" for label, v in zip(labels, verdicts) if v.outcome == NOT_MEASURABLE]
+    measured = [(label, v) for label, v in zip(labels, verdicts, strict=True) if v.outcome != NOT_MEASURABLE]
+    left = [f"{label} ({v.reason})" for label, v in zip(labels, verdicts, strict=True) if v.outcome == NOT_MEASURABLE]
     left_out = f"; left out, not measurable: {'; '.join(left)}" if left else ""
     if not measured:
         return Verdict(NOT_MEASURABLE, f"no {unit} measurable{left_out}")
@@ -227,14 +227,14 @@ def most(verdicts: Iterable[Verdict], labels: Sequence[str], unit: str = "langua
     verdicts = list(verdicts)
     if len(labels) != len(verdicts):
         raise ValueError(f"{len(labels)} labels for {len(verdicts)} verdicts")
-    by = {outcome: [label for label, v in zip(labels, verdicts) if v.outcome == outcome] for outcome in OUTCOMES}
+    by = {outcome: [label for label, v in zip(labels, verdicts, strict=True) if v.outcome == outcome] for outcome in OUTCOMES}
     measured = len(verdicts) - len(by[NOT_MEASURABLE])
-    left = [f"{label} ({v.reason})" for label, v in zip(labels, verdicts) if v.outcome == NOT_MEASURABLE]
+    left = [f"{label} ({v.reason})" for label, v in zip(labels, verdicts, strict=True) if v.outcome == NOT_MEASURABLE]
     left_out = f"; not measurable: {'; '.join(left)}" if left else ""
     if measured == 0:
         return Verdict(NOT_MEASURABLE, f"no {unit} measurable{left_out}")
     count = f"holds in {len(by[HOLDS])} of {measured} {unit}"
-    details = "; ".join(f"{label}: {v.reason}" for label, v in zip(labels, verdicts)
+    details = "; ".join(f"{label}: {v.reason}" for label, v in zip(labels, verdicts, strict=True)
                         if v.outcome != NOT_MEASURABLE)
     if 2 * len(by[HOLDS]) > measured:
         return Verdict(HOLDS, f"{count} ({details}){left_out}")
@@ -253,7 +253,7 @@ def rises(points: Sequence[Measure], steps: Sequence[Interval | None] | None = N
     steps = list(steps) if steps is not None else [None] * (len(points) - 1)
     if len(steps) != len(points) - 1:
         raise ValueError(f"{len(steps)} step intervals for {len(points)} points")
-    parts = [at_least(b, a, paired, margin) for a, b, paired in zip(points, points[1:], steps)]
+    parts = [at_least(b, a, paired, margin) for a, b, paired in zip(points, points[1:], steps, strict=False)]
     parts.append(greater(points[-1], points[0], overall))
-    labels = [f"{a.label} -> {b.label}" for a, b in zip(points, points[1:])] + ["first -> last"]
+    labels = [f"{a.label} -> {b.label}" for a, b in zip(points, points[1:], strict=False)] + ["first -> last"]
     return all_of(parts, labels)

@@ -76,7 +76,7 @@ def view_vocabularies_of(anchors: str, vocab_paths: list, token_paths: list, spe
         return None
     languages = [Path(p).name.split(".")[0] for p in token_paths]
     if len(vocab_paths) == 1:
-        used = {lang: used_pieces(p) for lang, p in zip(languages, token_paths)}
+        used = {lang: used_pieces(p) for lang, p in zip(languages, token_paths, strict=True)}
         head, blocks = language_blocks([piece for _, piece in read_lines(vocab_paths[0])], used, special)
     else:
         own = {Path(p).name.split(".")[0]: [piece for _, piece in read_lines(p)] for p in vocab_paths}

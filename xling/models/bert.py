@@ -280,7 +280,7 @@ def _train(h, token_paths, vocab_path, out_dir, checkpoint_dir, log_path, device
         sentences = dict.fromkeys(languages, spec["sentences"]) if spec["sampling_share"] == "sentences" else None
         order = LanguageOrder(languages, batch, seed, float(spec["sampling_exponent"]), max_steps, sentences)
         logger.info("batches of one language, sampled with probabilities %s (%s share ** %s)",
-                    dict(zip(order.codes, order.probabilities.round(4).tolist())), spec["sampling_share"],
+                    dict(zip(order.codes, order.probabilities.round(4).tolist(), strict=True)), spec["sampling_share"],
                     spec["sampling_exponent"])
         # random replacement words from the batch's language where its embeddings are its own
         candidates = {}

@@ -117,7 +117,7 @@ def load_blocks(token_paths: Sequence, vocab_path, window: int,
         raise ValueError(f"two token files for the same language in {list(map(str, token_paths))}")
     body = window - 2
     chunks, languages = [], []
-    for path, lang in zip(token_paths, langs):
+    for path, lang in zip(token_paths, langs, strict=True):
         ids = _language_ids(path, (vocabs or {}).get(lang, vocab), sep if fmt["sentence_separator"] else None)
         lengths = block_lengths(len(ids), body, float(fmt["short_seq_prob"]), seed_of(seed, "short blocks", lang))
         n = len(lengths)
@@ -130,7 +130,7 @@ def load_blocks(token_paths: Sequence, vocab_path, window: int,
             block[:, 1:-1] = ids[: n * body].reshape(n, body)
         else:
             starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-            for row, (start, length) in enumerate(zip(starts, lengths)):
+            for row, (start, length) in enumerate(zip(starts, lengths, strict=True)):
                 block[row, 1 : 1 + length] = ids[start : start + length]
         block[np.arange(n), lengths + 1] = sep
         chunks.append(block)

@@ -75,7 +75,7 @@ class BatchSwitch:
             chosen = np.sort(rng.choice(chosen, size=cap, replace=False))
         picks = rng.random(len(chosen))
         out, switched, by_row = blocks.copy(), 0, {}
-        for index, pick in zip(chosen.tolist(), picks.tolist()):
+        for index, pick in zip(chosen.tolist(), picks.tolist(), strict=True):
             start, end = int(starts[index]), int(next_start[index])
             ids, options = table.get(int(hashes[index]), ((), []))
             if tuple(flat[start:end].tolist()) != ids:  # a hash collision: not this word

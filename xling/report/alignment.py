@@ -123,7 +123,7 @@ def render_alignment_retrieval(ctx: ReportContext) -> list[Block]:
         lines = []
         for retrieval in ("contextual", "non_contextual"):
             at = part[part["retrieval"] == retrieval]
-            keys = sorted({(s, int(n)) for s, n in zip(at["setting"], at["parallel_sentences"])},
+            keys = sorted({(s, int(n)) for s, n in zip(at["setting"], at["parallel_sentences"], strict=True)},
                           key=lambda k: (RETRIEVAL_ORDER.index(k[0]), k[1]))
             shared = not at.empty and bool((at.groupby("lang")["n_queries"].nunique() == 1).all())  # n: one row
             for setting, n in keys:
@@ -132,7 +132,7 @@ def render_alignment_retrieval(ctx: ReportContext) -> list[Block]:
                 line = [retrieval.replace("_", "-"), _label(setting, n)]
                 line += [flagged_cell(f"{v:.1f}", in_percent(cell_reason([cell.at[lang, "flag"]] if "flag" in cell else [])),
                                       "" if shared else f"n {fmt_count(cell.at[lang, 'n_queries'])}")
-                         if lang in cell.index else DASH for v, lang in zip(values, langs)]
+                         if lang in cell.index else DASH for v, lang in zip(values, langs, strict=True)]
                 line.append(_cell(np.mean(values)) if not np.isnan(values).any() else DASH)
                 lines.append(line)
             n_queries = at.groupby("lang")["n_queries"].first().map(fmt_count).reindex(langs, fill_value=DASH)
@@ -198,8 +198,8 @@ def _xnli_table(df: pd.DataFrame, title: str, keys: list[tuple[str, int]], langs
         cell = df[(df["setting"] == setting) & (df["parallel_sentences"] == n)].set_index("lang")
         values = [cell.at[lang, "value"] if lang in cell.index else np.nan for lang in langs]
         reasons = [cell.at[lang, "flag"] if lang in cell.index else None for lang in langs]
-        named = cell_reason(f"{lang}: {r}" for lang, r in zip(langs, reasons) if is_degenerate(r))  # the average's
-        lines.append([label(setting, n)] + [_flagged(v, r) for v, r in zip(values, reasons)]
+        named = cell_reason(f"{lang}: {r}" for lang, r in zip(langs, reasons, strict=True) if is_degenerate(r))  # the average's
+        lines.append([label(setting, n)] + [_flagged(v, r) for v, r in zip(values, reasons, strict=True)]
                      + [_flagged(np.mean(values), named) if not np.isnan(values).any() else DASH])
     return table_block(title, ["setting", *langs, "average"], lines, numeric=range(1, 2 + len(langs)), note=note)
 
@@ -271,7 +271,7 @@ def retrieval_and_xnli(retrieval: pd.DataFrame, transfer: pd.DataFrame, pivot: s
     xnli = xnli[(xnli["setting"] == "zero_shot_base_bert") & (xnli["lang"] != pivot)]
     points = found.merge(xnli[["base", "lang", "value", "flag"]].rename(columns={"value": "xnli"}),
                          on=["base", "lang"], how="outer")
-    flags = [cell_reason([a, b]) for a, b in zip(points["retrieval_flag"], points["flag"])]
+    flags = [cell_reason([a, b]) for a, b in zip(points["retrieval_flag"], points["flag"], strict=True)]
     return (points.assign(retrieval=100 * points["retrieval"], flag=flags).drop(columns="retrieval_flag")
             .sort_values(["base", "lang"], ignore_index=True))
 
@@ -304,7 +304,7 @@ def xnli_retrieval_figure(points: pd.DataFrame, settings: str) -> Figure:
         ax.scatter(part["retrieval"], part["xnli"], color=figures.PALETTE[i % len(figures.PALETTE)],
                    marker=figures.MARKERS[i % len(figures.MARKERS)],
                    label=f"{base} (r = {r:.2f}, n = {len(part)})" if r == r else f"{base} (n = {len(part)}: no r)")
-        for x, y, lang in zip(part["retrieval"], part["xnli"], part["lang"]):
+        for x, y, lang in zip(part["retrieval"], part["xnli"], part["lang"], strict=True):
             ax.annotate(lang, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=8)
         ax.legend(fontsize=8)
     ax.set_xlabel("contextual word retrieval accuracy (%)")
@@ -378,7 +378,7 @@ def render_alignment_pos(ctx: ReportContext) -> list[Block]:
                                        "training kept, mBERT before and after alignment on 250K pairs). Small grey "
                                        "number: queries (both directions, all pairs)."))
     ours = mean.assign(pos=[PAPER_GROUP_AVERAGE.get(g) if p == "average" else PAPER_POS.get(p, p)
-                            for g, p in zip(mean["group"], mean["pos"])])
+                            for g, p in zip(mean["group"], mean["pos"], strict=True)])
     for column in MODEL_KEYS:
         ours[column] = ours["base"].map(models[column]) if column in models else np.nan
     blocks += ctx.published_blocks("contextual_retrieval_pos", ours.dropna(subset=["pos"]),
@@ -393,7 +393,7 @@ def frequency_figure(curves: pd.DataFrame, settings: str) -> Figure:
     fig = figures._new_figure(5.0 * min(len(bases), 2) + 0.6, 3.4 * -(-len(bases) // 2) + 0.6)
     axes = fig.subplots(-(-len(bases) // 2), min(len(bases), 2), squeeze=False).ravel()  # two panels a row
     bins = curves[["rank_bin", "rank_difference"]].drop_duplicates().sort_values("rank_bin")
-    for ax, base in zip(axes, bases):
+    for ax, base in zip(axes, bases, strict=False):
         part = curves[curves["base"] == base]
         if part.empty:
             ax.text(0.5, 0.5, "no frequency-rank analysis in this run", ha="center", va="center",

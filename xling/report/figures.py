@@ -125,7 +125,7 @@ def mrr_by_pair(summary: pd.DataFrame, settings: str, title: str = "Word retriev
     x = np.arange(n_pairs)
     spread = summary["mrr_sd"].fillna(0) if "mrr_sd" in summary else 0
     top = _ylim_top(summary["mrr"] + spread, summary["chance_mrr"])
-    for ax, (model, size, rows, reference) in zip(axes, panels):
+    for ax, (model, size, rows, reference) in zip(axes, panels, strict=True):
         layer = rows["layer"].iloc[0] if "layer" in rows and (model == "bert" or reference) else None
         for j, value in enumerate([0] if reference else values):
             cell = (rows if reference else rows[rows[bars] == value]).set_index("pair").reindex(pairs)
@@ -186,7 +186,7 @@ def window_effect(summary: pd.DataFrame, settings: str,
     ref_means = reference.groupby("model")[["mrr", "chance_mrr"]].mean().reindex(checkpoints)
     top = _ylim_top(summary["mrr"], summary["chance_mrr"], reference["mrr"], reference["chance_mrr"])
     rng = np.random.default_rng(0)  # jitter only; fixed so the PNG is reproducible
-    for ax, size in zip(axes, sizes):
+    for ax, size in zip(axes, sizes, strict=True):
         x = np.arange(len(models))
         for j, window in enumerate(windows):
             colour = PALETTE[(j + 3) % len(PALETTE)]
@@ -205,7 +205,7 @@ def window_effect(summary: pd.DataFrame, settings: str,
         x_ref = np.arange(len(models), len(models) + len(checkpoints))
         ax.bar(x_ref, ref_means["mrr"], bar * 0.92, **REFERENCE_STYLE)
         ax.hlines(ref_means["chance_mrr"], x_ref - bar / 2, x_ref + bar / 2, zorder=3, **CHANCE_STYLE)
-        for i, name in zip(x_ref, checkpoints):
+        for i, name in zip(x_ref, checkpoints, strict=True):
             points = reference.loc[reference["model"] == name, "mrr"].to_numpy()
             ax.scatter(i + rng.uniform(-bar * 0.25, bar * 0.25, size=len(points)), points, s=10, color="black",
                        alpha=0.55, zorder=4, linewidths=0)

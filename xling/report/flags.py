@@ -57,7 +57,7 @@ COMPUTED = {"transfer": lambda rows, pivot: transfer_flags(rows, pivot),
             "bucc": lambda rows, pivot: bucc_flags(rows),
             "token_translation": lambda rows, pivot: translation_flags(rows),
             "word_pairs": lambda rows, pivot: pd.Series(
-                [no_word_pairs(int(n), r if pd.notna(r) else None) for n, r in zip(rows["links"], rows["recall"])],
+                [no_word_pairs(int(n), r if pd.notna(r) else None) for n, r in zip(rows["links"], rows["recall"], strict=True)],
                 index=rows.index, dtype=object)}
 
 

@@ -60,7 +60,7 @@ TRANSLATION_DESCRIPTION = (
 
 def select_key(df: pd.DataFrame, key: tuple) -> pd.DataFrame:
     mask = np.ones(len(df), dtype=bool)
-    for column, value in zip(MODEL_KEYS, key):
+    for column, value in zip(MODEL_KEYS, key, strict=True):
         mask &= (df[column] == value).to_numpy()
     return df[mask]
 
@@ -219,7 +219,7 @@ def translation_table1(df: pd.DataFrame) -> dict:
             flags = translation_flags(every[(every["pair"] == pair) & (every["direction"] == direction)])
             cell = cell.set_index("alpha")
             src, tgt = cell["src"].iloc[0], cell["tgt"].iloc[0]
-            row = [model_name(dict(zip(MODEL_KEYS, key))), f"{src}\u2192{tgt}", _unit(cell)]
+            row = [model_name(dict(zip(MODEL_KEYS, key, strict=True))), f"{src}\u2192{tgt}", _unit(cell)]
             for alpha in alphas:
                 if alpha in cell.index:
                     sub = "no shift" if alpha == 0 else f"layer {int(cell.at[alpha, 'layer'])}"
@@ -283,7 +283,7 @@ def heatmaps(df: pd.DataFrame, metric: str, label: str, settings: str) -> Figure
     top = float(finite.max()) if len(finite) else 1.0
     vmin, vmax = (0.0, 100.0) if metric == "convert_rate" else (0.0, max(top, 1e-9))
     image = None
-    for ax, (key, direction) in zip(axes, panels):
+    for ax, (key, direction) in zip(axes, panels, strict=False):
         part = select_key(df, key)
         part = part[part["direction"] == direction]
         grid = part.pivot_table(index="layer", columns="alpha", values=metric, aggfunc="mean")
@@ -293,7 +293,7 @@ def heatmaps(df: pd.DataFrame, metric: str, label: str, settings: str) -> Figure
         ax.set_yticks(range(grid.shape[0]), [str(int(l)) for l in grid.index])
         ax.set_xlabel("\u03b1")
         ax.set_ylabel("layer")
-        ax.set_title(f"{model_name(dict(zip(MODEL_KEYS, key)))}, {direction}", fontsize=9)
+        ax.set_title(f"{model_name(dict(zip(MODEL_KEYS, key, strict=True)))}, {direction}", fontsize=9)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     if image is not None:
@@ -312,7 +312,7 @@ def alpha_curves(df: pd.DataFrame, settings: str) -> Figure:
     for i, ((model, size, window, direction), part) in enumerate(summary.groupby(MODEL_KEYS + ["src"])):
         key = (model, size, window)
         style = dict(color=figures.PALETTE[i % len(figures.PALETTE)], marker=figures.MARKERS[i % len(figures.MARKERS)],
-                     label=f"{model_name(dict(zip(MODEL_KEYS, key)))}, {direction}")
+                     label=f"{model_name(dict(zip(MODEL_KEYS, key, strict=True)))}, {direction}")
         axes[0].plot(part["alpha"], 100 * part["convert_rate"], **style)
         axes[1].plot(part["alpha"], part["bleu1"], **style)
     axes[0].set_ylabel("convert rate (%)")

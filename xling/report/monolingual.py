@@ -116,10 +116,10 @@ def render_words(ctx: ReportContext) -> list[Block]:
 def contextual_alignment_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
     """Figure 5's layout: one panel per task and pair, the target's score by layer i for MLM align and biMLM
     (the pivot's own score dotted in the same colour)."""
-    panels = sorted({(task, pair) for task, pair in zip(df["task"], df["pair"])})
+    panels = sorted({(task, pair) for task, pair in zip(df["task"], df["pair"], strict=True)})
     fig = figures._new_figure(max(4.0, 3.6 * len(panels)) + 0.5, 4.2)
     axes = np.atleast_1d(fig.subplots(1, len(panels), squeeze=False)[0])
-    for ax, (task, pair) in zip(axes, panels):
+    for ax, (task, pair) in zip(axes, panels, strict=True):
         metric = TASK_METRIC[task]
         for i, kind in enumerate(k for k in CONTEXTUAL_KINDS if k in set(df["kind"])):
             rows = df[(df["task"] == task) & (df["pair"] == pair) & (df["kind"] == kind)
@@ -244,7 +244,7 @@ def cka_figure(df: pd.DataFrame, settings: str) -> "figures.Figure":
     fig = figures._new_figure(3.2 * len(comparisons) + 1, height + (2.6 if with_bands else 0))
     top, bottom = fig.subfigures(2, 1, height_ratios=[height, 2.6]) if with_bands else (fig, None)
     axes = np.atleast_1d(top.subplots(1, len(comparisons)))
-    for ax, comparison in zip(axes, comparisons):
+    for ax, comparison in zip(axes, comparisons, strict=True):
         grid = (df[df["comparison"] == comparison].pivot_table(index="layer", columns="pair", values="cka")
                 .reindex(index=layers, columns=pairs))
         matrix = np.vstack([grid.to_numpy(), grid.mean(axis=0).to_numpy()])
@@ -269,7 +269,7 @@ def _cka_bands(panel, df: pd.DataFrame, comparisons: list[str], pairs: list[str]
     value = "cka_debiased" if "cka_debiased" in df else "cka"
     axes = np.atleast_1d(panel.subplots(1, len(pairs), sharey=True))
     colours = {comparison: f"C{i}" for i, comparison in enumerate(COMPARISONS)}  # the same in every panel
-    for ax, pair in zip(axes, pairs):
+    for ax, pair in zip(axes, pairs, strict=True):
         for comparison in comparisons:
             rows = df[(df["pair"] == pair) & (df["comparison"] == comparison)].sort_values("layer")
             if rows.empty:

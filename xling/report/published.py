@@ -211,7 +211,7 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
                            note=f"None of the published numbers is for a setting of this run ({missing}): they "
                                 f"stand beside ours for reference, not as a comparison. {paper} From {where}.")
     groups = _groups(entry, [m[2] for m in matched])
-    header = [{"text": model_name(dict(zip(MODEL_KEYS, g))), "sub": _group_flags(entry, g)} for g in groups]
+    header = [{"text": model_name(dict(zip(MODEL_KEYS, g, strict=True))), "sub": _group_flags(entry, g)} for g in groups]
     cells = []
     for prow, settings, rows_in_run in matched:
         model_settings = {k: v for k, v in settings.items() if k not in MODEL_KEYS and k not in matching.identity}
@@ -221,7 +221,7 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
         line.append({"text": printed, "sub": f"at {at}"} if at else printed)
         for g in groups:
             part = rows_in_run
-            for column, value in zip(MODEL_KEYS, g):
+            for column, value in zip(MODEL_KEYS, g, strict=True):
                 part = part[part[column] == value]
             cell = (compare(part, metric, scale, model_settings, matching,
                             entry.get("best_of") or {}) if len(part) else None)
@@ -273,7 +273,7 @@ def _group_flags(entry: Mapping, group: tuple) -> str:
     """How one model of ours differs from the published one (model, data size, window)."""
     settings = {"model": entry.get("model"), **(entry.get("settings") or {})}
     flags = []
-    for column, ours in zip(MODEL_KEYS, group):
+    for column, ours in zip(MODEL_KEYS, group, strict=True):
         paper = settings.get(column)
         if paper is not None and paper != ours:
             flags.append(f"paper: {PUBLISHED_MODELS.get(paper, model_name({'model': paper, 'size': 0}))}"

@@ -163,7 +163,7 @@ def _column_value(df: pd.DataFrame, column: str) -> str:
         per_group = df.groupby(MODEL_KEYS)[column]
         if (per_group.nunique() <= 1).all():
             first = per_group.first()
-            return "; ".join(f"{model_name(dict(zip(MODEL_KEYS, g)))} {fmt_setting(column, first[g])}"
+            return "; ".join(f"{model_name(dict(zip(MODEL_KEYS, g, strict=True)))} {fmt_setting(column, first[g])}"
                              for g in model_groups(df) if g in first.index)
     try:
         values = sorted(values)

@@ -68,7 +68,7 @@ def variant_table(df: pd.DataFrame, metric: str, title: str, note: str, flagged:
                 continue
             reasons = {lang: cell_reason(flagged[p.index]) for lang, p in shown.groupby("lang")}
             marked = sum(1 for r in reasons.values() if r)
-            rows.append([model_name(dict(zip(MODEL_KEYS, key))), VARIANT_LABELS[variant]]
+            rows.append([model_name(dict(zip(MODEL_KEYS, key, strict=True))), VARIANT_LABELS[variant]]
                         + [flagged_cell(fmt_percent(cell.get(lang, np.nan)), reasons.get(lang)) for lang in langs]
                         + [flagged_cell(fmt_percent(cell.mean()), cell_reason(flagged[shown.index])),
                            "; ".join(filter(None, [flags, f"{MARK} {marked} of {len(reasons)} languages"
@@ -88,13 +88,13 @@ def tatoeba_layers(df: pd.DataFrame, settings: str, direction: str = XTREME_DIRE
     nrows = int(np.ceil(len(models) / ncols))
     fig = Figure(figsize=(3.4 * ncols + 0.5, 2.8 * nrows + 0.9), dpi=figures.DPI, layout="constrained")
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False, sharey=True)).ravel()
-    for ax, key in zip(axes, models):
+    for ax, key in zip(axes, models, strict=False):
         part = select_key(df, key)
         for i, variant in enumerate(("original", "zero_mean", "mds")):
             line = part[part["variant"] == variant].groupby("layer")["accuracy"].mean()
             ax.plot(line.index, 100 * line.to_numpy(), marker=figures.MARKERS[i], color=figures.PALETTE[i],
                     label=VARIANT_LABELS[variant])
-        ax.set_title(model_name(dict(zip(MODEL_KEYS, key))), fontsize=9)
+        ax.set_title(model_name(dict(zip(MODEL_KEYS, key, strict=True))), fontsize=9)
         ax.set_xlabel("layer")
         ax.set_ylim(bottom=0)  # the values' own range: accuracies of a few percent stay readable
         ax.grid(alpha=0.3)

@@ -85,7 +85,7 @@ def load_finetune_records(paths: Iterable[str | Path]) -> pd.DataFrame:
     if not rows:
         raise ValueError("load_finetune_records: no fine-tuning records given")
     out = pd.DataFrame(rows)
-    return out.assign(family=[family(lm, v) for lm, v in zip(out["lm"], out["variant"])])
+    return out.assign(family=[family(lm, v) for lm, v in zip(out["lm"], out["variant"], strict=True)])
 
 
 def load_alignment_logs(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -259,7 +259,7 @@ def alignment_figure(logs: pd.DataFrame, settings: str) -> Figure:
     many = len(models) > MAX_LINES
     handles = []
     for ax, (column, title) in zip(axes, (("loss", "loss L + \u03bbR"), ("pairs", "word-pair term L"),
-                                          ("drift", "pivot drift term R"))):
+                                          ("drift", "pivot drift term R")), strict=True):
         if many:
             smooth = logs.assign(value=logs.groupby("lm")[column].transform(
                 lambda v: v.rolling(max(1, len(v) // 50), min_periods=1, center=True).mean()))

@@ -79,7 +79,7 @@ def _table1(df: pd.DataFrame, shown: str) -> Block:
         cell = df[(df["model"] == group[0]) & (df["size"] == group[1]) & (df["window"] == group[2])]
         for label, pos in TABLE1_ROWS.items():
             by_pair = cell[cell["pos"] == pos].set_index("pair")
-            row = [model_name(dict(zip(("model", "size", "window"), group))), str(int(cell["layer"].iloc[0])), label]
+            row = [model_name(dict(zip(("model", "size", "window"), group, strict=True))), str(int(cell["layer"].iloc[0])), label]
             row += [{"text": fmt_num(by_pair.at[pair, "mrr"]), "sub": f"n {fmt_count(by_pair.at[pair, 'n_queries'])}"}
                     if pair in by_pair.index else "\u2014" for pair in pairs]
             row.append(fmt_num(by_pair["mrr"].mean()) if len(by_pair) == len(pairs) else "\u2014")

@@ -155,7 +155,7 @@ def _check_single_setting(df: pd.DataFrame, keys: list[str], where: str) -> None
         counts = df.groupby(keys, dropna=False)[others].nunique(dropna=False)
         bad = counts[(counts > 1).any(axis=1)]
         if not bad.empty:
-            cell = dict(zip(keys, bad.index[0] if isinstance(bad.index[0], tuple) else (bad.index[0],)))
+            cell = dict(zip(keys, bad.index[0] if isinstance(bad.index[0], tuple) else (bad.index[0],), strict=True))
             column = bad.columns[(bad.iloc[0] > 1).to_numpy()][0]
             mask = pd.Series(True, index=df.index)
             for k, v in cell.items():

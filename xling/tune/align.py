@@ -183,7 +183,7 @@ def align(model_path, data: list[ParallelWords], out_dir, checkpoint_dir, settin
 
     features = [(encode_words(tokenizer, d.en, max_length), encode_words(tokenizer, d.xx, max_length)) for d in data]
     counts = {}
-    for d, (en, xx) in zip(data, features):
+    for d, (en, xx) in zip(data, features, strict=True):
         cut = sum(1 for sent in en + xx for p in sent["last"] if p < 0)
         counts[d.lang] = {"pairs": len(d), "links": sum(len(x) for x in d.links), "words_without_vector": cut}
         logger.info("%s: %d sentence pairs, %d links, %d words cut off by max_length %d or without a piece",

@@ -129,7 +129,7 @@ def predict(model: nn.Module, task: str, features: list[dict], batch_size: int, 
     for start in range(0, len(order), batch_size):
         index = order[start : start + batch_size]
         batch = {k: v.to(device) for k, v in collate(task, [features[i] for i in index], pad_id, pair).items()}
-        for i, prediction in zip(index, model.predict(batch)):
+        for i, prediction in zip(index, model.predict(batch), strict=True):
             out[i] = prediction
     return out
 

@@ -106,7 +106,7 @@ class Featurizer:
             premises = self.pieces_of([e[0] for e in examples])
             hypotheses = self.pieces_of([e[1] for e in examples])
             return [{**self.pair(self.ids(p), self.ids(h)), "label": index[e[2]]}
-                    for e, p, h in zip(examples, premises, hypotheses)]
+                    for e, p, h in zip(examples, premises, hypotheses, strict=True)]
         features = []
         for example in examples:
             words = words_of(self.task, example)
@@ -352,7 +352,7 @@ class Parser(nn.Module):
     def predict(self, batch) -> list[tuple[list[int], list[int]]]:
         words, mask = self.words(batch)
         heads, labels = self.parser.predict(words, mask)
-        return list(zip(heads, labels))
+        return list(zip(heads, labels, strict=True))
 
 
 # ---------------------------------------------------------------------------------------------- building

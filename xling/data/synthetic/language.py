@@ -178,7 +178,7 @@ def conllu_block(lang: Language, records: list[tuple], sent_id: str, world: Worl
     position = {r[0]: i + 1 for i, r in enumerate(records)}
     words = surface(lang, records)
     lines = [f"# sent_id = {sent_id}", f"# text = {' '.join(words)}"]
-    for i, (r, form) in enumerate(zip(records, words), start=1):
+    for i, (r, form) in enumerate(zip(records, words, strict=True), start=1):
         _, c, feat, upos, deprel, head = r
         if upos == "NOUN":
             feats = f"Number={feat}"

@@ -45,7 +45,7 @@ def build_world(cfg: dict) -> World:
     weight = 1.0 / np.arange(1, n + 1) ** cfg["zipf"]
     counts = [round(n * f) for _, f in POS_FRACTIONS]
     counts[0] = n - sum(counts[1:])
-    pos_of = np.array(sum(([p] * k for (p, _), k in zip(POS_FRACTIONS, counts)), []))
+    pos_of = np.array(sum(([p] * k for (p, _), k in zip(POS_FRACTIONS, counts, strict=True)), []))
     pos_of = list(pos_of[rng.permutation(n)])
     members = {p: [c for c in range(n) if pos_of[c] == p] for p, _ in POS_FRACTIONS}
     # Balanced home topics: within a POS, each block of n_topics consecutive ranks covers every topic once.
@@ -68,7 +68,7 @@ def build_world(cfg: dict) -> World:
     for flag in (True, False):
         verbs = [v for v in members["VERB"] if transitive[v] == flag]
         verbs = [verbs[i] for i in rng.permutation(len(verbs))]
-        for a, b in zip(verbs[0::2], verbs[1::2]):
+        for a, b in zip(verbs[0::2], verbs[1::2], strict=False):
             antonym[a], antonym[b] = b, a
     anchor_order = [int(c) for c in rng.permutation(n)]
     pos_all = pos_of + [upos for _, upos, _ in FUNCTION]

@@ -171,7 +171,7 @@ def bucc_split(cfg: dict, world: World, en: Language, lang: Language, split: str
         latent.append(sentence)
     sides = (latent[:n], latent[:n_gold] + latent[n:])
     orders = [rng.permutation(n) for _ in sides]  # order[position] = index into the side
-    xx, en_side = ([side[i] for i in order] for side, order in zip(sides, orders))
+    xx, en_side = ([side[i] for i in order] for side, order in zip(sides, orders, strict=True))
     where = [np.argsort(order) for order in orders]  # index -> position
     gold = sorted((int(where[0][k]), int(where[1][k])) for k in range(n_gold))
     return xx, en_side, gold
@@ -213,7 +213,7 @@ def generate(spec: dict, languages: list[str], out_dir: Path) -> None:
         recs = [realize(lang, s, neg_id) for s in parallel]
         _write_lines(out / "parallel" / f"en-{code}.en", (" ".join(surface(en, r)) for r in en_par))
         _write_lines(out / "parallel" / f"en-{code}.{code}", (" ".join(surface(lang, r)) for r in recs))
-        _write_lines(out / "parallel" / f"en-{code}.align", (_pharaoh(a, b) for a, b in zip(en_par, recs)))
+        _write_lines(out / "parallel" / f"en-{code}.align", (_pharaoh(a, b) for a, b in zip(en_par, recs, strict=True)))
         _write_lines(out / "tatoeba" / f"tatoeba.{code}-eng.{code}",
                      (" ".join(surface(lang, realize(lang, s, neg_id))) for s in tatoeba))
         _write_lines(out / "tatoeba" / f"tatoeba.{code}-eng.eng",

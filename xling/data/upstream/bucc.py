@@ -60,7 +60,7 @@ def bucc_to_canonical(source: PathLike, lang: str, out_dir: PathLike,
             fields = line.split("\t")
             if len(fields) != 2:
                 raise FormatError(f"{disp['gold']}:{lineno}: expected 'src_id<TAB>en_id'")
-            for sid, ids in zip(fields, (src_ids, en_ids)):
+            for sid, ids in zip(fields, (src_ids, en_ids), strict=True):
                 if sid not in ids:
                     raise FormatError(f"{disp['gold']}:{lineno}: unknown id {sid!r}")
         ours = splits[split]

@@ -129,7 +129,7 @@ def _write_parallel(paths: dict[str, Path], labels: dict[str, str], lang: str, o
         f_en = stack.enter_context(atomic_write(out_en))
         f_xx = stack.enter_context(atomic_write(out_xx))
         corpora = {side: stack.enter_context(atomic_write(path)) for side, path in corpus_out.items()}
-        for (_, en), (_, xx) in zip(numbered_lines(en_path), numbered_lines(xx_path)):
+        for (_, en), (_, xx) in zip(numbered_lines(en_path), numbered_lines(xx_path), strict=True):
             if not en.strip() or not xx.strip():
                 counts["empty_pairs"] += 1
                 continue

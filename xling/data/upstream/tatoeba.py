@@ -42,7 +42,7 @@ def tatoeba_to_canonical(source: PathLike, lang: str, out_dir: PathLike) -> dict
                           f"{_display(source, eng_name)}: {len(eng)} lines")
     if not src:
         raise FormatError(f"{_display(source, src_name)}: no sentence pairs")
-    empty = sum(1 for a, b in zip(src, eng) if not a.strip() or not b.strip())
+    empty = sum(1 for a, b in zip(src, eng, strict=True) if not a.strip() or not b.strip())
     if empty:
         logger.warning("%s: %d Tatoeba pairs with an empty side (kept, to keep the alignment)",
                        source, empty)

@@ -78,7 +78,7 @@ def xtreme_xnli_stand_in(folder: PathLike, outputs: dict[tuple[str, str], PathLi
 def _check_parallel(path: Path, rows: list, pivot_rows: list, pivot_path: Path) -> None:
     if len(rows) != len(pivot_rows):
         raise FormatError(f"{path}: {len(rows)} rows, {pivot_path} has {len(pivot_rows)}: not the parallel dev set")
-    for lineno, (row, pivot_row) in enumerate(zip(rows, pivot_rows), start=1):
+    for lineno, (row, pivot_row) in enumerate(zip(rows, pivot_rows, strict=True), start=1):
         if row[2] != pivot_row[2]:
             raise FormatError(f"{path}:{lineno}: label {row[2]!r}, {pivot_path} has {pivot_row[2]!r} on this line: "
                               f"not the parallel dev set")
@@ -109,6 +109,6 @@ def xtreme_wikiann_stand_in(folder: PathLike, out_dir: PathLike, languages: Iter
 def _write_ner(sentences: list[tuple[list[str], list[str]]], path: Path) -> int:
     with atomic_write(path) as out:
         for tokens, tags in sentences:
-            out.writelines(f"{token}\t{tag}\n" for token, tag in zip(tokens, tags))
+            out.writelines(f"{token}\t{tag}\n" for token, tag in zip(tokens, tags, strict=True))
             out.write("\n")
     return len(sentences)

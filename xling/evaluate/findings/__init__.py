@@ -97,8 +97,8 @@ def read_tables(paths: Mapping[str, str | Path | Sequence]) -> dict[str, pd.Data
             continue
         parts = [pd.read_parquet(f) for f in files]
         if key == "transfer_items":  # its rows name the fine-tuning by their file
-            parts = [part.assign(**transfer_run_of(f)) for f, part in zip(files, parts)]
-        for file, part in zip(files, parts):
+            parts = [part.assign(**transfer_run_of(f)) for f, part in zip(files, parts, strict=True)]
+        for file, part in zip(files, parts, strict=True):
             missing = [c for c in TABLES[key] if c not in part.columns]
             if missing:
                 raise ValueError(f"{file}: {key} table without column(s) {', '.join(missing)}")

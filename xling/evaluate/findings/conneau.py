@@ -140,9 +140,9 @@ def sharing_carries_transfer(tables: Tables, criteria: Criteria, pivot: str) -> 
         seps = [_measure(scores, s, task, criteria, items, keep_flags=False) for s in separated]
         measures += [default, *seps]
         parts += [greater(default, m, _paired(scores, "default", s, task, criteria, items))
-                  for s, m in zip(separated, seps)]
+                  for s, m in zip(separated, seps, strict=True)]
         labels += [f"{task}: default > {s}" for s in separated]
-        for (a, ma), (b, mb) in zip(zip(separated, seps), zip(separated[1:], seps[1:])):
+        for (a, ma), (b, mb) in zip(zip(separated, seps, strict=True), zip(separated[1:], seps[1:], strict=True), strict=False):
             if a.startswith("sep-emb") == b.startswith("sep-emb"):
                 parts.append(at_least(ma, mb, criteria, _paired(scores, a, b, task, criteria, items)))
                 labels.append(f"{task}: {a} >= {b}")

@@ -265,7 +265,7 @@ def with_table_flags(rows: pd.DataFrame, computed: pd.Series) -> pd.Series:
     if "flag" not in rows:
         return computed
     own = [f if isinstance(f, str) and f else None for f in rows["flag"]]
-    return pd.Series([flag(a, b if isinstance(b, str) else None) for a, b in zip(own, computed)],
+    return pd.Series([flag(a, b if isinstance(b, str) else None) for a, b in zip(own, computed, strict=True)],
                      index=rows.index, dtype=object)
 
 
@@ -295,11 +295,11 @@ def transfer_flags(rows: pd.DataFrame, pivot: str) -> pd.Series:
     own_flags = own_flags.map(lambda f: f if isinstance(f, str) else None)
     dead = own_flags[dev].dropna()
     keys = rows[model].astype(str).apply(tuple, axis=1)  # str: a missing lm (NaN) matches itself
-    dead_models = dict(zip(keys[dead.index], dead))
+    dead_models = dict(zip(keys[dead.index], dead, strict=True))
     learn = keys.map(
         lambda key: f"the fine-tuning did not learn {pivot} ({pivot} dev {dead_models[key]})"
         if key in dead_models else None)
-    text = [[f for f in (a, b) if isinstance(f, str)] for a, b in zip(own_flags, learn)]
+    text = [[f for f in (a, b) if isinstance(f, str)] for a, b in zip(own_flags, learn, strict=True)]
     return pd.Series([flag(*t) for t in text], index=rows.index, dtype=object)
 
 

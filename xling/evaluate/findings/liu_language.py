@@ -142,7 +142,7 @@ def convert_rate_rises(tables: Tables, criteria: Criteria, pivot: str) -> Findin
     for layer in layers:
         points = [_rate(rows, layer, a) for a in alphas]
         measures += [Measure(f"layer {layer} {m.label}", m.value, m.low, m.high, m.flag) for m in points]
-        steps = [at_least(b, a, criteria) for a, b in zip(points, points[1:])]
+        steps = [at_least(b, a, criteria) for a, b in zip(points, points[1:], strict=False)]
         parts.append(all_of([*steps, greater(points[-1], points[0])]))
     return Finding(all_of(parts, [f"layer {layer}" for layer in layers]), measures,
                    _translation_settings(rows, label, alphas), judged_on)

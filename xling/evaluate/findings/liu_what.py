@@ -208,8 +208,8 @@ def word2vec_window_not_always_better(tables: Tables, criteria: Criteria, pivot:
 
 def _any_step_down(points: list[Measure]) -> Verdict:
     """Some step to a larger window lowers MRR beyond the intervals (a smaller window's MRR greater)."""
-    return any_of([greater(a, b) for a, b in zip(points, points[1:])],
-                  [f"{a.label} -> {b.label}" for a, b in zip(points, points[1:])])
+    return any_of([greater(a, b) for a, b in zip(points, points[1:], strict=False)],
+                  [f"{a.label} -> {b.label}" for a, b in zip(points, points[1:], strict=False)])
 
 
 def open_class_better(tables: Tables, criteria: Criteria, pivot: str) -> Finding:

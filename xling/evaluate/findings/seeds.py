@@ -138,7 +138,7 @@ def paired_over_seeds(tables: Tables, a_rows: pd.DataFrame, b_rows: pd.DataFrame
         return None
     a_items, b_items = (_seed_items(r, items, by, groups) for r in (a_rows, b_rows))
     if a_items is None or b_items is None or any(
-            len(a[0].numerator) != len(b[0].numerator) for a, b in zip(a_items, b_items)):
+            len(a[0].numerator) != len(b[0].numerator) for a, b in zip(a_items, b_items, strict=True)):
         return None
     found = seed_means_difference(a_items, b_items, **criteria.boot())
     a_means, b_means = (r.groupby(["seed", by])["value"].mean().groupby("seed").mean() for r in (a_rows, b_rows))

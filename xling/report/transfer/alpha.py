@@ -44,11 +44,11 @@ def alpha_table(curves: pd.DataFrame, chosen: pd.DataFrame, test: pd.DataFrame, 
                    if kv[0][0] in TASK_ORDER else len(TASK_ORDER))
     for cell_key, cell in cells:
         picked = chosen
-        for column, value in zip(keys, cell_key):
+        for column, value in zip(keys, cell_key, strict=True):
             picked = picked[picked[column] == value]
         by_alpha = cell.set_index("alpha")
         task, metric = cell_key[0], cell_key[1]
-        key = dict(zip(keys, cell_key))
+        key = dict(zip(keys, cell_key, strict=True))
         line = [f"{TASK_LABELS.get(task, task)}: {METRIC_LABELS.get(metric, metric)}", model_name(key),
                 f"{fmt_setting('freeze', key['freeze'])} / {fmt_setting('layer', key['layer'])}", key["lang"]]
         for alpha in alphas:
@@ -93,8 +93,8 @@ def alpha_figure(curves: pd.DataFrame, chosen: pd.DataFrame, settings: str) -> F
     langs = sorted(curves["lang"].unique()) if len(curves) else []
     styles = {lang: dict(color=figures.PALETTE[i % 7], marker=figures.MARKERS[i % len(figures.MARKERS)])
               for i, lang in enumerate(langs)}
-    for ax, (key, part) in zip(axes, panels):
-        info = dict(zip(panel_keys, key))
+    for ax, (key, part) in zip(axes, panels, strict=False):
+        info = dict(zip(panel_keys, key, strict=True))
         for lang, line in part.groupby("lang"):
             line = line.sort_values("alpha")
             ax.plot(line["alpha"], line["mean"], markersize=3.5, linewidth=1.2, **styles[lang])

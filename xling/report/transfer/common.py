@@ -67,7 +67,7 @@ def check_cells(df: pd.DataFrame, keys: list[str], where: str, free: Iterable[st
             cell = bad.index[0] if isinstance(bad.index[0], tuple) else (bad.index[0],)
             column = bad.columns[(bad.iloc[0] > 1).to_numpy()][0]
             raise ValueError(f"{where}: several values of {column} in one cell ("
-                             + ", ".join(f"{k}={v}" for k, v in zip(keys, cell))
+                             + ", ".join(f"{k}={v}" for k, v in zip(keys, cell, strict=True))
                              + "); the report averages seeds only")
     duplicated = df.duplicated([*keys, "seed"], keep=False)
     if duplicated.any():
@@ -97,7 +97,7 @@ def average_stats(df: pd.DataFrame, keys: list[str], pivot: str) -> pd.DataFrame
                                                       n_seeds=("value", "count"), n_langs=("n_langs", "max"))
     if "flag" in df:  # an average over a degenerate language carries that language's reason, named
         named = targets.assign(flag=[f"{lang}: {f}" if isinstance(f, str) and f else None
-                                     for lang, f in zip(targets["lang"], targets["flag"])])
+                                     for lang, f in zip(targets["lang"], targets["flag"], strict=True)])
         stats = stats.join(named.groupby(keys, dropna=False)["flag"].agg(cell_reason).rename("flag"))
     return stats.reset_index()
 
@@ -176,7 +176,7 @@ def selections(df: pd.DataFrame) -> list[str]:
 
 def _group_rows(df: pd.DataFrame, key: tuple) -> pd.DataFrame:
     mask = np.ones(len(df), dtype=bool)
-    for column, value in zip(MODEL_KEYS, key):
+    for column, value in zip(MODEL_KEYS, key, strict=True):
         mask &= (df[column] == value).to_numpy()
     return df[mask]
 
@@ -197,7 +197,7 @@ def _per_model(df: pd.DataFrame, column: str) -> str:
     parts = []
     for key in model_groups(df):
         vals = sorted(_group_rows(df, key)[column].dropna().unique().tolist(), key=str)
-        parts.append(f"{model_name(dict(zip(MODEL_KEYS, key)))} {'/'.join(fmt_setting(column, v) for v in vals)}")
+        parts.append(f"{model_name(dict(zip(MODEL_KEYS, key, strict=True)))} {'/'.join(fmt_setting(column, v) for v in vals)}")
     return ", ".join(parts)
 
 
@@ -224,7 +224,7 @@ def finetune_blocks(df: pd.DataFrame, tasks: Iterable[str]) -> list[Block]:
     for task in tasks:
         rows = df[df["task"] == task]
         for value, part in rows.groupby("finetune_settings", sort=False):
-            models = ", ".join(model_name(dict(zip(MODEL_KEYS, key))) for key in model_groups(part))
+            models = ", ".join(model_name(dict(zip(MODEL_KEYS, key, strict=True))) for key in model_groups(part))
             pairs = flatten(recorded_json(value)) or [(DASH, "none recorded")]
             # the test-time settings the scoring recorded: the zero-mean / MDS means and alpha grid, NER repair
             if "shift_settings" in part:

@@ -59,7 +59,7 @@ def mds_table(rows: pd.DataFrame, pivot: str, where: str, title: str, note: str)
     for key in model_groups(rows):
         part = _group_rows(rows, key)
         n_layers = _num_layers(part)
-        name = model_name(dict(zip(MODEL_KEYS, key)))
+        name = model_name(dict(zip(MODEL_KEYS, key, strict=True)))
         for variant, cells in variant_rows(part):
             freeze, train_transform, transform, layer = variant
             if (train_transform, transform) == ("none", "none"):

@@ -33,7 +33,7 @@ def variant_table(rows: pd.DataFrame, task: str, metric: str, pivot: str, where:
         for variant, cells in variant_rows(part):
             freeze, train_transform, transform, layer = variant
             full = (*key, *variant)
-            line = [model_name(dict(zip(MODEL_KEYS, key))), freeze_cell(freeze),
+            line = [model_name(dict(zip(MODEL_KEYS, key, strict=True))), freeze_cell(freeze),
                     variant_label(train_transform, transform, layer)]
             for lang in langs:
                 extra = (f"\u03b1 {_chosen_alpha(cells[cells['lang'] == lang])}"

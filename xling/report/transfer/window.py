@@ -81,12 +81,12 @@ def window_figure(effect: pd.DataFrame, pivot: str, settings: str) -> Figure:
         axes[0].set_axis_off()
     bar = min(0.8 / max(1, len(models)), 0.3)
     x = np.arange(len(langs))
-    for ax, size in zip(axes, sizes):
+    for ax, size in zip(axes, sizes, strict=False):
         for j, model in enumerate(models):
             cell = effect[(effect["size"] == size) & (effect["model"] == model)].set_index("lang").reindex(langs)
             bars = ax.bar(x - bar * len(models) / 2 + bar * (j + 0.5), cell["drop"], bar * 0.92,
                           color=figures.PALETTE[j % len(figures.PALETTE)], label=figures.model_label(model))
-            for patch, reason in zip(bars, cell["flag"] if "flag" in cell else []):
+            for patch, reason in zip(bars, cell["flag"] if "flag" in cell else [], strict=False):
                 if isinstance(reason, str):  # drawn from a degenerate accuracy: hatched, as the legend says
                     patch.set_hatch("xx")
                     patch.set_edgecolor("black")

@@ -71,12 +71,12 @@ def xnli_by_model_figure(grid: pd.DataFrame, size: int, pivot: str, settings: st
                if len(grid) else None)
     bar = min(0.8 / max(1, len(models)), 0.3)
     x = np.arange(len(langs))
-    for ax, window in zip(axes, windows):
+    for ax, window in zip(axes, windows, strict=False):
         panel = [(m, size, window) for m in dict.fromkeys(k[0] for k in keys)] + model_groups(reference)
         for j, key in enumerate(panel):
             cell = _group_rows(summary, key).set_index("lang").reindex(langs)
             offsets = x - bar * len(panel) / 2 + bar * (j + 0.5)
-            label = model_name(dict(zip(MODEL_KEYS, key))) if key[1] == 0 else figures.model_label(key[0])
+            label = model_name(dict(zip(MODEL_KEYS, key, strict=True))) if key[1] == 0 else figures.model_label(key[0])
             spread = cell["std"].to_numpy() if cell["std"].notna().any() else None
             ax.bar(offsets, cell["mean"], bar * 0.92, yerr=spread, capsize=2, error_kw=dict(elinewidth=0.8),
                    color=figures.PALETTE[j % len(figures.PALETTE)], hatch="//" if key[1] == 0 else "",
