@@ -21,8 +21,8 @@ from xling.evaluate import verdicts
 from xling.evaluate.alignment import language_study_rows
 from xling.evaluate.chance import at_or_below_chance, flag, nothing_mined
 from xling.evaluate.uncertainty import bootstrap_groups, paired_groups_difference
-from xling.evaluate.verdicts import (FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, Measure,  # noqa: F401
-                                     Verdict, all_of, any_of, every_unit, most, negate)
+from xling.evaluate.verdicts import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, Measure, Verdict
+from xling.evaluate.verdicts import all_of, any_of, every_unit, most, negate  # noqa: F401  (re-exported)
 from xling.plan.tables import FINDINGS_COLUMNS
 
 NOT_MEASURED = "not measured"
