@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CSV_OUTPUT = re.compile(r'^\s*(\w+)=(report\()?f"\{RESULTS\}/eval/([^"]+)\.csv"(.*)$', flags=re.M)
+# a report() call's arguments may start on the next line (snakefmt puts each argument of a long call on its own)
+CSV_OUTPUT = re.compile(r'^\s*(\w+)=(report\(\s*)?f"\{RESULTS\}/eval/([^"]+)\.csv"(.*)$', flags=re.M)
 
 
 def csv_outputs() -> list[tuple[str, str, bool, str]]:
