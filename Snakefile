@@ -1,7 +1,7 @@
 """xling: why is multilingual BERT multilingual? One DAG from raw data to an HTML report.
 
-    snakemake --profile profiles/local --configfile presets/demo.yaml     # offline demo
-    snakemake --profile profiles/slurm                                    # the full study (config.yaml)
+snakemake --profile profiles/local --configfile presets/demo.yaml     # offline demo
+snakemake --profile profiles/slurm                                    # the full study (config.yaml)
 """
 
 import os
@@ -48,9 +48,9 @@ include: "rules/report.smk"
 
 
 rule all:
+    default_target: True
     input:
         f"{RESULTS}/report.html",
         table_targets(),
         align_finetune_targets(),
         align_baselines_targets(),
-    default_target: True

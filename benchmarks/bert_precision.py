@@ -54,10 +54,21 @@ def main(argv=None) -> int:
     p.add_argument("--tolerance", type=float, default=0.02, help="largest acceptable relative loss difference")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    hp = {"hidden_size": args.hidden, "num_layers": args.layers, "num_heads": args.heads,
-          "intermediate_size": args.intermediate, "window": args.window, "batch_size": args.batch,
-          "learning_rate": args.lr, "warmup_steps": args.warmup_steps, "max_steps": args.steps,
-          "log_every": args.log_every, "checkpoint_every": args.steps, "device": "cpu", "seed": 1}
+    hp = {
+        "hidden_size": args.hidden,
+        "num_layers": args.layers,
+        "num_heads": args.heads,
+        "intermediate_size": args.intermediate,
+        "window": args.window,
+        "batch_size": args.batch,
+        "learning_rate": args.lr,
+        "warmup_steps": args.warmup_steps,
+        "max_steps": args.steps,
+        "log_every": args.log_every,
+        "checkpoint_every": args.steps,
+        "device": "cpu",
+        "seed": 1,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         if args.tokens:
@@ -66,8 +77,10 @@ def main(argv=None) -> int:
             from pretrain_throughput import synthetic_corpus  # this directory is on sys.path when run as a script
 
             tokens, vocab = synthetic_corpus(tmp, 8000, args.batch * args.window * args.steps // 4)
-        curves = {precision: run(tokens, vocab, {**hp, "precision": precision}, tmp / precision)
-                  for precision in ("fp32", "bf16")}
+        curves = {
+            precision: run(tokens, vocab, {**hp, "precision": precision}, tmp / precision)
+            for precision in ("fp32", "bf16")
+        }
     fp32, bf16 = curves["fp32"], curves["bf16"]
     rel = [abs(b - a) / a for (_, a, _), (_, b, _) in zip(fp32, bf16, strict=True)]
     worst = max(range(len(rel)), key=rel.__getitem__)
@@ -76,11 +89,15 @@ def main(argv=None) -> int:
     print(f"{'step':>6} {'fp32 loss':>10} {'bf16 loss':>10} {'rel diff':>9}")
     for (step, a, _), (_, b, _), r in zip(fp32, bf16, rel, strict=True):
         print(f"{step:6d} {a:10.4f} {b:10.4f} {r:9.4f}")
-    print(f"seconds per step: fp32 {t32:.4f}, bf16 {t16:.4f}: bf16 {t32 / t16:.2f}x faster "
-          f"({args.threads} threads, {torch.__version__})")
+    print(
+        f"seconds per step: fp32 {t32:.4f}, bf16 {t16:.4f}: bf16 {t32 / t16:.2f}x faster "
+        f"({args.threads} threads, {torch.__version__})"
+    )
     verdict = "PASS" if rel[worst] <= args.tolerance else "FAIL"
-    print(f"largest relative loss difference {rel[worst]:.4f} at step {fp32[worst][0]}: {verdict} "
-          f"(tolerance {args.tolerance})")
+    print(
+        f"largest relative loss difference {rel[worst]:.4f} at step {fp32[worst][0]}: {verdict} "
+        f"(tolerance {args.tolerance})"
+    )
     return 0 if verdict == "PASS" else 1
 
 

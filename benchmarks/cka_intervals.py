@@ -32,9 +32,11 @@ def main() -> None:
             kept = np.setdiff1d(np.arange(n), group)
             linear_cka(x[kept], y[kept])
         loop = (time.perf_counter() - start) * len(groups) / LOOP_GROUPS
-        print(f"{name}: n={n} d={d} {len(groups)} groups, one layer: CKA {linear_cka(x, y):.3f}, "
-              f"95% interval [{found.low:.3f}, {found.high:.3f}]; {fast:.2f} s from Gram matrices, "
-              f"loop over the kept rows ~{loop:.2f} s (scaled from {LOOP_GROUPS})")
+        print(
+            f"{name}: n={n} d={d} {len(groups)} groups, one layer: CKA {linear_cka(x, y):.3f}, "
+            f"95% interval [{found.low:.3f}, {found.high:.3f}]; {fast:.2f} s from Gram matrices, "
+            f"loop over the kept rows ~{loop:.2f} s (scaled from {LOOP_GROUPS})"
+        )
 
 
 if __name__ == "__main__":

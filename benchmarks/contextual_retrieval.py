@@ -34,7 +34,9 @@ def planted(n_sentences: int, dim: int, noise: float = 1.0, seed: int = 0):
         s = rng.normal(size=(n_src, dim)).astype(np.float32)
         t = rng.normal(size=(n_tgt, dim)).astype(np.float32)
         n_links = int(0.8 * min(n_src, n_tgt))
-        pairs = set(zip(rng.permutation(n_src)[:n_links].tolist(), rng.permutation(n_tgt)[:n_links].tolist(), strict=True))
+        pairs = set(
+            zip(rng.permutation(n_src)[:n_links].tolist(), rng.permutation(n_tgt)[:n_links].tolist(), strict=True)
+        )
         for i, j in pairs:
             t[j] = s[i] + noise * rng.normal(size=dim).astype(np.float32)
         src.append(s)
@@ -78,9 +80,18 @@ def _child(method: str, sentences: int, dim: int, block: int, k: int, threads: i
     else:
         accuracy, n_queries = dense_accuracy(src, tgt, links, k)
     seconds = time.perf_counter() - started
-    print(json.dumps(dict(method=method, seconds=seconds, queries=n_queries, accuracy=accuracy,
-                          candidates=sum(map(len, tgt)),
-                          peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)))
+    print(
+        json.dumps(
+            dict(
+                method=method,
+                seconds=seconds,
+                queries=n_queries,
+                accuracy=accuracy,
+                candidates=sum(map(len, tgt)),
+                peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            )
+        )
+    )
 
 
 def main() -> None:
@@ -98,18 +109,42 @@ def main() -> None:
         return
     rows = []
     for method in ["blocked"] + ([] if args.no_dense else ["dense"]):
-        out = subprocess.run([sys.executable, __file__, "--child", method, "--sentences", str(args.sentences),
-                              "--dim", str(args.dim), "--block", str(args.block), "--k", str(args.k),
-                              "--threads", str(args.threads)], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                method,
+                "--sentences",
+                str(args.sentences),
+                "--dim",
+                str(args.dim),
+                "--block",
+                str(args.block),
+                "--k",
+                str(args.k),
+                "--threads",
+                str(args.threads),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(f"contextual retrieval, {args.sentences} sentences per side, dim {args.dim}, CSLS k={args.k}, "
-          f"{args.threads} threads (queries: both directions; peak RSS includes Python, numpy and torch)")
-    print(f"{'method':<28} {'queries':>8} {'candidates':>10} {'seconds':>8} {'queries/s':>10} {'peak MiB':>9} "
-          f"{'accuracy':>8}")
+    print(
+        f"contextual retrieval, {args.sentences} sentences per side, dim {args.dim}, CSLS k={args.k}, "
+        f"{args.threads} threads (queries: both directions; peak RSS includes Python, numpy and torch)"
+    )
+    print(
+        f"{'method':<28} {'queries':>8} {'candidates':>10} {'seconds':>8} {'queries/s':>10} {'peak MiB':>9} "
+        f"{'accuracy':>8}"
+    )
     for row in rows:
         name = f"xling blocked (block {args.block})" if row["method"] == "blocked" else "dense numpy (full matrix)"
-        print(f"{name:<28} {row['queries']:>8} {row['candidates']:>10} {row['seconds']:>8.1f} "
-              f"{row['queries'] / row['seconds']:>10.0f} {row['peak_mib']:>9.0f} {row['accuracy']:>8.4f}")
+        print(
+            f"{name:<28} {row['queries']:>8} {row['candidates']:>10} {row['seconds']:>8.1f} "
+            f"{row['queries'] / row['seconds']:>10.0f} {row['peak_mib']:>9.0f} {row['accuracy']:>8.4f}"
+        )
 
 
 if __name__ == "__main__":

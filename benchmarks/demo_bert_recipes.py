@@ -67,16 +67,40 @@ def parse_settings(pairs: list[str]) -> dict:
 def train(args, hparams: dict, out: Path, checkpoints: Path) -> dict:
     """Run the workflow's trainer on one thread; its CPU (user + system) and wall seconds."""
     files = [str(args.run / "tokens" / str(args.size) / f"{lang}.txt") for lang in args.languages]
-    command = [sys.executable, "-m", "xling.models.bert", "--tokens", *files,
-               "--vocab", str(args.run / "vocab" / "trained.txt"), "--out", str(out),
-               "--checkpoint-dir", str(checkpoints), "--hparams", json.dumps(hparams, sort_keys=True),
-               "--checkpoint-every", str(args.checkpoint_every), "--keep-checkpoints", "1000",
-               "--log-every", "50", "--no-lowercase", "--log", str(out.parent / "training_log.tsv")]
+    command = [
+        sys.executable,
+        "-m",
+        "xling.models.bert",
+        "--tokens",
+        *files,
+        "--vocab",
+        str(args.run / "vocab" / "trained.txt"),
+        "--out",
+        str(out),
+        "--checkpoint-dir",
+        str(checkpoints),
+        "--hparams",
+        json.dumps(hparams, sort_keys=True),
+        "--checkpoint-every",
+        str(args.checkpoint_every),
+        "--keep-checkpoints",
+        "1000",
+        "--log-every",
+        "50",
+        "--no-lowercase",
+        "--log",
+        str(out.parent / "training_log.tsv"),
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     with open(out.parent / "train.log", "w") as log:
-        subprocess.run(command, check=True, stdout=log, stderr=subprocess.STDOUT,
-                       env={**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+        subprocess.run(
+            command,
+            check=True,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+        )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"cpu_s": round(cpu, 1), "wall_s": round(time.perf_counter() - start, 1)}
@@ -90,22 +114,45 @@ def score(model_dir: Path, args, work: Path) -> pd.DataFrame:
     for lang in args.languages:
         out = work / f"{lang}.words.parquet"
         words = set((args.run / "words" / f"{lang}.txt").read_text(encoding="utf-8").split())
-        extract_bert_shard(model_dir, args.run / "tokens" / str(args.size) / f"{lang}.txt", lang, words, 0, 1, out,
-                           work / f"{lang}.langs.parquet",
-                           Extraction(batch_size=64, max_length=args.window, device="cpu"))
+        extract_bert_shard(
+            model_dir,
+            args.run / "tokens" / str(args.size) / f"{lang}.txt",
+            lang,
+            words,
+            0,
+            1,
+            out,
+            work / f"{lang}.langs.parquet",
+            Extraction(batch_size=64, max_length=args.window, device="cpu"),
+        )
         shards.append(out)
     means = work / "words.parquet"
     reduce_shards(shards, means)
     rows = []
     for lang in targets:
-        table, ranks = word_retrieval(means, args.run / "data" / "dict" / f"{pivot}-{lang}.test.txt", pivot, lang,
-                                      args.run / "tokens" / str(args.size) / "word_counts.parquet",
-                                      min_count=args.min_count, return_ranks=True)
+        table, ranks = word_retrieval(
+            means,
+            args.run / "data" / "dict" / f"{pivot}-{lang}.test.txt",
+            pivot,
+            lang,
+            args.run / "tokens" / str(args.size) / "word_counts.parquet",
+            min_count=args.min_count,
+            return_ranks=True,
+        )
         for row in table.itertuples():
             found = bootstrap_mean(ranks[ranks.layer == row.layer].reciprocal_rank.to_numpy())
-            rows.append({"pair": f"{pivot}-{lang}", "layer": int(row.layer), "mrr": row.mrr, "ci_low": found.low,
-                         "ci_high": found.high, "chance_mrr": row.chance_mrr, "n_queries": row.n_queries,
-                         "above": at_or_below_chance(found, row.chance_mrr) is None})
+            rows.append(
+                {
+                    "pair": f"{pivot}-{lang}",
+                    "layer": int(row.layer),
+                    "mrr": row.mrr,
+                    "ci_low": found.low,
+                    "ci_high": found.high,
+                    "chance_mrr": row.chance_mrr,
+                    "n_queries": row.n_queries,
+                    "above": at_or_below_chance(found, row.chance_mrr) is None,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -130,8 +177,9 @@ def main(argv=None) -> int:
         args.work.mkdir(parents=True, exist_ok=False)
         cost = train(args, hparams, model, checkpoints)
         (args.work / "cost.json").write_text(json.dumps(cost))
-    print(json.dumps({"size": args.size, "window": args.window, **cost, "hparams": hparams}, sort_keys=True),
-          flush=True)
+    print(
+        json.dumps({"size": args.size, "window": args.window, **cost, "hparams": hparams}, sort_keys=True), flush=True
+    )
     (directory,) = [d for d in checkpoints.iterdir() if d.is_dir()]
     points = [(step, path) for step, path in list_checkpoints(directory) if step < hparams["max_steps"]]
     points.append((hparams["max_steps"], model))
@@ -145,12 +193,15 @@ def main(argv=None) -> int:
             table = score(target, args, tmp).assign(step=step)
         tables.append(table)
         for row in table.itertuples():
-            print(f"step {step:5d} layer {row.layer} {row.pair}: {row.mrr:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]"
-                  f" chance {row.chance_mrr:.3f} = {row.mrr / row.chance_mrr:.2f}x"
-                  f"{'  ABOVE' if row.above else ''}", flush=True)
-    pd.concat(tables, ignore_index=True).assign(**{k: json.dumps(v) if isinstance(v, (dict, list)) else v
-                                                   for k, v in cost.items()}).to_csv(args.work / "scores.csv",
-                                                                                     index=False)
+            print(
+                f"step {step:5d} layer {row.layer} {row.pair}: {row.mrr:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]"
+                f" chance {row.chance_mrr:.3f} = {row.mrr / row.chance_mrr:.2f}x"
+                f"{'  ABOVE' if row.above else ''}",
+                flush=True,
+            )
+    pd.concat(tables, ignore_index=True).assign(
+        **{k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in cost.items()}
+    ).to_csv(args.work / "scores.csv", index=False)
     return 0
 
 

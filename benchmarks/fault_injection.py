@@ -47,8 +47,17 @@ def log(message: str) -> None:
 
 
 def snakemake_argv(preset: Path, cores: int, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "snakemake", "--configfile", str(preset), "--cores", str(cores),
-            "--rerun-incomplete", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--configfile",
+        str(preset),
+        "--cores",
+        str(cores),
+        "--rerun-incomplete",
+        *extra,
+    ]
 
 
 def clone(destination: Path) -> None:
@@ -90,10 +99,12 @@ def _table(path: Path):
     if suffix in (".tsv", ".csv", ".parquet"):
         import pandas as pd
 
-        frame = (pd.read_parquet(path) if suffix == ".parquet"
-                 else pd.read_csv(path, sep="\t" if suffix == ".tsv" else ","))
+        frame = (
+            pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
+        )
         return frame.drop(columns=[c for c in frame.columns if TIMING.search(str(c))]).to_csv(index=False)
     if suffix == ".json":
+
         def strip(value):
             if isinstance(value, dict):
                 return {k: strip(v) for k, v in value.items() if not TIMING.search(str(k))}
@@ -107,11 +118,17 @@ def _table(path: Path):
 
 def compare(reference: Path, killed: Path) -> list[str]:
     """The result files that differ (or exist on one side only), timing fields excepted."""
+
     def files(root: Path) -> set[Path]:
         base = root / "results"
-        return {p.relative_to(base) for p in base.rglob("*")
-                if (p.is_file() or p.is_symlink()) and not set(NOT_COMPARED) & set(p.relative_to(base).parts)
-                and not LEFTOVER.search(p.name) and p.suffix not in NOT_COMPARED_SUFFIXES}
+        return {
+            p.relative_to(base)
+            for p in base.rglob("*")
+            if (p.is_file() or p.is_symlink())
+            and not set(NOT_COMPARED) & set(p.relative_to(base).parts)
+            and not LEFTOVER.search(p.name)
+            and p.suffix not in NOT_COMPARED_SUFFIXES
+        }
 
     ref_files, got_files = files(reference), files(killed)
     problems = [f"only in the uninterrupted run: {p}" for p in sorted(ref_files - got_files)]
@@ -136,8 +153,9 @@ def leftovers(root: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--preset", default="presets/test.yaml", help="preset file, relative to the checkout")
     parser.add_argument("--kills", type=int, default=10, help="how many times to SIGKILL the workflow (10)")
     parser.add_argument("--seed", type=int, default=0, help="seeds the kill moments (0)")

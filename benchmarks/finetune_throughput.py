@@ -57,8 +57,14 @@ def synthetic_pairs(vocab_size: int, n: int, seed: int = 0) -> tuple[list[str], 
     lengths of MultiNLI's sentences in wordpieces)."""
     rng = random.Random(seed)
     pieces = [f"p{i}" for i in range(vocab_size - len(SPECIALS))]
-    pairs = [(" ".join(rng.choices(pieces, k=rng.randint(10, 70))), " ".join(rng.choices(pieces, k=rng.randint(5, 30))),
-              rng.choice(XNLI_LABELS)) for _ in range(n)]
+    pairs = [
+        (
+            " ".join(rng.choices(pieces, k=rng.randint(10, 70))),
+            " ".join(rng.choices(pieces, k=rng.randint(5, 30))),
+            rng.choice(XNLI_LABELS),
+        )
+        for _ in range(n)
+    ]
     return pieces, pairs
 
 
@@ -94,25 +100,44 @@ def run_ours(model_dir: Path, train: list, settings: dict, warmup: int, device: 
                 torch.cuda.synchronize()
             marks[state["step"]] = (time.perf_counter(), state["pieces"])
 
-    finetune.finetune("xnli", load_bert(model_dir), train, {"en": train[:1]}, work / "ours", work / "ours_ckpt",
-                      settings, finetune.FinetuneRun(seed=SEED, device=device, checkpoint_every=10 * steps),
-                      score=score, on_step=on_step)
+    finetune.finetune(
+        "xnli",
+        load_bert(model_dir),
+        train,
+        {"en": train[:1]},
+        work / "ours",
+        work / "ours_ckpt",
+        settings,
+        finetune.FinetuneRun(seed=SEED, device=device, checkpoint_every=10 * steps),
+        score=score,
+        on_step=on_step,
+    )
     return timed(marks, warmup, steps)
 
 
-def run_hf(model_dir: Path, train: list, settings: dict, warmup: int, device: str, work: Path,
-           optim: str | None = None) -> dict:
+def run_hf(
+    model_dir: Path, train: list, settings: dict, warmup: int, device: str, work: Path, optim: str | None = None
+) -> dict:
     """HF run_glue.py: tokenize the pairs (truncation, no padding), DataCollatorWithPadding,
     BertForSequenceClassification, Trainer with AdamW + linear schedule."""
-    from transformers import (BertForSequenceClassification, BertTokenizerFast, DataCollatorWithPadding, Trainer,
-                              TrainerCallback, TrainingArguments)
+    from transformers import (
+        BertForSequenceClassification,
+        BertTokenizerFast,
+        DataCollatorWithPadding,
+        Trainer,
+        TrainerCallback,
+        TrainingArguments,
+    )
 
     tok = BertTokenizerFast.from_pretrained(model_dir)
-    encoded = tok([p for p, _, _ in train], [h for _, h, _ in train], truncation=True,
-                  max_length=settings["max_length"])
+    encoded = tok(
+        [p for p, _, _ in train], [h for _, h, _ in train], truncation=True, max_length=settings["max_length"]
+    )
     label_id = {label: i for i, label in enumerate(XNLI_LABELS)}
-    examples = [{**{k: encoded[k][i] for k in encoded}, "labels": label_id[train[i][2]]}
-                for i in finetune.epoch_order(len(train), SEED, 0)]  # finetune's first epoch, read in order
+    examples = [
+        {**{k: encoded[k][i] for k in encoded}, "labels": label_id[train[i][2]]}
+        for i in finetune.epoch_order(len(train), SEED, 0)
+    ]  # finetune's first epoch, read in order
 
     cuda = device.startswith("cuda")
     steps = len(train) // settings["batch_size"]
@@ -127,15 +152,28 @@ def run_hf(model_dir: Path, train: list, settings: dict, warmup: int, device: st
                 marks[state.global_step] = (time.perf_counter(), state.num_input_tokens_seen)
 
     args = TrainingArguments(
-        output_dir=str(work / "hf"), per_device_train_batch_size=settings["batch_size"], max_steps=steps,
-        learning_rate=settings["learning_rate"], warmup_steps=round(settings["warmup"] * steps),
-        weight_decay=settings["weight_decay"], max_grad_norm=1.0, lr_scheduler_type="linear",
-        train_sampling_strategy="sequential", eval_strategy="no", save_strategy="no", logging_steps=steps,
-        report_to=[], disable_tqdm=True, seed=SEED, use_cpu=not cuda, include_num_input_tokens_seen="non_padding",
+        output_dir=str(work / "hf"),
+        per_device_train_batch_size=settings["batch_size"],
+        max_steps=steps,
+        learning_rate=settings["learning_rate"],
+        warmup_steps=round(settings["warmup"] * steps),
+        weight_decay=settings["weight_decay"],
+        max_grad_norm=1.0,
+        lr_scheduler_type="linear",
+        train_sampling_strategy="sequential",
+        eval_strategy="no",
+        save_strategy="no",
+        logging_steps=steps,
+        report_to=[],
+        disable_tqdm=True,
+        seed=SEED,
+        use_cpu=not cuda,
+        include_num_input_tokens_seen="non_padding",
         **({"optim": optim} if optim else {}),
     )
-    Trainer(model=model, args=args, train_dataset=examples, data_collator=DataCollatorWithPadding(tok),
-            callbacks=[Timer()]).train()
+    Trainer(
+        model=model, args=args, train_dataset=examples, data_collator=DataCollatorWithPadding(tok), callbacks=[Timer()]
+    ).train()
     return {**timed(marks, warmup, steps), "optim": str(args.optim.value)}
 
 
@@ -147,13 +185,20 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=40, help="optimizer steps (one epoch of steps x batch pairs)")
     p.add_argument("--warmup", type=int, default=5, help="untimed first steps")
     p.add_argument("--learning-rate", type=float, default=5e-5)
-    p.add_argument("--hf-optim", default=None,
-                   help="the Trainer's optimizer (default: its own, adamw_torch_fused for torch >= 2.8); "
-                        "adamw_torch is torch's default AdamW, as finetune uses: compares the loops alone")
+    p.add_argument(
+        "--hf-optim",
+        default=None,
+        help="the Trainer's optimizer (default: its own, adamw_torch_fused for torch >= 2.8); "
+        "adamw_torch is torch's default AdamW, as finetune uses: compares the loops alone",
+    )
     p.add_argument("--only", choices=["ours", "hf"], default=None)
     p.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
-    p.add_argument("--repeats", type=int, default=2,
-                   help="run both this often, ours first on odd repeats, HF first on even; report the best of each")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=2,
+        help="run both this often, ours first on odd repeats, HF first on even; report the best of each",
+    )
     a = p.parse_args()
     if not 0 < a.warmup < a.steps:
         p.error("--warmup must be in 1 .. --steps - 1")
@@ -164,17 +209,43 @@ def main() -> None:
 
     hf_logging.set_verbosity_error()  # HF's classifier and pooler are new, as expected
     hf_logging.disable_progress_bar()
-    hp = bert.resolve_hparams({
-        "hidden_size": a.hidden, "num_layers": a.layers, "num_heads": a.heads or max(1, a.hidden // 64),
-        "intermediate_size": a.intermediate or 4 * a.hidden, "window": a.max_length,
-    })
-    settings = {"epochs": 1, "batch_size": a.batch, "learning_rate": a.learning_rate, "warmup": 0.1,
-                "weight_decay": 0.01, "dropout": 0.1, "max_length": a.max_length, "max_train": None}
+    hp = bert.resolve_hparams(
+        {
+            "hidden_size": a.hidden,
+            "num_layers": a.layers,
+            "num_heads": a.heads or max(1, a.hidden // 64),
+            "intermediate_size": a.intermediate or 4 * a.hidden,
+            "window": a.max_length,
+        }
+    )
+    settings = {
+        "epochs": 1,
+        "batch_size": a.batch,
+        "learning_rate": a.learning_rate,
+        "warmup": 0.1,
+        "weight_decay": 0.01,
+        "dropout": 0.1,
+        "max_length": a.max_length,
+        "max_train": None,
+    }
     pieces, train = synthetic_pairs(a.vocab_size, a.steps * a.batch)
-    print(json.dumps({"device": a.device, "torch": torch.__version__, "threads": torch.get_num_threads(),
-                      **{k: hp[k] for k in ("hidden_size", "num_layers", "num_heads", "intermediate_size")},
-                      "vocab": a.vocab_size, "max_length": a.max_length, "batch_size": a.batch, "steps": a.steps,
-                      "timed_steps": a.steps - a.warmup, "learning_rate": a.learning_rate}), flush=True)
+    print(
+        json.dumps(
+            {
+                "device": a.device,
+                "torch": torch.__version__,
+                "threads": torch.get_num_threads(),
+                **{k: hp[k] for k in ("hidden_size", "num_layers", "num_heads", "intermediate_size")},
+                "vocab": a.vocab_size,
+                "max_length": a.max_length,
+                "batch_size": a.batch,
+                "steps": a.steps,
+                "timed_steps": a.steps - a.warmup,
+                "learning_rate": a.learning_rate,
+            }
+        ),
+        flush=True,
+    )
     runners = {"xling finetune": run_ours, "HF Trainer (run_glue)": functools.partial(run_hf, optim=a.hf_optim)}
     if a.only:
         runners = {name: run for name, run in runners.items() if name.startswith("xling") == (a.only == "ours")}
@@ -189,13 +260,17 @@ def main() -> None:
                 ours, hf = (runs[-1] for runs in results.values())
                 if ours["tokens"] != hf["tokens"]:  # same batches on both sides, so this is a bug
                     raise SystemExit(f"the timed steps saw {ours['tokens']} vs {hf['tokens']} tokens")
-                print(f"repeat {r + 1}: {rate(ours):,.0f} vs {rate(hf):,.0f} tokens/s, "
-                      f"ratio {rate(ours) / rate(hf):.2f}", flush=True)
+                print(
+                    f"repeat {r + 1}: {rate(ours):,.0f} vs {rate(hf):,.0f} tokens/s, ratio {rate(ours) / rate(hf):.2f}",
+                    flush=True,
+                )
     best = {name: max(runs, key=rate) for name, runs in results.items()}
     for name, run in best.items():
         optim = f"  ({run['optim']})" if "optim" in run else ""
-        print(f"{name:22s} {rate(run):12,.0f} tokens/s  {run['steps'] / run['seconds']:7.2f} steps/s  "
-              f"{run['tokens'] / run['steps'] / a.batch:.1f} tokens/pair{optim}")
+        print(
+            f"{name:22s} {rate(run):12,.0f} tokens/s  {run['steps'] / run['seconds']:7.2f} steps/s  "
+            f"{run['tokens'] / run['steps'] / a.batch:.1f} tokens/pair{optim}"
+        )
     if len(best) == 2:
         ours, hf = best.values()
         print(f"ratio xling finetune / HF Trainer: {rate(ours) / rate(hf):.2f} (best of {a.repeats})")

@@ -60,8 +60,10 @@ def main() -> None:
         whole_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{args.positions} positions, hidden {args.hidden}, vocabulary {args.vocab}, {args.threads} thread(s)")
     print(f"whole logits: {whole_s:.3f} s per call, process peak {whole_peak:.0f} MB")
-    print(f"best_pieces:  {blocked_s:.3f} s per call, process peak {blocked_peak:.0f} MB "
-          f"({whole_s / blocked_s:.1f}x faster)")
+    print(
+        f"best_pieces:  {blocked_s:.3f} s per call, process peak {blocked_peak:.0f} MB "
+        f"({whole_s / blocked_s:.1f}x faster)"
+    )
     print(f"same pieces: {bool((full == blocked).all())}")
 
 

@@ -52,17 +52,31 @@ def evaluate(model_dir: Path, run: Path, args, work: Path) -> pd.DataFrame:
     for lang in args.languages:
         out = work / f"{lang}.words.parquet"
         words = set((run / "words" / f"{lang}.txt").read_text(encoding="utf-8").split())
-        extract_bert_shard(model_dir, run / "tokens" / str(args.size) / f"{lang}.txt", lang, words, 0, 1, out,
-                           work / f"{lang}.langs.parquet",
-                           Extraction(batch_size=64, max_length=args.window, device="cpu"))
+        extract_bert_shard(
+            model_dir,
+            run / "tokens" / str(args.size) / f"{lang}.txt",
+            lang,
+            words,
+            0,
+            1,
+            out,
+            work / f"{lang}.langs.parquet",
+            Extraction(batch_size=64, max_length=args.window, device="cpu"),
+        )
         shards.append(out)
     words = work / "words.parquet"
     reduce_shards(shards, words)
     tables = []
     for lang in targets:
-        table = word_retrieval(words, run / "data" / "dict" / f"{pivot}-{lang}.{args.split}.txt", pivot, lang,
-                               run / "tokens" / str(args.size) / "word_counts.parquet", min_count=args.min_count,
-                               lowercase=args.lowercase)
+        table = word_retrieval(
+            words,
+            run / "data" / "dict" / f"{pivot}-{lang}.{args.split}.txt",
+            pivot,
+            lang,
+            run / "tokens" / str(args.size) / "word_counts.parquet",
+            min_count=args.min_count,
+            lowercase=args.lowercase,
+        )
         tables.append(table.assign(pair=f"{pivot}-{lang}"))
     return pd.concat(tables, ignore_index=True)[["layer", "pair", "mrr", "chance_mrr"]]
 
@@ -78,8 +92,11 @@ def main(argv=None) -> int:
     p.add_argument("--split", default="test", help="retrieval.dictionary_split of the run")
     p.add_argument("--lowercase", action="store_true", help="tokenizer.lowercase of the run")
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--checkpoints", type=Path,
-                   help="checkpoint directory (default: the only one under the run's checkpoints/bert/SIZE-wWINDOW)")
+    p.add_argument(
+        "--checkpoints",
+        type=Path,
+        help="checkpoint directory (default: the only one under the run's checkpoints/bert/SIZE-wWINDOW)",
+    )
     p.add_argument("--steps", type=int, nargs="*", help="only these checkpoint steps (default: every one)")
     p.add_argument("--out", type=Path, help="also write the rows (step, layer, pair, mrr, chance_mrr) as CSV")
     args = p.parse_args(argv)
@@ -92,8 +109,10 @@ def main(argv=None) -> int:
     log = [line.split("\t") for _, line in read_lines(directories[0] / "training_log.tsv")][1:]
     losses = {int(row[0]): float(row[2]) for row in log}  # mean MLM loss of the log_every steps up to each row
     rows = []
-    print(f"{'step':>6} {'loss':>6} {'layer':>5} " + " ".join(f"{pair:>13}" for pair in
-                                                  (f"{args.languages[0]}-{t}" for t in args.languages[1:])))
+    print(
+        f"{'step':>6} {'loss':>6} {'layer':>5} "
+        + " ".join(f"{pair:>13}" for pair in (f"{args.languages[0]}-{t}" for t in args.languages[1:]))
+    )
     points = [(step, path) for step, path in list_checkpoints(directories[0])]
     final = args.run / "models" / "bert" / f"{args.size}-w{args.window}"
     if (final / "training_log.tsv").exists():  # the finished model: the last step, never a checkpoint
@@ -111,12 +130,18 @@ def main(argv=None) -> int:
         rows.append(table)
         best = table.groupby("layer").mrr.mean().idxmax()  # as the findings: the layer best on average
         at_best = table[table.layer == best]
-        print(f"{step:6d} {losses.get(step, float('nan')):6.3f} {best:5d} " + " ".join(f"{r.mrr:.3f} ({r.mrr / r.chance_mrr:3.1f}x)"
-                                                for r in at_best.itertuples()), flush=True)
+        print(
+            f"{step:6d} {losses.get(step, float('nan')):6.3f} {best:5d} "
+            + " ".join(f"{r.mrr:.3f} ({r.mrr / r.chance_mrr:3.1f}x)" for r in at_best.itertuples()),
+            flush=True,
+        )
     if args.out and rows:
         pd.concat(rows, ignore_index=True).to_csv(args.out, index=False)
-    print(json.dumps({"run": str(args.run), "size": args.size, "window": args.window,
-                      "checkpoint_dir": str(directories[0])}))
+    print(
+        json.dumps(
+            {"run": str(args.run), "size": args.size, "window": args.window, "checkpoint_dir": str(directories[0])}
+        )
+    )
     return 0
 
 

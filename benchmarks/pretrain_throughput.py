@@ -65,8 +65,14 @@ def run_ours(tokens, vocab, hp: dict, warmup: int, work: Path) -> float:
 def run_hf(tokens, vocab, hp: dict, warmup: int, device: str, work: Path) -> float:
     """HF run_mlm.py: tokenize each document with [CLS]/[SEP], concatenate, group_texts into blocks,
     DataCollatorForLanguageModeling, Trainer with AdamW + linear schedule."""
-    from transformers import (BertForMaskedLM, BertTokenizerFast, DataCollatorForLanguageModeling, Trainer,
-                              TrainerCallback, TrainingArguments)
+    from transformers import (
+        BertForMaskedLM,
+        BertTokenizerFast,
+        DataCollatorForLanguageModeling,
+        Trainer,
+        TrainerCallback,
+        TrainingArguments,
+    )
 
     tok = BertTokenizerFast(vocab=str(vocab), do_lower_case=False, strip_accents=False)
     vocab_ids = mlm_data.read_vocab(vocab)
@@ -75,7 +81,9 @@ def run_hf(tokens, vocab, hp: dict, warmup: int, device: str, work: Path) -> flo
     for path in tokens:  # group_texts per language file, as run_mlm does per dataset
         concatenated = []
         for line in Path(path).read_text().splitlines():
-            concatenated += [tok.cls_token_id] + [vocab_ids.get(p, tok.unk_token_id) for p in line.split()] + [tok.sep_token_id]
+            concatenated += (
+                [tok.cls_token_id] + [vocab_ids.get(p, tok.unk_token_id) for p in line.split()] + [tok.sep_token_id]
+            )
         total = len(concatenated) // window * window
         examples += [{"input_ids": concatenated[i : i + window]} for i in range(0, total, window)]
 
@@ -92,11 +100,24 @@ def run_hf(tokens, vocab, hp: dict, warmup: int, device: str, work: Path) -> flo
                 times[state.global_step] = time.perf_counter()
 
     args = TrainingArguments(
-        output_dir=str(work / "hf"), per_device_train_batch_size=hp["batch_size"], max_steps=hp["max_steps"],
-        learning_rate=hp["learning_rate"], warmup_steps=hp["warmup_steps"], weight_decay=hp["weight_decay"],
-        adam_epsilon=hp["adam_epsilon"], max_grad_norm=hp["max_grad_norm"], lr_scheduler_type="linear",
-        logging_steps=hp["max_steps"], save_strategy="no", report_to=[], disable_tqdm=True, seed=hp["seed"],
-        use_cpu=not cuda, bf16=cuda, tf32=cuda or None, dataloader_drop_last=True,
+        output_dir=str(work / "hf"),
+        per_device_train_batch_size=hp["batch_size"],
+        max_steps=hp["max_steps"],
+        learning_rate=hp["learning_rate"],
+        warmup_steps=hp["warmup_steps"],
+        weight_decay=hp["weight_decay"],
+        adam_epsilon=hp["adam_epsilon"],
+        max_grad_norm=hp["max_grad_norm"],
+        lr_scheduler_type="linear",
+        logging_steps=hp["max_steps"],
+        save_strategy="no",
+        report_to=[],
+        disable_tqdm=True,
+        seed=hp["seed"],
+        use_cpu=not cuda,
+        bf16=cuda,
+        tf32=cuda or None,
+        dataloader_drop_last=True,
     )
     collator = DataCollatorForLanguageModeling(tok, mlm_probability=hp["mlm_probability"])
     Trainer(model=model, args=args, train_dataset=examples, data_collator=collator, callbacks=[Timer()]).train()
@@ -133,12 +154,21 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     steps = -(-a.steps // a.warmup) * a.warmup  # our log rows fall every `warmup` steps
     heads = a.heads or max(1, a.hidden // 64)
-    hp = bert.resolve_hparams({
-        "hidden_size": a.hidden, "num_layers": a.layers, "num_heads": heads,
-        "intermediate_size": a.intermediate or 4 * a.hidden, "window": a.window, "batch_size": a.batch,
-        "max_steps": steps, "warmup_steps": max(1, steps // 10), "checkpoint_every": 10 * steps,
-        "device": a.device, "seed": 1,
-    })
+    hp = bert.resolve_hparams(
+        {
+            "hidden_size": a.hidden,
+            "num_layers": a.layers,
+            "num_heads": heads,
+            "intermediate_size": a.intermediate or 4 * a.hidden,
+            "window": a.window,
+            "batch_size": a.batch,
+            "max_steps": steps,
+            "warmup_steps": max(1, steps // 10),
+            "checkpoint_every": 10 * steps,
+            "device": a.device,
+            "seed": 1,
+        }
+    )
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         if a.tokens:
@@ -147,10 +177,29 @@ def main() -> None:
             tokens, vocab = synthetic_corpus(work, a.vocab_size, n_tokens=max(200_000, 4 * a.batch * a.window))
         n_vocab = len(mlm_data.read_vocab(vocab))
         fpt = flops_per_token(a.hidden, a.layers, hp["intermediate_size"], a.window, n_vocab, hp["mlm_probability"])
-        print(json.dumps({"device": a.device, "torch": torch.__version__, "threads": torch.get_num_threads(),
-                          **{k: hp[k] for k in ("hidden_size", "num_layers", "num_heads", "intermediate_size",
-                                                "window", "batch_size", "max_steps")},
-                          "vocab": n_vocab, "timed_steps": steps - a.warmup}))
+        print(
+            json.dumps(
+                {
+                    "device": a.device,
+                    "torch": torch.__version__,
+                    "threads": torch.get_num_threads(),
+                    **{
+                        k: hp[k]
+                        for k in (
+                            "hidden_size",
+                            "num_layers",
+                            "num_heads",
+                            "intermediate_size",
+                            "window",
+                            "batch_size",
+                            "max_steps",
+                        )
+                    },
+                    "vocab": n_vocab,
+                    "timed_steps": steps - a.warmup,
+                }
+            )
+        )
         results = {}
         for r in range(a.repeats):
             run = work / f"run{r}"

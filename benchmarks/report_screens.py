@@ -59,9 +59,22 @@ def chromium() -> str:
 
 
 def browse(html: Path, width: int, height: int, *args: str) -> str:
-    return subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           f"--window-size={width},{height}", "--virtual-time-budget=5000", *args,
-                           html.resolve().as_uri()], capture_output=True, text=True, timeout=300).stdout
+    return subprocess.run(
+        [
+            chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--window-size={width},{height}",
+            "--virtual-time-budget=5000",
+            *args,
+            html.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout
 
 
 def measure(report: Path, width: int, height: int) -> dict:
@@ -85,11 +98,15 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     found = measure(args.report, args.width, args.height)
     screens = found["height"] / args.height
-    print(f"{args.report}: {found['height']} px high = {screens:.1f} screens of {args.width} x {args.height}; "
-          f"page width {found['width']} px")
+    print(
+        f"{args.report}: {found['height']} px high = {screens:.1f} screens of {args.width} x {args.height}; "
+        f"page width {found['width']} px"
+    )
     for section in found["sections"]:
-        print(f"  {section['id']:<28} {section['height'] / args.height:5.1f} screens  "
-              f"from screen {section['top'] / args.height + 1:5.1f}  {section['title'][:60]}")
+        print(
+            f"  {section['id']:<28} {section['height'] / args.height:5.1f} screens  "
+            f"from screen {section['top'] / args.height + 1:5.1f}  {section['title'][:60]}"
+        )
     print(f"sideways: {len(found['wide'])} element(s)")
     for el in found["wide"]:
         print(f"  {el['tag']:<6} in {el['section']:<24} {el['width']} px in {el['shown']} px")
@@ -98,8 +115,10 @@ def main(argv=None) -> None:
     for img in found["images"]:
         scale = img["shown"] / img["natural"] if img["natural"] else float("nan")
         mark = "  < 10 px" if smallest * scale < 10 else ""
-        print(f"  {img['section']:<24} {img['natural']:>5} -> {img['shown']:>5} px  x{scale:.2f}  "
-              f"text {smallest * scale:4.1f} px{mark}  {img['alt'][:50]}")
+        print(
+            f"  {img['section']:<24} {img['natural']:>5} -> {img['shown']:>5} px  x{scale:.2f}  "
+            f"text {smallest * scale:4.1f} px{mark}  {img['alt'][:50]}"
+        )
     if args.screens:
         args.out.mkdir(parents=True, exist_ok=True)
         shot = args.out / "report-top.png"

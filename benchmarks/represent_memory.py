@@ -31,9 +31,14 @@ def _make_model(root: Path, hidden: int, layers: int) -> list[str]:
     (root / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     BertTokenizerFast(vocab=str(root / "vocab.txt"), do_lower_case=False).save_pretrained(root)  # as pretraining
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers,
-                        num_attention_heads=max(1, hidden // 32), intermediate_size=4 * hidden,
-                        max_position_embeddings=512)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=max(1, hidden // 32),
+        intermediate_size=4 * hidden,
+        max_position_embeddings=512,
+    )
     BertForMaskedLM(config).save_pretrained(root)
     return pieces
 
@@ -61,18 +66,37 @@ def _child(model_dir: str, tokens: str, out_dir: str, batch_size: int, max_lengt
 
     # the word set: every 1-3 letter word over the first 12 letters (1884 words) -> fixed O(words) sums
     first = LETTERS[:12]
-    words = {a for a in first} | {a + b for a in first for b in first} | {a + b + c for a in first for b in first
-                                                                         for c in first}
+    words = (
+        {a for a in first}
+        | {a + b for a in first for b in first}
+        | {a + b + c for a in first for b in first for c in first}
+    )
     Encoder.from_pretrained(model_dir, device="cpu")  # imports + model: the baseline the sums and batches add to
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    represent.extract_bert_shard(model_dir, tokens, "xx", words, 0, 1, Path(out_dir) / "w.parquet",
-                                 Path(out_dir) / "l.parquet",
-                                 represent.Extraction(batch_size=batch_size, max_length=max_length))
+    represent.extract_bert_shard(
+        model_dir,
+        tokens,
+        "xx",
+        words,
+        0,
+        1,
+        Path(out_dir) / "w.parquet",
+        Path(out_dir) / "l.parquet",
+        represent.Extraction(batch_size=batch_size, max_length=max_length),
+    )
     seconds = time.perf_counter() - start
     n_tokens = sum(len(line.split()) for line in open(tokens, encoding="utf-8"))
-    print(json.dumps({"tokens": n_tokens, "seconds": seconds, "baseline_rss_mb": base / 1024,
-                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(
+        json.dumps(
+            {
+                "tokens": n_tokens,
+                "seconds": seconds,
+                "baseline_rss_mb": base / 1024,
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -91,21 +115,38 @@ def main() -> None:
         root = Path(tmp)
         (root / "model").mkdir()
         _make_model(root / "model", args.hidden, args.layers)
-        print(f"model: hidden {args.hidden}, {args.layers} layers; batch {args.batch_size}, max_length "
-              f"{args.max_length}; one process per size")
+        print(
+            f"model: hidden {args.hidden}, {args.layers} layers; batch {args.batch_size}, max_length "
+            f"{args.max_length}; one process per size"
+        )
         print(f"{'documents':>10} {'tokens':>10} {'seconds':>8} {'tokens/s':>9} {'baseline MB':>12} {'peak MB':>8}")
         for n_docs in args.sizes:
             tokens = root / f"tokens_{n_docs}.txt"
             _make_corpus(tokens, n_docs)
             result = subprocess.run(
-                [sys.executable, __file__, "--child", str(root / "model"), str(tokens), tmp,
-                 "--batch-size", str(args.batch_size), "--max-length", str(args.max_length)],
-                capture_output=True, text=True)
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    str(root / "model"),
+                    str(tokens),
+                    tmp,
+                    "--batch-size",
+                    str(args.batch_size),
+                    "--max-length",
+                    str(args.max_length),
+                ],
+                capture_output=True,
+                text=True,
+            )
             if result.returncode:
                 sys.exit(f"extraction of {n_docs} documents failed:\n{result.stderr}")
             r = json.loads(result.stdout.strip().splitlines()[-1])
-            print(f"{n_docs:>10} {r['tokens']:>10} {r['seconds']:>8.1f} {r['tokens'] / r['seconds']:>9.0f} "
-                  f"{r['baseline_rss_mb']:>12.0f} {r['peak_rss_mb']:>8.0f}", flush=True)
+            print(
+                f"{n_docs:>10} {r['tokens']:>10} {r['seconds']:>8.1f} {r['tokens'] / r['seconds']:>9.0f} "
+                f"{r['baseline_rss_mb']:>12.0f} {r['peak_rss_mb']:>8.0f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -62,8 +62,11 @@ def main() -> None:
         docs = documents(corpus_path)
         if len(lines) != len(docs):
             raise SystemExit(f"{tokens_path}: {len(lines)} documents, {corpus_path}: {len(docs)}")
-        sentences = [s for i, (line, words) in enumerate(zip(lines, docs, strict=True), 1)
-                     for s in split_document(line.split(" "), words, f"{tokens_path}:{i}")]
+        sentences = [
+            s
+            for i, (line, words) in enumerate(zip(lines, docs, strict=True), 1)
+            for s in split_document(line.split(" "), words, f"{tokens_path}:{i}")
+        ]
         (out / f"{lang}.txt").write_text("\n".join(sentences) + "\n", encoding="utf-8")
         print(f"{lang}: {len(lines)} documents, {len(sentences)} sentences")
 

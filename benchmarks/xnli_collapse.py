@@ -52,7 +52,7 @@ class PooledPair(PairClassifier):
 
 
 def in_batches(features, pad_id, fn, size=64) -> torch.Tensor:
-    return torch.cat([fn(collate("xnli", features[i:i + size], pad_id, True)) for i in range(0, len(features), size)])
+    return torch.cat([fn(collate("xnli", features[i : i + size], pad_id, True)) for i in range(0, len(features), size)])
 
 
 @torch.no_grad()
@@ -61,10 +61,14 @@ def layer_states(bert, features, pad_id, layer: int | None = None):
     non-pad positions."""
     cls, mean, total, count = [], [], 0, 0
     for i in range(0, len(features), 64):
-        b = collate("xnli", features[i:i + 64], pad_id, True)
-        hidden = bert(input_ids=b["input_ids"], attention_mask=b["attention_mask"],
-                      token_type_ids=b.get("token_type_ids"), output_hidden_states=True).hidden_states
-        hidden = hidden if layer is None else hidden[layer:layer + 1]
+        b = collate("xnli", features[i : i + 64], pad_id, True)
+        hidden = bert(
+            input_ids=b["input_ids"],
+            attention_mask=b["attention_mask"],
+            token_type_ids=b.get("token_type_ids"),
+            output_hidden_states=True,
+        ).hidden_states
+        hidden = hidden if layer is None else hidden[layer : layer + 1]
         m = b["attention_mask"].unsqueeze(-1).float()
         cls.append(torch.stack([h[:, 0] for h in hidden]))
         mean.append(torch.stack([(h * m).sum(1) / m.sum(1) for h in hidden]))
@@ -86,11 +90,20 @@ def offsets(bert, feats: dict, pad_id: int) -> dict:
             spread = float(np.sqrt(np.mean([x[lang].var(0).mean() for lang in langs])))
             gap = float(np.mean([np.linalg.norm(x[lang].mean(0) - x[langs[0]].mean(0)) for lang in langs[1:]]))
             half = {lang: len(x[lang]) // 2 for lang in langs}
-            centroid = {lang: x[lang][:half[lang]].mean(0) for lang in langs}
-            hits = [int(np.argmin([np.linalg.norm(v - centroid[c]) for c in langs])) == i
-                    for i, lang in enumerate(langs) for v in x[lang][half[lang]:]]
-            rows.append({"layer": layer, "offset": round(gap / max(spread, 1e-12), 2), "spread": round(spread, 3),
-                         "langid": round(100 * float(np.mean(hits)), 1)})
+            centroid = {lang: x[lang][: half[lang]].mean(0) for lang in langs}
+            hits = [
+                int(np.argmin([np.linalg.norm(v - centroid[c]) for c in langs])) == i
+                for i, lang in enumerate(langs)
+                for v in x[lang][half[lang] :]
+            ]
+            rows.append(
+                {
+                    "layer": layer,
+                    "offset": round(gap / max(spread, 1e-12), 2),
+                    "spread": round(spread, 3),
+                    "langid": round(100 * float(np.mean(hits)), 1),
+                }
+            )
         out[pool] = rows
     return out
 
@@ -99,8 +112,11 @@ def summary(logits: torch.Tensor, features) -> dict:
     pred = logits.argmax(-1).numpy()
     gold = np.array([f["label"] for f in features])
     counts = np.bincount(pred, minlength=len(LABELS))
-    return {"acc": round(100 * float((pred == gold).mean()), 1), "major": round(100 * counts.max() / len(pred), 1),
-            "major_label": LABELS[int(counts.argmax())]}
+    return {
+        "acc": round(100 * float((pred == gold).mean()), 1),
+        "major": round(100 * counts.max() / len(pred), 1),
+        "major_label": LABELS[int(counts.argmax())],
+    }
 
 
 def probe(x_dev, y_dev, x_test, y_test) -> float:
@@ -195,8 +211,10 @@ def main() -> None:
                 model.offset = stats[pivot][0] - stats[lang][0]
             elif centre == "outstd":
                 (mu, sd), (mu_p, sd_p) = stats[lang], stats[pivot]
-                return summary(in_batches(split[lang], pad, lambda b: model.out((model.pooled(b) - mu) / sd * sd_p
-                                                                               + mu_p)), split[lang])
+                return summary(
+                    in_batches(split[lang], pad, lambda b: model.out((model.pooled(b) - mu) / sd * sd_p + mu_p)),
+                    split[lang],
+                )
             elif centre == "layer":
                 backbone.encoder.shift = Shift(a.centre_layer, layer_means[pivot] - layer_means[lang], "all")
             try:
@@ -206,17 +224,25 @@ def main() -> None:
                 backbone.encoder.shift = None
 
         others = a.langs[1:]
-        result = {"label": a.label, "model": name, "en_dev": score(pivot, "none", dev)["acc"],
-                  **{lang: score(lang, "none") for lang in a.langs},
-                  "xmean": round(float(np.mean([score(lang, "none")["acc"] for lang in others])), 1),
-                  "centred": {c: {lang: score(lang, c) for lang in others} for c in ("out", "outstd", "layer")}}
+        result = {
+            "label": a.label,
+            "model": name,
+            "en_dev": score(pivot, "none", dev)["acc"],
+            **{lang: score(lang, "none") for lang in a.langs},
+            "xmean": round(float(np.mean([score(lang, "none")["acc"] for lang in others])), 1),
+            "centred": {c: {lang: score(lang, c) for lang in others} for c in ("out", "outstd", "layer")},
+        }
         labels_of = {lang: torch.tensor([f["label"] for f in feats]) for lang, feats in {**dev}.items()}
         test_labels = {lang: torch.tensor([f["label"] for f in feats]) for lang, feats in test.items()}
         pooled_test = {lang: in_batches(f, pad, model.pooled) for lang, f in test.items()}
-    result["probe"] = {lang: probe(pooled_dev[lang], labels_of[lang], pooled_test[lang], test_labels[lang])
-                       for lang in a.langs}
-    result.update(loss_last50=round(float(np.mean(losses[-50:])), 3), seconds=round(time.time() - start, 1),
-                  args={k: v for k, v in vars(a).items() if k not in ("model", "data", "label")})
+    result["probe"] = {
+        lang: probe(pooled_dev[lang], labels_of[lang], pooled_test[lang], test_labels[lang]) for lang in a.langs
+    }
+    result.update(
+        loss_last50=round(float(np.mean(losses[-50:])), 3),
+        seconds=round(time.time() - start, 1),
+        args={k: v for k, v in vars(a).items() if k not in ("model", "data", "label")},
+    )
     print(json.dumps(result), flush=True)
 
 

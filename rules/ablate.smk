@@ -5,25 +5,26 @@
 # Vocabularies (ablation.vocab): the pair's, learned on its text at ablation.size (one joint; one per language for
 # default-anchors and no-anchors), or the study's.
 
+
 rule ablation_vocab:
     input:
         corpora=PLAN.ablation_vocab_corpora,
     output:
         f"{RESULTS}/ablation/vocab/{{pair}}/joint.txt",
+    log:
+        f"{LOGS}/ablation_vocab/{{pair}}.log",
+    benchmark:
+        f"{BENCH}/ablation_vocab/{{pair}}.tsv"
     wildcard_constraints:
         pair=ABLATION_PAIR,
+    conda:
+        "../envs/data.yaml"
     params:
         code=code_version("scripts/ablation_vocab.py"),
         merges=ABLATION["vocab"]["merges"],
         min_frequency=config["tokenizer"]["min_frequency"],
         limit_alphabet=config["tokenizer"]["limit_alphabet"],
         lowercase=config["tokenizer"]["lowercase"],
-    log:
-        f"{LOGS}/ablation_vocab/{{pair}}.log",
-    benchmark:
-        f"{BENCH}/ablation_vocab/{{pair}}.tsv"
-    conda:
-        "../envs/data.yaml"
     script:
         "../scripts/ablation_vocab.py"
 
@@ -31,16 +32,16 @@ rule ablation_vocab:
 use rule ablation_vocab as ablation_language_vocab with:
     output:
         f"{RESULTS}/ablation/vocab/own/{{lang}}.txt",
+    log:
+        f"{LOGS}/ablation_vocab/own/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/ablation_vocab/own/{{lang}}.tsv"
     params:
         code=code_version("scripts/ablation_vocab.py"),
         merges=ABLATION["vocab"]["language_merges"],
         min_frequency=config["tokenizer"]["min_frequency"],
         limit_alphabet=config["tokenizer"]["limit_alphabet"],
         lowercase=config["tokenizer"]["lowercase"],
-    log:
-        f"{LOGS}/ablation_vocab/own/{{lang}}.log",
-    benchmark:
-        f"{BENCH}/ablation_vocab/own/{{lang}}.tsv"
 
 
 use rule tokenize as ablation_tokenize with:
@@ -49,12 +50,12 @@ use rule tokenize as ablation_tokenize with:
         vocab=f"{RESULTS}/ablation/vocab/{{pair}}/joint.txt",
     output:
         f"{RESULTS}/ablation/tokens/{{pair}}/joint/{{lang}}.txt",
-    wildcard_constraints:
-        pair=ABLATION_PAIR,
     log:
         f"{LOGS}/ablation_tokenize/{{pair}}/{{lang}}.log",
     benchmark:
         f"{BENCH}/ablation_tokenize/{{pair}}/{{lang}}.tsv"
+    wildcard_constraints:
+        pair=ABLATION_PAIR,
 
 
 use rule tokenize as ablation_language_tokenize with:
@@ -75,12 +76,12 @@ use rule tokenize as ablation_dev_tokenize with:
         vocab=f"{RESULTS}/ablation/vocab/{{pair}}/joint.txt",
     output:
         f"{RESULTS}/ablation/tokens/dev/{{pair}}/joint/{{lang}}.txt",
-    wildcard_constraints:
-        pair=ABLATION_PAIR,
     log:
         f"{LOGS}/ablation_dev_tokenize/{{pair}}/{{lang}}.log",
     benchmark:
         f"{BENCH}/ablation_dev_tokenize/{{pair}}/{{lang}}.tsv"
+    wildcard_constraints:
+        pair=ABLATION_PAIR,
 
 
 use rule tokenize as ablation_language_dev_tokenize with:
@@ -101,18 +102,18 @@ rule switch_table:
         vocab=lambda wc: PLAN.ablation_joint_vocab(wc.pair),
     output:
         f"{RESULTS}/ablation/switch/{{pair}}.json",
-    wildcard_constraints:
-        pair=ABLATION_PAIR,
-    params:
-        code=code_version("scripts/switch_table.py"),
-        pivot=PIVOT,
-        lowercase=config["tokenizer"]["lowercase"],
     log:
         f"{LOGS}/switch_table/{{pair}}.log",
     benchmark:
         f"{BENCH}/switch_table/{{pair}}.tsv"
+    wildcard_constraints:
+        pair=ABLATION_PAIR,
     conda:
         "../envs/data.yaml"
+    params:
+        code=code_version("scripts/switch_table.py"),
+        pivot=PIVOT,
+        lowercase=config["tokenizer"]["lowercase"],
     script:
         "../scripts/switch_table.py"
 
@@ -124,19 +125,19 @@ rule code_switch:
         vocab=lambda wc: PLAN.ablation_joint_vocab(wc.pair),
     output:
         f"{RESULTS}/ablation/tokens/extra-anchors/{{pair}}/{{lang}}.txt",
+    log:
+        f"{LOGS}/code_switch/{{pair}}/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/code_switch/{{pair}}/{{lang}}.tsv"
     wildcard_constraints:
         pair=ABLATION_PAIR,
+    conda:
+        "../envs/data.yaml"
     params:
         code=code_version("scripts/code_switch.py"),
         settings={k: ABLATION["code_switch"][k] for k in ("rate", "max_fraction", "seed")},
         pivot=PIVOT,
         lowercase=config["tokenizer"]["lowercase"],
-    log:
-        f"{LOGS}/code_switch/{{pair}}/{{lang}}.log",
-    benchmark:
-        f"{BENCH}/code_switch/{{pair}}/{{lang}}.tsv"
-    conda:
-        "../envs/data.yaml"
     script:
         "../scripts/code_switch.py"
 
@@ -146,18 +147,18 @@ if DATA_SOURCE.other_domain:  # generated text of a second domain (the synthetic
     rule domain_corpus:
         output:
             f"{RESULTS}/ablation/corpus/wiki-cc/{{lang}}.txt",
-        params:
-            code=code_version("scripts/domain_corpus.py"),
-            spec=config["synthetic"],
-            languages=LANGS,
-            sentences=PLAN.ablation_size(),
-            topics_left_out=ABLATION["domain"]["topics_left_out"],
         log:
             f"{LOGS}/domain_corpus/{{lang}}.log",
         benchmark:
             f"{BENCH}/domain_corpus/{{lang}}.tsv"
         conda:
             "../envs/data.yaml"
+        params:
+            code=code_version("scripts/domain_corpus.py"),
+            spec=config["synthetic"],
+            languages=LANGS,
+            sentences=PLAN.ablation_size(),
+            topics_left_out=ABLATION["domain"]["topics_left_out"],
         script:
             "../scripts/domain_corpus.py"
 
@@ -168,17 +169,17 @@ rule domain_tokenize:
         vocab=lambda wc: PLAN.ablation_joint_vocab(wc.pair),
     output:
         f"{RESULTS}/ablation/tokens/wiki-cc/{{pair}}/{{lang}}.txt",
-    wildcard_constraints:
-        pair=ABLATION_PAIR,
-    params:
-        code=code_version("scripts/tokenize.py"),
-        lowercase=config["tokenizer"]["lowercase"],
     log:
         f"{LOGS}/domain_tokenize/{{pair}}/{{lang}}.log",
     benchmark:
         f"{BENCH}/domain_tokenize/{{pair}}/{{lang}}.tsv"
+    wildcard_constraints:
+        pair=ABLATION_PAIR,
     conda:
         "../envs/data.yaml"
+    params:
+        code=code_version("scripts/tokenize.py"),
+        lowercase=config["tokenizer"]["lowercase"],
     script:
         "../scripts/tokenize.py"
 
@@ -191,6 +192,10 @@ use rule bert_pretrain as ablation_pretrain with:
         dev=PLAN.ablation_dev_tokens,  # the pivot's held-out text in the model's vocabulary (Conneau et al. §3)
     output:
         directory(f"{RESULTS}/models/ablation/{{setting}}/{{pair}}"),
+    log:
+        f"{LOGS}/ablation_pretrain/{{setting}}/{{pair}}.log",
+    benchmark:
+        f"{BENCH}/ablation_pretrain/{{setting}}/{{pair}}.tsv"
     wildcard_constraints:
         setting=ABLATION_SETTING,
         pair=ABLATION_PAIR,
@@ -200,7 +205,3 @@ use rule bert_pretrain as ablation_pretrain with:
         rule="ablation_pretrain",
         hparams=lambda wc: json.dumps(PLAN.ablation_hparams(wc.setting), sort_keys=True),
         switch=lambda wc: " ".join(f"--switch {shlex.quote(path)}" for path in PLAN.ablation_switch_table(wc)),
-    log:
-        f"{LOGS}/ablation_pretrain/{{setting}}/{{pair}}.log",
-    benchmark:
-        f"{BENCH}/ablation_pretrain/{{setting}}/{{pair}}.tsv"

@@ -8,11 +8,28 @@
 
 
 # contextual retrieval evaluates each rotation beside its base model (rules/align.smk) ...
-CONTEXTUAL_ROTATIONS.update({lm: [path for n in ALIGN_FT["sizes"] for by_lang in PLAN.rotation_files(lm, n).values()
-                                  for path in by_lang.values()] for lm in PLAN.rotation_lms()})
+CONTEXTUAL_ROTATIONS.update(
+    {
+        lm: [
+            path
+            for n in ALIGN_FT["sizes"]
+            for by_lang in PLAN.rotation_files(lm, n).values()
+            for path in by_lang.values()
+        ]
+        for lm in PLAN.rotation_lms()
+    }
+)
 # ... and XNLI fine-tunes and tests its base with the rotations of the most parallel data (the paper's Table 1)
-TRANSFER_ROTATIONS.update({lm: dict(sentences=max(ALIGN_FT["sizes"]), layer=ALIGN["layer"],
-                                    files=PLAN.rotation_files(lm, max(ALIGN_FT["sizes"]))) for lm in PLAN.rotation_lms()})
+TRANSFER_ROTATIONS.update(
+    {
+        lm: dict(
+            sentences=max(ALIGN_FT["sizes"]),
+            layer=ALIGN["layer"],
+            files=PLAN.rotation_files(lm, max(ALIGN_FT["sizes"])),
+        )
+        for lm in PLAN.rotation_lms()
+    }
+)
 
 
 rule rotation:
@@ -21,26 +38,26 @@ rule rotation:
     output:
         word=f"{RESULTS}/align/rotations/{{lm}}/word{{n}}/{{lang}}.npy",
         sentence=f"{RESULTS}/align/rotations/{{lm}}/sentence{{n}}/{{lang}}.npy",
+    log:
+        f"{LOGS}/rotation/{{lm}}/{{n}}/{{lang}}.log",
+    benchmark:
+        f"{BENCH}/rotation/{{lm}}/{{n}}/{{lang}}.tsv"
     wildcard_constraints:
         lm=BERT_LM,
         n=r"\d+",
-    params:
-        code=code_version("scripts/rotation.py"),
-        lm=PLAN.lm_params,
-        pivot=PIVOT,
-        layer=ALIGN["layer"],
+    conda:
+        "../envs/torch.yaml"
     threads: ALIGN["threads"]
     resources:
         gpu=0,
         device=ALIGN["device"] or "auto",
         batch_size=ALIGN["batch_size"],
         block=ROTATION["block"],
-    log:
-        f"{LOGS}/rotation/{{lm}}/{{n}}/{{lang}}.log",
-    benchmark:
-        f"{BENCH}/rotation/{{lm}}/{{n}}/{{lang}}.tsv"
-    conda:
-        "../envs/torch.yaml"
+    params:
+        code=code_version("scripts/rotation.py"),
+        lm=PLAN.lm_params,
+        pivot=PIVOT,
+        layer=ALIGN["layer"],
     script:
         "../scripts/rotation.py"
 
@@ -50,17 +67,17 @@ rule fasttext_train:
         corpus=f"{RESULTS}/corpus/{{size}}/{{lang}}.txt",
     output:
         f"{RESULTS}/models/fasttext/{{size}}/{{lang}}.kv",
-    params:
-        code=code_version("scripts/fasttext_train.py"),
-        hparams=PLAN.fasttext_hparams(),
-        tokenizer=ALIGN["tokenizer"],
-    threads: FASTTEXT["threads"]
     log:
         f"{LOGS}/fasttext_train/{{size}}/{{lang}}.log",
     benchmark:
         f"{BENCH}/fasttext_train/{{size}}/{{lang}}.tsv"
     conda:
         "../envs/torch.yaml"
+    threads: FASTTEXT["threads"]
+    params:
+        code=code_version("scripts/fasttext_train.py"),
+        hparams=PLAN.fasttext_hparams(),
+        tokenizer=ALIGN["tokenizer"],
     script:
         "../scripts/fasttext_train.py"
 
@@ -71,6 +88,15 @@ rule fasttext_retrieval:
     output:
         table=f"{RESULTS}/eval/contextual_retrieval/fasttext/{{size}}.parquet",
         queries=f"{RESULTS}/eval/contextual_retrieval/fasttext/{{size}}.queries.parquet",
+    log:
+        f"{LOGS}/fasttext_retrieval/{{size}}.log",
+    benchmark:
+        f"{BENCH}/fasttext_retrieval/{{size}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: ALIGN["threads"]
+    resources:
+        block=ALIGN_RETRIEVAL["block"],
     params:
         code=code_version("scripts/fasttext_retrieval.py"),
         pivot=PIVOT,
@@ -80,14 +106,5 @@ rule fasttext_retrieval:
         seen_split=PLAN.seen_split(),
         hparams=PLAN.fasttext_hparams(),
         settings={key: ALIGN_RETRIEVAL[key] for key in ("csls_k", "exclude_seen", "exclude_exact")},
-    threads: ALIGN["threads"]
-    resources:
-        block=ALIGN_RETRIEVAL["block"],
-    log:
-        f"{LOGS}/fasttext_retrieval/{{size}}.log",
-    benchmark:
-        f"{BENCH}/fasttext_retrieval/{{size}}.tsv"
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/fasttext_retrieval.py"

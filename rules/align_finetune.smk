@@ -11,9 +11,20 @@ rule align_finetune:
         unpack(PLAN.align_finetune_inputs),
     output:
         directory(f"{RESULTS}/models/aligned/{{n}}/{{base}}"),
+    log:
+        f"{LOGS}/align_finetune/{{n}}/{{base}}.log",
+    benchmark:
+        f"{BENCH}/align_finetune/{{n}}/{{base}}.tsv"
     wildcard_constraints:
         n=rf"\d+(-{LANG})*",
         base=r"bert/\d+-w\d+|hf/[A-Za-z0-9._-]+",
+    conda:
+        "../envs/torch.yaml"
+    threads: ALIGN_FT["threads"]
+    resources:
+        gpu=0,
+        device=ALIGN_FT["device"] or "auto",
+        checkpoint_every=ALIGN_FT["checkpoint_every"],
     params:
         code=code_version("scripts/align_finetune.py"),
         base=PLAN.base_params,
@@ -22,16 +33,5 @@ rule align_finetune:
         seed=ALIGN_FT["seed"],
         # resume checkpoints live outside the output (a killed job resumes; a changed setting trains beside them)
         checkpoints=f"{RESULTS}/checkpoints/aligned/{{n}}/{{base}}",
-    threads: ALIGN_FT["threads"]
-    resources:
-        gpu=0,
-        device=ALIGN_FT["device"] or "auto",
-        checkpoint_every=ALIGN_FT["checkpoint_every"],
-    log:
-        f"{LOGS}/align_finetune/{{n}}/{{base}}.log",
-    benchmark:
-        f"{BENCH}/align_finetune/{{n}}/{{base}}.tsv"
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/align_finetune.py"

@@ -13,16 +13,16 @@ use rule bert_pretrain as mono_pretrain with:
         dev=lambda wc: PLAN.dev_tokens(PLAN.mono_bert(), PLAN.mono_language(wc.mono)),  # the model's own language
     output:
         directory(f"{RESULTS}/models/mono/{{mono}}/{{size}}-w{{window}}"),
+    log:
+        f"{LOGS}/mono_pretrain/{{mono}}/{{size}}-w{{window}}.log",
+    benchmark:
+        f"{BENCH}/mono_pretrain/{{mono}}/{{size}}-w{{window}}.tsv"
     wildcard_constraints:
         mono=r"[a-z][a-z0-9_]*(~\d+)?",
     params:
         checkpoints=f"{RESULTS}/checkpoints/mono/{{mono}}/{{size}}-w{{window}}",
         rule="mono_pretrain",
         hparams=lambda wc: PLAN.mono_hparams(wc.mono, wc.window),
-    log:
-        f"{LOGS}/mono_pretrain/{{mono}}/{{size}}-w{{window}}.log",
-    benchmark:
-        f"{BENCH}/mono_pretrain/{{mono}}/{{size}}-w{{window}}.tsv"
 
 
 rule mono_word_means:
@@ -35,8 +35,17 @@ rule mono_word_means:
         vocab=PLAN.vocab_source(),
     output:
         f"{RESULTS}/monolingual/words/{{mono}}/{{size}}-w{{window}}.parquet",
+    log:
+        f"{LOGS}/mono_word_means/{{mono}}/{{size}}-w{{window}}.log",
+    benchmark:
+        f"{BENCH}/mono_word_means/{{mono}}/{{size}}-w{{window}}.tsv"
     wildcard_constraints:
         mono="[a-z][a-z0-9_]*",
+    conda:
+        "../envs/torch.yaml"
+    threads: LANGUAGE["threads"]
+    resources:
+        **PLAN.inference_resources(),
     params:
         code=code_version("scripts/mono_word_means.py"),
         lang=lambda wc: wc.mono,
@@ -44,15 +53,6 @@ rule mono_word_means:
         max_sentences=MONO["word_mean_sentences"],
         lowercase=config["tokenizer"]["lowercase"],
         max_length=lambda wc: int(wc.window),
-    threads: LANGUAGE["threads"]
-    resources:
-        **PLAN.inference_resources(),
-    log:
-        f"{LOGS}/mono_word_means/{{mono}}/{{size}}-w{{window}}.log",
-    benchmark:
-        f"{BENCH}/mono_word_means/{{mono}}/{{size}}-w{{window}}.tsv"
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/mono_word_means.py"
 
@@ -63,16 +63,16 @@ rule mono_fasttext:
         counts=f"{RESULTS}/tokens/{{size}}/word_counts.parquet",
     output:
         f"{RESULTS}/monolingual/fasttext/{{lang}}/{{size}}.parquet",
-    params:
-        code=code_version("scripts/mono_fasttext.py"),
-        vocabulary={key: MONO[key] for key in ("min_count", "vocabulary_size")},
-        fasttext=MONO["fasttext"],
     log:
         f"{LOGS}/mono_fasttext/{{lang}}/{{size}}.log",
     benchmark:
         f"{BENCH}/mono_fasttext/{{lang}}/{{size}}.tsv"
     conda:
         "../envs/torch.yaml"
+    params:
+        code=code_version("scripts/mono_fasttext.py"),
+        vocabulary={key: MONO[key] for key in ("min_count", "vocabulary_size")},
+        fasttext=MONO["fasttext"],
     script:
         "../scripts/mono_fasttext.py"
 
@@ -80,35 +80,48 @@ rule mono_fasttext:
 rule mono_word_alignment:
     input:
         models=lambda wc: [PLAN.mono_dir(PIVOT), PLAN.mono_dir(wc.lang)],
-        stores=[f"{RESULTS}/monolingual/words/{PIVOT}/{MONO_GRID}.parquet",
-                f"{RESULTS}/monolingual/words/{{lang}}/{MONO_GRID}.parquet"],
-        fasttext=[f"{RESULTS}/monolingual/fasttext/{PIVOT}/{MONO_SIZE}.parquet",
-                  f"{RESULTS}/monolingual/fasttext/{{lang}}/{MONO_SIZE}.parquet"],
+        stores=[
+            f"{RESULTS}/monolingual/words/{PIVOT}/{MONO_GRID}.parquet",
+            f"{RESULTS}/monolingual/words/{{lang}}/{MONO_GRID}.parquet",
+        ],
+        fasttext=[
+            f"{RESULTS}/monolingual/fasttext/{PIVOT}/{MONO_SIZE}.parquet",
+            f"{RESULTS}/monolingual/fasttext/{{lang}}/{MONO_SIZE}.parquet",
+        ],
         counts=f"{RESULTS}/tokens/{MONO_SIZE}/word_counts.parquet",
         train=lambda wc: PLAN.dictionary(wc.lang, "train"),
         test=lambda wc: PLAN.dictionary(wc.lang),
     output:
         table=f"{RESULTS}/eval/monolingual/words/{MONO_GRID}/{{lang}}.parquet",
         per_item=f"{RESULTS}/eval/monolingual/words/{MONO_GRID}/{{lang}}.items.parquet",
-    params:
-        code=code_version("scripts/mono_word_alignment.py"),
-        pivot=PIVOT,
-        models=lambda wc: [PLAN.mono_model_params(PIVOT), PLAN.mono_model_params(wc.lang)],
-        settings={key: MONO[key] for key in ("normalize_iterations", "min_count", "vocabulary_size", "csls_k",
-                                             "word_mean_sentences", "fasttext")},
-        dictionary_split=config["retrieval"]["dictionary_split"],
-        lowercase=config["tokenizer"]["lowercase"],
-        max_length=MONO_WINDOW,
-    threads: LANGUAGE["threads"]
-    resources:
-        **PLAN.inference_resources(),
-        block=config["retrieval"]["block"],
     log:
         f"{LOGS}/mono_word_alignment/{{lang}}.log",
     benchmark:
         f"{BENCH}/mono_word_alignment/{{lang}}.tsv"
     conda:
         "../envs/torch.yaml"
+    threads: LANGUAGE["threads"]
+    resources:
+        **PLAN.inference_resources(),
+        block=config["retrieval"]["block"],
+    params:
+        code=code_version("scripts/mono_word_alignment.py"),
+        pivot=PIVOT,
+        models=lambda wc: [PLAN.mono_model_params(PIVOT), PLAN.mono_model_params(wc.lang)],
+        settings={
+            key: MONO[key]
+            for key in (
+                "normalize_iterations",
+                "min_count",
+                "vocabulary_size",
+                "csls_k",
+                "word_mean_sentences",
+                "fasttext",
+            )
+        },
+        dictionary_split=config["retrieval"]["dictionary_split"],
+        lowercase=config["tokenizer"]["lowercase"],
+        max_length=MONO_WINDOW,
     script:
         "../scripts/mono_word_alignment.py"
 
@@ -121,22 +134,22 @@ rule mono_sentence_alignment:
     output:
         table=f"{RESULTS}/eval/monolingual/sentences/{MONO_GRID}/{{lang}}.parquet",
         per_item=f"{RESULTS}/eval/monolingual/sentences/{MONO_GRID}/{{lang}}.items.parquet",
-    params:
-        code=code_version("scripts/mono_sentence_alignment.py"),
-        pivot=PIVOT,
-        models=lambda wc: [PLAN.mono_model_params(PIVOT), PLAN.mono_model_params(wc.lang)],
-        settings={key: MONO[key] for key in ("normalize_iterations", "map_split", "max_sentences")},
-        max_length=MONO_WINDOW,
-    threads: LANGUAGE["threads"]
-    resources:
-        **PLAN.inference_resources(),
-        block=SENT["block"],
     log:
         f"{LOGS}/mono_sentence_alignment/{{lang}}.log",
     benchmark:
         f"{BENCH}/mono_sentence_alignment/{{lang}}.tsv"
     conda:
         "../envs/torch.yaml"
+    threads: LANGUAGE["threads"]
+    resources:
+        **PLAN.inference_resources(),
+        block=SENT["block"],
+    params:
+        code=code_version("scripts/mono_sentence_alignment.py"),
+        pivot=PIVOT,
+        models=lambda wc: [PLAN.mono_model_params(PIVOT), PLAN.mono_model_params(wc.lang)],
+        settings={key: MONO[key] for key in ("normalize_iterations", "map_split", "max_sentences")},
+        max_length=MONO_WINDOW,
     script:
         "../scripts/mono_sentence_alignment.py"
 
@@ -154,32 +167,37 @@ rule mono_contextual:
         test_target=lambda wc: [LAYOUT.task_file(task, wc.lang, "test") for task in PLAN.mono_contextual_tasks(wc.lang)],
     output:
         f"{RESULTS}/eval/monolingual/contextual/{MONO_GRID}/{{lang}}.parquet",
-    params:
-        code=code_version("scripts/mono_contextual.py"),
-        pivot=PIVOT,
-        tasks=lambda wc: PLAN.mono_contextual_tasks(wc.lang),
-        models=lambda wc: [PLAN.mono_model_params(PIVOT), PLAN.mono_model_params(wc.lang)],
-        bimlm=lambda wc: PLAN.mono_contextual_bimlm_params(wc.lang),
-        settings=dict(layers=PLAN.mono_contextual_layers(), task_layers=MONO_CONTEXTUAL["task_layers"],
-                      **{key: MONO[key] for key in ("normalize_iterations", "map_split", "max_sentences")}),
-        words=dict(tokenizer=ALIGN["tokenizer"], aligner=ALIGN["aligner"], settings=ALIGNER_SETTINGS),
-        task_settings=lambda wc: {task: PLAN.mono_contextual_task_settings(task) for task in PLAN.mono_contextual_tasks(wc.lang)},
-        seed=TRANSFER["seeds"][0],
-        ner_repair=lambda wc: TRANSFER["ner_repair"] if "ner" in PLAN.mono_contextual_tasks(wc.lang) else None,
-        max_length=MONO_WINDOW,
-        # resume checkpoints of the fine-tunings (a killed job resumes; another setting trains beside them)
-        checkpoints=f"{RESULTS}/checkpoints/mono_contextual/{{lang}}",
-    threads: TRANSFER["threads"]
-    resources:
-        gpu=0,
-        device=TRANSFER["device"] or "auto",
-        batch_size=TRANSFER["batch_size"],
     log:
         f"{LOGS}/mono_contextual/{{lang}}.log",
     benchmark:
         f"{BENCH}/mono_contextual/{{lang}}.tsv"
     conda:
         "../envs/torch.yaml"
+    threads: TRANSFER["threads"]
+    resources:
+        gpu=0,
+        device=TRANSFER["device"] or "auto",
+        batch_size=TRANSFER["batch_size"],
+    params:
+        code=code_version("scripts/mono_contextual.py"),
+        pivot=PIVOT,
+        tasks=lambda wc: PLAN.mono_contextual_tasks(wc.lang),
+        models=lambda wc: [PLAN.mono_model_params(PIVOT), PLAN.mono_model_params(wc.lang)],
+        bimlm=lambda wc: PLAN.mono_contextual_bimlm_params(wc.lang),
+        settings=dict(
+            layers=PLAN.mono_contextual_layers(),
+            task_layers=MONO_CONTEXTUAL["task_layers"],
+            **{key: MONO[key] for key in ("normalize_iterations", "map_split", "max_sentences")},
+        ),
+        words=dict(tokenizer=ALIGN["tokenizer"], aligner=ALIGN["aligner"], settings=ALIGNER_SETTINGS),
+        task_settings=lambda wc: {
+            task: PLAN.mono_contextual_task_settings(task) for task in PLAN.mono_contextual_tasks(wc.lang)
+        },
+        seed=TRANSFER["seeds"][0],
+        ner_repair=lambda wc: TRANSFER["ner_repair"] if "ner" in PLAN.mono_contextual_tasks(wc.lang) else None,
+        max_length=MONO_WINDOW,
+        # resume checkpoints of the fine-tunings (a killed job resumes; another setting trains beside them)
+        checkpoints=f"{RESULTS}/checkpoints/mono_contextual/{{lang}}",
     script:
         "../scripts/mono_contextual.py"
 
@@ -189,8 +207,17 @@ rule cka:
         unpack(PLAN.cka_inputs),
     output:
         f"{RESULTS}/eval/cka/{MONO_GRID}/{{mono}}.parquet",
+    log:
+        f"{LOGS}/cka/{{mono}}.log",
+    benchmark:
+        f"{BENCH}/cka/{{mono}}.tsv"
     wildcard_constraints:
         mono=r"[a-z][a-z0-9_]*(~\d+)?",
+    conda:
+        "../envs/torch.yaml"
+    threads: LANGUAGE["threads"]
+    resources:
+        **PLAN.inference_resources(),
     params:
         code=code_version("scripts/cka.py"),
         pivot=PIVOT,
@@ -206,14 +233,5 @@ rule cka:
         # bootstrap's duplicated rows raise CKA), so only config `bootstrap`'s level and seed (its groups) enter:
         # a change of either reruns these jobs (the models are not retrained) as well as the gathers
         bootstrap={key: config["bootstrap"][key] for key in ("level", "seed")},
-    threads: LANGUAGE["threads"]
-    resources:
-        **PLAN.inference_resources(),
-    log:
-        f"{LOGS}/cka/{{mono}}.log",
-    benchmark:
-        f"{BENCH}/cka/{{mono}}.tsv"
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/cka.py"

@@ -19,8 +19,12 @@ rule fetch_checkpoints:
 rule fetch_checkpoint:
     output:
         directory(f"{RESULTS}/models/hf/{{slug}}"),
+    log:
+        f"{LOGS}/fetch_checkpoint/{{slug}}.log",
     wildcard_constraints:
         slug="|".join(re.escape(slug) for slug in PLAN.hf_hub_models()) or "(?!)",
+    conda:
+        "../envs/torch.yaml"  # huggingface_hub comes with transformers
     params:
         code=code_version("scripts/fetch_checkpoint.py"),
         name=lambda wc: HF_MODELS[wc.slug],
@@ -28,10 +32,6 @@ rule fetch_checkpoint:
         revision=lambda wc: config["language"]["hf_revisions"].get(HF_MODELS[wc.slug]),
     message:
         "fetch_checkpoint {params.name}@{params.revision} -> {output}"
-    log:
-        f"{LOGS}/fetch_checkpoint/{{slug}}.log",
-    conda:
-        "../envs/torch.yaml"  # huggingface_hub comes with transformers
     script:
         "../scripts/fetch_checkpoint.py"
 
@@ -41,16 +41,16 @@ rule random_checkpoint:
         vocab=PLAN.vocab_source(),
     output:
         directory(f"{RESULTS}/models/hf/{{slug}}"),
-    wildcard_constraints:
-        slug="|".join(re.escape(slug) for slug in PLAN.random_checkpoints()) or "(?!)",
-    params:
-        code=code_version("scripts/random_checkpoint.py"),
-        settings=lambda wc: config["language"]["random_models"][HF_MODELS[wc.slug]],
     log:
         f"{LOGS}/random_checkpoint/{{slug}}.log",
     benchmark:
         f"{BENCH}/random_checkpoint/{{slug}}.tsv"
+    wildcard_constraints:
+        slug="|".join(re.escape(slug) for slug in PLAN.random_checkpoints()) or "(?!)",
     conda:
         "../envs/torch.yaml"
+    params:
+        code=code_version("scripts/random_checkpoint.py"),
+        settings=lambda wc: config["language"]["random_models"][HF_MODELS[wc.slug]],
     script:
         "../scripts/random_checkpoint.py"

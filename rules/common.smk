@@ -31,9 +31,7 @@ from xling.plan.models import ANY_LM, BERT_LM, LANG, aligned_base, hf_slug, pars
 
 # Scripts and `python -m xling...` commands import the package from this checkout, in any environment
 # (venv, --sdm conda, or a SLURM job step that re-evaluates this file).
-os.environ.update(
-    PYTHONPATH=os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH")) if p)
-)
+os.environ.update(PYTHONPATH=os.pathsep.join(p for p in (workflow.basedir, os.environ.get("PYTHONPATH")) if p))
 # Jobs never reach the Hugging Face hub: its checkpoints are staged by a local rule (rules/checkpoints.smk), which
 # alone goes online. Inherited by every job, locally and through sbatch --export=ALL; `HF_HUB_OFFLINE=0` overrides.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -105,15 +103,31 @@ def report_config():
 def table_plan():
     """What the table registry (xling.plan.tables) reads of this run's plan: the attributes its docstring lists."""
     return SimpleNamespace(
-        results=RESULTS, pivot=PIVOT, models=MODELS, sizes=SIZES, windows=WINDOWS, hf_slugs=list(HF_MODELS),
-        window_sweep=PLAN.window_sweep, language_models=PLAN.language_models, translation_langs=PLAN.translation_langs,
-        tatoeba_langs=PLAN.tatoeba_langs, bucc_langs=PLAN.bucc_langs, transfer_runs=PLAN.transfer_runs,
-        seeds=TRANSFER["seeds"], freeze=TRANSFER["freeze"], align_pair_langs=PLAN.align_pair_langs,
-        contextual_retrieval_lms=PLAN.contextual_retrieval_lms, ablation_runs=PLAN.ablation_runs,
+        results=RESULTS,
+        pivot=PIVOT,
+        models=MODELS,
+        sizes=SIZES,
+        windows=WINDOWS,
+        hf_slugs=list(HF_MODELS),
+        window_sweep=PLAN.window_sweep,
+        language_models=PLAN.language_models,
+        translation_langs=PLAN.translation_langs,
+        tatoeba_langs=PLAN.tatoeba_langs,
+        bucc_langs=PLAN.bucc_langs,
+        transfer_runs=PLAN.transfer_runs,
+        seeds=TRANSFER["seeds"],
+        freeze=TRANSFER["freeze"],
+        align_pair_langs=PLAN.align_pair_langs,
+        contextual_retrieval_lms=PLAN.contextual_retrieval_lms,
+        ablation_runs=PLAN.ablation_runs,
         ablation_seeds=PLAN.ablation_seeds,
-        mono_targets=PLAN.mono_targets, retrieval_targets=PLAN.retrieval_targets,
-        mono_contextual_langs=PLAN.mono_contextual_langs, mono_grid=MONO_GRID, en_prime=EN_PRIME,
-        pos_splits=POS["splits"])
+        mono_targets=PLAN.mono_targets,
+        retrieval_targets=PLAN.retrieval_targets,
+        mono_contextual_langs=PLAN.mono_contextual_langs,
+        mono_grid=MONO_GRID,
+        en_prime=EN_PRIME,
+        pos_splits=POS["splits"],
+    )
 
 
 def table_inputs(consumer):
@@ -127,6 +141,7 @@ def table_targets():
     """Every result table the run makes, Parquet and CSV (rule all). On synthetic data the alignment splits must
     fit its parallel text: a plan that needs more stops here, not in the word_pairs jobs."""
     if PLAN.align_pair_langs():
-        check_parallel_text(ALIGN["test_sentences"], ALIGN["dev_sentences"], ALIGN["train_sentences"],
-                            PLAN.source.parallel_sentences)
+        check_parallel_text(
+            ALIGN["test_sentences"], ALIGN["dev_sentences"], ALIGN["train_sentences"], PLAN.source.parallel_sentences
+        )
     return table_registry.targets(table_plan())

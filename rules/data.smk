@@ -9,17 +9,17 @@ if config["data"]["source"] == "synthetic":
     rule synthetic_data:
         output:
             LAYOUT.synthetic(LANGS, PLAN.function_words()),
-        params:
-            code=code_version("scripts/synthetic_data.py"),
-            spec=config["synthetic"],
-            languages=LANGS,
-            out_dir=lambda wildcards, output: os.path.commonpath(output),
         log:
             f"{LOGS}/synthetic_data.log",
         benchmark:
             f"{BENCH}/synthetic_data.tsv"
         conda:
             "../envs/data.yaml"
+        params:
+            code=code_version("scripts/synthetic_data.py"),
+            spec=config["synthetic"],
+            languages=LANGS,
+            out_dir=lambda wildcards, output: os.path.commonpath(output),
         script:
             "../scripts/synthetic_data.py"
 
@@ -27,20 +27,23 @@ if config["data"]["source"] == "synthetic":
 
         rule synthetic_low_resource:  # test-only languages apart: a change of them leaves the run languages' alone
             output:
-                [LAYOUT.file("treebank", lang=lang, split=split) for lang in DATA_SOURCE.low_resource
-                 for split in LOW_RESOURCE_SPLITS],
-            params:
-                code=code_version("scripts/synthetic_low_resource.py"),
-                spec=config["synthetic"],
-                languages=LANGS,
-                low_resource=config["transfer"]["parsing"]["low_resource"]["synthetic"],
-                out_dir=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),  # {data}/ud/x.conllu
+                [
+                    LAYOUT.file("treebank", lang=lang, split=split)
+                    for lang in DATA_SOURCE.low_resource
+                    for split in LOW_RESOURCE_SPLITS
+                ],
             log:
                 f"{LOGS}/synthetic_low_resource.log",
             benchmark:
                 f"{BENCH}/synthetic_low_resource.tsv"
             conda:
                 "../envs/data.yaml"
+            params:
+                code=code_version("scripts/synthetic_low_resource.py"),
+                spec=config["synthetic"],
+                languages=LANGS,
+                low_resource=config["transfer"]["parsing"]["low_resource"]["synthetic"],
+                out_dir=lambda wildcards, output: os.path.dirname(os.path.dirname(output[0])),  # {data}/ud/x.conllu
             script:
                 "../scripts/synthetic_low_resource.py"
 
@@ -57,16 +60,16 @@ rule prepare_corpus:
         LAYOUT.file("corpus", lang="{lang}"),
     output:
         f"{RESULTS}/corpus/all/{{lang}}.txt",
-    params:
-        code=code_version("scripts/prepare_corpus.py"),
-        normalization=config["corpus"]["normalization"],
-        dedup=config["corpus"]["dedup"],
     log:
         f"{LOGS}/prepare_corpus/{{lang}}.log",
     benchmark:
         f"{BENCH}/prepare_corpus/{{lang}}.tsv"
     conda:
         "../envs/data.yaml"
+    params:
+        code=code_version("scripts/prepare_corpus.py"),
+        normalization=config["corpus"]["normalization"],
+        dedup=config["corpus"]["dedup"],
     script:
         "../scripts/prepare_corpus.py"
 
@@ -78,17 +81,17 @@ rule heldout_corpus:
         f"{RESULTS}/corpus/all/{{lang}}.txt",
     output:
         f"{RESULTS}/corpus/dev/{{lang}}.txt",
-    params:
-        code=code_version("scripts/heldout_corpus.py"),
-        seed=config["corpus"]["seed"],
-        sentences=config["corpus"]["dev_sentences"],
-        disjoint_from=max(SIZES),
     log:
         f"{LOGS}/heldout_corpus/{{lang}}.log",
     benchmark:
         f"{BENCH}/heldout_corpus/{{lang}}.tsv"
     conda:
         "../envs/data.yaml"
+    params:
+        code=code_version("scripts/heldout_corpus.py"),
+        seed=config["corpus"]["seed"],
+        sentences=config["corpus"]["dev_sentences"],
+        disjoint_from=max(SIZES),
     script:
         "../scripts/heldout_corpus.py"
 
@@ -98,14 +101,14 @@ rule sample_corpus:
         f"{RESULTS}/corpus/all/{{lang}}.txt",
     output:
         f"{RESULTS}/corpus/{{size}}/{{lang}}.txt",
-    params:
-        code=code_version("scripts/sample_corpus.py"),
-        seed=config["corpus"]["seed"],
     log:
         f"{LOGS}/sample_corpus/{{size}}/{{lang}}.log",
     benchmark:
         f"{BENCH}/sample_corpus/{{size}}/{{lang}}.tsv"
     conda:
         "../envs/data.yaml"
+    params:
+        code=code_version("scripts/sample_corpus.py"),
+        seed=config["corpus"]["seed"],
     script:
         "../scripts/sample_corpus.py"

@@ -30,21 +30,21 @@ rule glove:
         tokens=PLAN.token_files,
     output:
         f"{RESULTS}/models/glove/{{size}}-w{{window}}/vectors.bin",
+    log:
+        f"{LOGS}/glove/{{size}}-w{{window}}.log",
+    benchmark:
+        f"{BENCH}/glove/{{size}}-w{{window}}.tsv"
+    priority: 5  # long jobs: after the BERTs, before the many short ones
+    conda:
+        "../envs/static.yaml"
+    threads: config["glove"]["threads"]
+    resources:
+        mem_mb=config["glove"]["mem_mb"],
     params:
         code=code_version("scripts/train_static.py"),
         hp=computed("glove", config["glove"]),
         # a context of `window` tokens = window // 2 on each side, the span of a BERT block of that length
         side_window=lambda wc: int(wc.window) // 2,
-    priority: 5  # long jobs: after the BERTs, before the many short ones
-    threads: config["glove"]["threads"]
-    resources:
-        mem_mb=config["glove"]["mem_mb"],
-    log:
-        f"{LOGS}/glove/{{size}}-w{{window}}.log",
-    benchmark:
-        f"{BENCH}/glove/{{size}}-w{{window}}.tsv"
-    conda:
-        "../envs/static.yaml"
     script:
         "../scripts/train_static.py"
 
@@ -54,19 +54,19 @@ rule word2vec:
         tokens=PLAN.token_files,
     output:
         f"{RESULTS}/models/word2vec/{{size}}-w{{window}}/vectors.bin",
+    log:
+        f"{LOGS}/word2vec/{{size}}-w{{window}}.log",
+    benchmark:
+        f"{BENCH}/word2vec/{{size}}-w{{window}}.tsv"
+    priority: 5  # long jobs: after the BERTs, before the many short ones
+    conda:
+        "../envs/static.yaml"
+    threads: config["word2vec"]["threads"]
     params:
         code=code_version("scripts/train_static.py"),
         hp=computed("word2vec", config["word2vec"]),
         # a context of `window` tokens = window // 2 on each side, the span of a BERT block of that length
         side_window=lambda wc: int(wc.window) // 2,
-    priority: 5  # long jobs: after the BERTs, before the many short ones
-    threads: config["word2vec"]["threads"]
-    log:
-        f"{LOGS}/word2vec/{{size}}-w{{window}}.log",
-    benchmark:
-        f"{BENCH}/word2vec/{{size}}-w{{window}}.tsv"
-    conda:
-        "../envs/static.yaml"
     script:
         "../scripts/train_static.py"
 
@@ -78,6 +78,21 @@ rule bert_pretrain:
         dev=PLAN.dev_tokens(PLAN.bert_settings(config["bert"]), PIVOT),
     output:
         directory(f"{RESULTS}/models/bert/{{size}}-w{{window}}"),
+    log:
+        f"{LOGS}/bert_pretrain/{{size}}-w{{window}}.log",
+    benchmark:
+        f"{BENCH}/bert_pretrain/{{size}}-w{{window}}.tsv"
+    # the longest jobs start first: the static models and the language jobs fill the other cores around them
+    priority: 10
+    conda:
+        "../envs/torch.yaml"
+    threads: config["bert"]["threads"]
+    resources:
+        gpu=0,
+        device=config["bert"]["device"] or "auto",
+        checkpoint_every=config["bert"]["checkpoint_every"],
+        keep_checkpoints=config["bert"]["keep_checkpoints"],
+        log_every=config["bert"]["log_every"],
     params:
         code=code_version("xling/models/bert.py", PRETRAIN_SHELL),
         # checkpoints live outside the output so a killed or failed job resumes instead of restarting; the
@@ -88,20 +103,5 @@ rule bert_pretrain:
         # recorded in the model's tokenizer files, so inference normalizes text as the token files were
         case="--lowercase" if config["tokenizer"]["lowercase"] else "--no-lowercase",
         switch="",  # an ablation's extra anchors drawn per batch (rules/ablate.smk)
-    # the longest jobs start first: the static models and the language jobs fill the other cores around them
-    priority: 10
-    threads: config["bert"]["threads"]
-    resources:
-        gpu=0,
-        device=config["bert"]["device"] or "auto",
-        checkpoint_every=config["bert"]["checkpoint_every"],
-        keep_checkpoints=config["bert"]["keep_checkpoints"],
-        log_every=config["bert"]["log_every"],
-    log:
-        f"{LOGS}/bert_pretrain/{{size}}-w{{window}}.log",
-    benchmark:
-        f"{BENCH}/bert_pretrain/{{size}}-w{{window}}.tsv"
-    conda:
-        "../envs/torch.yaml"
     shell:
         PRETRAIN_SHELL

@@ -13,15 +13,15 @@ rule dictionary_words:
         counts=f"{RESULTS}/tokens/{max(SIZES)}/word_counts.parquet" if config["retrieval"]["vocabulary_size"] else [],
     output:
         f"{RESULTS}/words/{{lang}}.txt",
+    log:
+        f"{LOGS}/dictionary_words/{{lang}}.log",
+    conda:
+        "../envs/data.yaml"
     params:
         code=code_version("scripts/dictionary_words.py"),
         pivot=PIVOT,
         vocabulary_size=config["retrieval"]["vocabulary_size"],
         lowercase=config["tokenizer"]["lowercase"],
-    log:
-        f"{LOGS}/dictionary_words/{{lang}}.log",
-    conda:
-        "../envs/data.yaml"
     script:
         "../scripts/dictionary_words.py"
 
@@ -33,15 +33,15 @@ rule static_word_vectors:
         words=expand(f"{RESULTS}/words/{{lang}}.txt", lang=LANGS),
     output:
         f"{RESULTS}/reps/{{static}}/{{size}}-w{{window}}/words.parquet",
-    params:
-        code=code_version("scripts/static_word_vectors.py"),
-        lowercase=config["tokenizer"]["lowercase"],
     log:
         f"{LOGS}/static_word_vectors/{{static}}/{{size}}-w{{window}}.log",
     benchmark:
         f"{BENCH}/static_word_vectors/{{static}}/{{size}}-w{{window}}.tsv"
     conda:
         "../envs/static.yaml"
+    params:
+        code=code_version("scripts/static_word_vectors.py"),
+        lowercase=config["tokenizer"]["lowercase"],
     script:
         "../scripts/static_word_vectors.py"
 
@@ -59,8 +59,19 @@ rule bert_extract:
         langs=temp(
             expand(f"{RESULTS}/reps/{{lm}}/shards/{{lang}}.{{shard}}.langs.parquet", lang=LANGS, allow_missing=True)
         ),
+    log:
+        f"{LOGS}/bert_extract/{{lm}}/{{shard}}.log",
+    benchmark:
+        f"{BENCH}/bert_extract/{{lm}}/{{shard}}.tsv"
     wildcard_constraints:
         lm=BERT_LM,
+    conda:
+        "../envs/torch.yaml"
+    threads: config["represent"]["threads"]
+    resources:
+        gpu=0,
+        device=config["represent"]["device"] or "auto",
+        batch_size=config["represent"]["batch_size"],
     params:
         code=code_version("scripts/bert_extract.py"),
         languages=LANGS,
@@ -70,17 +81,6 @@ rule bert_extract:
         lm=PLAN.represent_lm,
         max_documents=config["represent"]["max_documents"],
         mean_positions=LANGUAGE["mean_positions"],
-    threads: config["represent"]["threads"]
-    resources:
-        gpu=0,
-        device=config["represent"]["device"] or "auto",
-        batch_size=config["represent"]["batch_size"],
-    log:
-        f"{LOGS}/bert_extract/{{lm}}/{{shard}}.log",
-    benchmark:
-        f"{BENCH}/bert_extract/{{lm}}/{{shard}}.tsv"
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/bert_extract.py"
 
@@ -102,15 +102,15 @@ rule bert_reduce:
     output:
         words=f"{RESULTS}/reps/{{lm}}/words.parquet",
         langs=f"{RESULTS}/reps/{{lm}}/langs.parquet",
-    params:
-        code=code_version("scripts/bert_reduce.py"),
-    wildcard_constraints:
-        lm=BERT_LM,
     log:
         f"{LOGS}/bert_reduce/{{lm}}.log",
     benchmark:
         f"{BENCH}/bert_reduce/{{lm}}.tsv"
+    wildcard_constraints:
+        lm=BERT_LM,
     conda:
         "../envs/torch.yaml"
+    params:
+        code=code_version("scripts/bert_reduce.py"),
     script:
         "../scripts/bert_reduce.py"

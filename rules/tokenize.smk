@@ -7,18 +7,18 @@ rule train_vocab:
         corpora=expand(f"{RESULTS}/corpus/{max(SIZES)}/{{lang}}.txt", lang=LANGS),
     output:
         f"{RESULTS}/vocab/trained.txt",
-    params:
-        code=code_version("scripts/train_vocab.py"),
-        vocab_size=config["tokenizer"]["vocab_size"],
-        min_frequency=config["tokenizer"]["min_frequency"],
-        limit_alphabet=config["tokenizer"]["limit_alphabet"],
-        lowercase=config["tokenizer"]["lowercase"],
     log:
         f"{LOGS}/train_vocab.log",
     benchmark:
         f"{BENCH}/train_vocab.tsv"
     conda:
         "../envs/data.yaml"
+    params:
+        code=code_version("scripts/train_vocab.py"),
+        vocab_size=config["tokenizer"]["vocab_size"],
+        min_frequency=config["tokenizer"]["min_frequency"],
+        limit_alphabet=config["tokenizer"]["limit_alphabet"],
+        lowercase=config["tokenizer"]["lowercase"],
     script:
         "../scripts/train_vocab.py"
 
@@ -29,15 +29,15 @@ rule tokenize:
         vocab=PLAN.vocab_source(),
     output:
         f"{RESULTS}/tokens/{{size}}/{{lang}}.txt",
-    params:
-        code=code_version("scripts/tokenize.py"),
-        lowercase=config["tokenizer"]["lowercase"],
     log:
         f"{LOGS}/tokenize/{{size}}/{{lang}}.log",
     benchmark:
         f"{BENCH}/tokenize/{{size}}/{{lang}}.tsv"
     conda:
         "../envs/data.yaml"
+    params:
+        code=code_version("scripts/tokenize.py"),
+        lowercase=config["tokenizer"]["lowercase"],
     script:
         "../scripts/tokenize.py"
 
@@ -59,13 +59,13 @@ rule count_words:
         tokens=expand(f"{RESULTS}/tokens/{{size}}/{{lang}}.txt", lang=LANGS, allow_missing=True),
     output:
         f"{RESULTS}/tokens/{{size}}/word_counts.parquet",
-    params:
-        code=code_version("scripts/count_words.py"),
     log:
         f"{LOGS}/count_words/{{size}}.log",
     benchmark:
         f"{BENCH}/count_words/{{size}}.tsv"
     conda:
         "../envs/data.yaml"
+    params:
+        code=code_version("scripts/count_words.py"),
     script:
         "../scripts/count_words.py"

@@ -15,11 +15,23 @@ rule finetune:
         model=directory(f"{RESULTS}/finetuned/{{task}}/{{lm}}/{{variant}}/seed{{seed}}"),
         table=f"{RESULTS}/eval/transfer/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.parquet",
         per_item=f"{RESULTS}/eval/transfer/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.items.parquet",
+    log:
+        f"{LOGS}/finetune/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.log",
+    benchmark:
+        f"{BENCH}/finetune/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.tsv"
     wildcard_constraints:
         lm=ANY_LM,
         task="xnli|pos|parsing|ner",
         variant=r"static|f\d+(-zm|-cao|-rot[a-z]+|-b\d+-lr[0-9.e+-]+(-clr[0-9.e+-]+)?)?",
         seed=r"\d+",
+    conda:
+        "../envs/torch.yaml"
+    threads: TRANSFER["threads"]
+    resources:
+        gpu=0,
+        device=TRANSFER["device"] or "auto",
+        batch_size=TRANSFER["batch_size"],
+        checkpoint_every=TRANSFER["checkpoint_every"],
     params:
         code=code_version("scripts/finetune.py"),
         lm=PLAN.any_lm,
@@ -27,17 +39,5 @@ rule finetune:
         test=PLAN.transfer_eval_params,
         # resume checkpoints live outside the output (a killed job resumes; a changed setting trains beside them)
         checkpoints=f"{RESULTS}/checkpoints/finetune/{{task}}/{{lm}}/{{variant}}/seed{{seed}}",
-    threads: TRANSFER["threads"]
-    resources:
-        gpu=0,
-        device=TRANSFER["device"] or "auto",
-        batch_size=TRANSFER["batch_size"],
-        checkpoint_every=TRANSFER["checkpoint_every"],
-    log:
-        f"{LOGS}/finetune/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.log",
-    benchmark:
-        f"{BENCH}/finetune/{{task}}/{{lm}}/{{variant}}/seed{{seed}}.tsv"
-    conda:
-        "../envs/torch.yaml"
     script:
         "../scripts/finetune.py"

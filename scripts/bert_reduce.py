@@ -1,4 +1,5 @@
 """Snakemake entry point: DuckDB reduction of the per-shard sums to means (reduce step)."""
+
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])

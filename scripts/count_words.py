@@ -1,4 +1,5 @@
 """Snakemake entry point: word frequencies per language, which define every model's vocabulary."""
+
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])

@@ -1,4 +1,5 @@
 """Snakemake entry point: fetch one file of resources/sources.yaml (download or pre-staged copy)."""
+
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])

@@ -1,4 +1,5 @@
 """Snakemake entry point: stage one hub checkpoint of language.hf_models at its pinned revision (a local rule)."""
+
 import os
 
 # the workflow runs its jobs offline (rules/common.smk); this one is the download, on the login node

@@ -1,5 +1,6 @@
 """Snakemake entry point: Tatoeba P@1 per layer between two monolingual BERTs, unmapped and through a Procrustes
 map learned on XNLI's parallel sentences."""
+
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])
@@ -23,10 +24,26 @@ encoders = [Encoder.from_pretrained(model, device=device, max_length=p.max_lengt
 map_pairs = xnli_parallel(*inp.xnli, max_sentences=s["max_sentences"])
 test_pairs = [(en, xx) for xx, en in read_tatoeba(inp.tatoeba[1], inp.tatoeba[0])][: s["max_sentences"] or None]
 items = []  # each row's per-query hits: the gather draws P@1's interval from them
-table = sentence_alignment_table(encoders, map_pairs, test_pairs, n_iter=s["normalize_iterations"],
-                                 batch_size=res.batch_size, block=res.block, items=items)
-settings = dict(src=p.pivot, tgt=lang, pair=f"{p.pivot}-{lang}", lm_src=p.models[0]["lm"], lm_tgt=p.models[1]["lm"],
-                hparams_src=p.models[0]["hparams"], hparams_tgt=p.models[1]["hparams"], pooling="mean_words",
-                metric="cosine", **s)
+table = sentence_alignment_table(
+    encoders,
+    map_pairs,
+    test_pairs,
+    n_iter=s["normalize_iterations"],
+    batch_size=res.batch_size,
+    block=res.block,
+    items=items,
+)
+settings = dict(
+    src=p.pivot,
+    tgt=lang,
+    pair=f"{p.pivot}-{lang}",
+    lm_src=p.models[0]["lm"],
+    lm_tgt=p.models[1]["lm"],
+    hparams_src=p.models[0]["hparams"],
+    hparams_tgt=p.models[1]["hparams"],
+    pooling="mean_words",
+    metric="cosine",
+    **s,
+)
 write_parquet(with_settings(table, **settings), snakemake.output.table)
 write_parquet(pd.concat(items, ignore_index=True), snakemake.output.per_item)

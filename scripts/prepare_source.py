@@ -1,4 +1,5 @@
 """Snakemake entry point: one upstream format -> canonical files (xling.data.upstream), by params.kind."""
+
 import tempfile
 from pathlib import Path
 
@@ -12,8 +13,9 @@ kind = params.kind
 
 if kind == "wikipedia":
     try:
-        upstream.wikipedia_to_corpus(list(inp.shards), out[0], lang, params.n_sentences,
-                                     min_fraction=params.min_fraction)
+        upstream.wikipedia_to_corpus(
+            list(inp.shards), out[0], lang, params.n_sentences, min_fraction=params.min_fraction
+        )
     except ValueError as err:  # too few sentences (not a format error): say which setting reads more
         if isinstance(err, upstream.FormatError):
             raise
@@ -29,18 +31,27 @@ elif kind == "muse":  # via a folder holding just this file: a gzipped copy (en-
         else:
             upstream.muse_to_canonical(tmp, lang, {split: out[0]})
 elif kind == "europarl":
-    upstream.europarl_to_parallel(inp[0], lang, out.en, out.xx, tokenize=params.tokenize,
-                                  max_pairs=params.max_pairs)
+    upstream.europarl_to_parallel(inp[0], lang, out.en, out.xx, tokenize=params.tokenize, max_pairs=params.max_pairs)
 elif kind == "opus":
-    upstream.opus_to_parallel(inp[0], params.corpus, lang, out.en, out.xx, tokenize=params.tokenize,
-                              tokenize_xx=params.tokenize_xx, max_pairs=params.max_pairs)
+    upstream.opus_to_parallel(
+        inp[0],
+        params.corpus,
+        lang,
+        out.en,
+        out.xx,
+        tokenize=params.tokenize,
+        tokenize_xx=params.tokenize_xx,
+        max_pairs=params.max_pairs,
+    )
 elif kind in ("ud", "ud_folders"):  # the release archive, or staged treebank folders (read from their parent)
     source = inp[0] if kind == "ud" else Path(inp[0]).parent.parent
     upstream.ud_to_canonical(source, Path(out[0]).parent, params.treebanks, params.splits)
 elif kind == "xnli_xtreme":  # staged dev sets: dev and test (and the train stand-in, below) cut from them
     out_dir = Path(out[0]).parent
-    upstream.xtreme_xnli_stand_in(Path(inp[0]).parent, {(split, lang): out_dir / f"{split}-{lang}.tsv"
-                                                        for split in ("dev", "test") for lang in params.languages})
+    upstream.xtreme_xnli_stand_in(
+        Path(inp[0]).parent,
+        {(split, lang): out_dir / f"{split}-{lang}.tsv" for split in ("dev", "test") for lang in params.languages},
+    )
 elif kind == "xnli_xtreme_train":
     upstream.xtreme_xnli_stand_in(Path(inp[0]).parent, {("train", Path(out[0]).stem.split("-", 1)[1]): out[0]})
 elif kind == "wikiann_xtreme":

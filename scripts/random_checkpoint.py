@@ -1,4 +1,5 @@
 """Snakemake entry point: write one language.random_models checkpoint (a random BERT on the run's vocabulary)."""
+
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])

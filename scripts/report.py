@@ -1,4 +1,5 @@
 """Snakemake entry point: render the HTML report and its figures from the run's tidy tables."""
+
 from pathlib import Path
 
 from xling.logs import setup_logging
@@ -10,13 +11,18 @@ from xling.report.core import CHECKOUT  # noqa: E402
 from xling.report.metadata import run_metadata  # noqa: E402
 
 # every named Parquet input is a table, under its input name (rules/report.smk names them as xling.plan.tables)
-tables = {key: Path(path) for key, path in snakemake.input.items() if isinstance(path, str) and path.endswith(".parquet")}
+tables = {
+    key: Path(path) for key, path in snakemake.input.items() if isinstance(path, str) and path.endswith(".parquet")
+}
 # the per-query ranks of word retrieval: one file per retrieval job (the MRR table's intervals and flags)
 if snakemake.input.get("word_retrieval_ranks"):
     tables["word_retrieval_ranks"] = [Path(p) for p in snakemake.input.get("word_retrieval_ranks")]
 # the directories of the tables of files (xling.plan.tables): our BERTs', the fine-tunings', the aligned models'
-for key, name in (("bert_training_logs", "training_log.tsv"), ("finetune_logs", "finetune.json"),
-                  ("alignment_logs", "training_log.tsv")):
+for key, name in (
+    ("bert_training_logs", "training_log.tsv"),
+    ("finetune_logs", "finetune.json"),
+    ("alignment_logs", "training_log.tsv"),
+):
     if snakemake.input.get(key):
         tables[key] = [Path(d) / name for d in snakemake.input.get(key)]
 figures = [f["name"] for f in expected_figures(snakemake.config, tables)]  # the rule's outputs, one call

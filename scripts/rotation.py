@@ -1,5 +1,6 @@
 """Snakemake entry point: the word- and sentence-aligned rotations of one BERT for one language, learned on the
 train{n} word pairs (Cao et al. 2020's rotation baselines)."""
+
 import functools
 from pathlib import Path
 
@@ -28,10 +29,12 @@ pivot, other, links = read_split(Path(inp.links).parent, split, params.pivot, la
 lm = params.lm
 encoder = Encoder.from_pretrained(lm["path"], device=device, revision=lm["revision"], max_length=lm["max_length"])
 layer = encoder.n_layers if params.layer is None else params.layer
-vectors = functools.partial(sentence_word_vectors, encoder, layer=layer, batch_size=res.batch_size,
-                            what=f"{split} sentences")
+vectors = functools.partial(
+    sentence_word_vectors, encoder, layer=layer, batch_size=res.batch_size, what=f"{split} sentences"
+)
 for kind, (w, pairs) in learn_rotations(vectors, pivot, other, links, block=res.block).items():
-    logging.getLogger(__name__).info("%s rotation of %s onto %s at layer %d: %d pairs", kind, lang, params.pivot,
-                                     layer, pairs)
+    logging.getLogger(__name__).info(
+        "%s rotation of %s onto %s at layer %d: %d pairs", kind, lang, params.pivot, layer, pairs
+    )
     with atomic_write(snakemake.output[kind], "wb") as handle:
         np.save(handle, w.astype(np.float32))

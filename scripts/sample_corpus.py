@@ -1,4 +1,5 @@
 """Snakemake entry point: sample `size` sentences (whole documents, nested across sizes)."""
+
 import logging
 
 from xling.logs import setup_logging

@@ -1,4 +1,5 @@
 """Snakemake entry point: word-type vectors of a static model in the representation-store schema."""
+
 from pathlib import Path
 
 from xling.logs import setup_logging

@@ -1,4 +1,5 @@
 """Snakemake entry point: write the synthetic languages in the canonical data layout."""
+
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])

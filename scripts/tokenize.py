@@ -1,4 +1,5 @@
 """Snakemake entry point: WordPiece-tokenize one sampled corpus (one document per line)."""
+
 import logging
 
 from xling.logs import setup_logging

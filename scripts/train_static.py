@@ -1,4 +1,5 @@
 """Snakemake entry point: train GloVe or Word2Vec (the rule name says which) on the token files."""
+
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])

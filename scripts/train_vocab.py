@@ -1,4 +1,5 @@
 """Snakemake entry point: train the shared WordPiece vocabulary on the largest sample of every language."""
+
 from xling.logs import setup_logging
 
 setup_logging(snakemake.log[0])

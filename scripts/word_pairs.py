@@ -1,5 +1,6 @@
 """Snakemake entry point: the word pairs of one language's parallel text with the pivot (Moses tokens, the run's
 aligner both ways, the one-to-one intersection), written per split, and their counts and AER where gold links exist."""
+
 import os
 
 from xling.logs import setup_logging
@@ -11,12 +12,29 @@ from xling.tables import with_settings, write_parquet  # noqa: E402
 
 params, lang = snakemake.params, snakemake.wildcards.lang
 splits = params.splits
-table = align_corpus(snakemake.input.src, snakemake.input.tgt, params.out_dir, params.pivot, lang,
-                     tokenizer=params.tokenizer, test=splits["test_sentences"], dev=splits["dev_sentences"],
-                     train=splits["train_sentences"], aligner=params.aligner,
-                     aligner_settings=params.aligner_settings,
-                     gold_path=snakemake.input.gold[0] if snakemake.input.gold else None)
-write_parquet(with_settings(table, lang=lang, pair=f"{params.pivot}-{lang}", tokenizer=params.tokenizer,
-                            gold=bool(snakemake.input.gold), aligner=params.aligner,
-                            **{f"{params.aligner}_{k}": v for k, v in params.aligner_settings.items()}),
-              snakemake.output.table)
+table = align_corpus(
+    snakemake.input.src,
+    snakemake.input.tgt,
+    params.out_dir,
+    params.pivot,
+    lang,
+    tokenizer=params.tokenizer,
+    test=splits["test_sentences"],
+    dev=splits["dev_sentences"],
+    train=splits["train_sentences"],
+    aligner=params.aligner,
+    aligner_settings=params.aligner_settings,
+    gold_path=snakemake.input.gold[0] if snakemake.input.gold else None,
+)
+write_parquet(
+    with_settings(
+        table,
+        lang=lang,
+        pair=f"{params.pivot}-{lang}",
+        tokenizer=params.tokenizer,
+        gold=bool(snakemake.input.gold),
+        aligner=params.aligner,
+        **{f"{params.aligner}_{k}": v for k, v in params.aligner_settings.items()},
+    ),
+    snakemake.output.table,
+)

@@ -55,8 +55,16 @@ def pytest_collection_modifyitems(config, items):
     it; WAITING's tests come first, the one that reads the run leading, so the rest of them follow the run."""
     scopes = [scope_of(config.rootpath, item.nodeid) for item in items]
     sizes = {scope: scopes.count(scope) for scope in scopes}
-    rank = {item.nodeid: 0 if scope == "test_run" else 3 if scope.startswith("continued:")
-            else 1 if Path(scope).name in OWN_RUNS else 2 for item, scope in zip(items, scopes, strict=True)}
+    rank = {
+        item.nodeid: 0
+        if scope == "test_run"
+        else 3
+        if scope.startswith("continued:")
+        else 1
+        if Path(scope).name in OWN_RUNS
+        else 2
+        for item, scope in zip(items, scopes, strict=True)
+    }
 
     def in_unit(item) -> int:
         path = item.nodeid.partition("::")[0]
@@ -64,7 +72,9 @@ def pytest_collection_modifyitems(config, items):
             return 2
         return 0 if function_name(item.nodeid) in tests_requesting(str(config.rootpath / path), "test_run") else 1
 
-    order = {id(item): (rank[item.nodeid], -sizes[scope], in_unit(item)) for item, scope in zip(items, scopes, strict=True)}
+    order = {
+        id(item): (rank[item.nodeid], -sizes[scope], in_unit(item)) for item, scope in zip(items, scopes, strict=True)
+    }
     items.sort(key=lambda item: order[id(item)])
 
 
@@ -95,16 +105,23 @@ def tests_requesting(path: str, fixture: str) -> frozenset[str]:
     arguments = {}
     for source in (Path(path).parent / "conftest.py", Path(path)):
         if source.exists():
-            arguments.update({node.name: {a.arg for a in node.args.args}
-                              for node in ast.walk(ast.parse(source.read_text(encoding="utf-8")))
-                              if isinstance(node, ast.FunctionDef)})
+            arguments.update(
+                {
+                    node.name: {a.arg for a in node.args.args}
+                    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8")))
+                    if isinstance(node, ast.FunctionDef)
+                }
+            )
     users, grown = {fixture}, True
     while grown:
         found = {name for name, args in arguments.items() if args & users} - users
         users |= found
         grown = bool(found)
-    tests = {node.name for node in ast.walk(ast.parse(Path(path).read_text(encoding="utf-8")))
-             if isinstance(node, ast.FunctionDef) and node.name.startswith("test")}
+    tests = {
+        node.name
+        for node in ast.walk(ast.parse(Path(path).read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test")
+    }
     return frozenset(users & tests - {fixture})
 
 
@@ -144,7 +161,9 @@ def test_run(tmp_path_factory) -> Path:
             pytest.fail(f"the shared test-preset run failed on another worker:\n{failed.read_text()}")
         if not finished.exists():
             workdir.mkdir()
-            done = snakemake("--configfile", str(TEST_PRESET), "--cores", "2", cwd=workdir, timeout=1800)  # two xdist workers share the cores
+            done = snakemake(
+                "--configfile", str(TEST_PRESET), "--cores", "2", cwd=workdir, timeout=1800
+            )  # two xdist workers share the cores
             if done.returncode != 0:
                 failed.write_text(done.stderr[-5000:], encoding="utf-8")
             assert done.returncode == 0, done.stderr[-5000:]
@@ -156,6 +175,7 @@ def test_run(tmp_path_factory) -> Path:
 def panx_zip():
     """make(path, {lang: {member: text}}) -> path: a zip laid out as WikiAnn's `panx_dataset.zip` (one
     `{lang}.tar.gz` per language holding members such as `train`, `dev`, `test`)."""
+
     def make(path: Path, languages: dict[str, dict[str, str]]) -> Path:
         with zipfile.ZipFile(path, "w") as zf:
             for lang, members in languages.items():
@@ -168,4 +188,5 @@ def panx_zip():
                         tf.addfile(info, io.BytesIO(data))
                 zf.writestr(f"{lang}.tar.gz", buffer.getvalue())
         return path
+
     return make

@@ -37,9 +37,15 @@ def make_config(**overrides) -> dict:
 def make_plan(source=None, **overrides) -> Plan:
     """The plan of a small run (languages en, de, fr; sizes 100, 200; windows 5, 10; every language aligned, no
     Table 5 model: config.yaml's need its real languages) with `overrides`."""
-    small = dict(run="t", languages=["en", "de", "fr"], models=["bert", "glove"], windows=[5, 10],
-                 corpus={"sizes": [100, 200]}, language={"hf_models": []},
-                 alignment={"finetune": {"languages": None, "runs": []}})
+    small = dict(
+        run="t",
+        languages=["en", "de", "fr"],
+        models=["bert", "glove"],
+        windows=[5, 10],
+        corpus={"sizes": [100, 200]},
+        language={"hf_models": []},
+        alignment={"finetune": {"languages": None, "runs": []}},
+    )
     return Plan(make_config(**merged(small, overrides)), source or SyntheticData(), SCHEMA, HELPERS)
 
 
@@ -57,4 +63,3 @@ def wildcards(**values) -> SimpleNamespace:
 def language_berts(plan: Plan) -> list[str]:
     """The plan's BERTs of the language experiments (language.sizes x language.windows), not its checkpoints."""
     return [lm for lm in plan.language_models() if lm.startswith("bert/")]
-

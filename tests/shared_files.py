@@ -19,5 +19,7 @@ def require_shared(path: Path) -> Path:
         return path
     if os.environ.get("XLING_NO_SHARED") == "1":
         pytest.skip(f"{path} not present (XLING_NO_SHARED=1)")
-    pytest.fail(f"{path} not present: ../shared must sit beside the checkout (or set XLING_SHARED to it); "
-                "XLING_NO_SHARED=1 skips the tests that read it")
+    pytest.fail(
+        f"{path} not present: ../shared must sit beside the checkout (or set XLING_SHARED to it); "
+        "XLING_NO_SHARED=1 skips the tests that read it"
+    )

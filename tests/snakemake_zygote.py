@@ -30,8 +30,13 @@ def preload() -> None:
     from snakemake_interface_scheduler_plugins.registry import SchedulerPluginRegistry
     from snakemake_interface_storage_plugins.registry import StoragePluginRegistry
 
-    for registry in (ExecutorPluginRegistry, StoragePluginRegistry, LoggerPluginRegistry, ReportPluginRegistry,
-                     SchedulerPluginRegistry):
+    for registry in (
+        ExecutorPluginRegistry,
+        StoragePluginRegistry,
+        LoggerPluginRegistry,
+        ReportPluginRegistry,
+        SchedulerPluginRegistry,
+    ):
         registry()
 
 

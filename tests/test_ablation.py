@@ -13,8 +13,20 @@ import torch
 from xling.models import ablation, anchors, bert, mlm, mlm_data
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64, "window": 16, "batch_size": 8,
-        "warmup_steps": 2, "learning_rate": 1e-2, "log_every": 1, "checkpoint_every": 100, "dropout": 0.0, "seed": 3}
+TINY = {
+    "hidden_size": 32,
+    "num_layers": 2,
+    "num_heads": 2,
+    "intermediate_size": 64,
+    "window": 16,
+    "batch_size": 8,
+    "warmup_steps": 2,
+    "learning_rate": 1e-2,
+    "log_every": 1,
+    "checkpoint_every": 100,
+    "dropout": 0.0,
+    "seed": 3,
+}
 
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny models: threads only contend
@@ -39,8 +51,12 @@ def pair(tmp_path):
 
 
 def test_parse_setting():
-    assert ablation.parse_setting("sep-emb-l3") == {"separate_embeddings": True, "separate_layers": 3,
-                                                    "anchors": "default", "domain": "same"}
+    assert ablation.parse_setting("sep-emb-l3") == {
+        "separate_embeddings": True,
+        "separate_layers": 3,
+        "anchors": "default",
+        "domain": "same",
+    }
     assert ablation.parse_setting("no-anchors")["anchors"] == "none"
     assert ablation.parse_setting("wiki-cc")["domain"] == "other"
     assert ablation.parse_setting("sep-l6")["separate_layers"] == 6
@@ -144,13 +160,17 @@ def test_no_anchors_shares_no_token_id(pair, tmp_path):
         assert not ids[lang] & special
     assert not ids["en"] & ids["xa"]  # not even the anchors x0..x9 both corpora use
     # and the saved tokenizers agree: the same anchor string gets another id in each language
-    anchor = {lang: AutoTokenizer.from_pretrained(out / lang)("x3", add_special_tokens=False)["input_ids"]
-              for lang in ("en", "xa")}
+    anchor = {
+        lang: AutoTokenizer.from_pretrained(out / lang)("x3", add_special_tokens=False)["input_ids"]
+        for lang in ("en", "xa")
+    }
     assert anchor["en"] != anchor["xa"] and len(anchor["en"]) == 1
     # the joint run packs the same text with shared anchor ids
     blocks, languages = mlm_data.load_blocks(paths, vocab, TINY["window"])
-    per_lang = [set(blocks[[i for i, l in enumerate(languages) if l == lang]].flatten().tolist()) - special
-                for lang in ("en", "xa")]
+    per_lang = [
+        set(blocks[[i for i, l in enumerate(languages) if l == lang]].flatten().tolist()) - special
+        for lang in ("en", "xa")
+    ]
     assert per_lang[0] & per_lang[1]
 
 
@@ -158,8 +178,13 @@ def test_a_sep_row_trains_on_the_union_of_the_language_vocabularies(pair, tmp_pa
     """The Sep rows as the plan trains them (ablation.vocab.sep_settings language, sampling_share sentences):
     anchors union with separate embeddings and layers, each view the union, a shared string one id."""
     paths, vocab = pair
-    spec = {"separate_embeddings": True, "separate_layers": 1, "anchors": "union", "sampling_share": "sentences",
-            "sentences": 10}
+    spec = {
+        "separate_embeddings": True,
+        "separate_layers": 1,
+        "anchors": "union",
+        "sampling_share": "sentences",
+        "sentences": 10,
+    }
     out = _train(paths, vocab, tmp_path, spec, steps=2)
     views = {lang: mlm_data.read_vocab(out / lang / "vocab.txt") for lang in ("en", "xa")}
     assert len(views["en"]) == len(views["xa"]) and views["en"]["x3"] == views["xa"]["x3"]  # one id space
@@ -169,8 +194,9 @@ def test_a_sep_row_trains_on_the_union_of_the_language_vocabularies(pair, tmp_pa
 def test_separate_embeddings_replace_with_the_batch_languages_words():
     ids = torch.arange(5, 25).repeat(200, 1)
     candidates = torch.tensor([30, 31, 32])
-    inputs, labels = mlm_data.mask_tokens(ids, [0, 1, 2, 3, 4], 4, 40, 0.5, torch.Generator().manual_seed(0),
-                                          candidates)
+    inputs, labels = mlm_data.mask_tokens(
+        ids, [0, 1, 2, 3, 4], 4, 40, 0.5, torch.Generator().manual_seed(0), candidates
+    )
     masked = labels != -100
     changed = masked & (inputs != 4) & (inputs != ids)
     assert changed.sum() > 100  # about 4000 x 0.5 x 0.1
@@ -186,19 +212,29 @@ def test_code_switching_rate_within_tolerance(tmp_path):
     docs = [" ".join(rng.choice(words) for _ in range(200)) for _ in range(100)]
     (tmp_path / "en.txt").write_text("\n".join(docs) + "\n", encoding="utf-8")
     dictionary = {f"w{i}": [f"t{i}", f"u{i}"] for i in range(10)}
-    counts = anchors.code_switch(tmp_path / "en.txt", tmp_path / "out.txt", dictionary, lambda w: [w[0], "##" + w[1:]],
-                                  rate=0.3, max_fraction=0.15, seed=1)
+    counts = anchors.code_switch(
+        tmp_path / "en.txt",
+        tmp_path / "out.txt",
+        dictionary,
+        lambda w: [w[0], "##" + w[1:]],
+        rate=0.3,
+        max_fraction=0.15,
+        seed=1,
+    )
     n = counts["dictionary_words"]
     assert counts["words"] == 20000 and 3000 < n < 5000
     assert abs(counts["switched"] / n - 0.3) < 4 * np.sqrt(0.3 * 0.7 / n)
     out = [line.split() for line in (tmp_path / "out.txt").read_text().splitlines()]
     switched = sum(p in ("t", "u") for doc in out for p in doc)
     assert switched == counts["switched"]  # each switched word became its translation's two pieces
-    assert all(q in {f"##{i}" for i in range(10)} for doc in out for p, q in zip(doc, doc[1:], strict=False) if p in ("t", "u"))
+    assert all(
+        q in {f"##{i}" for i in range(10)} for doc in out for p, q in zip(doc, doc[1:], strict=False) if p in ("t", "u")
+    )
     # every word in the dictionary: the cap binds, at most 15% of each document's words
     dictionary = {w: ["z"] for w in words}
-    anchors.code_switch(tmp_path / "en.txt", tmp_path / "capped.txt", dictionary, lambda w: [w], rate=0.3,
-                         max_fraction=0.15, seed=1)
+    anchors.code_switch(
+        tmp_path / "en.txt", tmp_path / "capped.txt", dictionary, lambda w: [w], rate=0.3, max_fraction=0.15, seed=1
+    )
     for line in (tmp_path / "capped.txt").read_text().splitlines():
         assert line.split().count("z") == 30  # 0.3 x 200 drawn, capped at 0.15 x 200
 
@@ -235,24 +271,46 @@ def test_fine_tuning_freezes_the_language_specific_layers_and_tests_each_languag
     out = _train(paths, vocab, tmp_path, spec, steps=3)
     backbone = load_bert(out, language="en")
     assert ablation.freeze_language_specific(backbone.encoder.bert, spec) > 0
-    settings = {"epochs": 1, "batch_size": 8, "learning_rate": 1e-2, "warmup": 0.0, "weight_decay": 0.0,
-                "dropout": 0.0, "max_length": 16, "max_train": None}
-    ft.finetune("ner", backbone, _toy_ner("en", 40, 1), {"en": _toy_ner("en", 10, 2)}, tmp_path / "ner",
-                tmp_path / "ner-ckpt", settings, ft.FinetuneRun(seed=1, freeze=0, pivot="en"), score=transfer.score)
+    settings = {
+        "epochs": 1,
+        "batch_size": 8,
+        "learning_rate": 1e-2,
+        "warmup": 0.0,
+        "weight_decay": 0.0,
+        "dropout": 0.0,
+        "max_length": 16,
+        "max_train": None,
+    }
+    ft.finetune(
+        "ner",
+        backbone,
+        _toy_ner("en", 40, 1),
+        {"en": _toy_ner("en", 10, 2)},
+        tmp_path / "ner",
+        tmp_path / "ner-ckpt",
+        settings,
+        ft.FinetuneRun(seed=1, freeze=0, pivot="en"),
+        score=transfer.score,
+    )
     pretrained = {lang: BertForMaskedLM.from_pretrained(out / lang).bert.state_dict() for lang in ("en", "xa")}
     tuned = BertForMaskedLM.from_pretrained(tmp_path / "ner" / "encoder").bert.state_dict()
     own, shared = "encoder.layer.0.output.dense.weight", "encoder.layer.1.output.dense.weight"
     assert torch.equal(tuned[own], pretrained["en"][own])  # frozen: as pretrained
-    assert torch.equal(tuned["embeddings.word_embeddings.weight"], pretrained["en"]["embeddings.word_embeddings.weight"])
+    assert torch.equal(
+        tuned["embeddings.word_embeddings.weight"], pretrained["en"]["embeddings.word_embeddings.weight"]
+    )
     assert not torch.equal(tuned[shared], pretrained["en"][shared])  # fine-tuned
     # testing xa: xa's own embeddings and layer 1 with the fine-tuned layer 2 and head
     _, model, _ = transfer.load_finetuned(tmp_path / "ner", pretrained=out, language="xa")
     on_xa = model.encoder.bert.state_dict()
     assert torch.equal(on_xa[own], pretrained["xa"][own]) and not torch.equal(on_xa[own], tuned[own])
     assert torch.equal(on_xa[shared], tuned[shared])
-    table = transfer.evaluate(tmp_path / "ner", {"en": {"test": _toy_ner("en", 10, 3)}, "xa": {"test": _toy_ner("xa", 10, 4)}},
-                transfer.TransferTest(pivot="en", layer=-1, alphas=[], positions="all", mds=False, batch_size=8),
-                    pretrained=out)
+    table = transfer.evaluate(
+        tmp_path / "ner",
+        {"en": {"test": _toy_ner("en", 10, 3)}, "xa": {"test": _toy_ner("xa", 10, 4)}},
+        transfer.TransferTest(pivot="en", layer=-1, alphas=[], positions="all", mds=False, batch_size=8),
+        pretrained=out,
+    )
     assert set(table["lang"]) == {"en", "xa"}
 
 
@@ -267,8 +325,11 @@ def test_domain_corpus_shifts_the_topics_of_the_same_language(tmp_path):
 
     def left_out_share(path):
         """Share of the content words whose concept's home topic is one of the first half of the topics."""
-        homes = [world.home[concept[w][0]] for w in path.read_text().split()
-                 if w in concept and concept[w][0] < world.n_content]
+        homes = [
+            world.home[concept[w][0]]
+            for w in path.read_text().split()
+            if w in concept and concept[w][0] < world.n_content
+        ]
         return np.mean(np.asarray(homes) < 5), len(homes)
 
     same, n = left_out_share(tmp_path / "same.txt")
@@ -286,8 +347,10 @@ def test_the_encoder_runs_the_view_of_the_texts_language(pair, tmp_path):
 
     paths, vocab = pair
     out = _train(paths, vocab, tmp_path, {"separate_layers": 1}, steps=2)
-    states = {lang: next(Encoder.from_pretrained(out, device="cpu", language=lang).encode([["x1", "x2"]], 4)).hidden_states
-              for lang in ("en", "xa")}
+    states = {
+        lang: next(Encoder.from_pretrained(out, device="cpu", language=lang).encode([["x1", "x2"]], 4)).hidden_states
+        for lang in ("en", "xa")
+    }
     assert torch.equal(states["en"][0], states["xa"][0])  # the shared embeddings
     assert not torch.allclose(states["en"][1], states["xa"][1])  # each language's own layer 1
     with pytest.raises(ValueError, match="say which language"):
@@ -302,12 +365,20 @@ def ablation_table(scores: dict[tuple[str, str], float], langs=("xa", "xb"), see
     for (setting, task), value in scores.items():
         for lang in langs:
             for seed, delta in zip(seeds, (-0.5, 0.5), strict=True):
-                base = dict(lm=f"ablation/{setting}/en-{lang}", task=task, seed=seed, selected=True,
-                            transform="none", metric=metric[task])
-                rows += [dict(base, lang=lang, split="test", value=value + delta),
-                         dict(base, lang=lang, split="dev", value=99.0),
-                         dict(base, lang="en", split="test", value=99.0),
-                         dict(base, lang=lang, split="test", metric="precision", value=99.0)]
+                base = dict(
+                    lm=f"ablation/{setting}/en-{lang}",
+                    task=task,
+                    seed=seed,
+                    selected=True,
+                    transform="none",
+                    metric=metric[task],
+                )
+                rows += [
+                    dict(base, lang=lang, split="test", value=value + delta),
+                    dict(base, lang=lang, split="dev", value=99.0),
+                    dict(base, lang="en", split="test", value=99.0),
+                    dict(base, lang=lang, split="test", metric="precision", value=99.0),
+                ]
     return pd.DataFrame(rows)
 
 
@@ -320,14 +391,24 @@ def test_table1_judges_on_hand_made_tables():
         found = judge_claims({"ablation": ablation_table(scores)}, "en", resamples=100).set_index("id")
         return found["outcome"].to_dict(), found["reason"].to_dict()
 
-    scores = {("default", "xnli"): 80.0, ("default", "ner"): 70.0,
-              ("no-anchors", "xnli"): 55.0, ("extra-anchors", "xnli"): 95.0, ("extra-anchors", "ner"): 85.0,
-              ("sep-emb", "xnli"): 60.0, ("sep-emb", "ner"): 50.0,
-              ("sep-l1", "xnli"): 65.0, ("sep-l1", "ner"): 55.0, ("sep-l2", "xnli"): 50.0, ("sep-l2", "ner"): 40.0}
+    scores = {
+        ("default", "xnli"): 80.0,
+        ("default", "ner"): 70.0,
+        ("no-anchors", "xnli"): 55.0,
+        ("extra-anchors", "xnli"): 95.0,
+        ("extra-anchors", "ner"): 85.0,
+        ("sep-emb", "xnli"): 60.0,
+        ("sep-emb", "ner"): 50.0,
+        ("sep-l1", "xnli"): 65.0,
+        ("sep-l1", "ner"): 55.0,
+        ("sep-l2", "xnli"): 50.0,
+        ("sep-l2", "ner"): 40.0,
+    }
     found, reason = outcomes(scores)
     assert found["conneau2020.anchors"] == FAILS  # 55 [48.6, 61.4] against 80: far beyond "around 1 point"
     assert reason["conneau2020.anchors"].startswith(
-        "0 of 1 tasks hold: xnli: no-anchors xnli (over 2 seeds) 55.000 [48.")
+        "0 of 1 tasks hold: xnli: no-anchors xnli (over 2 seeds) 55.000 [48."
+    )
     # the distant pair (en-zh) is not among xa, xb (tests/test_findings_rules.py plants it)
     assert found["conneau2020.extra-anchors"] == NOT_MEASURED
     assert found["conneau2020.sharing"] == HOLDS  # all below default; sep-l2 below sep-l1
@@ -348,19 +429,35 @@ def test_report_lays_out_table1_with_deltas_and_the_published_rows(tmp_path):
 
     from xling.report import render_report
 
-    scores = {("default", "xnli"): 60.0, ("default", "ner"): 50.0, ("sep-emb-l1", "xnli"): 45.0,
-              ("sep-emb-l1", "ner"): 41.0, ("no-anchors", "xnli"): 58.0, ("default-anchors", "xnli"): 59.0,
-              ("extra-anchors", "xnli"): 61.0}  # every anchors kind (default-anchors broke the real preset's report)
+    scores = {
+        ("default", "xnli"): 60.0,
+        ("default", "ner"): 50.0,
+        ("sep-emb-l1", "xnli"): 45.0,
+        ("sep-emb-l1", "ner"): 41.0,
+        ("no-anchors", "xnli"): 58.0,
+        ("default-anchors", "xnli"): 59.0,
+        ("extra-anchors", "xnli"): 61.0,
+    }  # every anchors kind (default-anchors broke the real preset's report)
     table = ablation_table(scores).assign(freeze=0)
     repo = Path(__file__).resolve().parents[1]
-    render_report({"ablation": table}, {"run": "unit", "languages": ["en", "xa", "xb"]}, tmp_path / "r.html",
-                  tmp_path / "fig", paper_results=repo / "resources" / "paper_results.yaml")
+    render_report(
+        {"ablation": table},
+        {"run": "unit", "languages": ["en", "xa", "xb"]},
+        tmp_path / "r.html",
+        tmp_path / "fig",
+        paper_results=repo / "resources" / "paper_results.yaml",
+    )
     page = html_lib.unescape((tmp_path / "r.html").read_text(encoding="utf-8"))
     section = page.split('id="emerging_table1"', 1)[1]
     ours, published = section.split("Published:", 1)
     # rows in the paper's order; per language mean ± sd over the two seeds (0.5 either side: sd 0.71); Δ of the mean
-    assert (ours.index(">default<") < ours.index(">no-anchors<") < ours.index(">default-anchors<")
-            < ours.index(">extra-anchors<") < ours.index(">sep-emb-l1<"))  # the paper's row order
+    assert (
+        ours.index(">default<")
+        < ours.index(">no-anchors<")
+        < ours.index(">default-anchors<")
+        < ours.index(">extra-anchors<")
+        < ours.index(">sep-emb-l1<")
+    )  # the paper's row order
     assert "per language, their union (a shared string one id)" in ours and "joint + code-switching" in ours
     assert "\u2020" not in ours  # no row flagged
     assert "60.00 ± 0.71" in ours and "-15.00" in ours and "-9.00" in ours and "-2.00" in ours
@@ -377,8 +474,9 @@ def test_report_flags_the_degenerate_cells_of_table1_and_says_why(tmp_path):
     table = ablation_table(scores).assign(freeze=0, flag=None)
     at_chance = table["lm"].str.contains("sep-emb-l1") & (table["split"] == "test")
     table.loc[at_chance, "flag"] = "constant predictions: 'neutral' is 100.0% of 500"
-    render_report({"ablation": table}, {"run": "unit", "languages": ["en", "xa", "xb"]}, tmp_path / "r.html",
-                  tmp_path / "fig")
+    render_report(
+        {"ablation": table}, {"run": "unit", "languages": ["en", "xa", "xb"]}, tmp_path / "r.html", tmp_path / "fig"
+    )
     page = html_lib.unescape((tmp_path / "r.html").read_text(encoding="utf-8"))
     ours = page.split('id="emerging_table1"', 1)[1].split("</section>", 1)[0]
     assert ours.count("33.40 \u00b1 0.71 \u2020") == 2  # both target languages' cells of sep-emb-l1

@@ -31,8 +31,9 @@ def test_the_head_trains_at_the_classifier_rate_the_encoder_at_its_own():
     assert [(g["lr"], g["weight_decay"], len(g["params"])) for g in plain] == [(1e-6, 0.01, 2), (1e-6, 0.0, 4)]
 
 
-@pytest.mark.parametrize("schedule, factors", [("linear", [0.5, 1.0, 1.0, 0.75, 0.5, 0.25]),
-                                                ("constant", [0.5, 1.0, 1.0, 1.0, 1.0, 1.0])])
+@pytest.mark.parametrize(
+    "schedule, factors", [("linear", [0.5, 1.0, 1.0, 0.75, 0.5, 0.25]), ("constant", [0.5, 1.0, 1.0, 1.0, 1.0, 1.0])]
+)
 def test_warm_up_then_linear_decay_or_a_fixed_rate(schedule, factors):
     optimizer = torch.optim.SGD([nn.Parameter(torch.zeros(1))], lr=1.0)
     scheduler = linear_schedule(optimizer, 2, 6, schedule)
@@ -47,25 +48,41 @@ def test_warm_up_then_linear_decay_or_a_fixed_rate(schedule, factors):
 
 
 def rows(variant: str, seed: int, en_dev: float, fr_test: float, flag=None) -> list[dict]:
-    base = dict(lm="ablation/default/en-fr", task="xnli", variant=variant, seed=seed, transform="none",
-                selected=True, metric="accuracy", n=100)
-    return [{**base, "lang": "en", "split": "dev", "value": en_dev, "flag": None},
-            {**base, "lang": "fr", "split": "test", "value": fr_test, "flag": flag},
-            {**base, "lang": "fr", "split": "dev", "value": 99.0, "flag": None}]  # fr dev never chooses
+    base = dict(
+        lm="ablation/default/en-fr",
+        task="xnli",
+        variant=variant,
+        seed=seed,
+        transform="none",
+        selected=True,
+        metric="accuracy",
+        n=100,
+    )
+    return [
+        {**base, "lang": "en", "split": "dev", "value": en_dev, "flag": None},
+        {**base, "lang": "fr", "split": "test", "value": fr_test, "flag": flag},
+        {**base, "lang": "fr", "split": "dev", "value": 99.0, "flag": None},
+    ]  # fr dev never chooses
 
 
 def test_table1_is_the_mean_of_the_two_points_best_on_english_dev():
-    table = pd.DataFrame(rows("f0-b4-lr1e-06", 1, 70.0, 40.0) + rows("f0-b8-lr1e-06", 1, 72.0, 50.0, "one class")
-                         + rows("f0-b4-lr2e-06", 1, 71.0, 60.0) + rows("f0-b8-lr2e-06", 1, 71.0, 80.0)
-                         + rows("f0-b4-lr1e-06", 2, 60.0, 30.0) + rows("f0-b8-lr1e-06", 2, 50.0, 20.0))
+    table = pd.DataFrame(
+        rows("f0-b4-lr1e-06", 1, 70.0, 40.0)
+        + rows("f0-b8-lr1e-06", 1, 72.0, 50.0, "one class")
+        + rows("f0-b4-lr2e-06", 1, 71.0, 60.0)
+        + rows("f0-b8-lr2e-06", 1, 71.0, 80.0)
+        + rows("f0-b4-lr1e-06", 2, 60.0, 30.0)
+        + rows("f0-b8-lr1e-06", 2, 50.0, 20.0)
+    )
     scores = ablation_scores(table, "en").set_index("seed")
     # seed 1: b8-lr1e-06 (72) and, of the two at 71, b4-lr2e-06 (named first); seed 2: both its points
     assert scores.loc[1, "value"] == pytest.approx((50.0 + 60.0) / 2)
     assert scores.loc[1, "points"] == "f0-b8-lr1e-06, f0-b4-lr2e-06" and scores.loc[1, "flag"] == "one class"
     assert scores.loc[2, "value"] == pytest.approx(25.0) and pd.isna(scores.loc[2, "flag"])
     assert set(scores["setting"]) == {"default"} and set(scores["lang"]) == {"fr"}
-    one = best_points(table[(table["split"] == "test")], table[(table["split"] == "dev") & (table["lang"] == "en")],
-                      best=1)
+    one = best_points(
+        table[(table["split"] == "test")], table[(table["split"] == "dev") & (table["lang"] == "en")], best=1
+    )
     assert one.set_index("seed")["value"].to_dict() == {1: 50.0, 2: 30.0}
     # a table without grid points (no variant column): every selected test row as it is
     legacy = ablation_scores(table[table["variant"] == "f0-b4-lr1e-06"].drop(columns="variant"), "en")
@@ -77,9 +94,14 @@ def test_table1_averages_seeds_whose_searches_picked_other_points():
     how many points each number is the mean of."""
     from xling.report.emerging import _points_note, table1
 
-    table = pd.DataFrame(rows("f0-b4-lr1e-06", 1, 70.0, 40.0) + rows("f0-b8-lr1e-06", 1, 72.0, 50.0)
-                         + rows("f0-b4-lr2e-06", 1, 71.0, 60.0) + rows("f0-b4-lr1e-06", 2, 60.0, 30.0)
-                         + rows("f0-b8-lr1e-06", 2, 50.0, 20.0) + rows("f0-b4-lr2e-06", 2, 40.0, 10.0))
+    table = pd.DataFrame(
+        rows("f0-b4-lr1e-06", 1, 70.0, 40.0)
+        + rows("f0-b8-lr1e-06", 1, 72.0, 50.0)
+        + rows("f0-b4-lr2e-06", 1, 71.0, 60.0)
+        + rows("f0-b4-lr1e-06", 2, 60.0, 30.0)
+        + rows("f0-b8-lr1e-06", 2, 50.0, 20.0)
+        + rows("f0-b4-lr2e-06", 2, 40.0, 10.0)
+    )
     table = table.assign(finetune_settings=table["variant"])
     scores = ablation_scores(table, "en")
     assert sorted(scores["points"]) == ["f0-b4-lr1e-06, f0-b8-lr1e-06", "f0-b8-lr1e-06, f0-b4-lr2e-06"]

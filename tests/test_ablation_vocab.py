@@ -13,8 +13,20 @@ from xling.models import anchors, bert
 from xling.models.switching import BatchSwitch, write_table
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64, "window": 16, "batch_size": 8,
-        "warmup_steps": 2, "learning_rate": 1e-2, "log_every": 1, "checkpoint_every": 100, "dropout": 0.0, "seed": 3}
+TINY = {
+    "hidden_size": 32,
+    "num_layers": 2,
+    "num_heads": 2,
+    "intermediate_size": 64,
+    "window": 16,
+    "batch_size": 8,
+    "warmup_steps": 2,
+    "learning_rate": 1e-2,
+    "log_every": 1,
+    "checkpoint_every": 100,
+    "dropout": 0.0,
+    "seed": 3,
+}
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -63,8 +75,9 @@ def test_a_vocabulary_of_n_merges_has_its_start_and_n_entries_more(tmp_path):
     corpus.write_text("\n".join(" ".join(rng.choice(words) for _ in range(12)) for _ in range(400)) + "\n")
     assert start_size([corpus], lowercase=False, limit_alphabet=1000) == 5 + 2 * 8
     for merges in (10, 40):
-        train_merges_vocab([corpus], tmp_path / f"v{merges}.txt", merges, min_frequency=2, lowercase=False,
-                           limit_alphabet=1000)
+        train_merges_vocab(
+            [corpus], tmp_path / f"v{merges}.txt", merges, min_frequency=2, lowercase=False, limit_alphabet=1000
+        )
         assert len((tmp_path / f"v{merges}.txt").read_text().splitlines()) == 5 + 2 * 8 + merges
 
 
@@ -81,11 +94,14 @@ def test_default_anchors_trainer_shares_the_anchor_ids_only(tmp_path):
         token_paths.append(tmp_path / f"{lang}.txt")
         token_paths[-1].write_text("\n".join(" ".join(rng.choice(words) for _ in range(40)) for _ in range(20)) + "\n")
     out = tmp_path / "model"
-    bert.pretrain(token_paths, vocab_paths, out, tmp_path / "ckpt",
-                  {**TINY, "max_steps": 2, "ablation": {"anchors": "union"}})
+    bert.pretrain(
+        token_paths, vocab_paths, out, tmp_path / "ckpt", {**TINY, "max_steps": 2, "ablation": {"anchors": "union"}}
+    )
     tokenizers = {lang: AutoTokenizer.from_pretrained(out / lang) for lang in BLOCKS}
-    ids = {lang: {w: tok(w, add_special_tokens=False)["input_ids"] for w in ("x3", "cat", "ka", "the")}
-           for lang, tok in tokenizers.items()}
+    ids = {
+        lang: {w: tok(w, add_special_tokens=False)["input_ids"] for w in ("x3", "cat", "ka", "the")}
+        for lang, tok in tokenizers.items()
+    }
     assert ids["en"]["x3"] == ids["xa"]["x3"] and ids["en"]["cat"] == ids["xa"]["cat"]  # anchors: one id
     unk = tokenizers["en"].convert_tokens_to_ids("[UNK]")
     assert ids["en"]["ka"] == [unk] and ids["xa"]["the"] == [unk]  # the other's pieces are not a language's own
@@ -140,19 +156,33 @@ def test_trainer_draws_the_switches_per_batch_reproducibly(tmp_path):
     for lang in ("en", "xa"):
         paths.append(tmp_path / f"{lang}.txt")
         paths[-1].write_text("\n".join(" ".join(rng.choice(words) for _ in range(40)) for _ in range(10)) + "\n")
-    write_table(tmp_path / "table.json", {"en": {w: ["t1"] for w in words}, "xa": {}},
-                lambda w: [w[0], "##" + w[1:]] if w.startswith("t") else [w])
+    write_table(
+        tmp_path / "table.json",
+        {"en": {w: ["t1"] for w in words}, "xa": {}},
+        lambda w: [w[0], "##" + w[1:]] if w.startswith("t") else [w],
+    )
     assert json.loads((tmp_path / "table.json").read_text())["en"]["w1"] == ["t ##1"]
     spec = {"anchors": "extra", "code_switch": {"rate": 0.5, "max_fraction": 0.15, "seed": 1}}
     states = []
     for run in ("a", "b"):
-        bert.pretrain(paths, tmp_path / "vocab.txt", tmp_path / run, tmp_path / f"ckpt{run}",
-                      {**TINY, "max_steps": 3, "ablation": spec}, switch_table=tmp_path / "table.json")
+        bert.pretrain(
+            paths,
+            tmp_path / "vocab.txt",
+            tmp_path / run,
+            tmp_path / f"ckpt{run}",
+            {**TINY, "max_steps": 3, "ablation": spec},
+            switch_table=tmp_path / "table.json",
+        )
         states.append(_weights(tmp_path / run / "en"))
     assert all(torch.equal(states[0][k], states[1][k]) for k in states[0])
     plain = tmp_path / "plain"
-    bert.pretrain(paths, tmp_path / "vocab.txt", plain, tmp_path / "ckptp", {**TINY, "max_steps": 3,
-                  "ablation": {"anchors": "extra"}})
+    bert.pretrain(
+        paths,
+        tmp_path / "vocab.txt",
+        plain,
+        tmp_path / "ckptp",
+        {**TINY, "max_steps": 3, "ablation": {"anchors": "extra"}},
+    )
     assert not all(torch.equal(states[0][k], _weights(plain / "en")[k]) for k in states[0])
 
 

@@ -20,8 +20,16 @@ from xling.tune import align as al
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 EN = [f"e{i}" for i in range(10)]
 XX = [f"x{i}" for i in range(10)]  # x{i} translates e{i}
-SETTINGS = {"pairs_per_language": 2, "epochs": 1, "learning_rate": 1e-3, "betas": [0.9, 0.98], "eps": 1e-9,
-            "warmup": 0.1, "regularization": 1.0, "layer": None}
+SETTINGS = {
+    "pairs_per_language": 2,
+    "epochs": 1,
+    "learning_rate": 1e-3,
+    "betas": [0.9, 0.98],
+    "eps": 1e-9,
+    "warmup": 0.1,
+    "regularization": 1.0,
+    "layer": None,
+}
 
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny models: threads only contend
@@ -55,6 +63,7 @@ def weights(model_dir: Path) -> dict:
 
 # ---------------------------------------------------------------------------------------------- the loss
 
+
 def test_loss_and_gradient_by_hand():
     xx = torch.tensor([[1.0, 2.0], [0.0, 1.0]], requires_grad=True)
     en = torch.tensor([[0.0, 0.0], [2.0, 1.0]], requires_grad=True)
@@ -83,8 +92,7 @@ def test_batch_loss_on_a_tiny_bert_by_hand(bert_dir):
     assert [f["last"].tolist() for f in xx] == [[1, 3, 4, 6], [1]]
 
     def loss_of(b):
-        return al.batch_loss(b, bert0, en, xx, links, pad_id=0, layer=2, regularization=0.7,
-                             device=torch.device("cpu"))
+        return al.batch_loss(b, bert0, en, xx, links, pad_id=0, layer=2, regularization=0.7, device=torch.device("cpu"))
 
     loss, pairs, drift, n_links = loss_of(bert)
 
@@ -92,10 +100,12 @@ def test_batch_loss_on_a_tiny_bert_by_hand(bert_dir):
         return model(torch.as_tensor(f["ids"], dtype=torch.long)[None], output_hidden_states=True).hidden_states[2][0]
 
     h_en, h_xx, h0 = [states(bert, f) for f in en], [states(bert, f) for f in xx], [states(bert0, f) for f in en]
-    hand_pairs = (((h_xx[0][4] - h_en[0][1]) ** 2).sum() + ((h_xx[0][3] - h_en[0][3]) ** 2).sum()
-                  + ((h_xx[1][1] - h_en[1][1]) ** 2).sum())
-    hand_drift = (sum(((h_en[0][p] - h0[0][p]) ** 2).sum() for p in (1, 3, 4))
-                  + ((h_en[1][1] - h0[1][1]) ** 2).sum())
+    hand_pairs = (
+        ((h_xx[0][4] - h_en[0][1]) ** 2).sum()
+        + ((h_xx[0][3] - h_en[0][3]) ** 2).sum()
+        + ((h_xx[1][1] - h_en[1][1]) ** 2).sum()
+    )
+    hand_drift = sum(((h_en[0][p] - h0[0][p]) ** 2).sum() for p in (1, 3, 4)) + ((h_en[1][1] - h0[1][1]) ** 2).sum()
     assert n_links == 3
     torch.testing.assert_close(pairs, hand_pairs)
     torch.testing.assert_close(drift, hand_drift)
@@ -125,6 +135,7 @@ def test_words_cut_off_by_max_length_lose_their_links(bert_dir):
 
 # ---------------------------------------------------------------------------------------------- batching
 
+
 def test_every_step_takes_equal_batches_and_an_epoch_visits_every_pair():
     sizes, k = [7, 3], 2
     steps = [al.step_pairs(sizes, k, seed=5, step=s) for s in range(4)]  # ceil(7 / 2) = 4 steps per epoch
@@ -138,11 +149,13 @@ def test_every_step_takes_equal_batches_and_an_epoch_visits_every_pair():
 
 # ---------------------------------------------------------------------------------------------- training
 
+
 def test_identical_source_and_target_leave_the_model_unchanged(bert_dir, tmp_path):
     """Source = target: every link joins a word to itself (L = 0) and f = f0 at the start (R = 0), so the
     gradient is zero and Adam moves nothing."""
-    record = al.align(bert_dir, [toy_pairs("xe", 8, 1, copy=True)], tmp_path / "model", tmp_path / "ckpt",
-                      SETTINGS, seed=1)
+    record = al.align(
+        bert_dir, [toy_pairs("xe", 8, 1, copy=True)], tmp_path / "model", tmp_path / "ckpt", SETTINGS, seed=1
+    )
     assert record["steps"] == 4 and record["last_loss"] == 0.0
     before, after = weights(bert_dir), weights(tmp_path / "model")
     assert before.keys() == after.keys()
@@ -160,8 +173,17 @@ def test_alignment_brings_translations_together_and_keeps_english(bert_dir, tmp_
         en = al.encode_words(tokenizer, test.en, 32)
         xx = al.encode_words(tokenizer, test.xx, 32)
         with torch.no_grad():
-            _, pairs, _, _ = al.batch_loss(model.bert.eval(), model.bert, en, xx, test.links, pad_id=0, layer=2,
-                                           regularization=1.0, device=torch.device("cpu"))
+            _, pairs, _, _ = al.batch_loss(
+                model.bert.eval(),
+                model.bert,
+                en,
+                xx,
+                test.links,
+                pad_id=0,
+                layer=2,
+                regularization=1.0,
+                device=torch.device("cpu"),
+            )
         return pairs.item()
 
     assert held_out(tmp_path / "model") < 0.2 * held_out(bert_dir)
@@ -191,8 +213,9 @@ def test_resume_after_a_signal_gives_the_same_weights(bert_dir, tmp_path):
             os.kill(os.getpid(), signal.SIGTERM)
 
     with pytest.raises(Interrupted) as stopped:
-        al.align(bert_dir, data, tmp_path / "cut", tmp_path / "ckpt", SETTINGS, seed=2, checkpoint_every=3,
-                 on_step=stop_at_4)
+        al.align(
+            bert_dir, data, tmp_path / "cut", tmp_path / "ckpt", SETTINGS, seed=2, checkpoint_every=3, on_step=stop_at_4
+        )
     assert stopped.value.code == 128 + signal.SIGTERM and not (tmp_path / "cut").exists()
     resumed = al.align(bert_dir, data, tmp_path / "cut", tmp_path / "ckpt", SETTINGS, seed=2, checkpoint_every=3)
     assert resumed["steps"] == whole["steps"] == 10
@@ -204,12 +227,20 @@ def test_resume_after_a_signal_gives_the_same_weights(bert_dir, tmp_path):
 def test_a_changed_setting_does_not_resume_another_settings_checkpoint(bert_dir, tmp_path):
     data = [toy_pairs("xa", 8, 1)]
     al.align(bert_dir, data, tmp_path / "a", tmp_path / "ckpt", SETTINGS, seed=1, checkpoint_every=1)
-    al.align(bert_dir, data, tmp_path / "b", tmp_path / "ckpt", {**SETTINGS, "regularization": 0.5}, seed=1,
-             checkpoint_every=1)
+    al.align(
+        bert_dir,
+        data,
+        tmp_path / "b",
+        tmp_path / "ckpt",
+        {**SETTINGS, "regularization": 0.5},
+        seed=1,
+        checkpoint_every=1,
+    )
     assert len(list((tmp_path / "ckpt").iterdir())) == 2
 
 
 # ---------------------------------------------------------------------------------------------- files
+
 
 def write_split(d: Path, en: str, xx: str, align: str) -> list[Path]:
     paths = [d / "train4.en", d / "train4.xa", d / "train4.align"]

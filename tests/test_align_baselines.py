@@ -12,8 +12,7 @@ from transformers import BertForMaskedLM
 from tiny_checkpoints import save_tiny_bert
 
 from xling.represent import fasttext
-from xling.represent.rotation import (CrossCovariance, learn_rotations, linked_rows, mean_rows, procrustes,
-                                      rotate_layer)
+from xling.represent.rotation import CrossCovariance, learn_rotations, linked_rows, mean_rows, procrustes, rotate_layer
 from xling.tune.heads import collate
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -30,12 +29,13 @@ def model_dir(tmp_path_factory) -> Path:
 
 # ---------------------------------------------------------------------------------------------- procrustes
 
+
 def test_cross_covariance_over_blocks_gives_procrustes_on_all_rows():
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(90, 8)), rng.normal(size=(90, 8))
     covariance = CrossCovariance(8)
     for start in range(0, 90, 25):
-        covariance.add(x[start:start + 25], y[start:start + 25])
+        covariance.add(x[start : start + 25], y[start : start + 25])
     w = covariance.rotation()
     assert covariance.n == 90
     np.testing.assert_allclose(w, procrustes(x, y), atol=1e-10)
@@ -56,6 +56,7 @@ def test_linked_rows_pair_other_with_pivot_and_skip_words_without_vectors():
 
 # ---------------------------------------------------------------------------------------------- the two rotations
 
+
 def planted_vectors(rotation: np.ndarray, dim: int):
     """word_vectors(sentences) of two planted languages: a pivot word "e{i}" has a fixed random vector, the
     other language's "x{i}" that vector rotated (v @ rotation); "?" has no vector (a NaN row)."""
@@ -71,6 +72,7 @@ def planted_vectors(rotation: np.ndarray, dim: int):
                     rows[position] = vector @ rotation if word[0] == "x" else vector
             out.append(rows)
         return out
+
     return word_vectors
 
 
@@ -89,9 +91,11 @@ def test_both_rotations_recover_a_planted_rotation_whatever_the_blocks():
     shuffled = [[f"x{rng.integers(0, 50)}" for _ in s] for s in other]  # no planted map: blocks must still agree
     for kind in ("word", "sentence"):
         np.testing.assert_allclose(found[kind][0], at_once[kind][0], atol=1e-10)
-        np.testing.assert_allclose(learn_rotations(word_vectors, pivot, shuffled, links, block=7)[kind][0],
-                                   learn_rotations(word_vectors, pivot, shuffled, links, block=40)[kind][0],
-                                   atol=1e-10)
+        np.testing.assert_allclose(
+            learn_rotations(word_vectors, pivot, shuffled, links, block=7)[kind][0],
+            learn_rotations(word_vectors, pivot, shuffled, links, block=40)[kind][0],
+            atol=1e-10,
+        )
 
 
 def test_the_sentence_vector_is_the_mean_of_the_words_that_have_one():
@@ -102,6 +106,7 @@ def test_the_sentence_vector_is_the_mean_of_the_words_that_have_one():
 
 
 # ---------------------------------------------------------------------------------------------- in the forward pass
+
 
 def test_rotate_layer_multiplies_the_layer_output_and_the_blocks_above_read_it(model_dir):
     model = BertForMaskedLM.from_pretrained(model_dir).eval()
@@ -131,9 +136,20 @@ def test_xnli_rotation_rows_are_the_classifier_on_rotated_states(tmp_path):
     run(bert, tmp_path, settings={"epochs": 1})
     data = {lang: {"dev": toy_xnli(30, 7), "test": toy_xnli(30, 8)} for lang in ("en", "fr")}
     w = ortho_group.rvs(16, random_state=3)
-    table = transfer.evaluate(tmp_path / "model", data,
-                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=8,
-                    rotations={"word": {"fr": w}, "sentence": {"fr": np.eye(16)}}, rotation_layer=2))
+    table = transfer.evaluate(
+        tmp_path / "model",
+        data,
+        transfer.TransferTest(
+            pivot="en",
+            layer=1,
+            alphas=[1.0],
+            positions="all",
+            mds=False,
+            batch_size=8,
+            rotations={"word": {"fr": w}, "sentence": {"fr": np.eye(16)}},
+            rotation_layer=2,
+        ),
+    )
     rows = table[table["metric"] == "accuracy"].set_index(["lang", "split", "transform"])["value"]
     assert set(table[table["transform"].str.startswith("rotation")]["lang"]) == {"fr"}  # never the pivot
     assert set(table[table["transform"] == "rotation-word"]["layer"]) == {2}
@@ -146,11 +162,14 @@ def test_xnli_rotation_rows_are_the_classifier_on_rotated_states(tmp_path):
             states = model.encoder(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
             predicted = model.out((states @ torch.as_tensor(w, dtype=torch.float32))[:, 0]).argmax(-1)
         labels = ["contradiction", "entailment", "neutral"]
-        expected = 100 * np.mean([labels[p] == e[2] for p, e in zip(predicted.tolist(), data["fr"][split], strict=True)])
+        expected = 100 * np.mean(
+            [labels[p] == e[2] for p, e in zip(predicted.tolist(), data["fr"][split], strict=True)]
+        )
         assert rows["fr", split, "rotation-word"] == pytest.approx(expected)
 
 
 # ---------------------------------------------------------------------------------------------- fastText
+
 
 def keyed_vectors(words: list[str], vectors: np.ndarray):
     from gensim.models import KeyedVectors
@@ -163,16 +182,17 @@ def keyed_vectors(words: list[str], vectors: np.ndarray):
 def test_normalise_centre_normalise_by_hand():
     raw = np.array([[3.0, 4.0], [0.0, 2.0], [1.0, 0.0]])
     normalised = fasttext.Normalised(keyed_vectors(["a", "b", "c"], raw))
-    unit = raw / np.linalg.norm(raw, axis=1, keepdims=True)          # [.6 .8], [0 1], [1 0]
-    mean = unit.mean(axis=0)                                          # [1.6/3, 1.8/3]
+    unit = raw / np.linalg.norm(raw, axis=1, keepdims=True)  # [.6 .8], [0 1], [1 0]
+    mean = unit.mean(axis=0)  # [1.6/3, 1.8/3]
     centred = unit[[0, 2]] - mean
     np.testing.assert_allclose(normalised(["a", "c"]), centred / np.linalg.norm(centred, axis=1, keepdims=True))
 
 
 def test_sentence_augmented_vectors_by_hand():
     words = np.array([[1.0, 2.0], [3.0, 0.0]])
-    np.testing.assert_array_equal(fasttext.sentence_augmented(words),
-                                  [[1, 2, 2, 1, 3, 2, 1, 0], [3, 0, 2, 1, 3, 2, 1, 0]])
+    np.testing.assert_array_equal(
+        fasttext.sentence_augmented(words), [[1, 2, 2, 1, 3, 2, 1, 0], [3, 0, 2, 1, 3, 2, 1, 0]]
+    )
 
 
 def test_fasttext_rotation_recovers_a_planted_rotation_through_the_normalisation():
@@ -182,9 +202,13 @@ def test_fasttext_rotation_recovers_a_planted_rotation_through_the_normalisation
     pivot = fasttext.Normalised(keyed_vectors([f"e{i}" for i in range(30)], raw))
     other = fasttext.Normalised(keyed_vectors([f"x{i}" for i in range(30)], raw @ rotation))
     sentences = [list(range(i, i + 5)) for i in range(0, 30, 5)]
-    w, n = fasttext.rotation(pivot, other, [[f"e{i}" for i in s] for s in sentences],
-                             [[f"x{i}" for i in reversed(s)] for s in sentences],
-                             [{(k, 4 - k) for k in range(5)} for _ in sentences])
+    w, n = fasttext.rotation(
+        pivot,
+        other,
+        [[f"e{i}" for i in s] for s in sentences],
+        [[f"x{i}" for i in reversed(s)] for s in sentences],
+        [{(k, 4 - k) for k in range(5)} for _ in sentences],
+    )
     assert n == 30
     np.testing.assert_allclose(w, rotation.T, atol=1e-8)  # maps the other language back onto the pivot
     rotated = fasttext.retrieval_vectors(other, [["x0", "x1"]], w)[0]
@@ -194,12 +218,27 @@ def test_fasttext_rotation_recovers_a_planted_rotation_through_the_normalisation
 def test_train_fasttext_saves_one_file_with_ngram_vectors(tmp_path):
     corpus = tmp_path / "corpus.txt"
     rng = np.random.default_rng(7)
-    corpus.write_text("".join(" ".join(f"w{i}" for i in rng.integers(0, 30, size=8)) + "\n" + ("\n" if d % 5 == 4
-                                                                                               else "")
-                              for d in range(200)), encoding="utf-8")
+    corpus.write_text(
+        "".join(
+            " ".join(f"w{i}" for i in rng.integers(0, 30, size=8)) + "\n" + ("\n" if d % 5 == 4 else "")
+            for d in range(200)
+        ),
+        encoding="utf-8",
+    )
     out = tmp_path / "ft" / "en.kv"
-    fasttext.train_fasttext(corpus, out, lambda lines: [line.split() for line in lines], dim=8, window=2, epochs=2,
-                            min_count=2, min_n=2, max_n=3, seed=1, threads=1)
+    fasttext.train_fasttext(
+        corpus,
+        out,
+        lambda lines: [line.split() for line in lines],
+        dim=8,
+        window=2,
+        epochs=2,
+        min_count=2,
+        min_n=2,
+        max_n=3,
+        seed=1,
+        threads=1,
+    )
     assert [p.name for p in out.parent.iterdir()] == ["en.kv"]
     vectors = fasttext.load_vectors(out)
     assert len(vectors) == 30 and vectors.vector_size == 8
@@ -222,12 +261,24 @@ def test_fasttext_baseline_retrieves_every_word_of_a_planted_rotated_language():
     def split(n_sentences, seed):
         order = np.random.default_rng(seed)
         sentences = [list(order.choice(40, size=5, replace=False)) for _ in range(n_sentences)]
-        return ([[f"e{i}" for i in s] for s in sentences], [[f"x{i}" for i in reversed(s)] for s in sentences],
-                [{(k, 4 - k) for k in range(5)} for _ in sentences])
+        return (
+            [[f"e{i}" for i in s] for s in sentences],
+            [[f"x{i}" for i in reversed(s)] for s in sentences],
+            [{(k, 4 - k) for k in range(5)} for _ in sentences],
+        )
 
     test = split(12, 13)
-    table, queries = evaluate_fasttext(pivot, other, test, set(), {30: split(30, 14), 1: split(1, 15)}, k=3,
-                                       block=16, exclude_seen=True, exclude_exact=True)
+    table, queries = evaluate_fasttext(
+        pivot,
+        other,
+        test,
+        set(),
+        {30: split(30, 14), 1: split(1, 15)},
+        k=3,
+        block=16,
+        exclude_seen=True,
+        exclude_exact=True,
+    )
     assert set(table["method"]) == {"rotation-word"} and set(table["parallel_sentences"]) == {1, 30}
     best = table[table["parallel_sentences"] == 30].set_index("contextual")["accuracy"]
     assert best[True] == pytest.approx(1.0) and best[False] == pytest.approx(1.0)

@@ -25,7 +25,8 @@ def test_rotations_are_orthogonal_and_tested_in_retrieval_and_xnli(test_run):
     sizes = config["alignment"]["finetune"]["sizes"]
     # the preset names no base: our BERT of the language experiments at their largest size and longest window
     (base,) = config["alignment"]["finetune"].get("models") or [
-        f"bert/{max(config['language']['sizes'])}-w{max(config['windows'])}"]
+        f"bert/{max(config['language']['sizes'])}-w{max(config['windows'])}"
+    ]
     for kind in ("word", "sentence"):
         for n in sizes:
             w = np.load(results / f"align/rotations/{base}/{kind}{n}/xa.npy")
@@ -33,7 +34,8 @@ def test_rotations_are_orthogonal_and_tested_in_retrieval_and_xnli(test_run):
     retrieval = pd.read_parquet(results / "eval/contextual_retrieval.parquet")
     rotated = retrieval[retrieval["method"].str.startswith("rotation") & (retrieval["lm"] == base)]
     assert set(zip(rotated["method"], rotated["parallel_sentences"], strict=True)) == {
-        (f"rotation-{kind}", n) for kind in ("word", "sentence") for n in sizes}
+        (f"rotation-{kind}", n) for kind in ("word", "sentence") for n in sizes
+    }
     fasttext = retrieval[retrieval["lm"].str.startswith("fasttext/")]
     assert set(fasttext["parallel_sentences"]) == set(sizes) and set(fasttext["contextual"]) == {True, False}
     # xe is a copy of English: its test pairs are exact matches, left out of the score, so nothing is scored (NaN)
@@ -56,6 +58,12 @@ def test_report_has_the_layouts_and_the_findings_judge_the_claims(test_run):
         assert f'id="{section}"' in html, section
     assert "Aligned fastText + sentence" in html and "Table 1 layout" in html
     findings = pd.read_parquet(results / "eval/findings.parquet").set_index("id")
-    for claim in ("cao2020.xnli", "cao2020.xnli.rotations", "cao2020.retrieval.contextual",
-                  "cao2020.retrieval.non-contextual", "cao2020.pos", "cao2020.frequency"):
+    for claim in (
+        "cao2020.xnli",
+        "cao2020.xnli.rotations",
+        "cao2020.retrieval.contextual",
+        "cao2020.retrieval.non-contextual",
+        "cao2020.pos",
+        "cao2020.frequency",
+    ):
         assert findings.loc[claim, "outcome"] != "not measured", (claim, findings.loc[claim, "reason"])

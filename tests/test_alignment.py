@@ -74,26 +74,47 @@ def test_split_files_round_trip_and_bad_links_name_the_line(tmp_path):
 @pytest.fixture(scope="module")
 def synthetic_parallel(tmp_path_factory):
     out = tmp_path_factory.mktemp("synthetic")
-    spec = {"seed": 3, "sentences": 300, "concepts": 150, "dictionary": {"train": [0, 20], "test": [20, 30]}, "parallel_sentences": 400, "tatoeba_sentences": 10,
-            "bucc_sentences": {"dev": 40, "test": 40}, "ud_sentences": {"train": 10, "dev": 5, "test": 5},
-            "xnli_pairs": {"train": 10, "dev": 5, "test": 5}, "ner_sentences": {"train": 10, "dev": 5, "test": 5},
-            "languages": {"xa": {"script": "greek", "order": "SOV", "adjective": "after"}}}
+    spec = {
+        "seed": 3,
+        "sentences": 300,
+        "concepts": 150,
+        "dictionary": {"train": [0, 20], "test": [20, 30]},
+        "parallel_sentences": 400,
+        "tatoeba_sentences": 10,
+        "bucc_sentences": {"dev": 40, "test": 40},
+        "ud_sentences": {"train": 10, "dev": 5, "test": 5},
+        "xnli_pairs": {"train": 10, "dev": 5, "test": 5},
+        "ner_sentences": {"train": 10, "dev": 5, "test": 5},
+        "languages": {"xa": {"script": "greek", "order": "SOV", "adjective": "after"}},
+    }
     synthetic.generate(spec, ["en", "xa"], out)
     return out / "parallel"
 
 
 def test_word_pairs_of_synthetic_text_against_its_gold(synthetic_parallel, tmp_path):
-    table = align_corpus(synthetic_parallel / "en-xa.en", synthetic_parallel / "en-xa.xa", tmp_path, "en", "xa",
-                         tokenizer="moses", test=100, dev=50, train=[100, 250], aligner="eflomal",
-                         gold_path=synthetic_parallel / "en-xa.align")
+    table = align_corpus(
+        synthetic_parallel / "en-xa.en",
+        synthetic_parallel / "en-xa.xa",
+        tmp_path,
+        "en",
+        "xa",
+        tokenizer="moses",
+        test=100,
+        dev=50,
+        train=[100, 250],
+        aligner="eflomal",
+        gold_path=synthetic_parallel / "en-xa.align",
+    )
     rows = table.set_index(["split", "links_from"])
     assert rows.loc[("test", "pairs"), "sentence_pairs"] == 100
     assert rows.loc[("train250", "pairs"), "sentence_pairs"] == 250
     # the intersection trades coverage for precision (Och and Ney 2003), and is precise on this clean text: as
     # precise as the better direction within a point (fast_align: 0.9860 against 0.9864 on test)
     for split in ("test", "dev", "train250"):
-        assert rows.loc[(split, "pairs"), "precision"] > max(rows.loc[(split, "forward"), "precision"],
-                                                             rows.loc[(split, "reverse"), "precision"]) - 0.01
+        assert (
+            rows.loc[(split, "pairs"), "precision"]
+            > max(rows.loc[(split, "forward"), "precision"], rows.loc[(split, "reverse"), "precision"]) - 0.01
+        )
         assert rows.loc[(split, "pairs"), "links"] < rows.loc[(split, "forward"), "links"]
         assert rows.loc[(split, "pairs"), "aer"] < 0.2
     # the files: the last 100 lines are test, train100 is train250's first 100 pairs, links are one-to-one
@@ -105,8 +126,9 @@ def test_word_pairs_of_synthetic_text_against_its_gold(synthetic_parallel, tmp_p
     assert all(a == b[:100] for a, b in zip(small, large, strict=True))
     gold_sure, gold_possible = read_gold(synthetic_parallel / "en-xa.align")
     _, _, test_links = read_split(tmp_path, "test", "en", "xa")
-    assert alignment_error(test_links, gold_sure[-100:], gold_possible[-100:])["aer"] == \
-        pytest.approx(rows.loc[("test", "pairs"), "aer"])
+    assert alignment_error(test_links, gold_sure[-100:], gold_possible[-100:])["aer"] == pytest.approx(
+        rows.loc[("test", "pairs"), "aer"]
+    )
     assert all(links == one_to_one(links) for links in test_links)
 
 
@@ -115,8 +137,18 @@ def test_gold_links_need_tokens_the_tokenizer_keeps(tmp_path):
     (tmp_path / "s.xa").write_text("x y\nu v w\n")
     (tmp_path / "s.align").write_text("0-0\n0-0\n")
     with pytest.raises(FormatError, match=r"s.en:2: the moses tokenizer changes the tokens"):
-        align_corpus(tmp_path / "s.en", tmp_path / "s.xa", tmp_path / "out", "en", "xa", tokenizer="moses",
-                     test=1, dev=1, train=[], gold_path=tmp_path / "s.align")
+        align_corpus(
+            tmp_path / "s.en",
+            tmp_path / "s.xa",
+            tmp_path / "out",
+            "en",
+            "xa",
+            tokenizer="moses",
+            test=1,
+            dev=1,
+            train=[],
+            gold_path=tmp_path / "s.align",
+        )
 
 
 def de_en_gold_sample(shared_data, tmp_path):
@@ -127,8 +159,10 @@ def de_en_gold_sample(shared_data, tmp_path):
     def column(name):  # "<id>\t<text>" lines
         return [line.split("\t", 1)[1] for line in (sample / name).read_text(encoding="utf-8").splitlines()]
 
-    en, de = tokenize(column("sample_eng.txt"), "en", "whitespace"), tokenize(column("sample_deu.txt"), "de",
-                                                                                "whitespace")
+    en, de = (
+        tokenize(column("sample_eng.txt"), "en", "whitespace"),
+        tokenize(column("sample_deu.txt"), "de", "whitespace"),
+    )
     (tmp_path / "gold").write_text("".join(line + "\n" for line in column("sample_eng_deu.gold")))
     sure, possible = read_gold(tmp_path / "gold")
     assert max(i for links in possible for i, _ in links) < max(map(len, en))
@@ -143,8 +177,10 @@ def test_eflomal_intersection_against_the_real_de_en_gold(shared_data, tmp_path)
     en, de, sure, possible, diagonal = de_en_gold_sample(shared_data, tmp_path)
     fwd, rev = eflomal_links(en, de)
     pairs = word_pairs(fwd, rev)
-    scores = {name: alignment_error(links, sure, possible) for name, links in
-              (("forward", fwd), ("reverse", rev), ("pairs", pairs))}
+    scores = {
+        name: alignment_error(links, sure, possible)
+        for name, links in (("forward", fwd), ("reverse", rev), ("pairs", pairs))
+    }
     assert scores["pairs"]["aer"] < diagonal["aer"]
     assert scores["pairs"]["precision"] > max(scores["forward"]["precision"], scores["reverse"]["precision"])
     assert 0 < scores["pairs"]["links"] < min(scores["forward"]["links"], scores["reverse"]["links"])
@@ -152,8 +188,17 @@ def test_eflomal_intersection_against_the_real_de_en_gold(shared_data, tmp_path)
 
 def test_too_little_parallel_text_names_the_files(synthetic_parallel, tmp_path):
     with pytest.raises(FormatError, match=r"en-xa.en / .*en-xa.xa: 400 sentence pairs, but .* need 1100"):
-        align_corpus(synthetic_parallel / "en-xa.en", synthetic_parallel / "en-xa.xa", tmp_path, "en", "xa",
-                     tokenizer="whitespace", test=100, dev=0, train=[1000])
+        align_corpus(
+            synthetic_parallel / "en-xa.en",
+            synthetic_parallel / "en-xa.xa",
+            tmp_path,
+            "en",
+            "xa",
+            tokenizer="whitespace",
+            test=100,
+            dev=0,
+            train=[1000],
+        )
 
 
 def test_fast_align_intersection_against_the_real_de_en_gold(shared_data, tmp_path):
@@ -162,8 +207,10 @@ def test_fast_align_intersection_against_the_real_de_en_gold(shared_data, tmp_pa
     little text for either, and eflomal's Markov and fertility models use it better)."""
     en, de, sure, possible, diagonal = de_en_gold_sample(shared_data, tmp_path)
     fwd, rev = fast_align_links(en, de)
-    scores = {name: alignment_error(links, sure, possible) for name, links in
-              (("forward", fwd), ("reverse", rev), ("pairs", word_pairs(fwd, rev)))}
+    scores = {
+        name: alignment_error(links, sure, possible)
+        for name, links in (("forward", fwd), ("reverse", rev), ("pairs", word_pairs(fwd, rev)))
+    }
     assert scores["pairs"]["aer"] == pytest.approx(0.687, abs=0.005)
     assert scores["pairs"]["aer"] < diagonal["aer"] - 0.03
     assert scores["pairs"]["precision"] > max(scores["forward"]["precision"], scores["reverse"]["precision"])
@@ -183,13 +230,25 @@ def test_fast_align_gives_the_same_links_on_every_run(synthetic_parallel):
 
 
 def test_fast_align_word_pairs_of_synthetic_text_against_its_gold(synthetic_parallel, tmp_path):
-    table = align_corpus(synthetic_parallel / "en-xa.en", synthetic_parallel / "en-xa.xa", tmp_path, "en", "xa",
-                         tokenizer="whitespace", test=100, dev=50, train=[250], aligner="fast_align",
-                         gold_path=synthetic_parallel / "en-xa.align")
+    table = align_corpus(
+        synthetic_parallel / "en-xa.en",
+        synthetic_parallel / "en-xa.xa",
+        tmp_path,
+        "en",
+        "xa",
+        tokenizer="whitespace",
+        test=100,
+        dev=50,
+        train=[250],
+        aligner="fast_align",
+        gold_path=synthetic_parallel / "en-xa.align",
+    )
     rows = table.set_index(["split", "links_from"])
     for split in ("test", "dev", "train250"):
-        assert rows.loc[(split, "pairs"), "precision"] >= max(rows.loc[(split, "forward"), "precision"],
-                                                              rows.loc[(split, "reverse"), "precision"]) - 1e-9
+        assert (
+            rows.loc[(split, "pairs"), "precision"]
+            >= max(rows.loc[(split, "forward"), "precision"], rows.loc[(split, "reverse"), "precision"]) - 1e-9
+        )
         assert rows.loc[(split, "pairs"), "aer"] < 0.3
     with pytest.raises(ValueError, match="aligner must be one of fast_align, eflomal, got 'giza'"):
         directional_links([["a"]], [["b"]], "giza", {})

@@ -9,8 +9,7 @@ import pytest
 
 from xling.evaluate.alignment import aligned_lm, cao_setting, language_study_rows
 from xling.evaluate.findings import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, judge_claims
-from xling.report.alignment import (alignment_xnli, render_alignment_retrieval, render_alignment_xnli,
-                                    retrieval_and_xnli)
+from xling.report.alignment import alignment_xnli, render_alignment_retrieval, render_alignment_xnli, retrieval_and_xnli
 from xling.report.core import REPORTS_DIR, ReportContext
 from xling.report.published import load_paper_results
 
@@ -28,19 +27,38 @@ def transfer(scores: dict, seeds=(1, 2)) -> pd.DataFrame:
         shift = json.dumps({"rotation": {"sentences": 400, "layer": 2}} if transform != "none" else {})
         for lang, value in by_lang.items():
             for seed in seeds:
-                rows.append(dict(model="bert" if not n else f"bert+aligned{n}", size=4000, window=128, lm=lm,
-                                 task="xnli", lang=lang, split="test", freeze=0, train_transform="none",
-                                 transform=transform, selected=True, metric="accuracy", value=value + seed - 1.5,
-                                 seed=seed, shift_settings=shift))
+                rows.append(
+                    dict(
+                        model="bert" if not n else f"bert+aligned{n}",
+                        size=4000,
+                        window=128,
+                        lm=lm,
+                        task="xnli",
+                        lang=lang,
+                        split="test",
+                        freeze=0,
+                        train_transform="none",
+                        transform=transform,
+                        selected=True,
+                        metric="accuracy",
+                        value=value + seed - 1.5,
+                        seed=seed,
+                        shift_settings=shift,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
 def good_transfer() -> pd.DataFrame:
-    return transfer({(BASE, "none"): {"en": 80, "de": 60, "xb": 50},
-                     (BASE, "rotation-word"): {"de": 61, "xb": 50},
-                     (BASE, "rotation-sentence"): {"de": 60, "xb": 51},
-                     (ALIGNED[100], "none"): {"en": 80, "de": 62, "xb": 55},
-                     (ALIGNED[400], "none"): {"en": 81, "de": 65, "xb": 58}})
+    return transfer(
+        {
+            (BASE, "none"): {"en": 80, "de": 60, "xb": 50},
+            (BASE, "rotation-word"): {"de": 61, "xb": 50},
+            (BASE, "rotation-sentence"): {"de": 60, "xb": 51},
+            (ALIGNED[100], "none"): {"en": 80, "de": 62, "xb": 55},
+            (ALIGNED[400], "none"): {"en": 81, "de": 65, "xb": 58},
+        }
+    )
 
 
 def retrieval(values: dict) -> pd.DataFrame:
@@ -48,22 +66,38 @@ def retrieval(values: dict) -> pd.DataFrame:
     rows = []
     for (lm, method, n, contextual), accuracy in values.items():
         for lang, value in (("de", accuracy), ("xb", accuracy - 0.1)):
-            rows.append(dict(lm=lm, lang=lang, contextual=contextual, layer=0 if lm.startswith("fasttext") else 4,
-                             k=10, method=method, parallel_sentences=n, accuracy=value, n_queries=200,
-                             model="fasttext" if lm.startswith("fasttext") else "bert", size=4000,
-                             window=5 if lm.startswith("fasttext") else 128))
+            rows.append(
+                dict(
+                    lm=lm,
+                    lang=lang,
+                    contextual=contextual,
+                    layer=0 if lm.startswith("fasttext") else 4,
+                    k=10,
+                    method=method,
+                    parallel_sentences=n,
+                    accuracy=value,
+                    n_queries=200,
+                    model="fasttext" if lm.startswith("fasttext") else "bert",
+                    size=4000,
+                    window=5 if lm.startswith("fasttext") else 128,
+                )
+            )
     return pd.DataFrame(rows)
 
 
 def good_retrieval(non_contextual_aligned=0.62) -> pd.DataFrame:
     values = {}
     for contextual, scale in ((True, 1.0), (False, 1.3)):
-        values.update({("fasttext/4000", "rotation-word", 400, contextual): 0.45 * scale,
-                       (BASE, "none", 0, contextual): 0.24 * scale,
-                       (BASE, "rotation-word", 400, contextual): 0.30 * scale,
-                       (BASE, "rotation-sentence", 400, contextual): 0.28 * scale,
-                       (ALIGNED[400], "none", 0, contextual): 0.50 * scale if contextual else non_contextual_aligned,
-                       (ALIGNED[100], "none", 0, contextual): 0.40 * scale})
+        values.update(
+            {
+                ("fasttext/4000", "rotation-word", 400, contextual): 0.45 * scale,
+                (BASE, "none", 0, contextual): 0.24 * scale,
+                (BASE, "rotation-word", 400, contextual): 0.30 * scale,
+                (BASE, "rotation-sentence", 400, contextual): 0.28 * scale,
+                (ALIGNED[400], "none", 0, contextual): 0.50 * scale if contextual else non_contextual_aligned,
+                (ALIGNED[100], "none", 0, contextual): 0.40 * scale,
+            }
+        )
     return pd.DataFrame(retrieval(values))
 
 
@@ -88,8 +122,10 @@ def test_cao_claims_without_intervals_are_inconclusive_never_hold():
     assert "de aligned (over 2 seeds) 65.000 [" in evidence["cao2020.xnli"]  # the largest n, seeds averaged
     assert found["cao2020.xnli.rotations"] == INCONCLUSIVE
     assert found["cao2020.retrieval.contextual"] == INCONCLUSIVE
-    assert "no interval for fine-tuned, fastText + sentence yet (fine-tuned 45.000, fastText + sentence 40.000)" in \
-        evidence["cao2020.retrieval.contextual"]
+    assert (
+        "no interval for fine-tuned, fastText + sentence yet (fine-tuned 45.000, fastText + sentence 40.000)"
+        in evidence["cao2020.retrieval.contextual"]
+    )
     assert found["cao2020.pos"] == NOT_MEASURED
 
 
@@ -108,16 +144,25 @@ def test_without_the_alignment_study_the_claims_are_not_measured():
     no_fasttext = good_retrieval()
     no_fasttext = no_fasttext[~no_fasttext["lm"].str.startswith("fasttext")]
     found, evidence = verdicts({"contextual_retrieval": no_fasttext})
-    assert found["cao2020.retrieval.contextual"] == NOT_MEASURED and "fastText" in evidence["cao2020.retrieval.contextual"]
+    assert (
+        found["cao2020.retrieval.contextual"] == NOT_MEASURED and "fastText" in evidence["cao2020.retrieval.contextual"]
+    )
 
 
 # ---------------------------------------------------------------------------------------------- report
 
+
 def context(tables: dict, tmp_path) -> ReportContext:
     results = REPO / "resources" / "paper_results.yaml"
-    return ReportContext(config={"languages": list(LANGS)}, tables=tables, table_paths={k: f"<{k}>" for k in tables},
-                         figure_dir=tmp_path, captions_dir=REPORTS_DIR, published=load_paper_results(results),
-                         published_path=results)
+    return ReportContext(
+        config={"languages": list(LANGS)},
+        tables=tables,
+        table_paths={k: f"<{k}>" for k in tables},
+        figure_dir=tmp_path,
+        captions_dir=REPORTS_DIR,
+        published=load_paper_results(results),
+        published_path=results,
+    )
 
 
 def table(blocks, title: str) -> dict:
@@ -141,9 +186,13 @@ def test_table3_layout_and_published_numbers_beside_ours(tmp_path):
     assert rows["contextual", "queries scored (n)"] == ["200", "200", "\u2014"]
     assert not any(isinstance(c, dict) and c.get("sub", "").startswith("n ") for r in layout["rows"] for c in r)
     assert [r[1] for r in layout["rows"]][:6] == [  # the paper's order: fastText, base, rotations, fine-tuned by n
-        "Aligned fastText + sentence, 400 pairs", "Base BERT", "Word-aligned BERT (rotation), 400 pairs",
-        "Sentence-aligned BERT (rotation), 400 pairs", "Word-aligned BERT (fine-tuned), 100 pairs",
-        "Word-aligned BERT (fine-tuned), 400 pairs"]
+        "Aligned fastText + sentence, 400 pairs",
+        "Base BERT",
+        "Word-aligned BERT (rotation), 400 pairs",
+        "Sentence-aligned BERT (rotation), 400 pairs",
+        "Word-aligned BERT (fine-tuned), 100 pairs",
+        "Word-aligned BERT (fine-tuned), 400 pairs",
+    ]
     published = table(blocks, "Published: Cao")
     de = {(r[2], r[3]): r for r in published["rows"] if r[0] == "de"}
     cell = de["contextual", "word_aligned_finetuned"]
@@ -157,8 +206,9 @@ def test_xnli_tables_average_seeds_and_show_every_amount_of_parallel_data(tmp_pa
     aligned = df[(df["setting"] == "word_aligned_finetuned") & (df["lang"] == "de")]
     assert aligned.set_index("parallel_sentences")["value"].to_dict() == {100: 62.0, 400: 65.0}
     assert set(df["model"]) == {"bert"} and set(df["n_seeds"]) == {2}  # aligned models under their base
-    blocks = render_alignment_xnli(context({"transfer": good_transfer(), "contextual_retrieval": good_retrieval()},
-                                           tmp_path))
+    blocks = render_alignment_xnli(
+        context({"transfer": good_transfer(), "contextual_retrieval": good_retrieval()}, tmp_path)
+    )
     table1 = table(blocks, "Table 1 layout")
     assert table1["columns"] == ["setting", "en", "de", "xb", "average"]
     rows = {r[0]: [text_of(c) for c in r[1:]] for r in table1["rows"]}
@@ -167,23 +217,33 @@ def test_xnli_tables_average_seeds_and_show_every_amount_of_parallel_data(tmp_pa
     assert list(rows)[-1] == "Word-aligned BERT (fine-tuned), 400 pairs"  # the most parallel data only
     table2 = table(blocks, "Tables 2 and 5 layout")
     assert [r[0] for r in table2["rows"]] == ["None", "100", "400"]
-    table5 = table(blocks, "Published: Cao, Kitaev & Klein (2020), \"Multilingual Alignment of Contextual Word "
-                           "Representations\", arXiv:2002.03518, Table 5")
+    table5 = table(
+        blocks,
+        'Published: Cao, Kitaev & Klein (2020), "Multilingual Alignment of Contextual Word '
+        'Representations", arXiv:2002.03518, Table 5',
+    )
     de = {r[1]: r for r in table5["rows"] if r[0] == "de"}
     assert de["word_aligned_finetuned_20k"][3]["text"] == "65.0"  # 400 is nearer 20K than 100 is
-    table2_published = table(blocks, "Published: Cao, Kitaev & Klein (2020), \"Multilingual Alignment of Contextual "
-                                     "Word Representations\", arXiv:2002.03518, Table 2")
+    table2_published = table(
+        blocks,
+        'Published: Cao, Kitaev & Klein (2020), "Multilingual Alignment of Contextual '
+        'Word Representations", arXiv:2002.03518, Table 2',
+    )
     assert {r[1] for r in table2_published["rows"] if r[0] == "de" and r[3] != "\u2014"} == {"0"}
 
 
 def test_xnli_rows_come_from_cao_et_als_own_fine_tunings():
     """Base BERT: its f{k}-cao fine-tuning, not the language experiments' f{k}; a rotation: its f{k}-rot{kind}
     fine-tuning's rotated languages and its English (never rotated); the language experiments see neither."""
-    by_variant = {"f0": transfer({(BASE, "none"): {"en": 70, "de": 40, "xb": 30}}),
-                  "f0-cao": transfer({(BASE, "none"): {"en": 80, "de": 60, "xb": 50},
-                                      (ALIGNED[400], "none"): {"en": 81, "de": 65, "xb": 58}}),
-                  "f0-rotword": transfer({(BASE, "none"): {"en": 79, "de": 58, "xb": 49},
-                                          (BASE, "rotation-word"): {"de": 61, "xb": 50}})}
+    by_variant = {
+        "f0": transfer({(BASE, "none"): {"en": 70, "de": 40, "xb": 30}}),
+        "f0-cao": transfer(
+            {(BASE, "none"): {"en": 80, "de": 60, "xb": 50}, (ALIGNED[400], "none"): {"en": 81, "de": 65, "xb": 58}}
+        ),
+        "f0-rotword": transfer(
+            {(BASE, "none"): {"en": 79, "de": 58, "xb": 49}, (BASE, "rotation-word"): {"de": 61, "xb": 50}}
+        ),
+    }
     rows = pd.concat([df.assign(variant=variant) for variant, df in by_variant.items()], ignore_index=True)
     rows.loc[rows["variant"] == "f0-rotword", "shift_settings"] = json.dumps({"rotation": {"sentences": 400}})
     df = alignment_xnli(rows, "en").set_index(["setting", "lang"])
@@ -197,8 +257,9 @@ def test_xnli_rows_come_from_cao_et_als_own_fine_tunings():
 
 def test_xnli_section_says_when_the_run_has_no_alignment_study(tmp_path):
     base_only = transfer({(BASE, "none"): {"en": 80, "de": 60}})
-    block, *published = render_alignment_xnli(context({"transfer": base_only,
-                                                       "contextual_retrieval": good_retrieval()}, tmp_path))
+    block, *published = render_alignment_xnli(
+        context({"transfer": base_only, "contextual_retrieval": good_retrieval()}, tmp_path)
+    )
     assert "No XNLI of an aligned or rotated BERT in <transfer>" in block["paragraphs"][0]
     assert [b["title"].split(", arXiv:2002.03518, ")[1][:7] for b in published] == ["Table 1", "Table 2", "Table 5"]
     assert all("this run does not measure these numbers" in b["note"] for b in published)
@@ -207,8 +268,13 @@ def test_xnli_section_says_when_the_run_has_no_alignment_study(tmp_path):
 def test_report_renders_both_sections(tmp_path):
     from xling.report import render_report
 
-    render_report({"contextual_retrieval": good_retrieval()}, {"run": "unit", "languages": list(LANGS)},
-                  tmp_path / "r.html", tmp_path / "fig", paper_results=REPO / "resources" / "paper_results.yaml")
+    render_report(
+        {"contextual_retrieval": good_retrieval()},
+        {"run": "unit", "languages": list(LANGS)},
+        tmp_path / "r.html",
+        tmp_path / "fig",
+        paper_results=REPO / "resources" / "paper_results.yaml",
+    )
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert 'id="alignment_retrieval"' in html and "Aligned fastText + sentence" in html
 
@@ -221,25 +287,48 @@ def test_a_retrieval_table_without_a_column_names_it(tmp_path, missing):
 
 # ---------------------------------------------------------------------------------------------- analyses
 
-GROUPS = {"lexical_overlap": {"NUM": 0.9, "PUNCT": 0.8}, "closed_class": {"DET": 0.7, "SCONJ": 0.5},
-          "open_class": {"NOUN": 0.4, "VERB": 0.2}}
+GROUPS = {
+    "lexical_overlap": {"NUM": 0.9, "PUNCT": 0.8},
+    "closed_class": {"DET": 0.7, "SCONJ": 0.5},
+    "open_class": {"NOUN": 0.4, "VERB": 0.2},
+}
 
 
 def pos_table(aligned_shift: float = 0.3) -> pd.DataFrame:
     """Accuracy by tag (base: GROUPS; aligned: + aligned_shift, open class + 2 x aligned_shift) for de and xb,
     with each group's average, as xling.evaluate.contextual_retrieval.accuracy_by_pos writes them."""
     rows = []
-    for lm, method, n in ((BASE, "none", 0), (BASE, "rotation-word", 400), (ALIGNED[100], "none", 0),
-                          (ALIGNED[400], "none", 0)):
+    for lm, method, n in (
+        (BASE, "none", 0),
+        (BASE, "rotation-word", 400),
+        (ALIGNED[100], "none", 0),
+        (ALIGNED[400], "none", 0),
+    ):
         shift = 0 if lm == BASE else aligned_shift * (0.5 if lm == ALIGNED[100] else 1)
         for lang in ("de", "xb"):
             for group, tags in GROUPS.items():
                 values = {t: min(1.0, v + shift * (2 if group == "open_class" else 1)) for t, v in tags.items()}
                 for pos, value in [*values.items(), ("average", sum(values.values()) / len(values))]:
-                    rows.append(dict(lm=lm, model="bert", size=4000, window=128, lang=lang, pair=f"en-{lang}",
-                                     method=method, parallel_sentences=n, layer=4, group=group, pos=pos,
-                                     accuracy=value, n_queries=10, contextual=False, exclude_seen=False,
-                                     pos_treebank="synthetic gold"))
+                    rows.append(
+                        dict(
+                            lm=lm,
+                            model="bert",
+                            size=4000,
+                            window=128,
+                            lang=lang,
+                            pair=f"en-{lang}",
+                            method=method,
+                            parallel_sentences=n,
+                            layer=4,
+                            group=group,
+                            pos=pos,
+                            accuracy=value,
+                            n_queries=10,
+                            contextual=False,
+                            exclude_seen=False,
+                            pos_treebank="synthetic gold",
+                        )
+                    )
     return pd.DataFrame(rows)
 
 
@@ -248,21 +337,41 @@ def frequency_table(aligned_drop: float = 0.1) -> pd.DataFrame:
     for lm, drop in ((BASE, 0.4), (ALIGNED[400], aligned_drop)):
         for lang in ("de", "xb"):
             for b, label in enumerate(("0-9", "10-99", "100+")):
-                rows.append(dict(lm=lm, model="bert", size=4000, window=128, lang=lang, method="none",
-                                 parallel_sentences=0, layer=4, rank_bin=b, rank_difference=label,
-                                 accuracy=0.8 - drop * b / 2, n_queries=40, rank_bins="0,10,100"))
+                rows.append(
+                    dict(
+                        lm=lm,
+                        model="bert",
+                        size=4000,
+                        window=128,
+                        lang=lang,
+                        method="none",
+                        parallel_sentences=0,
+                        layer=4,
+                        rank_bin=b,
+                        rank_difference=label,
+                        accuracy=0.8 - drop * b / 2,
+                        n_queries=40,
+                        rank_bins="0,10,100",
+                    )
+                )
     return pd.DataFrame(rows)
 
 
 def test_pos_and_frequency_claims():
     """The analysis tables have no per-query items yet: inconclusive, with the numbers compared."""
-    found, evidence = verdicts({"contextual_retrieval_pos": pos_table(), "contextual_retrieval_frequency":
-                                frequency_table()})
+    found, evidence = verdicts(
+        {"contextual_retrieval_pos": pos_table(), "contextual_retrieval_frequency": frequency_table()}
+    )
     assert found["cao2020.pos"] == INCONCLUSIVE
     assert "base BERT, closed classes 60.000, base BERT, open classes 30.000" in evidence["cao2020.pos"]
-    assert "word-aligned BERT (fine-tuned), open classes 90.000, word-aligned BERT (fine-tuned), closed classes 90.000" in evidence["cao2020.pos"]
+    assert (
+        "word-aligned BERT (fine-tuned), open classes 90.000, word-aligned BERT (fine-tuned), closed classes 90.000"
+        in evidence["cao2020.pos"]
+    )
     assert found["cao2020.frequency"] == INCONCLUSIVE
-    assert "base BERT, rank difference 0-9 80.000, base BERT, rank difference 100+ 40.000" in evidence["cao2020.frequency"]
+    assert (
+        "base BERT, rank difference 0-9 80.000, base BERT, rank difference 100+ 40.000" in evidence["cao2020.frequency"]
+    )
     assert "base BERT, drop 40.000, word-aligned BERT (fine-tuned), drop 10.000" in evidence["cao2020.frequency"]
     few = frequency_table().assign(n_queries=20)  # every bin under 30 queries: left out
     found, _ = verdicts({"contextual_retrieval_frequency": few})
@@ -302,8 +411,12 @@ def test_analyses_at_chance_are_not_measurable():
     pos.loc[closed, ["accuracy", "ci_low", "ci_high"]] = 0.0
     outcome, reason = judged({"contextual_retrieval_pos": pos})["cao2020.pos"]
     assert outcome == NOT_MEASURABLE and "base BERT, closed classes is degenerate (at or below chance" in reason, reason
-    assert judged({"contextual_retrieval_pos": with_interval(pos_table(), 0.02).assign(chance=0.002)},
-                  margin=5)["cao2020.pos"][0] == HOLDS  # the same table above chance
+    assert (
+        judged({"contextual_retrieval_pos": with_interval(pos_table(), 0.02).assign(chance=0.002)}, margin=5)[
+            "cao2020.pos"
+        ][0]
+        == HOLDS
+    )  # the same table above chance
     bins = with_interval(frequency_table(), 0.02).assign(chance=0.002)
     last = (bins["lm"] == BASE) & (bins["rank_difference"] == "100+")
     bins.loc[last, ["accuracy", "ci_low", "ci_high"]] = [0.0, 0.0, 0.001]
@@ -315,13 +428,14 @@ def test_frequency_claim_is_judged_on_the_bins_intervals():
     """Base falls 80 -> 40, aligned 80 -> 70. Narrow bins (+-2): both parts hold. Wide bins (+-15): the base
     still falls (65 > 55), but its drop [10, 70] against the aligned one's [-20, 40] is not resolved."""
     outcome, reason = judged({"contextual_retrieval_frequency": with_interval(frequency_table(), 0.02)})[
-        "cao2020.frequency"]
+        "cao2020.frequency"
+    ]
     assert outcome == HOLDS and "base BERT, drop 40.000 [36.000, 44.000]" in reason, reason
     outcome, reason = judged({"contextual_retrieval_frequency": with_interval(frequency_table(), 0.15)})[
-        "cao2020.frequency"]
+        "cao2020.frequency"
+    ]
     assert outcome == INCONCLUSIVE and "base BERT, drop 40.000 [10.000, 70.000]" in reason, reason
-    steeper = judged({"contextual_retrieval_frequency": with_interval(frequency_table(0.6), 0.02)})[
-        "cao2020.frequency"]
+    steeper = judged({"contextual_retrieval_frequency": with_interval(frequency_table(0.6), 0.02)})["cao2020.frequency"]
     assert steeper[0] == FAILS, steeper[1]  # the aligned model drops more (60) than the base (40)
 
 
@@ -332,8 +446,11 @@ def test_table4_layout_groups_tags_and_shows_the_published_numbers(tmp_path):
     layout = table(blocks, "Accuracy (%) by part of speech, BERT")
     assert [text_of(c) for c in layout["columns"][1:4]] == ["NUM", "PUNCT", "average"]  # the paper's order
     rows = {r[0]: [text_of(c) for c in r[1:]] for r in layout["rows"]}
-    assert set(rows) == {"Base BERT", "Word-aligned BERT (rotation), 400 pairs",
-                         "Word-aligned BERT (fine-tuned), 400 pairs"}  # the largest n of each setting
+    assert set(rows) == {
+        "Base BERT",
+        "Word-aligned BERT (rotation), 400 pairs",
+        "Word-aligned BERT (fine-tuned), 400 pairs",
+    }  # the largest n of each setting
     assert rows["Base BERT"] == ["90.0", "80.0", "85.0", "70.0", "50.0", "60.0", "40.0", "20.0", "30.0"]
     published = table(blocks, "Published: Cao")
     # the paper prints fractions; the report shows percent throughout, and says so once
@@ -365,18 +482,27 @@ def test_figure3_is_written_with_its_numbers(tmp_path):
     config = {"run": "unit", "languages": list(LANGS)}
     expected = [f["name"] for f in expected_figures(config, tables)]
     assert expected == ["alignment_frequency"]
-    saved = render_report(tables, config, tmp_path / "r.html", tmp_path / "fig", expected=expected,
-                          paper_results=REPO / "resources" / "paper_results.yaml")
+    saved = render_report(
+        tables,
+        config,
+        tmp_path / "r.html",
+        tmp_path / "fig",
+        expected=expected,
+        paper_results=REPO / "resources" / "paper_results.yaml",
+    )
     assert saved["alignment_frequency"].stat().st_size > 1000
     from xling.report.alignment import render_alignment_frequency
 
     figure, numbers = render_alignment_frequency(context(tables, tmp_path / "again"))
     assert figure["kind"] == "figure" and figure["name"] == "alignment_frequency"
     assert [r[1:4] for r in numbers["rows"]] == [  # the paper's order, bins in order, the mean over the pairs
-        ["Base BERT", "0-9", "80.0"], ["Base BERT", "10-99", "60.0"], ["Base BERT", "100+", "40.0"],
+        ["Base BERT", "0-9", "80.0"],
+        ["Base BERT", "10-99", "60.0"],
+        ["Base BERT", "100+", "40.0"],
         ["Word-aligned BERT (fine-tuned), 400 pairs", "0-9", "80.0"],
         ["Word-aligned BERT (fine-tuned), 400 pairs", "10-99", "75.0"],
-        ["Word-aligned BERT (fine-tuned), 400 pairs", "100+", "70.0"]]  # in percent, as every accuracy
+        ["Word-aligned BERT (fine-tuned), 400 pairs", "100+", "70.0"],
+    ]  # in percent, as every accuracy
 
 
 def test_figure2_pairs_each_language_s_retrieval_with_its_xnli_and_correlates_them(tmp_path):
@@ -388,16 +514,39 @@ def test_figure2_pairs_each_language_s_retrieval_with_its_xnli_and_correlates_th
     from xling.report.alignment import render_alignment_xnli_retrieval
 
     accuracy = {"de": 0.20, "xb": 0.40, "xc": 0.60}
-    rows = [dict(lm=lm, lang=lang, contextual=contextual, layer=4, k=10, method=method, parallel_sentences=n,
-                 accuracy=value + (0.3 if lm != BASE or method != "none" else 0) - (0.1 if not contextual else 0),
-                 n_queries=100, model="bert", size=4000, window=128, exclude_seen=True)
-            for lang, value in accuracy.items() for contextual in (True, False)
-            for lm, method, n in ((BASE, "none", 0), (BASE, "rotation-word", 400), (ALIGNED[400], "none", 0))]
-    xnli = transfer({(BASE, "none"): {"en": 80, "de": 50, "xb": 55, "xc": 70, "xd": 60},
-                     (ALIGNED[400], "none"): {"en": 80, "de": 70, "xb": 72, "xc": 75}})
+    rows = [
+        dict(
+            lm=lm,
+            lang=lang,
+            contextual=contextual,
+            layer=4,
+            k=10,
+            method=method,
+            parallel_sentences=n,
+            accuracy=value + (0.3 if lm != BASE or method != "none" else 0) - (0.1 if not contextual else 0),
+            n_queries=100,
+            model="bert",
+            size=4000,
+            window=128,
+            exclude_seen=True,
+        )
+        for lang, value in accuracy.items()
+        for contextual in (True, False)
+        for lm, method, n in ((BASE, "none", 0), (BASE, "rotation-word", 400), (ALIGNED[400], "none", 0))
+    ]
+    xnli = transfer(
+        {
+            (BASE, "none"): {"en": 80, "de": 50, "xb": 55, "xc": 70, "xd": 60},
+            (ALIGNED[400], "none"): {"en": 80, "de": 70, "xb": 72, "xc": 75},
+        }
+    )
     points = retrieval_and_xnli(pd.DataFrame(rows), xnli, "en")
     assert points[["lang", "retrieval", "xnli"]].fillna(-1).values.tolist() == [
-        ["de", 20.0, 50.0], ["xb", 40.0, 55.0], ["xc", 60.0, 70.0], ["xd", -1, 60.0]]
+        ["de", 20.0, 50.0],
+        ["xb", 40.0, 55.0],
+        ["xc", 60.0, 70.0],
+        ["xd", -1, 60.0],
+    ]
     tables = {"contextual_retrieval": pd.DataFrame(rows), "transfer": xnli}
     config = {"run": "unit", "languages": ["en", "de", "xb", "xc"]}
     assert "alignment_xnli_retrieval" in [f["name"] for f in expected_figures(config, tables)]

@@ -9,9 +9,21 @@ import torch
 from xling.models import bert, mlm, mlm_data
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64,
-        "window": 16, "batch_size": 16, "max_steps": 150, "warmup_steps": 10, "learning_rate": 1e-2,
-        "log_every": 10, "checkpoint_every": 100, "dropout": 0.0, "seed": 3}
+TINY = {
+    "hidden_size": 32,
+    "num_layers": 2,
+    "num_heads": 2,
+    "intermediate_size": 64,
+    "window": 16,
+    "batch_size": 16,
+    "max_steps": 150,
+    "warmup_steps": 10,
+    "learning_rate": 1e-2,
+    "log_every": 10,
+    "checkpoint_every": 100,
+    "dropout": 0.0,
+    "seed": 3,
+}
 
 
 def write_vocab(path, pieces):
@@ -78,8 +90,9 @@ def test_load_blocks_separates_documents_and_pads_short_blocks(tmp_path):
     lines = [[f"p{rng.randrange(50)}" for _ in range(rng.randint(1, 12))] for _ in range(400)]
     (tmp_path / "en.txt").write_text("\n".join(" ".join(line) for line in lines) + "\n", encoding="utf-8")
     stream = [i for line in lines for i in [ids[p] for p in line] + [ids["[SEP]"]]]
-    separated, _ = mlm_data.load_blocks([tmp_path / "en.txt"], tmp_path / "vocab.txt", 10,
-                                        blocks={"sentence_separator": True})
+    separated, _ = mlm_data.load_blocks(
+        [tmp_path / "en.txt"], tmp_path / "vocab.txt", 10, blocks={"sentence_separator": True}
+    )
     assert separated[:, 1:-1].reshape(-1).tolist() == stream[: len(separated) * 8]
     plain, _ = mlm_data.load_blocks([tmp_path / "en.txt"], tmp_path / "vocab.txt", 10)
     assert ids["[SEP]"] not in plain[:, 1:-1].reshape(-1).tolist()

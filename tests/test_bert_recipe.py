@@ -24,9 +24,22 @@ from xling.models.mlm_data import SPECIAL_TOKENS, load_blocks, read_vocab
 from xling.models.selection import DevSelection
 
 REPO = Path(__file__).resolve().parents[1]
-HPARAMS = {"hidden_size": 16, "num_layers": 2, "num_heads": 2, "intermediate_size": 32, "window": 16,
-           "batch_size": 4, "max_steps": 40, "warmup_steps": 5, "learning_rate": 3e-3, "log_every": 10,
-           "checkpoint_every": 10, "keep_checkpoints": 2, "dropout": 0.1, "seed": 3}
+HPARAMS = {
+    "hidden_size": 16,
+    "num_layers": 2,
+    "num_heads": 2,
+    "intermediate_size": 32,
+    "window": 16,
+    "batch_size": 4,
+    "max_steps": 40,
+    "warmup_steps": 5,
+    "learning_rate": 3e-3,
+    "log_every": 10,
+    "checkpoint_every": 10,
+    "keep_checkpoints": 2,
+    "dropout": 0.1,
+    "seed": 3,
+}
 SELECTED = {**HPARAMS, "selection": "dev_perplexity", "dev_every": 5}
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -42,8 +55,9 @@ def corpus(tmp_path_factory):
     (d / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + pieces) + "\n")
     (d / "dev").mkdir()
     for path, n in ((d / "en.txt", 80), (d / "fr.txt", 80), (d / "dev" / "en.txt", 20)):
-        path.write_text("\n".join(" ".join(rng.choice(pieces[:60]) for _ in range(rng.randint(3, 40)))
-                                  for _ in range(n)) + "\n")
+        path.write_text(
+            "\n".join(" ".join(rng.choice(pieces[:60]) for _ in range(rng.randint(3, 40))) for _ in range(n)) + "\n"
+        )
     return [d / "en.txt", d / "fr.txt"], d / "vocab.txt", d / "dev" / "en.txt"
 
 
@@ -91,8 +105,11 @@ def test_blocks_per_batch_from_batch_tokens():
 def test_new_settings_at_their_old_behaviour_keep_the_checkpoint_key():
     """Checkpoints written before schedule, batch_tokens and selection existed still resume; dev_every counts
     only where checkpoints are selected on dev."""
-    before = {k: v for k, v in resolve_hparams({}).items()
-              if k not in ("schedule", "batch_tokens", "selection", "dev_every", "blocks")}
+    before = {
+        k: v
+        for k, v in resolve_hparams({}).items()
+        if k not in ("schedule", "batch_tokens", "selection", "dev_every", "blocks")
+    }
     assert trajectory(as_before(resolve_hparams({}))) == trajectory(before)
     assert trajectory(as_before(resolve_hparams({"dev_every": 7}))) == trajectory(before)
     assert "dev_every" in trajectory(as_before(resolve_hparams({"selection": "dev_perplexity"})))
@@ -106,8 +123,13 @@ def test_new_settings_at_their_old_behaviour_keep_the_checkpoint_key():
 def test_batch_tokens_trains_as_the_same_batch_in_blocks(corpus, tmp_path):
     tokens, vocab, _ = corpus
     bert.pretrain(tokens, vocab, tmp_path / "blocks", tmp_path / "ckpt", {**HPARAMS, "max_steps": 10})
-    bert.pretrain(tokens, vocab, tmp_path / "tokens", tmp_path / "ckpt",
-                  {**HPARAMS, "max_steps": 10, "batch_size": 99, "batch_tokens": 4 * 16 + 3})
+    bert.pretrain(
+        tokens,
+        vocab,
+        tmp_path / "tokens",
+        tmp_path / "ckpt",
+        {**HPARAMS, "max_steps": 10, "batch_size": 99, "batch_tokens": 4 * 16 + 3},
+    )
     a, b = load_file(tmp_path / "blocks" / "model.safetensors"), load_file(tmp_path / "tokens" / "model.safetensors")
     assert all(torch.equal(a[k], b[k]) for k in a)
 
@@ -162,15 +184,25 @@ def test_dev_perplexity_is_exp_of_hf_masked_lm_loss(corpus, tmp_path):
     from transformers import BertForMaskedLM
 
     tokens, vocab, dev_tokens = corpus
-    bert.pretrain(tokens, vocab, tmp_path / "model", tmp_path / "ckpt", {**SELECTED, "max_steps": 5},
-                  dev_path=dev_tokens)
+    bert.pretrain(
+        tokens, vocab, tmp_path / "model", tmp_path / "ckpt", {**SELECTED, "max_steps": 5}, dev_path=dev_tokens
+    )
     rows = (tmp_path / "model" / "dev_log.tsv").read_text().splitlines()
     [(step, loss, perplexity, selected)] = [r.split("\t") for r in rows[1:]]
     model = BertForMaskedLM.from_pretrained(tmp_path / "model").eval()
     blocks, _ = load_blocks([dev_tokens], vocab, 16)
     vocabulary = read_vocab(vocab)
-    reference = DevSelection(blocks, [vocabulary[t] for t in SPECIAL_TOKENS], vocabulary["[MASK]"],
-                             len(vocabulary), 0.15, SELECTED["seed"], 5, tmp_path / "unused", 4)
+    reference = DevSelection(
+        blocks,
+        [vocabulary[t] for t in SPECIAL_TOKENS],
+        vocabulary["[MASK]"],
+        len(vocabulary),
+        0.15,
+        SELECTED["seed"],
+        5,
+        tmp_path / "unused",
+        4,
+    )
     with torch.no_grad():
         hf = model(input_ids=reference.inputs, labels=reference.labels).loss
     assert (step, selected) == ("5", "1")
@@ -189,9 +221,23 @@ def test_selection_needs_a_dev_file_and_only_then(corpus, tmp_path):
 def cli(corpus, d: Path) -> subprocess.Popen:
     tokens, vocab, dev_tokens = corpus
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    cmd = [sys.executable, "-m", "xling.models.bert", "--tokens", *map(str, tokens), "--vocab", str(vocab),
-           "--out", str(d / "model"), "--checkpoint-dir", str(d / "ckpt"), "--hparams", json.dumps(SELECTED),
-           "--dev-tokens", str(dev_tokens)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "xling.models.bert",
+        "--tokens",
+        *map(str, tokens),
+        "--vocab",
+        str(vocab),
+        "--out",
+        str(d / "model"),
+        "--checkpoint-dir",
+        str(d / "ckpt"),
+        "--hparams",
+        json.dumps(SELECTED),
+        "--dev-tokens",
+        str(dev_tokens),
+    ]
     return subprocess.Popen(cmd, cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
 
 

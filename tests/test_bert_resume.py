@@ -22,10 +22,23 @@ from xling.models import bert, checkpoints
 
 REPO = Path(__file__).resolve().parents[1]
 # dropout on and gradient accumulation on: both must replay exactly after a resume
-HPARAMS = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64,
-           "window": 16, "batch_size": 8, "micro_batch_size": 4, "max_steps": 120, "warmup_steps": 20,
-           "learning_rate": 1e-3, "log_every": 10, "checkpoint_every": 10, "keep_checkpoints": 2,
-           "dropout": 0.1, "seed": 7}
+HPARAMS = {
+    "hidden_size": 32,
+    "num_layers": 2,
+    "num_heads": 2,
+    "intermediate_size": 64,
+    "window": 16,
+    "batch_size": 8,
+    "micro_batch_size": 4,
+    "max_steps": 120,
+    "warmup_steps": 20,
+    "learning_rate": 1e-3,
+    "log_every": 10,
+    "checkpoint_every": 10,
+    "keep_checkpoints": 2,
+    "dropout": 0.1,
+    "seed": 7,
+}
 
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny models: threads only contend
@@ -55,9 +68,23 @@ def reference(corpus, tmp_path_factory):
 def cli(corpus, d: Path) -> subprocess.Popen:
     tokens, vocab = corpus
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    cmd = [sys.executable, "-m", "xling.models.bert", "--tokens", *map(str, tokens), "--vocab", str(vocab),
-           "--out", str(d / "model"), "--checkpoint-dir", str(d / "ckpt"), "--hparams", json.dumps(HPARAMS),
-           "--log", str(d / "log.tsv")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "xling.models.bert",
+        "--tokens",
+        *map(str, tokens),
+        "--vocab",
+        str(vocab),
+        "--out",
+        str(d / "model"),
+        "--checkpoint-dir",
+        str(d / "ckpt"),
+        "--hparams",
+        json.dumps(HPARAMS),
+        "--log",
+        str(d / "log.tsv"),
+    ]
     return subprocess.Popen(cmd, cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
 
 
@@ -179,6 +206,7 @@ def test_micro_batches_change_the_weights_with_dropout(corpus, tmp_path):
     """Why micro_batch_size is a hyper-parameter, not a runtime setting: each micro-batch draws its own
     dropout masks, so splitting a step's batch differently trains other weights (without dropout it
     changes only the order of the gradient sums)."""
+
     def difference(dropout: float) -> float:
         h = {**SMALL, "max_steps": 5, "dropout": dropout}
         bert.pretrain(*corpus, tmp_path / f"two{dropout}", tmp_path / "ckpt", h)

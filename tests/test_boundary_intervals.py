@@ -9,8 +9,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from xling.evaluate.uncertainty import (Ratio, bootstrap_groups, bootstrap_ratio, paired_difference,
-                                        paired_groups_difference)
+from xling.evaluate.uncertainty import (
+    Ratio,
+    bootstrap_groups,
+    bootstrap_ratio,
+    paired_difference,
+    paired_groups_difference,
+)
 
 
 def test_a_ratio_at_zero_or_one_is_exact_on_its_effective_items():
@@ -52,7 +57,9 @@ def test_a_paired_difference_with_a_side_at_the_boundary_recovers_each_sides_int
     assert one.method == "mover" and one.high == pytest.approx(alone.high)
     assert one.low == pytest.approx(0.5 - np.hypot(0.5 - alone.low, u))
     grouped = paired_groups_difference([[1.0] * 40, [1.0] * 10], [[0.0] * 40, [0.0] * 10])
-    assert grouped.method == "mover" and grouped.low == pytest.approx(1 - np.sqrt(2) * (1 - 0.025 ** (1 / 32)))  # n = 4 / (1/40 + 1/10)
+    assert grouped.method == "mover" and grouped.low == pytest.approx(
+        1 - np.sqrt(2) * (1 - 0.025 ** (1 / 32))
+    )  # n = 4 / (1/40 + 1/10)
     assert paired_difference(varying, varying[::-1]).method == "percentile"
 
 
@@ -63,8 +70,10 @@ def _clustered(rng, denominators, share, icc):
     return rng.binomial(denominators, rng.beta(a, b, size=len(denominators))).astype(float)
 
 
-@pytest.mark.parametrize("n_items, share, icc", [(20, 0.02, 0.3), (20, 0.98, 0.3), (50, 0.01, 0.3),
-                                                  (50, 0.99, 0.05), (300, 0.002, 0.5), (20, 0.05, 0.3)])
+@pytest.mark.parametrize(
+    "n_items, share, icc",
+    [(20, 0.02, 0.3), (20, 0.98, 0.3), (50, 0.01, 0.3), (50, 0.99, 0.05), (300, 0.002, 0.5), (20, 0.05, 0.3)],
+)
 def test_ratio_intervals_cover_near_the_boundary(n_items, share, icc):
     """Items of 1 + Poisson(2) units (entities, mined pairs, tokens) with clustered outcomes, the population ratio
     at `share`: the data often sits at the end (every item 0, or every one 1), sometimes just off it."""
@@ -78,8 +87,7 @@ def test_ratio_intervals_cover_near_the_boundary(n_items, share, icc):
     assert covered / 400 >= 0.90
 
 
-@pytest.mark.parametrize("n_items, a, b", [(40, 0.98, 0.02), (40, 0.05, 0.01), (20, 0.95, 0.05),
-                                           (300, 0.995, 0.005)])
+@pytest.mark.parametrize("n_items, a, b", [(40, 0.98, 0.02), (40, 0.05, 0.01), (20, 0.95, 0.05), (300, 0.995, 0.005)])
 def test_paired_intervals_cover_near_the_boundary(n_items, a, b):
     """Two systems' 0/1 hits on the same items (a model against its baseline), each near an end; the population
     difference a - b must be covered."""

@@ -27,22 +27,34 @@ TEST = {lang: {"dev": examples, "test": toy_xnli(60, 5 + i)} for i, (lang, examp
 
 
 def cao_run(model_dir, out, rotations=None, **settings) -> dict:
-    run = ft.FinetuneRun(seed=3, selection="avg_dev", rotations=rotations or {}, rotation_layer=LAYERS,
-                         checkpoint_every=1000)
-    return ft.finetune("xnli", load_bert(model_dir), toy_xnli(240, 1), DEV, out / "model", out / "ckpt",
-                       {**SETTINGS, "epochs": 2, **settings}, run, score=transfer.score)
+    run = ft.FinetuneRun(
+        seed=3, selection="avg_dev", rotations=rotations or {}, rotation_layer=LAYERS, checkpoint_every=1000
+    )
+    return ft.finetune(
+        "xnli",
+        load_bert(model_dir),
+        toy_xnli(240, 1),
+        DEV,
+        out / "model",
+        out / "ckpt",
+        {**SETTINGS, "epochs": 2, **settings},
+        run,
+        score=transfer.score,
+    )
 
 
 def scores(path, rotations=None) -> dict:
-    table = transfer.evaluate(path, TEST, transfer.TransferTest(pivot="en", batch_size=16, rotations=rotations,
-                                                                rotation_layer=LAYERS))
+    table = transfer.evaluate(
+        path, TEST, transfer.TransferTest(pivot="en", batch_size=16, rotations=rotations, rotation_layer=LAYERS)
+    )
     return table[table["metric"] == "accuracy"].set_index(["lang", "split", "transform"])["value"].to_dict()
 
 
 def test_adam_betas_and_eps_reach_the_optimizer(bert_dir, tmp_path, monkeypatch):  # noqa: F811
     made, optimizer_for = [], ft.optimizer_for
-    monkeypatch.setattr(ft, "optimizer_for", lambda *args, **kwargs: made.append(optimizer_for(*args, **kwargs))
-                        or made[-1])
+    monkeypatch.setattr(
+        ft, "optimizer_for", lambda *args, **kwargs: made.append(optimizer_for(*args, **kwargs)) or made[-1]
+    )
     cao_run(bert_dir, tmp_path / "cao", betas=[0.9, 0.98], eps=1e-9, weight_decay=0.0)
     assert {(g["betas"], g["eps"], g["weight_decay"]) for g in made[0].param_groups} == {((0.9, 0.98), 1e-9, 0.0)}
     cao_run(bert_dir, tmp_path / "default")  # without the keys: torch's AdamW defaults, decay on weights only
@@ -83,7 +95,7 @@ def states_of(backbone, planted=None):
 
 
 def test_a_rotation_planted_in_the_other_language_is_learned_and_undone(bert_dir, tmp_path):  # noqa: F811
-    """"fr" is English in a space turned by Q at the layer the classifier reads: the word rotation learned on
+    """ "fr" is English in a space turned by Q at the layer the classifier reads: the word rotation learned on
     parallel pairs is Q's inverse, and the classifier reads fr through it exactly as it reads English."""
     cao_run(bert_dir, tmp_path)
     _, model, backbone = transfer.load_finetuned(tmp_path / "model")
@@ -101,8 +113,7 @@ def test_a_rotation_planted_in_the_other_language_is_learned_and_undone(bert_dir
     def logits(*rotations):
         hooks = [rotate_layer(backbone.encoder.bert, LAYERS, r) for r in rotations]
         with torch.no_grad(), hooks[0] if hooks else nullcontext(), hooks[1] if len(hooks) > 1 else nullcontext():
-            return model.out(model.encoder(batch["input_ids"], batch["attention_mask"],
-                                           batch["token_type_ids"])[:, 0])
+            return model.out(model.encoder(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])[:, 0])
 
     english, turned, undone = logits(), logits(planted), logits(planted, w)
     torch.testing.assert_close(undone, english, atol=1e-4, rtol=1e-4)

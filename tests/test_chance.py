@@ -79,8 +79,10 @@ def test_did_not_learn():
 
 
 def test_constant_predictions_and_repeated_token():
-    assert chance.constant_predictions(["contradiction"] * 96 + ["neutral"] * 4) == \
-        "constant predictions: 'contradiction' is 96.0% of 100"
+    assert (
+        chance.constant_predictions(["contradiction"] * 96 + ["neutral"] * 4)
+        == "constant predictions: 'contradiction' is 96.0% of 100"
+    )
     assert chance.constant_predictions(["a"] * 94 + ["b"] * 6) is None
     assert chance.constant_predictions([]) is None
     assert "'бон'" in chance.repeated_token("бон бон бон бон da".split())

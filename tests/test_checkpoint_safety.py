@@ -34,8 +34,13 @@ def test_what_the_loop_saves_loads_weights_only_and_resumes(tmp_path):
     model, optimizer, scheduler, state = _trainer()
 
     def content():
-        return {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(), "rng": rng_state(), "state": state}
+        return {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "rng": rng_state(),
+            "state": state,
+        }
 
     with TrainingLoop(tmp_path, 10, content, checkpoint_every=1, log=LOG) as loop:
         loop.advance()

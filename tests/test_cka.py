@@ -12,6 +12,7 @@ from xling.evaluate.cka import cka_by_layer, linear_cka
 
 def gram_cka(x, y, debiased=False):
     """CKA from the examples' Gram matrices (Kornblith et al. 2019, eq. 3-4; debiased: Appendix)."""
+
     def centre(gram):
         gram = gram.copy()
         n = len(gram)
@@ -50,7 +51,7 @@ def test_matches_gram_formulation(shape, debiased):
     n, d1, d2 = shape
     rng = np.random.default_rng(n + d1)
     x = rng.normal(size=(n, d1)) + 3.0  # off-centre: the centring must happen inside
-    y = x[:, :min(d1, d2)] @ rng.normal(size=(min(d1, d2), d2)) + rng.normal(size=(n, d2))
+    y = x[:, : min(d1, d2)] @ rng.normal(size=(min(d1, d2), d2)) + rng.normal(size=(n, d2))
     assert linear_cka(x, y, debiased) == pytest.approx(gram_cka(x, y, debiased), rel=1e-10, abs=1e-12)
 
 
@@ -96,6 +97,7 @@ def test_by_layer_and_errors():
 
 # ---------------------------------------------------------------------------------------------- jackknife intervals
 
+
 def _paired_sides(n=40, seed=5):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(n, 2, 6))
@@ -122,8 +124,13 @@ def test_cka_jackknife_by_hand(debiased):
     z = np.random.default_rng(6).normal(size=y.shape)
     order = np.random.default_rng(3).permutation(6)
     groups = [order[0:2], order[2:4], order[4:6]]
-    values = left_out_cka({"x": x[:, 1], "y": y[:, 1], "z": z[:, 1]}, {"xy": ("x", "y"), "xz": ("x", "z")}, seed=3,
-                          debiased=debiased, max_groups=3)
+    values = left_out_cka(
+        {"x": x[:, 1], "y": y[:, 1], "z": z[:, 1]},
+        {"xy": ("x", "y"), "xz": ("x", "z")},
+        seed=3,
+        debiased=debiased,
+        max_groups=3,
+    )
     assert MAX_GROUPS == 100
 
     def by_hand(second):
@@ -136,15 +143,17 @@ def test_cka_jackknife_by_hand(debiased):
     estimate = linear_cka(x[:, 1], y[:, 1], debiased)
     found = interval(values["xy"][:, 0], 6, level=0.9, seed=3)
     assert found.estimate == pytest.approx(estimate, abs=1e-12)
-    assert (found.low, found.high) == pytest.approx((estimate - norm.ppf(0.95) * se, estimate + norm.ppf(0.95) * se),
-                                                    abs=1e-12)
+    assert (found.low, found.high) == pytest.approx(
+        (estimate - norm.ppf(0.95) * se, estimate + norm.ppf(0.95) * se), abs=1e-12
+    )
     assert (found.n_resamples, found.seed, found.n_items, found.method) == (3, 3, 6, "jackknife")
     difference = np.array(by_hand(z)) - theta
     paired_se = np.sqrt(2 / 3 * np.sum((difference - difference.mean()) ** 2))
     rows = {r["comparison"]: r for r in interval_rows(values, 6, level=0.9, seed=3, reference="xy")}
     centre = linear_cka(x[:, 1], z[:, 1], debiased) - estimate
     assert (rows["xz"]["vs_xy_low"], rows["xz"]["vs_xy_high"]) == pytest.approx(
-        (centre - norm.ppf(0.95) * paired_se, centre + norm.ppf(0.95) * paired_se), abs=1e-12)
+        (centre - norm.ppf(0.95) * paired_se, centre + norm.ppf(0.95) * paired_se), abs=1e-12
+    )
 
 
 def test_cka_jackknife_groups():
@@ -185,8 +194,7 @@ def test_cka_jackknife_se_matches_the_spread_over_fresh_samples():
 
     spread = np.std([linear_cka(*sample()) for _ in range(200)], ddof=1)
     x, y = sample()
-    found = interval(left_out_cka({"x": x, "y": y}, {"xy": ("x", "y")}, seed=0)["xy"][:, 0], 200, level=0.95,
-                     seed=0)
+    found = interval(left_out_cka({"x": x, "y": y}, {"xy": ("x", "y")}, seed=0)["xy"][:, 0], 200, level=0.95, seed=0)
     se = (found.high - found.low) / (2 * norm.ppf(0.975))
     assert spread / 1.5 < se < spread * 1.5
 
@@ -215,8 +223,7 @@ def test_a_collapsed_side_keeps_its_rows_without_an_interval():
 
     x, y = _paired_sides()
     collapsed = np.ones_like(y)
-    values = left_out_cka({"x": x, "y": y, "c": collapsed}, {"monolingual": ("x", "y"), "random": ("x", "c")},
-                          seed=1)
+    values = left_out_cka({"x": x, "y": y, "c": collapsed}, {"monolingual": ("x", "y"), "random": ("x", "c")}, seed=1)
     rows = {(r["comparison"], r["layer"]): r for r in interval_rows(values, len(x), level=0.95, seed=1)}
     assert np.isnan(rows[("random", 0)]["ci_low"]) and np.isnan(rows[("random", 0)]["ci_high"])
     assert np.isnan(rows[("random", 0)]["vs_monolingual_low"])

@@ -16,7 +16,7 @@ def _population_cka(w: np.ndarray, noise: float) -> float:
     """Linear CKA of x ~ N(0, I_d) and y = x w + noise e (e ~ N(0, I)): ||S_xy||^2 / (||S_xx|| ||S_yy||) with
     S_xx = I, S_xy = w, S_yy = w'w + noise^2 I (Frobenius norms)."""
     d = w.shape[0]
-    return float(np.sum(w ** 2) / (np.sqrt(d) * np.linalg.norm(w.T @ w + noise ** 2 * np.eye(d))))
+    return float(np.sum(w**2) / (np.sqrt(d) * np.linalg.norm(w.T @ w + noise**2 * np.eye(d))))
 
 
 def _coverage(n: int, d: int, replicates: int, debiased: bool) -> tuple[float, float, float]:
@@ -30,10 +30,16 @@ def _coverage(n: int, d: int, replicates: int, debiased: bool) -> tuple[float, f
         for replicate in range(replicates):
             x = rng.normal(size=(n, d))
             y, z = x @ w + rng.normal(size=(n, d)), rng.normal(size=(n, d))
-            values = left_out_cka({"x": x, "y": y, "z": z}, {"related": ("x", "y"), "unrelated": ("x", "z")},
-                                  seed=replicate, debiased=debiased)
-            found = [interval(v[:, 0], n, level=0.95, seed=replicate) for v in
-                     (values["related"], values["unrelated"], values["related"] - values["unrelated"])]
+            values = left_out_cka(
+                {"x": x, "y": y, "z": z},
+                {"related": ("x", "y"), "unrelated": ("x", "z")},
+                seed=replicate,
+                debiased=debiased,
+            )
+            found = [
+                interval(v[:, 0], n, level=0.95, seed=replicate)
+                for v in (values["related"], values["unrelated"], values["related"] - values["unrelated"])
+            ]
             covered += [f.contains(truth) for f, truth in zip(found, (related, 0.0, related), strict=True)]
     return tuple(covered / replicates)
 

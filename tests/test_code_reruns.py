@@ -22,20 +22,43 @@ from plan_configs import language_berts, preset_plan
 from workflow_helpers import REPO, copy_run, environment, job_counts
 from workflow_helpers import snakemake as run_snakemake
 
-WORKFLOW_FILES = ["Snakefile", "config.yaml", "rules", "scripts", "xling", "schemas", "envs", "resources",
-                  "reports", "presets", "profiles"]
+WORKFLOW_FILES = [
+    "Snakefile",
+    "config.yaml",
+    "rules",
+    "scripts",
+    "xling",
+    "schemas",
+    "envs",
+    "resources",
+    "reports",
+    "presets",
+    "profiles",
+]
 BODY_EDIT = b"_planted_edit = None\n"  # a statement: the module's code changes
 pytestmark = pytest.mark.workflow
 # the shared run at its larger size (its language experiments' BERTs, its aligned model's base); XNLI is the one
 # transfer task kept: its rules are the other tasks' rules; no window sweep and no ablations (the grid's rules)
-SMALL = {"corpus": {"sizes": [1500]}, "window_sweep": {"windows": []}, "transfer": {"tasks": ["xnli"]},
-         "ablation": {"settings": []}, "cka": {"bilingual": "study"}}  # so no ablation BERT for the CKA either
+SMALL = {
+    "corpus": {"sizes": [1500]},
+    "window_sweep": {"windows": []},
+    "transfer": {"tasks": ["xnli"]},
+    "ablation": {"settings": []},
+    "cka": {"bilingual": "study"},
+}  # so no ablation BERT for the CKA either
 
 
 def snakemake(repo: Path, workdir: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     """Snakemake on the copy's Snakefile, the test preset and SMALL."""
-    return run_snakemake("--configfile", str(repo / "presets/test.yaml"), str(repo / "small.yaml"), *args,
-                         cwd=workdir, timeout=timeout, repo=repo)
+    return run_snakemake(
+        "--configfile",
+        str(repo / "presets/test.yaml"),
+        str(repo / "small.yaml"),
+        *args,
+        cwd=workdir,
+        timeout=timeout,
+        repo=repo,
+    )
 
 
 def planned(repo: Path, workdir: Path) -> dict[str, int]:
@@ -94,10 +117,20 @@ def test_metrics_edit_reruns_word_retrieval_only(finished):
     alignments that rank with it (not their CKA): the chance levels that transfer scoring and the gathers import
     are in xling.evaluate.ranks, not there."""
     plan = plan_after_edit(finished, "xling/evaluate/metrics.py")
-    assert plan == {"word_retrieval": 3 * grid(), "word_retrieval_table": 1, "word_retrieval_pos": 1, "findings": 1,
-                    "mono_word_alignment": 1, "monolingual_words_table": 1, "mono_sentence_alignment": 1,
-                    "monolingual_sentences_table": 1, "report": 1, "all": 1, **contextual_retrieval(),
-                    "fasttext_retrieval": 1}
+    assert plan == {
+        "word_retrieval": 3 * grid(),
+        "word_retrieval_table": 1,
+        "word_retrieval_pos": 1,
+        "findings": 1,
+        "mono_word_alignment": 1,
+        "monolingual_words_table": 1,
+        "mono_sentence_alignment": 1,
+        "monolingual_sentences_table": 1,
+        "report": 1,
+        "all": 1,
+        **contextual_retrieval(),
+        "fasttext_retrieval": 1,
+    }
 
 
 def aligned() -> int:
@@ -109,8 +142,12 @@ def aligned() -> int:
 def contextual_retrieval() -> dict[str, int]:
     """Contextual retrieval of the language experiments' BERTs and the aligned models, its table and analyses (their
     code imports xling.evaluate.metrics)."""
-    return {"contextual_retrieval": len(language_berts(preset_plan("test", **SMALL))) + aligned(), "contextual_retrieval_table": 1,
-            "contextual_retrieval_frequency": 1, "contextual_retrieval_pos": 1}
+    return {
+        "contextual_retrieval": len(language_berts(preset_plan("test", **SMALL))) + aligned(),
+        "contextual_retrieval_table": 1,
+        "contextual_retrieval_frequency": 1,
+        "contextual_retrieval_pos": 1,
+    }
 
 
 def test_synthetic_generator_edit_reruns_everything_downstream(finished):
@@ -260,8 +297,9 @@ def test_accepted_code_change_reruns_nothing_but_a_setting_still_does(finished, 
         accepted = accept_code(finished)
         assert accepted.returncode == 0, accepted.stdout + accepted.stderr[-3000:]
         assert planned(repo, workdir) == {}, "the accepted code is current"
-        dry = snakemake(repo, workdir, "-n", "--configfile", str(repo / "presets/test.yaml"),
-                        str(repo / "small.yaml"), str(setting))
+        dry = snakemake(
+            repo, workdir, "-n", "--configfile", str(repo / "presets/test.yaml"), str(repo / "small.yaml"), str(setting)
+        )
         assert dry.returncode == 0 and "word_retrieval" in dry.stdout, "a settings change still reruns"
     finally:
         path.write_bytes(text)

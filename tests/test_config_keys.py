@@ -100,7 +100,8 @@ def compile_smk(path: Path) -> str:
 
     source = types.SimpleNamespace(get_path_or_uri=lambda secret_free=True: str(path))
     workflow = types.SimpleNamespace(
-        sourcecache=types.SimpleNamespace(open=lambda src: open(src.get_path_or_uri(), encoding="utf-8")))
+        sourcecache=types.SimpleNamespace(open=lambda src: open(src.get_path_or_uri(), encoding="utf-8"))
+    )
     return parse(source, workflow, {})[0]
 
 
@@ -140,9 +141,14 @@ def _is_items_call(node: ast.expr) -> bool:
 def _copies_by_key(node: ast.DictComp) -> bool:
     """{key: obj[key] for key in ...}: a copy of obj (the keys it holds are read where it is subscripted)."""
     value, gens = node.value, node.generators
-    return (isinstance(node.key, ast.Name) and isinstance(value, ast.Subscript)
-            and isinstance(value.slice, ast.Name) and value.slice.id == node.key.id
-            and len(gens) == 1 and getattr(gens[0].target, "id", None) == node.key.id)
+    return (
+        isinstance(node.key, ast.Name)
+        and isinstance(value, ast.Subscript)
+        and isinstance(value.slice, ast.Name)
+        and value.slice.id == node.key.id
+        and len(gens) == 1
+        and getattr(gens[0].target, "id", None) == node.key.id
+    )
 
 
 class ConfigTrace:
@@ -209,8 +215,9 @@ class ConfigTrace:
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("xling"):
                 for alias in node.names:
                     sub = f"{node.module}.{alias.name}"
-                    names[alias.asname or alias.name] = (Marker("module", sub) if sub in self.trees
-                                                         else Func(node.module, alias.name))
+                    names[alias.asname or alias.name] = (
+                        Marker("module", sub) if sub in self.trees else Func(node.module, alias.name)
+                    )
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname and alias.name in self.trees:
@@ -220,8 +227,12 @@ class ConfigTrace:
     def _text(self, node: ast.expr) -> str:
         """A string argument: a literal, or a name the workflow assigns one to (a shell command shared by rules)."""
         if isinstance(node, ast.Name):
-            node = next(n.value for n in ast.walk(self.trees["workflow"]) if isinstance(n, ast.Assign)
-                        and any(isinstance(target, ast.Name) and target.id == node.id for target in n.targets))
+            node = next(
+                n.value
+                for n in ast.walk(self.trees["workflow"])
+                if isinstance(n, ast.Assign)
+                and any(isinstance(target, ast.Name) and target.id == node.id for target in n.targets)
+            )
         return node.value
 
     def _rules(self) -> None:
@@ -229,8 +240,11 @@ class ConfigTrace:
         for node in ast.walk(self.trees["workflow"]):
             if not (isinstance(node, ast.FunctionDef) and node.name.startswith("__rule")):
                 continue
-            calls = {d.func.attr: self._text(d.args[0]) if d.func.attr in ("script", "message", "shellcmd") else d
-                     for d in node.decorator_list if isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute)}
+            calls = {
+                d.func.attr: self._text(d.args[0]) if d.func.attr in ("script", "message", "shellcmd") else d
+                for d in node.decorator_list
+                if isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute)
+            }
             params = {k.arg: k.value for k in calls["params"].keywords} if "params" in calls else {}
             params.pop("code", None)  # the code version (xling.plan.code): Snakemake compares it, no script reads it
             script = "scripts/" + Path(calls["script"]).name if "script" in calls else None
@@ -280,14 +294,18 @@ class ConfigTrace:
                 self._walk(expr, scope)
             if isinstance(node, ast.ClassDef):
                 for method, mnode in self.defs.items():
-                    if (method.module == scope[0] and method.name.startswith(inner[1] + ".")
-                            and not isinstance(mnode, ast.ClassDef)):
+                    if (
+                        method.module == scope[0]
+                        and method.name.startswith(inner[1] + ".")
+                        and not isinstance(mnode, ast.ClassDef)
+                    ):
                         self._bind(method.scope, "self", {Inst(*inner)})
             else:
                 for arg in node.args.args + node.args.kwonlyargs:  # `ctx: ReportContext`
                     cls = self._lookup(scope, getattr(arg.annotation, "id", "")) if arg.annotation else set()
-                    self._bind(inner, arg.arg, {Inst(*c.scope) for c in cls
-                                                if isinstance(self.defs.get(c), ast.ClassDef)})
+                    self._bind(
+                        inner, arg.arg, {Inst(*c.scope) for c in cls if isinstance(self.defs.get(c), ast.ClassDef)}
+                    )
             for child in node.body:
                 self._walk(child, inner)
             return
@@ -330,8 +348,12 @@ class ConfigTrace:
             key = target.elts[0]
             for cond in getattr(loop, "ifs", []):  # {k: v for k, v in obj.items() if k in ("a", "b")}
                 for test in ast.walk(cond):
-                    if (isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.In)
-                            and isinstance(test.left, ast.Name) and getattr(key, "id", None) == test.left.id):
+                    if (
+                        isinstance(test, ast.Compare)
+                        and isinstance(test.ops[0], ast.In)
+                        and isinstance(test.left, ast.Name)
+                        and getattr(key, "id", None) == test.left.id
+                    ):
                         kept = test.comparators[0]
                         elts = kept.elts if isinstance(kept, (ast.Tuple, ast.List, ast.Set)) else [kept]
                         names = {v for e in elts for v in self.resolve(e, scope) if isinstance(v, Str)}
@@ -362,8 +384,12 @@ class ConfigTrace:
         if isinstance(node, ast.Lambda):
             return r(node.body, scope)
         if isinstance(node, ast.Dict):  # {**obj, "k": v} is (a copy of) obj; {"a": f, "b": g} holds functions
-            return {v for k, e in zip(node.keys, node.values, strict=True) for v in r(e, scope)
-                    if (k is None and is_path(v)) or type(v) is Func}
+            return {
+                v
+                for k, e in zip(node.keys, node.values, strict=True)
+                for v in r(e, scope)
+                if (k is None and is_path(v)) or type(v) is Func
+            }
         if isinstance(node, ast.DictComp) and _copies_by_key(node):  # {key: obj[key] for key in keys}
             return {v for v in r(node.value.value, scope) if is_path(v)}
         if isinstance(node, (ast.DictComp, ast.ListComp, ast.SetComp, ast.GeneratorExp)):
@@ -388,8 +414,9 @@ class ConfigTrace:
                 for cls in self.family.get(Func(*v.scope), {Func(*v.scope)}):
                     member = Func(cls.module, f"{cls.name}.{attr}")
                     node = self.defs.get(member)
-                    if isinstance(node, ast.FunctionDef) and any(getattr(d, "id", None) == "property"
-                                                                  for d in node.decorator_list):
+                    if isinstance(node, ast.FunctionDef) and any(
+                        getattr(d, "id", None) == "property" for d in node.decorator_list
+                    ):
                         out |= self.env.get((member.scope, "<return>"), set())
                     elif node is not None:
                         out.add(member)
@@ -478,9 +505,14 @@ ITERATED = {
 def unread_keys(schema: dict, trace: ConfigTrace, iterated: dict = ITERATED) -> list[str]:
     """Dotted schema keys that no code reads (the rule in the module docstring)."""
     looped = [path for path, scope in iterated.items() if (scope, path) in trace.iterated]
-    return [".".join(leaf) for leaf in schema_leaves(schema)
-            if not any(len(p) >= len(leaf) and all(_key_matches(k, r) for k, r in zip(leaf, p, strict=False)) for p in trace.reads)
-            and not any(leaf[:len(p)] == p for p in looped)]
+    return [
+        ".".join(leaf)
+        for leaf in schema_leaves(schema)
+        if not any(
+            len(p) >= len(leaf) and all(_key_matches(k, r) for k, r in zip(leaf, p, strict=False)) for p in trace.reads
+        )
+        and not any(leaf[: len(p)] == p for p in looped)
+    ]
 
 
 def _key_matches(schema_key: str, read: str) -> bool:
@@ -520,22 +552,28 @@ def test_a_planted_unused_key_fails_the_check(repo_trace):
 def test_a_loop_that_no_longer_runs_does_not_read(repo_trace):
     moved = {path: ("xling.data.synthetic.language", "build") for path in ITERATED}
     assert unread_keys(load_schema(), repo_trace, moved) == [
-        f"synthetic.{group}.{split}" for group, splits in (("ud_sentences", ("train", "dev", "test")),
-                                                           ("bucc_sentences", ("dev", "test")),
-                                                           ("xnli_pairs", ("train", "dev", "test")),
-                                                           ("ner_sentences", ("train", "dev", "test")))
-        for split in splits]
+        f"synthetic.{group}.{split}"
+        for group, splits in (
+            ("ud_sentences", ("train", "dev", "test")),
+            ("bucc_sentences", ("dev", "test")),
+            ("xnli_pairs", ("train", "dev", "test")),
+            ("ner_sentences", ("train", "dev", "test")),
+        )
+        for split in splits
+    ]
 
 
-MINI_SCHEMA = {"properties": {
-    "a": {"properties": {"x": {}, "y": {}, "z": {}}},
-    "b": {"properties": {"k": {}, "unused": {}, "block": {}}},
-    "c": {"properties": {"block": {}}},
-    "hp": {"properties": {"dim": {}, "seed": {}, "other": {}}},
-    "d": {"properties": {"w": {}, "v": {}}},
-    "e": {"properties": {"h": {}, "i": {}}},
-    "m": {"additionalProperties": {"properties": {"knob": {}, "left": {}}}},
-}}
+MINI_SCHEMA = {
+    "properties": {
+        "a": {"properties": {"x": {}, "y": {}, "z": {}}},
+        "b": {"properties": {"k": {}, "unused": {}, "block": {}}},
+        "c": {"properties": {"block": {}}},
+        "hp": {"properties": {"dim": {}, "seed": {}, "other": {}}},
+        "d": {"properties": {"w": {}, "v": {}}},
+        "e": {"properties": {"h": {}, "i": {}}},
+        "m": {"additionalProperties": {"properties": {"knob": {}, "left": {}}}},
+    }
+}
 
 MINI_FILES = {
     "Snakefile": """
@@ -616,11 +654,13 @@ def test_the_trace_on_a_small_workflow(tmp_path):
     assert set(trace.params) - trace.params_read == {("scripts/s.py", "orphan")}
 
 
-HELPER_SCHEMA = {"properties": {
-    "t": {"properties": {"p": {}, "q": {}, "one_pooling": {}, "two_pooling": {}, "spare": {}}},
-    "r": {"properties": {"title": {}, "hidden": {}}},
-    "n": {"properties": {"sizes": {"properties": {"dev": {}, "test": {}}}}},
-}}
+HELPER_SCHEMA = {
+    "properties": {
+        "t": {"properties": {"p": {}, "q": {}, "one_pooling": {}, "two_pooling": {}, "spare": {}}},
+        "r": {"properties": {"title": {}, "hidden": {}}},
+        "n": {"properties": {"sizes": {"properties": {"dev": {}, "test": {}}}}},
+    }
+}
 
 HELPER_FILES = {
     "Snakefile": """
@@ -690,9 +730,13 @@ def workflow(tmp_path, monkeypatch):
 
     def load(overrides: dict | None = None):
         with SnakemakeApi(OutputSettings()) as api:
-            return api.workflow(ResourceSettings(), ConfigSettings(configfiles=[REPO / "presets/test.yaml"],
-                                                                   config=overrides or {}),
-                                snakefile=REPO / "Snakefile", workdir=tmp_path)._workflow
+            return api.workflow(
+                ResourceSettings(),
+                ConfigSettings(configfiles=[REPO / "presets/test.yaml"], config=overrides or {}),
+                snakefile=REPO / "Snakefile",
+                workdir=tmp_path,
+            )._workflow
+
     return load
 
 
@@ -727,11 +771,25 @@ def run_rule_script(tmp_path, monkeypatch):
         wc = Wildcards(fromdict=wildcards or {})
         params = Params(fromdict={k: v(wc) if callable(v) else v for k, v in rule.params.items()})
         # the values a job sees (Snakemake 9 keeps a rule's resources as Resource objects until a job evaluates them)
-        resources = ResourceList(fromdict={k: v.value if hasattr(v, "is_evaluable") else v
-                                           for k, v in rule.resources.items()
-                                           if not callable(v) and not (hasattr(v, "is_evaluable") and v.is_evaluable())})
-        snakemake = Snakemake(named(InputFiles, input), named(OutputFiles, output), params, wc, 1, resources,
-                              Log([str(tmp_path / f"{rule_name}.log")]), workflow.config, rule_name, None)
+        resources = ResourceList(
+            fromdict={
+                k: v.value if hasattr(v, "is_evaluable") else v
+                for k, v in rule.resources.items()
+                if not callable(v) and not (hasattr(v, "is_evaluable") and v.is_evaluable())
+            }
+        )
+        snakemake = Snakemake(
+            named(InputFiles, input),
+            named(OutputFiles, output),
+            params,
+            wc,
+            1,
+            resources,
+            Log([str(tmp_path / f"{rule_name}.log")]),
+            workflow.config,
+            rule_name,
+            None,
+        )
         runpy.run_path(str(REPO / "scripts" / Path(rule.script).name), init_globals={"snakemake": snakemake})
         return params
 
@@ -763,8 +821,12 @@ def test_tokenizer_limit_alphabet_caps_the_trained_characters(workflow, run_rule
     singles = {}
     for limit in (5, 1000):
         vocab = tmp_path / f"vocab-{limit}.txt"
-        run_rule_script(workflow({"tokenizer": {"vocab": "train", "limit_alphabet": limit}}), "train_vocab",
-                        {"corpora": [corpus]}, [vocab])
+        run_rule_script(
+            workflow({"tokenizer": {"vocab": "train", "limit_alphabet": limit}}),
+            "train_vocab",
+            {"corpora": [corpus]},
+            [vocab],
+        )
         singles[limit] = {t for t in vocab.read_text(encoding="utf-8").split() if len(t) == 1}
     assert len(singles[1000]) == len(set("thequickbrownfoxjumpsoverthelazydog")) == 26
     # the 5 most frequent characters: o 4, e 3, then three of h r t u (2 each) by code point
@@ -783,8 +845,13 @@ def test_represent_max_length_caps_the_extraction_chunks(workflow, run_rule_scri
     inputs = {"model": tmp_path, "text": words, "words": words}
     outputs = {"words": words, "langs": words}
     for cap, window, expect in ((None, "32", 32), (8, "32", 8), (100, "32", 32)):
-        run_rule_script(workflow({"represent": {"max_length": cap}}), "bert_extract", inputs, outputs,
-                        {"lm": f"bert/500-w{window}", "shard": "0"})
+        run_rule_script(
+            workflow({"represent": {"max_length": cap}}),
+            "bert_extract",
+            inputs,
+            outputs,
+            {"lm": f"bert/500-w{window}", "shard": "0"},
+        )
         assert {settings.max_length for settings in calls} == {expect}
         calls.clear()
 
@@ -802,10 +869,13 @@ def test_retrieval_block_reaches_the_ranking_without_a_param(workflow, run_rule_
 
     monkeypatch.setattr(xling.evaluate.word_retrieval, "word_retrieval", spy)
     wf = workflow({"retrieval": {"block": 7}, "tokenizer": {"lowercase": True}})
-    params = run_rule_script(wf, "word_retrieval",
-                             {"words": "w", "dictionaries": ["d1", "d2"], "function_dictionaries": [], "counts": "c"},
-                             {"table": tmp_path / "out.parquet", "ranks": tmp_path / "out.ranks.parquet"},
-                             {"lm": "glove/500-w8"})
+    params = run_rule_script(
+        wf,
+        "word_retrieval",
+        {"words": "w", "dictionaries": ["d1", "d2"], "function_dictionaries": [], "counts": "c"},
+        {"table": tmp_path / "out.parquet", "ranks": tmp_path / "out.ranks.parquet"},
+        {"lm": "glove/500-w8"},
+    )
     assert [(kw["block"], kw["lowercase"]) for kw in calls] == [(7, True), (7, True)]
     assert "block" not in params.settings  # speed only: changing it must not rerun the retrieval
     assert pd.read_parquet(tmp_path / "out.parquet").lowercase.all()
@@ -833,49 +903,78 @@ def test_hf_models_reach_extraction_and_word_retrieval(workflow, run_rule_script
 
     def check_extraction(wf, lm, path, revision, corpus):
         text = wf.get_rule("bert_extract").input["text"]
-        assert text(Wildcards(fromdict={"lm": lm}))[0].endswith("corpus/1500/en.txt" if corpus else
-                                                                "tokens/1500/en.txt")
-        run_rule_script(wf, "bert_extract", {"text": files, "words": files}, {"words": files, "langs": files},
-                        {"lm": lm, "shard": "0"})
-        assert {(a[0], a[-1].revision, a[-1].corpus, a[-1].lowercase if corpus else None, a[-1].max_length)
-                for a in calls} == {(path, revision, corpus, True if corpus else None, None)}
+        assert text(Wildcards(fromdict={"lm": lm}))[0].endswith(
+            "corpus/1500/en.txt" if corpus else "tokens/1500/en.txt"
+        )
+        run_rule_script(
+            wf,
+            "bert_extract",
+            {"text": files, "words": files},
+            {"words": files, "langs": files},
+            {"lm": lm, "shard": "0"},
+        )
+        assert {
+            (a[0], a[-1].revision, a[-1].corpus, a[-1].lowercase if corpus else None, a[-1].max_length) for a in calls
+        } == {(path, revision, corpus, True if corpus else None, None)}
         calls.clear()
 
     wf = workflow({"language": hub, "tokenizer": {"lowercase": True}})  # a trained vocabulary: not a checkpoint's
     check_extraction(wf, "hf/tiny-bert", str(local), None, True)
     staged = "results/test/models/hf/org--hub-bert"  # a hub id: its directory staged by fetch_checkpoint
     check_extraction(wf, "hf/org--hub-bert", staged, "abc123", True)
-    monkeypatch.setattr(xling.evaluate.word_retrieval, "word_retrieval",
-                        lambda *a, **kw: (pd.DataFrame({"layer": [0, 1], "mrr": [0.5, 0.6]}),
-                                          pd.DataFrame({"layer": [0, 1], "word": ["a", "a"]})))
+    monkeypatch.setattr(
+        xling.evaluate.word_retrieval,
+        "word_retrieval",
+        lambda *a, **kw: (
+            pd.DataFrame({"layer": [0, 1], "mrr": [0.5, 0.6]}),
+            pd.DataFrame({"layer": [0, 1], "word": ["a", "a"]}),
+        ),
+    )
     store = tmp_path / "words.parquet"
-    pd.DataFrame({"lang": ["en"], "word": ["a"], "layer": [0], "n": [1], **{f"d{j}": [0.0] for j in range(24)}}
-                 ).to_parquet(store)
-    assert wf.get_rule("word_retrieval").input["counts"](Wildcards(fromdict={"lm": "hf/tiny-bert"})).endswith(
-        "tokens/1500/word_counts.parquet")  # the largest sample's counts
-    run_rule_script(wf, "word_retrieval", {"words": store, "dictionaries": ["d1", "d2"], "function_dictionaries": [],
-                                           "counts": "c"},
-                    {"table": tmp_path / "out.parquet", "ranks": tmp_path / "out.ranks.parquet"},
-                    {"lm": "hf/tiny-bert"})
+    pd.DataFrame(
+        {"lang": ["en"], "word": ["a"], "layer": [0], "n": [1], **{f"d{j}": [0.0] for j in range(24)}}
+    ).to_parquet(store)
+    assert (
+        wf.get_rule("word_retrieval")
+        .input["counts"](Wildcards(fromdict={"lm": "hf/tiny-bert"}))
+        .endswith("tokens/1500/word_counts.parquet")
+    )  # the largest sample's counts
+    run_rule_script(
+        wf,
+        "word_retrieval",
+        {"words": store, "dictionaries": ["d1", "d2"], "function_dictionaries": [], "counts": "c"},
+        {"table": tmp_path / "out.parquet", "ranks": tmp_path / "out.ranks.parquet"},
+        {"lm": "hf/tiny-bert"},
+    )
     table = pd.read_parquet(tmp_path / "out.parquet")
     assert set(table.model) == {str(local)} and set(table["size"]) == {0} and set(table.window) == {0}
     assert set(table.dim) == {24} and len(table) == 4  # two layers x two pairs
-    check_extraction(workflow({"language": hub, "tokenizer": {"vocab": "mbert", "lowercase": True}}),
-                     "hf/org--hub-bert", staged, "abc123", False)  # the run's token files are mBERT's
+    check_extraction(
+        workflow({"language": hub, "tokenizer": {"vocab": "mbert", "lowercase": True}}),
+        "hf/org--hub-bert",
+        staged,
+        "abc123",
+        False,
+    )  # the run's token files are mBERT's
 
 
 @pytest.mark.slow
 def test_report_paper_results_is_the_report_input(workflow, tmp_path):
     published = tmp_path / "published.yaml"
     assert workflow({"report": {"paper_results": str(published)}}).get_rule("report").input.paper_results == str(
-        published)
+        published
+    )
     report = workflow().get_rule("report")
-    assert "paper_results" not in report.input.keys(), "an input's path from the working directory moves with the checkout"
+    assert "paper_results" not in report.input.keys(), (
+        "an input's path from the working directory moves with the checkout"
+    )
     files = report.params.checkout_files  # the checkout's files the report reads, by path in it and content
     assert set(files) == {"paper_results", "protocol_table", "protocol_schema", "protocol_study"}
     published = REPO / "resources/paper_results.yaml"
-    assert files["paper_results"] == {"path": "resources/paper_results.yaml",
-                                      "sha256": hashlib.sha256(published.read_bytes()).hexdigest()}
+    assert files["paper_results"] == {
+        "path": "resources/paper_results.yaml",
+        "sha256": hashlib.sha256(published.read_bytes()).hexdigest(),
+    }
 
 
 @pytest.mark.slow
@@ -883,19 +982,30 @@ def test_tokenizer_lowercase_reaches_every_rule_that_meets_text(workflow, monkey
     from xling.models import bert
 
     seen = []
-    monkeypatch.setattr(bert, "pretrain", lambda *args, lowercase, dev_path=None, switch_table=None:
-                        seen.append(lowercase))
+    monkeypatch.setattr(
+        bert, "pretrain", lambda *args, lowercase, dev_path=None, switch_table=None: seen.append(lowercase)
+    )
     for lowercase, flag in ((True, "--lowercase"), (False, "--no-lowercase")):
         wf = workflow({"tokenizer": {"lowercase": lowercase}})
-        for rule in ("train_vocab", "tokenize", "static_word_vectors", "dictionary_words", "word_retrieval",
-                     "token_translation", "ablation_vocab", "ablation_language_vocab", "ablation_tokenize",
-                     "ablation_language_tokenize", "switch_table", "code_switch"):
+        for rule in (
+            "train_vocab",
+            "tokenize",
+            "static_word_vectors",
+            "dictionary_words",
+            "word_retrieval",
+            "token_translation",
+            "ablation_vocab",
+            "ablation_language_vocab",
+            "ablation_tokenize",
+            "ablation_language_tokenize",
+            "switch_table",
+            "code_switch",
+        ):
             assert wf.get_rule(rule).params.lowercase is lowercase, rule
         case = wf.get_rule("bert_pretrain").params.case
         assert case == flag and "{params.case}" in wf.get_rule("bert_pretrain").shellcmd
         bert.main(["--tokens", "t", "--vocab", "v", "--out", "o", "--checkpoint-dir", "c", "--hparams", "{}", case])
     assert seen == [True, False]  # what the shell command's flag makes of the saved tokenizer files
-
 
 
 def merged_config(preset: Path | None = None) -> dict:
@@ -956,8 +1066,16 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-PROJECT_YAML = sorted({*REPO.glob("*.yaml"), *REPO.glob("presets/*.yaml"), *REPO.glob("schemas/*.yaml"),
-                       *REPO.glob("resources/*.yaml"), *REPO.glob("profiles/*/config.yaml"), *REPO.glob("envs/*.yaml")})
+PROJECT_YAML = sorted(
+    {
+        *REPO.glob("*.yaml"),
+        *REPO.glob("presets/*.yaml"),
+        *REPO.glob("schemas/*.yaml"),
+        *REPO.glob("resources/*.yaml"),
+        *REPO.glob("profiles/*/config.yaml"),
+        *REPO.glob("envs/*.yaml"),
+    }
+)
 
 
 @pytest.mark.parametrize("path", PROJECT_YAML, ids=lambda p: str(p.relative_to(REPO)))

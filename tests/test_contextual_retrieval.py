@@ -29,8 +29,13 @@ def planted(seed=0, lengths=((5, 4), (3, 6), (7, 7), (4, 3), (6, 5)), dim=8, noi
     for n_src, n_tgt in lengths:
         s = rng.normal(size=(n_src, dim))
         t = rng.normal(size=(n_tgt, dim))
-        pairs = set(zip(rng.permutation(n_src)[: min(n_src, n_tgt) - 1].tolist(),
-                        rng.permutation(n_tgt)[: min(n_src, n_tgt) - 1].tolist(), strict=True))
+        pairs = set(
+            zip(
+                rng.permutation(n_src)[: min(n_src, n_tgt) - 1].tolist(),
+                rng.permutation(n_tgt)[: min(n_src, n_tgt) - 1].tolist(),
+                strict=True,
+            )
+        )
         for i, j in pairs:
             t[j] = s[i] + noise * rng.normal(size=dim)
         src.append(s.astype(np.float32))
@@ -41,6 +46,7 @@ def planted(seed=0, lengths=((5, 4), (3, 6), (7, 7), (4, 3), (6, 5)), dim=8, noi
 
 def direct_hits(src, tgt, links, k):
     """CSLS nearest neighbour of every linked word, written out in numpy over the full score matrices."""
+
     def unit(x):
         return x / np.linalg.norm(x, axis=1, keepdims=True)
 
@@ -50,8 +56,9 @@ def direct_hits(src, tgt, links, k):
 
     out = {}
     for direction, (q_side, c_side, pairs) in {
-            "src-tgt": (src, tgt, [(s, i, j) for s, a in enumerate(links) for i, j in a]),
-            "tgt-src": (tgt, src, [(s, j, i) for s, a in enumerate(links) for i, j in a])}.items():
+        "src-tgt": (src, tgt, [(s, i, j) for s, a in enumerate(links) for i, j in a]),
+        "tgt-src": (tgt, src, [(s, j, i) for s, a in enumerate(links) for i, j in a]),
+    }.items():
         (q, q_rows), (c, c_rows) = flat(q_side), flat(c_side)
         cos = q @ c.T
         r_tgt = np.sort(cos, axis=1)[:, -k:].mean(axis=1)  # each query word's k nearest candidates
@@ -97,16 +104,26 @@ def test_non_contextual_keeps_first_occurrences_on_both_sides():
     # the same retrieval on the corpus reduced by hand to the first occurrences, links remapped
     keep_src = [[0, 1, 2, 3], [1, 2], [0, 1, 3]]
     keep_tgt = [[0, 1, 2, 3], [0, 2, 3], [0, 1, 2]]
-    red_links = [{(keep_src[s].index(i), keep_tgt[s].index(j)) for i, j in a if i in keep_src[s] and j in keep_tgt[s]}
-                 for s, a in enumerate(links)]
-    want = retrieve([v[k] for v, k in zip(src, keep_src, strict=True)], [v[k] for v, k in zip(tgt, keep_tgt, strict=True)], red_links, k=2)
+    red_links = [
+        {(keep_src[s].index(i), keep_tgt[s].index(j)) for i, j in a if i in keep_src[s] and j in keep_tgt[s]}
+        for s, a in enumerate(links)
+    ]
+    want = retrieve(
+        [v[k] for v, k in zip(src, keep_src, strict=True)],
+        [v[k] for v, k in zip(tgt, keep_tgt, strict=True)],
+        red_links,
+        k=2,
+    )
     assert len(got) == len(want) == 2 * sum(map(len, red_links)) > 0
     np.testing.assert_array_equal(got["hit"].to_numpy(), want["hit"].to_numpy())
     keep = {"src-tgt": keep_src, "tgt-src": keep_tgt}
-    assert got["position"].tolist() == [keep[d][s][p] for d, s, p in want[["direction", "sentence", "position"]]
-                                        .itertuples(index=False)]
-    assert got["word"].tolist() == [(src_words if d == "src-tgt" else tgt_words)[s][p] for d, s, p in
-                                    got[["direction", "sentence", "position"]].itertuples(index=False)]
+    assert got["position"].tolist() == [
+        keep[d][s][p] for d, s, p in want[["direction", "sentence", "position"]].itertuples(index=False)
+    ]
+    assert got["word"].tolist() == [
+        (src_words if d == "src-tgt" else tgt_words)[s][p]
+        for d, s, p in got[["direction", "sentence", "position"]].itertuples(index=False)
+    ]
     with pytest.raises(ValueError, match="needs the words"):
         retrieve(src, tgt, links, contextual=False)
 
@@ -126,11 +143,17 @@ def test_words_without_vectors_are_neither_queries_nor_candidates():
 
 
 def test_test_filter_and_accuracy_by_hand():
-    queries = pd.DataFrame({
-        "direction": ["src-tgt", "src-tgt", "src-tgt", "tgt-src", "tgt-src", "tgt-src"],
-        "sentence": [0, 0, 1, 0, 0, 1], "position": [0, 1, 0, 0, 1, 0], "gold_position": [0, 1, 0, 0, 1, 0],
-        "word": ["cat", "5", "dog", "Katze", "5", "Hund"], "gold_word": ["Katze", "5", "Hund", "cat", "5", "dog"],
-        "hit": [1.0, 1.0, 0.0, 0.0, 1.0, 0.5]})
+    queries = pd.DataFrame(
+        {
+            "direction": ["src-tgt", "src-tgt", "src-tgt", "tgt-src", "tgt-src", "tgt-src"],
+            "sentence": [0, 0, 1, 0, 0, 1],
+            "position": [0, 1, 0, 0, 1, 0],
+            "gold_position": [0, 1, 0, 0, 1, 0],
+            "word": ["cat", "5", "dog", "Katze", "5", "Hund"],
+            "gold_word": ["Katze", "5", "Hund", "cat", "5", "dog"],
+            "hit": [1.0, 1.0, 0.0, 0.0, 1.0, 0.5],
+        }
+    )
     train = word_pair_set([["the", "dog"]], [["der", "Hund"]], [{(0, 0), (1, 1)}])
     assert train == {("the", "der"), ("dog", "Hund")}
     marked = mark_excluded(queries, train)
@@ -177,23 +200,38 @@ def hand_queries(rows):
     for s, (src, tgt, forward, backward) in enumerate(rows):
         out.append(("src-tgt", s, 0, src, 0, tgt, forward))
         out.append(("tgt-src", s, 0, tgt, 0, src, backward))
-    queries = pd.DataFrame(out, columns=["direction", "sentence", "position", "word", "gold_position", "gold_word",
-                                         "hit"])
+    queries = pd.DataFrame(
+        out, columns=["direction", "sentence", "position", "word", "gold_position", "gold_word", "hit"]
+    )
     return mark_excluded(queries, set())
 
 
 def test_accuracy_by_pos_group_by_hand():
-    queries = hand_queries([("5", "5", 1.0, 1.0), ("Paris", "Parigi", 1.0, 0.0), ("the", "il", 0.0, 0.0),
-                            ("cat", "gatto", 1.0, 1.0), ("runs", "corre", 0.0, 1.0), ("not", "non", 1.0, 1.0),
-                            ("unknown", "ignoto", 1.0, 1.0)])
+    queries = hand_queries(
+        [
+            ("5", "5", 1.0, 1.0),
+            ("Paris", "Parigi", 1.0, 0.0),
+            ("the", "il", 0.0, 0.0),
+            ("cat", "gatto", 1.0, 1.0),
+            ("runs", "corre", 0.0, 1.0),
+            ("not", "non", 1.0, 1.0),
+            ("unknown", "ignoto", 1.0, 1.0),
+        ]
+    )
     tags = {"5": "NUM", "Paris": "PROPN", "the": "DET", "cat": "NOUN", "runs": "VERB", "not": "PART"}
     groups = {"lexical_overlap": ["NUM", "PUNCT", "PROPN"], "closed_class": ["DET"], "open_class": ["NOUN", "VERB"]}
     table = accuracy_by_pos(queries, tags, groups, by=[], exclude_seen=False, exclude_exact=False)
     got = {(g, p): (a, n) for g, p, a, n in table[["group", "pos", "accuracy", "n_queries"]].itertuples(index=False)}
-    assert got == {("lexical_overlap", "NUM"): (1.0, 2), ("lexical_overlap", "PROPN"): (0.5, 2),
-                   ("closed_class", "DET"): (0.0, 2), ("open_class", "NOUN"): (1.0, 2), ("open_class", "VERB"): (0.5, 2),
-                   ("lexical_overlap", "average"): (0.75, 4), ("closed_class", "average"): (0.0, 2),
-                   ("open_class", "average"): (0.75, 4)}  # PART (no group) and the untagged word are left out
+    assert got == {
+        ("lexical_overlap", "NUM"): (1.0, 2),
+        ("lexical_overlap", "PROPN"): (0.5, 2),
+        ("closed_class", "DET"): (0.0, 2),
+        ("open_class", "NOUN"): (1.0, 2),
+        ("open_class", "VERB"): (0.5, 2),
+        ("lexical_overlap", "average"): (0.75, 4),
+        ("closed_class", "average"): (0.0, 2),
+        ("open_class", "average"): (0.75, 4),
+    }  # PART (no group) and the untagged word are left out
 
 
 def test_accuracy_by_frequency_rank_difference_by_hand():
@@ -201,14 +239,16 @@ def test_accuracy_by_frequency_rank_difference_by_hand():
     assert src_ranks == {"a": 1, "b": 2, "c": 3}
     tgt_ranks = {"x": 1, "y": 12, "z": 3}
     queries = hand_queries([("a", "x", 1.0, 1.0), ("b", "y", 0.0, 1.0), ("c", "z", 1.0, 0.0), ("a", "z", 0.0, 0.0)])
-    table = accuracy_by_rank_difference(queries, src_ranks, tgt_ranks, [0, 1, 5], by=[], exclude_seen=False,
-                                        exclude_exact=False)
+    table = accuracy_by_rank_difference(
+        queries, src_ranks, tgt_ranks, [0, 1, 5], by=[], exclude_seen=False, exclude_exact=False
+    )
     # differences 0, 10, 0, 2 -> bins 0-0, 5+, 0-0, 1-4
     got = {label: (a, n) for label, a, n in table[["rank_difference", "accuracy", "n_queries"]].itertuples(index=False)}
     assert got == {"0-0": ((1.0 + 0.5) / 2, 4), "1-4": (0.0, 2), "5+": (0.5, 2)}  # the mean of both directions
     with pytest.raises(ValueError, match="start at 0"):
-        accuracy_by_rank_difference(queries, src_ranks, tgt_ranks, [1, 5], by=[], exclude_seen=False,
-                                    exclude_exact=False)
+        accuracy_by_rank_difference(
+            queries, src_ranks, tgt_ranks, [1, 5], by=[], exclude_seen=False, exclude_exact=False
+        )
 
 
 def test_evaluate_applies_each_rotation_to_the_target_side(tmp_path):
@@ -217,9 +257,17 @@ def test_evaluate_applies_each_rotation_to_the_target_side(tmp_path):
     sentences = [["w1", "w2", "w3"], ["w4", "w5st"], ["w6", "w7", "w1"]]
     links = [{(0, 0), (1, 1), (2, 2)}, {(0, 0), (1, 1)}, {(0, 0), (1, 1), (2, 2)}]
     rotation = np.linalg.qr(np.random.default_rng(0).normal(size=(16, 16)))[0]
-    table, queries = evaluate(encoder, {"xa": (sentences, sentences, links)}, {"xa": {("w4", "w4")}}, layer=2,
-                              k=2, block=4, batch_size=2, exclude_exact=False,
-                              rotations={("rotation-word", 7): {"xa": rotation}})
+    table, queries = evaluate(
+        encoder,
+        {"xa": (sentences, sentences, links)},
+        {"xa": {("w4", "w4")}},
+        layer=2,
+        k=2,
+        block=4,
+        batch_size=2,
+        exclude_exact=False,
+        rotations={("rotation-word", 7): {"xa": rotation}},
+    )
     rows = table.set_index(["method", "contextual"])
     assert rows.loc[("none", True), "accuracy"] == 1.0  # the same sentences on both sides
     assert rows.loc[("none", True), "n_seen"] == 2 and rows.loc[("none", True), "n_queries"] == 14
@@ -258,8 +306,16 @@ def test_analysis_intervals_resample_each_direction_and_each_tag_within_itself()
     assert (open_avg["ci_low"], open_avg["ci_high"]) == pytest.approx((hand.low, hand.high))
     assert table[["ci_low", "ci_high"]].notna().all().all()
 
-    binned = accuracy_by_rank_difference(queries, {f"w{i}": i for i in range(12)}, {f"v{i}": i for i in range(12)},
-                                         [0, 1], by=[], exclude_seen=False, exclude_exact=False, bootstrap=boot)
+    binned = accuracy_by_rank_difference(
+        queries,
+        {f"w{i}": i for i in range(12)},
+        {f"v{i}": i for i in range(12)},
+        [0, 1],
+        by=[],
+        exclude_seen=False,
+        exclude_exact=False,
+        bootstrap=boot,
+    )
     assert list(binned.columns[-2:]) == ["ci_low", "ci_high"] and len(binned) == 1  # every difference is 0
     assert (binned["ci_low"].iloc[0], binned["ci_high"].iloc[0]) == pytest.approx((got["ci_low"], got["ci_high"]))
 
@@ -273,8 +329,10 @@ def test_chance_is_a_random_pick_among_each_directions_candidates():
     assert set(found.loc[found["direction"] == "src-tgt", "n_candidates"]) == {sum(len(v) for v in tgt)}
     assert set(found.loc[found["direction"] == "tgt-src", "n_candidates"]) == {sum(len(v) for v in src)}
     queries = hand_queries([("a", "x", 1.0, 0.0), ("b", "y", 0.0, 0.0)]).assign(
-        n_candidates=lambda q: np.where(q["direction"] == "src-tgt", 4, 10))
+        n_candidates=lambda q: np.where(q["direction"] == "src-tgt", 4, 10)
+    )
     row = accuracy(queries, exclude_seen=False, exclude_exact=False).iloc[0]
     assert row["chance"] == pytest.approx((1 / 4 + 1 / 10) / 2)
-    assert np.isnan(accuracy(queries.drop(columns="n_candidates"), exclude_seen=False,
-                             exclude_exact=False).iloc[0]["chance"])
+    assert np.isnan(
+        accuracy(queries.drop(columns="n_candidates"), exclude_seen=False, exclude_exact=False).iloc[0]["chance"]
+    )

@@ -37,13 +37,13 @@ def test_prepare_counts_dedup_and_document_structure(tmp_path):
     raw.write_text(
         "First  sentence.\n"
         "Second\tsentence.\n"
-        "\n\n\n"                      # several blank lines: still one document break
-        "First sentence.\n"           # duplicate of doc 1 after whitespace cleanup
-        "\x00\x01\n"                  # nothing left after cleaning -> empty
+        "\n\n\n"  # several blank lines: still one document break
+        "First sentence.\n"  # duplicate of doc 1 after whitespace cleanup
+        "\x00\x01\n"  # nothing left after cleaning -> empty
         "Cafe\u0301 au lait.\n"
-        "   \n"                       # whitespace-only line separates documents
-        "Café au lait.\n"             # NFC-equal to the decomposed form above -> duplicate
-        "Second sentence.\n"          # duplicate -> this whole document becomes empty and is dropped
+        "   \n"  # whitespace-only line separates documents
+        "Café au lait.\n"  # NFC-equal to the decomposed form above -> duplicate
+        "Second sentence.\n"  # duplicate -> this whole document becomes empty and is dropped
         "\n"
         "Last one.\n",
         encoding="utf-8",
@@ -100,11 +100,11 @@ def test_sample_exact_count_and_documents_intact(corpus, tmp_path):
     assert stats["sentences_available"] == sum(len(d) for d in docs)
     by_name = {doc[0].split()[0]: doc for doc in docs}
     names = [d[0].split()[0] for d in out]
-    assert len(set(names)) == len(names)                      # each document taken at most once
+    assert len(set(names)) == len(names)  # each document taken at most once
     for doc in out[:-1]:
-        assert doc == by_name[doc[0].split()[0]]              # whole documents, in their order
+        assert doc == by_name[doc[0].split()[0]]  # whole documents, in their order
     last = by_name[out[-1][0].split()[0]]
-    assert out[-1] == last[: len(out[-1])]                    # the last one cut, from its start
+    assert out[-1] == last[: len(out[-1])]  # the last one cut, from its start
     assert stats["cut"] == len(last) - len(out[-1])
 
 

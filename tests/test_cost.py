@@ -11,27 +11,50 @@ import yaml
 
 from xling.cost import __main__ as cli
 from xling.cost.check import compare
-from xling.cost.estimate import (MissingThroughput, critical_path_s, estimate_jobs, per_rule, schedule_s)
+from xling.cost.estimate import MissingThroughput, critical_path_s, estimate_jobs, per_rule, schedule_s
 from xling.cost.fit import fit
 from xling.cost.jobs import PlannedJob, plan_jobs
 from xling.cost.work import Context
 
 ROOT = Path(__file__).resolve().parents[1]
-HPARAMS = {"hidden_size": 8, "num_layers": 2, "intermediate_size": 16, "batch_size": 4, "max_steps": 10,
-           "window": 16, "mlm_probability": 0.0}
-THROUGHPUT = {
-    "devices": {"gpu": {"flops_per_s": 1.0e6, "source": "hand"},
-                "cpu": {"points": [{"hidden": 8, "flops_per_s": 1.0e5, "source": "hand"},
-                                   {"hidden": 64, "flops_per_s": 1.0e5, "source": "hand"}]}},
-    "fallback": {"work": "fixed", "device": "cpu", "startup_s": 7.0},
-    "data": {"pieces_per_sentence": {"real": 30, "synthetic": 10}, "pieces_per_example": {"real": {}, "synthetic": {}},
-             "examples": {}, "source": "hand"},
-    "rules": {"bert_pretrain": {"work": "pretrain", "device": "gpu", "startup_s": 5.0, "mem_mb": 100},
-              "tokenize": {"work": "corpus_sentences", "device": "cpu", "startup_s": 1.0, "s_per_unit": 0.01},
-              "report": {"work": "fixed", "device": "cpu", "startup_s": 2.0}},
+HPARAMS = {
+    "hidden_size": 8,
+    "num_layers": 2,
+    "intermediate_size": 16,
+    "batch_size": 4,
+    "max_steps": 10,
+    "window": 16,
+    "mlm_probability": 0.0,
 }
-CONFIG = {"data": {"source": "synthetic"}, "tokenizer": {"vocab": "train", "vocab_size": 100},
-          "corpus": {"sizes": [300]}, "languages": ["en", "xa"]}
+THROUGHPUT = {
+    "devices": {
+        "gpu": {"flops_per_s": 1.0e6, "source": "hand"},
+        "cpu": {
+            "points": [
+                {"hidden": 8, "flops_per_s": 1.0e5, "source": "hand"},
+                {"hidden": 64, "flops_per_s": 1.0e5, "source": "hand"},
+            ]
+        },
+    },
+    "fallback": {"work": "fixed", "device": "cpu", "startup_s": 7.0},
+    "data": {
+        "pieces_per_sentence": {"real": 30, "synthetic": 10},
+        "pieces_per_example": {"real": {}, "synthetic": {}},
+        "examples": {},
+        "source": "hand",
+    },
+    "rules": {
+        "bert_pretrain": {"work": "pretrain", "device": "gpu", "startup_s": 5.0, "mem_mb": 100},
+        "tokenize": {"work": "corpus_sentences", "device": "cpu", "startup_s": 1.0, "s_per_unit": 0.01},
+        "report": {"work": "fixed", "device": "cpu", "startup_s": 2.0},
+    },
+}
+CONFIG = {
+    "data": {"source": "synthetic"},
+    "tokenizer": {"vocab": "train", "vocab_size": 100},
+    "corpus": {"sizes": [300]},
+    "languages": ["en", "xa"],
+}
 
 
 def _jobs() -> list[PlannedJob]:
@@ -155,8 +178,20 @@ def test_cli_refuses_a_rule_without_a_figure(tmp_path, capsys):
     path.write_text(yaml.safe_dump(throughput))
     assert cli.main(["--configfile", str(ROOT / "presets" / "test.yaml"), "--throughput", str(path)]) == 2
     assert "no throughput figure for rule(s) glove" in capsys.readouterr().err
-    assert cli.main(["--configfile", str(ROOT / "presets" / "test.yaml"), "--throughput", str(path),
-                     "--fallback", "--gpus", "2"]) == 0
+    assert (
+        cli.main(
+            [
+                "--configfile",
+                str(ROOT / "presets" / "test.yaml"),
+                "--throughput",
+                str(path),
+                "--fallback",
+                "--gpus",
+                "2",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "glove *" in out and "On 2 GPU(s)" in out and "Assumptions" in out
 
@@ -167,8 +202,9 @@ def test_every_rule_of_the_full_study_has_a_figure_and_pretraining_dominates():
     plan = plan_jobs([], ROOT / "Snakefile")
     throughput = yaml.safe_load((ROOT / "resources" / "throughput.yaml").read_text())
     assert {j.rule for j in plan.jobs} <= set(throughput["rules"])
-    rows = {r["rule"]: r for r in per_rule(estimate_jobs(plan.jobs, Context(plan.config, throughput["data"]),
-                                                         throughput))}
+    rows = {
+        r["rule"]: r for r in per_rule(estimate_jobs(plan.jobs, Context(plan.config, throughput["data"]), throughput))
+    }
     pretraining = sum(rows[r]["gpu_h"] for r in ("bert_pretrain", "ablation_pretrain", "mono_pretrain"))
     total = sum(r["gpu_h"] for r in rows.values())
     # pretraining first; Conneau et al.'s fine-tuning search (ablation.finetune) most of the rest

@@ -20,9 +20,22 @@ from tiny_checkpoints import one_torch_thread
 from xling.models import bert, checkpoints
 
 REPO = Path(__file__).resolve().parents[1]
-HPARAMS = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64,
-           "window": 16, "batch_size": 8, "max_steps": 6, "warmup_steps": 2, "learning_rate": 1e-3,
-           "log_every": 1, "checkpoint_every": 4, "dropout": 0.0, "seed": 5, "device": "cpu"}
+HPARAMS = {
+    "hidden_size": 32,
+    "num_layers": 2,
+    "num_heads": 2,
+    "intermediate_size": 64,
+    "window": 16,
+    "batch_size": 8,
+    "max_steps": 6,
+    "warmup_steps": 2,
+    "learning_rate": 1e-3,
+    "log_every": 1,
+    "checkpoint_every": 4,
+    "dropout": 0.0,
+    "seed": 5,
+    "device": "cpu",
+}
 
 
 def losses(log: Path) -> list[float]:
@@ -44,10 +57,27 @@ def test_torchrun_two_processes_match_single_process(tmp_path):
     # per rank 4 sequences in micro-batches of 2: DDP and accumulation at once
     ddp_hparams = {**HPARAMS, "micro_batch_size": 2}
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m", "xling.models.bert",
-           "--tokens", *map(str, tokens), "--vocab", str(vocab), "--out", str(tmp_path / "ddp"),
-           "--checkpoint-dir", str(tmp_path / "ddp_ckpt"), "--hparams", json.dumps(ddp_hparams),
-           "--log-file", str(tmp_path / "ddp.tsv")]  # torchrun's parser rejects --log as ambiguous
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node=2",
+        "-m",
+        "xling.models.bert",
+        "--tokens",
+        *map(str, tokens),
+        "--vocab",
+        str(vocab),
+        "--out",
+        str(tmp_path / "ddp"),
+        "--checkpoint-dir",
+        str(tmp_path / "ddp_ckpt"),
+        "--hparams",
+        json.dumps(ddp_hparams),
+        "--log-file",
+        str(tmp_path / "ddp.tsv"),
+    ]  # torchrun's parser rejects --log as ambiguous
     run = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-5000:]
     assert "global batch 8 = 2 process(es) x 2 x 2 accumulation" in run.stderr
@@ -87,9 +117,25 @@ def test_torchrun_trains_an_ablation_like_one_process(tmp_path):
         tokens.append(tmp_path / f"{lang}.txt")
     hparams = {**HPARAMS, "ablation": {"separate_embeddings": True, "separate_layers": 1}}
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m", "xling.models.bert",
-           "--tokens", *map(str, tokens), "--vocab", str(tmp_path / "vocab.txt"), "--out", str(tmp_path / "ddp"),
-           "--checkpoint-dir", str(tmp_path / "ddp_ckpt"), "--hparams", json.dumps(hparams)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node=2",
+        "-m",
+        "xling.models.bert",
+        "--tokens",
+        *map(str, tokens),
+        "--vocab",
+        str(tmp_path / "vocab.txt"),
+        "--out",
+        str(tmp_path / "ddp"),
+        "--checkpoint-dir",
+        str(tmp_path / "ddp_ckpt"),
+        "--hparams",
+        json.dumps(hparams),
+    ]
     run = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-5000:]
     with one_torch_thread():

@@ -39,8 +39,11 @@ def anchors(page: Path) -> set[str]:
 
 
 def relative_links(page: Path) -> list[str]:
-    return [target for target in LINK.findall(prose(page.read_text(encoding="utf-8")))
-            if not re.match(r"^[a-z][a-z0-9+.-]*:", target)]  # http:, https:, mailto: are not checked here
+    return [
+        target
+        for target in LINK.findall(prose(page.read_text(encoding="utf-8")))
+        if not re.match(r"^[a-z][a-z0-9+.-]*:", target)
+    ]  # http:, https:, mailto: are not checked here
 
 
 def dead_links(page: Path) -> list[str]:
@@ -67,8 +70,12 @@ def test_links_resolve(page):
 
 def test_every_docs_page_is_linked():
     """A page no other page links to is lost to a reader who starts at the README."""
-    linked = {(page.parent / target.partition("#")[0]).resolve()
-              for page in PAGES for target in relative_links(page) if target.partition("#")[0]}
+    linked = {
+        (page.parent / target.partition("#")[0]).resolve()
+        for page in PAGES
+        for target in relative_links(page)
+        if target.partition("#")[0]
+    }
     orphans = [str(page.relative_to(REPO)) for page in PAGES[1:] if page.resolve() not in linked]
     assert not orphans, f"docs pages no page links to: {orphans}"
 
@@ -77,6 +84,9 @@ def test_checker_finds_dead_links(tmp_path):
     """The checker itself: a missing file, a missing anchor and a link in code are told apart."""
     (tmp_path / "other.md").write_text("# Title\n\n## A × b section\n", encoding="utf-8")
     page = tmp_path / "page.md"
-    page.write_text("[ok](other.md#a--b-section) [file](missing.md) [anchor](other.md#nope) [self](#title-x)\n"
-                    "`[code](not-a-link.md)`\n```\n[fenced](not-a-link.md)\n```\n# Title x\n", encoding="utf-8")
+    page.write_text(
+        "[ok](other.md#a--b-section) [file](missing.md) [anchor](other.md#nope) [self](#title-x)\n"
+        "`[code](not-a-link.md)`\n```\n[fenced](not-a-link.md)\n```\n# Title x\n",
+        encoding="utf-8",
+    )
     assert dead_links(page) == ["missing.md: no such file", "other.md#nope: no heading with anchor #nope"]

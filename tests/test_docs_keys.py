@@ -34,8 +34,28 @@ SCHEMA_PATH = REPO / "schemas" / "config.schema.yaml"
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 BACKTICKED = re.compile(r"`([^`\n]+)`")
 KEY = re.compile(r"^([A-Za-z_]\w*(?:\.(?:[\w-]+|<[^>]+>|\{[^}]+\}|\*))+)(?::\s*(.*))?$")
-FILE_SUFFIXES = {"md", "html", "yaml", "yml", "py", "parquet", "csv", "tsv", "png", "json", "txt", "smk", "npy",
-                 "bin", "rst", "gz", "zip", "toml", "cfg", "sh"}
+FILE_SUFFIXES = {
+    "md",
+    "html",
+    "yaml",
+    "yml",
+    "py",
+    "parquet",
+    "csv",
+    "tsv",
+    "png",
+    "json",
+    "txt",
+    "smk",
+    "npy",
+    "bin",
+    "rst",
+    "gz",
+    "zip",
+    "toml",
+    "cfg",
+    "sh",
+}
 WILDCARD = re.compile(r"^(<[^>]+>|\{[^}]+\}|\*)$")
 # "default" in the clause after a key: `a.b` (default V) / `a.b`, default V / `a.b`, its default V
 INLINE_DEFAULT = re.compile(r"^[^.;:`|]{0,30}?\bdefaults?\b\s*(?:is\s+|to\s+|=\s*)?(`[^`]+`|\[[^\]]*\]|[^,;)]+)")
@@ -81,7 +101,7 @@ def _split_top(cell: str) -> list[str]:
             depth += 1
         elif not quoted and ch in ")]":
             depth -= 1
-        elif not quoted and depth == 0 and ch in ",;" and cell[i + 1:i + 2] == " ":
+        elif not quoted and depth == 0 and ch in ",;" and cell[i + 1 : i + 2] == " ":
             out.append(cell[start:i].strip())
             start = i + 1
     out.append(cell[start:].strip())
@@ -119,8 +139,11 @@ def mentions(text: str, page: str, top: set[str]) -> list[Mention]:
                 pair = len(values) == len(keys)
                 found += [Mention(page, number, key, values[i] if pair else None) for i, key in enumerate(keys)]
                 rest = line.replace(key_cell, "")  # keys elsewhere in the row: existence only
-                found += [Mention(page, number, named[0], None) for named in
-                          (_key_of(name, top) for name in BACKTICKED.findall(rest)) if named]
+                found += [
+                    Mention(page, number, named[0], None)
+                    for named in (_key_of(name, top) for name in BACKTICKED.findall(rest))
+                    if named
+                ]
                 continue
         else:
             header = None
@@ -131,7 +154,7 @@ def mentions(text: str, page: str, top: set[str]) -> list[Mention]:
             key, value = named
             stated = None
             if value is None:
-                after = INLINE_DEFAULT.match(line[match.end():])
+                after = INLINE_DEFAULT.match(line[match.end() :])
                 stated = after.group(1) if after else None
             found.append(Mention(page, number, key, stated))
     return found
@@ -145,12 +168,13 @@ ALIASES = {"ablation.bert": "bert", "monolingual.bert": "bert"}
 def _dealias(key: str) -> str:
     for alias, target in ALIASES.items():
         if key.startswith(alias + "."):
-            return target + key[len(alias):]
+            return target + key[len(alias) :]
     return key
 
 
 def resolve(schema: dict, key: str) -> bool:
     """Whether `key` (dotted, with wildcards) names a key of the schema."""
+
     def children(node: dict) -> list[tuple[str | None, dict]]:
         if "$ref" in node:  # "#/definitions/name"
             target = schema
@@ -174,8 +198,12 @@ def resolve(schema: dict, key: str) -> bool:
             return True
         head, rest = parts[0], parts[1:]
         wild = bool(WILDCARD.match(head))
-        return any(walk(child, rest) for name, child in children(node)
-                   if wild or name == head or (name is None and re.fullmatch(r"[\w-]+", head)))
+        return any(
+            walk(child, rest)
+            for name, child in children(node)
+            if wild or name == head or (name is None and re.fullmatch(r"[\w-]+", head))
+        )
+
     return walk(schema, _dealias(key).split("."))
 
 
@@ -260,8 +288,10 @@ def problems(pages: list[tuple[str, str]], schema: dict, config: dict) -> list[s
                 out.append(f"{where}: the docs state default {mention.default!r}; config.yaml and the schema set none")
                 continue
             if not same(stated, actual):
-                out.append(f"{where}: the docs state default {mention.default!r}; config.yaml (with the schema's "
-                           f"defaults) has {actual!r}")
+                out.append(
+                    f"{where}: the docs state default {mention.default!r}; config.yaml (with the schema's "
+                    f"defaults) has {actual!r}"
+                )
     return out
 
 
@@ -314,18 +344,22 @@ def test_rule_passes_a_true_page_and_fails_a_planted_wrong_key_and_default(schem
     assert problems([("page.md", PLANTED)], schema, config) == []
     wrong_key = PLANTED.replace("`retrieval.metric`", "`retrieval.metrics`")
     assert problems([("page.md", wrong_key)], schema, config) == [
-        "page.md:5: `retrieval.metrics` is not a key of config.schema.yaml"]
+        "page.md:5: `retrieval.metrics` is not a key of config.schema.yaml"
+    ]
     wrong_table = PLANTED.replace("`all_words`, 10", "`all_words`, 20")
     assert problems([("page.md", wrong_table)], schema, config) == [
-        "page.md:6: `retrieval.csls_k`: the docs state default '20'; config.yaml (with the schema's defaults) has 10"]
+        "page.md:6: `retrieval.csls_k`: the docs state default '20'; config.yaml (with the schema's defaults) has 10"
+    ]
     wrong_sibling = PLANTED.replace("`cosine`, 4", "`cosine`, 5")
     assert problems([("page.md", wrong_sibling)], schema, config) == [
         "page.md:7: `language.sentence_retrieval.bucc_k`: the docs state default '5'; config.yaml (with the "
-        "schema's defaults) has 4"]
+        "schema's defaults) has 4"
+    ]
     wrong_prose = PLANTED.replace("default 0.01", "default 0.05")
     assert problems([("page.md", wrong_prose)], schema, config) == [
         "page.md:10: `findings.margins.mrr`: the docs state default '0.05'; config.yaml (with the schema's "
-        "defaults) has 0.01"]
+        "defaults) has 0.01"
+    ]
     wrong_entry = PLANTED.replace("`synthetic.languages.<code>`", "`synthetic.language.<code>`")
     assert len(problems([("page.md", wrong_entry)], schema, config)) == 1
 
@@ -339,5 +373,7 @@ def test_a_changed_default_in_the_schema_fails_the_docs(schema, tmp_path):
     path = tmp_path / "schema.yaml"
     path.write_text(yaml.safe_dump(moved), encoding="utf-8")
     found = problems([("page.md", PLANTED)], moved, effective_config(path))
-    assert found == ["page.md:7: `language.sentence_retrieval.bucc_k`: the docs state default '4'; config.yaml (with "
-                     "the schema's defaults) has 5"]
+    assert found == [
+        "page.md:7: `language.sentence_retrieval.bucc_k`: the docs state default '4'; config.yaml (with "
+        "the schema's defaults) has 5"
+    ]

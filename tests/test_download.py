@@ -42,8 +42,14 @@ class Server:
                 pass
 
             def do_GET(self):
-                server.requests.append({"path": self.path, "range": self.headers.get("Range"),
-                                        "if_range": self.headers.get("If-Range"), "host": self.headers.get("Host")})
+                server.requests.append(
+                    {
+                        "path": self.path,
+                        "range": self.headers.get("Range"),
+                        "if_range": self.headers.get("If-Range"),
+                        "host": self.headers.get("Host"),
+                    }
+                )
                 name = self.path.lstrip("/")
                 mode = server.mode
                 if server.swap and len(server.requests) > server.swap[0]:
@@ -104,10 +110,13 @@ class Server:
     def validators_of(self, body: bytes) -> dict[str, str]:
         """ETag and Last-Modified from the content (so a changed file changes both)."""
         digest = hashlib.sha256(body).digest()
-        both = {"ETag": f'"{digest.hex()[:16]}"',
-                "Last-Modified": f"Mon, 01 Jan 2024 {digest[0] % 24:02d}:{digest[1] % 60:02d}:{digest[2] % 60:02d} GMT"}
-        keep = {"both": ("ETag", "Last-Modified"), "etag": ("ETag",), "last_modified": ("Last-Modified",),
-                "none": ()}[self.validators]
+        both = {
+            "ETag": f'"{digest.hex()[:16]}"',
+            "Last-Modified": f"Mon, 01 Jan 2024 {digest[0] % 24:02d}:{digest[1] % 60:02d}:{digest[2] % 60:02d} GMT",
+        }
+        keep = {"both": ("ETag", "Last-Modified"), "etag": ("ETag",), "last_modified": ("Last-Modified",), "none": ()}[
+            self.validators
+        ]
         return {k: v for k, v in both.items() if k in keep}
 
     def stop(self):
@@ -152,8 +161,9 @@ def plant_partial(server, tmp_path, content: bytes, validators_of: bytes | None 
     (tmp_path / f"{name}.part").write_bytes(content)
     if validators_of is not None:
         v = server.validators_of(validators_of)
-        (tmp_path / f"{name}.part.json").write_text(json.dumps(
-            {"url": f"{server.url}/{name}", "etag": v.get("ETag"), "last_modified": v.get("Last-Modified")}))
+        (tmp_path / f"{name}.part.json").write_text(
+            json.dumps({"url": f"{server.url}/{name}", "etag": v.get("ETag"), "last_modified": v.get("Last-Modified")})
+        )
 
 
 @pytest.mark.parametrize("validators", ["both", "etag", "last_modified"])
@@ -204,8 +214,7 @@ def test_transient_500_is_retried_with_backoff(server, tmp_path, monkeypatch):
     sleeps = []
     monkeypatch.setattr(dl.time, "sleep", sleeps.append)
     server.mode = "500_once"
-    dest = dl.download(f"{server.url}/data.bin", tmp_path / "data.bin", sha256=sha(PAYLOAD),
-                       backoff=0.5, timeout=5)
+    dest = dl.download(f"{server.url}/data.bin", tmp_path / "data.bin", sha256=sha(PAYLOAD), backoff=0.5, timeout=5)
     assert dest.read_bytes() == PAYLOAD
     assert sleeps == [0.5]
 
@@ -244,8 +253,10 @@ def test_existing_dest_is_verified_not_refetched(server, tmp_path):
 
 
 def test_mirror_rewrites_url(server, tmp_path):
-    assert (dl.rewrite_url("https://dl.example.org/a/b.zip?x=1", "http://m.local/base/")
-            == "http://m.local/base/dl.example.org/a/b.zip?x=1")
+    assert (
+        dl.rewrite_url("https://dl.example.org/a/b.zip?x=1", "http://m.local/base/")
+        == "http://m.local/base/dl.example.org/a/b.zip?x=1"
+    )
     assert dl.rewrite_url("https://dl.example.org/a.zip", None) == "https://dl.example.org/a.zip"
     # The mirror serves upstream.example.org/data.bin; the lock keeps the canonical URL.
     server.files["upstream.example.org/data.bin"] = PAYLOAD
@@ -260,10 +271,13 @@ def test_wikiann_from_a_mirror_is_verified_then_parsed(server, panx_zip, tmp_pat
     """The pinned WikiAnn entry of sources.yaml fetched through a mirror on 127.0.0.1 that serves a small archive
     in the upstream layout: the published sha256 rejects it (naming both checksums); with the archive's own
     checksum it downloads and parses into the canonical files."""
-    archive = panx_zip(tmp_path / "panx_dataset.zip", {
-        "en": {"train": "en:Ana\tB-PER\nen:Lima\tB-LOC\n\n", "dev": "en:IBM\tB-ORG\n\n", "test": "en:x\tO\n\n"},
-        "fr": {"train": "fr:a\tO\n\n", "dev": "fr:Paris\tB-LOC\n\n", "test": "fr:Le\tO\nfr:Monde\tB-ORG\n\n"},
-    }).read_bytes()
+    archive = panx_zip(
+        tmp_path / "panx_dataset.zip",
+        {
+            "en": {"train": "en:Ana\tB-PER\nen:Lima\tB-LOC\n\n", "dev": "en:IBM\tB-ORG\n\n", "test": "en:x\tO\n\n"},
+            "fr": {"train": "fr:a\tO\n\n", "dev": "fr:Paris\tB-LOC\n\n", "test": "fr:Le\tO\nfr:Monde\tB-ORG\n\n"},
+        },
+    ).read_bytes()
     ref = src.Sources({"cache": str(tmp_path / "cache"), "mirror": server.url}).file("wikiann", "panx")
     server.files[ref.url.split("://", 1)[1]] = archive
     options = dict(lock=None, mirror=server.url, backoff=0.001, timeout=5)
@@ -282,8 +296,9 @@ def test_local_directory_mirror(tmp_path):
     mirror = tmp_path / "mirror"
     (mirror / "upstream.example.org").mkdir(parents=True)
     (mirror / "upstream.example.org" / "f.txt").write_bytes(b"hello\n")
-    dest = dl.download("https://upstream.example.org/f.txt", tmp_path / "f.txt",
-                       sha256=sha(b"hello\n"), mirror=str(mirror))
+    dest = dl.download(
+        "https://upstream.example.org/f.txt", tmp_path / "f.txt", sha256=sha(b"hello\n"), mirror=str(mirror)
+    )
     assert dest.read_bytes() == b"hello\n"
     with pytest.raises(dl.DownloadError, match="does not exist"):
         dl.download("https://upstream.example.org/g.txt", tmp_path / "g.txt", mirror=str(mirror))

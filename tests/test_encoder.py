@@ -51,6 +51,7 @@ def direct_states(model_dir, pieces: list[str]) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------- words
 
+
 def test_word_spans_and_the_leading_continuation_marker():
     pieces = ["##x", "##y", "a", "##b", "c", "##d", "##e", "f"]
     spans = word_spans(pieces)
@@ -78,8 +79,10 @@ def test_chunk_words_hand_cases():
 def test_chunking_never_splits_a_word_that_fits():
     rng = np.random.default_rng(3)
     for _ in range(200):
-        pieces = [("##" if i and rng.random() < 0.4 else "") + "abcdefgh"[rng.integers(8)]
-                  for i in range(int(rng.integers(1, 60)))]
+        pieces = [
+            ("##" if i and rng.random() < 0.4 else "") + "abcdefgh"[rng.integers(8)]
+            for i in range(int(rng.integers(1, 60)))
+        ]
         max_pieces = int(rng.integers(1, 12))
         spans = word_spans(pieces)
         chunks, dropped = chunk_words(spans, max_pieces)
@@ -101,8 +104,9 @@ SENTENCES = ["w1 w2s w3", "w4 w5t w6 w7u w8 w9 w10", "w11", ""]
 CHUNKS = [[["w1", "w2", "##s", "w3"]], [["w4", "w5", "##t", "w6", "w7", "##u"], ["w8", "w9", "w10"]], [["w11"]], []]
 
 
-@pytest.mark.parametrize("pooling, expected_counts", [("mean_words", [4, 9, 1, 0]), ("mean_all", [6, 13, 3, 0]),
-                                                      ("cls", [1, 2, 1, 0])])
+@pytest.mark.parametrize(
+    "pooling, expected_counts", [("mean_words", [4, 9, 1, 0]), ("mean_all", [6, 13, 3, 0]), ("cls", [1, 2, 1, 0])]
+)
 def test_sentence_pooling_equals_hand_means(encoder, model_dir, pooling, expected_counts):
     vectors, counts = encoder.sentence_vectors(SENTENCES, batch_size=3, pooling=pooling)
     assert counts.tolist() == expected_counts
@@ -126,8 +130,11 @@ def test_word_pooling_first_last_mean(encoder, model_dir):
     assert out.batch.words == ["w1st", "w2", "w3u"]
     assert out.batch.word_index[0].tolist() == [-1, 0, 0, 0, 1, 2, 2, -1]
     states = direct_states(model_dir, pieces)  # [layers, 8, H]: position 0 is [CLS]
-    expected = {"first": states[:, [1, 4, 5]], "last": states[:, [3, 4, 6]],
-                "mean": np.stack([states[:, 1:4].mean(1), states[:, 4], states[:, 5:7].mean(1)], axis=1)}
+    expected = {
+        "first": states[:, [1, 4, 5]],
+        "last": states[:, [3, 4, 6]],
+        "mean": np.stack([states[:, 1:4].mean(1), states[:, 4], states[:, 5:7].mean(1)], axis=1),
+    }
     for pooling, want in expected.items():
         np.testing.assert_allclose(out.word_vectors(pooling).numpy(), want, atol=2e-5, rtol=0)
     with pytest.raises(ValueError, match="word pooling"):
@@ -148,10 +155,13 @@ def test_positions_masks(encoder):
 
 # ---------------------------------------------------------------------------------------------- batching
 
+
 def test_batching_by_length_equals_one_by_one(encoder):
     rng = np.random.default_rng(1)
-    items = [" ".join(f"w{i}" + ("s" if rng.random() < 0.3 else "") for i in rng.integers(0, 20, n))
-             for n in rng.integers(1, 12, 15)]
+    items = [
+        " ".join(f"w{i}" + ("s" if rng.random() < 0.3 else "") for i in rng.integers(0, 20, n))
+        for n in rng.integers(1, 12, 15)
+    ]
 
     def by_chunk(batch_size):
         states, lengths = {}, []
@@ -170,6 +180,7 @@ def test_batching_by_length_equals_one_by_one(encoder):
 
 
 # ---------------------------------------------------------------------------------------------- shift, head
+
 
 @pytest.mark.parametrize("positions", ["words", "all"])
 def test_shift_only_at_the_chosen_positions(encoder, positions):
@@ -240,6 +251,7 @@ def test_the_head_in_two_parts_gives_the_model_s_logits(tiny_checkpoint):
 
 # ---------------------------------------------------------------------------------------------- HF checkpoints
 
+
 def test_language_entry_points_run_a_hf_checkpoint_by_path(tmp_path):
     """A Hugging Face checkpoint given by local path, offline: token translation and Tatoeba through the encoder."""
     model = save_tiny_bert(tmp_path / "hf-bert")
@@ -248,10 +260,25 @@ def test_language_entry_points_run_a_hf_checkpoint_by_path(tmp_path):
     xx = [" ".join(f"w{i + 10}" for i in map(int, s.replace("w", "").split())) for s in en]
     for code, lines in (("en", en), ("xx", xx)):
         (tmp_path / f"{code}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    settings = TranslationSettings(layers=[1, 2], alphas=[0, 1], min_count=1, batch_size=4, max_length=MAX_LENGTH,
-                                   device="cpu", n_samples=2, mean_positions="words", shift_positions="all")
-    table, samples = translate_pair(model, "en", "xx", list(zip(en, xx, strict=True)), settings,
-                                    corpus_files={c: tmp_path / f"{c}.txt" for c in ("en", "xx")})
+    settings = TranslationSettings(
+        layers=[1, 2],
+        alphas=[0, 1],
+        min_count=1,
+        batch_size=4,
+        max_length=MAX_LENGTH,
+        device="cpu",
+        n_samples=2,
+        mean_positions="words",
+        shift_positions="all",
+    )
+    table, samples = translate_pair(
+        model,
+        "en",
+        "xx",
+        list(zip(en, xx, strict=True)),
+        settings,
+        corpus_files={c: tmp_path / f"{c}.txt" for c in ("en", "xx")},
+    )
     assert len(table) == 2 * 2 * 2 and set(table["direction"]) == {"en->xx", "xx->en"}
     assert (table["mean_source"] == "eval").all() and (table["mean_positions"] == "words").all()
     assert (table["shift_positions"] == "all").all() and (table["n_tokens"] == sum(len(s.split()) for s in en)).all()
@@ -273,6 +300,7 @@ def test_revision_reaches_from_pretrained(model_dir, monkeypatch, caplog):
             if name != model_dir:  # not the tokenizer's own reading of the config
                 calls.append((name, kwargs))
             return load(model_dir)  # whatever the name: the hub is out of reach here
+
         return wrapped
 
     monkeypatch.setattr(AutoTokenizer, "from_pretrained", spy(load_tokenizer))

@@ -45,7 +45,7 @@ def workflow_rules(root: Path = REPO) -> list[Rule]:
         text = smk.read_text()
         heads = list(re.finditer(r"^[ \t]*rule\b[ \t]*(\w*)[ \t]*:", text, re.M))
         for head, after in zip(heads, [*heads[1:], None], strict=False):
-            block = text[head.start(): after.start() if after else len(text)]
+            block = text[head.start() : after.start() if after else len(text)]
             name = head[1] or re.search(r"^\s*name:\s*\n\s*(.+)", block, re.M)[1]
             env = _value(block, "conda")
             script = _value(block, "script")
@@ -57,8 +57,15 @@ def workflow_rules(root: Path = REPO) -> list[Rule]:
             if module:
                 entry = root.joinpath(*module[1].split(".")).with_suffix(".py")
             code = re.search(r"\bcode=code_version\(\s*\"([^\"]+)\"", block)
-            rules.append(Rule(name, f"{smk.name}:{text.count(chr(10), 0, head.start()) + 1}",
-                              (smk.parent / env).resolve() if env else None, entry, code and code[1]))
+            rules.append(
+                Rule(
+                    name,
+                    f"{smk.name}:{text.count(chr(10), 0, head.start()) + 1}",
+                    (smk.parent / env).resolve() if env else None,
+                    entry,
+                    code and code[1],
+                )
+            )
     return rules
 
 
@@ -131,8 +138,9 @@ WITH_CODE = [rule for rule in RULES if rule.entry]
 def test_rules_are_read_from_the_workflow():
     names = {rule.name for rule in RULES}
     assert {"synthetic_data", "fetch", "bert_pretrain", "word_retrieval", "report", "all"} <= names
-    assert {rule.name for rule in RULES if rule.entry is None} <= {"all", "fetch_all", "fetch_checkpoints"}, \
+    assert {rule.name for rule in RULES if rule.entry is None} <= {"all", "fetch_all", "fetch_checkpoints"}, (
         "a rule without code?"
+    )
     pretrain = next(rule for rule in RULES if rule.name == "bert_pretrain")
     assert pretrain.entry == REPO / "xling/models/bert.py"
 
@@ -182,8 +190,9 @@ def test_env_missing_an_imported_package_is_caught(tmp_path):
 
 def test_import_name_maps_to_its_distribution(tmp_path):
     """`import yaml` needs PyYAML and `import glove` bicleaner-ai-glove: the names differ."""
-    assert missing_packages(planted_env(tmp_path, "torch.yaml", drop="pyyaml>=6"), REPO / "xling/models/bert.py") \
-        == ["yaml (pip: pyyaml)"]
+    assert missing_packages(planted_env(tmp_path, "torch.yaml", drop="pyyaml>=6"), REPO / "xling/models/bert.py") == [
+        "yaml (pip: pyyaml)"
+    ]
     static = planted_env(tmp_path, "static.yaml", drop="bicleaner-ai-glove>=0.2")
     assert missing_packages(static, REPO / "scripts/train_static.py") == ["glove (pip: bicleaner-ai-glove)"]
 

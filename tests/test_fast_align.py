@@ -19,8 +19,12 @@ EUROPARL = SHARED / "data" / "europarl"
 #: sha256 of the input it was given and the number of word pairs
 RUNS = {
     "d-o-v": (500, {}, "e653409e7e48d0a2d525421dd69c42c319ed00d07bb1edf4034ee770d7b04ff4", 8537),
-    "v": (200, dict(favor_diagonal=False, optimize_tension=False),
-          "ebda2011df7ba1acb617049872bb37012c08b084e88678b25d860f501560ec87", 1754),
+    "v": (
+        200,
+        dict(favor_diagonal=False, optimize_tension=False),
+        "ebda2011df7ba1acb617049872bb37012c08b084e88678b25d860f501560ec87",
+        1754,
+    ),
 }
 
 
@@ -41,8 +45,9 @@ def test_links_equal_the_original_fast_aligns_on_europarl_en_fr(options):
     pairs = read_parallel(europarl / "europarl-v7.fr-en.head3000.en", europarl / "europarl-v7.fr-en.head3000.fr")[:n]
     en, fr = tokenize((s for s, _ in pairs), "en"), tokenize((t for _, t in pairs), "fr")
     corpus = "".join(" ".join(s) + " ||| " + " ".join(t) + "\n" for s, t in zip(en, fr, strict=True))
-    assert hashlib.sha256(corpus.encode("utf-8")).hexdigest() == input_sha256, \
+    assert hashlib.sha256(corpus.encode("utf-8")).hexdigest() == input_sha256, (
         "the tokenized input differs from the one the reference links were made from (tokenizer or data changed)"
+    )
     expected_fwd, expected_rev = reference_links(n, options, "forward"), reference_links(n, options, "reverse")
     fwd, rev = fast_align.links(en, fr, **settings)
     assert len(fwd) == len(expected_fwd) == n
@@ -91,4 +96,3 @@ def test_viterbi_links_by_hand():
     assert fast_align.viterbi_links(table, ["a", "b"], ["x", "y"], **model1) == {(0, 0), (0, 1)}
     table[fast_align.NULL]["y"] = 0.05
     assert fast_align.viterbi_links(table, ["a", "b"], ["x", "y"], **model1) == {(0, 0)}
-

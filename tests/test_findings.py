@@ -17,8 +17,19 @@ from scipy import stats
 from plan_configs import preset_plan
 from workflow_helpers import REPO, TEST_PRESET, job_counts, snakemake
 
-from xling.evaluate.findings import (CLAIMS, FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, NOT_MEASURED, TABLES,
-                                     bert_layer, criteria_from_config, judge_claims, read_tables)
+from xling.evaluate.findings import (
+    CLAIMS,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_MEASURABLE,
+    NOT_MEASURED,
+    TABLES,
+    bert_layer,
+    criteria_from_config,
+    judge_claims,
+    read_tables,
+)
 from xling.evaluate.findings.core import transfer_flags
 from xling.evaluate.findings.seeds import TRANSFER_ITEM_KEYS, over_seeds, transfer_run_of
 from xling.evaluate.uncertainty import bootstrap_mean
@@ -51,13 +62,42 @@ def hits(mean: float, n: int) -> np.ndarray:
 def retrieval(mrr: dict, n: int = 1000, chance: float = 0.01, ranks: bool = True) -> dict:
     """{(model, size, window, layer): (MRR of en-xa, MRR of en-xb)} -> the word-retrieval table and (ranks) its
     per-query reciprocal ranks, n queries per pair."""
-    table = pd.DataFrame([dict(model=m, size=s, window=w, layer=layer, pair=pair, mrr=value, chance_mrr=chance,
-                               metric="cosine", dictionary_split="test")
-                          for (m, s, w, layer), values in mrr.items() for pair, value in zip(PAIRS, values, strict=True)])
-    items = pd.DataFrame([dict(model=m, size=s, window=w, layer=layer, pair=pair, word=f"w{i}", target="",
-                               reciprocal_rank=rr, metric="cosine", dictionary_split="test")
-                          for (m, s, w, layer), values in mrr.items() for pair, value in zip(PAIRS, values, strict=True)
-                          for i, rr in enumerate(hits(value, n))])
+    table = pd.DataFrame(
+        [
+            dict(
+                model=m,
+                size=s,
+                window=w,
+                layer=layer,
+                pair=pair,
+                mrr=value,
+                chance_mrr=chance,
+                metric="cosine",
+                dictionary_split="test",
+            )
+            for (m, s, w, layer), values in mrr.items()
+            for pair, value in zip(PAIRS, values, strict=True)
+        ]
+    )
+    items = pd.DataFrame(
+        [
+            dict(
+                model=m,
+                size=s,
+                window=w,
+                layer=layer,
+                pair=pair,
+                word=f"w{i}",
+                target="",
+                reciprocal_rank=rr,
+                metric="cosine",
+                dictionary_split="test",
+            )
+            for (m, s, w, layer), values in mrr.items()
+            for pair, value in zip(PAIRS, values, strict=True)
+            for i, rr in enumerate(hits(value, n))
+        ]
+    )
     return {"word_retrieval": table, **({"word_retrieval_ranks": items} if ranks else {})}
 
 
@@ -65,12 +105,17 @@ def retrieval(mrr: dict, n: int = 1000, chance: float = 0.01, ranks: bool = True
 # Word2Vec (0.40) in each pair, large data ahead of both in each; at large data the short window (best layer 0:
 # 0.20) is behind.
 GRID = {
-    ("bert", SMALL, LONG, 0): (0.10, 0.10), ("bert", SMALL, LONG, 1): (0.20, 0.30),
+    ("bert", SMALL, LONG, 0): (0.10, 0.10),
+    ("bert", SMALL, LONG, 1): (0.20, 0.30),
     ("bert", SMALL, LONG, 2): (0.20, 0.20),
-    ("glove", SMALL, LONG, 0): (0.40, 0.40), ("word2vec", SMALL, LONG, 0): (0.40, 0.40),
-    ("bert", LARGE, LONG, 0): (0.20, 0.20), ("bert", LARGE, LONG, 1): (0.60, 0.80),
-    ("glove", LARGE, LONG, 0): (0.50, 0.50), ("word2vec", LARGE, LONG, 0): (0.40, 0.60),
-    ("bert", LARGE, SHORT, 0): (0.20, 0.20), ("bert", LARGE, SHORT, 1): (0.10, 0.10),
+    ("glove", SMALL, LONG, 0): (0.40, 0.40),
+    ("word2vec", SMALL, LONG, 0): (0.40, 0.40),
+    ("bert", LARGE, LONG, 0): (0.20, 0.20),
+    ("bert", LARGE, LONG, 1): (0.60, 0.80),
+    ("glove", LARGE, LONG, 0): (0.50, 0.50),
+    ("word2vec", LARGE, LONG, 0): (0.40, 0.60),
+    ("bert", LARGE, SHORT, 0): (0.20, 0.20),
+    ("bert", LARGE, SHORT, 1): (0.10, 0.10),
 }
 WHAT = ("liu2020_what.small-data.retrieval", "liu2020_what.large-data.retrieval", "liu2020_what.window.bert")
 
@@ -85,9 +130,12 @@ def test_data_size_and_window_claims_hold_when_the_intervals_lie_apart():
 
 
 def test_data_size_and_window_claims_do_not_hold_when_the_numbers_turn():
-    grid = {**GRID, ("word2vec", LARGE, LONG, 0): (0.80, 0.80),  # Word2Vec ahead of BERT (0.70) at large data
-            ("bert", SMALL, LONG, 2): (0.50, 0.50),  # the best small BERT layer (0.50) beats both static models
-            ("bert", LARGE, SHORT, 1): (0.90, 0.90)}  # the short window beats the long one
+    grid = {
+        **GRID,
+        ("word2vec", LARGE, LONG, 0): (0.80, 0.80),  # Word2Vec ahead of BERT (0.70) at large data
+        ("bert", SMALL, LONG, 2): (0.50, 0.50),  # the best small BERT layer (0.50) beats both static models
+        ("bert", LARGE, SHORT, 1): (0.90, 0.90),
+    }  # the short window beats the long one
     found = outcomes(retrieval(grid), layer="best")
     assert [found[c] for c in WHAT] == [FAILS] * 3
 
@@ -128,8 +176,9 @@ def test_the_layer_is_the_one_the_report_shows_unless_set():
     assert finding(tables, "liu2020_what.large-data.retrieval", layer=5)["outcome"] == NOT_MEASURED
     assert finding(tables, "liu2020_what.small-data.retrieval")["layers"] == "bert 2"  # the last
     assert finding(tables, "liu2020_what.small-data.retrieval", shown_layer=-2)["layers"] == "bert 1"
-    criteria = criteria_from_config({"layer": "report", "margin": 0.5}, {"resamples": 50, "seed": 3},
-                                    {"layer": 1, "metric": "cosine"})
+    criteria = criteria_from_config(
+        {"layer": "report", "margin": 0.5}, {"resamples": 50, "seed": 3}, {"layer": 1, "metric": "cosine"}
+    )
     assert (criteria.shown_layer, criteria.margin, criteria.resamples, criteria.seed) == (1, 0.5, 50, 3)
 
 
@@ -141,8 +190,12 @@ def test_best_layer_is_the_highest_mean_over_pairs_and_a_tie_goes_to_the_lower_l
 
 
 def test_word2vec_window_claim_holds_where_a_larger_window_clearly_hurts_and_is_falsifiable():
-    sweep = {("word2vec", SMALL, 5, 0): (0.20, 0.20), ("word2vec", SMALL, 128, 0): (0.50, 0.50),
-             ("word2vec", SMALL, 256, 0): (0.30, 0.30), ("word2vec", LARGE, 5, 0): (0.1, 0.1)}
+    sweep = {
+        ("word2vec", SMALL, 5, 0): (0.20, 0.20),
+        ("word2vec", SMALL, 128, 0): (0.50, 0.50),
+        ("word2vec", SMALL, 256, 0): (0.30, 0.30),
+        ("word2vec", LARGE, 5, 0): (0.1, 0.1),
+    }
     row = finding(retrieval(sweep), "liu2020_what.window.word2vec")
     assert row["outcome"] == HOLDS and "holds in 2 of 2 pairs" in row["reason"] and row["windows"] == "5, 128, 256"
     sweep[("word2vec", SMALL, 256, 0)] = (0.80, 0.80)  # every step up clearly helps: the claim does not hold
@@ -153,9 +206,24 @@ def test_word2vec_window_claim_holds_where_a_larger_window_clearly_hurts_and_is_
 
 def translation(rates: dict, distinct: int = 5, model: str = "bert", size: int = LARGE) -> pd.DataFrame:
     """{alpha: convert rate} for one layer of a BERT, both directions alike."""
-    return pd.DataFrame([dict(model=model, size=size, window=LONG, layer=2, pair=pair, direction=d, alpha=a,
-                              convert_rate=rate, distinct_predictions=distinct) for a, rate in rates.items()
-                         for pair in PAIRS for d in ("en->xx", "xx->en")])
+    return pd.DataFrame(
+        [
+            dict(
+                model=model,
+                size=size,
+                window=LONG,
+                layer=2,
+                pair=pair,
+                direction=d,
+                alpha=a,
+                convert_rate=rate,
+                distinct_predictions=distinct,
+            )
+            for a, rate in rates.items()
+            for pair in PAIRS
+            for d in ("en->xx", "xx->en")
+        ]
+    )
 
 
 def test_convert_rate_claims_without_items_are_inconclusive_and_one_repeated_token_not_measurable():
@@ -172,34 +240,70 @@ def test_convert_rate_claims_without_items_are_inconclusive_and_one_repeated_tok
 
 
 def test_the_mbert_claims_are_judged_on_the_hugging_face_checkpoint_when_the_run_has_one():
-    both = pd.concat([translation({0: 0.05, 1: 0.4}, distinct=1),
-                      translation({0: 0.05, 1: 0.4}, model="bert-base-multilingual-cased", size=0)])
+    both = pd.concat(
+        [
+            translation({0: 0.05, 1: 0.4}, distinct=1),
+            translation({0: 0.05, 1: 0.4}, model="bert-base-multilingual-cased", size=0),
+        ]
+    )
     row = finding({"token_translation": both}, "liu2020_short.translation.alpha")
     assert row["judged_on"] == "bert-base-multilingual-cased" and row["outcome"] == INCONCLUSIVE  # ours: flagged
 
 
 def sentence_retrieval(task: str, values, **extra) -> pd.DataFrame:
     metric = {"tatoeba": "accuracy", "bucc": "f1"}[task]
-    return pd.DataFrame([dict(model="bert", size=LARGE, window=LONG, layer=2, report_layer=2, lang=lang,
-                              direction="xx->en", variant=v, mds_alpha=1.0, **{metric: value}, **extra)
-                         for v, value in zip(("mds", "original"), values, strict=True) for lang in ("xa", "xb")])
+    return pd.DataFrame(
+        [
+            dict(
+                model="bert",
+                size=LARGE,
+                window=LONG,
+                layer=2,
+                report_layer=2,
+                lang=lang,
+                direction="xx->en",
+                variant=v,
+                mds_alpha=1.0,
+                **{metric: value},
+                **extra,
+            )
+            for v, value in zip(("mds", "original"), values, strict=True)
+            for lang in ("xa", "xb")
+        ]
+    )
 
 
 def test_sentence_retrieval_nothing_mined_is_not_measurable_and_no_items_inconclusive():
-    assert outcomes({"tatoeba": sentence_retrieval("tatoeba", (0.5, 0.4))})["liu2020_short.tatoeba.mds"] == \
-        INCONCLUSIVE
+    assert outcomes({"tatoeba": sentence_retrieval("tatoeba", (0.5, 0.4))})["liu2020_short.tatoeba.mds"] == INCONCLUSIVE
     bucc = {"bucc": sentence_retrieval("bucc", (0.0, 0.0), n_extracted=0)}
     row = finding(bucc, "liu2020_short.bucc.mds")
     assert row["outcome"] == NOT_MEASURABLE and "nothing mined" in row["flags"]
 
 
-def transfer_rows(task, model, size, window, freeze, transform, value, langs=("en", "xa", "xb"), seed=1,
-                  n=500, dev=None):
+def transfer_rows(
+    task, model, size, window, freeze, transform, value, langs=("en", "xa", "xb"), seed=1, n=500, dev=None
+):
     metric = {"xnli": "accuracy", "pos": "upos", "parsing": "las", "ner": "f1"}[task]
-    return [dict(model=model, size=size, window=window, task=task, lang=lang, split=split, freeze=freeze,
-                 train_transform="none", transform=transform, selected=True, metric=metric, seed=seed, n=n,
-                 value=(dev if dev is not None else value + 10) if split == "dev" or lang == "en" else value)
-            for lang in langs for split in ("dev", "test")]
+    return [
+        dict(
+            model=model,
+            size=size,
+            window=window,
+            task=task,
+            lang=lang,
+            split=split,
+            freeze=freeze,
+            train_transform="none",
+            transform=transform,
+            selected=True,
+            metric=metric,
+            seed=seed,
+            n=n,
+            value=(dev if dev is not None else value + 10) if split == "dev" or lang == "en" else value,
+        )
+        for lang in langs
+        for split in ("dev", "test")
+    ]
 
 
 def xnli_grid(bert_small=40.0, bert_large=60.0, seeds=(1,), spread=0.0):
@@ -241,12 +345,24 @@ def with_items(grid: pd.DataFrame, n: int = 500) -> dict:
     """The grid's tables with each zero-shot test row's per-item scores, as the findings read them: the items
     ordered by a difficulty every model and seed shares (item i right where i < value% of n), so two settings
     differ on the items only where one is right and the other not."""
-    grid = grid.assign(lm=grid["model"] + "/" + grid["size"].astype(str) + "-w" + grid["window"].astype(str),
-                       variant="v", alpha=np.nan)
+    grid = grid.assign(
+        lm=grid["model"] + "/" + grid["size"].astype(str) + "-w" + grid["window"].astype(str), variant="v", alpha=np.nan
+    )
     test = grid[(grid["split"] == "test") & (grid["lang"] != "en")]
-    items = pd.concat([pd.DataFrame({**{k: row[k] for k in TRANSFER_ITEM_KEYS}, "item": np.arange(n),
-                                     "numerator": (np.arange(n) < round(row["value"] * n / 100)).astype(int),
-                                     "denominator": 1}) for _, row in test.iterrows()], ignore_index=True)
+    items = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    **{k: row[k] for k in TRANSFER_ITEM_KEYS},
+                    "item": np.arange(n),
+                    "numerator": (np.arange(n) < round(row["value"] * n / 100)).astype(int),
+                    "denominator": 1,
+                }
+            )
+            for _, row in test.iterrows()
+        ],
+        ignore_index=True,
+    )
     return {"transfer": with_row_intervals(grid, 4.0).assign(n_items=n), "transfer_items": items}
 
 
@@ -265,9 +381,12 @@ def test_two_settings_on_the_same_items_are_compared_by_the_paired_interval():
 
 def test_a_transfer_items_file_names_its_fine_tuning_by_its_path():
     assert transfer_run_of("results/study/eval/transfer/xnli/bert/20000-w128/f6/seed3.items.parquet") == dict(
-        task="xnli", lm="bert/20000-w128", variant="f6", seed=3)
-    assert transfer_run_of("/x/eval/transfer/pos/aligned/250/bert/1000-w8/base/seed1.items.parquet")["lm"] == \
-        "aligned/250/bert/1000-w8"
+        task="xnli", lm="bert/20000-w128", variant="f6", seed=3
+    )
+    assert (
+        transfer_run_of("/x/eval/transfer/pos/aligned/250/bert/1000-w8/base/seed1.items.parquet")["lm"]
+        == "aligned/250/bert/1000-w8"
+    )
 
 
 def test_the_interval_over_seeds_by_hand():
@@ -276,8 +395,13 @@ def test_the_interval_over_seeds_by_hand():
     t(0.975, 2) x sqrt(37 / 3) / sqrt(3) = 4.302652729911275 x sqrt(37) / 3 = 8.72400 (scipy's t quantile is
     the tabulated 4.3027)."""
     values = {1: (50.0, 54.0), 2: (55.0, 57.0), 3: (47.0, 51.0)}
-    rows = pd.DataFrame([dict(seed=seed, lang=lang, value=value) for seed, pair in values.items()
-                         for lang, value in zip(("xa", "xb"), pair, strict=True)])
+    rows = pd.DataFrame(
+        [
+            dict(seed=seed, lang=lang, value=value)
+            for seed, pair in values.items()
+            for lang, value in zip(("xa", "xb"), pair, strict=True)
+        ]
+    )
     measure = over_seeds("BERT", rows)
     half = 4.302652729911275 * np.sqrt(37) / 3
     assert measure.label == "BERT (over 3 seeds)"
@@ -296,11 +420,17 @@ def test_a_minority_of_degenerate_seeds_leaves_the_mean_over_seeds_measurable():
     seeds of three: degenerate, with the rows' reasons; one seed but a mean whose interval reaches chance:
     degenerate by that interval."""
     values = {1: (50.0, 54.0), 2: (55.0, 35.0), 3: (47.0, 51.0)}
-    rows = pd.DataFrame([dict(seed=seed, lang=lang, value=value, chance=33.4) for seed, pair in values.items()
-                         for lang, value in zip(("xa", "xb"), pair, strict=True)])
+    rows = pd.DataFrame(
+        [
+            dict(seed=seed, lang=lang, value=value, chance=33.4)
+            for seed, pair in values.items()
+            for lang, value in zip(("xa", "xb"), pair, strict=True)
+        ]
+    )
     one_class = "constant predictions: 'entailment' is 99.0% of 500"
-    flags = pd.Series([one_class if (r.seed, r.lang) == (2, "xb") else None for r in rows.itertuples()],
-                      index=rows.index)
+    flags = pd.Series(
+        [one_class if (r.seed, r.lang) == (2, "xb") else None for r in rows.itertuples()], index=rows.index
+    )
     minority = over_seeds("BERT", rows, flags=flags)
     assert minority.flag is None
     assert minority.label == "BERT (over 3 seeds; seed 2 degenerate)"
@@ -320,12 +450,29 @@ def test_the_interval_over_seeds_and_items_by_hand():
     (8.72400^2 = 76.10826), so low = 157 / 3 - sqrt(76.10826 + (9.5 / 3)^2) = 52.33333 - 9.28095 = 43.05238 and
     high = 157 / 3 + sqrt(76.10826 + (10 / 3)^2) = 52.33333 + 9.33913 = 61.67246. 400 items per language: 800
     items per seed."""
-    bounds = {(1, "xa"): (47.0, 53.0), (1, "xb"): (50.0, 59.0), (2, "xa"): (53.0, 58.0), (2, "xb"): (55.0, 60.0),
-              (3, "xa"): (42.0, 49.0), (3, "xb"): (48.0, 55.0)}
+    bounds = {
+        (1, "xa"): (47.0, 53.0),
+        (1, "xb"): (50.0, 59.0),
+        (2, "xa"): (53.0, 58.0),
+        (2, "xb"): (55.0, 60.0),
+        (3, "xa"): (42.0, 49.0),
+        (3, "xb"): (48.0, 55.0),
+    }
     values = {1: (50.0, 54.0), 2: (55.0, 57.0), 3: (47.0, 51.0)}
-    rows = pd.DataFrame([dict(seed=seed, lang=lang, value=value, ci_low=bounds[seed, lang][0],
-                              ci_high=bounds[seed, lang][1], n_items=400)
-                         for seed, pair in values.items() for lang, value in zip(("xa", "xb"), pair, strict=True)])
+    rows = pd.DataFrame(
+        [
+            dict(
+                seed=seed,
+                lang=lang,
+                value=value,
+                ci_low=bounds[seed, lang][0],
+                ci_high=bounds[seed, lang][1],
+                n_items=400,
+            )
+            for seed, pair in values.items()
+            for lang, value in zip(("xa", "xb"), pair, strict=True)
+        ]
+    )
     measure = over_seeds("BERT", rows)
     assert measure.label == "BERT (over 3 seeds and 800 items)"
     assert measure.value == pytest.approx(157 / 3)
@@ -347,13 +494,41 @@ def test_the_interval_over_seeds_and_items_from_the_per_item_scores():
     rng = np.random.default_rng(8)
     difficulty = rng.random(60)  # translations: an item hard in one language is hard in the other
     hits = (0.8 * difficulty + 0.2 * rng.random((3, 2, 60)) < np.array([[0.55], [0.65]])).astype(int)
-    rows = pd.DataFrame([dict(task="xnli", lm="bert", variant="v", seed=s + 1, lang=lang, split="test",
-                              transform="none", alpha=np.nan, metric="accuracy", value=100 * hits[s, g].mean(),
-                              ci_low=100 * hits[s, g].mean() - 12, ci_high=100 * hits[s, g].mean() + 12, n_items=60)
-                         for s in range(3) for g, lang in enumerate(("xa", "xb"))])
-    items = pd.concat([pd.DataFrame({**{k: row[k] for k in TRANSFER_ITEM_KEYS}, "item": np.arange(60),
-                                     "numerator": hits[row["seed"] - 1, ("xa", "xb").index(row["lang"])],
-                                     "denominator": 1}) for _, row in rows.iterrows()], ignore_index=True)
+    rows = pd.DataFrame(
+        [
+            dict(
+                task="xnli",
+                lm="bert",
+                variant="v",
+                seed=s + 1,
+                lang=lang,
+                split="test",
+                transform="none",
+                alpha=np.nan,
+                metric="accuracy",
+                value=100 * hits[s, g].mean(),
+                ci_low=100 * hits[s, g].mean() - 12,
+                ci_high=100 * hits[s, g].mean() + 12,
+                n_items=60,
+            )
+            for s in range(3)
+            for g, lang in enumerate(("xa", "xb"))
+        ]
+    )
+    items = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    **{k: row[k] for k in TRANSFER_ITEM_KEYS},
+                    "item": np.arange(60),
+                    "numerator": hits[row["seed"] - 1, ("xa", "xb").index(row["lang"])],
+                    "denominator": 1,
+                }
+            )
+            for _, row in rows.iterrows()
+        ],
+        ignore_index=True,
+    )
     found = over_seeds("BERT", rows, items=items)
     noise = 0.0
     for g in range(2):
@@ -374,7 +549,9 @@ def test_the_interval_over_seeds_and_items_from_the_per_item_scores():
     assert rows_only.high - rows_only.low > found.high - found.low
     partial = items[~((items["seed"] == 2) & (items["lang"] == "xb"))]
     assert (over_seeds("BERT", rows, items=partial).low, over_seeds("BERT", rows, items=partial).high) == (
-        rows_only.low, rows_only.high)
+        rows_only.low,
+        rows_only.high,
+    )
 
 
 def with_row_intervals(rows: pd.DataFrame, half: float, column: str = "value") -> pd.DataFrame:
@@ -398,21 +575,28 @@ def test_one_seed_takes_its_interval_from_the_rows_bootstrap_bounds():
     row = finding({"transfer": grid}, "liu2020_what.large-data.xnli")
     assert "BERT 60.000 [56.000, 62.000]" in row["reason"], row["reason"]
     # a row the table itself flags (constant predictions) makes the claim not measurable, never "holds"
-    flagged = grid.assign(flag=np.where((grid["model"] == "bert") & (grid["split"] == "test") & (grid["size"] == LARGE),
-                                        "constant predictions: 'entailment' is 99% of 500", None))
+    flagged = grid.assign(
+        flag=np.where(
+            (grid["model"] == "bert") & (grid["split"] == "test") & (grid["size"] == LARGE),
+            "constant predictions: 'entailment' is 99% of 500",
+            None,
+        )
+    )
     row = finding({"transfer": flagged}, "liu2020_what.large-data.xnli")
     assert row["outcome"] == NOT_MEASURABLE and "constant predictions" in row["flags"]
 
 
 def test_convert_rates_and_sentence_retrieval_take_the_rows_intervals():
     rising = translation({-1: 0.0, 0: 0.05, 1: 0.4, 3: 0.9})
-    row = finding({"token_translation": with_row_intervals(rising, 0.02, "convert_rate")},
-                  "liu2020_short.translation.alpha")
+    row = finding(
+        {"token_translation": with_row_intervals(rising, 0.02, "convert_rate")}, "liu2020_short.translation.alpha"
+    )
     assert row["outcome"] == HOLDS and "alpha 1 40.000 [38.000, 42.000]" in row["reason"], row["reason"]  # in %
     tatoeba = sentence_retrieval("tatoeba", (0.5, 0.4))
     assert outcomes({"tatoeba": with_row_intervals(tatoeba, 0.02, "accuracy")})["liu2020_short.tatoeba.mds"] == HOLDS
-    assert outcomes({"tatoeba": with_row_intervals(tatoeba, 0.2, "accuracy")})["liu2020_short.tatoeba.mds"] == \
-        INCONCLUSIVE
+    assert (
+        outcomes({"tatoeba": with_row_intervals(tatoeba, 0.2, "accuracy")})["liu2020_short.tatoeba.mds"] == INCONCLUSIVE
+    )
     at_chance = with_row_intervals(tatoeba, 0.02, "accuracy").assign(flag="at or below chance: 0.4 <= chance 0.5")
     assert outcomes({"tatoeba": at_chance})["liu2020_short.tatoeba.mds"] == NOT_MEASURABLE
 
@@ -427,10 +611,12 @@ def test_cao_et_als_fine_tunings_of_a_language_model_do_not_enter_its_claims():
 
 
 def test_xnli_at_one_class_share_and_a_fine_tuning_that_did_not_learn_are_flagged():
-    rows = pd.DataFrame(transfer_rows("xnli", "bert", LARGE, LONG, 0, "none", 33.4)  # 167 of 500
-                        + transfer_rows("ner", "bert", LARGE, LONG, 0, "none", 0.0)
-                        + transfer_rows("pos", "bert", LARGE, LONG, 0, "none", 50.0, dev=30.0)
-                        + transfer_rows("xnli", "glove", LARGE, LONG, -1, "none", 50.0, dev=33.0))
+    rows = pd.DataFrame(
+        transfer_rows("xnli", "bert", LARGE, LONG, 0, "none", 33.4)  # 167 of 500
+        + transfer_rows("ner", "bert", LARGE, LONG, 0, "none", 0.0)
+        + transfer_rows("pos", "bert", LARGE, LONG, 0, "none", 50.0, dev=30.0)
+        + transfer_rows("xnli", "glove", LARGE, LONG, -1, "none", 50.0, dev=33.0)
+    )
     flags = transfer_flags(rows, "en")
     xnli = flags[(rows["task"] == "xnli") & (rows["model"] == "bert") & (rows["lang"] == "xa")]
     assert xnli.str.contains(r"one class's share \(167/500\)").all()
@@ -456,8 +642,12 @@ def mds_transfer(task: str, by_depth: dict, langs=("en", "xa", "xb"), **extra) -
     for depth, (none, mds) in by_depth.items():
         for seed, shift in ((1, 0.0), (2, 0.4), (3, -0.4)):
             for transform, value in (("none", none), ("mds", mds)):
-                rows += [dict(r, **extra) for r in transfer_rows(task, "bert", LARGE, LONG, depth, transform,
-                                                                  value + shift, langs=langs, seed=seed)]
+                rows += [
+                    dict(r, **extra)
+                    for r in transfer_rows(
+                        task, "bert", LARGE, LONG, depth, transform, value + shift, langs=langs, seed=seed
+                    )
+                ]
     return rows
 
 
@@ -518,9 +708,25 @@ def cao_transfer(aligned: dict, base: dict, seeds=(1, 2, 3)) -> pd.DataFrame:
     for lm, by_lang in ((BASE, base), (ALIGNED, aligned)):
         for lang, value in by_lang.items():
             for i, seed in enumerate(seeds):
-                rows.append(dict(model="bert", size=LARGE, window=LONG, lm=lm, task="xnli", lang=lang, split="test",
-                                 freeze=0, train_transform="none", transform="none", selected=True,
-                                 metric="accuracy", value=value + 0.2 * (i - 1), seed=seed, n=500))
+                rows.append(
+                    dict(
+                        model="bert",
+                        size=LARGE,
+                        window=LONG,
+                        lm=lm,
+                        task="xnli",
+                        lang=lang,
+                        split="test",
+                        freeze=0,
+                        train_transform="none",
+                        transform="none",
+                        selected=True,
+                        metric="accuracy",
+                        value=value + 0.2 * (i - 1),
+                        seed=seed,
+                        n=500,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -533,12 +739,20 @@ def cao_retrieval_tables(accuracy: dict, n: int = 400, fewer: float | None = Non
         rotated = method.startswith("rotation")
         for amount, at in ((400, value), (100, fewer)) if rotated and fewer is not None else ((400, value),):
             for lang in ("xa", "xb"):
-                setting = dict(lm=lm, lang=lang, contextual=True, method=method,
-                               parallel_sentences=amount if rotated else 0, layer=0 if lm.startswith("fasttext") else 4)
+                setting = dict(
+                    lm=lm,
+                    lang=lang,
+                    contextual=True,
+                    method=method,
+                    parallel_sentences=amount if rotated else 0,
+                    layer=0 if lm.startswith("fasttext") else 4,
+                )
                 rows.append(dict(setting, accuracy=at, exclude_seen=True, exclude_exact=False))
                 for direction in ("src-tgt", "tgt-src"):
-                    queries += [dict(setting, direction=direction, sentence=i, position=0, hit=h, seen=False,
-                                     exact=False) for i, h in enumerate(hits(at, n))]
+                    queries += [
+                        dict(setting, direction=direction, sentence=i, position=0, hit=h, seen=False, exact=False)
+                        for i, h in enumerate(hits(at, n))
+                    ]
     return {"contextual_retrieval": pd.DataFrame(rows), "contextual_retrieval_queries": pd.DataFrame(queries)}
 
 
@@ -560,10 +774,18 @@ def test_cao_xnli_is_judged_over_the_aligned_languages_only():
     small = cao_transfer({"xa": 55.0, "xb": 54.0}, {"xa": 55.0, "xb": 54.0})  # no gain; each side +-0.5 over seeds
     row = finding({"transfer": small}, "cao2020.xnli")
     assert row["outcome"] == FAILS and row["margin"] == 1.0 and "by more than 1" in row["reason"]
-    assert finding({"transfer": cao_transfer({"xa": 57.0, "xb": 56.0}, {"xa": 55.0, "xb": 54.0})},
-                   "cao2020.xnli")["outcome"] == HOLDS
-    assert finding({"transfer": cao_transfer({"xa": 56.0, "xb": 55.0}, {"xa": 55.0, "xb": 54.0})},
-                   "cao2020.xnli")["outcome"] == INCONCLUSIVE  # a gain of 1: more than one point not resolved
+    assert (
+        finding({"transfer": cao_transfer({"xa": 57.0, "xb": 56.0}, {"xa": 55.0, "xb": 54.0})}, "cao2020.xnli")[
+            "outcome"
+        ]
+        == HOLDS
+    )
+    assert (
+        finding({"transfer": cao_transfer({"xa": 56.0, "xb": 55.0}, {"xa": 55.0, "xb": 54.0})}, "cao2020.xnli")[
+            "outcome"
+        ]
+        == INCONCLUSIVE
+    )  # a gain of 1: more than one point not resolved
     at_chance = cao_transfer({"xa": 62.0, "xb": 60.0}, {"xa": 33.4, "xb": 54.0})
     row = finding({"transfer": at_chance}, "cao2020.xnli")
     assert row["outcome"] == HOLDS and f"left out, not measurable: {BASE} on 400, xa" in row["reason"]
@@ -636,22 +858,35 @@ def test_cao_matches_is_an_equivalence_within_the_margin():
 def test_cao_pos_gap_disappears_is_an_equivalence_on_the_aligned_languages():
     """Base: closed > open; aligned: open ~ closed within the margin ("disappears after alignment (0.88 vs
     0.89)"); a language outside the aligned ones does not enter the averages."""
+
     def pos(base: tuple, aligned: tuple, n: int = 4000, other=(0.9, 0.1)) -> dict:
-        rows = [dict(lm=lm, lang=lang, method="none", parallel_sentences=0, group=group, pos="average",
-                     accuracy=value, n_queries=n, ci_low=value - half, ci_high=value + half)
-                for lm, values in ((BASE, base), (ALIGNED, aligned))
-                for lang, (closed, open_) in (("xa", values), ("xb", values), ("xc", other))
-                for group, value in (("closed_class", closed), ("open_class", open_))
-                for half in [1.96 * (value * (1 - value) / n) ** 0.5]]
+        rows = [
+            dict(
+                lm=lm,
+                lang=lang,
+                method="none",
+                parallel_sentences=0,
+                group=group,
+                pos="average",
+                accuracy=value,
+                n_queries=n,
+                ci_low=value - half,
+                ci_high=value + half,
+            )
+            for lm, values in ((BASE, base), (ALIGNED, aligned))
+            for lang, (closed, open_) in (("xa", values), ("xb", values), ("xc", other))
+            for group, value in (("closed_class", closed), ("open_class", open_))
+            for half in [1.96 * (value * (1 - value) / n) ** 0.5]
+        ]
         return {"contextual_retrieval_pos": pd.DataFrame(rows)}
+
     claim = "cao2020.pos"
     row = finding(pos((0.70, 0.54), (0.88, 0.89)), claim, margins={"percent": 3.0})
     assert row["outcome"] == HOLDS and row["pairs"] == "en-xa, en-xb" and row["margin"] == 3.0
     assert finding(pos((0.70, 0.54), (0.88, 0.89)), claim, margins={"percent": 0.5})["outcome"] == INCONCLUSIVE
     assert finding(pos((0.70, 0.54), (0.88, 0.70)), claim, margins={"percent": 3.0})["outcome"] == FAILS
     assert finding(pos((0.54, 0.70), (0.88, 0.89)), claim, margins={"percent": 3.0})["outcome"] == FAILS
-    assert finding(pos((0.70, 0.54), (0.88, 0.89), n=50), claim, margins={"percent": 3.0})["outcome"] == \
-        INCONCLUSIVE
+    assert finding(pos((0.70, 0.54), (0.88, 0.89), n=50), claim, margins={"percent": 3.0})["outcome"] == INCONCLUSIVE
     at_chance = pos((0.70, 0.54), (0.88, 0.89))
     at_chance["contextual_retrieval_pos"]["chance"] = 0.95
     assert finding(at_chance, claim)["outcome"] == NOT_MEASURABLE
@@ -659,8 +894,9 @@ def test_cao_pos_gap_disappears_is_an_equivalence_on_the_aligned_languages():
 
 def test_cao_rotations_at_one_class_share_are_not_measurable():
     rows = cao_transfer({"xa": 62.0, "xb": 60.0}, {"xa": 55.0, "xb": 54.0})
-    rotated = rows[rows["lm"] == BASE].assign(value=33.4, transform="rotation-word",
-                                              shift_settings='{"rotation": {"sentences": 400}}')
+    rotated = rows[rows["lm"] == BASE].assign(
+        value=33.4, transform="rotation-word", shift_settings='{"rotation": {"sentences": 400}}'
+    )
     sentence = rotated.assign(transform="rotation-sentence", value=45.0)
     aligned = rows.assign(shift_settings="{}")
     tables = {"transfer": pd.concat([aligned, rotated, sentence], ignore_index=True)}
@@ -672,13 +908,26 @@ def test_cao_frequency_bins_are_averaged_over_one_common_language_set():
     """Bin 2 of the base has only xa (few queries in xb); xb is left out of every bin, and bins under 30
     queries are dropped."""
     rows = []
-    for lm, accuracies in ((BASE, {"xa": (0.8, 0.6, 0.4), "xb": (0.2, 0.1, None)}),
-                           (ALIGNED, {"xa": (0.8, 0.8, 0.7), "xb": (0.5, 0.5, 0.5)})):
+    for lm, accuracies in (
+        (BASE, {"xa": (0.8, 0.6, 0.4), "xb": (0.2, 0.1, None)}),
+        (ALIGNED, {"xa": (0.8, 0.8, 0.7), "xb": (0.5, 0.5, 0.5)}),
+    ):
         for lang, values in accuracies.items():
             for b, value in enumerate(values):
                 if value is not None:
-                    rows.append(dict(lm=lm, lang=lang, method="none", parallel_sentences=0, layer=4, rank_bin=b,
-                                     rank_difference=("0-9", "10-99", "100+")[b], accuracy=value, n_queries=40))
+                    rows.append(
+                        dict(
+                            lm=lm,
+                            lang=lang,
+                            method="none",
+                            parallel_sentences=0,
+                            layer=4,
+                            rank_bin=b,
+                            rank_difference=("0-9", "10-99", "100+")[b],
+                            accuracy=value,
+                            n_queries=40,
+                        )
+                    )
     rows.append({**rows[0], "rank_bin": 3, "rank_difference": "1000+", "n_queries": 5})
     row = finding({"contextual_retrieval_frequency": pd.DataFrame(rows)}, "cao2020.frequency")
     assert row["pairs"] == "en-xa" and "rank difference 100+" in row["reason"] and "1000+" not in row["reason"]
@@ -690,8 +939,9 @@ def test_what_the_run_lacks_is_not_measured_never_an_error():
     empty = judge_claims({}, "en")
     assert list(empty["id"]) == [c.id for c in CLAIMS]
     assert set(empty["outcome"]) == {NOT_MEASURED}
-    assert finding(retrieval(GRID), "liu2020_what.pos.open-closed")["reason"] == \
-        "no word_retrieval_pos table in this run"
+    assert (
+        finding(retrieval(GRID), "liu2020_what.pos.open-closed")["reason"] == "no word_retrieval_pos table in this run"
+    )
     assert empty.set_index("id").loc["conneau2020.sharing", "reason"] == "no ablation table in this run"
     one_size = retrieval({k: v for k, v in GRID.items() if k[1] == LARGE})
     row = finding(one_size, "liu2020_what.large-data.retrieval")
@@ -728,19 +978,20 @@ def test_report_shows_each_claim_with_its_outcome_and_numbers(tmp_path):
     paths = {key: tmp_path / f"results/unit/eval/{key}.parquet" for key in ("word_retrieval", "findings")}
     tables["word_retrieval"].to_parquet(paths["word_retrieval"])
     table.to_parquet(paths["findings"])
-    render_report(paths, {"run": "unit"}, tmp_path / "r.html", tmp_path / "fig",
-                  paper_results=tmp_path / "absent.yaml")
+    render_report(paths, {"run": "unit"}, tmp_path / "r.html", tmp_path / "fig", paper_results=tmp_path / "absent.yaml")
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert str(tmp_path) not in html and "results/unit/eval/ word_retrieval.parquet, findings.parquet" in html
     section = html.split('id="findings"', 1)[1]
-    assert f"Of {len(CLAIMS)} claims: 3 hold, 0 do not hold, 0 inconclusive, 0 not measurable, " \
-           f"{len(CLAIMS) - 3} not measured" in html
+    assert (
+        f"Of {len(CLAIMS)} claims: 3 hold, 0 do not hold, 0 inconclusive, 0 not measurable, "
+        f"{len(CLAIMS) - 3} not measured" in html
+    )
     assert "en-xb BERT (layer 1) 0.300 [" in section
     # the paper's sentence beside the verdict, and the claim's margin under its outcome
     assert "on word retrieval task on every language paired with English." in section
     assert "no margin (strict)" in section
     assert "exact binomial, Clopper-Pearson, where every query is a hit or every one a miss" in section
-    assert html.index("<section id=\"findings\">") < html.index("<section id=\"settings\">")
+    assert html.index('<section id="findings">') < html.index('<section id="settings">')
     findings = section.split("</section>", 1)[0]
     # the findings are open, whole and laid out to the page (no scroll box); the appendix is collapsed
     assert "<details" not in findings and '<div class="table-full">' in findings and "table-wrap" not in findings
@@ -757,8 +1008,11 @@ def test_docs_findings_table_is_generated_from_a_run_and_names_only_known_claims
     docs_main([str(tmp_path / "findings.parquet"), str(page), "--heading", "A unit run."])
     text = page.read_text(encoding="utf-8")
     assert "STALE TABLE" not in text and text.endswith(f"{DOCS_END}\n\nafter\n") and "A unit run." in text
-    rows = {line.split("|")[1].strip(" `"): line.split("|")[2].strip() for line in text.splitlines()
-            if line.startswith("| `")}
+    rows = {
+        line.split("|")[1].strip(" `"): line.split("|")[2].strip()
+        for line in text.splitlines()
+        if line.startswith("| `")
+    }
     assert rows == table.set_index("id")["outcome"].to_dict()
     assert "| `liu2020_what.large-data.retrieval` | holds | en-xa BERT (layer 1) 0.600 [" in text
     (tmp_path / "bare.md").write_text("no block\n", encoding="utf-8")
@@ -767,16 +1021,18 @@ def test_docs_findings_table_is_generated_from_a_run_and_names_only_known_claims
     # a named block beside the unnamed one: only it is rewritten, each claim with at most `--numbers` numbers
     begin, end = markers("study")
     page.write_text(f"{DOCS_BEGIN}\nkept\n{DOCS_END}\n{begin}\nSTALE\n{end}\n", encoding="utf-8")
-    docs_main([str(tmp_path / "findings.parquet"), str(page), "--heading", "Study.", "--block", "study",
-               "--numbers", "1"])
+    docs_main(
+        [str(tmp_path / "findings.parquet"), str(page), "--heading", "Study.", "--block", "study", "--numbers", "1"]
+    )
     text = page.read_text(encoding="utf-8")
     assert f"{DOCS_BEGIN}\nkept\n{DOCS_END}" in text and "STALE" not in text and "Study." in text
     row = next(line for line in text.splitlines() if line.startswith("| `liu2020_what.large-data.retrieval`"))
     many = len(json.loads(table.set_index("id").loc["liu2020_what.large-data.retrieval", "measures"]))
     assert row.count(" [") == 1 and row.endswith(f"; and {many - 1} more |"), row
     # --measured-only: the claims the run has no experiment for named in one line, not as rows
-    docs_main([str(tmp_path / "findings.parquet"), str(page), "--heading", "Study.", "--block", "study",
-               "--measured-only"])
+    docs_main(
+        [str(tmp_path / "findings.parquet"), str(page), "--heading", "Study.", "--block", "study", "--measured-only"]
+    )
     text = page.read_text(encoding="utf-8")
     absent = table.loc[table["outcome"] == "not measured", "id"]
     assert len(absent) and all(f"| `{claim}` |" not in text and f"`{claim}`" in text for claim in absent)
@@ -786,11 +1042,19 @@ def test_docs_findings_table_is_generated_from_a_run_and_names_only_known_claims
         docs = page.read_text(encoding="utf-8")
         assert begin in docs and end in docs, (page, block)
         block_text = docs.split(begin, 1)[1].split(end, 1)[0]
-        documented = {line.split("|")[1].strip(" `"): line.split("|")[2].strip() for line in block_text.splitlines()
-                      if line.startswith("| `")}
+        documented = {
+            line.split("|")[1].strip(" `"): line.split("|")[2].strip()
+            for line in block_text.splitlines()
+            if line.startswith("| `")
+        }
         assert documented and set(documented) <= {claim.id for claim in CLAIMS}, page
-        assert set(documented.values()) <= {"holds", "does not hold", "inconclusive", "not measurable",
-                                            "not measured"}, page
+        assert set(documented.values()) <= {
+            "holds",
+            "does not hold",
+            "inconclusive",
+            "not measurable",
+            "not measured",
+        }, page
 
 
 @pytest.mark.workflow
@@ -808,8 +1072,13 @@ def test_findings_rule_judges_the_run_tables_and_follows_a_changed_table(test_ru
     paths["contextual_retrieval_queries"] = sorted((results / "contextual_retrieval").rglob("*.queries.parquet"))
     study = preset_plan("test")  # the preset merged over config.yaml and the schema's defaults, as the rule has it
     config = study.config
-    criteria = criteria_from_config(config["findings"], config["bootstrap"], selection_config(config),
-                                    config["alignment"]["finetune"]["languages"], study.mds_freeze())
+    criteria = criteria_from_config(
+        config["findings"],
+        config["bootstrap"],
+        selection_config(config),
+        config["alignment"]["finetune"]["languages"],
+        study.mds_freeze(),
+    )
     pd.testing.assert_frame_equal(before.reset_index(), judge_claims(read_tables(paths), "en", criteria))
     table = pd.read_parquet(results / "word_retrieval.parquet")
     large_bert = (table["model"] == "bert") & (table["size"] == table["size"].max())
@@ -825,8 +1094,15 @@ def test_findings_rule_judges_the_run_tables_and_follows_a_changed_table(test_ru
         if large_ranks.any():
             ranks.loc[large_ranks, "reciprocal_rank"] = value
             ranks.to_parquet(ranks_path, index=False)
-    done = snakemake(str(results.relative_to(run) / "findings.parquet"), "--configfile", str(TEST_PRESET),
-                     "--cores", "1", cwd=run, timeout=300)
+    done = snakemake(
+        str(results.relative_to(run) / "findings.parquet"),
+        "--configfile",
+        str(TEST_PRESET),
+        "--cores",
+        "1",
+        cwd=run,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     # the POS breakdown is computed from the same per-query ranks: it follows them too
     assert job_counts(done.stdout + done.stderr) == {"word_retrieval_pos": 1, "findings": 1}

@@ -19,23 +19,35 @@ def finding(tables, claim) -> pd.Series:
 
 
 def words(embedding: float, fasttext: float) -> pd.DataFrame:
-    return pd.DataFrame([dict(pair=pair, level=level, layer=0, p_at_1=value + (0.1 if pair == "en-xb" else 0), **MODELS)
-                         for pair in ("en-xa", "en-xb") for level, value in (("embedding", embedding),
-                                                                             ("fasttext", fasttext))])
+    return pd.DataFrame(
+        [
+            dict(pair=pair, level=level, layer=0, p_at_1=value + (0.1 if pair == "en-xb" else 0), **MODELS)
+            for pair in ("en-xa", "en-xb")
+            for level, value in (("embedding", embedding), ("fasttext", fasttext))
+        ]
+    )
 
 
 def sentences(mapped: list[float], unmapped: float = 0.01) -> pd.DataFrame:
-    return pd.DataFrame([dict(pair="en-xa", layer=layer, method=method, direction=direction, p_at_1=value, **MODELS)
-                         for layer, value in enumerate(mapped)
-                         for method, value in (("procrustes", value), ("none", unmapped))
-                         for direction in ("en->xx", "xx->en")])
+    return pd.DataFrame(
+        [
+            dict(pair="en-xa", layer=layer, method=method, direction=direction, p_at_1=value, **MODELS)
+            for layer, value in enumerate(mapped)
+            for method, value in (("procrustes", value), ("none", unmapped))
+            for direction in ("en->xx", "xx->en")
+        ]
+    )
 
 
 def cka(mono: list[float], multi: list[float], random: list[float]) -> pd.DataFrame:
-    return pd.DataFrame([dict(pair=pair, comparison=comparison, layer=layer, cka=value, **MODELS, **BILINGUAL)
-                         for pair in ("en-xa", "en-xb") for comparison, values in
-                         (("monolingual", mono), ("multilingual", multi), ("random", random))
-                         for layer, value in enumerate(values)])
+    return pd.DataFrame(
+        [
+            dict(pair=pair, comparison=comparison, layer=layer, cka=value, **MODELS, **BILINGUAL)
+            for pair in ("en-xa", "en-xb")
+            for comparison, values in (("monolingual", mono), ("multilingual", multi), ("random", random))
+            for layer, value in enumerate(values)
+        ]
+    )
 
 
 def test_embeddings_against_fasttext():
@@ -58,12 +70,16 @@ def p_at_1_intervals(table: pd.DataFrame, half: float) -> pd.DataFrame:
 def test_embeddings_against_fasttext_on_the_rows_intervals():
     """embedding 35 vs fastText 30 (each pair's mean): within +-2 the embedding is at least as good; at fastText
     50 it is worse beyond the intervals; within +-10 neither is ruled out."""
-    assert finding({"monolingual_words": p_at_1_intervals(words(0.35, 0.30), 0.02)},
-                   "conneau2020.mono.words")["outcome"] == HOLDS
+    assert (
+        finding({"monolingual_words": p_at_1_intervals(words(0.35, 0.30), 0.02)}, "conneau2020.mono.words")["outcome"]
+        == HOLDS
+    )
     row = finding({"monolingual_words": p_at_1_intervals(words(0.30, 0.50), 0.02)}, "conneau2020.mono.words")
     assert row["outcome"] == FAILS and "embedding 35.000 [33.000, 37.000]" in row["reason"], row["reason"]
-    assert finding({"monolingual_words": p_at_1_intervals(words(0.30, 0.32), 0.10)},
-                   "conneau2020.mono.words")["outcome"] == INCONCLUSIVE
+    assert (
+        finding({"monolingual_words": p_at_1_intervals(words(0.30, 0.32), 0.10)}, "conneau2020.mono.words")["outcome"]
+        == INCONCLUSIVE
+    )
 
 
 def test_sentences_need_an_interval_at_every_layer():
@@ -75,12 +91,10 @@ def test_sentences_need_an_interval_at_every_layer():
 def test_sentences_through_the_map_against_unmapped_spaces_at_chance():
     """Unmapped, two monolingual BERTs are at chance by design (chance 1 % of 100 sentences): that side's flag
     is kept out and the map's gain is judged; a mapped side at chance makes the claim not measurable."""
-    unmapped_at_chance = p_at_1_intervals(sentences([0.5, 0.4, 0.3], unmapped=0.005), 0.02).assign(
-        n_test_sentences=100)
+    unmapped_at_chance = p_at_1_intervals(sentences([0.5, 0.4, 0.3], unmapped=0.005), 0.02).assign(n_test_sentences=100)
     row = finding({"monolingual_sentences": unmapped_at_chance}, "conneau2020.mono.sentences")
     assert row["outcome"] == HOLDS and not row["flags"], row["reason"]
-    mapped_at_chance = p_at_1_intervals(sentences([0.5, 0.4, 0.008], unmapped=0.005), 0.02).assign(
-        n_test_sentences=100)
+    mapped_at_chance = p_at_1_intervals(sentences([0.5, 0.4, 0.008], unmapped=0.005), 0.02).assign(n_test_sentences=100)
     row = finding({"monolingual_sentences": mapped_at_chance}, "conneau2020.mono.sentences")
     assert row["outcome"] == NOT_MEASURABLE and "not above chance: layer 2 procrustes 0.800" in row["flags"]  # %
     worse = p_at_1_intervals(sentences([0.5, 0.1, 0.3], unmapped=0.2), 0.02).assign(n_test_sentences=100)
@@ -110,15 +124,30 @@ def with_intervals(table: pd.DataFrame, half: float, paired_half: float) -> pd.D
     mean_difference = table["layer_mean"].to_numpy() - mono_mean.loc[table["pair"]].to_numpy()
     own = table["comparison"] == "monolingual"
     return table.assign(
-        ci_low=table["cka"] - half, ci_high=table["cka"] + half, ci_level=0.95, ci_resamples=100, ci_seed=0,
-        ci_method="jackknife", n_items=500,
-        vs_monolingual_low=(difference - paired_half), vs_monolingual_high=(difference + paired_half),
-        layer_mean_ci_low=table["layer_mean"] - half, layer_mean_ci_high=table["layer_mean"] + half,
+        ci_low=table["cka"] - half,
+        ci_high=table["cka"] + half,
+        ci_level=0.95,
+        ci_resamples=100,
+        ci_seed=0,
+        ci_method="jackknife",
+        n_items=500,
+        vs_monolingual_low=(difference - paired_half),
+        vs_monolingual_high=(difference + paired_half),
+        layer_mean_ci_low=table["layer_mean"] - half,
+        layer_mean_ci_high=table["layer_mean"] + half,
         layer_mean_vs_monolingual_low=mean_difference - paired_half,
         layer_mean_vs_monolingual_high=mean_difference + paired_half,
-    ).assign(**{column: lambda t, c=column: t[c].mask(own) for column in (
-        "vs_monolingual_low", "vs_monolingual_high", "layer_mean_vs_monolingual_low",
-        "layer_mean_vs_monolingual_high")})
+    ).assign(
+        **{
+            column: lambda t, c=column: t[c].mask(own)
+            for column in (
+                "vs_monolingual_low",
+                "vs_monolingual_high",
+                "layer_mean_vs_monolingual_low",
+                "layer_mean_vs_monolingual_high",
+            )
+        }
+    )
 
 
 def test_cka_above_random_each_outcome():
@@ -130,11 +159,13 @@ def test_cka_above_random_each_outcome():
     row = finding({"cka": overlapping}, claim)
     assert row["outcome"] == HOLDS and "paired difference +0.05 [+0.03, +0.07]" in row["reason"]
     assert "en-xb layer 1 monolingual 0.250 [0.150, 0.350]" in row["reason"]
-    row = finding({"cka": with_intervals(cka(mono=[0.30, 0.25], multi=[0.4, 0.3], random=[0.25, 0.20]), 0.1, 0.08)},
-                  claim)
+    row = finding(
+        {"cka": with_intervals(cka(mono=[0.30, 0.25], multi=[0.4, 0.3], random=[0.25, 0.20]), 0.1, 0.08)}, claim
+    )
     assert row["outcome"] == INCONCLUSIVE and "the order is not resolved" in row["reason"]
-    row = finding({"cka": with_intervals(cka(mono=[0.30, 0.10], multi=[0.4, 0.3], random=[0.25, 0.20]), 0.01, 0.02)},
-                  claim)
+    row = finding(
+        {"cka": with_intervals(cka(mono=[0.30, 0.10], multi=[0.4, 0.3], random=[0.25, 0.20]), 0.01, 0.02)}, claim
+    )
     assert row["outcome"] == FAILS and "layer 1 monolingual 0.100 [0.090, 0.110] not >" in row["reason"]
     missing = overlapping.copy()
     missing.loc[(missing["comparison"] == "random") & (missing["layer"] == 0), "cka"] = float("nan")
@@ -157,11 +188,14 @@ def test_cka_multilingual_higher_each_outcome():
     lower = cka(mono=[0.70, 0.60], multi=[0.60, 0.50], random=[0.2, 0.1])
     assert finding({"cka": with_intervals(lower, 0.05, 0.01)}, claim)["outcome"] == FAILS
     one_pair_lower = with_intervals(slightly, 0.05, 0.01)
-    one_pair_lower.loc[(one_pair_lower["pair"] == "en-xb") & (one_pair_lower["comparison"] == "multilingual"),
-                       ["layer_mean_vs_monolingual_low", "layer_mean_vs_monolingual_high"]] = [-0.05, -0.01]
+    one_pair_lower.loc[
+        (one_pair_lower["pair"] == "en-xb") & (one_pair_lower["comparison"] == "multilingual"),
+        ["layer_mean_vs_monolingual_low", "layer_mean_vs_monolingual_high"],
+    ] = [-0.05, -0.01]
     row = finding({"cka": one_pair_lower}, claim)  # every pair must hold
-    assert row["outcome"] == FAILS and "en-xb: en-xb multilingual (layer mean) 0.670 [0.620, 0.720] not >" in \
-        row["reason"]
+    assert (
+        row["outcome"] == FAILS and "en-xb: en-xb multilingual (layer mean) 0.670 [0.620, 0.720] not >" in row["reason"]
+    )
     missing = with_intervals(slightly, 0.05, 0.01)
     missing.loc[missing["comparison"] == "multilingual", "cka"] = float("nan")
     assert finding({"cka": missing}, claim)["outcome"] == NOT_MEASURABLE
@@ -195,8 +229,12 @@ def test_cka_shared_needs_both_sides_trained_on_the_same_data_and_window():
     assert "(4,000 sentences at window 64) and the monolingual ones (12,000 sentences at window 16)" in row["reason"]
     same = recorded.assign(multilingual_size=12000, multilingual_window=16)
     assert finding({"cka": same}, claim)["outcome"] == HOLDS
-    one_pair = recorded.assign(multilingual_size=recorded["pair"].map({"en-xa": 12000, "en-xb": 4000}),
-                               multilingual_window=16)
+    one_pair = recorded.assign(
+        multilingual_size=recorded["pair"].map({"en-xa": 12000, "en-xb": 4000}), multilingual_window=16
+    )
     row = finding({"cka": one_pair}, claim)  # the measurable pair decides, the other is named
-    assert row["outcome"] == HOLDS and "1 of 1 pairs hold" in row["reason"] and "left out, not measurable: en-xb" \
-        in row["reason"]
+    assert (
+        row["outcome"] == HOLDS
+        and "1 of 1 pairs hold" in row["reason"]
+        and "left out, not measurable: en-xb" in row["reason"]
+    )

@@ -34,8 +34,9 @@ def row_and_items(keys: dict, hits: np.ndarray) -> tuple[dict, pd.DataFrame]:
     """A transfer table's test row of `hits` (with its own bounds, n_items) and its per-item scores."""
     value = 100 * hits.mean()
     row = dict(keys, value=value, ci_low=value - ROW_HALF, ci_high=value + ROW_HALF, n_items=N, n=N, selected=True)
-    items = pd.DataFrame({**{k: keys[k] for k in TRANSFER_ITEM_KEYS}, "item": np.arange(N), "numerator": hits,
-                          "denominator": 1})
+    items = pd.DataFrame(
+        {**{k: keys[k] for k in TRANSFER_ITEM_KEYS}, "item": np.arange(N), "numerator": hits, "denominator": 1}
+    )
     return row, items
 
 
@@ -62,8 +63,16 @@ def ablation_tables() -> dict:
         for lang in ("xa", "xc"):
             for seed in SEEDS:
                 for variant, shift in POINTS.items():
-                    keys = dict(task="xnli", lm=f"ablation/{setting}/en-{lang}", variant=variant, seed=seed,
-                                split="test", transform="none", alpha=np.nan, metric="accuracy")
+                    keys = dict(
+                        task="xnli",
+                        lm=f"ablation/{setting}/en-{lang}",
+                        variant=variant,
+                        seed=seed,
+                        split="test",
+                        transform="none",
+                        alpha=np.nan,
+                        metric="accuracy",
+                    )
                     hits = planted_hits(rate + shift, seed, lang, setting + variant)
                     row, part = row_and_items(dict(keys, lang=lang), hits)
                     rows.append(row)
@@ -81,20 +90,33 @@ def by_hand(tables: dict, setting: str, lang: str | None = None) -> tuple[pd.Dat
         test = test[test["lang"] == lang]
     keys = ["task", "lm", "seed", "lang", "split", "transform", "metric"]
     # the value the mean over the two points, the bounds the best point's (xling.evaluate.ablation.best_points)
-    rows = test.sort_values("variant").groupby(keys, as_index=False).agg(
-        value=("value", "mean"), ci_low=("ci_low", "first"), ci_high=("ci_high", "first"), n_items=("n_items", "max"))
+    rows = (
+        test.sort_values("variant")
+        .groupby(keys, as_index=False)
+        .agg(
+            value=("value", "mean"),
+            ci_low=("ci_low", "first"),
+            ci_high=("ci_high", "first"),
+            n_items=("n_items", "max"),
+        )
+    )
     rows = rows.assign(variant="f0-b32-lr0.0005", alpha=np.nan)
     items = tables["transfer_items"]
-    items = items[items["lm"].isin(set(rows["lm"]))].groupby([*keys, "item"], as_index=False)[
-        ["numerator", "denominator"]].mean()
+    items = (
+        items[items["lm"].isin(set(rows["lm"]))]
+        .groupby([*keys, "item"], as_index=False)[["numerator", "denominator"]]
+        .mean()
+    )
     return rows, items.assign(variant="f0-b32-lr0.0005", alpha=np.nan)
 
 
 def test_ablation_claims_take_the_interval_over_seeds_and_items_from_the_items():
     tables = ablation_tables()
-    for claim, settings, lang in (("conneau2020.anchors", ("no-anchors", "default"), None),
-                                  ("conneau2020.sharing", ("default", "sep-emb-l2"), None),
-                                  ("conneau2020.extra-anchors", ("extra-anchors", "default"), "xc")):
+    for claim, settings, lang in (
+        ("conneau2020.anchors", ("no-anchors", "default"), None),
+        ("conneau2020.sharing", ("default", "sep-emb-l2"), None),
+        ("conneau2020.extra-anchors", ("extra-anchors", "default"), "xc"),
+    ):
         row = finding(tables, claim)
         found = measures(row)
         for setting in settings:
@@ -108,8 +130,10 @@ def test_ablation_claims_take_the_interval_over_seeds_and_items_from_the_items()
             assert got[2] - got[1] < conservative.high - conservative.low - 1.0  # narrower than the rows' rule
         a, b = (by_hand(tables, s, lang) for s in settings)
         pair = paired_over_seeds({"transfer_items": pd.concat([a[1], b[1]])}, a[0], b[0], CRITERIA)
-        assert f"paired difference {pair.estimate:+.3g} [{pair.low:+.3g}, {pair.high:+.3g}]" in row["reason"], \
-            (claim, row["reason"])
+        assert f"paired difference {pair.estimate:+.3g} [{pair.low:+.3g}, {pair.high:+.3g}]" in row["reason"], (
+            claim,
+            row["reason"],
+        )
     assert finding(tables, "conneau2020.sharing")["outcome"] == "holds"
 
 
@@ -123,15 +147,20 @@ def test_ablation_items_that_do_not_reproduce_the_row_leave_the_rows_bounds():
     rows, _ = by_hand(tables, "no-anchors")
     conservative = over_seeds("no-anchors xnli", rows)
     assert measures(finding(tables, "conneau2020.anchors"))[conservative.label] == pytest.approx(
-        (conservative.value, conservative.low, conservative.high))
+        (conservative.value, conservative.low, conservative.high)
+    )
 
 
 # ---------------------------------------------------------------------------------------------- Cao et al.
 
 BASE, ALIGNED = "bert/500-w64", "aligned/400/bert/500-w64"
 #: (lm, variant, transform, accuracy rate) of Table 1's settings: base, fine-tuned alignment, the two rotations
-CAO = ((BASE, "f0-cao", "none", 0.5), (ALIGNED, "f0-cao", "none", 0.62),
-       (BASE, "f0-rotword", "rotation-word", 0.52), (BASE, "f0-rotsentence", "rotation-sentence", 0.53))
+CAO = (
+    (BASE, "f0-cao", "none", 0.5),
+    (ALIGNED, "f0-cao", "none", 0.62),
+    (BASE, "f0-rotword", "rotation-word", 0.52),
+    (BASE, "f0-rotsentence", "rotation-sentence", 0.53),
+)
 
 
 def cao_tables() -> dict:
@@ -139,11 +168,29 @@ def cao_tables() -> dict:
     for lm, variant, transform, rate in CAO:
         for lang in ("xa", "xb"):
             for seed in SEEDS:
-                keys = dict(task="xnli", lm=lm, variant=variant, seed=seed, lang=lang, split="test",
-                            transform=transform, alpha=np.nan, metric="accuracy")
+                keys = dict(
+                    task="xnli",
+                    lm=lm,
+                    variant=variant,
+                    seed=seed,
+                    lang=lang,
+                    split="test",
+                    transform=transform,
+                    alpha=np.nan,
+                    metric="accuracy",
+                )
                 row, part = row_and_items(keys, planted_hits(rate, seed, lang, lm + variant))
-                rows.append(dict(row, model="bert", size=500, window=64, freeze=0, train_transform="none",
-                                 shift_settings='{"rotation": {"sentences": 400}}' if transform != "none" else "{}"))
+                rows.append(
+                    dict(
+                        row,
+                        model="bert",
+                        size=500,
+                        window=64,
+                        freeze=0,
+                        train_transform="none",
+                        shift_settings='{"rotation": {"sentences": 400}}' if transform != "none" else "{}",
+                    )
+                )
                 items.append(part)
     return {"transfer": pd.DataFrame(rows), "transfer_items": pd.concat(items, ignore_index=True)}
 
@@ -173,8 +220,10 @@ def test_cao_xnli_claims_take_the_interval_over_seeds_and_items_from_the_items()
     row = finding(tables, "cao2020.xnli.rotations")
     found = measures(row)
     fine_tuned = cao_rows(tables, ALIGNED, "f0-cao")
-    for variant, words in (("f0-rotword", "word-aligned BERT (rotation)"),
-                           ("f0-rotsentence", "sentence-aligned BERT (rotation)")):
+    for variant, words in (
+        ("f0-rotword", "word-aligned BERT (rotation)"),
+        ("f0-rotsentence", "sentence-aligned BERT (rotation)"),
+    ):
         rotated = cao_rows(tables, BASE, variant)
         calibrated = over_seeds(words, rotated, items=items, criteria=CRITERIA)
         assert found[calibrated.label] == pytest.approx((calibrated.value, calibrated.low, calibrated.high))

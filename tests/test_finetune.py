@@ -27,8 +27,16 @@ REPO = Path(__file__).resolve().parents[1]
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 WORDS = [f"w{i}" for i in range(20)]
 LABEL_WORD = {"entailment": "w10", "neutral": "w11", "contradiction": "w12"}
-SETTINGS = {"epochs": 2, "batch_size": 8, "learning_rate": 3e-3, "warmup": 0.1, "weight_decay": 0.01,
-            "dropout": 0.1, "max_length": 16, "max_train": None}
+SETTINGS = {
+    "epochs": 2,
+    "batch_size": 8,
+    "learning_rate": 3e-3,
+    "warmup": 0.1,
+    "weight_decay": 0.01,
+    "dropout": 0.1,
+    "max_length": 16,
+    "max_train": None,
+}
 
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny models: threads only contend
@@ -60,8 +68,18 @@ def run(bert_dir: Path, out: Path, **kwargs) -> dict:
     options = {"seed": 3, "freeze": 0, "checkpoint_every": 1000, **kwargs}
     settings = {**SETTINGS, **options.pop("settings", {})}
     on_step = options.pop("on_step", None)
-    return ft.finetune("xnli", load_bert(bert_dir), toy_xnli(240, 1), {"en": toy_xnli(60, 2)}, out / "model",
-                       out / "ckpt", settings, ft.FinetuneRun(**options), score=transfer.score, on_step=on_step)
+    return ft.finetune(
+        "xnli",
+        load_bert(bert_dir),
+        toy_xnli(240, 1),
+        {"en": toy_xnli(60, 2)},
+        out / "model",
+        out / "ckpt",
+        settings,
+        ft.FinetuneRun(**options),
+        score=transfer.score,
+        on_step=on_step,
+    )
 
 
 def test_learns_the_toy_task_and_selects_on_english_dev(bert_dir, tmp_path):
@@ -69,8 +87,10 @@ def test_learns_the_toy_task_and_selects_on_english_dev(bert_dir, tmp_path):
     assert record["selection_score"] > 80  # chance is 33.3
     assert record["best_epoch"] == 1 + int(np.argmax([e["selection_score"] for e in record["epochs"]]))
     table, items = transfer.evaluate_items(
-        tmp_path / "model", {"en": {"dev": toy_xnli(60, 2), "test": toy_xnli(60, 5)}},
-        transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=16))
+        tmp_path / "model",
+        {"en": {"dev": toy_xnli(60, 2), "test": toy_xnli(60, 5)}},
+        transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=16),
+    )
     dev = table[(table["split"] == "dev") & (table.metric == "accuracy")].value.item()
     assert dev == pytest.approx(record["selection_score"])  # the saved model is the selected one
     # the per-example items give each row's number exactly; the learned model is not flagged
@@ -105,8 +125,11 @@ def test_frozen_layers_are_bit_identical_after_fine_tuning(bert_dir, tmp_path):
 
 
 def test_same_seed_same_weights_other_seed_other_weights(bert_dir, tmp_path):
-    heads = [torch.load(tmp_path / name / "model" / "head.pt") for name, seed in (("a", 3), ("b", 3), ("c", 4))
-             if run(bert_dir, tmp_path / name, seed=seed, settings={"epochs": 1})]
+    heads = [
+        torch.load(tmp_path / name / "model" / "head.pt")
+        for name, seed in (("a", 3), ("b", 3), ("c", 4))
+        if run(bert_dir, tmp_path / name, seed=seed, settings={"epochs": 1})
+    ]
     assert all(torch.equal(heads[0][k], heads[1][k]) for k in heads[0])
     assert not all(torch.equal(heads[0][k], heads[2][k]) for k in heads[0])
 
@@ -149,8 +172,10 @@ def test_a_finished_fine_tuning_called_again_trains_no_step(bert_dir, tmp_path):
     model directory, and the fine-tuning must resume from its last checkpoint and rewrite the same model without a
     step. A changed fine-tuning setting trains anew beside it."""
     first = run(bert_dir, tmp_path, settings={"epochs": 2})
-    encoder, head = (load_file(tmp_path / "model" / "encoder" / "model.safetensors"),
-                     torch.load(tmp_path / "model" / "head.pt"))
+    encoder, head = (
+        load_file(tmp_path / "model" / "encoder" / "model.safetensors"),
+        torch.load(tmp_path / "model" / "head.pt"),
+    )
     shutil.rmtree(tmp_path / "model")
     steps = []
     again = run(bert_dir, tmp_path, settings={"epochs": 2}, on_step=lambda state: steps.append(state["step"]))
@@ -185,11 +210,17 @@ def test_mds_goes_through_the_shared_hook_and_alpha_is_chosen_on_dev_only(bert_d
     monkeypatch.setattr(transfer, "score", score)
     means = {"en": np.ones(16), "fr": np.zeros(16)}
     unit = float(np.linalg.norm(means["en"] - means["fr"]))
-    data = {"fr": {"dev": [("dev", "w1 w10", "entailment")], "test": [("test", "w1 w10", "entailment")]},
-            "en": {"dev": [("dev", "w1 w10", "entailment")], "test": [("test", "w1 w10", "entailment")]}}
-    table = transfer.evaluate(tmp_path / "model", data,
-                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0, 2.0], positions="all", mds=True,
-                    finetuned_means=means, batch_size=4))
+    data = {
+        "fr": {"dev": [("dev", "w1 w10", "entailment")], "test": [("test", "w1 w10", "entailment")]},
+        "en": {"dev": [("dev", "w1 w10", "entailment")], "test": [("test", "w1 w10", "entailment")]},
+    }
+    table = transfer.evaluate(
+        tmp_path / "model",
+        data,
+        transfer.TransferTest(
+            pivot="en", layer=1, alphas=[1.0, 2.0], positions="all", mds=True, finetuned_means=means, batch_size=4
+        ),
+    )
     chosen = table[(table["transform"] == "mds") & table.selected]
     assert set(chosen["split"]) == {"dev", "test"} and set(chosen["alpha"]) == {2.0}
     assert chosen[chosen["split"] == "test"].value.item() == 40.0  # dev's choice, although test prefers 1.0
@@ -198,6 +229,7 @@ def test_mds_goes_through_the_shared_hook_and_alpha_is_chosen_on_dev_only(bert_d
 
 def transfer_shift_layer():
     from xling.encode.transforms import shift_layer
+
     return shift_layer
 
 
@@ -213,14 +245,26 @@ def test_static_vectors_xnli_with_infersent(tmp_path):
     from xling.tune.heads import load_static
 
     backbone = load_static(tmp_path / "vectors.bin", vocab, lowercase=False)
-    record = ft.finetune("xnli", backbone, toy_xnli(240, 1), {"en": toy_xnli(60, 2)}, tmp_path / "model",
-                         tmp_path / "ckpt", {**SETTINGS, "static_hidden": 16, "learning_rate": 1e-2},
-                         ft.FinetuneRun(seed=1), score=transfer.score)
+    record = ft.finetune(
+        "xnli",
+        backbone,
+        toy_xnli(240, 1),
+        {"en": toy_xnli(60, 2)},
+        tmp_path / "model",
+        tmp_path / "ckpt",
+        {**SETTINGS, "static_hidden": 16, "learning_rate": 1e-2},
+        ft.FinetuneRun(seed=1),
+        score=transfer.score,
+    )
     assert record["selection_score"] > 80
     assert json.loads((tmp_path / "model" / "finetune.json").read_text())["backbone"] == "static"
-    table = transfer.evaluate(tmp_path / "model", {"en": {"dev": toy_xnli(60, 2), "test": toy_xnli(30, 3)}},
-                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=True, batch_size=8),
-                    vectors=tmp_path / "vectors.bin", vocab=vocab)
+    table = transfer.evaluate(
+        tmp_path / "model",
+        {"en": {"dev": toy_xnli(60, 2), "test": toy_xnli(30, 3)}},
+        transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=True, batch_size=8),
+        vectors=tmp_path / "vectors.bin",
+        vocab=vocab,
+    )
     assert set(table["transform"]) == {"none"} and len(table) == 2
 
 
@@ -246,13 +290,27 @@ def test_a_few_steps_on_ud_ewt_then_zero_shot_on_pud(shared_data, tmp_path, task
     bert = save_mbert_vocab_bert(tmp_path / "bert", shared_data / "mbert" / "vocab-cased.txt")
     train, dev = ewt(shared_data)[0], {"en": ewt(shared_data)[1]}
     settings = {**SETTINGS, "epochs": 1, "max_length": 64, "arc_dim": 16, "label_dim": 8}
-    record = ft.finetune(task, load_bert(bert), train, dev, tmp_path / "model", tmp_path / "ckpt", settings,
-                         ft.FinetuneRun(seed=1), score=transfer.score)
+    record = ft.finetune(
+        task,
+        load_bert(bert),
+        train,
+        dev,
+        tmp_path / "model",
+        tmp_path / "ckpt",
+        settings,
+        ft.FinetuneRun(seed=1),
+        score=transfer.score,
+    )
     assert record["steps"] == 8
-    data = {lang: {"test": read_examples(task, shared_data / "ud" / "pud" / f"{lang}_pud-ud-test.conllu")}
-            for lang in ("en", "de")}
-    table = transfer.evaluate(tmp_path / "model", data,
-                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=64))
+    data = {
+        lang: {"test": read_examples(task, shared_data / "ud" / "pud" / f"{lang}_pud-ud-test.conllu")}
+        for lang in ("en", "de")
+    }
+    table = transfer.evaluate(
+        tmp_path / "model",
+        data,
+        transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=64),
+    )
     words = {"en": 21180, "de": 21332}  # syntactic words of the PUD test files (multiword tokens expanded)
     metrics = {"pos": {"upos"}, "parsing": {"uas", "las"}}[task]
     assert set(table["metric"]) == metrics and set(table["lang"]) == {"en", "de"}
@@ -264,17 +322,23 @@ def test_xnli_dev_is_read_and_scored(shared_data, tmp_path, bert_dir):
     from xling.tune.heads import read_examples
 
     run(bert_dir, tmp_path, settings={"epochs": 1})
-    data = {lang: {"dev": read_examples("xnli", shared_data / "xnli" / f"dev-{lang}.tsv")[:300]}
-            for lang in ("en", "de", "zh")}
-    table = transfer.evaluate(tmp_path / "model", data,
-                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=64))
+    data = {
+        lang: {"dev": read_examples("xnli", shared_data / "xnli" / f"dev-{lang}.tsv")[:300]}
+        for lang in ("en", "de", "zh")
+    }
+    table = transfer.evaluate(
+        tmp_path / "model",
+        data,
+        transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=False, batch_size=64),
+    )
     assert list(table["n"]) == [300, 300, 300] and table["value"].between(0, 100).all()
     labels = read_examples("xnli", shared_data / "xnli" / "dev-de.tsv")
     assert len(labels) == 2490 and {label for *_, label in labels} == {"entailment", "neutral", "contradiction"}
 
 
-def test_zero_mean_subtracts_the_pivot_mean_in_training_and_each_language_mean_in_testing(bert_dir, tmp_path,
-                                                                                           monkeypatch):
+def test_zero_mean_subtracts_the_pivot_mean_in_training_and_each_language_mean_in_testing(
+    bert_dir, tmp_path, monkeypatch
+):
     """Zero-mean (Liu et al. 2020b §5.1): the English mean at layer l while fine-tuning, each language's own mean
     when testing, both through the shared hook; the rows say so."""
     seen = []
@@ -291,9 +355,13 @@ def test_zero_mean_subtracts_the_pivot_mean_in_training_and_each_language_mean_i
     assert seen and all(layer == 1 and np.allclose(delta, -0.5) for layer, delta in seen)
     seen.clear()
     data = {lang: {"test": toy_xnli(30, 4)} for lang in ("en", "fr")}
-    table = transfer.evaluate(tmp_path / "model", data,
-                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=True,
-                    pretrained_means=means, batch_size=64))
+    table = transfer.evaluate(
+        tmp_path / "model",
+        data,
+        transfer.TransferTest(
+            pivot="en", layer=1, alphas=[1.0], positions="all", mds=True, pretrained_means=means, batch_size=64
+        ),
+    )
     assert set(table["transform"]) == {"zero_mean"} and set(table["train_transform"]) == {"zero_mean"}
     assert {round(float(delta[0]), 6) for _, delta in seen} == {-0.5, 0.25}
 
@@ -303,14 +371,17 @@ def test_a_language_without_dev_split_gets_no_mds_rows(bert_dir, tmp_path):
     run(bert_dir, tmp_path, settings={"epochs": 1})
     means = {"en": np.ones(16), "th": np.zeros(16)}
     data = {"en": {"dev": toy_xnli(20, 2), "test": toy_xnli(20, 3)}, "th": {"test": toy_xnli(20, 4)}}
-    table = transfer.evaluate(tmp_path / "model", data,
-                transfer.TransferTest(pivot="en", layer=1, alphas=[1.0], positions="all", mds=True,
-                    finetuned_means=means, batch_size=16))
+    table = transfer.evaluate(
+        tmp_path / "model",
+        data,
+        transfer.TransferTest(
+            pivot="en", layer=1, alphas=[1.0], positions="all", mds=True, finetuned_means=means, batch_size=16
+        ),
+    )
     assert set(table["transform"]) == {"none"} and set(table[table["lang"] == "th"]["split"]) == {"test"}
 
 
-def test_a_low_resource_language_gets_mds_at_the_rules_alpha_and_its_rows_are_marked(bert_dir, tmp_path,
-                                                                                        monkeypatch):
+def test_a_low_resource_language_gets_mds_at_the_rules_alpha_and_its_rows_are_marked(bert_dir, tmp_path, monkeypatch):
     """Liu et al. short §5.2's treebanks without a dev split (transfer.parsing.low_resource): scored after the
     languages with dev, MDS at the mean of the alphas they select on dev rounded to the grid, every row of theirs
     low_resource = True; another language without dev (Thai) still gets no MDS row."""
@@ -333,8 +404,9 @@ def test_a_low_resource_language_gets_mds_at_the_rules_alpha_and_its_rows_are_ma
         return {"accuracy": (planted.get((lang, split), {}).get(alpha, 10.0 + (alpha or 0)), len(examples))}
 
     monkeypatch.setattr(transfer, "score", score)
-    means = {lang: np.full(16, value) for lang, value in (("en", 1.0), ("fr", 0.0), ("de", 0.0), ("kk", 0.0),
-                                                            ("th", 0.0))}
+    means = {
+        lang: np.full(16, value) for lang, value in (("en", 1.0), ("fr", 0.0), ("de", 0.0), ("kk", 0.0), ("th", 0.0))
+    }
     unit = float(np.linalg.norm(means["en"] - means["fr"]))
 
     def example(lang, split):
@@ -342,15 +414,26 @@ def test_a_low_resource_language_gets_mds_at_the_rules_alpha_and_its_rows_are_ma
 
     data = {lang: {split: example(lang, split) for split in ("dev", "test")} for lang in ("en", "fr", "de")}
     data.update({lang: {"test": example(lang, "test")} for lang in ("kk", "th")})
-    test = transfer.TransferTest(pivot="en", layer=1, alphas=[1.0, 1.5, 2.0], positions="all", mds=True,
-                                 finetuned_means=means, batch_size=4, low_resource=["kk"])
+    test = transfer.TransferTest(
+        pivot="en",
+        layer=1,
+        alphas=[1.0, 1.5, 2.0],
+        positions="all",
+        mds=True,
+        finetuned_means=means,
+        batch_size=4,
+        low_resource=["kk"],
+    )
     table = transfer.evaluate(tmp_path / "model", data, test)
     mds = table[(table["transform"] == "mds") & (table["split"] == "test")]
     assert dict(zip(mds["lang"], mds["alpha"], strict=True)) == {"de": 1.0, "fr": 2.0, "kk": 1.5}
     assert mds.set_index("lang").loc["kk", "value"] == 11.5 and mds.set_index("lang").loc["kk", "selected"]
-    assert set(table[table["low_resource"]]["lang"]) == {"kk"} and set(table[table["lang"] == "kk"]["split"]) == {"test"}
-    fixed = transfer.evaluate(tmp_path / "model", data,
-                              transfer.TransferTest(**{**test.__dict__, "low_resource_alpha": 2.0}))
+    assert set(table[table["low_resource"]]["lang"]) == {"kk"} and set(table[table["lang"] == "kk"]["split"]) == {
+        "test"
+    }
+    fixed = transfer.evaluate(
+        tmp_path / "model", data, transfer.TransferTest(**{**test.__dict__, "low_resource_alpha": 2.0})
+    )
     assert fixed[(fixed["lang"] == "kk") & (fixed["transform"] == "mds")]["alpha"].tolist() == [2.0]
     alone = transfer.evaluate(tmp_path / "model", {lang: data[lang] for lang in ("en", "kk")}, test)
     assert set(alone["transform"]) == {"none"}, "no language selected an alpha: no MDS row of kk"
@@ -370,15 +453,21 @@ def test_the_alpha_without_dev_is_the_grid_value_nearest_the_dev_languages_mean(
 def test_a_treebanks_text_is_its_sentences_text_capped_as_a_corpus(tmp_path):
     """The language mean of a low-resource treebank reads its train split: each sentence's `# text`, else its
     words; capped in sentences and in whitespace tokens as corpus_sentences."""
+
     def sentence(text, words):
         lines = ([f"# text = {text}"] if text else []) + [
             f"{i}\t{w}\t_\tNOUN\t_\t_\t{0 if i == 1 else 1}\t{'root' if i == 1 else 'dep'}\t_\t_"
-            for i, w in enumerate(words, 1)]
+            for i, w in enumerate(words, 1)
+        ]
         return "\n".join(lines) + "\n\n"
 
     path = tmp_path / "kk.train.conllu"
-    path.write_text(sentence("Бұл үй.", ["Бұл", "үй", "."]) + sentence(None, ["a", "b"])
-                    + sentence("c d e f", ["c", "d", "e", "f"]), encoding="utf-8")
+    path.write_text(
+        sentence("Бұл үй.", ["Бұл", "үй", "."])
+        + sentence(None, ["a", "b"])
+        + sentence("c d e f", ["c", "d", "e", "f"]),
+        encoding="utf-8",
+    )
     assert transfer.treebank_sentences(path, None) == ["Бұл үй.", "a b", "c d e f"]
     assert transfer.treebank_sentences(path, 2) == ["Бұл үй.", "a b"]
     assert transfer.treebank_sentences(path, None, max_tokens=3) == ["Бұл үй.", "a b"]

@@ -59,8 +59,7 @@ def test_corpus_not_utf8_names_line(tmp_path):
 
 
 def test_truncated_gz_is_a_format_error(tmp_path):
-    path = write(tmp_path / "c.txt.gz", "".join(f"sentence {i} with some words\n" for i in range(5000)),
-                 gz=True)
+    path = write(tmp_path / "c.txt.gz", "".join(f"sentence {i} with some words\n" for i in range(5000)), gz=True)
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(FormatError, match=rf"^{path}:\d+: cannot read the file"):
@@ -176,19 +175,22 @@ def _break_line(lineno, replacement):
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("lineno, replacement, message", [
-    (4, "1\tI\tI\tPRON\tPRP\t_\t4\tnsubj\t_", "expected 10 tab-separated columns, got 9"),
-    (4, "1 I I PRON PRP _ 4 nsubj _ _", "expected 10 tab-separated columns, got 1"),
-    (4, "x\tI\tI\tPRON\tPRP\t_\t4\tnsubj\t_\t_", "bad ID 'x'"),
-    (4, "2\tI\tI\tPRON\tPRP\t_\t4\tnsubj\t_\t_", "word ID 2 out of sequence"),
-    (4, "1\tI\tI\tPRONOUN\tPRP\t_\t4\tnsubj\t_\t_", "unknown UPOS 'PRONOUN'"),
-    (4, "1\tI\tI\t_\tPRP\t_\t4\tnsubj\t_\t_", "unknown UPOS '_'"),
-    (4, "1\tI\tI\tPRON\tPRP\t_\tfour\tnsubj\t_\t_", "HEAD 'four' is not a non-negative integer"),
-    (4, "1\tI\tI\tPRON\tPRP\t_\t_\tnsubj\t_\t_", "HEAD '_' is not a non-negative integer"),
-    (4, "1\tI\tI\tPRON\tPRP\t_\t9\tnsubj\t_\t_", "HEAD 9 points outside the sentence"),
-    (4, "1\tI\tI\tPRON\tPRP\t_\t4\t_\t_\t_", "DEPREL is empty"),
-    (6, "# a comment in the middle", "comment line after the token lines"),
-])
+@pytest.mark.parametrize(
+    "lineno, replacement, message",
+    [
+        (4, "1\tI\tI\tPRON\tPRP\t_\t4\tnsubj\t_", "expected 10 tab-separated columns, got 9"),
+        (4, "1 I I PRON PRP _ 4 nsubj _ _", "expected 10 tab-separated columns, got 1"),
+        (4, "x\tI\tI\tPRON\tPRP\t_\t4\tnsubj\t_\t_", "bad ID 'x'"),
+        (4, "2\tI\tI\tPRON\tPRP\t_\t4\tnsubj\t_\t_", "word ID 2 out of sequence"),
+        (4, "1\tI\tI\tPRONOUN\tPRP\t_\t4\tnsubj\t_\t_", "unknown UPOS 'PRONOUN'"),
+        (4, "1\tI\tI\t_\tPRP\t_\t4\tnsubj\t_\t_", "unknown UPOS '_'"),
+        (4, "1\tI\tI\tPRON\tPRP\t_\tfour\tnsubj\t_\t_", "HEAD 'four' is not a non-negative integer"),
+        (4, "1\tI\tI\tPRON\tPRP\t_\t_\tnsubj\t_\t_", "HEAD '_' is not a non-negative integer"),
+        (4, "1\tI\tI\tPRON\tPRP\t_\t9\tnsubj\t_\t_", "HEAD 9 points outside the sentence"),
+        (4, "1\tI\tI\tPRON\tPRP\t_\t4\t_\t_\t_", "DEPREL is empty"),
+        (6, "# a comment in the middle", "comment line after the token lines"),
+    ],
+)
 def test_malformed_conllu_line(tmp_path, lineno, replacement, message):
     path = write(tmp_path / "x.conllu", _break_line(lineno, replacement))
     with pytest.raises(FormatError) as err:
@@ -211,10 +213,12 @@ def test_conllu_empty_file(tmp_path):
 
 # --------------------------------------------------------------------------- XNLI
 def test_xnli_rows_and_contradictory(tmp_path):
-    path = write(tmp_path / "dev-en.tsv", "A man.\tA person.\tentailment\nX.\tY.\tcontradictory\n"
-                                          "P.\tQ.\tneutral\n")
-    assert read_xnli(path) == [("A man.", "A person.", "entailment"), ("X.", "Y.", "contradiction"),
-                               ("P.", "Q.", "neutral")]
+    path = write(tmp_path / "dev-en.tsv", "A man.\tA person.\tentailment\nX.\tY.\tcontradictory\nP.\tQ.\tneutral\n")
+    assert read_xnli(path) == [
+        ("A man.", "A person.", "entailment"),
+        ("X.", "Y.", "contradiction"),
+        ("P.", "Q.", "neutral"),
+    ]
 
 
 def test_xnli_bad_label(tmp_path):
@@ -231,26 +235,34 @@ def test_xnli_wrong_field_count(tmp_path):
 
 # --------------------------------------------------------------------------- WikiAnn
 def test_wikiann_sentences_tags_and_counts(tmp_path, caplog):
-    path = write(tmp_path / "en.dev.tsv", "\nSioux\tB-ORG\nFalls\tI-ORG\nArena\tI-ORG\n(\tO\n,\tI-LOC\n\n\n"
-                                          "Ana\tB-PER\nin\tO\nNew York\tB-LOC\nCity\tI-LOC\nIBM\tB-ORG\n")
+    path = write(
+        tmp_path / "en.dev.tsv",
+        "\nSioux\tB-ORG\nFalls\tI-ORG\nArena\tI-ORG\n(\tO\n,\tI-LOC\n\n\n"
+        "Ana\tB-PER\nin\tO\nNew York\tB-LOC\nCity\tI-LOC\nIBM\tB-ORG\n",
+    )
     with caplog.at_level(logging.INFO, logger="xling.data.formats"):
         sentences = read_wikiann(path)
-    assert sentences == [(["Sioux", "Falls", "Arena", "(", ","], ["B-ORG", "I-ORG", "I-ORG", "O", "I-LOC"]),
-                         (["Ana", "in", "New York", "City", "IBM"], ["B-PER", "O", "B-LOC", "I-LOC", "B-ORG"])]
+    assert sentences == [
+        (["Sioux", "Falls", "Arena", "(", ","], ["B-ORG", "I-ORG", "I-ORG", "O", "I-LOC"]),
+        (["Ana", "in", "New York", "City", "IBM"], ["B-PER", "O", "B-LOC", "I-LOC", "B-ORG"]),
+    ]
     # an I- after O is kept (silver data has it) and counted as a span of its own
     assert "2 sentences, 10 tokens, spans PER 1, ORG 2, LOC 2 (1 starting with I-)" in caplog.text
     assert "skipped 2 extra empty lines" in caplog.text
 
 
-@pytest.mark.parametrize("line, message", [
-    ("Paris", "expected 2 tab-separated fields (token, tag), got 1"),
-    ("Paris\tB-LOC\tx", "expected 2 tab-separated fields (token, tag), got 3"),
-    ("Paris\tB-MISC", "unknown tag 'B-MISC'"),
-    ("Paris\tb-loc", "unknown tag 'b-loc'"),
-    ("Paris\t", "unknown tag ''"),
-    (" \tO", "empty token"),
-    ("\tO", "empty token"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("Paris", "expected 2 tab-separated fields (token, tag), got 1"),
+        ("Paris\tB-LOC\tx", "expected 2 tab-separated fields (token, tag), got 3"),
+        ("Paris\tB-MISC", "unknown tag 'B-MISC'"),
+        ("Paris\tb-loc", "unknown tag 'b-loc'"),
+        ("Paris\t", "unknown tag ''"),
+        (" \tO", "empty token"),
+        ("\tO", "empty token"),
+    ],
+)
 def test_wikiann_bad_line_names_file_and_line(tmp_path, line, message):
     path = write(tmp_path / "fr.test.tsv", f"Le\tO\n\n{line}\n")
     with pytest.raises(FormatError, match="^" + re.escape(f"{path}:3: {message}")):
@@ -266,8 +278,7 @@ def test_wikiann_empty_file(tmp_path):
 # --------------------------------------------------------------------------- BUCC
 def bucc_files(tmp_path, gold):
     zh = write(tmp_path / "zh-en.dev.zh", "zh-000000001\t你好。\nzh-000000002\t再见。\n")
-    en = write(tmp_path / "zh-en.dev.en", "en-000000001\tGoodbye.\nen-000000002\tHello.\n"
-                                          "en-000000003\tNoise.\n")
+    en = write(tmp_path / "zh-en.dev.en", "en-000000001\tGoodbye.\nen-000000002\tHello.\nen-000000003\tNoise.\n")
     return zh, en, write(tmp_path / "zh-en.dev.gold", gold)
 
 
@@ -279,8 +290,9 @@ def test_bucc(tmp_path):
     assert read_bucc(zh, en)[2] == set()
 
 
-@pytest.mark.parametrize("gold, bad", [("zh-000000009\ten-000000001\n", "zh-000000009"),
-                                       ("zh-000000001\ten-000000042\n", "en-000000042")])
+@pytest.mark.parametrize(
+    "gold, bad", [("zh-000000009\ten-000000001\n", "zh-000000009"), ("zh-000000001\ten-000000042\n", "en-000000042")]
+)
 def test_bucc_gold_with_unknown_id(tmp_path, gold, bad):
     zh, en, gold_path = bucc_files(tmp_path, gold)
     with pytest.raises(FormatError, match=rf"^{gold_path}:1: unknown id '{bad}'"):

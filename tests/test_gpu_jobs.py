@@ -22,15 +22,26 @@ from xling.models.devices import GpuUnavailable, job_device, requested_gpus
 REPO = Path(__file__).resolve().parents[1]
 NO_CUDA = lambda: (False, "torch 0.0+cpu is a CPU-only build")  # noqa: E731
 CUDA = lambda: (True, "torch sees 1 CUDA device(s)")  # noqa: E731
-CPU_TORCH = pytest.mark.skipif(torch.cuda.is_available() or torch.version.cuda is not None,
-                               reason="the message of a CPU-only torch build")
+CPU_TORCH = pytest.mark.skipif(
+    torch.cuda.is_available() or torch.version.cuda is not None, reason="the message of a CPU-only torch build"
+)
 
 
-@pytest.mark.parametrize("resources, gpus", [
-    ({}, 0), ({"gpu": 0}, 0), ({"gpu": 4}, 4), ({"gpu": "2"}, 2),
-    ({"gres": "gpu:2"}, 2), ({"gres": "gpu:a100:3"}, 3), ({"gres": "tmpdisk:100,gpu:1"}, 1), ({"gres": "tmpdisk:9"}, 0),
-    (SimpleNamespace(gpu=1, device="auto"), 1), (SimpleNamespace(device="auto"), 0),
-])
+@pytest.mark.parametrize(
+    "resources, gpus",
+    [
+        ({}, 0),
+        ({"gpu": 0}, 0),
+        ({"gpu": 4}, 4),
+        ({"gpu": "2"}, 2),
+        ({"gres": "gpu:2"}, 2),
+        ({"gres": "gpu:a100:3"}, 3),
+        ({"gres": "tmpdisk:100,gpu:1"}, 1),
+        ({"gres": "tmpdisk:9"}, 0),
+        (SimpleNamespace(gpu=1, device="auto"), 1),
+        (SimpleNamespace(device="auto"), 0),
+    ],
+)
 def test_requested_gpus_reads_the_plugins_spellings(resources, gpus):
     assert requested_gpus(resources) == gpus
 
@@ -40,15 +51,18 @@ def test_a_gpu_count_that_is_not_a_number_is_named():
         requested_gpus({"gpu": "two"})
 
 
-@pytest.mark.parametrize("gpus, device, cuda, expected", [
-    (0, "auto", NO_CUDA, "cpu"),      # a CPU job: auto falls back, as before
-    (0, None, CUDA, "cuda"),
-    (0, "auto", CUDA, "cuda"),
-    (2, "auto", CUDA, "cuda"),
-    (2, "cuda:1", CUDA, "cuda:1"),
-    (2, "cpu", NO_CUDA, "cpu"),       # the user asked for the CPU explicitly
-    (0, "cpu", CUDA, "cpu"),
-])
+@pytest.mark.parametrize(
+    "gpus, device, cuda, expected",
+    [
+        (0, "auto", NO_CUDA, "cpu"),  # a CPU job: auto falls back, as before
+        (0, None, CUDA, "cuda"),
+        (0, "auto", CUDA, "cuda"),
+        (2, "auto", CUDA, "cuda"),
+        (2, "cuda:1", CUDA, "cuda:1"),
+        (2, "cpu", NO_CUDA, "cpu"),  # the user asked for the CPU explicitly
+        (0, "cpu", CUDA, "cpu"),
+    ],
+)
 def test_job_device(gpus, device, cuda, expected):
     assert job_device("some_rule", gpus, device, cuda) == expected
 
@@ -82,16 +96,34 @@ def _environment() -> dict:
 def test_a_rules_script_with_planted_gpu_resources_stops(tmp_path):
     """The real token_translation script as a Snakemake job that asks for a GPU, on this CPU-only torch: it
     fails before reading any input, its log naming the rule, the device and the fix."""
-    (tmp_path / "Snakefile").write_text(textwrap.dedent(f"""\
+    (tmp_path / "Snakefile").write_text(
+        textwrap.dedent(f"""\
         rule token_translation:
             output: "out.parquet"
             log: "job.log"
             resources: gpu=1, device="auto"
-            script: "{REPO / 'scripts' / 'token_translation.py'}"
-        """))
-    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--directory", str(tmp_path),
-                           "--snakefile", str(tmp_path / "Snakefile"), "--resources", "gpu=1"],
-                          capture_output=True, text=True, env=_environment(), timeout=600)
+            script: "{REPO / "scripts" / "token_translation.py"}"
+        """)
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--cores",
+            "1",
+            "--directory",
+            str(tmp_path),
+            "--snakefile",
+            str(tmp_path / "Snakefile"),
+            "--resources",
+            "gpu=1",
+        ],
+        capture_output=True,
+        text=True,
+        env=_environment(),
+        timeout=600,
+    )
     assert done.returncode != 0
     log = (tmp_path / "job.log").read_text()
     assert "GpuUnavailable: rule token_translation asks for 1 GPU(s)" in log, log + done.stderr
@@ -102,22 +134,50 @@ def test_a_rules_script_with_planted_gpu_resources_stops(tmp_path):
 @CPU_TORCH
 def test_the_trainers_command_line_with_planted_gpus_stops(tmp_path):
     """`python -m xling.models.bert` as the pretraining rules run it (--rule, --gpus), on this CPU-only torch."""
-    command = [sys.executable, "-m", "xling.models.bert", "--tokens", "missing.txt", "--vocab", "missing_vocab.txt",
-               "--out", str(tmp_path / "out"), "--checkpoint-dir", str(tmp_path / "ck"),
-               "--hparams", '{"device": null}', "--device", "auto", "--rule", "bert_pretrain", "--gpus", "4"]
+    command = [
+        sys.executable,
+        "-m",
+        "xling.models.bert",
+        "--tokens",
+        "missing.txt",
+        "--vocab",
+        "missing_vocab.txt",
+        "--out",
+        str(tmp_path / "out"),
+        "--checkpoint-dir",
+        str(tmp_path / "ck"),
+        "--hparams",
+        '{"device": null}',
+        "--device",
+        "auto",
+        "--rule",
+        "bert_pretrain",
+        "--gpus",
+        "4",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, env=_environment(), timeout=300)
     assert done.returncode != 0
     assert "rule bert_pretrain asks for 4 GPU(s) (resources gpu=4) with device 'auto'" in done.stderr, done.stderr
     # `device: cpu` said explicitly passes the check (and then fails on the planted missing files)
-    done = subprocess.run([*command[:-6], "--device", "cpu", "--rule", "bert_pretrain", "--gpus", "4"],
-                          capture_output=True, text=True, env=_environment(), timeout=300)
+    done = subprocess.run(
+        [*command[:-6], "--device", "cpu", "--rule", "bert_pretrain", "--gpus", "4"],
+        capture_output=True,
+        text=True,
+        env=_environment(),
+        timeout=300,
+    )
     assert "GpuUnavailable" not in done.stderr
 
 
 def _install_plan(*assignments: str, venv: Path) -> str:
     """The commands `make install` would run (make -n -B: all of them, whatever is installed)."""
-    done = subprocess.run(["make", "-n", "-B", "install", f"VENV={venv}", *assignments], cwd=REPO,
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["make", "-n", "-B", "install", f"VENV={venv}", *assignments],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout
 
 
@@ -148,8 +208,9 @@ def test_the_rewritten_constraints_pin_the_chosen_build(tmp_path):
     torch_pin = next(line for line in original if line.startswith("torch=="))
     assert torch_pin.endswith("+cpu")
     assert torch_pin.replace("+cpu", "+cu126") in pins
-    assert [line for line in pins if not line.startswith("torch==")] == \
-        [line for line in original if not line.startswith("torch==")]
+    assert [line for line in pins if not line.startswith("torch==")] == [
+        line for line in original if not line.startswith("torch==")
+    ]
 
 
 def test_an_installed_build_is_kept_when_torch_is_not_named(tmp_path):
@@ -168,7 +229,7 @@ def test_every_rule_with_a_device_checks_it():
         text = smk.read_text()
         heads = list(re.finditer(r"^rule (\w+):", text, re.M))
         for head, after in zip(heads, [*heads[1:], None], strict=False):
-            block = text[head.start(): after.start() if after else len(text)]
+            block = text[head.start() : after.start() if after else len(text)]
             if "device=" not in block and "inference_resources()" not in block:
                 continue
             script = re.search(r"script:\s*\n\s*\"\.\./(scripts/\w+\.py)\"", block)

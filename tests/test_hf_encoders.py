@@ -46,8 +46,11 @@ def test_encoder_reads_the_checkpoint_with_its_own_tokenizer(encoder, tiny_check
     """Its special tokens frame each chunk, its convention makes the words (every word of the text, though
     both tokenizers cut most words into several pieces), and a shift at layer 1 reaches the layers above
     (DistilBERT: blocks in .transformer)."""
-    expected = {"bert": ("[CLS]", "[SEP]", "[PAD]", WORDPIECE), "xlm-roberta": ("<s>", "</s>", "<pad>", SENTENCEPIECE),
-                "distilbert": ("[CLS]", "[SEP]", "[PAD]", WORDPIECE)}
+    expected = {
+        "bert": ("[CLS]", "[SEP]", "[PAD]", WORDPIECE),
+        "xlm-roberta": ("<s>", "</s>", "<pad>", SENTENCEPIECE),
+        "distilbert": ("[CLS]", "[SEP]", "[PAD]", WORDPIECE),
+    }
     cls, sep, pad, convention = expected[tiny_checkpoint.name]
     assert encoder.subwords == convention
     assert encoder.max_length == 40  # XLM-R: 42 position embeddings, numbered from its pad id + 1
@@ -75,12 +78,22 @@ def test_token_translation(tiny_checkpoint, tmp_path):
         corpora[lang].write_text("\n".join(sentences(lang, 30, 2) + ["qqq zzz"]) + "\n", encoding="utf-8")
     pairs = list(zip(sentences("en", 10, 3), sentences("xx", 10, 3), strict=True))
     for unit in ("wordpieces", "words"):
-        settings = TranslationSettings(layers=[1, 2], alphas=[0, 2], batch_size=4, device="cpu", min_count=1,
-                                       n_samples=3, bleu_unit=unit, bleu_tokenize="13a")
+        settings = TranslationSettings(
+            layers=[1, 2],
+            alphas=[0, 2],
+            batch_size=4,
+            device="cpu",
+            min_count=1,
+            n_samples=3,
+            bleu_unit=unit,
+            bleu_tokenize="13a",
+        )
         table, samples = translate_pair(tiny_checkpoint, "en", "xx", pairs, settings, corpus_files=corpora)
         assert len(table) == 2 * 2 * 2 and set(table["direction"]) == {"en->xx", "xx->en"}
-        n_pieces = {"en->xx": sum(map(len, encoder.tokenize([p for p, _ in pairs]))),
-                    "xx->en": sum(map(len, encoder.tokenize([x for _, x in pairs])))}
+        n_pieces = {
+            "en->xx": sum(map(len, encoder.tokenize([p for p, _ in pairs]))),
+            "xx->en": sum(map(len, encoder.tokenize([x for _, x in pairs]))),
+        }
         assert (table["n_tokens"] == table["direction"].map(n_pieces)).all()
         assert table["bleu1"].between(0, 100).all() and (table["src_vocab_size"] > 0).all()
     assert len(samples) == 2 * 3  # per direction
@@ -97,8 +110,13 @@ def test_tatoeba(tiny_checkpoint):
     english = sentences("en", 12, 4)
     table = run_tatoeba(tiny_checkpoint, list(zip(english, english, strict=True)), batch_size=5, device="cpu")
     assert sorted(set(table["layer"])) == [0, 1, 2] and (table["accuracy"] == 1.0).all()
-    table = run_tatoeba(tiny_checkpoint, list(zip(sentences("xx", 12, 4), english, strict=True)), batch_size=5, device="cpu",
-                        pooling="cls")
+    table = run_tatoeba(
+        tiny_checkpoint,
+        list(zip(sentences("xx", 12, 4), english, strict=True)),
+        batch_size=5,
+        device="cpu",
+        pooling="cls",
+    )
     assert table["accuracy"].between(0, 1).all() and (table["max_length"] == 40).all()
 
 
@@ -128,22 +146,47 @@ def test_xnli_fine_tuning(tiny_checkpoint, tmp_path):
     assert ("token_type_ids" in batch) == (tiny_checkpoint.name == "bert")
     if "token_type_ids" in batch:
         assert torch.equal(batch["token_type_ids"], framed["token_type_ids"])
-    settings = {"epochs": 5, "batch_size": 8, "learning_rate": 3e-3, "warmup": 0.1, "weight_decay": 0.01,
-                "dropout": 0.1, "max_length": 40, "max_train": None}
-    record = ft.finetune("xnli", backbone, toy_xnli(150, 1), {"en": toy_xnli(30, 2)}, tmp_path / "model",
-                         tmp_path / "ckpt", settings, ft.FinetuneRun(seed=3, freeze=0, checkpoint_every=1000),
-                         score=transfer.score)
+    settings = {
+        "epochs": 5,
+        "batch_size": 8,
+        "learning_rate": 3e-3,
+        "warmup": 0.1,
+        "weight_decay": 0.01,
+        "dropout": 0.1,
+        "max_length": 40,
+        "max_train": None,
+    }
+    record = ft.finetune(
+        "xnli",
+        backbone,
+        toy_xnli(150, 1),
+        {"en": toy_xnli(30, 2)},
+        tmp_path / "model",
+        tmp_path / "ckpt",
+        settings,
+        ft.FinetuneRun(seed=3, freeze=0, checkpoint_every=1000),
+        score=transfer.score,
+    )
     assert record["selection_score"] > 60  # chance 33.3
     saved = json.loads((tmp_path / "model" / "encoder" / "config.json").read_text(encoding="utf-8"))
     assert saved["model_type"] == tiny_checkpoint.name
-    translated = [(" ".join(XX_WORDS[EN_WORDS.index(w)] for w in p.split()), h, label)
-                  for p, h, label in toy_xnli(30, 5)]
-    table = transfer.evaluate(tmp_path / "model", {"en": {"dev": toy_xnli(30, 2), "test": toy_xnli(30, 5)},
-                                                   "xx": {"dev": translated, "test": translated}},
-                              transfer.TransferTest(
-                                  pivot="en", layer=1, alphas=[1.0], positions="all", mds=True,
-                                  finetuned_means={"en": np.zeros(16, np.float32), "xx": np.ones(16, np.float32)},
-                                  batch_size=8, device="cpu"))
+    translated = [
+        (" ".join(XX_WORDS[EN_WORDS.index(w)] for w in p.split()), h, label) for p, h, label in toy_xnli(30, 5)
+    ]
+    table = transfer.evaluate(
+        tmp_path / "model",
+        {"en": {"dev": toy_xnli(30, 2), "test": toy_xnli(30, 5)}, "xx": {"dev": translated, "test": translated}},
+        transfer.TransferTest(
+            pivot="en",
+            layer=1,
+            alphas=[1.0],
+            positions="all",
+            mds=True,
+            finetuned_means={"en": np.zeros(16, np.float32), "xx": np.ones(16, np.float32)},
+            batch_size=8,
+            device="cpu",
+        ),
+    )
     assert {"en", "xx"} <= set(table["lang"]) and table["value"].between(0, 100).all()
     assert "mds" in set(table[table["lang"] == "xx"]["transform"])
 
@@ -170,8 +213,16 @@ def test_alignment(tiny_checkpoint, tmp_path):
     en = [s.split() for s in sentences("en", 8, 7)]
     xx = [s.split() for s in sentences("xx", 8, 7)]
     data = [al.ParallelWords("xx", en, xx, [[(i, i) for i in range(len(s))] for s in en])]
-    settings = {"pairs_per_language": 2, "epochs": 1, "learning_rate": 1e-3, "betas": [0.9, 0.98], "eps": 1e-9,
-                "warmup": 0.1, "regularization": 1.0, "layer": None}
+    settings = {
+        "pairs_per_language": 2,
+        "epochs": 1,
+        "learning_rate": 1e-3,
+        "betas": [0.9, 0.98],
+        "eps": 1e-9,
+        "warmup": 0.1,
+        "regularization": 1.0,
+        "layer": None,
+    }
     record = al.align(tiny_checkpoint, data, tmp_path / "aligned", tmp_path / "ckpt", settings, seed=1)
     assert record["steps"] == 4
     aligned = Encoder.from_pretrained(tmp_path / "aligned", device="cpu")

@@ -18,8 +18,12 @@ from xling.represent.store import Extraction, extract_bert_shard, reduce_shards
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 # canonical corpus: a sentence per line, a blank line between documents; "Cat" and "cat" are one word when lowercased
-DOCUMENTS = [["Cat sat on the mat .", "the dog ran"], ["a cat and a dog"], ["Dog sat", "the cat ran on"],
-             ["the mat sat"]]
+DOCUMENTS = [
+    ["Cat sat on the mat .", "the dog ran"],
+    ["a cat and a dog"],
+    ["Dog sat", "the cat ran on"],
+    ["the mat sat"],
+]
 WORDS = ["cat", "dog", "mat", "sat", "ran", "the", "a", "on", "and"]
 
 
@@ -41,8 +45,17 @@ def corpus(tmp_path):
 
 
 def _extract(model, text, out, **kw):
-    extract_bert_shard(model, text, "en", WORDS, 0, 1, out / "w.parquet", out / "l.parquet",
-                       Extraction(batch_size=2, max_length=None, device="cpu", **kw))
+    extract_bert_shard(
+        model,
+        text,
+        "en",
+        WORDS,
+        0,
+        1,
+        out / "w.parquet",
+        out / "l.parquet",
+        Extraction(batch_size=2, max_length=None, device="cpu", **kw),
+    )
     return pd.read_parquet(out / "w.parquet").sort_values(["word", "layer"], ignore_index=True)
 
 
@@ -87,22 +100,30 @@ def test_checkpoint_word_retrieval_on_a_copied_language(checkpoint, corpus, tmp_
     shards = []
     for lang, path in (("en", text), ("xe", copy_text)):
         shards.append(tmp_path / f"{lang}.words.parquet")
-        extract_bert_shard(checkpoint, path, lang, WORDS, 0, 1, shards[-1], tmp_path / f"{lang}.langs.parquet",
-                           Extraction(batch_size=3, max_length=None, device="cpu", corpus=True, lowercase=True))
+        extract_bert_shard(
+            checkpoint,
+            path,
+            lang,
+            WORDS,
+            0,
+            1,
+            shards[-1],
+            tmp_path / f"{lang}.langs.parquet",
+            Extraction(batch_size=3, max_length=None, device="cpu", corpus=True, lowercase=True),
+        )
     reduce_shards(shards, tmp_path / "words.parquet")
     dictionary = tmp_path / "en-xe.test.txt"
     dictionary.write_text("".join(f"{w} {w}\n" for w in ["cat", "dog", "mat", "ran", "zebra"]), encoding="utf-8")
-    table = word_retrieval(tmp_path / "words.parquet", dictionary, "en", "xe", tmp_path / "counts.parquet",
-                           min_count=2)
+    table = word_retrieval(tmp_path / "words.parquet", dictionary, "en", "xe", tmp_path / "counts.parquet", min_count=2)
     assert table["layer"].tolist() == [0, 1, 2]
     assert (table["mrr"] == 1.0).all() and (table["n_queries"] == 4).all()  # "zebra" is in no corpus
     # "mat" occurs twice: kept at min_count 2, dropped at 3 (the run's counts, not the checkpoint's pieces)
-    table = word_retrieval(tmp_path / "words.parquet", dictionary, "en", "xe", tmp_path / "counts.parquet",
-                           min_count=3)
+    table = word_retrieval(tmp_path / "words.parquet", dictionary, "en", "xe", tmp_path / "counts.parquet", min_count=3)
     assert (table["n_queries"] == 2).all()  # cat 3, dog 3; mat 2, ran 2
 
 
 # ---------------------------------------------------------------------------------------------- report
+
 
 def _with_checkpoint(layers=(0, 1, 2, 3, 4), planted=0.777, at=2):
     from test_report import PAIRS, word_retrieval_table
@@ -113,12 +134,37 @@ def _with_checkpoint(layers=(0, 1, 2, 3, 4), planted=0.777, at=2):
         for pair in PAIRS:
             src, tgt = pair.split("-")
             mrr = planted if (layer, pair) == (at, "en-de") else 0.5 + 0.01 * layer
-            rows.append(dict(model="bert-base-multilingual-cased", size=0, window=0, layer=layer, src=src, tgt=tgt,
-                             pair=pair, mrr=mrr, p_at_1=mrr, p_at_5=mrr, coverage=0.9, n_pairs=500,
-                             n_covered_pairs=450, n_queries=300, n_candidates=400, chance_mrr=0.016,
-                             metric="cosine", dictionary_split="test", csls_k=10, min_count=5, dim=768, seed=None,
-                             source="synthetic", vocab="train", run="unit-test-run", hparams="{}",
-                             data_settings=table["data_settings"].iloc[0]))
+            rows.append(
+                dict(
+                    model="bert-base-multilingual-cased",
+                    size=0,
+                    window=0,
+                    layer=layer,
+                    src=src,
+                    tgt=tgt,
+                    pair=pair,
+                    mrr=mrr,
+                    p_at_1=mrr,
+                    p_at_5=mrr,
+                    coverage=0.9,
+                    n_pairs=500,
+                    n_covered_pairs=450,
+                    n_queries=300,
+                    n_candidates=400,
+                    chance_mrr=0.016,
+                    metric="cosine",
+                    dictionary_split="test",
+                    csls_k=10,
+                    min_count=5,
+                    dim=768,
+                    seed=None,
+                    source="synthetic",
+                    vocab="train",
+                    run="unit-test-run",
+                    hparams="{}",
+                    data_settings=table["data_settings"].iloc[0],
+                )
+            )
     return pd.concat([table, pd.DataFrame(rows)], ignore_index=True)
 
 
@@ -130,9 +176,14 @@ def _render(tmp_path, table, **report_settings):
     path = tmp_path / "word_retrieval.parquet"
     table.to_parquet(path, index=False)
     config = make_config(**report_settings)
-    saved = render_report({"word_retrieval": path}, config, tmp_path / "report.html", tmp_path / "figures",
-                          paper_results=tmp_path / "absent.yaml",
-                          expected=[f["name"] for f in expected_figures(config, ["word_retrieval"])])
+    saved = render_report(
+        {"word_retrieval": path},
+        config,
+        tmp_path / "report.html",
+        tmp_path / "figures",
+        paper_results=tmp_path / "absent.yaml",
+        expected=[f["name"] for f in expected_figures(config, ["word_retrieval"])],
+    )
     return (tmp_path / "report.html").read_text(encoding="utf-8"), saved
 
 
@@ -150,8 +201,12 @@ def test_checkpoint_is_a_reference_row_at_the_report_layer_counted_like_ours(tmp
     assert len(rows) == 1 and ">0.888<" in rows[0]  # layer 4 of the checkpoint, en-de
     cells = re.findall(r"<td[^>]*>(.*?)</td>", rows[0], re.S)
     assert cells[1:4] == ["\u2014", "\u2014", "4"]
-    assert set(saved) == {"word_retrieval_mrr_by_pair_w512", "word_retrieval_mrr_by_pair_w20",
-                          "word_retrieval_window_effect", "word_retrieval_bert_layers"}  # no figure of its own
+    assert set(saved) == {
+        "word_retrieval_mrr_by_pair_w512",
+        "word_retrieval_mrr_by_pair_w20",
+        "word_retrieval_window_effect",
+        "word_retrieval_bert_layers",
+    }  # no figure of its own
     with pytest.raises(ValueError, match=r"BERT layer 2 .*bert-base-multilingual-cased have layers \[0, 1\]"):
         _render(tmp_path, _with_checkpoint(layers=(0, 1), at=1), layer=2)
 
@@ -163,12 +218,19 @@ def test_checkpoint_bars_in_the_figures(tmp_path):
     from xling.report import figures
 
     summary = _with_checkpoint().query("layer == 2 or model != 'bert' and model != 'bert-base-multilingual-cased'")
-    summary = summary[(summary["window"] != 20)].groupby(["model", "size", "window", "layer", "pair"],
-                                                         as_index=False)[["mrr", "chance_mrr"]].mean()
+    summary = (
+        summary[(summary["window"] != 20)]
+        .groupby(["model", "size", "window", "layer", "pair"], as_index=False)[["mrr", "chance_mrr"]]
+        .mean()
+    )
     fig = figures.mrr_by_pair(summary, settings="")
     axes = fig.get_axes()
     assert [ax.get_title(loc="left") for ax in axes] == [
-        "GloVe", "Word2Vec", "BERT (layer 2)", "bert-base-multilingual-cased (checkpoint, layer 2)"]
+        "GloVe",
+        "Word2Vec",
+        "BERT (layer 2)",
+        "bert-base-multilingual-cased (checkpoint, layer 2)",
+    ]
     heights = sorted(round(p.get_height(), 3) for p in axes[-1].patches)
     assert heights == sorted([0.777] + [0.52] * (len(PAIRS) - 1))
     fig = figures.window_effect(summary, settings="")
@@ -176,4 +238,3 @@ def test_checkpoint_bars_in_the_figures(tmp_path):
         label = ax.get_xticklabels()[-1].get_text()
         assert " ".join(label.replace("-\n", "-").split()) == "bert-base-multilingual-cased (checkpoint, layer 2)"
         assert round(ax.patches[-1].get_height(), 4) == round((0.777 + 0.52 * (len(PAIRS) - 1)) / len(PAIRS), 4)
-

@@ -64,21 +64,31 @@ class StandInHub(BaseHTTPRequestHandler):
         self.requests.append(f"{self.command} {path}")
         api = f"/api/models/{REPO_ID}/"
         if path.startswith(api + "revision/"):
-            commit = self._commit(path[len(api + "revision/"):])
+            commit = self._commit(path[len(api + "revision/") :])
             if commit is None:
                 return self._missing()
-            return self._json({"id": REPO_ID, "modelId": REPO_ID, "sha": commit, "private": False,
-                               "siblings": [{"rfilename": name} for name in sorted(self.files[commit])]})
+            return self._json(
+                {
+                    "id": REPO_ID,
+                    "modelId": REPO_ID,
+                    "sha": commit,
+                    "private": False,
+                    "siblings": [{"rfilename": name} for name in sorted(self.files[commit])],
+                }
+            )
         if path.startswith(api + "tree/"):
-            commit = self._commit(path[len(api + "tree/"):].split("/")[0])
+            commit = self._commit(path[len(api + "tree/") :].split("/")[0])
             if commit is None:
                 return self._missing()
-            return self._json([{"type": "file", "path": name, "size": len(data),
-                                "oid": hashlib.sha1(data).hexdigest()}
-                               for name, data in sorted(self.files[commit].items())])
+            return self._json(
+                [
+                    {"type": "file", "path": name, "size": len(data), "oid": hashlib.sha1(data).hexdigest()}
+                    for name, data in sorted(self.files[commit].items())
+                ]
+            )
         prefix = f"/{REPO_ID}/resolve/"
         if path.startswith(prefix):
-            revision, _, name = path[len(prefix):].partition("/")
+            revision, _, name = path[len(prefix) :].partition("/")
             commit = self._commit(revision)
             if commit is None or name not in self.files[commit]:
                 return self._missing()
@@ -113,23 +123,45 @@ def hub(tmp_path_factory):
 
 def _environment(endpoint: str, tmp_path: Path) -> dict:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("HF_", "HUGGINGFACE_"))}
-    return {**env, "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1",
-            "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))}
+    return {
+        **env,
+        "HF_ENDPOINT": endpoint,
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH")))),
+    }
 
 
 def _stage(endpoint: str, tmp_path: Path, revision: str | None, out: Path, offline: bool = False):
     """stage_checkpoint in a fresh process: huggingface_hub reads HF_ENDPOINT and HF_HUB_OFFLINE at import."""
-    code = ("import sys; from xling.models.hub import stage_checkpoint; "
-            "print(stage_checkpoint(sys.argv[1], sys.argv[2] or None, sys.argv[3]))")
+    code = (
+        "import sys; from xling.models.hub import stage_checkpoint; "
+        "print(stage_checkpoint(sys.argv[1], sys.argv[2] or None, sys.argv[3]))"
+    )
     env = _environment(endpoint, tmp_path) | ({"HF_HUB_OFFLINE": "1"} if offline else {})
-    return subprocess.run([sys.executable, "-c", code, REPO_ID, revision or "", str(out)], capture_output=True,
-                          text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", code, REPO_ID, revision or "", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 def test_checkpoint_files_take_one_copy_of_the_weights():
-    assert checkpoint_files(["config.json", "vocab.txt", "model.safetensors", "pytorch_model.bin", "tf_model.h5",
-                             "flax_model.msgpack", "onnx/model.onnx", "README.md", "sentencepiece.bpe.model"]) == [
-        "config.json", "model.safetensors", "sentencepiece.bpe.model", "vocab.txt"]
+    assert checkpoint_files(
+        [
+            "config.json",
+            "vocab.txt",
+            "model.safetensors",
+            "pytorch_model.bin",
+            "tf_model.h5",
+            "flax_model.msgpack",
+            "onnx/model.onnx",
+            "README.md",
+            "sentencepiece.bpe.model",
+        ]
+    ) == ["config.json", "model.safetensors", "sentencepiece.bpe.model", "vocab.txt"]
     assert checkpoint_files(["config.json", "pytorch_model.bin"]) == ["config.json", "pytorch_model.bin"]
     with pytest.raises(ValueError, match="no PyTorch weights"):
         checkpoint_files(["config.json", "tf_model.h5"])
@@ -149,11 +181,14 @@ def test_a_checkpoint_is_staged_at_its_pinned_revision_and_loads_offline(hub, tm
         assert (out / name).read_bytes() == StandInHub.files[OLD][name], name
     assert not out.with_name(out.name + ".part").exists()
     # the staged directory is what a job loads, offline and without the stand-in
-    load = ("import sys; from xling.models.pretrained import load_pretrained; "
-            "m = load_pretrained(sys.argv[1]); print(type(m.model).__name__, m.model.config.old)")
+    load = (
+        "import sys; from xling.models.pretrained import load_pretrained; "
+        "m = load_pretrained(sys.argv[1]); print(type(m.model).__name__, m.model.config.old)"
+    )
     env = _environment("http://127.0.0.1:9", tmp_path) | {"HF_HUB_OFFLINE": "1"}
-    loaded = subprocess.run([sys.executable, "-c", load, str(out)], capture_output=True, text=True, env=env,
-                            timeout=300)
+    loaded = subprocess.run(
+        [sys.executable, "-c", load, str(out)], capture_output=True, text=True, env=env, timeout=300
+    )
     assert loaded.returncode == 0, loaded.stderr
     assert loaded.stdout.split()[-2:] == ["BertForMaskedLM", "True"]
 
@@ -178,10 +213,24 @@ def test_the_workflow_stages_a_hub_checkpoint_on_the_submit_host(hub, tmp_path):
     """`snakemake fetch_checkpoints` (local rules) stages each hub id of language.hf_models at its pin into the run's
     folder, with the workflow's own offline default in force for every other job."""
     overrides = tmp_path / "hf.yaml"
-    overrides.write_text(json.dumps({"run": "hub", "language": {"hf_models": [REPO_ID],
-                                                                "hf_revisions": {REPO_ID: OLD}}}))
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-               "--cores", "1", "fetch_checkpoints", "--configfile", str(REPO / "presets/demo.yaml"), str(overrides)]
+    overrides.write_text(
+        json.dumps({"run": "hub", "language": {"hf_models": [REPO_ID], "hf_revisions": {REPO_ID: OLD}}})
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--cores",
+        "1",
+        "fetch_checkpoints",
+        "--configfile",
+        str(REPO / "presets/demo.yaml"),
+        str(overrides),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, env=_environment(hub, tmp_path), timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     staged = tmp_path / "results/hub/models/hf/org--tiny-bert"
@@ -198,6 +247,10 @@ def test_parsing_the_workflow_turns_the_hub_off_for_its_jobs(monkeypatch, tmp_pa
     monkeypatch.chdir(tmp_path)  # Snakemake changes into the working directory
     with SnakemakeApi(OutputSettings()) as api:
         # reading the property parses the Snakefile
-        _ = api.workflow(ResourceSettings(), ConfigSettings(configfiles=[REPO / "presets/demo.yaml"]),
-                         snakefile=REPO / "Snakefile", workdir=tmp_path)._workflow
+        _ = api.workflow(
+            ResourceSettings(),
+            ConfigSettings(configfiles=[REPO / "presets/demo.yaml"]),
+            snakefile=REPO / "Snakefile",
+            workdir=tmp_path,
+        )._workflow
     assert os.environ["HF_HUB_OFFLINE"] == "1"

@@ -95,15 +95,15 @@ def test_matches_the_modules_python_loads(planted):
     """The reference: run the planted script (and the lazy function) and list what Python imported."""
     probe = textwrap.dedent(f"""\
         import json, runpy, sys
-        sys.path[:0] = [{str(planted)!r}, {str(planted.parent / 'site')!r}]
+        sys.path[:0] = [{str(planted)!r}, {str(planted.parent / "site")!r}]
         before = set(sys.modules)
-        runpy.run_path({str(planted / 'scripts/run.py')!r})
+        runpy.run_path({str(planted / "scripts/run.py")!r})
         sys.modules["xling.a.c"].lazy()
         new = [sys.modules[name] for name in set(sys.modules) - before]
         print(json.dumps(dict(
             local=sorted(m.__file__ for m in new if m.__name__.split(".")[0] == "xling"),
             third_party=sorted({{m.__name__.split(".")[0] for m in new
-                                if (getattr(m, "__file__", None) or "").startswith({str(planted.parent / 'site')!r})}}),
+                                if (getattr(m, "__file__", None) or "").startswith({str(planted.parent / "site")!r})}}),
         )))
     """)
     done = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, timeout=60)
@@ -115,8 +115,15 @@ def test_matches_the_modules_python_loads(planted):
 
 
 def test_import_cycle_ends(tmp_path):
-    root = plant(tmp_path, {"xling/__init__.py": "", "xling/p.py": "import xling.q\n",
-                            "xling/q.py": "from xling import p\n", "run.py": "import xling.p\n"})
+    root = plant(
+        tmp_path,
+        {
+            "xling/__init__.py": "",
+            "xling/p.py": "import xling.q\n",
+            "xling/q.py": "from xling import p\n",
+            "run.py": "import xling.p\n",
+        },
+    )
     assert relative(analyse(root / "run.py", root).local, root) == {"xling/__init__.py", "xling/p.py", "xling/q.py"}
 
 

@@ -102,12 +102,22 @@ def test_imports_run_down_the_layers_without_cycles():
 
 
 PLANTED = {
-    "upward, inside a function": ("xling/data/words.py", "\n\ndef _planted():\n    from xling.report import core\n",
-                                  "xling/data/words.py:"),
-    "a cycle in the top level": ("xling/io.py", "\nfrom xling.tables import gather\n", "package cycle: xling.io <-> xling.tables"),
+    "upward, inside a function": (
+        "xling/data/words.py",
+        "\n\ndef _planted():\n    from xling.report import core\n",
+        "xling/data/words.py:",
+    ),
+    "a cycle in the top level": (
+        "xling/io.py",
+        "\nfrom xling.tables import gather\n",
+        "package cycle: xling.io <-> xling.tables",
+    ),
     "a package in no layer": ("xling/newpackage/__init__.py", "", "package xling.newpackage is in no layer"),
-    "the plan importing the data layer": ("xling/plan/__init__.py", "from xling.data.formats import read_conllu\n",
-                                          "the plan imports xling.data"),
+    "the plan importing the data layer": (
+        "xling/plan/__init__.py",
+        "from xling.data.formats import read_conllu\n",
+        "the plan imports xling.data",
+    ),
     "the plan importing pandas": ("xling/plan/__init__.py", "import pandas\n", "the plan imports pandas"),
 }
 

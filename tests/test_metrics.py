@@ -109,7 +109,9 @@ def test_nn_ranks_hand_case_and_partial_ties():
     both = metrics.nn_ranks(tie, candidates, [{0, 1}])  # both tied candidates are gold: rank 2 for sure
     assert both.tied_gold.tolist() == [2] and rank_metrics.mrr(both) == pytest.approx(1 / 2)
     alone = metrics.nn_ranks(tie, candidates[:2], [{1}])
-    assert rank_metrics.mrr(alone) == pytest.approx(3 / 4) and rank_metrics.precision_at_k(alone, 1) == pytest.approx(0.5)
+    assert rank_metrics.mrr(alone) == pytest.approx(3 / 4) and rank_metrics.precision_at_k(alone, 1) == pytest.approx(
+        0.5
+    )
 
 
 def _chance_p_at_k(n, golds, k):
@@ -191,8 +193,7 @@ def test_csls_neighbourhoods_over_all_words_equal_muse():
     q, c = sources[q_idx], targets[c_idx]
     gold = [set(rng.choice(80, size=rng.integers(1, 3), replace=False).tolist()) for _ in range(60)]
     muse = _brute_force_above(q, c, gold, "csls", 10, sources=sources, targets=targets)
-    got = metrics.nn_ranks(q, c, gold, block=13, metric="csls", csls_k=10, source_space=sources,
-                           target_space=targets)
+    got = metrics.nn_ranks(q, c, gold, block=13, metric="csls", csls_k=10, source_space=sources, target_space=targets)
     np.testing.assert_array_equal(got.above, muse)
     within = metrics.nn_ranks(q, c, gold, block=13, metric="csls", csls_k=10)
     assert not np.array_equal(within.above, muse)  # the neighbourhood set changes the ranks

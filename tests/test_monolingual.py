@@ -42,8 +42,7 @@ def test_word_translation_recovers_a_planted_rotation():
     # a map learned on shuffled pairs has nothing to recover: near chance (1/300)
     shuffled = [(f"e{i}", f"x{(i * 7 + 3) % 100}") for i in range(100)]
     hits = []
-    wrong = word_translation((src_words, pivot), (tgt_words, target), shuffled, test, n_iter=5, csls_k=10,
-                             hits=hits)
+    wrong = word_translation((src_words, pivot), (tgt_words, target), shuffled, test, n_iter=5, csls_k=10, hits=hits)
     assert wrong["p_at_1"] < 0.1
     assert len(hits[0]) == wrong["n_queries"] and hits[0].mean() == pytest.approx(wrong["p_at_1"])  # its items
 
@@ -73,8 +72,7 @@ def test_xnli_parallel_distinct_pairs_and_errors(tmp_path):
     assert xnli_parallel(en, xx) == [("a b", "A B"), ("e", "E"), ("c", "C"), ("d", "D"), ("f", "F")]
     assert xnli_parallel(en, xx, max_sentences=2) == [("a b", "A B"), ("e", "E")]
     # token translation's order: example by example, so a cap keeps premises and hypotheses
-    assert xnli_parallel(en, xx, example_order=True) == [("a b", "A B"), ("c", "C"), ("d", "D"), ("e", "E"),
-                                                         ("f", "F")]
+    assert xnli_parallel(en, xx, example_order=True) == [("a b", "A B"), ("c", "C"), ("d", "D"), ("e", "E"), ("f", "F")]
     assert xnli_parallel(en, xx, max_sentences=2, example_order=True) == [("a b", "A B"), ("c", "C")]
     xx.write_text("A B\tC\tneutral\n", encoding="utf-8")
     with pytest.raises(ValueError, match="test-en.tsv: 3 examples, but .*test-xx.tsv: 1"):
@@ -99,7 +97,9 @@ def test_random_encoder_same_architecture_new_weights(encoder):
     state, trained = first.model.state_dict(), encoder.model.state_dict()
     assert all(torch.equal(state[k], again.model.state_dict()[k]) for k in state)  # deterministic for a seed
     layer = "bert.encoder.layer.0.attention.self.query.weight"
-    assert not torch.equal(state[layer], trained[layer]) and not torch.equal(state[layer], other.model.state_dict()[layer])
+    assert not torch.equal(state[layer], trained[layer]) and not torch.equal(
+        state[layer], other.model.state_dict()[layer]
+    )
     vectors, counts = first.sentence_vectors([["w1", "w2"], ["w3"]], batch_size=2)
     assert vectors.shape == (2, 3, 16) and counts.tolist() == [2, 1]
 
@@ -134,8 +134,9 @@ def test_cka_of_a_bilingual_model_reads_each_side_with_its_own_view(encoder):
 
     pairs = [(f"w{i} w{i + 1}", f"w{i + 2} ##s w{(3 * i) % 20}") for i in range(12)]
     other = random_encoder(encoder, 5)
-    table = cka_table([encoder, encoder], pairs, multilingual=(encoder, other), random_seed=1, debiased=False,
-                      batch_size=4)
+    table = cka_table(
+        [encoder, encoder], pairs, multilingual=(encoder, other), random_seed=1, debiased=False, batch_size=4
+    )
     x = mean_pooled(encoder, [p[0] for p in pairs], 4, "x")
     y = mean_pooled(other, [p[1] for p in pairs], 4, "y")
     views = table[table["comparison"] == "multilingual"].set_index("layer")["cka"]

@@ -23,8 +23,16 @@ from xling.tune.heads import load_bert
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 WORDS = [f"w{i}" for i in range(20)]
 ENTITIES = set(WORDS[:5])  # a word of these is a one-word PER entity: learnable in a few steps
-SETTINGS = {"epochs": 6, "batch_size": 8, "learning_rate": 5e-3, "warmup": 0.1, "weight_decay": 0.01,
-            "dropout": 0.1, "max_length": 16, "max_train": None}
+SETTINGS = {
+    "epochs": 6,
+    "batch_size": 8,
+    "learning_rate": 5e-3,
+    "warmup": 0.1,
+    "weight_decay": 0.01,
+    "dropout": 0.1,
+    "max_length": 16,
+    "max_train": None,
+}
 
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")  # tiny models: threads only contend
@@ -45,8 +53,12 @@ def toy_ner(n: int, seed: int) -> list[tuple[list[str], list[str]]]:
 
 
 def data() -> dict:
-    return {"train": toy_ner(160, 1), "dev": toy_ner(40, 2), "test_pivot": toy_ner(60, 3),
-            "test_target": toy_ner(60, 3)}
+    return {
+        "train": toy_ner(160, 1),
+        "dev": toy_ner(40, 2),
+        "test_pivot": toy_ner(60, 3),
+        "test_target": toy_ner(60, 3),
+    }
 
 
 def random_rotation(dim: int, seed: int) -> np.ndarray:
@@ -91,15 +103,30 @@ def test_target_equal_to_the_pivot_with_the_identity_map_scores_the_pivot_score(
     layers) with target = pivot model and W = I reproduces the pivot's predictions exactly; a rotation as W
     changes them, so the target path does apply the map."""
     same = _pivot_map(bert_dir, 1)
-    common = dict(task_layers=1, settings=SETTINGS, seed=1, pivot="en", batch_size=16, device="cpu",
-                  ner_repair=True)
-    result = mc.transfer_layer("ner", data(), 1, pivot_model=bert_dir, target_model=bert_dir, maps=(same, same),
-                               checkpoint_dir=tmp_path / "ckpt", **common)
+    common = dict(task_layers=1, settings=SETTINGS, seed=1, pivot="en", batch_size=16, device="cpu", ner_repair=True)
+    result = mc.transfer_layer(
+        "ner",
+        data(),
+        1,
+        pivot_model=bert_dir,
+        target_model=bert_dir,
+        maps=(same, same),
+        checkpoint_dir=tmp_path / "ckpt",
+        **common,
+    )
     assert result["pivot"]["f1"][0] > 50  # the task was learned through the stitched model (chance: far below)
     assert result["target"] == result["pivot"]
     rotated = mc.LayerMap(same.normalizer, random_rotation(16, 5))
-    again = mc.transfer_layer("ner", data(), 1, pivot_model=bert_dir, target_model=bert_dir, maps=(same, rotated),
-                              checkpoint_dir=tmp_path / "ckpt", **common)
+    again = mc.transfer_layer(
+        "ner",
+        data(),
+        1,
+        pivot_model=bert_dir,
+        target_model=bert_dir,
+        maps=(same, rotated),
+        checkpoint_dir=tmp_path / "ckpt",
+        **common,
+    )
     assert again["pivot"] == result["pivot"]  # the same training (resumed from its finished checkpoint)
     assert again["target"]["f1"] != result["pivot"]["f1"]
 
@@ -108,13 +135,27 @@ def test_target_equal_to_the_pivot_with_the_identity_map_scores_the_pivot_score(
 def test_the_pivot_models_first_layers_are_bit_identical_after_training(bert_dir, tmp_path, layer):
     backbone = mc.stitched_backbone(bert_dir, layer, 1, seed=1)
     before = {k: v.clone() for k, v in backbone.encoder.bert.state_dict().items()}
-    mc.train_task_layers("ner", backbone, layer, data(), tmp_path / "out", tmp_path / "ckpt",
-                         pivot_map=_pivot_map(bert_dir, layer), settings=SETTINGS, seed=1, pivot="en", device="cpu",
-                         identity={})
+    mc.train_task_layers(
+        "ner",
+        backbone,
+        layer,
+        data(),
+        tmp_path / "out",
+        tmp_path / "ckpt",
+        pivot_map=_pivot_map(bert_dir, layer),
+        settings=SETTINGS,
+        seed=1,
+        pivot="en",
+        device="cpu",
+        identity={},
+    )
     after = backbone.encoder.bert.state_dict()
     pretrained = load_bert(bert_dir).encoder.bert.state_dict()
-    bottom = [k for k in after if k.startswith("embeddings.") or
-              any(k.startswith(f"encoder.layer.{i}.") for i in range(layer))]
+    bottom = [
+        k
+        for k in after
+        if k.startswith("embeddings.") or any(k.startswith(f"encoder.layer.{i}.") for i in range(layer))
+    ]
     assert bottom and all(torch.equal(after[k], pretrained[k]) for k in bottom)
     top = [k for k in after if k.startswith(f"encoder.layer.{layer}.") and k.endswith("weight")]
     assert top and all(not torch.equal(after[k], before[k]) for k in top)  # the task layer did train
@@ -124,11 +165,13 @@ def test_no_word_pair_is_a_clear_error(monkeypatch, bert_dir):
     pairs = [("w1 w2 w3", "w4 w5"), ("w6 w7", "w8 w9")]
     monkeypatch.setattr(mc, "directional_links", lambda src, tgt, *_: ([set()] * len(src), [set()] * len(src)))
     with pytest.raises(ValueError, match=r"dev-en.tsv / dev-xa.tsv: fast_align linked no word pair in 2 sentence"):
-        mc.xnli_word_pairs(pairs, "en", "xa", tokenizer="whitespace", aligner="fast_align", settings={},
-                           what="dev-en.tsv / dev-xa.tsv")
+        mc.xnli_word_pairs(
+            pairs, "en", "xa", tokenizer="whitespace", aligner="fast_align", settings={}, what="dev-en.tsv / dev-xa.tsv"
+        )
     with pytest.raises(ValueError, match="no parallel sentence pair with words"):
-        mc.xnli_word_pairs([("", "w1")], "en", "xa", tokenizer="whitespace", aligner="fast_align", settings={},
-                           what="x")
+        mc.xnli_word_pairs(
+            [("", "w1")], "en", "xa", tokenizer="whitespace", aligner="fast_align", settings={}, what="x"
+        )
     encoder = Encoder.from_pretrained(bert_dir, device="cpu")
     with pytest.raises(ValueError, match="none of the 0 word pairs has a vector"):
         mc.layer_maps((encoder, encoder), [["w1"]], [["w2"]], [set()], [1], n_iter=5, batch_size=4)
@@ -139,14 +182,27 @@ def contextual_table() -> pd.DataFrame:
     for task, metrics in (("ner", ("f1", "precision", "recall")), ("parsing", ("uas", "las"))):
         for kind, offset in (("mlm-align", 0.0), ("bimlm", 7.0)):
             for layer in range(3):
-                rows += [dict(task=task, kind=kind, layer=layer, metric=metric, value=40.0 + 10 * layer + offset + m,
-                              n=100, pivot_value=80.0 + m, pivot_n=120, n_map_pairs=900 if kind == "mlm-align" else 0,
-                              best_epoch=1, trainable_parameters=5000,
-                              lm_src="mono/en/100-w8" if kind == "mlm-align" else "bert/100-w8",
-                              lm_tgt="mono/xa/100-w8" if kind == "mlm-align" else "bert/100-w8")
-                         for m, metric in enumerate(metrics)]
-    return pd.DataFrame(rows).assign(pair="en-xa", src="en", tgt="xa", task_layers=4, map_split="dev",
-                                     normalize_iterations=5, n_map_sentences=300)
+                rows += [
+                    dict(
+                        task=task,
+                        kind=kind,
+                        layer=layer,
+                        metric=metric,
+                        value=40.0 + 10 * layer + offset + m,
+                        n=100,
+                        pivot_value=80.0 + m,
+                        pivot_n=120,
+                        n_map_pairs=900 if kind == "mlm-align" else 0,
+                        best_epoch=1,
+                        trainable_parameters=5000,
+                        lm_src="mono/en/100-w8" if kind == "mlm-align" else "bert/100-w8",
+                        lm_tgt="mono/xa/100-w8" if kind == "mlm-align" else "bert/100-w8",
+                    )
+                    for m, metric in enumerate(metrics)
+                ]
+    return pd.DataFrame(rows).assign(
+        pair="en-xa", src="en", tgt="xa", task_layers=4, map_split="dev", normalize_iterations=5, n_map_sentences=300
+    )
 
 
 def test_report_draws_figure_5_with_every_number(tmp_path):
@@ -154,13 +210,23 @@ def test_report_draws_figure_5_with_every_number(tmp_path):
     config = {"run": "t", "languages": ["en", "xa"]}
     expected = [f["name"] for f in expected_figures(config, tables)]
     assert expected == ["monolingual_contextual"]
-    saved = render_report(tables, config, tmp_path / "report.html", tmp_path / "figures",
-                          paper_results=tmp_path / "none.yaml", expected=expected)
+    saved = render_report(
+        tables,
+        config,
+        tmp_path / "report.html",
+        tmp_path / "figures",
+        paper_results=tmp_path / "none.yaml",
+        expected=expected,
+    )
     assert saved["monolingual_contextual"].stat().st_size > 1000
     page = html_lib.unescape((tmp_path / "report.html").read_text(encoding="utf-8"))
     assert "Transfer through the map: all numbers" in page
     assert "67.0<" in page  # biMLM parsing LAS at layer 2: 40 + 20 + 7 + 1 (LAS is metric 1)
     assert "No published numbers recorded" in page  # the paper draws Figure 5 only
     with pytest.raises(ValueError, match="<monolingual_contextual table>: missing column.*pivot_value"):
-        render_report({"monolingual_contextual": contextual_table().drop(columns="pivot_value")}, config,
-                      tmp_path / "r.html", tmp_path)
+        render_report(
+            {"monolingual_contextual": contextual_table().drop(columns="pivot_value")},
+            config,
+            tmp_path / "r.html",
+            tmp_path,
+        )

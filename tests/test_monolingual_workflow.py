@@ -54,6 +54,10 @@ def test_report_and_findings(test_run):
     for figure in ("cka_layers", "monolingual_words", "monolingual_sentences"):
         assert (results / f"figures/{figure}.png").stat().st_size > 0
     findings = pd.read_parquet(results / "eval/findings.parquet").set_index("id")
-    for claim in ("conneau2020.mono.words", "conneau2020.mono.sentences", "conneau2020.cka.random",
-                  "conneau2020.cka.shared"):
+    for claim in (
+        "conneau2020.mono.words",
+        "conneau2020.mono.sentences",
+        "conneau2020.cka.random",
+        "conneau2020.cka.shared",
+    ):
         assert findings.loc[claim, "outcome"] != "not measured", claim

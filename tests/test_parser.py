@@ -14,13 +14,7 @@ import pytest
 import torch
 
 from xling.data.formats import read_conllu
-from xling.tune.parser import (
-    BiaffineParser,
-    _chu_liu_edmonds,
-    max_spanning_tree,
-    relation_ids,
-    relation_inventory,
-)
+from xling.tune.parser import BiaffineParser, _chu_liu_edmonds, max_spanning_tree, relation_ids, relation_inventory
 
 CONLL18 = Path(__file__).parent / "data" / "conll18"
 
@@ -50,8 +44,11 @@ def tree_score(scores, heads) -> float:
 
 def brute_force(scores, one_root=True) -> tuple[float, tuple[int, ...]]:
     n = len(scores) - 1
-    trees = (heads for heads in itertools.product(range(n + 1), repeat=n)
-             if (not one_root or heads.count(0) == 1) and is_tree(heads))
+    trees = (
+        heads
+        for heads in itertools.product(range(n + 1), repeat=n)
+        if (not one_root or heads.count(0) == 1) and is_tree(heads)
+    )
     return max((tree_score(scores, heads), heads) for heads in trees)
 
 
@@ -102,8 +99,12 @@ def test_mst_equals_brute_force_on_small_sentences():
 def networkx_best(scores, only_root_child=None) -> float:
     n = len(scores) - 1
     graph = nx.DiGraph()
-    graph.add_weighted_edges_from((h, d, scores[d, h]) for d in range(1, n + 1) for h in range(n + 1)
-                                  if h != d and (h != 0 or only_root_child in (None, d)))
+    graph.add_weighted_edges_from(
+        (h, d, scores[d, h])
+        for d in range(1, n + 1)
+        for h in range(n + 1)
+        if h != d and (h != 0 or only_root_child in (None, d))
+    )
     tree = nx.maximum_spanning_arborescence(graph)
     return sum(scores[d, h] for h, d in tree.edges)
 
@@ -147,10 +148,14 @@ def test_mst_rejects_bad_scores():
 
 def test_relation_inventory_is_universal_and_unknown_relations_get_an_unpredictable_id():
     inventory = relation_inventory(read_conllu(CONLL18 / "gold.conllu"))
-    assert inventory == sorted(["nsubj", "root", "case", "det", "obl", "nmod", "punct", "obj", "cc", "conj",
-                                "orphan", "compound"])
-    assert relation_ids(["nmod:poss", "root", "flat:name"], inventory) == \
-        [inventory.index("nmod"), inventory.index("root"), len(inventory)]
+    assert inventory == sorted(
+        ["nsubj", "root", "case", "det", "obl", "nmod", "punct", "obj", "cc", "conj", "orphan", "compound"]
+    )
+    assert relation_ids(["nmod:poss", "root", "flat:name"], inventory) == [
+        inventory.index("nmod"),
+        inventory.index("root"),
+        len(inventory),
+    ]
 
 
 # --- the parser head ------------------------------------------------------------------------------------------
@@ -212,7 +217,7 @@ def test_padding_is_never_a_head_and_does_not_change_the_scores():
     assert parser.predict(words, mask) == parser.predict(noisy, mask)
     assert parser(words, mask, heads, relations).item() == pytest.approx(parser(noisy, mask, heads, relations).item())
     for b, n in enumerate(mask.sum(1).tolist()):  # alone, unpadded: the same parse
-        alone = parser.predict(words[b:b + 1, :n], mask[b:b + 1, :n])
+        alone = parser.predict(words[b : b + 1, :n], mask[b : b + 1, :n])
         assert alone == ([predicted_heads[b]], [parser.predict(words, mask)[1][b]])
 
 

@@ -70,12 +70,16 @@ def test_a_checkout_file_is_its_path_and_content_wherever_the_checkout_lies(tmp_
         planned_checkout_file(planned, second)
 
 
-@pytest.mark.parametrize("edit", [
-    lambda text: text + "# a comment\n",
-    lambda text: text.replace('"""Twice x."""', '"""Two times x, a longer docstring."""'),
-    lambda text: text.replace("return 2 * x", "return (2 *\n            x)  # reformatted"),
-    lambda text: text.replace('"""Helpers."""\n', ""),
-], ids=["comment", "docstring", "formatting", "module docstring removed"])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text + "# a comment\n",
+        lambda text: text.replace('"""Twice x."""', '"""Two times x, a longer docstring."""'),
+        lambda text: text.replace("return 2 * x", "return (2 *\n            x)  # reformatted"),
+        lambda text: text.replace('"""Helpers."""\n', ""),
+    ],
+    ids=["comment", "docstring", "formatting", "module docstring removed"],
+)
 def test_an_edit_that_changes_no_code_changes_no_version(checkout, edit):
     before = versions(checkout)
     path = checkout / "xling/helpers.py"
@@ -168,8 +172,9 @@ def toy_config(folder: Path, digit: str, n: int) -> str:
 
 
 def toy_plan(folder: Path, config: str) -> str:
-    dry = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--configfile", config], cwd=folder,
-                         capture_output=True, text=True)
+    dry = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--configfile", config], cwd=folder, capture_output=True, text=True
+    )
     assert dry.returncode == 0, dry.stderr
     return dry.stdout + dry.stderr
 
@@ -180,8 +185,11 @@ def toy(tmp_path, monkeypatch) -> Path:
     (tmp_path / "Snakefile").write_text(TOY)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    done = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--configfile",
-                           toy_config(tmp_path, "0", 1)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", toy_config(tmp_path, "0", 1)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     return tmp_path
 
@@ -221,8 +229,10 @@ def test_the_switch_with_nothing_planned_does_nothing(toy, capsys):
 
 
 def test_reasons_are_read_per_job():
-    dry = ("rule a:\n    output: a.txt\n    reason: Missing output files: a.txt\n"
-           "localrule all:\n    input: a.txt\n    reason: Input files updated by another job: a.txt\n")
+    dry = (
+        "rule a:\n    output: a.txt\n    reason: Missing output files: a.txt\n"
+        "localrule all:\n    input: a.txt\n    reason: Input files updated by another job: a.txt\n"
+    )
     jobs = accept_code.planned_jobs(dry)
     assert jobs == [("a", "Missing output files: a.txt"), ("all", "Input files updated by another job: a.txt")]
     assert [accept_code.other_changes(reason) for _, reason in jobs] == [["Missing output files: a.txt"], []]

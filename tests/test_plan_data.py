@@ -23,10 +23,19 @@ REAL = RealData(
 def test_layout_paths_of_each_dataset():
     assert LAYOUT.file("dictionary", lang="de", split="test") == "results/x/data/dict/en-de.test.txt"
     assert LAYOUT.task_file("xnli", "de", "dev") == "results/x/data/xnli/dev-de.tsv"
-    assert LAYOUT.task_file("pos", "de", "dev") == LAYOUT.task_file("parsing", "de", "dev") == "results/x/data/ud/de.dev.conllu"
+    assert (
+        LAYOUT.task_file("pos", "de", "dev")
+        == LAYOUT.task_file("parsing", "de", "dev")
+        == "results/x/data/ud/de.dev.conllu"
+    )
     assert LAYOUT.task_file("ner", "de", "test") == "results/x/data/wikiann/de.test.tsv"
-    assert LAYOUT.word_pairs("de", "train100") == [f"results/x/data/align/en-de/train100.{ext}" for ext in ("en", "de", "align")]
-    assert LAYOUT.file("bucc", lang="{lang}", split="{bucc_split}", ext="gold") == "results/x/data/bucc/{lang}-en.{bucc_split}.gold"
+    assert LAYOUT.word_pairs("de", "train100") == [
+        f"results/x/data/align/en-de/train100.{ext}" for ext in ("en", "de", "align")
+    ]
+    assert (
+        LAYOUT.file("bucc", lang="{lang}", split="{bucc_split}", ext="gold")
+        == "results/x/data/bucc/{lang}-en.{bucc_split}.gold"
+    )
     assert LAYOUT.file("mbert_vocab") == "results/x/data/vocab/mbert-cased.txt"
 
 
@@ -61,22 +70,35 @@ def test_real_data_has_what_its_sources_list():
     assert not REAL.gold_links and not REAL.other_domain and REAL.config_keys == () and REAL.parallel_sentences is None
 
 
-@pytest.mark.parametrize("named, expected", [
-    (["de", "fr", "ru", "zh"], {"synthetic": ["xa", "xb"], "real": []}),  # the schema's default list
-    (["xb"], {"synthetic": ["xb"], "real": ["xb"]}),
-    ([], {"synthetic": [], "real": []}),
-])
+@pytest.mark.parametrize(
+    "named, expected",
+    [
+        (["de", "fr", "ru", "zh"], {"synthetic": ["xa", "xb"], "real": []}),  # the schema's default list
+        (["xb"], {"synthetic": ["xb"], "real": ["xb"]}),
+        ([], {"synthetic": [], "real": []}),
+    ],
+)
 def test_bucc_languages_named(named, expected):
     default, targets = ["de", "fr", "ru", "zh"], ["xa", "xb"]
     assert SyntheticData().bucc_named(named, default, targets) == expected["synthetic"]
     assert REAL.bucc_named(named, default, targets) == expected["real"]
 
 
-@pytest.mark.parametrize("lm, bert", [
-    ("bert/1000-w128", True), ("hf/bert-base-multilingual-cased", True), ("aligned/250/bert/1000-w128", True),
-    ("aligned/10/hf/x", True), ("ablation/sep-l2/en-de", True), ("glove/1000-w8", False),
-    ("word2vec/10-w2", False), ("mono/en/1000-w8", None), ("aligned/10/glove/1-w1", None), ("bert/1000", None),
-])
+@pytest.mark.parametrize(
+    "lm, bert",
+    [
+        ("bert/1000-w128", True),
+        ("hf/bert-base-multilingual-cased", True),
+        ("aligned/250/bert/1000-w128", True),
+        ("aligned/10/hf/x", True),
+        ("ablation/sep-l2/en-de", True),
+        ("glove/1000-w8", False),
+        ("word2vec/10-w2", False),
+        ("mono/en/1000-w8", None),
+        ("aligned/10/glove/1-w1", None),
+        ("bert/1000", None),
+    ],
+)
 def test_model_id_grammar(lm, bert):
     """bert: a BERT's id; False: another model's; None: no model id."""
     assert bool(re.fullmatch(BERT_LM, lm)) == bool(bert)
@@ -91,8 +113,10 @@ def test_model_id_parts():
 
 def test_the_plan_imports_no_heavy_package():
     """Parsing the workflow imports the plan: never torch, pandas, pyarrow or matplotlib."""
-    code = ("import sys, xling.plan.code, xling.plan.data, xling.plan.models, xling.plan.accept_code; "
-            "print(sorted(m for m in ('torch', 'pandas', 'pyarrow', 'matplotlib', 'numpy') if m in sys.modules))")
+    code = (
+        "import sys, xling.plan.code, xling.plan.data, xling.plan.models, xling.plan.accept_code; "
+        "print(sorted(m for m in ('torch', 'pandas', 'pyarrow', 'matplotlib', 'numpy') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 

@@ -23,7 +23,9 @@ def test_vocabulary_dictionary_and_token_files():
     assert plan.vocab_source() == "results/t/vocab/trained.txt"
     assert make_plan(tokenizer={"vocab": "mbert"}).vocab_source() == "results/t/data/vocab/mbert-cased.txt"
     assert plan.dictionary("fr", "train") == "results/t/data/dict/en-fr.train.txt"
-    assert plan.token_files(wildcards(size="200")) == [f"results/t/tokens/200/{lang}.txt" for lang in ("en", "de", "fr")]
+    assert plan.token_files(wildcards(size="200")) == [
+        f"results/t/tokens/200/{lang}.txt" for lang in ("en", "de", "fr")
+    ]
     assert plan.model_dir("glove", 100, 5) == "results/t/models/glove/100-w5"
 
 

@@ -34,27 +34,46 @@ def test_languages_of_each_task_from_the_source():
     named = make_plan(REAL, language={"sentence_retrieval": {"bucc_languages": ["fr", "zh"]}})
     assert named.bucc_langs() == ["fr"]
     assert make_plan().bucc_langs() == ["de", "fr"], "synthetic: the default names every target"
-    assert real.retrieval_parts("tatoeba") == [f"results/t/eval/sentence_retrieval/tatoeba/bert/{grid}/de.parquet"
-                                               for grid in ("100-w5", "100-w10", "200-w5", "200-w10")]
+    assert real.retrieval_parts("tatoeba") == [
+        f"results/t/eval/sentence_retrieval/tatoeba/bert/{grid}/de.parquet"
+        for grid in ("100-w5", "100-w10", "200-w5", "200-w10")
+    ]
 
 
 def test_lm_params_of_ours_a_checkpoint_and_an_aligned_model():
     plan = make_plan(language={"hf_models": ["org/ckpt"], "max_length": 8, "hf_revisions": {"org/ckpt": "abc"}})
     ours = plan.lm_params(wildcards(lm="bert/100-w10"))
-    assert ours == dict(kind="bert", path="results/t/models/bert/100-w10", label="bert", size=100, window=10,
-                        max_length=8, revision=None)
+    assert ours == dict(
+        kind="bert",
+        path="results/t/models/bert/100-w10",
+        label="bert",
+        size=100,
+        window=10,
+        max_length=8,
+        revision=None,
+    )
     hf = plan.lm_params(wildcards(lm="hf/org--ckpt"))
     # a hub id is loaded from its directory staged in the run (rules/checkpoints.smk), which is its model input
-    assert (hf["path"], hf["label"], hf["size"], hf["revision"]) == ("results/t/models/hf/org--ckpt", "org/ckpt", 0, "abc")
+    assert (hf["path"], hf["label"], hf["size"], hf["revision"]) == (
+        "results/t/models/hf/org--ckpt",
+        "org/ckpt",
+        0,
+        "abc",
+    )
     aligned = plan.lm_params(wildcards(lm="aligned/500/hf/org--ckpt"))
     assert (aligned["path"], aligned["label"], aligned["revision"]) == (
-        "results/t/models/aligned/500/hf/org--ckpt", "org/ckpt+aligned500", None)
+        "results/t/models/aligned/500/hf/org--ckpt",
+        "org/ckpt+aligned500",
+        None,
+    )
     assert plan.lm_model(wildcards(lm="hf/org--ckpt")) == "results/t/models/hf/org--ckpt"
     assert plan.hf_hub_models() == {"org--ckpt": "org/ckpt"}
     local = make_plan(language={"hf_models": ["results/hf/tiny-mbert"]})
-    assert local.hf_hub_models() == {} and local.lm_params(wildcards(lm="hf/results--hf--tiny-mbert"))["path"] == "results/hf/tiny-mbert"
+    assert (
+        local.hf_hub_models() == {}
+        and local.lm_params(wildcards(lm="hf/results--hf--tiny-mbert"))["path"] == "results/hf/tiny-mbert"
+    )
     assert plan.any_lm(wildcards(lm="glove/200-w5"))["kind"] == "static"
-
 
 
 SHAPE = {"hidden_size": 16, "num_layers": 2, "num_heads": 2, "intermediate_size": 32, "max_positions": 128, "seed": 0}
@@ -75,6 +94,7 @@ def test_a_random_model_is_written_in_the_run_and_named_a_stand_in():
     with pytest.raises(ValueError, match="are not names of letters"):
         make_plan(language={"hf_models": ["a/b"], "random_models": {"a/b": SHAPE}})
 
+
 def test_represent_text_and_translation_inputs_follow_the_vocabulary():
     plan = make_plan(language={"hf_models": ["org/ckpt"], "data": "parallel"}, tokenizer={"vocab": "train"})
     assert plan.represent_text(wildcards(lm="bert/100-w5"))[0] == "results/t/tokens/100/en.txt"
@@ -91,8 +111,11 @@ def test_translation_on_xnli_reads_the_test_splits_and_no_token_sets():
     sets are the pieces of those sentences, so no token file or corpus is an input."""
     plan = make_plan(language={"hf_models": ["org/ckpt"], "data": "xnli"})
     ours = plan.translation_inputs(wildcards(lm="bert/100-w5", lang="fr"))
-    assert ours == dict(pivot_text="results/t/data/xnli/test-en.tsv", lang_text="results/t/data/xnli/test-fr.tsv",
-                        langs="results/t/reps/bert/100-w5/langs.parquet")
+    assert ours == dict(
+        pivot_text="results/t/data/xnli/test-en.tsv",
+        lang_text="results/t/data/xnli/test-fr.tsv",
+        langs="results/t/reps/bert/100-w5/langs.parquet",
+    )
     hub = plan.translation_inputs(wildcards(lm="hf/org--ckpt", lang="fr"))
     assert set(hub) == {"pivot_text", "lang_text"}
     real = make_plan(RealData(datasets={"xnli": ["de"]}, parallel={"fr": "europarl"}, treebanks={}))
@@ -104,7 +127,8 @@ def test_sentence_retrieval_settings_of_each_task_only():
     assert "bucc_k" in plan.sentence_retrieval_settings(wildcards(task="bucc"))
     assert "bucc_k" not in plan.sentence_retrieval_settings(wildcards(task="tatoeba"))
     assert set(plan.retrieval_inputs(wildcards(task="bucc", lang="de"))) == {
-        f"{split}_{side}" for split in ("dev", "test") for side in ("xx", "en", "gold")}
+        f"{split}_{side}" for split in ("dev", "test") for side in ("xx", "en", "gold")
+    }
 
 
 def test_language_sizes_choose_the_berts_of_the_language_experiments():
@@ -114,4 +138,6 @@ def test_language_sizes_choose_the_berts_of_the_language_experiments():
     assert plan.language["sizes"] == [max(plan.sizes)] and plan.language["windows"] == [max(plan.windows)]
     assert len(plan.translation_parts("table")) == pairs
     every_window = {"sizes": [], "windows": []}
-    assert len(preset_plan("demo", language=every_window).translation_parts("table")) == len(plan.sizes) * windows * pairs
+    assert (
+        len(preset_plan("demo", language=every_window).translation_parts("table")) == len(plan.sizes) * windows * pairs
+    )

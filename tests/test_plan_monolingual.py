@@ -26,10 +26,15 @@ def test_size_window_and_models_of_the_monolingual_berts():
         make_plan(cka={"bilingual": "study"}, monolingual={"window": 7})
 
 
-@pytest.mark.parametrize("mono, cka, key", [({"window": 5}, "ablation", "monolingual.window: 5 differs"),
-                                            ({"size": 200}, "ablation", r"monolingual.size: 200 differs.*ablation.size"),
-                                            ({"window": 10}, "study", "monolingual.window: 10 differs"),
-                                            ({"size": 100}, "study", "monolingual.size: 100 differs")])
+@pytest.mark.parametrize(
+    "mono, cka, key",
+    [
+        ({"window": 5}, "ablation", "monolingual.window: 5 differs"),
+        ({"size": 200}, "ablation", r"monolingual.size: 200 differs.*ablation.size"),
+        ({"window": 10}, "study", "monolingual.window: 10 differs"),
+        ({"size": 100}, "study", "monolingual.size: 100 differs"),
+    ],
+)
 def test_a_monolingual_side_other_than_the_bilingual_sides_stops_the_plan(mono, cka, key):
     with pytest.raises(ValueError, match=key):
         make_plan(monolingual={**mono, "contextual": {"bimlm": cka}}, cka={"bilingual": cka}, ablation={"window": 10})
@@ -59,8 +64,11 @@ def test_hparams_draw_each_language_its_own_seed():
 
 
 def test_contextual_level_tasks_layers_and_baseline():
-    plan = make_plan(transfer={"tasks": ["xnli", "ner"], "ner": {"languages": None}}, ablation={"bert": {"num_layers": 2}},
-                     monolingual={"languages": None, "contextual": {"enabled": True, "layers": None}})
+    plan = make_plan(
+        transfer={"tasks": ["xnli", "ner"], "ner": {"languages": None}},
+        ablation={"bert": {"num_layers": 2}},
+        monolingual={"languages": None, "contextual": {"enabled": True, "layers": None}},
+    )
     assert plan.mono_contextual_tasks("fr") == ["ner"] and plan.mono_contextual_langs() == ["de", "fr"]
     assert plan.mono_contextual_layers() == [0, 1, 2]
     # Figure 5's biMLM: the pair's Default bilingual MLM (monolingual.contextual.bimlm ablation)
@@ -71,23 +79,40 @@ def test_contextual_level_tasks_layers_and_baseline():
     assert study.mono_contextual_bimlm("fr") == [study.model_dir("bert", study.mono_size, study.mono_window)]
     assert plan.mono_contextual_task_settings("ner")["max_length"] <= plan.mono_window
     off = make_plan(monolingual={"contextual": {"enabled": False}})
-    assert off.mono_contextual_tasks("fr") == [] and make_plan(models=["glove"], monolingual={"contextual": {"bimlm": "study"}}, cka={"bilingual": "study"}).mono_contextual_bimlm_params("fr") is None
+    assert (
+        off.mono_contextual_tasks("fr") == []
+        and make_plan(
+            models=["glove"], monolingual={"contextual": {"bimlm": "study"}}, cka={"bilingual": "study"}
+        ).mono_contextual_bimlm_params("fr")
+        is None
+    )
     with pytest.raises(ValueError, match=r"above the models' depth \(2"):
-        make_plan(monolingual={"contextual": {"layers": [3]}}, ablation={"bert": {"num_layers": 2}}).mono_contextual_layers()
+        make_plan(
+            monolingual={"contextual": {"layers": [3]}}, ablation={"bert": {"num_layers": 2}}
+        ).mono_contextual_layers()
 
 
 def test_monolingual_bert_overrides_the_bert_block():
     """monolingual.bert (config.yaml: Conneau et al.'s 8 layers) over the bert block, in the models' settings; the
     contextual level's layers stop at the shallower of them and the biMLM baseline."""
-    plan = make_plan(bert={"num_layers": 12, "max_steps": 40}, monolingual={"bert": {"num_layers": 8}},
-                     ablation={"bert": {"num_layers": 10}})
+    plan = make_plan(
+        bert={"num_layers": 12, "max_steps": 40},
+        monolingual={"bert": {"num_layers": 8}},
+        ablation={"bert": {"num_layers": 10}},
+    )
     hparams = json.loads(plan.mono_hparams("fr", 5))
     assert hparams["num_layers"] == 8 and hparams["max_steps"] == 40
     assert json.loads(plan.mono_contextual_bimlm_params("fr")["hparams"])["num_layers"] == 10
-    assert make_plan(monolingual={"bert": {"num_layers": 8}}, ablation={"bert": {"num_layers": 3}}).mono_contextual_layers() == [0, 1, 2, 3]
+    assert make_plan(
+        monolingual={"bert": {"num_layers": 8}}, ablation={"bert": {"num_layers": 3}}
+    ).mono_contextual_layers() == [0, 1, 2, 3]
     assert plan.mono_contextual_layers() == list(range(9))
-    assert json.loads(make_plan(monolingual={"bert": {"num_layers": 8}, "max_steps": 7}).mono_hparams("fr", 5))[
-        "max_steps"] == 7
+    assert (
+        json.loads(make_plan(monolingual={"bert": {"num_layers": 8}, "max_steps": 7}).mono_hparams("fr", 5))[
+            "max_steps"
+        ]
+        == 7
+    )
 
 
 def test_cka_inputs_of_a_target_and_of_en_prime():
@@ -101,12 +126,17 @@ def test_cka_inputs_of_a_target_and_of_en_prime():
     assert target["multilingual"] == "results/t/models/ablation/default/en-fr"
     assert plan.cka_bilingual_length() == min(plan.mono_window, plan.ablation["window"])
     study = make_plan(cka={"bilingual": "study"}, monolingual={"contextual": {"bimlm": "study"}})
-    assert study.cka_inputs(wildcards(mono="fr"))["multilingual"] == study.model_dir("bert", study.mono_size,
-                                                                                     study.mono_window)
+    assert study.cka_inputs(wildcards(mono="fr"))["multilingual"] == study.model_dir(
+        "bert", study.mono_size, study.mono_window
+    )
     assert study.cka_bilingual_length() == study.mono_window
     # each side's training data and window go into the table: the findings compare sharing only where they agree
-    assert plan.cka_sides() == dict(multilingual_size=plan.ablation_size(), multilingual_window=plan.ablation["window"],
-                                    mono_size=plan.mono_size, mono_window=plan.mono_window)
+    assert plan.cka_sides() == dict(
+        multilingual_size=plan.ablation_size(),
+        multilingual_window=plan.ablation["window"],
+        mono_size=plan.mono_size,
+        mono_window=plan.mono_window,
+    )
     assert study.cka_sides()["multilingual_size"] == study.mono_size
 
 

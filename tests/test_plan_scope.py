@@ -18,10 +18,11 @@ def real_plan(**overrides) -> Plan:
     """The plan of config.yaml (with `overrides`) on the real sources, as rules/sources.smk builds them."""
     config = make_config(**overrides)
     sources, langs = Sources(config["data"]), config["languages"]
-    source = RealData({name: sources.available(name, langs) for name in sources.datasets},
-                      sources.parallel_sources(langs[1:]),
-                      treebanks={lang: sources.treebanks(lang) for lang in sources.available("ud", langs)
-                                 if sources.treebanks(lang)})
+    source = RealData(
+        {name: sources.available(name, langs) for name in sources.datasets},
+        sources.parallel_sources(langs[1:]),
+        treebanks={lang: sources.treebanks(lang) for lang in sources.available("ud", langs) if sources.treebanks(lang)},
+    )
     return Plan(config, source, SCHEMA, HELPERS)
 
 
@@ -38,12 +39,16 @@ def test_cao_et_al_s_retrieval_pos_and_frequency_score_the_five_languages():
 
 
 def test_cao_et_al_s_xnli_selects_on_the_six_languages():
-    """"we select a single model using the average accuracy across the six languages" (Table 1 note a): English
+    """ "we select a single model using the average accuracy across the six languages" (Table 1 note a): English
     and the five, for every Cao et al. fine-tuning (aligned, base, rotations, the Table 5 model), while XNLI is
     still tested on every language; alignment.xnli.selection_languages tested averages every tested one."""
     plan = real_plan()
-    cao = [(lm, variant) for lm in plan.aligned_models() + plan.alignment_bases()
-           for variant in plan.transfer_variants(lm) if variant.endswith(("-cao", "-rotword", "-rotsentence"))]
+    cao = [
+        (lm, variant)
+        for lm in plan.aligned_models() + plan.alignment_bases()
+        for variant in plan.transfer_variants(lm)
+        if variant.endswith(("-cao", "-rotword", "-rotsentence"))
+    ]
     assert len(cao) == len(plan.aligned_models()) + 3 * len(plan.alignment_bases())
     for lm, variant in cao:
         assert sorted(plan.selection_langs("xnli", lm, variant)) == sorted(["en", *CAO_FIVE]), (lm, variant)
@@ -76,7 +81,8 @@ def test_mds_is_planned_at_the_papers_freeze_depth_scaled_to_the_layers():
     assert not plan.uses_mds(wildcards(lm="bert/200-w10", variant="f0-zm"))
     params = plan.transfer_eval_params(wildcards(task="pos", lm="bert/200-w10", variant="f2"))
     assert "mds" in params and "mds" not in plan.transfer_eval_params(
-        wildcards(task="pos", lm="bert/200-w10", variant="f0-zm"))
+        wildcards(task="pos", lm="bert/200-w10", variant="f0-zm")
+    )
     assert make_plan(bert={"num_layers": 3}).mds_freeze() == 1
     assert make_plan(bert={"num_layers": 3}, transfer={"freeze": [1]}).transfer_variants("bert/200-w10")[:1] == ["f1"]
     chosen = make_plan(bert={"num_layers": 4}, transfer={"freeze": [0], "mds_freeze": 0})

@@ -26,7 +26,8 @@ def test_pos_and_parsing_on_the_claims_bert_with_mds_at_the_papers_depth():
 def test_xnli_at_the_long_window_with_the_papers_variants():
     xnli = [(lm, v) for t, lm, v in PLAN.transfer_runs() if t == "xnli"]
     assert sorted(lm for lm, _ in xnli if not lm.startswith("aligned/")) == sorted(
-        [f"{m}/{s}-w128" for m in ("glove", "word2vec") for s in (4000, 20000)] + ["bert/4000-w128"] + [BERT] * 5)
+        [f"{m}/{s}-w128" for m in ("glove", "word2vec") for s in (4000, 20000)] + ["bert/4000-w128"] + [BERT] * 5
+    )
     assert sorted(v for lm, v in xnli if lm == BERT) == ["f0", "f0-cao", "f0-rotsentence", "f0-rotword", "f2"]
     assert [lm for lm, _ in xnli if lm.startswith("aligned/")] == [f"aligned/700/{BERT}"]
 
@@ -38,9 +39,11 @@ def test_every_transfer_claim_has_three_seeds_the_ablations_five():
     assert len(PLAN.transfer_parts()) == len(PLAN.transfer_runs()) * 3
     assert PLAN.ablation_seeds() == [1, 2, 3, 4, 5]
     assert sorted({part.rsplit("/seed", 1)[1] for part in PLAN.ablation_transfer_parts()}) == [
-        f"{s}.parquet" for s in range(1, 6)]
-    tables = SimpleNamespace(results=PLAN.results, ablation_runs=PLAN.ablation_runs,
-                             ablation_seeds=PLAN.ablation_seeds)  # what rules/common.smk's table_plan passes
+        f"{s}.parquet" for s in range(1, 6)
+    ]
+    tables = SimpleNamespace(
+        results=PLAN.results, ablation_runs=PLAN.ablation_runs, ablation_seeds=PLAN.ablation_seeds
+    )  # what rules/common.smk's table_plan passes
     assert TABLES["ablation"].parts(tables) == PLAN.ablation_transfer_parts()
     demo = preset_plan("demo")
     assert demo.ablation_seeds() == demo.transfer["seeds"] == [1]
@@ -49,8 +52,9 @@ def test_every_transfer_claim_has_three_seeds_the_ablations_five():
 def test_conneau_ablations_the_three_claims_compare():
     """anchors: no-anchors against default; extra-anchors: extra-anchors against default; sharing: default
     against a setting with separate embeddings and layers (the paper's Sep Emb + L1-6 of 8: layers 1-2 of 4)."""
-    assert PLAN.ablation_models() == [f"ablation/{s}/en-xc" for s in
-                                      ("default", "no-anchors", "extra-anchors", "sep-emb-l2")]
+    assert PLAN.ablation_models() == [
+        f"ablation/{s}/en-xc" for s in ("default", "no-anchors", "extra-anchors", "sep-emb-l2")
+    ]
     assert {task for task, _, _ in PLAN.ablation_runs()} == {"xnli"}
     assert len(PLAN.ablation_transfer_parts()) == 4 * 5
 
@@ -60,9 +64,14 @@ def test_monolingual_berts_maps_and_cka_against_the_bilingual_default():
     compared with the ablation default of en-xc."""
     assert PLAN.mono_targets() == ["xc"] and PLAN.en_prime == "en~2"
     assert (PLAN.mono_size, PLAN.mono_window) == (PLAN.ablation_size(), PLAN.ablation["window"]) == (4000, 64)
-    tables = SimpleNamespace(results=PLAN.results, mono_targets=PLAN.mono_targets, mono_grid=PLAN.mono_grid,
-                             en_prime=PLAN.en_prime, retrieval_targets=PLAN.retrieval_targets,
-                             tatoeba_langs=PLAN.tatoeba_langs)  # what rules/common.smk's table_plan passes
+    tables = SimpleNamespace(
+        results=PLAN.results,
+        mono_targets=PLAN.mono_targets,
+        mono_grid=PLAN.mono_grid,
+        en_prime=PLAN.en_prime,
+        retrieval_targets=PLAN.retrieval_targets,
+        tatoeba_langs=PLAN.tatoeba_langs,
+    )  # what rules/common.smk's table_plan passes
     grid = "results/study/eval/{}/4000-w64/{}.parquet"
     assert TABLES["cka"].parts(tables) == [grid.format("cka", "en~2"), grid.format("cka", "xc")]
     assert TABLES["monolingual_words"].parts(tables) == [grid.format("monolingual/words", "xc")]

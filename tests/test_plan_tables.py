@@ -20,15 +20,31 @@ REPO = Path(__file__).resolve().parents[1]
 def make_plan(**overrides) -> SimpleNamespace:
     """A small run: two BERT sizes, one window, a window sweep of word2vec, one checkpoint, every study."""
     plan = dict(
-        results="results/x", pivot="en", models=["word2vec", "bert"], sizes=[100, 200], windows=[8],
-        hf_slugs=["tiny"], window_sweep=lambda: [("word2vec", 100, 8), ("word2vec", 100, 2)],
-        language_models=lambda: ["bert/200-w8"], translation_langs=lambda: ["de"], tatoeba_langs=lambda: ["de", "fr"],
-        bucc_langs=lambda: [], transfer_runs=lambda: [("xnli", "bert/200-w8", "f0")], seeds=[1, 2], freeze=[0, 6],
-        align_pair_langs=lambda: ["de"], contextual_retrieval_lms=lambda: ["bert/200-w8"],
-        ablation_runs=lambda: [("xnli", "ablation/default/en-de", "f0")], ablation_seeds=lambda: [1, 2],
+        results="results/x",
+        pivot="en",
+        models=["word2vec", "bert"],
+        sizes=[100, 200],
+        windows=[8],
+        hf_slugs=["tiny"],
+        window_sweep=lambda: [("word2vec", 100, 8), ("word2vec", 100, 2)],
+        language_models=lambda: ["bert/200-w8"],
+        translation_langs=lambda: ["de"],
+        tatoeba_langs=lambda: ["de", "fr"],
+        bucc_langs=lambda: [],
+        transfer_runs=lambda: [("xnli", "bert/200-w8", "f0")],
+        seeds=[1, 2],
+        freeze=[0, 6],
+        align_pair_langs=lambda: ["de"],
+        contextual_retrieval_lms=lambda: ["bert/200-w8"],
+        ablation_runs=lambda: [("xnli", "ablation/default/en-de", "f0")],
+        ablation_seeds=lambda: [1, 2],
         mono_targets=lambda: ["de"],
-        retrieval_targets=lambda: ["de", "fr"], mono_contextual_langs=lambda: [], mono_grid="200-w8",
-        en_prime="en~2", pos_splits=["test"])
+        retrieval_targets=lambda: ["de", "fr"],
+        mono_contextual_langs=lambda: [],
+        mono_grid="200-w8",
+        en_prime="en~2",
+        pos_splits=["test"],
+    )
     plan.update(overrides)
     return SimpleNamespace(**plan)
 
@@ -38,17 +54,22 @@ def test_word_retrieval_gathers_the_grid_then_the_sweep_s_others_then_the_checkp
     names = [part.removeprefix("results/x/eval/retrieval/").removesuffix(".parquet") for part in parts]
     assert names == ["word2vec/100-w8", "word2vec/200-w8", "bert/100-w8", "bert/200-w8", "word2vec/100-w2", "hf/tiny"]
     assert registry.marks("word_retrieval", make_plan()) == {
-        "window_sweep": ["results/x/eval/retrieval/word2vec/100-w8.parquet",
-                         "results/x/eval/retrieval/word2vec/100-w2.parquet"]}
+        "window_sweep": [
+            "results/x/eval/retrieval/word2vec/100-w8.parquet",
+            "results/x/eval/retrieval/word2vec/100-w2.parquet",
+        ]
+    }
     assert registry.marks("transfer", make_plan()) is None
 
 
 def test_per_item_tables_lie_beside_the_parts_of_the_tables_that_have_them():
     plan = make_plan()
-    assert registry.items("ablation", plan) == [f"results/x/eval/transfer/xnli/ablation/default/en-de/f0/"
-                                                f"seed{s}.items.parquet" for s in (1, 2)]
-    assert registry.items("tatoeba", plan) == [f"results/x/eval/sentence_retrieval/tatoeba/bert/200-w8/{lang}"
-                                               ".items.parquet" for lang in ("de", "fr")]
+    assert registry.items("ablation", plan) == [
+        f"results/x/eval/transfer/xnli/ablation/default/en-de/f0/seed{s}.items.parquet" for s in (1, 2)
+    ]
+    assert registry.items("tatoeba", plan) == [
+        f"results/x/eval/sentence_retrieval/tatoeba/bert/200-w8/{lang}.items.parquet" for lang in ("de", "fr")
+    ]
     assert registry.items("word_retrieval", plan) == []  # no per-item table yet: its rows get no interval
     assert registry.TABLES["transfer"].item_scale == 100.0 and registry.TABLES["bucc"].item_scale == 1.0
     for table in ("monolingual_words", "monolingual_sentences"):  # P@1's per-query hits (Conneau et al. §5.1)
@@ -61,8 +82,9 @@ def test_per_item_tables_lie_beside_the_parts_of_the_tables_that_have_them():
 def test_a_table_without_parts_is_not_made_nor_read():
     gathered = registry.gathered(make_plan())
     assert "bucc" not in gathered and "monolingual_contextual" not in gathered
-    assert gathered["ablation"] == [f"results/x/eval/transfer/xnli/ablation/default/en-de/f0/seed{s}.parquet"
-                                    for s in (1, 2)]
+    assert gathered["ablation"] == [
+        f"results/x/eval/transfer/xnli/ablation/default/en-de/f0/seed{s}.parquet" for s in (1, 2)
+    ]
     assert gathered["cka"] == ["results/x/eval/cka/200-w8/en~2.parquet", "results/x/eval/cka/200-w8/de.parquet"]
     assert gathered["monolingual_sentences"] == ["results/x/eval/monolingual/sentences/200-w8/de.parquet"]
     report = registry.inputs(registry.REPORT, make_plan())
@@ -85,15 +107,26 @@ def test_consumers_decide_the_findings_and_report_inputs():
     findings, report = registry.inputs(registry.FINDINGS, plan), registry.inputs(registry.REPORT, plan)
     assert set(findings) == set(registry.FINDINGS_COLUMNS) - {"bucc"}  # the test plan has no BUCC language
     assert not {"token_translation_samples", "findings", "word_pairs"} & set(findings)
-    per_query = {"word_retrieval_ranks", "contextual_retrieval_queries",  # the findings' intervals
-                 "transfer_items"}
+    per_query = {
+        "word_retrieval_ranks",
+        "contextual_retrieval_queries",  # the findings' intervals
+        "transfer_items",
+    }
     assert per_query <= set(findings)
-    assert findings["transfer_items"] == [f"results/x/eval/transfer/xnli/{lm}/f0/seed{s}.items.parquet"  # ablations too
-                                          for lm in ("bert/200-w8", "ablation/default/en-de") for s in (1, 2)]
+    assert findings["transfer_items"] == [
+        f"results/x/eval/transfer/xnli/{lm}/f0/seed{s}.items.parquet"  # ablations too
+        for lm in ("bert/200-w8", "ablation/default/en-de")
+        for s in (1, 2)
+    ]
     logs = {"bert_training_logs", "finetune_logs", "alignment_logs"}  # tables of files: the jobs' own outputs
     # the word-retrieval ranks the report's MRR table too (it flags what the findings flag, by the same intervals)
     assert set(report) == set(findings) - {"contextual_retrieval_queries", "transfer_items"} | {
-        "findings", "token_translation_samples", "word_pairs", "bert_training_logs", "finetune_logs"}
+        "findings",
+        "token_translation_samples",
+        "word_pairs",
+        "bert_training_logs",
+        "finetune_logs",
+    }
     assert report["word_retrieval_ranks"] == findings["word_retrieval_ranks"]
     assert report["transfer"] == "results/x/eval/transfer.parquet"
     assert report["bert_training_logs"] == ["results/x/models/bert/100-w8", "results/x/models/bert/200-w8"]
@@ -113,17 +146,23 @@ def test_expected_figures_follow_the_tables_given_and_their_other_needs():
     names = [f["name"] for f in registry.expected_figures(config, ["contextual_retrieval"])]
     assert names == []  # the XNLI-against-retrieval figure also needs the transfer table
     names = [f["name"] for f in registry.expected_figures(config, ["contextual_retrieval", "transfer"])]
-    assert names == ["transfer_xnli_1500", "transfer_xnli_window_effect", "transfer_mds_alpha",
-                     "alignment_xnli_retrieval"]
+    assert names == [
+        "transfer_xnli_1500",
+        "transfer_xnli_window_effect",
+        "transfer_mds_alpha",
+        "alignment_xnli_retrieval",
+    ]
     # the training logs under their input name, or the name the report's sections know them by
     for key in ("bert_training_logs", "bert_training"):
         assert [f["name"] for f in registry.expected_figures(config, [key])] == ["bert_pretraining_loss"]
     # the training curves, drawn in the transfer and alignment sections when those are
     assert [f["name"] for f in registry.expected_figures(config, ["finetune_logs"])] == []
-    assert [f["name"] for f in registry.expected_figures(config, ["finetune_logs", "transfer"])][-1] == \
-        "transfer_finetuning_curves"
-    assert [f["name"] for f in registry.expected_figures(config, ["alignment_logs", "contextual_retrieval"])] == \
-        ["alignment_training_curves"]
+    assert [f["name"] for f in registry.expected_figures(config, ["finetune_logs", "transfer"])][
+        -1
+    ] == "transfer_finetuning_curves"
+    assert [f["name"] for f in registry.expected_figures(config, ["alignment_logs", "contextual_retrieval"])] == [
+        "alignment_training_curves"
+    ]
 
 
 def test_every_table_and_figure_has_one_entry():
@@ -131,8 +170,12 @@ def test_every_table_and_figure_has_one_entry():
     assert len(names) == len(set(names))
     sections = [group.section for table in registry.REGISTRY for group in table.figures]
     assert len(sections) == len(set(sections))
-    config = {"windows": [8, 2], "models": ["bert", "word2vec"], "corpus": {"sizes": [100, 200]},
-              "window_sweep": {"models": ["word2vec"], "windows": [4]}}
+    config = {
+        "windows": [8, 2],
+        "models": ["bert", "word2vec"],
+        "corpus": {"sizes": [100, 200]},
+        "window_sweep": {"models": ["word2vec"], "windows": [4]},
+    }
     figures = [f["name"] for f in registry.expected_figures(config, names)]
     assert len(figures) == len(set(figures))
 
@@ -148,8 +191,11 @@ def _tables_read_by_the_findings() -> set[str]:
             if func == "_table" or (func == "get" and getattr(node.func.value, "id", "") == "tables"):
                 args = node.args[1:] if func == "_table" else node.args[:1]
                 keys |= {arg.value for arg in args[:1] if isinstance(arg, ast.Constant) and isinstance(arg.value, str)}
-            elif isinstance(node, ast.Subscript) and getattr(node.value, "id", "") == "tables" \
-                    and isinstance(node.slice, ast.Constant):
+            elif (
+                isinstance(node, ast.Subscript)
+                and getattr(node.value, "id", "") == "tables"
+                and isinstance(node.slice, ast.Constant)
+            ):
                 keys.add(node.slice.value)
     return keys
 
@@ -166,8 +212,11 @@ def test_every_report_section_that_draws_a_figure_has_an_entry():
     from xling.report.core import EXTRAS, LIST_TABLES, SECTIONS
 
     loaded = {key: name for key, (name, _) in LIST_TABLES.items()}
-    declared = {group.section: {loaded.get(name, name) for name in (table.name, *group.needs)}
-                for table in registry.REGISTRY for group in table.figures}
+    declared = {
+        group.section: {loaded.get(name, name) for name in (table.name, *group.needs)}
+        for table in registry.REGISTRY
+        for group in table.figures
+    }
     # blocks a module adds to another's section (xling.report.core.register_extra): their host needs no more
     extras = {extra.name: (host, extra) for host, added in EXTRAS.items() for extra in added}
     assert {"finetuning_curves", "alignment_curves"} <= set(extras)
@@ -193,8 +242,12 @@ def test_workflow(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(workdir)
         with SnakemakeApi(OutputSettings()) as api:
-            return api.workflow(ResourceSettings(), ConfigSettings(configfiles=[REPO / "presets/test.yaml"]),
-                                snakefile=REPO / "Snakefile", workdir=workdir)._workflow
+            return api.workflow(
+                ResourceSettings(),
+                ConfigSettings(configfiles=[REPO / "presets/test.yaml"]),
+                snakefile=REPO / "Snakefile",
+                workdir=workdir,
+            )._workflow
 
 
 @pytest.mark.slow
@@ -202,9 +255,21 @@ def test_the_rules_gather_judge_and_report_the_registry_s_tables(test_workflow):
     """The test preset makes every table; the one gather rule writes those with parts, the findings and the report
     read those the registry says."""
     plan = test_workflow.globals["table_plan"]()
-    gathered = {"word_retrieval", "token_translation", "token_translation_samples", "tatoeba", "bucc", "transfer",
-                "word_pairs", "contextual_retrieval", "ablation", "monolingual_words", "monolingual_sentences", "cka",
-                "monolingual_contextual"}
+    gathered = {
+        "word_retrieval",
+        "token_translation",
+        "token_translation_samples",
+        "tatoeba",
+        "bucc",
+        "transfer",
+        "word_pairs",
+        "contextual_retrieval",
+        "ablation",
+        "monolingual_words",
+        "monolingual_sentences",
+        "cka",
+        "monolingual_contextual",
+    }
     assert set(registry.gathered(plan)) == gathered == set(test_workflow.globals["GATHERED"])
     rule = test_workflow.get_rule("gather_table")
     assert set(rule.wildcard_constraints["table"].split("|")) == gathered

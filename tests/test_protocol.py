@@ -35,11 +35,13 @@ def real_plan(config: dict) -> Plan:
     builds them (no data is read: resources/sources.yaml says which language has which dataset)."""
     sources, langs = Sources(config["data"]), config["languages"]
     treebanked = [lang for lang in sources.available("ud", langs) if sources.treebanks(lang)]
-    real = RealData({name: sources.available(name, langs) for name in sources.datasets},
-                    sources.parallel_sources(langs[1:]),
-                    treebanks={lang: sources.treebanks(lang) for lang in treebanked},
-                    splits={lang: sources.ud_splits(lang) for lang in treebanked},
-                    low_resource=low_resource_treebanks(config))
+    real = RealData(
+        {name: sources.available(name, langs) for name in sources.datasets},
+        sources.parallel_sources(langs[1:]),
+        treebanks={lang: sources.treebanks(lang) for lang in treebanked},
+        splits={lang: sources.ud_splits(lang) for lang in treebanked},
+        low_resource=low_resource_treebanks(config),
+    )
     return Plan(config, real, SCHEMA, HELPERS)
 
 
@@ -61,7 +63,6 @@ SCOPES = {
 }
 
 
-
 def read_scopes(plan: Plan) -> dict:
     return {name: read(plan) for name, read in SCOPES.items()}
 
@@ -71,20 +72,41 @@ def test_every_setting_is_its_rows_value_and_every_difference_from_a_paper_has_a
     assert protocol.problems(table, schema, config) == []
 
 
-@pytest.mark.parametrize("key, value, rows", [
-    ("ablation.code_switch.dictionary", "test", ["conneau2020.extra_anchors_dictionary"]),  # MUSE's test words
-    ("bert.max_steps", 10, ["conneau2020.budget", "liu2020full.bert_budget"]),
-    ("transfer.alphas", [5.0], ["liu2020full.mds_alphas"]),  # a "not stated" row
-    ("monolingual.window", 256, ["conneau2020.monolingual_window"]),
-    ("transfer.xnli.languages", ["en", "de"], ["liu2020full.finetune_recipe"]),  # inside an object row
-    ("language.alphas", [1, 2, 3, 50], ["liu2020full.token_translation_alphas",  # an extra value
-                                        "liu2020short.translation_alphas"]),
-    ("language.alphas", [3, 2, 1, 0, -1], ["liu2020full.token_translation_alphas",  # the same values reordered
-                                           "liu2020short.translation_alphas"]),
-    ("transfer.ner_repair", 1, ["conneau2020.ner_repair"]),  # 1 is not true
-    ("transfer.parsing.low_resource.alpha", 1.0, ["liu2020short.parsing_low_resource_alpha",  # a "not stated" row
-                                                  "liu2020short.parsing_recipe"]),
-])
+@pytest.mark.parametrize(
+    "key, value, rows",
+    [
+        ("ablation.code_switch.dictionary", "test", ["conneau2020.extra_anchors_dictionary"]),  # MUSE's test words
+        ("bert.max_steps", 10, ["conneau2020.budget", "liu2020full.bert_budget"]),
+        ("transfer.alphas", [5.0], ["liu2020full.mds_alphas"]),  # a "not stated" row
+        ("monolingual.window", 256, ["conneau2020.monolingual_window"]),
+        ("transfer.xnli.languages", ["en", "de"], ["liu2020full.finetune_recipe"]),  # inside an object row
+        (
+            "language.alphas",
+            [1, 2, 3, 50],
+            [
+                "liu2020full.token_translation_alphas",  # an extra value
+                "liu2020short.translation_alphas",
+            ],
+        ),
+        (
+            "language.alphas",
+            [3, 2, 1, 0, -1],
+            [
+                "liu2020full.token_translation_alphas",  # the same values reordered
+                "liu2020short.translation_alphas",
+            ],
+        ),
+        ("transfer.ner_repair", 1, ["conneau2020.ner_repair"]),  # 1 is not true
+        (
+            "transfer.parsing.low_resource.alpha",
+            1.0,
+            [
+                "liu2020short.parsing_low_resource_alpha",  # a "not stated" row
+                "liu2020short.parsing_recipe",
+            ],
+        ),
+    ],
+)
 def test_a_planted_value_fails_naming_the_key_and_its_rows(study, key, value, rows):
     table, schema, config = study
     found = protocol.problems(table, schema, planted(config, key, value))
@@ -98,14 +120,21 @@ def test_a_planted_set_of_low_resource_treebanks_fails_on_its_rows_and_the_plans
     table, schema, config = study
     one = {"kk": ["UD_Kazakh-KTB"]}
     found = protocol.problems(table, schema, planted(config, "transfer.parsing.low_resource.treebanks", one))
-    assert sorted({line.split(":")[0] for line in found}) == ["liu2020short.parsing_recipe",
-                                                               "liu2020short.parsing_treebanks"]
-    assert any(line.startswith("liu2020short.parsing_treebanks: transfer.parsing.low_resource.treebanks.ga is")
-               for line in found)
+    assert sorted({line.split(":")[0] for line in found}) == [
+        "liu2020short.parsing_recipe",
+        "liu2020short.parsing_treebanks",
+    ]
+    assert any(
+        line.startswith("liu2020short.parsing_treebanks: transfer.parsing.low_resource.treebanks.ga is")
+        for line in found
+    )
     plan = real_plan(make_config(transfer={"parsing": {"low_resource": {"treebanks": one}}}))
     scope = "liu2020short.parsing_low_resource_languages"
-    assert [line.split(":")[0] for line in protocol.problems(table, schema, config, scopes=read_scopes(plan))
-            if line.startswith(scope)] == [scope]
+    assert [
+        line.split(":")[0]
+        for line in protocol.problems(table, schema, config, scopes=read_scopes(plan))
+        if line.startswith(scope)
+    ] == [scope]
 
 
 def test_a_deviation_is_made_by_editing_its_row_and_needs_a_reason_where_a_paper_states_the_value(study):
@@ -116,11 +145,13 @@ def test_a_deviation_is_made_by_editing_its_row_and_needs_a_reason_where_a_paper
     entry["ours_value"] = 1.0e-4
     assert protocol.problems(edited, schema, run) == [
         "cao2020.align_learning_rate: alignment.finetune.learning_rate is 0.0001, the paper (cao2020 A.1) states "
-        "5e-05, and no reason is recorded"]
+        "5e-05, and no reason is recorded"
+    ]
     entry["reason"] = "a planted reason"
     assert protocol.problems(edited, schema, run) == []
-    found = protocol.problems(table, schema, planted(config, "languages", [lang for lang in config["languages"]
-                                                                           if lang != "sw"]))
+    found = protocol.problems(
+        table, schema, planted(config, "languages", [lang for lang in config["languages"] if lang != "sw"])
+    )
     assert [line.split(":")[0] for line in found] == ["liu2020full.languages"]
 
 
@@ -130,7 +161,8 @@ def test_a_planted_schema_default_fails(study):
     schema["properties"]["alignment"]["properties"]["xnli"]["properties"]["epochs"]["default"] = 2
     assert protocol.problems(table, schema, config) == [
         "cao2020.xnli_epochs: alignment.xnli.epochs is 2, the row records ours_value 3: a deviation is made only by "
-        "editing this row of resources/protocol.yaml (with its reason)"]
+        "editing this row of resources/protocol.yaml (with its reason)"
+    ]
 
 
 def test_every_setting_has_a_row_or_a_reason_no_paper_speaks_to_it(study):
@@ -139,7 +171,8 @@ def test_every_setting_has_a_row_or_a_reason_no_paper_speaks_to_it(study):
     assert protocol.problems(without, schema, config) == [
         "cka.random_seed (= 1) has no row: add one to resources/protocol.yaml's settings with `config_key: "
         "cka.random_seed` and `ours_value: 1` (paper_value: not stated where no paper states it), or list it under "
-        "`unspoken` with a one-line reason if it changes no number"]
+        "`unspoken` with a one-line reason if it changes no number"
+    ]
     grown = copy.deepcopy(schema)
     grown["properties"]["cka"]["properties"]["new_knob"] = {"type": "array", "default": ["a", "b"]}
     (line,) = protocol.problems(table, grown, config)
@@ -147,7 +180,8 @@ def test_every_setting_has_a_row_or_a_reason_no_paper_speaks_to_it(study):
     spoken = {**table, "unspoken": {k: v for k, v in table["unspoken"].items() if k != "language.samples"}}
     assert [line.split(" (= ")[0] for line in protocol.problems(spoken, schema, config)] == ["language.samples"]
     assert protocol.problems({**table, "unspoken": {**table["unspoken"], "run": ""}}, schema, config) == [
-        "unspoken run: give the one-line reason no paper speaks to it"]
+        "unspoken run: give the one-line reason no paper speaks to it"
+    ]
 
 
 def test_a_row_without_its_value_says_the_line_to_add(study):
@@ -159,10 +193,13 @@ def test_a_row_without_its_value_says_the_line_to_add(study):
             del entry["ours_value"]
     assert protocol.problems(bare, schema, config) == [
         "cao2020.languages: no ours_value; add `ours_value: [bg, de, el, es, fr]` (the value of "
-        "alignment.finetune.languages now)"]
+        "alignment.finetune.languages now)"
+    ]
     found = protocol.problems(bare, schema, config, scopes={"cao2020.xnli_dev_languages": ["de", "en"]})
-    assert found[1] == ("cao2020.xnli_dev_languages: no ours_value; add `ours_value: [de, en]` (the value of the "
-                        "plan's cao2020.xnli_dev_languages now)")
+    assert found[1] == (
+        "cao2020.xnli_dev_languages: no ours_value; add `ours_value: [de, en]` (the value of the "
+        "plan's cao2020.xnli_dev_languages now)"
+    )
 
 
 def test_every_scope_row_has_a_reader_and_every_reader_a_row(study):
@@ -188,11 +225,16 @@ def test_a_planted_fifteen_language_dev_average_fails_the_scope_check(study, stu
     monkeypatch.setattr(study_plan, "selection_langs", lambda task, lm=None, variant=None: fifteen)
     scopes = read_scopes(study_plan)
     assert scopes["cao2020.xnli_dev_languages"] == sorted(fifteen)
-    found = [line for line in protocol.problems(table, schema, config, scopes=scopes)
-             if line.startswith("cao2020.xnli_dev_languages:")]
-    assert found == [f"cao2020.xnli_dev_languages: the plan's cao2020.xnli_dev_languages is {sorted(fifteen)!r}, the "
-                     f"row records ours_value ['bg', 'de', 'el', 'en', 'es', 'fr']: a deviation is made only by "
-                     f"editing this row of resources/protocol.yaml (with its reason)"]
+    found = [
+        line
+        for line in protocol.problems(table, schema, config, scopes=scopes)
+        if line.startswith("cao2020.xnli_dev_languages:")
+    ]
+    assert found == [
+        f"cao2020.xnli_dev_languages: the plan's cao2020.xnli_dev_languages is {sorted(fifteen)!r}, the "
+        f"row records ours_value ['bg', 'de', 'el', 'en', 'es', 'fr']: a deviation is made only by "
+        f"editing this row of resources/protocol.yaml (with its reason)"
+    ]
 
 
 def test_exact_comparison_by_hand():
@@ -201,8 +243,9 @@ def test_exact_comparison_by_hand():
     assert protocol.same({"a": [1]}, {"a": [1]}) and not protocol.same({"a": 1}, {"a": 1, "b": None})
     assert protocol.differing({"a": {"b": 1, "c": 2}}, {"a": {"b": 1, "c": 3}}, "k") == [("k.a.c", 2, 3)]
     unspoken = {"*.threads": "r", "data.cache": "r"}
-    assert protocol.is_unspoken("glove.threads", unspoken) and protocol.is_unspoken("alignment.finetune.threads",
-                                                                                       unspoken)
+    assert protocol.is_unspoken("glove.threads", unspoken) and protocol.is_unspoken(
+        "alignment.finetune.threads", unspoken
+    )
     assert protocol.is_unspoken("data.cache.x", unspoken) and not protocol.is_unspoken("data.cached", unspoken)
     assert not protocol.is_unspoken("glove.threads_x", unspoken)
     assert protocol.value_at({"g": {"dim": 3, "threads": 8}}, "g", unspoken) == {"dim": 3}
@@ -214,15 +257,29 @@ def test_exact_comparison_by_hand():
 def test_a_todo_reason_whose_value_became_the_papers_is_stale(study):
     """On an entry of its own, so that the test outlives the table's last TODO."""
     table, schema, config = study
-    table = {**table, "settings": [*table["settings"], {
-        "id": "conneau2020.planted", "paper": "conneau2020", "experiment": "every model", "section": "§3",
-        "setting": "linear warm-up steps", "paper_value": 30000, "config_key": "bert.warmup_steps",
-        "ours_value": 10000, "reason": "TODO(issue 23): default to change"}]}
+    table = {
+        **table,
+        "settings": [
+            *table["settings"],
+            {
+                "id": "conneau2020.planted",
+                "paper": "conneau2020",
+                "experiment": "every model",
+                "section": "§3",
+                "setting": "linear warm-up steps",
+                "paper_value": 30000,
+                "config_key": "bert.warmup_steps",
+                "ours_value": 10000,
+                "reason": "TODO(issue 23): default to change",
+            },
+        ],
+    }
     assert protocol.problems(table, schema, config) == []  # config.yaml's 10,000 differs, with the TODO reason
     table["settings"][-1]["ours_value"] = 30000
     found = protocol.problems(table, schema, planted(config, "bert.warmup_steps", 30000))
     assert [line for line in found if line.startswith("conneau2020.planted")] == [
-        "conneau2020.planted: bert.warmup_steps is the paper's 30000 now; remove the TODO reason"]
+        "conneau2020.planted: bert.warmup_steps is the paper's 30000 now; remove the TODO reason"
+    ]
 
 
 def test_every_config_key_exists_in_the_schema_and_planned_keys_do_not_yet(study):
@@ -233,17 +290,32 @@ def test_every_config_key_exists_in_the_schema_and_planned_keys_do_not_yet(study
     bad = copy.deepcopy(table)
     bad["settings"][0] = {**bad["settings"][0], "config_key": "alignment.no_such_key"}
     assert protocol.problems(bad, schema, config)[0] == (
-        f"{bad['settings'][0]['id']}: config key alignment.no_such_key is not in the schema or config.yaml")
+        f"{bad['settings'][0]['id']}: config key alignment.no_such_key is not in the schema or config.yaml"
+    )
     # a planned key (on an entry of its own: the table's last one became a config key) that the schema grows
-    planned = {**table, "settings": [*table["settings"], {
-        "id": "conneau2020.planted_key", "paper": "conneau2020", "experiment": "every model", "section": "§3",
-        "setting": "a future setting", "paper_value": "not stated", "config_key": None,
-        "planned_key": "cka.future_setting", "ours": "nothing yet"}]}
+    planned = {
+        **table,
+        "settings": [
+            *table["settings"],
+            {
+                "id": "conneau2020.planted_key",
+                "paper": "conneau2020",
+                "experiment": "every model",
+                "section": "§3",
+                "setting": "a future setting",
+                "paper_value": "not stated",
+                "config_key": None,
+                "planned_key": "cka.future_setting",
+                "ours": "nothing yet",
+            },
+        ],
+    }
     assert protocol.problems(planned, schema, config) == []
     grown = copy.deepcopy(schema)
     grown["properties"]["cka"]["properties"]["future_setting"] = {"type": "integer", "default": 1}
     assert protocol.problems(planned, grown, config)[0] == (
-        "conneau2020.planted_key: planned key cka.future_setting is in the schema now: name it as config_key")
+        "conneau2020.planted_key: planned key cka.future_setting is in the schema now: name it as config_key"
+    )
 
 
 def test_entries_without_a_config_key_say_what_the_code_does(study):
@@ -254,7 +326,8 @@ def test_entries_without_a_config_key_say_what_the_code_does(study):
     assert protocol.problems(bad, schema, config) == [
         "cao2020.intersection: the code's setting (xling.data.alignment.word_pairs (one_to_one of the "
         "intersection)) differs from the paper's (the one-to-one links of the intersection of both directions) "
-        "without a reason (or `same: true`)"]
+        "without a reason (or `same: true`)"
+    ]
 
 
 def test_schema_defaults_follow_refs_and_fill_objects_the_config_sets(study):
@@ -278,11 +351,15 @@ def test_comparisons_by_hand():
 
 def test_deviations_of_a_run_name_its_own_changes_and_the_recorded_reasons(study):
     table, schema, config = study
-    rows = {(row["paper"], row["setting"]): row for row in protocol.deviations(config, schema=schema, protocol=table,
-                                                                               defaults=config)}
+    rows = {
+        (row["paper"], row["setting"]): row
+        for row in protocol.deviations(config, schema=schema, protocol=table, defaults=config)
+    }
     assert all(not row["reason"].startswith("set by this run") for row in rows.values())
-    assert rows[("liu2020full", "BERT's depth and pretraining budget (steps, batch, learning rate, schedule)")][
-        "status"] == protocol.NOT_STATED
+    assert (
+        rows[("liu2020full", "BERT's depth and pretraining budget (steps, batch, learning rate, schedule)")]["status"]
+        == protocol.NOT_STATED
+    )
     todo = [(e["paper"], e["setting"]) for e in table["settings"] if str(e.get("reason", "")).startswith(protocol.TODO)]
     assert all(rows[key]["reason"].startswith(protocol.TODO) for key in todo)
     assert rows[("cao2020", "how the rotation baselines enter XNLI")]["reason"].startswith("the paper does not say")
@@ -305,19 +382,32 @@ def test_the_report_section_lists_each_papers_differences_and_unstated_settings(
     tables = {block["title"]: block["rows"] for block in blocks if block["kind"] == "table"}
     differs = tables["liu2020short: where this run differs"]
     assert [row[1:] for row in differs if row[0].startswith("similarity")] == [
-        ["cosine", "margin (language.sentence_retrieval.bucc_score)", "set by this run"]]
+        ["cosine", "margin (language.sentence_retrieval.bucc_score)", "set by this run"]
+    ]
     unstated = tables["cao2020: not stated by the paper"]
     assert any(row[0].startswith("fast_align's settings") for row in unstated)
-    untouched = protocol_blocks(protocol.deviations(config, schema=schema, protocol=table, defaults=config),
-                                table["papers"])
-    assert not any("set by this run" in row[3] for block in untouched if block["kind"] == "table"
-                   and block["title"].endswith("differs") for row in block["rows"])
+    untouched = protocol_blocks(
+        protocol.deviations(config, schema=schema, protocol=table, defaults=config), table["papers"]
+    )
+    assert not any(
+        "set by this run" in row[3]
+        for block in untouched
+        if block["kind"] == "table" and block["title"].endswith("differs")
+        for row in block["rows"]
+    )
 
 
 def test_protocol_settings_are_the_named_keys_only():
     """The report's protocol params: the values of the plain keys the table names, nested as in the config;
     keys it does not name (a data location) and keys the run lacks are left out."""
-    table = {"settings": [{"config_key": "bert.hidden_size"}, {"config_key": "window"},
-                          {"config_key": "absent.key"}, {"config_key": None}, {"config_key": "bert.layers[0]"}]}
+    table = {
+        "settings": [
+            {"config_key": "bert.hidden_size"},
+            {"config_key": "window"},
+            {"config_key": "absent.key"},
+            {"config_key": None},
+            {"config_key": "bert.layers[0]"},
+        ]
+    }
     config = {"bert": {"hidden_size": 768, "lr": 1e-4}, "window": 5, "data": {"root": "/somewhere"}}
     assert protocol.protocol_settings(config, table) == {"bert": {"hidden_size": 768}, "window": 5}

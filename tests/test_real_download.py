@@ -25,8 +25,17 @@ DOWNLOAD = REPO / "presets" / "real-download.yaml"
 REAL = REPO / "presets" / "real.yaml"
 FETCH_LINE = re.compile(r"^\s*(?:Job \d+: )?fetch (\S+) <- (\S+)$", re.M)
 #: the rules that read the downloads into the canonical layout (where --until stops the run)
-DATA_RULES = ("corpus_leipzig", "dict_muse", "tatoeba", "xnli_dev_test", "xnli_train", "wikiann", "ud_treebanks",
-              "parallel_europarl", "mbert_vocab")
+DATA_RULES = (
+    "corpus_leipzig",
+    "dict_muse",
+    "tatoeba",
+    "xnli_dev_test",
+    "xnli_train",
+    "wikiann",
+    "ud_treebanks",
+    "parallel_europarl",
+    "mbert_vocab",
+)
 
 
 def preset(path: Path) -> dict:
@@ -36,8 +45,9 @@ def preset(path: Path) -> dict:
 def test_the_download_preset_is_the_real_preset_but_where_its_data_come_from():
     """Everything but `run` and `data` is the real preset's: the same languages, models and studies."""
     download, real = preset(DOWNLOAD), preset(REAL)
-    assert {k: v for k, v in download.items() if k not in ("run", "data")} == \
-           {k: v for k, v in real.items() if k not in ("run", "data")}
+    assert {k: v for k, v in download.items() if k not in ("run", "data")} == {
+        k: v for k, v in real.items() if k not in ("run", "data")
+    }
     assert download["run"] != real["run"]
     assert not {"staged", "paths", "offline"} & set(download["data"])  # everything downloaded, nothing staged
     assert download["data"]["corpus"] == real["data"]["corpus"] == "leipzig"
@@ -78,6 +88,7 @@ def sources_dataset(local: str) -> str:
 
 # ------------------------------------------------------------------------------------- the local server's copy
 
+
 def _tar(members: dict[str, bytes], mode: str) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode=mode) as archive:
@@ -97,13 +108,18 @@ def _zip(members: dict[str, bytes]) -> bytes:
 
 
 def _conllu(words: list[str]) -> bytes:
-    rows = "".join(f"{i}\t{w}\t{w}\tNOUN\t_\t_\t{0 if i == 1 else 1}\t{'root' if i == 1 else 'dep'}\t_\t_\n"
-                   for i, w in enumerate(words, 1))
+    rows = "".join(
+        f"{i}\t{w}\t{w}\tNOUN\t_\t_\t{0 if i == 1 else 1}\t{'root' if i == 1 else 'dep'}\t_\t_\n"
+        for i, w in enumerate(words, 1)
+    )
     return f"# text = {' '.join(words)}\n{rows}\n".encode()
 
 
-WORDS = {"en": ["house", "water", "city", "river", "music"], "fr": ["maison", "eau", "ville", "fleuve", "musique"],
-         "ar": ["بيت", "ماء", "مدينة", "نهر", "موسيقى"]}
+WORDS = {
+    "en": ["house", "water", "city", "river", "music"],
+    "fr": ["maison", "eau", "ville", "fleuve", "musique"],
+    "ar": ["بيت", "ماء", "مدينة", "نهر", "موسيقى"],
+}
 LABELS = ("entailment", "neutral", "contradictory")
 
 
@@ -114,7 +130,8 @@ def upstream_files(panx_zip, tmp_path: Path) -> dict[str, bytes]:
         lines = "".join(f"{k}\t{WORDS[lang][k % 5]} {k} {WORDS[lang][(k + 1) % 5]} .\n" for k in range(1, 41))
         files[f"downloads.wortschatz-leipzig.de/corpora/{code}_10K.tar.gz"] = _tar(
             {f"{code}_10K/{code}_10K-sentences.txt": lines.encode(), f"{code}_10K/{code}_10K-words.txt": b"1\tx\t1\n"},
-            "w:gz")
+            "w:gz",
+        )
     muse = "dl.fbaipublicfiles.com/arrival/dictionaries"
     for lang in ("fr", "ar"):
         pairs = "".join(f"{en} {xx}\n" for en, xx in zip(WORDS["en"], WORDS[lang], strict=True)).encode()
@@ -124,27 +141,56 @@ def upstream_files(panx_zip, tmp_path: Path) -> dict[str, bytes]:
         files[f"{laser}/tatoeba.{iso}-eng.{iso}"] = "".join(f"{w} .\n" for w in WORDS[lang]).encode()
         files[f"{laser}/tatoeba.{iso}-eng.eng"] = "".join(f"{w} .\n" for w in WORDS["en"]).encode()
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    files["huggingface.co/google-bert/bert-base-multilingual-cased/resolve/3f076fdb1ab68d5b2880cb87a0886f315b8146f8/"
-          "vocab.txt"] = "".join(f"{t}\n" for t in specials + [f"w{i}" for i in range(119547 - 5)]).encode()
-    rows = "".join(f"{lang}\t{LABELS[k % 3]}\tx\tx\tx\tx\t{WORDS[lang][k % 5]} est .\t{WORDS[lang][(k + 2) % 5]} .\n"
-                   for lang in ("en", "fr", "ar") for k in range(9))
-    header = "language\tgold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\tsentence2_parse" \
-             "\tsentence1\tsentence2\n"
+    files[
+        "huggingface.co/google-bert/bert-base-multilingual-cased/resolve/3f076fdb1ab68d5b2880cb87a0886f315b8146f8/"
+        "vocab.txt"
+    ] = "".join(f"{t}\n" for t in specials + [f"w{i}" for i in range(119547 - 5)]).encode()
+    rows = "".join(
+        f"{lang}\t{LABELS[k % 3]}\tx\tx\tx\tx\t{WORDS[lang][k % 5]} est .\t{WORDS[lang][(k + 2) % 5]} .\n"
+        for lang in ("en", "fr", "ar")
+        for k in range(9)
+    )
+    header = (
+        "language\tgold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\tsentence2_parse"
+        "\tsentence1\tsentence2\n"
+    )
     files["dl.fbaipublicfiles.com/XNLI/XNLI-1.0.zip"] = _zip(
-        {f"XNLI-1.0/xnli.{split}.tsv": (header + rows).encode() for split in ("dev", "test")})
-    files["cims.nyu.edu/~sbowman/multinli/multinli_1.0.zip"] = _zip({"multinli_1.0/multinli_1.0_train.jsonl": "\n".join(
-        json.dumps({"gold_label": g, "sentence1": "A man sleeps.", "sentence2": "He rests."})
-        for g in ("neutral", "-", "entailment", "contradiction")).encode()})
+        {f"XNLI-1.0/xnli.{split}.tsv": (header + rows).encode() for split in ("dev", "test")}
+    )
+    files["cims.nyu.edu/~sbowman/multinli/multinli_1.0.zip"] = _zip(
+        {
+            "multinli_1.0/multinli_1.0_train.jsonl": "\n".join(
+                json.dumps({"gold_label": g, "sentence1": "A man sleeps.", "sentence2": "He rests."})
+                for g in ("neutral", "-", "entailment", "contradiction")
+            ).encode()
+        }
+    )
     files["s3.amazonaws.com/datasets.huggingface.co/wikiann/1.1.0/panx_dataset.zip"] = panx_zip(
-        tmp_path / "panx_dataset.zip", {lang: {split: f"{lang}:{WORDS[lang][0]}\tB-LOC\n{lang}:.\tO\n\n"
-                                               for split in ("train", "dev", "test")} for lang in WORDS}).read_bytes()
+        tmp_path / "panx_dataset.zip",
+        {
+            lang: {split: f"{lang}:{WORDS[lang][0]}\tB-LOC\n{lang}:.\tO\n\n" for split in ("train", "dev", "test")}
+            for lang in WORDS
+        },
+    ).read_bytes()
     files["lindat.mff.cuni.cz/repository/xmlui/bitstream/handle/11234/1-3105/ud-treebanks-v2.5.tgz"] = _tar(
-        {f"ud-treebanks-v2.5/UD_{tb}/{code}-ud-{split}.conllu": _conllu(WORDS[lang][:3])
-         for lang, tb, code in (("en", "English-EWT", "en_ewt"), ("fr", "French-GSD", "fr_gsd"),
-                                ("ar", "Arabic-PADT", "ar_padt")) for split in ("train", "dev", "test")}, "w:gz")
+        {
+            f"ud-treebanks-v2.5/UD_{tb}/{code}-ud-{split}.conllu": _conllu(WORDS[lang][:3])
+            for lang, tb, code in (
+                ("en", "English-EWT", "en_ewt"),
+                ("fr", "French-GSD", "fr_gsd"),
+                ("ar", "Arabic-PADT", "ar_padt"),
+            )
+            for split in ("train", "dev", "test")
+        },
+        "w:gz",
+    )
     files["www.statmt.org/europarl/v7/fr-en.tgz"] = _tar(
-        {"europarl-v7.fr-en.en": "".join(f"The {w} .\n" for w in WORDS["en"]).encode(),
-         "europarl-v7.fr-en.fr": "".join(f"Le {w} .\n" for w in WORDS["fr"]).encode()}, "w:gz")
+        {
+            "europarl-v7.fr-en.en": "".join(f"The {w} .\n" for w in WORDS["en"]).encode(),
+            "europarl-v7.fr-en.fr": "".join(f"Le {w} .\n" for w in WORDS["fr"]).encode(),
+        },
+        "w:gz",
+    )
     return files
 
 
@@ -171,10 +217,28 @@ def test_the_download_preset_runs_from_a_local_servers_copy(tmp_path, panx_zip):
     try:
         server.files.update(files)
         override = tmp_path / "local.yaml"
-        override.write_text(yaml.safe_dump({"data": {"mirror": server.url, "registry": str(
-            local_registry(files, tmp_path / "sources.yaml")), "download": {"retries": 1, "backoff": 0.01}}}))
-        done = snakemake("--configfile", str(DOWNLOAD), str(override), "--until", *DATA_RULES, "--cores", "2",
-                         cwd=tmp_path, timeout=900)
+        override.write_text(
+            yaml.safe_dump(
+                {
+                    "data": {
+                        "mirror": server.url,
+                        "registry": str(local_registry(files, tmp_path / "sources.yaml")),
+                        "download": {"retries": 1, "backoff": 0.01},
+                    }
+                }
+            )
+        )
+        done = snakemake(
+            "--configfile",
+            str(DOWNLOAD),
+            str(override),
+            "--until",
+            *DATA_RULES,
+            "--cores",
+            "2",
+            cwd=tmp_path,
+            timeout=900,
+        )
     finally:
         server.stop()
     assert done.returncode == 0, done.stderr[-5000:]
@@ -183,7 +247,8 @@ def test_the_download_preset_runs_from_a_local_servers_copy(tmp_path, panx_zip):
     data = tmp_path / "results" / "real-download" / "data"
     assert (data / "corpus" / "ar.txt").read_text(encoding="utf-8").count("\n\n") == 39  # 40 one-line documents
     assert (data / "dict" / "en-fr.test.txt").read_text() == "".join(
-        f"{en} {fr}\n" for en, fr in zip(WORDS["en"], WORDS["fr"], strict=True))
+        f"{en} {fr}\n" for en, fr in zip(WORDS["en"], WORDS["fr"], strict=True)
+    )
     assert (data / "xnli" / "test-ar.tsv").read_text(encoding="utf-8").splitlines()[2].endswith("\tcontradiction")
     assert len((data / "xnli" / "train-en.tsv").read_text().splitlines()) == 3  # MultiNLI less its "-" label
     assert (data / "wikiann" / "fr.test.tsv").read_text() == "maison\tB-LOC\n.\tO\n\n"

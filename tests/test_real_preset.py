@@ -22,7 +22,7 @@ STANDS_IN = {"corpus_wikipedia": "corpus_leipzig", "fetch_checkpoint": "random_c
 NOT_HERE = {
     "parallel_opus": "no MultiUN or Tanzil copy is staged (the full study's ar, zh, ur parallel text)",
     "bucc": "BUCC is staged for zh-en only, and zh has no staged monolingual corpus (every language of a run "
-            "needs one; the only zh text of that size is BUCC's own mined sentences)",
+    "needs one; the only zh text of that size is BUCC's own mined sentences)",
 }
 
 
@@ -80,7 +80,8 @@ def test_real_preset_runs_every_rule_of_the_full_study_or_says_why(real_run, ful
     missing = {STANDS_IN.get(rule, rule) for rule in full_study_rules} - real
     assert missing == set(NOT_HERE), (
         f"newly covered (drop from NOT_HERE): {sorted(set(NOT_HERE) - missing)}; "
-        f"not run and not named: {sorted(missing - set(NOT_HERE))}")
+        f"not run and not named: {sorted(missing - set(NOT_HERE))}"
+    )
     assert not set(NOT_HERE) & real
 
 
@@ -113,14 +114,19 @@ def test_real_preset_tables_have_real_language_rows(real_run):
     for table in (words, tatoeba, translation):
         assert label in set(table.model_label if "model_label" in table else table.model), table.columns
     aligned = pd.read_parquet(results / "eval/contextual_retrieval.parquet")  # Cao et al. on Europarl en-fr
-    assert len(aligned) and any(aligned[c].astype(str).str.endswith("fr").any()
-                                for c in ("lang", "pair") if c in aligned)
+    assert len(aligned) and any(
+        aligned[c].astype(str).str.endswith("fr").any() for c in ("lang", "pair") if c in aligned
+    )
     assert (results / "eval/word_pairs.parquet").exists()
     assert set(aligned.lang) == set(targets) & set(config["data"]["paths"]["europarl"])  # the Europarl samples
     transfer = pd.read_parquet(results / "eval/transfer.parquet")  # zero-shot from English, on the stand-ins
     tested = transfer[transfer.split == "test"].groupby("task").lang.agg(set).to_dict()
-    assert tested == {"xnli": {"en", *targets}, "ner": {"en", *targets},
-                      "pos": {"en", *targets} - {"ar"}, "parsing": {"en", *targets} - {"ar"}}  # no ar treebank
+    assert tested == {
+        "xnli": {"en", *targets},
+        "ner": {"en", *targets},
+        "pos": {"en", *targets} - {"ar"},
+        "parsing": {"en", *targets} - {"ar"},
+    }  # no ar treebank
     assert transfer.value.notna().all() and label in set(transfer.get("model_label", transfer.model))
     xnli = transfer[transfer.task == "xnli"]  # n: XNLI's pairs (tokens for POS and parsing, entities for NER)
     assert (xnli.n == config["transfer"]["xnli"]["max_eval"]).all()  # the first 200 of each split (max_eval)

@@ -28,8 +28,8 @@ PAIRS = ["en-de", "en-fr", "en-ru"]
 SIZES = [200000, 1000000]
 WINDOWS = [512, 20]
 BERT_LAYERS = [0, 1, 2]
-PLANTED_MRR = 0.4321          # glove, 200k, window 512, en-fr, cosine -> must appear as "0.432"
-PLANTED_CHANCE = 0.0123       # chance for every en-ru row -> "0.012"
+PLANTED_MRR = 0.4321  # glove, 200k, window 512, en-fr, cosine -> must appear as "0.432"
+PLANTED_CHANCE = 0.0123  # chance for every en-ru row -> "0.012"
 # The config the tables were computed with (their settings columns come from it through run_settings).
 TABLE_CONFIG = {
     "run": "unit-test-run",
@@ -42,8 +42,14 @@ TABLE_CONFIG = {
     "windows": WINDOWS,
     "glove": {"dim": 300, "epochs": 15, "learning_rate": 0.05, "seed": 0, "threads": 8},
     "word2vec": {"dim": 300, "epochs": 5, "sg": 1, "negative": 10, "seed": 0},
-    "bert": {"hidden_size": 768, "num_layers": 2, "learning_rate": 0.0001, "batch_size": 32, "max_steps": 300,
-             "seed": 0},
+    "bert": {
+        "hidden_size": 768,
+        "num_layers": 2,
+        "learning_rate": 0.0001,
+        "batch_size": 32,
+        "max_steps": 300,
+        "seed": 0,
+    },
     "represent": {"max_documents": 500, "batch_size": 64, "shards": 2, "threads": 4},
     "retrieval": {"min_count": 5},
 }
@@ -53,14 +59,15 @@ def harmonic_chance(n: int) -> float:
     return sum(1.0 / k for k in range(1, n + 1)) / n
 
 
-def word_retrieval_table(models=("glove", "word2vec", "bert"), metrics=("cosine", "csls"),
-                         config=TABLE_CONFIG) -> pd.DataFrame:
+def word_retrieval_table(
+    models=("glove", "word2vec", "bert"), metrics=("cosine", "csls"), config=TABLE_CONFIG
+) -> pd.DataFrame:
     rng = np.random.default_rng(1)
     rows = []
     for model in models:
         for size in SIZES:
             for window in WINDOWS:
-                for layer in (BERT_LAYERS if model == "bert" else [0]):
+                for layer in BERT_LAYERS if model == "bert" else [0]:
                     for metric in metrics:
                         for pair in PAIRS:
                             src, tgt = pair.split("-")
@@ -69,12 +76,31 @@ def word_retrieval_table(models=("glove", "word2vec", "bert"), metrics=("cosine"
                             mrr = round(float(rng.uniform(0.05, 0.35)), 4)
                             if (model, size, window, pair, metric) == ("glove", 200000, 512, "en-fr", "cosine"):
                                 mrr = PLANTED_MRR
-                            rows.append(dict(
-                                model=model, size=size, window=window, layer=layer, src=src, tgt=tgt, pair=pair,
-                                mrr=mrr, p_at_1=mrr * 0.7, p_at_5=min(1.0, mrr * 1.4), coverage=0.9,
-                                n_pairs=500, n_covered_pairs=450, n_queries=300, n_candidates=n_candidates,
-                                chance_mrr=chance, metric=metric, dictionary_split="test", csls_k=10,
-                                min_count=config["retrieval"]["min_count"], **run_settings(config, model)))
+                            rows.append(
+                                dict(
+                                    model=model,
+                                    size=size,
+                                    window=window,
+                                    layer=layer,
+                                    src=src,
+                                    tgt=tgt,
+                                    pair=pair,
+                                    mrr=mrr,
+                                    p_at_1=mrr * 0.7,
+                                    p_at_5=min(1.0, mrr * 1.4),
+                                    coverage=0.9,
+                                    n_pairs=500,
+                                    n_covered_pairs=450,
+                                    n_queries=300,
+                                    n_candidates=n_candidates,
+                                    chance_mrr=chance,
+                                    metric=metric,
+                                    dictionary_split="test",
+                                    csls_k=10,
+                                    min_count=config["retrieval"]["min_count"],
+                                    **run_settings(config, model),
+                                )
+                            )
     return pd.DataFrame(rows)
 
 
@@ -83,9 +109,17 @@ def training_log_table() -> pd.DataFrame:
     for size in SIZES:
         for window in WINDOWS:
             for step in range(0, 300, 10):
-                rows.append(dict(model="bert", size=size, window=window, step=step,
-                                 loss=9.0 * math.exp(-step / 120) + 2 + 0.01 * window / 512,
-                                 lr=1e-4 * min(1, step / 50), tokens_per_s=12000.0))
+                rows.append(
+                    dict(
+                        model="bert",
+                        size=size,
+                        window=window,
+                        step=step,
+                        loss=9.0 * math.exp(-step / 120) + 2 + 0.01 * window / 512,
+                        lr=1e-4 * min(1, step / 50),
+                        tokens_per_s=12000.0,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -97,8 +131,7 @@ def make_config(models=("glove", "word2vec", "bert"), **report_settings) -> dict
     return config
 
 
-def render(tmp_path: Path, models=("glove", "word2vec", "bert"), paper_results=None, with_log=True, config=None,
-           **kw):
+def render(tmp_path: Path, models=("glove", "word2vec", "bert"), paper_results=None, with_log=True, config=None, **kw):
     table = word_retrieval_table(models)
     tables = {"word_retrieval": tmp_path / "word_retrieval.parquet"}
     table.to_parquet(tables["word_retrieval"], index=False)
@@ -107,9 +140,14 @@ def render(tmp_path: Path, models=("glove", "word2vec", "bert"), paper_results=N
         training_log_table().to_parquet(tables["bert_training"], index=False)
     config = config or make_config(models, **kw)
     out = tmp_path / "report.html"
-    saved = render_report(tables, config, out, tmp_path / "figures",
-                          paper_results=paper_results if paper_results else tmp_path / "absent.yaml",
-                          expected=[f["name"] for f in expected_figures(config, tables)])
+    saved = render_report(
+        tables,
+        config,
+        out,
+        tmp_path / "figures",
+        paper_results=paper_results if paper_results else tmp_path / "absent.yaml",
+        expected=[f["name"] for f in expected_figures(config, tables)],
+    )
     return out.read_text(encoding="utf-8"), saved, config
 
 
@@ -139,8 +177,13 @@ def test_report_is_self_contained_with_every_figure(full_report):
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
     assert "<script" not in html and "<link" not in html and "url(" not in html and "@import" not in html
     expected = {f["name"] for f in expected_figures(config, ["word_retrieval", "bert_training"])}
-    assert expected == {"word_retrieval_mrr_by_pair_w512", "word_retrieval_mrr_by_pair_w20",
-                        "word_retrieval_window_effect", "word_retrieval_bert_layers", "bert_pretraining_loss"}
+    assert expected == {
+        "word_retrieval_mrr_by_pair_w512",
+        "word_retrieval_mrr_by_pair_w20",
+        "word_retrieval_window_effect",
+        "word_retrieval_bert_layers",
+        "bert_pretraining_loss",
+    }
     assert set(saved) == expected
     assert html.count('src="data:image/png;base64,') == len(expected)
     for name, path in saved.items():
@@ -185,15 +228,25 @@ def test_figure_list_comes_from_every_registered_study():
     tables = ["word_retrieval", "bert_training_logs", "token_translation", "tatoeba"]
     figures = expected_figures(config, tables)
     names = [f["name"] for f in figures]
-    assert names == ["word_retrieval_mrr_by_pair_w512", "word_retrieval_mrr_by_pair_w20",
-                     "word_retrieval_window_effect", "word_retrieval_bert_layers", "bert_pretraining_loss",
-                     "language_translation_convert_rate", "language_translation_bleu1", "language_translation_alpha",
-                     "language_tatoeba_layers"]
+    assert names == [
+        "word_retrieval_mrr_by_pair_w512",
+        "word_retrieval_mrr_by_pair_w20",
+        "word_retrieval_window_effect",
+        "word_retrieval_bert_layers",
+        "bert_pretraining_loss",
+        "language_translation_convert_rate",
+        "language_translation_bleu1",
+        "language_translation_alpha",
+        "language_tatoeba_layers",
+    ]
     for figure in figures:
         assert (report.REPORTS_DIR / figure["caption"]).is_file() and figure["category"] and figure["labels"]
     # a study whose table the run does not make writes no figure
-    assert not {n for n in [f["name"] for f in expected_figures(config, ["word_retrieval"])]
-                if n.startswith(("language_", "bert_pretraining"))}
+    assert not {
+        n
+        for n in [f["name"] for f in expected_figures(config, ["word_retrieval"])]
+        if n.startswith(("language_", "bert_pretraining"))
+    }
     config["language"]["sentence_retrieval"]["all_layers"] = False
     assert "language_tatoeba_layers" not in [f["name"] for f in expected_figures(config, tables)]
 
@@ -201,9 +254,18 @@ def test_figure_list_comes_from_every_registered_study():
 def test_declared_figures_that_are_not_written_stop_the_report(tmp_path):
     table = word_retrieval_table(("glove",), metrics=("cosine",))
     with pytest.raises(ValueError, match=r"not written \['bert_pretraining_loss'\]"):
-        render_report({"word_retrieval": table}, make_config(("glove",)), tmp_path / "r.html", tmp_path / "f",
-                      expected=["word_retrieval_mrr_by_pair_w512", "word_retrieval_mrr_by_pair_w20",
-                                "word_retrieval_window_effect", "bert_pretraining_loss"])
+        render_report(
+            {"word_retrieval": table},
+            make_config(("glove",)),
+            tmp_path / "r.html",
+            tmp_path / "f",
+            expected=[
+                "word_retrieval_mrr_by_pair_w512",
+                "word_retrieval_mrr_by_pair_w20",
+                "word_retrieval_window_effect",
+                "bert_pretraining_loss",
+            ],
+        )
 
 
 def test_numbers_are_shown_with_their_settings(full_report):
@@ -256,9 +318,18 @@ def test_synthetic_run_shows_no_real_data_keys(full_report):
 
 
 def test_data_settings_keep_only_what_applies():
-    real = {**copy.deepcopy(TABLE_CONFIG), "data": {"source": "real", "corpus": "leipzig", "staged": "/somewhere",
-                                                    "cache": "c", "download": {"retries": 3}, "wikipedia": {"dump": 1},
-                                                    "paths": {"muse": {"sha256": "ab"}}}}
+    real = {
+        **copy.deepcopy(TABLE_CONFIG),
+        "data": {
+            "source": "real",
+            "corpus": "leipzig",
+            "staged": "/somewhere",
+            "cache": "c",
+            "download": {"retries": 3},
+            "wikipedia": {"dump": 1},
+            "paths": {"muse": {"sha256": "ab"}},
+        },
+    }
     real["tokenizer"] = {"vocab": "mbert", "vocab_size": 119547, "min_frequency": 2, "lowercase": False}
     recorded = data_settings(real)
     assert recorded["data"] == {"source": "real", "corpus": "leipzig"}  # where copies come from is no setting
@@ -307,7 +378,9 @@ def test_paper_results_are_shown_beside_ours(tmp_path):
         "    settings: {size: 200000, window: 512, metric: cosine}\n"
         "    rows:\n"
         "      - {lang: fr, value: 0.512}\n"
-        "      - {lang: xx, value: 0.25}\n", encoding="utf-8")
+        "      - {lang: xx, value: 0.25}\n",
+        encoding="utf-8",
+    )
     html, _, _ = render(tmp_path, models=("glove",), paper_results=published)
     assert NO_PUBLISHED not in html
     assert "Published: Test et al. (1999), Figure 9" in html
@@ -359,8 +432,11 @@ def test_layer_not_in_table_is_an_error(tmp_path):
 def test_training_logs_loader(tmp_path):
     log = tmp_path / "training_log.tsv"
     # a resumed run: steps 20 and 30 logged twice, the later rows win
-    log.write_text("step\tloss\tlr\ttokens/s\n10\t9.0\t1e-4\t1000\n20\t8.0\t1e-4\t1000\n30\t7.5\t1e-4\t1000\n"
-                   "20\t8.1\t1e-4\t900\n30\t7.4\t1e-4\t900\n", encoding="utf-8")
+    log.write_text(
+        "step\tloss\tlr\ttokens/s\n10\t9.0\t1e-4\t1000\n20\t8.0\t1e-4\t1000\n30\t7.5\t1e-4\t1000\n"
+        "20\t8.1\t1e-4\t900\n30\t7.4\t1e-4\t900\n",
+        encoding="utf-8",
+    )
     frame = load_training_logs([(log, 200000, 512), {"path": log, "size": 200000, "window": 20}])
     assert list(frame.columns[:3]) == ["model", "size", "window"] and "tokens_per_s" in frame
     first = frame[frame["window"] == 512]
@@ -387,29 +463,38 @@ def test_workflow_inputs_log_paths_and_retrieval_settings(tmp_path):
     config["retrieval"] = {"metric": "csls", "dictionary_split": "test", "report_layer": 1, "min_count": 5}
     table = word_retrieval_table(("glove", "bert"))
     tables = {"word_retrieval": table, "bert_training_logs": logs}
-    saved = render_report(tables, config, tmp_path / "r.html", tmp_path / "figures",
-                          expected=[f["name"] for f in expected_figures(config, tables)])
+    saved = render_report(
+        tables,
+        config,
+        tmp_path / "r.html",
+        tmp_path / "figures",
+        expected=[f["name"] for f in expected_figures(config, tables)],
+    )
     html = (tmp_path / "r.html").read_text()
     assert "Settings: metric csls" in html and "BERT layer 1" in html  # the selection, under the main table
     assert "MRR by language pair (metric cosine" not in html
     assert "bert_pretraining_loss" in saved and "BERT pretraining" in html
     summary = rows_containing(html, "1M</td><td>20</td>")
     assert any(">6.020<" in row for row in summary)  # last loss of the 1M, window-20 log: 9 - 3 + 0.02
-    static = render_report({"word_retrieval": word_retrieval_table(("glove",)), "bert_training_logs": []},
-                           make_config(("glove",)), tmp_path / "s.html", tmp_path / "sf")
+    static = render_report(
+        {"word_retrieval": word_retrieval_table(("glove",)), "bert_training_logs": []},
+        make_config(("glove",)),
+        tmp_path / "s.html",
+        tmp_path / "sf",
+    )
     assert "bert_pretraining_loss" not in static
 
 
 def test_registered_section_is_skipped_without_its_table(tmp_path, monkeypatch):
     monkeypatch.setattr(report, "SECTIONS", dict(report.SECTIONS))
     report.register_section("extra", "Extra study", required=("extra_table",))(
-        lambda ctx: [text(f"extra rows: {len(ctx.tables['extra_table'])}")])
+        lambda ctx: [text(f"extra rows: {len(ctx.tables['extra_table'])}")]
+    )
     table = word_retrieval_table(("glove",), metrics=("cosine",))
     config = make_config(("glove",))
     render_report({"word_retrieval": table}, config, tmp_path / "a.html", tmp_path / "f")
     assert "Extra study" not in (tmp_path / "a.html").read_text()
-    render_report({"word_retrieval": table, "extra_table": table.head(3)}, config, tmp_path / "b.html",
-                  tmp_path / "f")
+    render_report({"word_retrieval": table, "extra_table": table.head(3)}, config, tmp_path / "b.html", tmp_path / "f")
     assert "Extra study" in (tmp_path / "b.html").read_text() and "extra rows: 3" in (tmp_path / "b.html").read_text()
 
 
@@ -423,15 +508,23 @@ def test_number_formatting():
     assert size_label(12345) == "12,345"
 
 
-
 def test_overview_data_source_ignores_the_translation_samples_sentences(tmp_path):
     from xling.report.core import ReportContext
     from xling.report.run import render_overview
 
-    tables = {"word_retrieval": pd.DataFrame({"source": ["synthetic"], "run": ["t"]}),
-              "token_translation_samples": pd.DataFrame({"source": ["the cat sleeps"], "run": ["t"]})}
-    ctx = ReportContext(config=make_config(), tables=tables, table_paths={}, figure_dir=tmp_path,
-                        captions_dir=tmp_path, published={}, published_path=None)
+    tables = {
+        "word_retrieval": pd.DataFrame({"source": ["synthetic"], "run": ["t"]}),
+        "token_translation_samples": pd.DataFrame({"source": ["the cat sleeps"], "run": ["t"]}),
+    }
+    ctx = ReportContext(
+        config=make_config(),
+        tables=tables,
+        table_paths={},
+        figure_dir=tmp_path,
+        captions_dir=tmp_path,
+        published={},
+        published_path=None,
+    )
     shown = repr(render_overview(ctx))
     assert "the cat sleeps" not in shown and "synthetic" in shown
 
@@ -442,8 +535,15 @@ def test_overview_says_which_real_data_are_stand_ins(tmp_path):
 
     tables = {"word_retrieval": pd.DataFrame({"source": ["real"], "run": ["r"]})}
     config = {**make_config(), "stand_ins": {"xnli": "the dev sets cut in three"}}
-    ctx = ReportContext(config=config, tables=tables, table_paths={}, figure_dir=tmp_path, captions_dir=tmp_path,
-                        published={}, published_path=None)
+    ctx = ReportContext(
+        config=config,
+        tables=tables,
+        table_paths={},
+        figure_dir=tmp_path,
+        captions_dir=tmp_path,
+        published={},
+        published_path=None,
+    )
     assert "Stand-ins" in repr(render_overview(ctx)) and "xnli: the dev sets cut in three" in repr(render_overview(ctx))
     ctx.config.pop("stand_ins")
     assert "Stand-ins" not in repr(render_overview(ctx))
@@ -454,11 +554,21 @@ def test_overview_tells_each_model_s_windows_apart(tmp_path):
     from xling.report.core import ReportContext
     from xling.report.run import render_overview
 
-    tables = {"word_retrieval": pd.DataFrame({"model": ["bert", "bert", "word2vec", "word2vec", "word2vec"],
-                                              "window": [32, 8, 32, 8, 4]}),
-              "contextual_retrieval": pd.DataFrame({"model": ["fasttext"], "window": [5]})}
-    ctx = ReportContext(config=make_config(), tables=tables, table_paths={}, figure_dir=tmp_path,
-                        captions_dir=tmp_path, published={}, published_path=None)
+    tables = {
+        "word_retrieval": pd.DataFrame(
+            {"model": ["bert", "bert", "word2vec", "word2vec", "word2vec"], "window": [32, 8, 32, 8, 4]}
+        ),
+        "contextual_retrieval": pd.DataFrame({"model": ["fasttext"], "window": [5]}),
+    }
+    ctx = ReportContext(
+        config=make_config(),
+        tables=tables,
+        table_paths={},
+        figure_dir=tmp_path,
+        captions_dir=tmp_path,
+        published={},
+        published_path=None,
+    )
     shown = repr(render_overview(ctx))
     assert "Word2Vec 32, 8, 4; BERT 32, 8; fasttext 5" in shown
 
@@ -469,18 +579,43 @@ def test_loss_figure_title_names_only_the_plotted_berts_settings(tmp_path):
     from xling.report.pretraining import hparams_line
 
     grid = json.dumps({"hidden_size": 32, "max_steps": 60, "batch_tokens": None})  # a batch in blocks: not named
-    tables = {"word_retrieval": pd.DataFrame({"model": ["bert"], "hparams": [grid]}),
-              "transfer": pd.DataFrame({"model": ["bert"], "hparams": [grid]}),
-              "ablation": pd.DataFrame({"model": ["bert", "bert"], "hparams": [
-                  json.dumps({"hidden_size": 32, "max_steps": 60, "ablation": {"anchors": "extra"}}),
-                  json.dumps({"hidden_size": 32, "max_steps": 90, "ablation": {"anchors": "none"}})]})}
-    ctx = ReportContext(config=make_config(), tables=tables, table_paths={}, figure_dir=tmp_path,
-                        captions_dir=tmp_path, published={}, published_path=None)
+    tables = {
+        "word_retrieval": pd.DataFrame({"model": ["bert"], "hparams": [grid]}),
+        "transfer": pd.DataFrame({"model": ["bert"], "hparams": [grid]}),
+        "ablation": pd.DataFrame(
+            {
+                "model": ["bert", "bert"],
+                "hparams": [
+                    json.dumps({"hidden_size": 32, "max_steps": 60, "ablation": {"anchors": "extra"}}),
+                    json.dumps({"hidden_size": 32, "max_steps": 90, "ablation": {"anchors": "none"}}),
+                ],
+            }
+        ),
+    }
+    ctx = ReportContext(
+        config=make_config(),
+        tables=tables,
+        table_paths={},
+        figure_dir=tmp_path,
+        captions_dir=tmp_path,
+        published={},
+        published_path=None,
+    )
     assert hparams_line(ctx) == "hidden_size 32, max_steps 60"
-    tables = {"word_retrieval": pd.DataFrame({"model": ["bert"], "hparams": [
-        json.dumps({"hidden_size": 32, "batch_size": 256, "batch_tokens": 131072})]})}
-    ctx = ReportContext(config=make_config(), tables=tables, table_paths={}, figure_dir=tmp_path,
-                        captions_dir=tmp_path, published={}, published_path=None)
+    tables = {
+        "word_retrieval": pd.DataFrame(
+            {"model": ["bert"], "hparams": [json.dumps({"hidden_size": 32, "batch_size": 256, "batch_tokens": 131072})]}
+        )
+    }
+    ctx = ReportContext(
+        config=make_config(),
+        tables=tables,
+        table_paths={},
+        figure_dir=tmp_path,
+        captions_dir=tmp_path,
+        published={},
+        published_path=None,
+    )
     assert hparams_line(ctx) == "hidden_size 32, batch_size 256, batch_tokens 131072"  # the batch in tokens
 
 
@@ -531,14 +666,26 @@ def test_settings_list_how_intervals_were_drawn_not_the_rows_numbers(tmp_path):
     """Each row's interval bounds, chance level and flag are numbers of that row, not settings: the appendix
     lists the bootstrap's level and resamples, never 43 values of ci_low."""
     table = word_retrieval_table(("glove",))
-    table = table.assign(ci_low=table["mrr"] - 0.01, ci_high=table["mrr"] + 0.01, ci_level=0.95, ci_resamples=1000,
-                         n_items=100, chance=0.05, flag=None)
+    table = table.assign(
+        ci_low=table["mrr"] - 0.01,
+        ci_high=table["mrr"] + 0.01,
+        ci_level=0.95,
+        ci_resamples=1000,
+        n_items=100,
+        chance=0.05,
+        flag=None,
+    )
     path = tmp_path / "word_retrieval.parquet"
     table.to_parquet(path, index=False)
     config = make_config(("glove",))
-    render_report({"word_retrieval": path}, config, tmp_path / "r.html", tmp_path / "figures",
-                  paper_results=tmp_path / "absent.yaml",
-                  expected=[f["name"] for f in expected_figures(config, {"word_retrieval": path})])
+    render_report(
+        {"word_retrieval": path},
+        config,
+        tmp_path / "r.html",
+        tmp_path / "figures",
+        paper_results=tmp_path / "absent.yaml",
+        expected=[f["name"] for f in expected_figures(config, {"word_retrieval": path})],
+    )
     shown = settings_tables((tmp_path / "r.html").read_text())["word_retrieval"]
     assert shown["ci_level"] == "0.95" and shown["ci_resamples"] == "1000"
     assert not {"ci_low", "ci_high", "n_items", "chance", "flag"} & set(shown)
@@ -548,7 +695,8 @@ def test_overview_s_run_table_stands_behind_one_summary_line(full_report):
     """The first screen says what the run is: the overview's table of the run (each model's windows, the files
     read) is one click away, not a second screen of it (the demo's page within its screens)."""
     html = full_report[0]
-    section = html[html.index('<section id="overview">'):]
-    section = section[:section.index("</section>")]
-    assert re.search(r"<details><summary>The run: [^<]*</summary>\s*<div class=\"group\">\s*<table class=\"kv\">",
-                     section), section[:600]
+    section = html[html.index('<section id="overview">') :]
+    section = section[: section.index("</section>")]
+    assert re.search(
+        r"<details><summary>The run: [^<]*</summary>\s*<div class=\"group\">\s*<table class=\"kv\">", section
+    ), section[:600]

@@ -22,8 +22,11 @@ from xling.report.core import expected_figures, render_report
 from xling.report.downloads import with_downloads
 
 #: a table with its heading (where a shown table's link sits) and the note under it (a collapsed table's link)
-TABLE = re.compile(r'(<h3>(?:(?!</h3>).)*</h3>)?\s*<div class="table-(?:wrap|full)">\s*<table class="data.*?</table>'
-                   r'\s*</div>\s*(<p class="note">.*?</p>)?', flags=re.S)
+TABLE = re.compile(
+    r'(<h3>(?:(?!</h3>).)*</h3>)?\s*<div class="table-(?:wrap|full)">\s*<table class="data.*?</table>'
+    r'\s*</div>\s*(<p class="note">.*?</p>)?',
+    flags=re.S,
+)
 APPENDIX = ("protocol", "settings")
 
 
@@ -55,17 +58,28 @@ def written_by_the_run(results: Path) -> set[Path]:
 
 
 def test_every_table_links_to_a_file_the_run_writes(tmp_path):
-    frames = {"word_retrieval": published.word_retrieval(), "word_retrieval_pos": published.word_retrieval_pos(),
-              "token_translation": published.token_translation(),
-              "tatoeba": published.tatoeba().assign(report_layer=8), "bucc": published.bucc().assign(report_layer=8),
-              "transfer": transfer.transfer_table(), "contextual_retrieval": good_retrieval(),
-              "word_pairs": word_pairs_table()}
+    frames = {
+        "word_retrieval": published.word_retrieval(),
+        "word_retrieval_pos": published.word_retrieval_pos(),
+        "token_translation": published.token_translation(),
+        "tatoeba": published.tatoeba().assign(report_layer=8),
+        "bucc": published.bucc().assign(report_layer=8),
+        "transfer": transfer.transfer_table(),
+        "contextual_retrieval": good_retrieval(),
+        "word_pairs": word_pairs_table(),
+    }
     frames["findings"] = judge_claims(dict(frames), "en")
     results, tables = run_like(tmp_path, frames)
     config = published.CONFIG
     out = results / "report.html"
-    render_report(tables, config, out, results / "figures", paper_results=published.PAPER_RESULTS,
-                  expected=[f["name"] for f in expected_figures(config, tables)])
+    render_report(
+        tables,
+        config,
+        out,
+        results / "figures",
+        paper_results=published.PAPER_RESULTS,
+        expected=[f["name"] for f in expected_figures(config, tables)],
+    )
     page = out.read_text(encoding="utf-8")
     written = written_by_the_run(results)
     checked = set()
@@ -96,8 +110,12 @@ def test_every_table_links_to_a_file_the_run_writes(tmp_path):
 
 def test_a_table_links_its_own_sources_else_its_section_s():
     links = {"a": [("a (CSV)", "eval/a.csv")], "b": [("b (CSV)", "eval/b.csv")]}
-    blocks = [{"kind": "table", "title": "t"}, {"kind": "table", "title": "u", "sources": ["b"]},
-              {"kind": "more", "blocks": [{"kind": "table", "title": "v"}]}, {"kind": "text"}]
+    blocks = [
+        {"kind": "table", "title": "t"},
+        {"kind": "table", "title": "u", "sources": ["b"]},
+        {"kind": "more", "blocks": [{"kind": "table", "title": "v"}]},
+        {"kind": "text"},
+    ]
     shown = with_downloads(blocks, ["a", "missing"], links)
     assert shown[0]["csv"] == links["a"] and shown[1]["csv"] == links["b"]
     assert shown[2]["blocks"][0]["csv"] == links["a"] and "csv" not in shown[3]
@@ -108,9 +126,13 @@ def test_a_table_given_as_a_frame_or_without_its_csv_has_no_link(tmp_path):
 
     (tmp_path / "eval").mkdir()
     word_pairs_table().to_parquet(tmp_path / "eval" / "word_pairs.parquet")
-    links = download_links({"word_pairs": tmp_path / "eval" / "word_pairs.parquet",
-                            "transfer": transfer.transfer_table()}, {}, tmp_path / "report.html")
+    links = download_links(
+        {"word_pairs": tmp_path / "eval" / "word_pairs.parquet", "transfer": transfer.transfer_table()},
+        {},
+        tmp_path / "report.html",
+    )
     assert links == {}  # no CSV beside the Parquet: a link never points at nothing
     word_pairs_table().to_csv(tmp_path / "eval" / "word_pairs.csv")
-    assert download_links({"word_pairs": tmp_path / "eval" / "word_pairs.parquet"}, {}, tmp_path / "report.html") \
-        == {"word_pairs": [("word pairs (CSV)", "eval/word_pairs.csv")]}
+    assert download_links({"word_pairs": tmp_path / "eval" / "word_pairs.parquet"}, {}, tmp_path / "report.html") == {
+        "word_pairs": [("word pairs (CSV)", "eval/word_pairs.csv")]
+    }

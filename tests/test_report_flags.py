@@ -27,8 +27,12 @@ CONSTANT = ("bert", 12000, 128)  # this BERT's fine-tunings predict one class: 1
 @pytest.fixture(scope="module")
 def flagged(tmp_path_factory):
     table = transfer_table()
-    one_class = ((table["model"] == CONSTANT[0]) & (table["size"] == CONSTANT[1])
-                 & (table["window"] == CONSTANT[2]) & (table["task"] == "xnli"))
+    one_class = (
+        (table["model"] == CONSTANT[0])
+        & (table["size"] == CONSTANT[1])
+        & (table["window"] == CONSTANT[2])
+        & (table["task"] == "xnli")
+    )
     table.loc[one_class, ["value", "n"]] = [33.4, 500]
     html, _ = render(tmp_path_factory.mktemp("flags"), {"transfer": table})
     rows = language_study_rows(table)
@@ -48,12 +52,22 @@ def flagged_table(html: str, title: str) -> tuple[list[str], list[list[Cell]]]:
     """(headers, rows of Cells) of the table titled `title`; every letter a cell shows must have its note."""
     start = html.index(title)
     end = html.index("</table>", start)
-    notes = dict(re.findall(r"<li><b>(" + MARK + r"[a-z]+)</b> (.*?)</li>", html[end:].split("<h3")[0]
-                            .split("<details")[0].split("</section>")[0].split('<ul class="flags">', 1)[-1]
-                            .split("</ul>")[0], flags=re.S))
-    titles = [[(re.search(r'title="([^"]*)"', attrs) or [None, ""])[1]
-               for attrs in re.findall(r"<td([^>]*)>", row)]
-              for row in re.findall(r"<tr>(.*?)</tr>", html[start:end].split("</thead>")[1], flags=re.S)]
+    notes = dict(
+        re.findall(
+            r"<li><b>(" + MARK + r"[a-z]+)</b> (.*?)</li>",
+            html[end:]
+            .split("<h3")[0]
+            .split("<details")[0]
+            .split("</section>")[0]
+            .split('<ul class="flags">', 1)[-1]
+            .split("</ul>")[0],
+            flags=re.S,
+        )
+    )
+    titles = [
+        [(re.search(r'title="([^"]*)"', attrs) or [None, ""])[1] for attrs in re.findall(r"<td([^>]*)>", row)]
+        for row in re.findall(r"<tr>(.*?)</tr>", html[start:end].split("</thead>")[1], flags=re.S)
+    ]
     rows = []
     for texts, tips in zip(table_rows(html, title), titles, strict=True):
         row = []
@@ -77,9 +91,13 @@ def expanded(note: str, notes: dict[str, str]) -> str:
     if not refs:
         return note
     # as xling.report.transfer.common.average_stats names each language's reason, and joins them (each part once)
-    return "; ".join(dict.fromkeys(part for prefix, key in re.findall(r"([\w-]+(?: \d+)?): as (" + MARK + r"[a-z]+)",
-                                                                      note)
-                                   for part in reason_parts(f"{prefix}: {notes[key]}")))
+    return "; ".join(
+        dict.fromkeys(
+            part
+            for prefix, key in re.findall(r"([\w-]+(?: \d+)?): as (" + MARK + r"[a-z]+)", note)
+            for part in reason_parts(f"{prefix}: {notes[key]}")
+        )
+    )
 
 
 def check_flag(cell: Cell, reasons: list[str], where) -> bool:
@@ -112,9 +130,13 @@ def xnli_cells(html: str) -> dict[tuple[str, str], Cell]:
 
 def check_xnli(html: str, reference: pd.DataFrame) -> int:
     """Walk the XNLI table against the findings' flags of its rows; the number of flagged cells checked."""
-    shown = reference[(reference["task"] == "xnli") & (reference["split"] == "test")
-                      & (reference["transform"] == "none") & (reference["selection"] == "en_dev")
-                      & reference["selected"].astype(bool)]
+    shown = reference[
+        (reference["task"] == "xnli")
+        & (reference["split"] == "test")
+        & (reference["transform"] == "none")
+        & (reference["selection"] == "en_dev")
+        & reference["selected"].astype(bool)
+    ]
     shown = shown[shown["freeze"] == shown.groupby(["model", "size", "window"])["freeze"].transform("min")]
     cells = xnli_cells(html)
     checked = 0
@@ -140,9 +162,11 @@ def test_the_walk_fails_when_a_flag_or_its_reason_is_dropped(flagged):
     cell = re.search(r"<td[^>]*title=[^>]*>([^<]*) " + MARK, after)
     note = re.search(r"<li><b>" + MARK + r"a</b> (.*?)</li>", after)
     tip = re.search(r' title="[^"]*"', after)
-    for mutant in (after[:cell.start(1)] + after[cell.start(1):].replace(f"{cell.group(1)} {MARK}", cell.group(1), 1),
-                   after[:note.start(1)] + note.group(1)[:20] + after[note.end(1):],
-                   after[:tip.start()] + after[tip.end():]):
+    for mutant in (
+        after[: cell.start(1)] + after[cell.start(1) :].replace(f"{cell.group(1)} {MARK}", cell.group(1), 1),
+        after[: note.start(1)] + note.group(1)[:20] + after[note.end(1) :],
+        after[: tip.start()] + after[tip.end() :],
+    ):
         with pytest.raises(AssertionError):
             check_xnli(before + mutant, reference)
 
@@ -164,23 +188,26 @@ def test_the_constant_classifier_is_named_in_every_language_and_the_window_drop(
 
 def test_a_flag_has_one_short_label_of_one_vocabulary():
     """Hand-written reasons of every kind the findings write, and the label a cell shows for them."""
-    cases = {"constant predictions: 'neutral' is 100.0% of 500; not above chance: 95% interval 33.400 "
-             "[29.395, 37.800] holds chance 33.400; one class's share (167/500): one class predicted":
-             "constant predictions",
-             "not above chance: 95% interval 1.7 [0.0, 3.8] % holds chance 0.0061 %": "not above chance",
-             "at or below chance: 33.200 <= chance 33.333": "at or below chance",
-             "the fine-tuning did not learn en (en dev not above chance: 1.0 [0.0, 2.0] holds chance 0.0; "
-             "one class's share (1/3): one class predicted); no entity predicted": "fine-tuning did not learn en",
-             "nothing mined correctly: none of 51 mined pairs is gold": "nothing mined",
-             "one distinct output piece; the shift changed no output piece": "one token repeated",
-             "the shift changed no output piece": "shift changed nothing",
-             "F1 0: no correct entity": "no correct entity",
-             "all 40 scores tied at 0.500": "all scores tied",
-             "window 16: xa: no entity predicted": "no entity predicted",
-             "a new kind of reason: with its details": "a new kind of reason"}
+    cases = {
+        "constant predictions: 'neutral' is 100.0% of 500; not above chance: 95% interval 33.400 "
+        "[29.395, 37.800] holds chance 33.400; one class's share (167/500): one class predicted": "constant predictions",
+        "not above chance: 95% interval 1.7 [0.0, 3.8] % holds chance 0.0061 %": "not above chance",
+        "at or below chance: 33.200 <= chance 33.333": "at or below chance",
+        "the fine-tuning did not learn en (en dev not above chance: 1.0 [0.0, 2.0] holds chance 0.0; "
+        "one class's share (1/3): one class predicted); no entity predicted": "fine-tuning did not learn en",
+        "nothing mined correctly: none of 51 mined pairs is gold": "nothing mined",
+        "one distinct output piece; the shift changed no output piece": "one token repeated",
+        "the shift changed no output piece": "shift changed nothing",
+        "F1 0: no correct entity": "no correct entity",
+        "all 40 scores tied at 0.500": "all scores tied",
+        "window 16: xa: no entity predicted": "no entity predicted",
+        "a new kind of reason: with its details": "a new kind of reason",
+    }
     assert {reason: label(reason) for reason in cases} == cases
-    assert reason_parts("the fine-tuning did not learn en (a; b); c") == ["the fine-tuning did not learn en (a; b)",
-                                                                           "c"]
+    assert reason_parts("the fine-tuning did not learn en (a; b); c") == [
+        "the fine-tuning did not learn en (a; b)",
+        "c",
+    ]
 
 
 def test_an_average_s_note_points_to_its_languages_notes():
@@ -190,18 +217,32 @@ def test_an_average_s_note_points_to_its_languages_notes():
 
     xa, xc = "constant predictions: 'neutral' is 100.0% of 500; one class predicted", "not above chance: 34.6"
     average = "xa: constant predictions: 'neutral' is 100.0% of 500; one class predicted; xc: not above chance: 34.6"
-    rows, notes = lettered([[flagged_cell("33.4", xa), flagged_cell("34.6", xc), flagged_cell("34.0", average),
-                             flagged_cell("1.0", "window 16: " + xc)]])
-    assert notes == [(MARK + "a", xa), (MARK + "b", xc), (MARK + "c", f"xa: as {MARK}a; xc: as {MARK}b"),
-                     (MARK + "d", f"window 16: as {MARK}b")]
+    rows, notes = lettered(
+        [
+            [
+                flagged_cell("33.4", xa),
+                flagged_cell("34.6", xc),
+                flagged_cell("34.0", average),
+                flagged_cell("1.0", "window 16: " + xc),
+            ]
+        ]
+    )
+    assert notes == [
+        (MARK + "a", xa),
+        (MARK + "b", xc),
+        (MARK + "c", f"xa: as {MARK}a; xc: as {MARK}b"),
+        (MARK + "d", f"window 16: as {MARK}b"),
+    ]
     assert rows[0][2]["title"] == average and rows[0][2]["sub"] == f"{MARK}c constant predictions"
     assert expanded(notes[2][1], dict(notes)) == average
-    (_, alone), = lettered([[flagged_cell("34.0", average)]])[1]  # no language's note to point to: whole
+    ((_, alone),) = lettered([[flagged_cell("34.0", average)]])[1]  # no language's note to point to: whole
     assert alone == average
     # a part both languages give stands once in the average ('xa: p; shared; xc: q'): still both letters
     xb = "constant predictions: 'entailment' is 97.8% of 500; one class predicted"
-    shared = "xa: constant predictions: 'neutral' is 100.0% of 500; one class predicted; xb: constant predictions: " \
-             "'entailment' is 97.8% of 500"
+    shared = (
+        "xa: constant predictions: 'neutral' is 100.0% of 500; one class predicted; xb: constant predictions: "
+        "'entailment' is 97.8% of 500"
+    )
     rows, notes = lettered([[flagged_cell("33.4", xa), flagged_cell("33.2", xb), flagged_cell("33.3", shared)]])
     assert notes[2] == (MARK + "c", f"xa: as {MARK}a; xb: as {MARK}b") and expanded(notes[2][1], dict(notes)) == shared
 
@@ -213,17 +254,27 @@ def test_a_window_s_average_note_points_to_that_window_s_language_notes():
 
     xa, xc = "constant predictions: 'neutral' is 100.0% of 500; one class predicted", "not above chance: 34.6"
     average = f"window 128: xa: {xa}; xc: {xc}"
-    rows, notes = lettered([[flagged_cell("-53.3", f"window 128: {xa}"), flagged_cell("-1.0", f"window 128: {xc}"),
-                             flagged_cell("-20.0", average), flagged_cell("-2.0", f"window 16: xa: {xa}")]])
+    rows, notes = lettered(
+        [
+            [
+                flagged_cell("-53.3", f"window 128: {xa}"),
+                flagged_cell("-1.0", f"window 128: {xc}"),
+                flagged_cell("-20.0", average),
+                flagged_cell("-2.0", f"window 16: xa: {xa}"),
+            ]
+        ]
+    )
     assert notes[2] == (MARK + "c", f"window 128: xa: as {MARK}a; xc: as {MARK}b")
     assert expanded(notes[2][1], dict(notes)) == average
     assert notes[3] == (MARK + "d", f"window 16: xa: {xa}")  # no note of window 16's xa to point to: whole
 
 
 def test_a_fraction_s_reason_is_shown_in_percent():
-    assert (in_percent("nothing mined: no pair; not above chance: 95% interval 0.017 [0.000, 0.038] holds chance "
-                       "6.1e-05") == "nothing mined: no pair; not above chance: 95% interval 1.7 [0.0, 3.8] % holds "
-                                     "chance 0.0061 %")
+    assert (
+        in_percent("nothing mined: no pair; not above chance: 95% interval 0.017 [0.000, 0.038] holds chance 6.1e-05")
+        == "nothing mined: no pair; not above chance: 95% interval 1.7 [0.0, 3.8] % holds "
+        "chance 0.0061 %"
+    )
     assert in_percent("at or below chance: 0.002 <= chance 0.004") == "at or below chance: 0.2 % <= chance 0.4 %"
     assert in_percent(None) is None
 
@@ -231,8 +282,13 @@ def test_a_fraction_s_reason_is_shown_in_percent():
 def test_every_flag_of_a_transfer_finding_is_shown_in_a_table(flagged):
     html, _, findings = flagged
     judged = findings[findings["table"] == "transfer"]
-    flags = {part for cell in judged["measures"].dropna() for m in json.loads(cell) if m.get("flag")
-             for part in m["flag"].split("; ")}
+    flags = {
+        part
+        for cell in judged["measures"].dropna()
+        for m in json.loads(cell)
+        if m.get("flag")
+        for part in m["flag"].split("; ")
+    }
     assert flags, "the planted constant classifier must reach a finding"
     missing = sorted(f for f in flags if f not in html)
     assert not missing, missing
@@ -253,6 +309,7 @@ def test_each_finding_links_to_the_section_of_its_numbers_and_the_csv(flagged, t
 
 
 # ---------------------------------------------------------------------------------------------- the language study
+
 
 def language_tables() -> dict[str, pd.DataFrame]:
     """Demo-like Tatoeba, BUCC and token-translation tables of our BERT with degenerate rows planted: a Tatoeba
@@ -281,8 +338,9 @@ def test_every_flagged_retrieval_cell_carries_the_findings_reason_and_no_other(l
     html, tables, _ = language_report
     checked = 0
     for task, title, computed in (
-            ("tatoeba", "Tatoeba accuracy (%, en\u2192xx, layer 2)", lambda r: [None] * len(r)),
-            ("bucc", "BUCC F1 (%, test, xx\u2194en", bucc_flags)):
+        ("tatoeba", "Tatoeba accuracy (%, en\u2192xx, layer 2)", lambda r: [None] * len(r)),
+        ("bucc", "BUCC F1 (%, test, xx\u2194en", bucc_flags),
+    ):
         rows = tables[task]
         rows = rows[rows["layer"] == 2] if task == "tatoeba" else rows
         rows = rows[rows["direction"] == "en->xx"] if task == "tatoeba" else rows
@@ -309,8 +367,9 @@ def test_fractions_flags_are_in_percent_on_the_page(language_report):
 def test_the_one_token_translation_is_flagged_in_its_cells_and_figures(language_report):
     html, tables, _ = language_report
     columns, rows = flagged_table(html, "Token translation: BLEU-1 / convert rate")
-    two = [i for i, c in enumerate(header(html, "Token translation: BLEU-1 / convert rate"))
-           if c.startswith("\u03b1 = 2")][0]
+    two = [
+        i for i, c in enumerate(header(html, "Token translation: BLEU-1 / convert rate")) if c.startswith("\u03b1 = 2")
+    ][0]
     assert len(rows) == 2  # our BERT, both directions
     for row in rows:
         check_flag(row[two], ["one token repeated: one distinct prediction"], row[:2])
@@ -323,15 +382,23 @@ def test_the_one_token_translation_is_flagged_in_its_cells_and_figures(language_
 def test_every_flag_of_a_language_finding_is_shown_in_a_table(language_report):
     html, _, findings = language_report
     judged = findings[findings["table"].isin(["tatoeba", "bucc", "token_translation"])]
-    flags = {part for cell in judged["measures"].dropna() for m in json.loads(cell) if m.get("flag")
-             for part in m["flag"].split("; ")}
-    assert {"nothing mined: no candidate pair above the dev threshold",
-            "not above chance: 0.100 [0.000, 0.300] holds chance 0.100"} <= flags
+    flags = {
+        part
+        for cell in judged["measures"].dropna()
+        for m in json.loads(cell)
+        if m.get("flag")
+        for part in m["flag"].split("; ")
+    }
+    assert {
+        "nothing mined: no candidate pair above the dev threshold",
+        "not above chance: 0.100 [0.000, 0.300] holds chance 0.100",
+    } <= flags
     missing = sorted(f for f in flags if in_percent(f) not in html)
     assert not missing, missing
 
 
 # ---------------------------------------------------------------------------------------------- Cao et al.
+
 
 def test_cao_xnli_cells_and_figure2_carry_the_findings_flags(tmp_path):
     """Two of three languages at XNLI chance: their cells in the Table 1 layout and the Figure 2 points carry
@@ -341,11 +408,30 @@ def test_cao_xnli_cells_and_figure2_carry_the_findings_flags(tmp_path):
     from xling.report.alignment import render_alignment_xnli, render_alignment_xnli_retrieval
 
     base = cao.BASE
-    rows = [dict(lm=base, lang=lang, contextual=True, layer=4, k=10, method="none", parallel_sentences=0,
-                 accuracy=value, n_queries=100, model="bert", size=4000, window=128, exclude_seen=True)
-            for lang, value in {"de": 0.2, "xb": 0.4, "xc": 0.6}.items()]
-    xnli = cao.transfer({(base, "none"): {"en": 80, "de": 50, "xb": 32, "xc": 33},
-                         (cao.ALIGNED[400], "none"): {"en": 80, "de": 60, "xb": 58, "xc": 56}})
+    rows = [
+        dict(
+            lm=base,
+            lang=lang,
+            contextual=True,
+            layer=4,
+            k=10,
+            method="none",
+            parallel_sentences=0,
+            accuracy=value,
+            n_queries=100,
+            model="bert",
+            size=4000,
+            window=128,
+            exclude_seen=True,
+        )
+        for lang, value in {"de": 0.2, "xb": 0.4, "xc": 0.6}.items()
+    ]
+    xnli = cao.transfer(
+        {
+            (base, "none"): {"en": 80, "de": 50, "xb": 32, "xc": 33},
+            (cao.ALIGNED[400], "none"): {"en": 80, "de": 60, "xb": 58, "xc": 56},
+        }
+    )
     reference = with_table_flags(xnli, transfer_flags(xnli, "en"))
     reasons = {lang: reference[xnli["lang"] == lang].dropna().tolist() for lang in ("de", "xb", "xc")}
     assert not reasons["de"] and reasons["xb"] and reasons["xc"]
@@ -353,7 +439,13 @@ def test_cao_xnli_cells_and_figure2_carry_the_findings_flags(tmp_path):
     table1 = cao.table(render_alignment_xnli(ctx), "Table 1 layout")
     (base_row,) = [r for r in table1["rows"] if r[0] == "Base BERT (zero-shot)"]
     cells = dict(zip(table1["columns"][1:], [cao.text_of(c) for c in base_row[1:]], strict=True))
-    tips = dict(zip(table1["columns"][1:], [c.get("title", "") if isinstance(c, dict) else "" for c in base_row[1:]], strict=True))
+    tips = dict(
+        zip(
+            table1["columns"][1:],
+            [c.get("title", "") if isinstance(c, dict) else "" for c in base_row[1:]],
+            strict=True,
+        )
+    )
     notes = dict(table1["flags"])
     for lang in ("de", "xb", "xc"):
         assert (MARK in cells[lang]) == bool(reasons[lang]), (lang, cells[lang])
@@ -397,12 +489,23 @@ def test_cao_retrieval_cells_carry_their_rows_flag(tmp_path):
 
 #: (model, size, window, layer) -> MRR of en-xa, en-xb on 1000 queries each, chance 0.05: the small BERT and the
 #: short-window BERT at chance (their intervals hold it), the rest far above
-RETRIEVAL_GRID = {("bert", 100, 64, 1): (0.05, 0.06), ("glove", 100, 64, 0): (0.40, 0.40),
-                  ("word2vec", 100, 64, 0): (0.40, 0.40), ("bert", 500, 64, 1): (0.60, 0.80),
-                  ("glove", 500, 64, 0): (0.50, 0.50), ("word2vec", 500, 64, 0): (0.40, 0.60),
-                  ("bert", 500, 8, 1): (0.05, 0.05)}
-RETRIEVAL_CONFIG = {"run": "t", "languages": ["en", "xa", "xb"], "models": ["glove", "word2vec", "bert"],
-                    "windows": [64, 8], "retrieval": {"report_layer": 1}, "bootstrap": {"resamples": 200, "seed": 3}}
+RETRIEVAL_GRID = {
+    ("bert", 100, 64, 1): (0.05, 0.06),
+    ("glove", 100, 64, 0): (0.40, 0.40),
+    ("word2vec", 100, 64, 0): (0.40, 0.40),
+    ("bert", 500, 64, 1): (0.60, 0.80),
+    ("glove", 500, 64, 0): (0.50, 0.50),
+    ("word2vec", 500, 64, 0): (0.40, 0.60),
+    ("bert", 500, 8, 1): (0.05, 0.05),
+}
+RETRIEVAL_CONFIG = {
+    "run": "t",
+    "languages": ["en", "xa", "xb"],
+    "models": ["glove", "word2vec", "bert"],
+    "windows": [64, 8],
+    "retrieval": {"report_layer": 1},
+    "bootstrap": {"resamples": 200, "seed": 3},
+}
 
 
 @pytest.fixture(scope="module")
@@ -467,8 +570,12 @@ def test_cao_analysis_cells_carry_the_findings_flags(tmp_path):
     bins.loc[last, ["accuracy", "ci_low", "ci_high"]] = [0.0, 0.0, 0.001]
     tables = {"contextual_retrieval_pos": pos, "contextual_retrieval_frequency": bins}
     findings = judge_claims(tables, "en", resamples=100, aligned_langs=("de", "xb")).set_index("id")
-    flagged = {m["label"]: m["flag"] for claim in ("cao2020.pos", "cao2020.frequency")
-               for m in json.loads(findings.at[claim, "measures"]) if m.get("flag")}
+    flagged = {
+        m["label"]: m["flag"]
+        for claim in ("cao2020.pos", "cao2020.frequency")
+        for m in json.loads(findings.at[claim, "measures"])
+        if m.get("flag")
+    }
     assert set(flagged) == {"base BERT, closed classes", "base BERT, rank difference 100+"}, flagged
     ctx = cao.context(tables, tmp_path)
     layout = cao.table(render_alignment_pos(ctx), "Accuracy (%) by part of speech, BERT")
@@ -477,36 +584,53 @@ def test_cao_analysis_cells_carry_the_findings_flags(tmp_path):
     marked = [g for g, c in zip(groups, base[1:], strict=True) if MARK in cao.text_of(c)]
     assert marked and set(marked) == {"closed class"} and len(marked) == groups.count("closed class"), marked
     assert not [c for r in layout["rows"] if r[0] != "Base BERT" for c in r if MARK in cao.text_of(c)]
-    (average,) = [c for g, c, h in zip(groups, base[1:], layout["columns"][1:], strict=True) if g == "closed class"
-                  and h["text"] == "average"]
+    (average,) = [
+        c
+        for g, c, h in zip(groups, base[1:], layout["columns"][1:], strict=True)
+        if g == "closed class" and h["text"] == "average"
+    ]
     assert average["title"] == flagged["base BERT, closed classes"], (average["title"], flagged)
     figure, numbers = render_alignment_frequency(ctx)
     marked = [r for r in numbers["rows"] if MARK in cao.text_of(r[3])]
     assert [(r[1], r[2]) for r in marked] == [("Base BERT", "100+")] and marked[0][3]["title"] == flagged[
-        "base BERT, rank difference 100+"]
-    assert f"1 of {len(numbers['rows'])} points" in figure["caption"] and flagged["base BERT, rank difference 100+"] in figure[
-        "caption"]
+        "base BERT, rank difference 100+"
+    ]
+    assert (
+        f"1 of {len(numbers['rows'])} points" in figure["caption"]
+        and flagged["base BERT, rank difference 100+"] in figure["caption"]
+    )
 
 
 def test_a_number_s_reasons_are_said_once():
     """Hand-written: the four reasons the gather and the findings give one constant XNLI classifier, and the
     three of a decoder repeating one token, each said once; a second row's reasons joined after them stay."""
-    constant = ("constant predictions: 'neutral' is 100.0% of 500; not above chance: 95% interval 33.400 "
-                "[29.395, 37.800] holds chance 33.400; at or below chance: 33.400 <= chance 33.400; "
-                "one class's share (167/500): one class predicted")
-    assert said_once(constant) == ("constant predictions: 'neutral' is 100.0% of 500; at or below chance: 95% "
-                                   "interval 33.400 [29.395, 37.800] holds chance 33.400")
-    token = ("one token repeated: 'da' is 100.0% of 2335 output pieces; one distinct output piece; the shift "
-             "changed no output piece; not above chance: 95% interval 0.0 [0.0, 1.4] % holds chance 0.0 %; "
-             "one token repeated: one distinct prediction")
-    assert said_once(token) == ("one token repeated: 'da' is 100.0% of 2335 output pieces; the shift changed no "
-                                "output piece; not above chance: 95% interval 0.0 [0.0, 1.4] % holds chance 0.0 %")
+    constant = (
+        "constant predictions: 'neutral' is 100.0% of 500; not above chance: 95% interval 33.400 "
+        "[29.395, 37.800] holds chance 33.400; at or below chance: 33.400 <= chance 33.400; "
+        "one class's share (167/500): one class predicted"
+    )
+    assert said_once(constant) == (
+        "constant predictions: 'neutral' is 100.0% of 500; at or below chance: 95% "
+        "interval 33.400 [29.395, 37.800] holds chance 33.400"
+    )
+    token = (
+        "one token repeated: 'da' is 100.0% of 2335 output pieces; one distinct output piece; the shift "
+        "changed no output piece; not above chance: 95% interval 0.0 [0.0, 1.4] % holds chance 0.0 %; "
+        "one token repeated: one distinct prediction"
+    )
+    assert said_once(token) == (
+        "one token repeated: 'da' is 100.0% of 2335 output pieces; the shift changed no "
+        "output piece; not above chance: 95% interval 0.0 [0.0, 1.4] % holds chance 0.0 %"
+    )
     # not the same number, or a part of another row (prefixed): kept
-    other = ("not above chance: 95% interval 34.600 [30.400, 38.600] holds chance 33.400; at or below chance: "
-             "33.200 <= chance 33.400; xb: one class's share (166/500): one class predicted")
+    other = (
+        "not above chance: 95% interval 34.600 [30.400, 38.600] holds chance 33.400; at or below chance: "
+        "33.200 <= chance 33.400; xb: one class's share (166/500): one class predicted"
+    )
     assert said_once(other) == other
     mostly = "one token repeated: 'da' is 82.2% of 2335 output pieces; one distinct output piece"
     assert said_once(mostly) == mostly  # 82 % is not one piece: the second reason says more
     assert said_once(said_once(constant)) == said_once(constant)
     from xling.report.flags import cell_reason
+
     assert cell_reason([constant, token]) == "; ".join([said_once(constant), said_once(token)])

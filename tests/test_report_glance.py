@@ -26,12 +26,12 @@ def test_first_section_describes_the_run_before_the_findings(tmp_path):
     # the loss at the last logged step (290) of the four BERTs: 9 e^(-290/120) + 2 + 0.01 w/512
     losses = sorted(9.0 * 2.718281828459045 ** (-290 / 120) + 2 + 0.01 * w / 512 for w in base.WINDOWS)
     assert f"final MLM loss {losses[0]:.2f}\u2013{losses[-1]:.2f}" in run["models"]
-    assert "The data are synthetic" in html[:html.index('id="findings"') if 'id="findings"' in html else None]
+    assert "The data are synthetic" in html[: html.index('id="findings"') if 'id="findings"' in html else None]
 
 
 def _first_table(html: str) -> dict[str, str]:
     start = html.index('<section id="run"')
-    return next(iter(settings_tables(html[start:html.index("</section>", start)]).values()))
+    return next(iter(settings_tables(html[start : html.index("</section>", start)]).values()))
 
 
 def test_benchmark_cost_sums_job_time_and_spans_wall_time(tmp_path):
@@ -55,8 +55,14 @@ def test_settings_hash_is_canonical_and_commit_names_the_checkout(tmp_path):
     assert checkout_commit(tmp_path) is None
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / "f").write_text("x")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "GIT_COMMITTER_DATE": "2024-01-02T00:00:00Z"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "GIT_COMMITTER_DATE": "2024-01-02T00:00:00Z",
+    }
     subprocess.run(["git", "-C", str(tmp_path), "add", "f"], check=True, env=env)
     subprocess.run(["git", "-C", str(tmp_path), "commit", "-qm", "c"], check=True, env=env)
     assert re.fullmatch(r"[0-9a-f]{12} of 2024-01-02", checkout_commit(tmp_path))
@@ -72,9 +78,19 @@ def test_metadata_reaches_the_first_screen(tmp_path, monkeypatch):
 
     def with_metadata(*args, **kw):
         captured["done"] = True
-        return original(*args, **kw, metadata={"commit": "abcdef123456 of 2024-01-02", "config_hash": "0123456789ab",
-                                               "jobs": 3, "job_seconds": 7200.0, "wall_seconds": 5400.0,
-                                               "finished": "2024-01-03 10:00 UTC"})
+        return original(
+            *args,
+            **kw,
+            metadata={
+                "commit": "abcdef123456 of 2024-01-02",
+                "config_hash": "0123456789ab",
+                "jobs": 3,
+                "job_seconds": 7200.0,
+                "wall_seconds": 5400.0,
+                "finished": "2024-01-03 10:00 UTC",
+            },
+        )
+
     monkeypatch.setattr(base, "render_report", with_metadata)
     html, _, _ = base.render(tmp_path)
     run = _first_table(html)
@@ -85,9 +101,14 @@ def test_metadata_reaches_the_first_screen(tmp_path, monkeypatch):
 def test_the_tables_row_names_each_folder_once_and_a_file_many_folders_hold_once():
     from xling.report.run import _tables_line
 
-    line = _tables_line({"tables": ["results/r/eval/a.parquet", "results/r/eval/b.parquet"],
-                         "logs": [f"results/r/finetuned/{task}/m/seed1/finetune.json"
-                                  for task in ("xnli", "pos", "ner")],
-                         "models": ["results/r/models/bert/4000/training_log.tsv"]})
-    assert line == ("results/r/eval/ a.parquet, b.parquet; results/r/models/bert/4000/ training_log.tsv; "
-                    "finetune.json in 3 folders under results/r/finetuned/")
+    line = _tables_line(
+        {
+            "tables": ["results/r/eval/a.parquet", "results/r/eval/b.parquet"],
+            "logs": [f"results/r/finetuned/{task}/m/seed1/finetune.json" for task in ("xnli", "pos", "ner")],
+            "models": ["results/r/models/bert/4000/training_log.tsv"],
+        }
+    )
+    assert line == (
+        "results/r/eval/ a.parquet, b.parquet; results/r/models/bert/4000/ training_log.tsv; "
+        "finetune.json in 3 folders under results/r/finetuned/"
+    )

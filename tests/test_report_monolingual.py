@@ -22,28 +22,50 @@ def word_table() -> pd.DataFrame:
     rows = []
     for k, pair in enumerate(PAIRS):
         counts = dict(n_train_pairs=50, n_test_pairs=20, coverage=1.0, n_queries=20, n_src_words=300, n_tgt_words=280)
-        rows += [dict(pair=pair, level=level, layer=0, p_at_1=0.1 * (i + 1) + k / 100, p_at_5=0.5, **counts)
-                 for i, level in enumerate(("embedding", "fasttext", "fasttext_all"))]
-        rows += [dict(pair=pair, level="contextual", layer=layer, p_at_1=0.05 * layer + k / 100, p_at_5=0.4, **counts)
-                 for layer in range(3)]
+        rows += [
+            dict(pair=pair, level=level, layer=0, p_at_1=0.1 * (i + 1) + k / 100, p_at_5=0.5, **counts)
+            for i, level in enumerate(("embedding", "fasttext", "fasttext_all"))
+        ]
+        rows += [
+            dict(pair=pair, level="contextual", layer=layer, p_at_1=0.05 * layer + k / 100, p_at_5=0.4, **counts)
+            for layer in range(3)
+        ]
     return pd.DataFrame(rows).assign(csls_k=10, normalize_iterations=5, **models("en-xa"))
 
 
 def sentence_table() -> pd.DataFrame:
-    rows = [dict(pair=pair, layer=layer, method=method, direction=direction,
-                 p_at_1=(0.6 - 0.1 * layer if method == "procrustes" else 0.01), **models(pair))
-            for pair in PAIRS for layer in range(3) for method in ("none", "procrustes")
-            for direction in ("en->xx", "xx->en")]
-    return pd.DataFrame(rows).assign(n_map_sentences=400, n_test_sentences=100, map_split="dev",
-                                     normalize_iterations=5)
+    rows = [
+        dict(
+            pair=pair,
+            layer=layer,
+            method=method,
+            direction=direction,
+            p_at_1=(0.6 - 0.1 * layer if method == "procrustes" else 0.01),
+            **models(pair),
+        )
+        for pair in PAIRS
+        for layer in range(3)
+        for method in ("none", "procrustes")
+        for direction in ("en->xx", "xx->en")
+    ]
+    return pd.DataFrame(rows).assign(n_map_sentences=400, n_test_sentences=100, map_split="dev", normalize_iterations=5)
 
 
 def cka_table() -> pd.DataFrame:
-    rows = [dict(pair=pair, comparison=comparison, layer=layer, cka=value - 0.1 * layer, **models(pair),
-                 lm_multilingual="" if pair == "en-en'" else "results/x/models/bert/100-w8")
-            for pair in (*PAIRS, "en-en'") for comparison, value in (("monolingual", 0.7), ("multilingual", 0.8),
-                                                                      ("random", 0.2))
-            if not (pair == "en-en'" and comparison == "multilingual") for layer in range(3)]
+    rows = [
+        dict(
+            pair=pair,
+            comparison=comparison,
+            layer=layer,
+            cka=value - 0.1 * layer,
+            **models(pair),
+            lm_multilingual="" if pair == "en-en'" else "results/x/models/bert/100-w8",
+        )
+        for pair in (*PAIRS, "en-en'")
+        for comparison, value in (("monolingual", 0.7), ("multilingual", 0.8), ("random", 0.2))
+        if not (pair == "en-en'" and comparison == "multilingual")
+        for layer in range(3)
+    ]
     table = pd.DataFrame(rows).assign(debiased=False, split="test", n_sentences=500)
     return table.assign(ci_low=table["cka"] - 0.03, ci_high=table["cka"] + 0.02, ci_level=0.95)
 
@@ -54,8 +76,9 @@ def rendered(tmp_path_factory):
     tables = {"monolingual_words": word_table(), "monolingual_sentences": sentence_table(), "cka": cka_table()}
     config = {"run": "t", "languages": ["en", "xa", "xb"]}
     expected = [f["name"] for f in expected_figures(config, tables)]
-    saved = render_report(tables, config, out / "report.html", out / "figures", paper_results=out / "none.yaml",
-                          expected=expected)
+    saved = render_report(
+        tables, config, out / "report.html", out / "figures", paper_results=out / "none.yaml", expected=expected
+    )
     return expected, saved, html_lib.unescape((out / "report.html").read_text(encoding="utf-8"))
 
 

@@ -17,7 +17,7 @@ def csv_outputs() -> list[tuple[str, str, bool, str]]:
     for path in sorted((REPO / "rules").glob("*.smk")):
         text = path.read_text(encoding="utf-8")
         for match in CSV_OUTPUT.finditer(text):
-            rest = text[match.end(3):text.index(")", match.end(3)) + 1]
+            rest = text[match.end(3) : text.index(")", match.end(3)) + 1]
             found.append((path.name, match.group(3), bool(match.group(2)), rest))
     return found
 
@@ -25,8 +25,13 @@ def csv_outputs() -> list[tuple[str, str, bool, str]]:
 def test_every_eval_csv_is_in_the_snakemake_report_with_a_caption():
     outputs = csv_outputs()
     tables = {table for _, table, _, _ in outputs}
-    assert {"{{table}}", "findings", "word_retrieval_pos", "contextual_retrieval_pos",
-            "contextual_retrieval_frequency"} <= tables, tables
+    assert {
+        "{{table}}",
+        "findings",
+        "word_retrieval_pos",
+        "contextual_retrieval_pos",
+        "contextual_retrieval_frequency",
+    } <= tables, tables
     for rule_file, table, in_report, rest in outputs:
         assert in_report, f"rules/{rule_file}: eval/{table}.csv is not a report() output"
         caption = re.search(r'caption="\.\./([^"]+)"', rest)

@@ -18,19 +18,29 @@ import test_report_word_pairs as word_pairs
 from xling.evaluate.findings import judge_claims
 
 PROSE = re.compile(r"<(p|li|figcaption|h[1-4]|summary|caption)[^>]*>(.*?)</\1>", flags=re.S)
-IDENTIFIER = re.compile(r"\b[a-z]+\.[a-z_]*_[a-z_]*(?:\.[a-z_]+)*\b"  # a dotted config path
-                        r"|\b[a-z_]+\.[a-z_]+\.[a-z_.]+\b"
-                        r"|\b[a-z]+(?:_[a-z0-9]+)+\b"          # snake_case: a config key or a column value
-                        r"|\w*\{[^}]*\}"                       # a format string
-                        r"|\b\w+\+\w+\b")                      # a model id such as bert+aligned700
-ALLOWED = {"word_retrieval", "word_retrieval_pos", "token_translation", "contextual_retrieval",  # eval/<table>.csv
-           "word_pairs",
-           "monolingual_words", "monolingual_sentences", "contextual_retrieval_pos",  # (a claim not measured: "no
-           "contextual_retrieval_frequency",  # <table> table in this run", under the findings table)
-           "paper_results",  # resources/paper_results.yaml
-           "fast_align",  # the aligner's name
-           "scipy.stats.pearsonr",  # the implementation of Pearson's r the note cites
-           "x_i", "y_i"}  # the papers' notation
+IDENTIFIER = re.compile(
+    r"\b[a-z]+\.[a-z_]*_[a-z_]*(?:\.[a-z_]+)*\b"  # a dotted config path
+    r"|\b[a-z_]+\.[a-z_]+\.[a-z_.]+\b"
+    r"|\b[a-z]+(?:_[a-z0-9]+)+\b"  # snake_case: a config key or a column value
+    r"|\w*\{[^}]*\}"  # a format string
+    r"|\b\w+\+\w+\b"
+)  # a model id such as bert+aligned700
+ALLOWED = {
+    "word_retrieval",
+    "word_retrieval_pos",
+    "token_translation",
+    "contextual_retrieval",  # eval/<table>.csv
+    "word_pairs",
+    "monolingual_words",
+    "monolingual_sentences",
+    "contextual_retrieval_pos",  # (a claim not measured: "no
+    "contextual_retrieval_frequency",  # <table> table in this run", under the findings table)
+    "paper_results",  # resources/paper_results.yaml
+    "fast_align",  # the aligner's name
+    "scipy.stats.pearsonr",  # the implementation of Pearson's r the note cites
+    "x_i",
+    "y_i",
+}  # the papers' notation
 
 
 FINDINGS_ROW = re.compile(r'<tr><td[^>]*title="eval/findings\.csv: [^"]*".*?</tr>', flags=re.S)
@@ -39,8 +49,11 @@ CELL = re.compile(r"<td[^>]*>(.*?)</td>", flags=re.S)
 
 def findings_cells(html: str) -> list[str]:
     """The cells of the findings table's rows (a claim each), its claims' ids (code, on purpose) left out."""
-    return [re.sub(r"<code>.*?</code>", " ", cell, flags=re.S)
-            for row in FINDINGS_ROW.findall(html) for cell in CELL.findall(row)]
+    return [
+        re.sub(r"<code>.*?</code>", " ", cell, flags=re.S)
+        for row in FINDINGS_ROW.findall(html)
+        for cell in CELL.findall(row)
+    ]
 
 
 def prose_identifiers(html: str) -> dict[str, str]:
@@ -54,11 +67,17 @@ def prose_identifiers(html: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def demo_like(tmp_path_factory):
-    tables = {"word_retrieval": published.word_retrieval(), "word_retrieval_pos": published.word_retrieval_pos(),
-              "token_translation": published.token_translation(),
-              "tatoeba": published.tatoeba().assign(report_layer=8), "bucc": published.bucc().assign(report_layer=8),
-              "transfer": transfer.transfer_table(), "contextual_retrieval": cao.good_retrieval(),
-              "contextual_retrieval_pos": cao.pos_table(), "contextual_retrieval_frequency": cao.frequency_table()}
+    tables = {
+        "word_retrieval": published.word_retrieval(),
+        "word_retrieval_pos": published.word_retrieval_pos(),
+        "token_translation": published.token_translation(),
+        "tatoeba": published.tatoeba().assign(report_layer=8),
+        "bucc": published.bucc().assign(report_layer=8),
+        "transfer": transfer.transfer_table(),
+        "contextual_retrieval": cao.good_retrieval(),
+        "contextual_retrieval_pos": cao.pos_table(),
+        "contextual_retrieval_frequency": cao.frequency_table(),
+    }
     tables["findings"] = judge_claims(dict(tables), "en")
     tables["word_pairs"] = word_pairs.word_pairs_table()
     return published.render(tmp_path_factory.mktemp("prose"), tables)
@@ -78,13 +97,23 @@ def test_the_findings_table_is_checked(demo_like):
 
 
 def test_the_check_catches_the_identifiers_it_is_for():
-    page = ("<p>in the unit of language.bleu_unit</p><li>alignment.analysis.rank_bins says</li>"
-            "<figcaption>f{k}-rot{kind} and bert+aligned700, vocabulary_size 0</figcaption>"
-            '<tr><td class="wrap" title="eval/findings.csv: cao2020.pos"><code>cao2020.pos</code></td>'
-            '<td>base_bert closed 0.0 (convert_rate, %)<span class="sub">margin (findings.margins.percent)</span></td></tr>')
-    assert set(prose_identifiers(page)) == {"language.bleu_unit", "alignment.analysis.rank_bins", "f{k}",
-                                            "rot{kind}", "bert+aligned700", "vocabulary_size", "base_bert",
-                                            "convert_rate", "findings.margins.percent"}
+    page = (
+        "<p>in the unit of language.bleu_unit</p><li>alignment.analysis.rank_bins says</li>"
+        "<figcaption>f{k}-rot{kind} and bert+aligned700, vocabulary_size 0</figcaption>"
+        '<tr><td class="wrap" title="eval/findings.csv: cao2020.pos"><code>cao2020.pos</code></td>'
+        '<td>base_bert closed 0.0 (convert_rate, %)<span class="sub">margin (findings.margins.percent)</span></td></tr>'
+    )
+    assert set(prose_identifiers(page)) == {
+        "language.bleu_unit",
+        "alignment.analysis.rank_bins",
+        "f{k}",
+        "rot{kind}",
+        "bert+aligned700",
+        "vocabulary_size",
+        "base_bert",
+        "convert_rate",
+        "findings.margins.percent",
+    }
 
 
 def test_one_title_per_paper(demo_like):

@@ -18,22 +18,40 @@ from test_alignment_report import good_retrieval
 from xling.plan.figures import ALIGNMENT_CURVES, FINETUNING_CURVES
 from xling.report.core import expected_figures, render_report
 from xling.report.flags import MARK
-from xling.report.training_curves import (aligned_name, family, load_alignment_logs, load_finetune_records,
-                                          median_band, run_flags, variant_words)
+from xling.report.training_curves import (
+    aligned_name,
+    family,
+    load_alignment_logs,
+    load_finetune_records,
+    median_band,
+    run_flags,
+    variant_words,
+)
 
 # (task, lm, variant, seed): dev score of the pivot after epochs 1 and 2; the loss falls from 1.0 by `drop` a step
-RUNS = {("xnli", "bert/4000-w128", "f0", 1): (40.0, 60.0), ("xnli", "bert/4000-w128", "f0", 2): (50.0, 62.0),
-        ("xnli", "bert/12000-w128", "f0", 1): (70.0, 71.0), ("xnli", "glove/4000-w128", "static", 1): (45.0, 50.0),
-        ("xnli", "aligned/400/bert/4000-w128", "f0-cao", 1): (55.0, 65.0),
-        ("ner", "bert/4000-w128", "f0", 1): (0.0, 0.0)}
+RUNS = {
+    ("xnli", "bert/4000-w128", "f0", 1): (40.0, 60.0),
+    ("xnli", "bert/4000-w128", "f0", 2): (50.0, 62.0),
+    ("xnli", "bert/12000-w128", "f0", 1): (70.0, 71.0),
+    ("xnli", "glove/4000-w128", "static", 1): (45.0, 50.0),
+    ("xnli", "aligned/400/bert/4000-w128", "f0-cao", 1): (55.0, 65.0),
+    ("ner", "bert/4000-w128", "f0", 1): (0.0, 0.0),
+}
 
 
 def write_record(root: Path, task: str, lm: str, variant: str, seed: int, dev: tuple, loss: bool = True) -> Path:
     path = root / "results" / "x" / "finetuned" / task / lm / variant / f"seed{seed}" / "finetune.json"
     path.parent.mkdir(parents=True)
-    record = {"task": task, "pivot": "en", "selection": "en_dev", "steps": 10,
-              "epochs": [{"epoch": e + 1, "step": 5 * (e + 1), "dev": {"en": v, "de": v - 5}, "selection_score": v}
-                         for e, v in enumerate(dev)]}
+    record = {
+        "task": task,
+        "pivot": "en",
+        "selection": "en_dev",
+        "steps": 10,
+        "epochs": [
+            {"epoch": e + 1, "step": 5 * (e + 1), "dev": {"en": v, "de": v - 5}, "selection_score": v}
+            for e, v in enumerate(dev)
+        ],
+    }
     if loss:
         record["train_loss"] = [{"step": s, "loss": 1.0 - 0.05 * s} for s in (2, 4, 5, 7, 9, 10)]
     path.write_text(json.dumps(record), encoding="utf-8")
@@ -52,9 +70,15 @@ def test_records_load_as_tidy_curves_named_by_their_directories(tmp_path):
     assert dev[["epoch", "value"]].values.tolist() == [[1, 50.0], [2, 62.0]]  # the pivot's dev score
     loss = curves[(curves["kind"] == "loss") & (curves["seed"] == 2)]
     assert loss["epoch"].tolist() == [0.4, 0.8, 1.0, 1.4, 1.8, 2.0]  # step / 5 steps an epoch
-    assert [family(lm, v) for lm, v in (("glove/4000-w16", "static"), ("hf/mbert", "f6"), ("bert/1-w2", "f0"),
-                                        ("bert/1-w2", "f0-rotword"))] == [
-        "static vectors", "checkpoints", "our BERTs", "Cao et al.'s recipe"]
+    assert [
+        family(lm, v)
+        for lm, v in (
+            ("glove/4000-w16", "static"),
+            ("hf/mbert", "f6"),
+            ("bert/1-w2", "f0"),
+            ("bert/1-w2", "f0-rotword"),
+        )
+    ] == ["static vectors", "checkpoints", "our BERTs", "Cao et al.'s recipe"]
 
 
 def test_a_record_outside_a_fine_tuning_s_directory_or_broken_is_named(tmp_path):
@@ -82,13 +106,25 @@ def test_the_median_and_range_are_over_the_runs_of_a_family(tmp_path):
 def test_alignment_logs_and_names(tmp_path):
     path = tmp_path / "results" / "x" / "models" / "aligned" / "700" / "bert" / "12000-w128" / "training_log.tsv"
     path.parent.mkdir(parents=True)
-    pd.DataFrame({"step": [1, 2], "loss": [9.0, 4.0], "pairs": [8.0, 3.0], "drift": [1.0, 1.0], "links": [3, 3],
-                  "lr": [1e-5, 2e-5]}).to_csv(path, sep="\t", index=False)
+    pd.DataFrame(
+        {
+            "step": [1, 2],
+            "loss": [9.0, 4.0],
+            "pairs": [8.0, 3.0],
+            "drift": [1.0, 1.0],
+            "links": [3, 3],
+            "lr": [1e-5, 2e-5],
+        }
+    ).to_csv(path, sep="\t", index=False)
     logs = load_alignment_logs([path])
     assert set(logs["lm"]) == {"aligned/700/bert/12000-w128"}
     assert aligned_name("aligned/700/bert/12000-w128") == "BERT 12k w128 aligned on 700 pairs"
     assert [variant_words(v) for v in ("static", "f6-zm", "f0", "f1-rotword")] == [
-        "static vectors", "frozen to layer 6, zero-mean", "frozen to layer 0", "frozen to layer 1, word rotation"]
+        "static vectors",
+        "frozen to layer 6, zero-mean",
+        "frozen to layer 0",
+        "frozen to layer 1, word rotation",
+    ]
     with pytest.raises(ValueError, match="not an aligned model's training log"):
         load_alignment_logs([tmp_path / "training_log.tsv"])
 
@@ -97,15 +133,29 @@ def alignment_log(tmp_path: Path) -> Path:
     path = tmp_path / "results" / "x" / "models" / "aligned" / "400" / "bert" / "4000-w128" / "training_log.tsv"
     path.parent.mkdir(parents=True)
     steps = np.arange(1, 201)
-    pd.DataFrame({"step": steps, "loss": 500 / steps + 3, "pairs": 480 / steps + 1, "drift": 2.0 + 0 * steps,
-                  "links": 12, "lr": 1e-5}).to_csv(path, sep="\t", index=False)
+    pd.DataFrame(
+        {
+            "step": steps,
+            "loss": 500 / steps + 3,
+            "pairs": 480 / steps + 1,
+            "drift": 2.0 + 0 * steps,
+            "links": 12,
+            "lr": 1e-5,
+        }
+    ).to_csv(path, sep="\t", index=False)
     return path
 
 
 def render(tmp_path: Path, tables: dict) -> tuple[str, dict]:
     config = transfer.CONFIG
-    saved = render_report(tables, config, tmp_path / "r.html", tmp_path / "figures", paper_results=tmp_path / "no",
-                          expected=[f["name"] for f in expected_figures(config, tables)])
+    saved = render_report(
+        tables,
+        config,
+        tmp_path / "r.html",
+        tmp_path / "figures",
+        paper_results=tmp_path / "no",
+        expected=[f["name"] for f in expected_figures(config, tables)],
+    )
     return html_lib.unescape((tmp_path / "r.html").read_text(encoding="utf-8")), saved
 
 
@@ -116,22 +166,36 @@ def _section(html: str, name: str) -> str:
 def test_the_curves_stand_in_their_sections_behind_more_with_the_findings_flags(tmp_path):
     table = transfer.transfer_table(tasks=("xnli", "ner"))
     table["variant"] = np.where(table["model"].isin(["glove", "word2vec"]), "static", "f" + table["freeze"].astype(str))
-    run = ((table["task"] == "xnli") & (table["lm"] == "bert/4000-w128") & (table["variant"] == "f0")
-           & (table["seed"] == 1) & (table["lang"] == "en") & (table["transform"] == "none"))
+    run = (
+        (table["task"] == "xnli")
+        & (table["lm"] == "bert/4000-w128")
+        & (table["variant"] == "f0")
+        & (table["seed"] == 1)
+        & (table["lang"] == "en")
+        & (table["transform"] == "none")
+    )
     assert (run & (table["split"] == "dev")).sum() == 1
     # its English dev score below chance (33.3): the fine-tuning learned nothing, as the findings say
     table.loc[run & (table["split"] == "dev"), "value"] = 30.0
-    html, saved = render(tmp_path, {"transfer": table, "finetune_logs": records(tmp_path),
-                                    "contextual_retrieval": good_retrieval(),
-                                    "alignment_logs": [alignment_log(tmp_path)]})
+    html, saved = render(
+        tmp_path,
+        {
+            "transfer": table,
+            "finetune_logs": records(tmp_path),
+            "contextual_retrieval": good_retrieval(),
+            "alignment_logs": [alignment_log(tmp_path)],
+        },
+    )
     assert {FINETUNING_CURVES, ALIGNMENT_CURVES} <= set(saved)
     xnli = _section(html, "transfer_xnli")
     shown, more = xnli.split('<details class="more">', 1)
     assert f'id="fig-{FINETUNING_CURVES}"' in more and FINETUNING_CURVES not in shown
     caption = re.search(rf'id="fig-{FINETUNING_CURVES}">.*?<figcaption>(.*?)<br>', more, flags=re.S).group(1)
     flagged = run_flags(table, "en")
-    ours = {(t, lm, v, s) for t, lm, v, s in flagged.dropna(subset=["flag"])[["task", "lm", "variant", "seed"]]
-            .itertuples(index=False)} & set(RUNS)
+    ours = {
+        (t, lm, v, s)
+        for t, lm, v, s in flagged.dropna(subset=["flag"])[["task", "lm", "variant", "seed"]].itertuples(index=False)
+    } & set(RUNS)
     assert ("xnli", "bert/4000-w128", "f0", 1) in ours
     assert f"{MARK} {len(ours)} of {len(RUNS)} fine-tunings drawn are flagged by the findings" in caption
     assert "XNLI BERT 4k w128 (frozen to layer 0, seed 1)" in caption and "did not learn en" in caption
@@ -141,7 +205,8 @@ def test_the_curves_stand_in_their_sections_behind_more_with_the_findings_flags(
 
 
 def test_a_fine_tuning_without_its_loss_shows_its_dev_score_and_says_so(tmp_path):
-    html, saved = render(tmp_path, {"transfer": transfer.transfer_table(tasks=("xnli",)),
-                                    "finetune_logs": records(tmp_path, loss=False)})
+    html, saved = render(
+        tmp_path, {"transfer": transfer.transfer_table(tasks=("xnli",)), "finetune_logs": records(tmp_path, loss=False)}
+    )
     assert FINETUNING_CURVES in saved
     assert "6 fine-tunings recorded no training loss" in _section(html, "transfer_xnli")

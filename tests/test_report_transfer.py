@@ -22,37 +22,81 @@ LANGS = ["en", "de", "fr"]
 SIZES = [4000, 12000]
 WINDOWS = [128, 16]
 ALPHAS = [0.5, 1.0, 2.0]
-CONFIG = {"run": "transfer-test", "languages": LANGS, "models": ["glove", "word2vec", "bert"], "windows": WINDOWS,
-          "corpus": {"sizes": SIZES}, "data": {"source": "synthetic"}}
+CONFIG = {
+    "run": "transfer-test",
+    "languages": LANGS,
+    "models": ["glove", "word2vec", "bert"],
+    "windows": WINDOWS,
+    "corpus": {"sizes": SIZES},
+    "data": {"source": "synthetic"},
+}
 # Planted numbers (test split, seeds 1 and 2), each checked below against a hand computation.
 PLANTED = {
-    ("glove", 4000, 128, -1, "de"): (40.0, 44.0),      # mean 42, sample sd 2.83
-    ("word2vec", 4000, 16, -1, "fr"): (30.0, 31.0),    # mean 30.5: below chance (33.3)
-    ("bert", 12000, 128, 0, "de"): (59.0, 61.0),       # window effect: 60 at window 128 ...
-    ("bert", 12000, 16, 0, "de"): (44.0, 46.0),        # ... 45 at window 16: drop 25 %
-    (MBERT, 0, 0, 0, "de"): (65.0, 65.0),              # beside the paper's "fine-tune all layers"
-    (MBERT, 0, 0, 6, "de"): (68.0, 68.0),              # beside the paper's "last 6 layers"
+    ("glove", 4000, 128, -1, "de"): (40.0, 44.0),  # mean 42, sample sd 2.83
+    ("word2vec", 4000, 16, -1, "fr"): (30.0, 31.0),  # mean 30.5: below chance (33.3)
+    ("bert", 12000, 128, 0, "de"): (59.0, 61.0),  # window effect: 60 at window 128 ...
+    ("bert", 12000, 16, 0, "de"): (44.0, 46.0),  # ... 45 at window 16: drop 25 %
+    (MBERT, 0, 0, 0, "de"): (65.0, 65.0),  # beside the paper's "fine-tune all layers"
+    (MBERT, 0, 0, 6, "de"): (68.0, 68.0),  # beside the paper's "last 6 layers"
 }
-FINETUNE = {"static": {"learning_rate": 0.001, "epochs": 2, "classifier": "bilstm-max"},
-            "bert": {"learning_rate": 2e-05, "epochs": 2, "warmup": 0.1, "batch_size": 32}}
+FINETUNE = {
+    "static": {"learning_rate": 0.001, "epochs": 2, "classifier": "bilstm-max"},
+    "bert": {"learning_rate": 2e-05, "epochs": 2, "warmup": 0.1, "batch_size": 32},
+}
 
 
 def _settings(model: str, size: int, window: int) -> dict:
     static = model in ("glove", "word2vec")
     lm = f"hf/{model}" if size == 0 else f"{model}/{size}-w{window}"
-    return dict(lm=lm, model=model, size=size, window=window, dim=300 if static else 768, pretrain_seed=0,
-                source="synthetic", vocab="train", run="transfer-test",
-                hparams=json.dumps({} if size == 0 else {"num_layers": 4} if model == "bert" else {"dim": 300}),
-                data_settings=json.dumps({"languages": LANGS, "data": {"source": "synthetic"}}),
-                finetune_settings=json.dumps(FINETUNE["static" if static else "bert"]))
+    return dict(
+        lm=lm,
+        model=model,
+        size=size,
+        window=window,
+        dim=300 if static else 768,
+        pretrain_seed=0,
+        source="synthetic",
+        vocab="train",
+        run="transfer-test",
+        hparams=json.dumps({} if size == 0 else {"num_layers": 4} if model == "bert" else {"dim": 300}),
+        data_settings=json.dumps({"languages": LANGS, "data": {"source": "synthetic"}}),
+        finetune_settings=json.dumps(FINETUNE["static" if static else "bert"]),
+    )
 
 
-def _row(base: dict, task: str, freeze: int, seed: int, lang: str, split: str, metric: str, value: float,
-         train_transform: str = "none", transform: str = "none", layer: int = -1, alpha: float = float("nan"),
-         selected: bool = True, selection: str = "en_dev") -> dict:
-    return dict(base, task=task, freeze=freeze, train_transform=train_transform, seed=seed, selection=selection,
-                lang=lang, split=split, transform=transform, layer=layer, alpha=alpha, selected=selected,
-                metric=metric, value=value, n=100)
+def _row(
+    base: dict,
+    task: str,
+    freeze: int,
+    seed: int,
+    lang: str,
+    split: str,
+    metric: str,
+    value: float,
+    train_transform: str = "none",
+    transform: str = "none",
+    layer: int = -1,
+    alpha: float = float("nan"),
+    selected: bool = True,
+    selection: str = "en_dev",
+) -> dict:
+    return dict(
+        base,
+        task=task,
+        freeze=freeze,
+        train_transform=train_transform,
+        seed=seed,
+        selection=selection,
+        lang=lang,
+        split=split,
+        transform=transform,
+        layer=layer,
+        alpha=alpha,
+        selected=selected,
+        metric=metric,
+        value=value,
+        n=100,
+    )
 
 
 def _plain_value(model: str, size: int, window: int, freeze: int, lang: str, split: str, seed: int) -> float:
@@ -71,15 +115,29 @@ def _mds(base: dict, task: str, metric: str, freeze: int, layer: int, dev, test,
         for lang in ("de", "fr"):
             for alpha in ALPHAS:
                 for split, value in (("dev", dev), ("test", test)):
-                    rows.append(_row(base, task, freeze, seed, lang, split, metric, value(lang, alpha, seed),
-                                     transform="mds", layer=layer, alpha=alpha,
-                                     selected=alpha == chosen(lang, seed)))
+                    rows.append(
+                        _row(
+                            base,
+                            task,
+                            freeze,
+                            seed,
+                            lang,
+                            split,
+                            metric,
+                            value(lang, alpha, seed),
+                            transform="mds",
+                            layer=layer,
+                            alpha=alpha,
+                            selected=alpha == chosen(lang, seed),
+                        )
+                    )
     return rows
 
 
 def xnli_dev(lang, alpha, seed):
-    return {("de", 1.0): 58.0, ("fr", 2.0): 57.0 if seed == 1 else 50.0,
-            ("fr", 0.5): 56.0 if seed == 2 else 49.0}.get((lang, alpha), 50.0)
+    return {("de", 1.0): 58.0, ("fr", 2.0): 57.0 if seed == 1 else 50.0, ("fr", 0.5): 56.0 if seed == 2 else 49.0}.get(
+        (lang, alpha), 50.0
+    )
 
 
 def xnli_test(lang, alpha, seed):
@@ -108,19 +166,41 @@ def transfer_table(with_mbert: bool = True, tasks=("xnli", "pos", "parsing", "ne
                 for seed in (1, 2):
                     for lang in LANGS:
                         for split in ("dev", "test"):
-                            rows.append(_row(base, "xnli", freeze, seed, lang, split, "accuracy",
-                                             _plain_value(model, size, window, freeze, lang, split, seed)))
+                            rows.append(
+                                _row(
+                                    base,
+                                    "xnli",
+                                    freeze,
+                                    seed,
+                                    lang,
+                                    split,
+                                    "accuracy",
+                                    _plain_value(model, size, window, freeze, lang, split, seed),
+                                )
+                            )
             if (model, size, window) == big or model == MBERT:
                 freeze, layer = (2, 2) if model == "bert" else (6, 6)
                 rows += _mds(base, "xnli", "accuracy", freeze, layer, xnli_dev, xnli_test, xnli_chosen)
                 for seed in (1, 2):
                     for lang in LANGS:
-                        rows.append(_row(base, "xnli", freeze, seed, lang, "test", "accuracy", 56.0 + seed,
-                                         train_transform="zero_mean", transform="zero_mean", layer=layer))
+                        rows.append(
+                            _row(
+                                base,
+                                "xnli",
+                                freeze,
+                                seed,
+                                lang,
+                                "test",
+                                "accuracy",
+                                56.0 + seed,
+                                train_transform="zero_mean",
+                                transform="zero_mean",
+                                layer=layer,
+                            )
+                        )
         if (model, size, window) != big:
             continue
-        for task, metrics in (("pos", ("upos",)), ("parsing", ("uas", "las")), ("ner", ("f1", "precision",
-                                                                                        "recall"))):
+        for task, metrics in (("pos", ("upos",)), ("parsing", ("uas", "las")), ("ner", ("f1", "precision", "recall"))):
             if task not in tasks:
                 continue
             for i, metric in enumerate(metrics):
@@ -128,30 +208,63 @@ def transfer_table(with_mbert: bool = True, tasks=("xnli", "pos", "parsing", "ne
                     for lang in LANGS:
                         value = 80.0 - 10 * i - (0 if lang == "en" else 30) + seed
                         rows.append(_row(base, task, 0, seed, lang, "test", metric, value))
-                        rows.append(_row(base, task, 0, seed, lang, "test", metric, value + 1,
-                                         train_transform="zero_mean", transform="zero_mean", layer=2))
-                rows += _mds(base, task, metric, 0, 2, lambda lang, a, s: 40.0 + 5 * (a == 1.0),
-                             lambda lang, a, s: 45.0 + a, lambda lang, s: 1.0)
+                        rows.append(
+                            _row(
+                                base,
+                                task,
+                                0,
+                                seed,
+                                lang,
+                                "test",
+                                metric,
+                                value + 1,
+                                train_transform="zero_mean",
+                                transform="zero_mean",
+                                layer=2,
+                            )
+                        )
+                rows += _mds(
+                    base,
+                    task,
+                    metric,
+                    0,
+                    2,
+                    lambda lang, a, s: 40.0 + 5 * (a == 1.0),
+                    lambda lang, a, s: 45.0 + a,
+                    lambda lang, s: 1.0,
+                )
     return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------------------------------------- helpers
 
+
 def render(tmp_path: Path, tables: dict, config: dict = CONFIG) -> tuple[str, dict]:
-    saved = render_report(tables, config, tmp_path / "r.html", tmp_path / "figures", paper_results=PAPER_RESULTS,
-                          expected=[f["name"] for f in expected_figures(config, tables)])
+    saved = render_report(
+        tables,
+        config,
+        tmp_path / "r.html",
+        tmp_path / "figures",
+        paper_results=PAPER_RESULTS,
+        expected=[f["name"] for f in expected_figures(config, tables)],
+    )
     return html_lib.unescape((tmp_path / "r.html").read_text(encoding="utf-8")), saved
 
 
 def table_rows(html: str, title: str) -> list[list[str]]:
     """The rows of the table titled `title` (its heading or summary), each cell 'text | sub'."""
     start = html.index(title)
-    body = html[start:html.index("</table>", start)]
+    body = html[start : html.index("</table>", start)]
     cells = []
     for row in re.findall(r"<tr>(.*?)</tr>", body.split("</thead>")[1], flags=re.S):
-        cells.append([" | ".join(p.strip() for p in re.sub(r'<span class="sub">', "\0", re.sub(r"</span>", "", c))
-                                 .split("\0")).strip(" |")
-                      for c in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)])
+        cells.append(
+            [
+                " | ".join(
+                    p.strip() for p in re.sub(r'<span class="sub">', "\0", re.sub(r"</span>", "", c)).split("\0")
+                ).strip(" |")
+                for c in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)
+            ]
+        )
     return cells
 
 
@@ -169,14 +282,24 @@ def report(tmp_path_factory):
 
 # ---------------------------------------------------------------------------------------------- tests
 
+
 def test_every_section_and_figure_renders(report):
     html, saved = report
-    for title in ("XNLI by model, data size and window", "effect of the context window on XNLI",
-                  "XNLI with MDS and zero-mean", "UD POS tagging and dependency parsing", "WikiAnn NER",
-                  "the MDS weight α chosen on dev"):
+    for title in (
+        "XNLI by model, data size and window",
+        "effect of the context window on XNLI",
+        "XNLI with MDS and zero-mean",
+        "UD POS tagging and dependency parsing",
+        "WikiAnn NER",
+        "the MDS weight α chosen on dev",
+    ):
         assert f"Zero-shot transfer: {title}" in html
-    assert set(saved) == {"transfer_xnli_4000", "transfer_xnli_12000", "transfer_xnli_window_effect",
-                          "transfer_mds_alpha"}
+    assert set(saved) == {
+        "transfer_xnli_4000",
+        "transfer_xnli_12000",
+        "transfer_xnli_window_effect",
+        "transfer_mds_alpha",
+    }
     for path in saved.values():
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # English is marked as the fine-tuning language; the fine-tuning settings are shown beside the numbers
@@ -199,8 +322,10 @@ def test_seeds_are_mean_and_sample_sd_with_their_count(report):
     # note under the table its letter points to (xling.report.flags; tests/test_report_flags.py walks them)
     assert re.fullmatch("30.50 ± 0.71 † [|] 2 seeds · †[a-z] at or below chance", w2v[fr]), w2v[fr]
     key = w2v[fr].split(" · ")[1].split()[0]
-    assert (f"<li><b>{key}</b> at or below chance: 30.000 <= chance 33.333; at or below chance: 31.000 <= chance "
-            "33.333</li>") in html
+    assert (
+        f"<li><b>{key}</b> at or below chance: 30.000 <= chance 33.333; at or below chance: 31.000 <= chance "
+        "33.333</li>"
+    ) in html
     # every language is shown, the BERTs at their smallest freeze (0), mBERT without size or window
     (bert,) = [r for r in rows if r[:3] == ["BERT", "12k", "128"]]
     assert bert[3] == "0 (nothing)" and bert[de] == "60.00 ± 1.41 | 2 seeds"
@@ -230,8 +355,13 @@ def test_mds_row_and_chosen_alpha_are_the_selected_rows(report):
     de, fr = columns.index("de"), columns.index("fr")
     bert = [r for r in rows if r[0] == "BERT 12k w128"]
     labels = [r[1] for r in bert]
-    assert labels == ["fine-tune all layers", "fine-tune last n−k layers (k = 2, n = 4)", "+ MDS",
-                      "chosen α (on dev)", "+ zero-mean"]
+    assert labels == [
+        "fine-tune all layers",
+        "fine-tune last n−k layers (k = 2, n = 4)",
+        "+ MDS",
+        "chosen α (on dev)",
+        "+ zero-mean",
+    ]
     mds, chosen = bert[2], bert[3]
     assert mds[de] == "54.00 ± 1.41 | 2 seeds"  # alpha 1 (chosen on dev), not the test-best alpha 2 (70.00)
     assert mds[3] == "2" and chosen[de] == "1" and chosen[fr] == "2 / 0.5"  # seeds 1 and 2 chose differently
@@ -278,8 +408,13 @@ def test_report_renders_without_the_transfer_table(tmp_path):
     config = make_config(("glove",))
     tables = {"word_retrieval": word_retrieval_table(("glove",), metrics=("cosine",))}
     assert not [f for f in expected_figures(config, tables) if f["name"].startswith("transfer_")]
-    render_report(tables, config, tmp_path / "r.html", tmp_path / "f",
-                  expected=[f["name"] for f in expected_figures(config, tables)])
+    render_report(
+        tables,
+        config,
+        tmp_path / "r.html",
+        tmp_path / "f",
+        expected=[f["name"] for f in expected_figures(config, tables)],
+    )
     assert "Zero-shot transfer" not in (tmp_path / "r.html").read_text(encoding="utf-8")
 
 
@@ -292,7 +427,8 @@ def test_a_task_the_run_does_not_fine_tune_is_named(tmp_path):
 def test_a_setting_other_than_the_seed_is_never_averaged(tmp_path):
     table = transfer_table(tasks=("xnli",))
     twin = table[(table["model"] == "glove") & (table["seed"] == 1)].assign(
-        finetune_settings=json.dumps({"learning_rate": 0.01}), seed=3)
+        finetune_settings=json.dumps({"learning_rate": 0.01}), seed=3
+    )
     with pytest.raises(ValueError, match="several values of finetune_settings in one cell"):
         render(tmp_path, {"transfer": pd.concat([table, twin], ignore_index=True)})
 

@@ -25,27 +25,65 @@ BY_HAND = {"precision": "75.0", "recall": "40.0", "aer": "44.4"}
 
 def word_pairs_table() -> pd.DataFrame:
     scores = alignment_error(PREDICTED, SURE, POSSIBLE)
-    rows = [dict(lang="de", split=split, links_from=source, sentence_pairs=2, links=4,
-                 **{k: scores[k] for k in ("precision", "recall", "aer")})
-            for split in ("train400", "test", "dev", "train100") for source in ("forward", "pairs", "reverse")]
-    rows.append(dict(lang="xb", split="test", links_from="pairs", sentence_pairs=3, links=0, precision=np.nan,
-                     recall=0.0, aer=1.0))  # gold, but no pair kept
-    rows.append(dict(lang="zz", split="test", links_from="pairs", sentence_pairs=5, links=12, precision=np.nan,
-                     recall=np.nan, aer=np.nan))  # no gold links
+    rows = [
+        dict(
+            lang="de",
+            split=split,
+            links_from=source,
+            sentence_pairs=2,
+            links=4,
+            **{k: scores[k] for k in ("precision", "recall", "aer")},
+        )
+        for split in ("train400", "test", "dev", "train100")
+        for source in ("forward", "pairs", "reverse")
+    ]
+    rows.append(
+        dict(
+            lang="xb",
+            split="test",
+            links_from="pairs",
+            sentence_pairs=3,
+            links=0,
+            precision=np.nan,
+            recall=0.0,
+            aer=1.0,
+        )
+    )  # gold, but no pair kept
+    rows.append(
+        dict(
+            lang="zz",
+            split="test",
+            links_from="pairs",
+            sentence_pairs=5,
+            links=12,
+            precision=np.nan,
+            recall=np.nan,
+            aer=np.nan,
+        )
+    )  # no gold links
     return pd.DataFrame(rows).assign(aligner="fast_align", tokenizer="moses", pair=lambda d: "en-" + d["lang"])
 
 
 def rows_of(html: str, title: str) -> list[list[str]]:
     start = html.index(title)
-    body = html[start:html.index("</table>", start)]
-    return [[" ".join(re.sub(r"<[^>]+>", " ", cell).split()) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row,
-                                                                                    flags=re.S)]
-            for row in re.findall(r"<tr>(.*?)</tr>", body, flags=re.S)[1:]]
+    body = html[start : html.index("</table>", start)]
+    return [
+        [
+            " ".join(re.sub(r"<[^>]+>", " ", cell).split())
+            for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)
+        ]
+        for row in re.findall(r"<tr>(.*?)</tr>", body, flags=re.S)[1:]
+    ]
 
 
 def render(tmp_path, tables) -> str:
-    render_report(tables, {"languages": ["en", "de", "xb", "zz"], "run": "t"}, tmp_path / "r.html",
-                  tmp_path / "figures", paper_results=tmp_path / "none.yaml")
+    render_report(
+        tables,
+        {"languages": ["en", "de", "xb", "zz"], "run": "t"},
+        tmp_path / "r.html",
+        tmp_path / "figures",
+        paper_results=tmp_path / "none.yaml",
+    )
     return html_lib.unescape((tmp_path / "r.html").read_text(encoding="utf-8"))
 
 
@@ -58,8 +96,14 @@ def test_the_table_shows_each_language_and_split_with_its_scores_and_flags(tmp_p
     html = render(tmp_path, {"word_pairs": word_pairs_table()})
     rows = rows_of(html, "Word pairs kept and their quality against the gold links")
     # the kept pairs only, test / dev / training splits by size, each language in turn
-    assert [row[:2] for row in rows] == [["en-de", "test"], ["en-de", "dev"], ["en-de", "train (100)"],
-                                         ["en-de", "train (400)"], ["en-xb", "test"], ["en-zz", "test"]]
+    assert [row[:2] for row in rows] == [
+        ["en-de", "test"],
+        ["en-de", "dev"],
+        ["en-de", "train (100)"],
+        ["en-de", "train (400)"],
+        ["en-xb", "test"],
+        ["en-zz", "test"],
+    ]
     assert rows[0] == ["en-de", "test", "2", "4", BY_HAND["precision"], BY_HAND["recall"], BY_HAND["aer"]]
     no_pairs = rows[4]
     assert no_pairs[3] == f"0 {MARK} {MARK}a no word pairs kept"

@@ -81,8 +81,11 @@ def _matrix(df, layer_count):
 @pytest.mark.parametrize("positions", ["words", "all"])
 def test_map_reduce_equals_direct_mean(tiny_model, token_file, tmp_path, monkeypatch, positions):
     monkeypatch.setattr(represent, "ROWS_PER_GROUP", 7)  # shard files of several row groups
-    all_words = {word_text(line.split()[s:e]) for line in token_file.read_text().splitlines()
-                 for s, e in word_spans(line.split())}
+    all_words = {
+        word_text(line.split()[s:e])
+        for line in token_file.read_text().splitlines()
+        for s, e in word_spans(line.split())
+    }
     words = set(sorted(all_words)[::2]) | {"abcdefgha", "notthere"}
     max_length = 8
     n_shards = 3
@@ -90,8 +93,17 @@ def test_map_reduce_equals_direct_mean(tiny_model, token_file, tmp_path, monkeyp
     for shard in range(n_shards):
         word_shards.append(tmp_path / f"w{shard}.parquet")
         lang_shards.append(tmp_path / f"l{shard}.parquet")
-        represent.extract_bert_shard(tiny_model, token_file, "xx", words, shard, n_shards, word_shards[-1],
-            lang_shards[-1], represent.Extraction(batch_size=3, max_length=max_length, mean_positions=positions))
+        represent.extract_bert_shard(
+            tiny_model,
+            token_file,
+            "xx",
+            words,
+            shard,
+            n_shards,
+            word_shards[-1],
+            lang_shards[-1],
+            represent.Extraction(batch_size=3, max_length=max_length, mean_positions=positions),
+        )
     represent.reduce_shards(word_shards, tmp_path / "words.parquet")
     represent.reduce_shards(lang_shards, tmp_path / "langs.parquet")
 
@@ -110,8 +122,9 @@ def test_map_reduce_equals_direct_mean(tiny_model, token_file, tmp_path, monkeyp
         rows = langs[langs["stat"] == stat]
         assert rows["n"].tolist() == [n] * 3
         np.testing.assert_allclose(_matrix(rows, 3), ref, atol=1e-6, rtol=0)
-        np.testing.assert_allclose(represent.read_lang_mean(tmp_path / "langs.parquet", "xx", 1, stat), ref[1],
-                                   atol=1e-6, rtol=0)
+        np.testing.assert_allclose(
+            represent.read_lang_mean(tmp_path / "langs.parquet", "xx", 1, stat), ref[1], atol=1e-6, rtol=0
+        )
     assert not np.allclose(tok, sent)  # the two statistics are really different
 
     # read_vectors: one (lang, layer), words sorted
@@ -126,8 +139,9 @@ def test_shards_hold_sums_and_empty_shards_reduce(tiny_model, token_file, tmp_pa
     paths = []
     for shard in (0, 11):  # 11 docs, 12 shards: shard 11 is empty
         w, l = tmp_path / f"w{shard}.parquet", tmp_path / f"l{shard}.parquet"
-        represent.extract_bert_shard(tiny_model, token_file, "xx", words, shard, 12, w, l,
-                                     represent.Extraction(batch_size=4, max_length=8))
+        represent.extract_bert_shard(
+            tiny_model, token_file, "xx", words, shard, 12, w, l, represent.Extraction(batch_size=4, max_length=8)
+        )
         paths.append((w, l))
     empty_words, empty_langs = (pd.read_parquet(p) for p in paths[1])
     assert len(empty_words) == 0 and len(empty_langs) == 0
@@ -143,8 +157,17 @@ def test_shards_hold_sums_and_empty_shards_reduce(tiny_model, token_file, tmp_pa
 
 
 def test_reduce_rejects_mismatched_shards(tiny_model, token_file, tmp_path):
-    represent.extract_bert_shard(tiny_model, token_file, "xx", {"a"}, 0, 2, tmp_path / "w.parquet",
-                                 tmp_path / "l.parquet", represent.Extraction(batch_size=4, max_length=8))
+    represent.extract_bert_shard(
+        tiny_model,
+        token_file,
+        "xx",
+        {"a"},
+        0,
+        2,
+        tmp_path / "w.parquet",
+        tmp_path / "l.parquet",
+        represent.Extraction(batch_size=4, max_length=8),
+    )
     with pytest.raises(ValueError, match="differ"):
         represent.reduce_shards([tmp_path / "w.parquet", tmp_path / "l.parquet"], tmp_path / "out.parquet")
     with pytest.raises(ValueError):
@@ -155,8 +178,17 @@ def test_unknown_piece_names_file_and_line(tiny_model, tmp_path):
     tokens = tmp_path / "bad.txt"
     tokens.write_text("a ##b\nc zz\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad.txt:2: piece 'zz'"):
-        represent.extract_bert_shard(tiny_model, tokens, "xx", {"a"}, 0, 1, tmp_path / "w.parquet",
-                                     tmp_path / "l.parquet", represent.Extraction(batch_size=4, max_length=8))
+        represent.extract_bert_shard(
+            tiny_model,
+            tokens,
+            "xx",
+            {"a"},
+            0,
+            1,
+            tmp_path / "w.parquet",
+            tmp_path / "l.parquet",
+            represent.Extraction(batch_size=4, max_length=8),
+        )
     assert not (tmp_path / "w.parquet").exists()
 
 
@@ -164,23 +196,59 @@ def test_max_documents_equals_a_truncated_corpus(tiny_model, token_file, tmp_pat
     head = tmp_path / "head.txt"
     head.write_text("\n".join(token_file.read_text(encoding="utf-8").splitlines()[:5]) + "\n", encoding="utf-8")
     words = {"a", "b", "c", "d"}
-    represent.extract_bert_shard(tiny_model, token_file, "xx", words, 1, 2, tmp_path / "w1.parquet",
-        tmp_path / "l1.parquet", represent.Extraction(batch_size=4, max_length=8, max_documents=5))
-    represent.extract_bert_shard(tiny_model, head, "xx", words, 1, 2, tmp_path / "w2.parquet",
-                                 tmp_path / "l2.parquet", represent.Extraction(batch_size=4, max_length=8))
+    represent.extract_bert_shard(
+        tiny_model,
+        token_file,
+        "xx",
+        words,
+        1,
+        2,
+        tmp_path / "w1.parquet",
+        tmp_path / "l1.parquet",
+        represent.Extraction(batch_size=4, max_length=8, max_documents=5),
+    )
+    represent.extract_bert_shard(
+        tiny_model,
+        head,
+        "xx",
+        words,
+        1,
+        2,
+        tmp_path / "w2.parquet",
+        tmp_path / "l2.parquet",
+        represent.Extraction(batch_size=4, max_length=8),
+    )
     for name in ("w", "l"):
         capped, truncated = (pd.read_parquet(tmp_path / f"{name}{i}.parquet") for i in (1, 2))
         pd.testing.assert_frame_equal(capped, truncated)
     full = pd.read_parquet(tmp_path / "l1.parquet")
-    represent.extract_bert_shard(tiny_model, token_file, "xx", words, 1, 2, tmp_path / "w3.parquet",
-                                 tmp_path / "l3.parquet", represent.Extraction(batch_size=4, max_length=8))
+    represent.extract_bert_shard(
+        tiny_model,
+        token_file,
+        "xx",
+        words,
+        1,
+        2,
+        tmp_path / "w3.parquet",
+        tmp_path / "l3.parquet",
+        represent.Extraction(batch_size=4, max_length=8),
+    )
     assert pd.read_parquet(tmp_path / "l3.parquet")["n"].iloc[0] > full["n"].iloc[0]
 
 
 def test_progress_is_logged(tiny_model, token_file, tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(encode, "LOG_EVERY_S", 0.0)
     with caplog.at_level("INFO", logger="xling.encode.encoder"):
-        represent.extract_bert_shard(tiny_model, token_file, "xx", {"a"}, 0, 1, tmp_path / "w.parquet",
-                                     tmp_path / "l.parquet", represent.Extraction(batch_size=2, max_length=8))
+        represent.extract_bert_shard(
+            tiny_model,
+            token_file,
+            "xx",
+            {"a"},
+            0,
+            1,
+            tmp_path / "w.parquet",
+            tmp_path / "l.parquet",
+            represent.Extraction(batch_size=2, max_length=8),
+        )
     assert any("pieces/s, ETA" in r.message for r in caplog.records)
     assert any("longer than 6 pieces were left out" in r.message for r in caplog.records)

@@ -20,8 +20,15 @@ def _store(path, layers: dict[int, dict[str, dict[str, np.ndarray]]]):
     for layer, langs in layers.items():
         for lang, vectors in langs.items():
             for word, vec in vectors.items():
-                rows.append({"lang": lang, "word": word, "layer": np.int32(layer), "n": 3,
-                             **{f"d{j}": float(v) for j, v in enumerate(vec)}})
+                rows.append(
+                    {
+                        "lang": lang,
+                        "word": word,
+                        "layer": np.int32(layer),
+                        "n": 3,
+                        **{f"d{j}": float(v) for j, v in enumerate(vec)},
+                    }
+                )
     df = pd.DataFrame(rows)
     df["layer"] = df["layer"].astype("int32")
     df.to_parquet(path, index=False)
@@ -35,26 +42,32 @@ def setup(tmp_path):
     swapped = {w: eye[SWAP[i]] for i, w in enumerate(XX)} | {"xrare": eye[N]}
     store = tmp_path / "words.parquet"
     _store(store, {0: {"en": en, "xx": identity}, 1: {"en": en, "xx": swapped}})
-    counts = pd.DataFrame({"lang": ["en"] * (N + 2) + ["xx"] * (N + 2),
-                           "word": EN + ["rare", "enonly"] + XX + ["xrare", "novector"],
-                           "count": [5] * N + [1, 9] + [5] * N + [9, 9]})
+    counts = pd.DataFrame(
+        {
+            "lang": ["en"] * (N + 2) + ["xx"] * (N + 2),
+            "word": EN + ["rare", "enonly"] + XX + ["xrare", "novector"],
+            "count": [5] * N + [1, 9] + [5] * N + [9, 9],
+        }
+    )
     counts.to_parquet(tmp_path / "counts.parquet", index=False)
     pairs = [(e, x) for e, x in zip(EN, XX, strict=True)]
-    pairs += [("rare", "x0"),          # source word below min_count
-              ("enonly", "novector"),  # target word counted but without a vector
-              ("missing", "xrare"),    # source word in neither counts nor store
-              ("e0", "x0")]            # a duplicate line: counted once
+    pairs += [
+        ("rare", "x0"),  # source word below min_count
+        ("enonly", "novector"),  # target word counted but without a vector
+        ("missing", "xrare"),  # source word in neither counts nor store
+        ("e0", "x0"),
+    ]  # a duplicate line: counted once
     dictionary = tmp_path / "en-xx.test.txt"
     dictionary.write_text("".join(f"{s} {t}\n" for s, t in pairs), encoding="utf-8")
     return store, dictionary, tmp_path / "counts.parquet"
 
 
-@pytest.mark.parametrize("metric, neighbourhood", [("cosine", "all_words"), ("csls", "all_words"),
-                                                   ("csls", "queries")])
+@pytest.mark.parametrize("metric, neighbourhood", [("cosine", "all_words"), ("csls", "all_words"), ("csls", "queries")])
 def test_identity_and_permuted_layers(setup, metric, neighbourhood):
     store, dictionary, counts = setup
-    df = word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, metric=metric, csls_k=3,
-                        csls_neighbourhood=neighbourhood)
+    df = word_retrieval(
+        store, dictionary, "en", "xx", counts, min_count=2, metric=metric, csls_k=3, csls_neighbourhood=neighbourhood
+    )
     assert list(df.columns) == COLUMNS
     assert df["layer"].tolist() == [0, 1]
     identity, swapped = df.iloc[0], df.iloc[1]
@@ -119,8 +132,10 @@ def test_mrr_over_pairs_and_over_words_on_a_many_to_many_dictionary(setup, tmp_p
     store, _, counts = setup
     dictionary = tmp_path / "multi.txt"
     dictionary.write_text("e0 x1\ne0 x0\ne1 x1\ne1 x1\n", encoding="utf-8")  # a repeated line counts once
-    by = {over: word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, mrr_over=over,
-                               return_ranks=True) for over in ("pairs", "words")}
+    by = {
+        over: word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, mrr_over=over, return_ranks=True)
+        for over in ("pairs", "words")
+    }
     pairs, words = (by[over][0].set_index("layer") for over in ("pairs", "words"))
     # layer 0 (x_i = e_i): (e0, x0) rank 1; (e0, x1) rank 2, x0 is e0's nearest; (e1, x1) rank 1
     assert pairs.loc[0, "mrr"] == pytest.approx((1 + 1 / 2 + 1) / 3) and words.loc[0, "mrr"] == pytest.approx(1.0)
@@ -183,6 +198,7 @@ def test_vocabulary_candidates_include_words_outside_the_dictionary(tmp_path):
 def _muse_csls_retrieval(src, tgt, pairs, candidates, sources, targets, k=10):
     """MRR and P@1 by MUSE's definition, on the full score matrix: CSLS(x, y) = 2 cos(x, y) - r_tgt(x) - r_src(y),
     r_tgt(x) = mean cosine of x's k nearest `targets`, r_src(y) = mean cosine of y's k nearest `sources`."""
+
     def unit(m):
         return m / np.linalg.norm(m, axis=1, keepdims=True)
 
@@ -226,9 +242,20 @@ def test_csls_neighbourhoods_equal_muse(tmp_path, candidates):
         "queries": _muse_csls_retrieval(src, tgt, pairs, cands, queries, np.array([tgt[w] for w in cands])),
     }
     for neighbourhood, (mrr, p_at_1) in expected.items():
-        row = word_retrieval(store, dictionary, "en", "xx", counts, min_count=2, metric="csls", csls_k=10,
-                             candidates=candidates, csls_neighbourhood=neighbourhood, mrr_over="words",
-                             block=7).iloc[0]
+        row = word_retrieval(
+            store,
+            dictionary,
+            "en",
+            "xx",
+            counts,
+            min_count=2,
+            metric="csls",
+            csls_k=10,
+            candidates=candidates,
+            csls_neighbourhood=neighbourhood,
+            mrr_over="words",
+            block=7,
+        ).iloc[0]
         assert row.n_candidates == len(cands)
         assert row.mrr == pytest.approx(mrr, rel=1e-12) and row.p_at_1 == pytest.approx(p_at_1, rel=1e-12)
     assert expected["all_words"][0] != pytest.approx(expected["queries"][0])  # the setting matters here
@@ -244,18 +271,21 @@ def test_collapsed_vectors_score_chance(setup, tmp_path):
     for path in (dictionary, multi):
         for candidates in ("dictionary", "vocabulary"):
             for over in ("pairs", "words"):
-                row = word_retrieval(store, path, "en", "xx", counts, min_count=2, candidates=candidates,
-                                     mrr_over=over).iloc[0]
+                row = word_retrieval(
+                    store, path, "en", "xx", counts, min_count=2, candidates=candidates, mrr_over=over
+                ).iloc[0]
                 assert row.mrr == pytest.approx(row.chance_mrr, rel=1e-12)
-    row = word_retrieval(store, multi, "en", "xx", counts, min_count=2, candidates="vocabulary",
-                         mrr_over="words").iloc[0]
+    row = word_retrieval(store, multi, "en", "xx", counts, min_count=2, candidates="vocabulary", mrr_over="words").iloc[
+        0
+    ]
     # 7 candidates (x0..x5, xrare); e0 has 3 golds, e1 and e2 one each: P@1 = (3/7 + 1/7 + 1/7) / 3
     assert row.n_candidates == 7 and row.p_at_1 == pytest.approx(5 / 21)
 
 
 def test_most_frequent_words(tmp_path):
-    counts = _counts(tmp_path / "counts.parquet",
-                     {"en": {"the": 9, "b": 4, "a": 4, "rare": 1}, "xx": {"le": 20, "la": 3}})
+    counts = _counts(
+        tmp_path / "counts.parquet", {"en": {"the": 9, "b": 4, "a": 4, "rare": 1}, "xx": {"le": 20, "la": 3}}
+    )
     assert most_frequent_words(counts, "en", 3) == ["the", "a", "b"]  # equal counts: by word
     assert most_frequent_words(counts, "en", 10) == ["the", "a", "b", "rare"]
     assert most_frequent_words(counts, "xx", 1) == ["le"]
@@ -303,14 +333,16 @@ def test_function_word_queries_are_ranked_apart_and_leave_the_main_mrr_alone(tmp
     _store(store, {0: {"en": en, "xx": xx}})
     words = [*en, *xx]
     pd.DataFrame({"lang": ["en"] * len(en) + ["xx"] * len(xx), "word": words, "count": 5}).to_parquet(
-        tmp_path / "counts.parquet", index=False)
+        tmp_path / "counts.parquet", index=False
+    )
     dictionary, function = tmp_path / "en-xx.test.txt", tmp_path / "en-xx.function.txt"
     dictionary.write_text("".join(f"{e} {x}\n" for e, x in zip(EN, XX, strict=True)), encoding="utf-8")
     function.write_text("the tha\nof ov\ne0 x0\n", encoding="utf-8")  # a pair of the main dictionary: not again
     args = (store, dictionary, "en", "xx", tmp_path / "counts.parquet")
     table, ranks = word_retrieval(*args, min_count=2, return_ranks=True)
-    with_table, with_ranks, function_ranks = word_retrieval(*args, min_count=2, return_ranks=True,
-                                                            function_dictionary_path=function)
+    with_table, with_ranks, function_ranks = word_retrieval(
+        *args, min_count=2, return_ranks=True, function_dictionary_path=function
+    )
     pd.testing.assert_frame_equal(table, with_table)
     pd.testing.assert_frame_equal(ranks, with_ranks)
     assert table.loc[0, "mrr"] == pytest.approx(1.0) and table.loc[0, "n_candidates"] == N

@@ -1,4 +1,5 @@
 """Procrustes against scipy and a planted rotation; iterative normalisation's fixed point."""
+
 import numpy as np
 import pytest
 from scipy.linalg import orthogonal_procrustes
@@ -29,9 +30,9 @@ def test_procrustes_rejects_unpaired_input():
 
 
 def test_iterative_normalize_leaves_unit_length_zero_mean_vectors():
-    x = np.random.default_rng(3).normal(size=(500, 16)) + 3.0   # far from zero mean
+    x = np.random.default_rng(3).normal(size=(500, 16)) + 3.0  # far from zero mean
     once = iterative_normalize(x, n_iter=1)
-    assert np.abs(once.mean(axis=0)).max() > 1e-3                # one round is not enough: the test can fail
+    assert np.abs(once.mean(axis=0)).max() > 1e-3  # one round is not enough: the test can fail
     y = iterative_normalize(x, n_iter=10)
     np.testing.assert_allclose(np.linalg.norm(y, axis=1), 1.0, atol=1e-12)
     np.testing.assert_allclose(y.mean(axis=0), 0.0, atol=1e-9)

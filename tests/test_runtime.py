@@ -28,12 +28,18 @@ def test_computed_leaves_out_the_runtime_keys_of_its_block():
 
 
 def test_without_runtime_cleans_every_depth_and_copies():
-    config = {"run": "x", "retrieval": {"metric": "csls", "block": 64, "report_layer": 8},
-              "language": {"batch_size": 8, "mean": "token", "sentence_retrieval": {"block": 9, "layer": 8}},
-              "data": {"source": "real", "cache": "c", "download": {"retries": 1}, "europarl": {"max_pairs": 5}}}
+    config = {
+        "run": "x",
+        "retrieval": {"metric": "csls", "block": 64, "report_layer": 8},
+        "language": {"batch_size": 8, "mean": "token", "sentence_retrieval": {"block": 9, "layer": 8}},
+        "data": {"source": "real", "cache": "c", "download": {"retries": 1}, "europarl": {"max_pairs": 5}},
+    }
     clean = without_runtime(config)
-    assert clean == {"run": "x", "retrieval": {"metric": "csls", "report_layer": 8},
-                     "language": {"mean": "token", "sentence_retrieval": {"layer": 8}},
-                     "data": {"source": "real", "europarl": {"max_pairs": 5}}}
+    assert clean == {
+        "run": "x",
+        "retrieval": {"metric": "csls", "report_layer": 8},
+        "language": {"mean": "token", "sentence_retrieval": {"layer": 8}},
+        "data": {"source": "real", "europarl": {"max_pairs": 5}},
+    }
     clean["data"]["europarl"]["max_pairs"] = 6
     assert config["data"]["europarl"]["max_pairs"] == 5

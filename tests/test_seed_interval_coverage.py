@@ -16,8 +16,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from xling.evaluate.seed_intervals import (bootstrap_seed_means, paired_seeds_and_items, seed_by_item_variance,
-                                          seed_means_difference, seeds_and_items, seeds_and_items_from_items)
+from xling.evaluate.seed_intervals import (
+    bootstrap_seed_means,
+    paired_seeds_and_items,
+    seed_by_item_variance,
+    seed_means_difference,
+    seeds_and_items,
+    seeds_and_items_from_items,
+)
 from xling.evaluate.uncertainty import bootstrap_mean, bootstrap_seeds_and_groups, paired_groups_difference
 
 SEEDS, ITEMS, RESAMPLES = 3, 400, 1000
@@ -37,8 +43,9 @@ def _row_bounds(hits: np.ndarray, rng: np.random.Generator) -> tuple[float, floa
     return 100 * float(low), 100 * float(high)
 
 
-def _world(p: float, sigma: float, rng: np.random.Generator,
-           difficulty: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+def _world(
+    p: float, sigma: float, rng: np.random.Generator, difficulty: np.ndarray | None = None
+) -> tuple[np.ndarray, float]:
     """hits[seed, language, item] of one test set (`difficulty`: its items', else drawn) and fine-tuning draw,
     and the target (percent)."""
     probits = [stats.norm.ppf(p) + shift if 0 < p < 1 else (np.inf if p == 1 else -np.inf) for shift in SHIFTS]
@@ -47,7 +54,7 @@ def _world(p: float, sigma: float, rng: np.random.Generator,
     noise = rng.normal(size=(SEEDS, len(SHIFTS), ITEMS))
     z = np.sqrt(RHO) * difficulty + np.sqrt(1 - RHO) * noise
     hits = (z < np.asarray(probits)[None, :, None] + offsets[:, None, None]).astype(np.float64)
-    target = 100 * float(np.mean([stats.norm.cdf(q / np.sqrt(1 + sigma ** 2)) for q in probits]))
+    target = 100 * float(np.mean([stats.norm.cdf(q / np.sqrt(1 + sigma**2)) for q in probits]))
     return hits, target
 
 
@@ -58,8 +65,9 @@ def _from_items(hits: np.ndarray, rng: np.random.Generator):
     groups = [list(hits[:, lang]) for lang in range(len(SHIFTS))]
     items = bootstrap_seed_means(groups, shared_items=True, n_resamples=RESAMPLES, seed=int(rng.integers(1 << 31)))
     values = 100 * hits.mean(axis=2).mean(axis=1)
-    return seeds_and_items_from_items(values, 100 * items.low, 100 * items.high, 1e4 * seed_by_item_variance(groups),
-                                      limits=(0.0, 100.0))
+    return seeds_and_items_from_items(
+        values, 100 * items.low, 100 * items.high, 1e4 * seed_by_item_variance(groups), limits=(0.0, 100.0)
+    )
 
 
 def _seeds_and_items(hits: np.ndarray, rng: np.random.Generator):
@@ -89,8 +97,11 @@ def _coverage(p: float, sigma: float, replicates: int, two_level: bool = False) 
         low, high = _t_over_seeds(hits)
         covered["t over seeds"] += low <= target <= high
         if two_level:
-            found = bootstrap_seeds_and_groups([list(hits[:, lang]) for lang in range(len(SHIFTS))],
-                                               n_resamples=RESAMPLES, seed=int(rng.integers(1 << 31)))
+            found = bootstrap_seeds_and_groups(
+                [list(hits[:, lang]) for lang in range(len(SHIFTS))],
+                n_resamples=RESAMPLES,
+                seed=int(rng.integers(1 << 31)),
+            )
             covered["two-level bootstrap"] += found.low <= target / 100 <= found.high
     return {name: count / replicates for name, count in covered.items()}
 
@@ -110,9 +121,16 @@ def test_row_bounds_are_the_gathers_bootstrap():
 # (expected accuracy p before the seeds' offsets, the seeds' spread on the probit scale): the seeds agree (about
 # 0.4 points apart at 60 %), disagree moderately (2 points) and strongly (8 points), XNLI at chance, and next to
 # and at the boundaries
-CASES = {"seeds agree": (0.6, 0.01), "seeds moderate": (0.6, 0.05), "seeds disagree strongly": (0.6, 0.2),
-         "at chance": (1 / 3, 0.02), "near 100 %": (0.997, 0.05), "near 0 %": (0.003, 0.05),
-         "at 100 %": (1.0, 0.05), "at 0 %": (0.0, 0.05)}
+CASES = {
+    "seeds agree": (0.6, 0.01),
+    "seeds moderate": (0.6, 0.05),
+    "seeds disagree strongly": (0.6, 0.2),
+    "at chance": (1 / 3, 0.02),
+    "near 100 %": (0.997, 0.05),
+    "near 0 %": (0.003, 0.05),
+    "at 100 %": (1.0, 0.05),
+    "at 0 %": (0.0, 0.05),
+}
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -137,9 +155,12 @@ def test_the_two_level_bootstrap_undercovers_with_three_seeds_that_disagree():
 
 def _paired(a: np.ndarray, b: np.ndarray, rng: np.random.Generator):
     """The paired interval over seeds and items of a - b (percent), from the two systems' per-item hits."""
-    items = seed_means_difference([list(a[:, lang]) for lang in range(len(SHIFTS))],
-                                  [list(b[:, lang]) for lang in range(len(SHIFTS))], n_resamples=RESAMPLES,
-                                  seed=int(rng.integers(1 << 31)))
+    items = seed_means_difference(
+        [list(a[:, lang]) for lang in range(len(SHIFTS))],
+        [list(b[:, lang]) for lang in range(len(SHIFTS))],
+        n_resamples=RESAMPLES,
+        seed=int(rng.integers(1 << 31)),
+    )
     values = [100 * hits.mean(axis=2).mean(axis=1) for hits in (a, b)]
     return paired_seeds_and_items(*values, 100 * items.low, 100 * items.high)
 
@@ -196,8 +217,9 @@ def test_the_seed_averaged_difference_is_the_paired_bootstrap_of_the_averaged_it
     a = [[(rng.random(50) < 0.7).astype(float) for _ in range(3)] for _ in range(2)]  # [language][seed]
     b = [[(rng.random(50) < 0.5).astype(float) for _ in range(2)] for _ in range(2)]
     found = seed_means_difference(a, b, n_resamples=500, seed=3)
-    reference = paired_groups_difference([np.mean(g, axis=0) for g in a], [np.mean(g, axis=0) for g in b],
-                                         n_resamples=500, seed=3)
+    reference = paired_groups_difference(
+        [np.mean(g, axis=0) for g in a], [np.mean(g, axis=0) for g in b], n_resamples=500, seed=3
+    )
     assert found.estimate == pytest.approx(reference.estimate)
     assert (found.low, found.high) == (pytest.approx(reference.low), pytest.approx(reference.high))
 

@@ -60,7 +60,7 @@ def test_bucc_items_reproduce_f1_and_nothing_mined_is_flagged():
     assert ((out.ci_low <= out.f1) & (out.f1 <= out.ci_high)).all()
     perfect = out.set_index("variant").loc["zero_mean"]  # every gold pair mined, nothing else: F1 1 on every item
     mined = items[(items.variant == "zero_mean") & (items.denominator > 0)].denominator
-    n_eff = mined.sum() ** 2 / (mined ** 2).sum()  # Kish's effective items (uncertainty._effective_items)
+    n_eff = mined.sum() ** 2 / (mined**2).sum()  # Kish's effective items (uncertainty._effective_items)
     assert perfect.ci_method == "clopper-pearson" and perfect.ci_high == 1.0
     assert perfect.ci_low == pytest.approx(0.025 ** (1 / n_eff))  # not a zero-width [1, 1]
     foreign = {(src, en + "-x") for src, en in test_gold}  # no mined pair can be gold

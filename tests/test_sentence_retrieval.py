@@ -6,9 +6,21 @@ import numpy as np
 import pytest
 from tiny_checkpoints import save_tiny_bert
 
-from xling.evaluate.sentence_retrieval import (BUCC_DIRECTION, bucc_split_vectors, bucc_table, extract,
-                                               language_mean, mine, optimize_threshold, prf, retrieval_accuracy,
-                                               tatoeba, tatoeba_table, text_gold, vector_spread)
+from xling.evaluate.sentence_retrieval import (
+    BUCC_DIRECTION,
+    bucc_split_vectors,
+    bucc_table,
+    extract,
+    language_mean,
+    mine,
+    optimize_threshold,
+    prf,
+    retrieval_accuracy,
+    tatoeba,
+    tatoeba_table,
+    text_gold,
+    vector_spread,
+)
 from xling.encode.encoder import Encoder
 
 
@@ -161,6 +173,7 @@ def test_bucc_planted_threshold_from_dev_applied_to_test():
 
 
 # ---------------------------------------------------------------------------------------------- tiny BERT
+
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:

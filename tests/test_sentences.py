@@ -5,26 +5,37 @@ import pytest
 from xling.data.sentences import LANGUAGES, check_sentence_count, split_sentences, splitter
 
 
-@pytest.mark.parametrize("lang, text, expected", [
-    ("en", "Dr. Smith went to Washington. He arrived at 5 p.m. on Monday! Did Mr. Jones come? Yes.",
-     ["Dr. Smith went to Washington.", "He arrived at 5 p.m. on Monday!", "Did Mr. Jones come?",
-      "Yes."]),
-    ("de", "Das ist z. B. ein Test. Er kam am 3. Oktober an.",
-     ["Das ist z. B. ein Test.", "Er kam am 3. Oktober an."]),
-    ("zh", "我今天很高兴。你呢？我们走吧！好的",
-     ["我今天很高兴。", "你呢？", "我们走吧！", "好的"]),
-    ("hi", "मैं घर जा रहा हूँ। तुम कहाँ जा रहे हो? ठीक है।",
-     ["मैं घर जा रहा हूँ।", "तुम कहाँ जा रहे हो?", "ठीक है।"]),
-    ("ur", "میں گھر جا رہا ہوں۔ تم کہاں جا رہے ہو؟ ٹھیک ہے۔",
-     ["میں گھر جا رہا ہوں۔", "تم کہاں جا رہے ہو؟", "ٹھیک ہے۔"]),
-    ("ar", "ذهبت إلى المدرسة. هل ذهبت أنت؟ نعم ذهبت.",
-     ["ذهبت إلى المدرسة.", "هل ذهبت أنت؟", "نعم ذهبت."]),
-    ("el", "Πού πας; Πάω σπίτι. Τι κάνεις;", ["Πού πας;", "Πάω σπίτι.", "Τι κάνεις;"]),
-    ("ru", "Я иду домой. Ты куда? Это было в 1990 г. в Москве.",
-     ["Я иду домой.", "Ты куда?", "Это было в 1990 г. в Москве."]),
-    ("vi", "Tôi đi học. Bạn đi đâu?", ["Tôi đi học.", "Bạn đi đâu?"]),
-    ("sw", "Ninakwenda nyumbani. Unakwenda wapi?", ["Ninakwenda nyumbani.", "Unakwenda wapi?"]),
-])
+@pytest.mark.parametrize(
+    "lang, text, expected",
+    [
+        (
+            "en",
+            "Dr. Smith went to Washington. He arrived at 5 p.m. on Monday! Did Mr. Jones come? Yes.",
+            ["Dr. Smith went to Washington.", "He arrived at 5 p.m. on Monday!", "Did Mr. Jones come?", "Yes."],
+        ),
+        (
+            "de",
+            "Das ist z. B. ein Test. Er kam am 3. Oktober an.",
+            ["Das ist z. B. ein Test.", "Er kam am 3. Oktober an."],
+        ),
+        ("zh", "我今天很高兴。你呢？我们走吧！好的", ["我今天很高兴。", "你呢？", "我们走吧！", "好的"]),
+        ("hi", "मैं घर जा रहा हूँ। तुम कहाँ जा रहे हो? ठीक है।", ["मैं घर जा रहा हूँ।", "तुम कहाँ जा रहे हो?", "ठीक है।"]),
+        (
+            "ur",
+            "میں گھر جا رہا ہوں۔ تم کہاں جا رہے ہو؟ ٹھیک ہے۔",
+            ["میں گھر جا رہا ہوں۔", "تم کہاں جا رہے ہو؟", "ٹھیک ہے۔"],
+        ),
+        ("ar", "ذهبت إلى المدرسة. هل ذهبت أنت؟ نعم ذهبت.", ["ذهبت إلى المدرسة.", "هل ذهبت أنت؟", "نعم ذهبت."]),
+        ("el", "Πού πας; Πάω σπίτι. Τι κάνεις;", ["Πού πας;", "Πάω σπίτι.", "Τι κάνεις;"]),
+        (
+            "ru",
+            "Я иду домой. Ты куда? Это было в 1990 г. в Москве.",
+            ["Я иду домой.", "Ты куда?", "Это было в 1990 г. в Москве."],
+        ),
+        ("vi", "Tôi đi học. Bạn đi đâu?", ["Tôi đi học.", "Bạn đi đâu?"]),
+        ("sw", "Ninakwenda nyumbani. Unakwenda wapi?", ["Ninakwenda nyumbani.", "Unakwenda wapi?"]),
+    ],
+)
 def test_split_by_script(lang, text, expected):
     assert split_sentences(text, lang) == expected
 
@@ -40,7 +51,10 @@ def test_thai_has_no_punctuation_spaces_separate_sentences():
 
 def test_line_breaks_end_sentences_and_whitespace_is_collapsed():
     assert split_sentences("One  sentence\twithout end\n\nTwo. Three.\n", "en") == [
-        "One sentence without end", "Two.", "Three."]
+        "One sentence without end",
+        "Two.",
+        "Three.",
+    ]
     assert split_sentences("  \n", "en") == []
 
 

@@ -22,13 +22,33 @@ from xling.data.formats import (
 from xling.data.sentences import split_sentences
 
 PUD = "ar cs de en es fi fr hi id it ja ko pl pt ru sv th tr zh".split()
-UD_TESTS = {"UD_Bulgarian-BTB/bg_btb": 1116, "UD_Chinese-GSD/zh_gsd": 500, "UD_French-GSD/fr_gsd": 416,
-            "UD_German-GSD/de_gsd": 977, "UD_Greek-GDT/el_gdt": 456, "UD_Russian-GSD/ru_gsd": 601,
-            "UD_Spanish-GSD/es_gsd": 427, "UD_Turkish-IMST/tr_imst": 1100, "UD_Urdu-UDTB/ur_udtb": 535,
-            "UD_Vietnamese-VTB/vi_vtb": 800}
+UD_TESTS = {
+    "UD_Bulgarian-BTB/bg_btb": 1116,
+    "UD_Chinese-GSD/zh_gsd": 500,
+    "UD_French-GSD/fr_gsd": 416,
+    "UD_German-GSD/de_gsd": 977,
+    "UD_Greek-GDT/el_gdt": 456,
+    "UD_Russian-GSD/ru_gsd": 601,
+    "UD_Spanish-GSD/es_gsd": 427,
+    "UD_Turkish-IMST/tr_imst": 1100,
+    "UD_Urdu-UDTB/ur_udtb": 535,
+    "UD_Vietnamese-VTB/vi_vtb": 800,
+}
 XNLI_LANGS = "ar bg de el en es fr hi ru sw th tr ur vi zh".split()
-MUSE_FULL = {"ar": 33663, "bg": 61240, "de": 101931, "el": 56070, "es": 112580, "fr": 113286, "hi": 38221,
-             "ru": 53186, "th": 24658, "tr": 67799, "vi": 77020, "zh": 39334}
+MUSE_FULL = {
+    "ar": 33663,
+    "bg": 61240,
+    "de": 101931,
+    "el": 56070,
+    "es": 112580,
+    "fr": 113286,
+    "hi": 38221,
+    "ru": 53186,
+    "th": 24658,
+    "tr": 67799,
+    "vi": 77020,
+    "zh": 39334,
+}
 #: summed line counts of the category files (PROVENANCE); hi has 3 pairs in two categories
 MUSE_ANNOTATED_LINES = {"ar": 2702, "bg": 2741, "de": 3775, "es": 4394, "hi": 2150}
 TATOEBA = {lang: 1000 for lang in U.TATOEBA_CODES} | {"th": 548, "sw": 390}
@@ -139,9 +159,11 @@ def test_sentence_splitter_on_real_sentences(shared_data):
     """Leipzig lines are single sentences: re-joined into paragraphs, the splitter should find
     about as many again (not glue them, not shred them)."""
     for name, lang in (("eng_wikipedia_2016_10K", "en"), ("rus_wikipedia_2021_10K", "ru")):
-        lines = [line.split("\t", 1)[1] for line in
-                 (shared_data / f"wiki/{name}-sentences.txt").read_text(encoding="utf-8").splitlines()]
-        found = sum(len(split_sentences(" ".join(lines[i:i + 10]), lang)) for i in range(0, 2000, 10))
+        lines = [
+            line.split("\t", 1)[1]
+            for line in (shared_data / f"wiki/{name}-sentences.txt").read_text(encoding="utf-8").splitlines()
+        ]
+        found = sum(len(split_sentences(" ".join(lines[i : i + 10]), lang)) for i in range(0, 2000, 10))
         assert 0.85 * 2000 <= found <= 1.15 * 2000, (lang, found)
         xnli = [row[0] for row in read_xnli(shared_data / f"xnli/dev-{lang}.tsv")][:500:5]
         assert sum(len(split_sentences(p, lang)) for p in xnli) >= len(xnli)

@@ -17,8 +17,16 @@ def _bert_commands(output: str) -> list[list[str]]:
 
 def test_a_resource_with_a_space_stays_one_argument(tmp_path):
     evil = "cpu --evil; touch pwned"
-    result = snakemake("-n", "-p", "--configfile", TEST_PRESET, "--set-resources",
-                       f"bert_pretrain:device={evil}", f"ablation_pretrain:device={evil}", cwd=tmp_path)
+    result = snakemake(
+        "-n",
+        "-p",
+        "--configfile",
+        TEST_PRESET,
+        "--set-resources",
+        f"bert_pretrain:device={evil}",
+        f"ablation_pretrain:device={evil}",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     commands = _bert_commands(result.stdout + result.stderr)
     planted = [args for args in commands if evil in args]

@@ -157,9 +157,7 @@ def test_profile_sbatch_command_for_gpu_rule(tmp_path):
     shim = tmp_path / "shim"
     shim.mkdir()
     record = tmp_path / "sbatch-args.txt"
-    (shim / "sbatch").write_text(
-        f'#!/bin/sh\nprintf "%s\\n" "$*" >> {record}\necho "sbatch: test shim" >&2\nexit 1\n'
-    )
+    (shim / "sbatch").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {record}\necho "sbatch: test shim" >&2\nexit 1\n')
     # no other SLURM command either, so this behaves the same with or without a cluster
     for name in ("squeue", "sacct", "sacctmgr", "sshare", "sinfo", "scontrol", "srun", "scancel"):
         (shim / name).write_text('#!/bin/sh\necho "not available (test shim)" >&2\nexit 1\n')
@@ -193,8 +191,20 @@ def workflow_rules(tmp_path_factory) -> set[str]:
     work = tmp_path_factory.mktemp("list-rules")
     rules = set()
     for configs in ([REPO / "config.yaml"], [REPO / "config.yaml", REPO / "presets" / "test.yaml"]):
-        proc = run([*SNAKEMAKE, "--list-rules", "--snakefile", REPO / "Snakefile", "--configfile", *configs,
-                    "--directory", work], timeout=120, cwd=work)
+        proc = run(
+            [
+                *SNAKEMAKE,
+                "--list-rules",
+                "--snakefile",
+                REPO / "Snakefile",
+                "--configfile",
+                *configs,
+                "--directory",
+                work,
+            ],
+            timeout=120,
+            cwd=work,
+        )
         assert proc.returncode == 0, tail(proc)
         rules |= rule_names(proc.stdout)
     return rules
@@ -419,11 +429,20 @@ def test_workflow_test_preset_on_slurm(slurm_cluster, test_run, tmp_path):
     run_dir = copy_run(test_run, tmp_path / "run")
     run_name = yaml.safe_load(TEST_PRESET.read_text()).get("run", "test")
     lm = "bert/500-w8"
-    targets = [f"results/{run_name}/eval/retrieval/{lm}.parquet",
-               f"results/{run_name}/eval/transfer/xnli/{lm}/f0/seed1.parquet"]
+    targets = [
+        f"results/{run_name}/eval/retrieval/{lm}.parquet",
+        f"results/{run_name}/eval/transfer/xnli/{lm}/f0/seed1.parquet",
+    ]
     before = {target: (run_dir / target).stat().st_mtime for target in targets}
-    base = ["--snakefile", REPO / "Snakefile", "--configfile", REPO / "config.yaml", TEST_PRESET,
-            "--directory", run_dir]
+    base = [
+        "--snakefile",
+        REPO / "Snakefile",
+        "--configfile",
+        REPO / "config.yaml",
+        TEST_PRESET,
+        "--directory",
+        run_dir,
+    ]
     listed = run([*SNAKEMAKE, *base, "--list-rules"], timeout=120, cwd=run_dir)
     assert listed.returncode == 0, tail(listed)
     node_cpus = int(run(["sinfo", "-h", "-o", "%c"], timeout=15).stdout.split()[0])

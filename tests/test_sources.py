@@ -31,6 +31,7 @@ def sha(data: bytes) -> str:
 
 # -- the registry ------------------------------------------------------------------------------
 
+
 def test_sources_yaml_validates_and_documents_every_file(registry):
     for name, ds in registry["datasets"].items():
         assert ds["license"] and ds["homepage"] and ds["canonical"], name
@@ -58,17 +59,25 @@ def test_registry_covers_the_study(registry):
     assert sources.available("wikiann", ["sw", "xa", "en"]) == ["sw", "en"]
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d["datasets"]["muse"].pop("license"), "muse: missing 'license'"),
-    (lambda d: d["datasets"]["muse"]["files"]["full/de"].update(sha256="a" * 64),
-     "muse.files.full/de: policy 'trust-on-first-download' must have sha256: null"),
-    (lambda d: d["datasets"]["xnli"]["files"]["xnli"].update(sha256=None), "xnli.files.xnli: policy 'published' needs"),
-    (lambda d: d["datasets"]["xnli"]["files"]["xnli"].update(sha256="XYZ"), "64 lowercase hex"),
-    (lambda d: d["datasets"]["xnli"]["files"]["xnli"].pop("checksum_source"), "checksum_source"),
-    (lambda d: d["datasets"]["bucc"]["files"]["de/dev"].update(url=None), "no url and no 'reason'"),
-    (lambda d: d["datasets"]["bucc"]["files"]["de/dev"].update(checksum="md5"), "checksum policy must be"),
-    (lambda d: d["datasets"]["wikiann"]["languages"].append(False), "wikiann: 'languages' must be a list"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d["datasets"]["muse"].pop("license"), "muse: missing 'license'"),
+        (
+            lambda d: d["datasets"]["muse"]["files"]["full/de"].update(sha256="a" * 64),
+            "muse.files.full/de: policy 'trust-on-first-download' must have sha256: null",
+        ),
+        (
+            lambda d: d["datasets"]["xnli"]["files"]["xnli"].update(sha256=None),
+            "xnli.files.xnli: policy 'published' needs",
+        ),
+        (lambda d: d["datasets"]["xnli"]["files"]["xnli"].update(sha256="XYZ"), "64 lowercase hex"),
+        (lambda d: d["datasets"]["xnli"]["files"]["xnli"].pop("checksum_source"), "checksum_source"),
+        (lambda d: d["datasets"]["bucc"]["files"]["de/dev"].update(url=None), "no url and no 'reason'"),
+        (lambda d: d["datasets"]["bucc"]["files"]["de/dev"].update(checksum="md5"), "checksum policy must be"),
+        (lambda d: d["datasets"]["wikiann"]["languages"].append(False), "wikiann: 'languages' must be a list"),
+    ],
+)
 def test_validate_rejects_bad_entries(registry, mutate, message):
     bad = copy.deepcopy(registry)
     mutate(bad)
@@ -77,6 +86,7 @@ def test_validate_rejects_bad_entries(registry, mutate, message):
 
 
 # -- config -> resolved jobs -------------------------------------------------------------------
+
 
 def test_needed_files_follow_the_languages(registry):
     sources = src.Sources({"cache": "cache"}, registry)
@@ -138,10 +148,13 @@ def test_staged_directory_file_and_mapping(registry, tmp_path):
     (tmp_path / "tatoeba" / "tatoeba.deu-eng.deu").write_text("x\n")
     (tmp_path / "tatoeba" / "tatoeba.deu-eng.eng").write_text("y\n")
     (tmp_path / "en-de.txt.gz").write_bytes(b"gz")
-    config = {"staged": str(tmp_path), "paths": {
-        "tatoeba": "tatoeba",  # a directory of upstream-named files
-        "muse": {"full": {"de": {"path": "en-de.txt.gz", "sha256": sha(b"gz")}}},  # another form
-    }}
+    config = {
+        "staged": str(tmp_path),
+        "paths": {
+            "tatoeba": "tatoeba",  # a directory of upstream-named files
+            "muse": {"full": {"de": {"path": "en-de.txt.gz", "sha256": sha(b"gz")}}},  # another form
+        },
+    }
     sources = src.Sources(config, registry)
     deu = sources.file("tatoeba", "de/de")
     assert deu.staged == str(tmp_path / "tatoeba" / "tatoeba.deu-eng.deu")
@@ -163,10 +176,14 @@ def test_staged_missing_file_is_a_clear_error(registry, tmp_path):
 
 # -- fetching ------------------------------------------------------------------------------------
 
+
 def test_fetch_staged_copy_is_verified(registry, tmp_path):
     (tmp_path / "v.txt").write_text("[PAD]\n")
-    config = {"cache": str(tmp_path / "cache"), "staged": str(tmp_path),
-              "paths": {"mbert_vocab": {"cased": {"path": "v.txt", "sha256": sha(b"[PAD]\n")}}}}
+    config = {
+        "cache": str(tmp_path / "cache"),
+        "staged": str(tmp_path),
+        "paths": {"mbert_vocab": {"cased": {"path": "v.txt", "sha256": sha(b"[PAD]\n")}}},
+    }
     ref = src.Sources(config, registry).file("mbert_vocab", "cased")
     out = src.fetch(ref.as_dict(), lock=tmp_path / "lock.yaml")
     assert out.read_text() == "[PAD]\n"
@@ -190,9 +207,13 @@ class Hub:
             def do_GET(self):
                 if self.path.startswith("/api/tree/"):
                     folder = self.path.removeprefix("/api/tree/")
-                    body = json.dumps([
-                        {"type": "file", "path": p, "size": len(b), "lfs": {"oid": sha(b), "size": len(b)}}
-                        for p, b in hub.files.items() if p.startswith(folder + "/")]).encode()
+                    body = json.dumps(
+                        [
+                            {"type": "file", "path": p, "size": len(b), "lfs": {"oid": sha(b), "size": len(b)}}
+                            for p, b in hub.files.items()
+                            if p.startswith(folder + "/")
+                        ]
+                    ).encode()
                 else:
                     body = hub.files.get(self.path.removeprefix("/resolve/"))
                     if body is None:
@@ -211,13 +232,30 @@ class Hub:
 
 
 def _hub_registry(hub_url: str, shards, sha0=None) -> dict:
-    entry = {"lang": "xx", "url": hub_url + "/resolve/{snapshot}.xx/train-{shard:05d}-of-{shards:05d}.parquet",
-             "tree_api": hub_url + "/api/tree/{snapshot}.xx", "dest": "wiki/{snapshot}.xx/train-{shard:05d}.parquet",
-             "shards": shards, "checksum": "hf-lfs", "sha256": None}
+    entry = {
+        "lang": "xx",
+        "url": hub_url + "/resolve/{snapshot}.xx/train-{shard:05d}-of-{shards:05d}.parquet",
+        "tree_api": hub_url + "/api/tree/{snapshot}.xx",
+        "dest": "wiki/{snapshot}.xx/train-{shard:05d}.parquet",
+        "shards": shards,
+        "checksum": "hf-lfs",
+        "sha256": None,
+    }
     if sha0:
         entry.update(sha256={0: sha0}, checksum_source="test")
-    return {"datasets": {"wikipedia": {"title": "t", "license": "l", "homepage": "h", "canonical": ["c"],
-                                       "snapshot": "s1", "revision": "r", "files": {"xx": entry}}}}
+    return {
+        "datasets": {
+            "wikipedia": {
+                "title": "t",
+                "license": "l",
+                "homepage": "h",
+                "canonical": ["c"],
+                "snapshot": "s1",
+                "revision": "r",
+                "files": {"xx": entry},
+            }
+        }
+    }
 
 
 def test_fetch_hf_lfs_resolves_name_and_checksum(tmp_path):
@@ -247,9 +285,16 @@ def test_parallel_text_where_europarl_has_no_language(registry):
     sources = src.Sources({}, registry)
     assert sources.languages("multiun") == ["ar", "zh"] and sources.languages("tanzil") == ["ur"]
     study = ["fr", "es", "de", "el", "bg", "ru", "tr", "ar", "vi", "th", "zh", "hi", "sw", "ur"]
-    assert sources.parallel_sources(study) == {"fr": "europarl", "es": "europarl", "de": "europarl",
-                                               "el": "europarl", "bg": "europarl", "ar": "multiun",
-                                               "zh": "multiun", "ur": "tanzil"}
+    assert sources.parallel_sources(study) == {
+        "fr": "europarl",
+        "es": "europarl",
+        "de": "europarl",
+        "el": "europarl",
+        "bg": "europarl",
+        "ar": "multiun",
+        "zh": "multiun",
+        "ur": "tanzil",
+    }
     needed = sources.needed(["en", "ar", "ur"])
     assert [r.url for r in needed["multiun"]] == ["https://object.pouta.csc.fi/OPUS-MultiUN/v1/moses/ar-en.txt.zip"]
     assert [r.url for r in needed["tanzil"]] == ["https://object.pouta.csc.fi/OPUS-Tanzil/v1/moses/en-ur.txt.zip"]
@@ -278,10 +323,14 @@ def test_opus_downloads_through_a_local_server_then_parse(registry, tmp_path):
                 zf.writestr(f"{corpus}.{pair}.{side}", text)
         return buffer.getvalue()
 
-    served = {"/object.pouta.csc.fi/OPUS-MultiUN/v1/moses/en-zh.txt.zip":
-              moses_zip("MultiUN", "en-zh", {"en": "Peace and security.\n", "zh": "和平与安全。\n"}),
-              "/object.pouta.csc.fi/OPUS-Tanzil/v1/moses/en-ur.txt.zip":
-              moses_zip("Tanzil", "en-ur", {"en": "In the name of God.\n", "ur": "شروع اللہ کے نام سے۔\n"})}
+    served = {
+        "/object.pouta.csc.fi/OPUS-MultiUN/v1/moses/en-zh.txt.zip": moses_zip(
+            "MultiUN", "en-zh", {"en": "Peace and security.\n", "zh": "和平与安全。\n"}
+        ),
+        "/object.pouta.csc.fi/OPUS-Tanzil/v1/moses/en-ur.txt.zip": moses_zip(
+            "Tanzil", "en-ur", {"en": "In the name of God.\n", "ur": "شروع اللہ کے نام سے۔\n"}
+        ),
+    }
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -300,16 +349,25 @@ def test_opus_downloads_through_a_local_server_then_parse(registry, tmp_path):
         mirror = f"http://127.0.0.1:{httpd.server_address[1]}"
         sources = src.Sources({"cache": str(tmp_path / "dl"), "mirror": mirror}, registry)
         lock = tmp_path / "lock.yaml"
-        for name, lang, tokenize_xx, expected in (("multiun", "zh", "zh", ("Peace and security .", "和 平 与 安 全 。")),
-                                                  ("tanzil", "ur", "13a", ("In the name of God .", "شروع اللہ کے نام سے۔"))):
+        for name, lang, tokenize_xx, expected in (
+            ("multiun", "zh", "zh", ("Peace and security .", "和 平 与 安 全 。")),
+            ("tanzil", "ur", "13a", ("In the name of God .", "شروع اللہ کے نام سے۔")),
+        ):
             ref = sources.files(name, lang=lang)[0]
             out = src.fetch(ref, lock=lock, mirror=mirror)
             assert yaml.safe_load(lock.read_text())["files"][ref.url]["sha256"] == dl.sha256_file(out)
-            upstream.opus_to_parallel(out, src.PARALLEL_OPUS[name], lang, tmp_path / f"en-{lang}.en",
-                                      tmp_path / f"en-{lang}.{lang}", tokenize_xx=tokenize_xx)
+            upstream.opus_to_parallel(
+                out,
+                src.PARALLEL_OPUS[name],
+                lang,
+                tmp_path / f"en-{lang}.en",
+                tmp_path / f"en-{lang}.{lang}",
+                tokenize_xx=tokenize_xx,
+            )
             assert read_parallel(tmp_path / f"en-{lang}.en", tmp_path / f"en-{lang}.{lang}") == [expected]
         served["/object.pouta.csc.fi/OPUS-Tanzil/v1/moses/en-ur.txt.zip"] = moses_zip(
-            "Tanzil", "en-ur", {"en": "Changed.\n", "ur": "بدلا۔\n"})
+            "Tanzil", "en-ur", {"en": "Changed.\n", "ur": "بدلا۔\n"}
+        )
         again = src.Sources({"cache": str(tmp_path / "dl2"), "mirror": mirror}, registry).files("tanzil", lang="ur")[0]
         with pytest.raises(dl.ChecksumError):
             src.fetch(again, lock=lock, mirror=mirror)
@@ -319,6 +377,7 @@ def test_opus_downloads_through_a_local_server_then_parse(registry, tmp_path):
 
 
 # -- the mini preset and the shared copies ----------------------------------------------------------
+
 
 def test_mini_preset_reads_only_staged_copies(registry, shared_data):
     preset = yaml.safe_load((REPO / "presets" / "mini.yaml").read_text())
@@ -345,13 +404,15 @@ def test_published_tatoeba_checksums_match_the_shared_copies(registry, shared_da
 
 # -- the rules, end to end ---------------------------------------------------------------------------
 
+
 def test_fetch_published_file_through_a_local_mirror(registry, shared_data, tmp_path):
     """A mirror laid out as `wget -x` does (host/path): the file is verified against the sha256
     published for its canonical URL, and the log names both."""
     import shutil
 
     ref = src.Sources({"cache": str(tmp_path / "dl"), "mirror": str(tmp_path / "mirror")}, registry).file(
-        "tatoeba", "de/de")
+        "tatoeba", "de/de"
+    )
     mirrored = tmp_path / "mirror" / ref.url.split("://", 1)[1]
     mirrored.parent.mkdir(parents=True)
     shutil.copy(shared_data / "tatoeba" / "tatoeba.deu-eng.deu", mirrored)
@@ -383,43 +444,84 @@ def _fake_upstream(root: Path, panx_zip) -> dict:
                 tf.addfile(info, io.BytesIO(data))
 
     for lang in ("en", "de"):
-        texts = [f"Article {k} in {lang} says something true.\nIt has a second sentence here. And a third one."
-                 for k in range(12)]
-        pq.write_table(pa.table({"id": [str(k) for k in range(12)], "url": ["u"] * 12,
-                                 "title": ["t"] * 12, "text": texts}), root / f"wiki-{lang}.parquet")
-    tar(root / "de-en.tgz", {"europarl-v7.de-en.en": "Hello , world .\nSecond line.\n",
-                             "europarl-v7.de-en.de": "Hallo, Welt.\nZweite Zeile.\n"}, "w:gz")
-    sentence = "# text = Hi there\n1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n2\tthere\tthere\tADV\t_\t_\t1\tadvmod\t_\t_\n\n"
-    tar(root / "ud.tgz", {f"ud-treebanks-v2.5/UD_{tb}/{code}-ud-{split}.conllu": sentence
-                          for tb, code in (("English-EWT", "en_ewt"), ("German-GSD", "de_gsd"))
-                          for split in ("train", "dev", "test")}, "w:gz")
-    rows = "".join(f"{lang}\t{label}\tA premise in {lang}.\tA hypothesis.\n"
-                   for lang in ("en", "de", "fr") for label in ("entailment", "contradictory"))
+        texts = [
+            f"Article {k} in {lang} says something true.\nIt has a second sentence here. And a third one."
+            for k in range(12)
+        ]
+        pq.write_table(
+            pa.table({"id": [str(k) for k in range(12)], "url": ["u"] * 12, "title": ["t"] * 12, "text": texts}),
+            root / f"wiki-{lang}.parquet",
+        )
+    tar(
+        root / "de-en.tgz",
+        {
+            "europarl-v7.de-en.en": "Hello , world .\nSecond line.\n",
+            "europarl-v7.de-en.de": "Hallo, Welt.\nZweite Zeile.\n",
+        },
+        "w:gz",
+    )
+    sentence = (
+        "# text = Hi there\n1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n2\tthere\tthere\tADV\t_\t_\t1\tadvmod\t_\t_\n\n"
+    )
+    tar(
+        root / "ud.tgz",
+        {
+            f"ud-treebanks-v2.5/UD_{tb}/{code}-ud-{split}.conllu": sentence
+            for tb, code in (("English-EWT", "en_ewt"), ("German-GSD", "de_gsd"))
+            for split in ("train", "dev", "test")
+        },
+        "w:gz",
+    )
+    rows = "".join(
+        f"{lang}\t{label}\tA premise in {lang}.\tA hypothesis.\n"
+        for lang in ("en", "de", "fr")
+        for label in ("entailment", "contradictory")
+    )
     with zipfile.ZipFile(root / "XNLI-1.0.zip", "w") as zf:
         for split in ("dev", "test"):
             zf.writestr(f"XNLI-1.0/xnli.{split}.tsv", "language\tgold_label\tsentence1\tsentence2\n" + rows)
     with zipfile.ZipFile(root / "multinli_1.0.zip", "w") as zf:
-        zf.writestr("multinli_1.0/multinli_1.0_train.jsonl", "\n".join(json.dumps(
-            {"gold_label": g, "sentence1": "P.", "sentence2": "H."}) for g in ("neutral", "-", "entailment")))
-    tar(root / "bucc.tar.bz2", {"bucc2018/de-en/de-en.sample.de": "de-000000001\tHallo\n",
-                                "bucc2018/de-en/de-en.sample.en": "en-000000001\tHello\nen-000000002\tNo\n",
-                                "bucc2018/de-en/de-en.sample.gold": "de-000000001\ten-000000001\n"}, "w:bz2")
+        zf.writestr(
+            "multinli_1.0/multinli_1.0_train.jsonl",
+            "\n".join(
+                json.dumps({"gold_label": g, "sentence1": "P.", "sentence2": "H."})
+                for g in ("neutral", "-", "entailment")
+            ),
+        )
+    tar(
+        root / "bucc.tar.bz2",
+        {
+            "bucc2018/de-en/de-en.sample.de": "de-000000001\tHallo\n",
+            "bucc2018/de-en/de-en.sample.en": "en-000000001\tHello\nen-000000002\tNo\n",
+            "bucc2018/de-en/de-en.sample.gold": "de-000000001\ten-000000001\n",
+        },
+        "w:bz2",
+    )
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     (root / "vocab.txt").write_text("\n".join(specials + [f"w{i}" for i in range(119547 - 5)]) + "\n")
-    panx_zip(root / "panx_dataset.zip", {lang: {split: f"{lang}:Berlin\tB-LOC\n{lang}:!\tO\n\n"
-                                               for split in ("train", "dev", "test")} for lang in ("en", "de")})
+    panx_zip(
+        root / "panx_dataset.zip",
+        {
+            lang: {split: f"{lang}:Berlin\tB-LOC\n{lang}:!\tO\n\n" for split in ("train", "dev", "test")}
+            for lang in ("en", "de")
+        },
+    )
     (root / "tatoeba.deu-eng.deu").write_text("Hallo.\n")
     (root / "tatoeba.deu-eng.eng").write_text("Hello.\n")
 
     def unverified(name):
         return {"path": name, "sha256": None}
 
-    return {"wikipedia": {lang: unverified(f"wiki-{lang}.parquet") for lang in ("en", "de")},
-            "europarl": {"de": unverified("de-en.tgz")}, "ud": {"2.5": unverified("ud.tgz")},
-            "xnli": {"xnli": unverified("XNLI-1.0.zip"), "multinli": unverified("multinli_1.0.zip")},
-            "bucc": {"de": {"dev": unverified("bucc.tar.bz2")}},
-            "mbert_vocab": {"cased": unverified("vocab.txt")}, "wikiann": {"panx": unverified("panx_dataset.zip")},
-            "tatoeba": {"de": {"de": unverified("tatoeba.deu-eng.deu"), "eng": unverified("tatoeba.deu-eng.eng")}}}
+    return {
+        "wikipedia": {lang: unverified(f"wiki-{lang}.parquet") for lang in ("en", "de")},
+        "europarl": {"de": unverified("de-en.tgz")},
+        "ud": {"2.5": unverified("ud.tgz")},
+        "xnli": {"xnli": unverified("XNLI-1.0.zip"), "multinli": unverified("multinli_1.0.zip")},
+        "bucc": {"de": {"dev": unverified("bucc.tar.bz2")}},
+        "mbert_vocab": {"cased": unverified("vocab.txt")},
+        "wikiann": {"panx": unverified("panx_dataset.zip")},
+        "tatoeba": {"de": {"de": unverified("tatoeba.deu-eng.deu"), "eng": unverified("tatoeba.deu-eng.eng")}},
+    }
 
 
 @pytest.mark.workflow
@@ -431,16 +533,34 @@ def test_workflow_real_data_rules_end_to_end(tmp_path, panx_zip):
     muse = tmp_path / "mirror" / "dl.fbaipublicfiles.com" / "arrival" / "dictionaries"
     muse.mkdir(parents=True)
     (muse / "en-de.5000-6500.txt").write_text("house Haus\ndog\tHund\n")
-    config = {"run": "t", "languages": ["en", "de"], "corpus": {"sizes": [10, 20]},
-              "data": {"source": "real", "cache": "dl", "staged": str(tmp_path / "staged"), "paths": paths,
-                       "mirror": str(tmp_path / "mirror")},
-              "alignment": {"finetune": {"runs": []}}}  # no Table 5 model: one language pair here
+    config = {
+        "run": "t",
+        "languages": ["en", "de"],
+        "corpus": {"sizes": [10, 20]},
+        "data": {
+            "source": "real",
+            "cache": "dl",
+            "staged": str(tmp_path / "staged"),
+            "paths": paths,
+            "mirror": str(tmp_path / "mirror"),
+        },
+        "alignment": {"finetune": {"runs": []}},
+    }  # no Table 5 model: one language pair here
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     data = "results/t/data"
-    targets = [f"{data}/corpus/en.txt", f"{data}/corpus/de.txt", f"{data}/dict/en-de.test.txt",
-               f"{data}/parallel/en-de.en", f"{data}/ud/de.test.conllu", f"{data}/xnli/dev-de.tsv",
-               f"{data}/xnli/train-en.tsv", f"{data}/tatoeba/tatoeba.de-eng.de", f"{data}/bucc/de-en.dev.gold",
-               f"{data}/vocab/mbert-cased.txt", f"{data}/wikiann/de.test.tsv"]
+    targets = [
+        f"{data}/corpus/en.txt",
+        f"{data}/corpus/de.txt",
+        f"{data}/dict/en-de.test.txt",
+        f"{data}/parallel/en-de.en",
+        f"{data}/ud/de.test.conllu",
+        f"{data}/xnli/dev-de.tsv",
+        f"{data}/xnli/train-en.tsv",
+        f"{data}/tatoeba/tatoeba.de-eng.de",
+        f"{data}/bucc/de-en.dev.gold",
+        f"{data}/vocab/mbert-cased.txt",
+        f"{data}/wikiann/de.test.tsv",
+    ]
     args = ["--directory", str(tmp_path), "-c2", *targets, "--configfile", str(tmp_path / "config.yaml")]
     dry = snakemake(*args, "-n", "-p", cwd=tmp_path, timeout=120)
     assert dry.returncode == 0, dry.stdout + dry.stderr
@@ -487,14 +607,20 @@ def test_low_resource_treebanks_are_extracted_train_and_test_from_the_same_tarba
     import tarfile
 
     def sentence(form):
-        return f"# text = {form} .\n1\t{form}\t{form}\tNOUN\t_\t_\t0\troot\t_\t_\n2\t.\t.\tPUNCT\t_\t_\t1\tpunct\t_\t_\n\n"
+        return (
+            f"# text = {form} .\n1\t{form}\t{form}\tNOUN\t_\t_\t0\troot\t_\t_\n2\t.\t.\tPUNCT\t_\t_\t1\tpunct\t_\t_\n\n"
+        )
 
-    members = {f"ud-treebanks-v2.5/UD_{tb}/{code}-ud-{split}.conllu": sentence(f"{code}-{split}")
-               for tb, code, splits in (("English-EWT", "en_ewt", ("train", "dev", "test")),
-                                        ("German-GSD", "de_gsd", ("train", "dev", "test")),
-                                        ("Kazakh-KTB", "kk_ktb", ("train", "test")),
-                                        ("Irish-IDT", "ga_idt", ("train", "dev", "test")))
-               for split in splits}
+    members = {
+        f"ud-treebanks-v2.5/UD_{tb}/{code}-ud-{split}.conllu": sentence(f"{code}-{split}")
+        for tb, code, splits in (
+            ("English-EWT", "en_ewt", ("train", "dev", "test")),
+            ("German-GSD", "de_gsd", ("train", "dev", "test")),
+            ("Kazakh-KTB", "kk_ktb", ("train", "test")),
+            ("Irish-IDT", "ga_idt", ("train", "dev", "test")),
+        )
+        for split in splits
+    }
     staged = tmp_path / "staged"
     staged.mkdir()
     with tarfile.open(staged / "ud.tgz", "w:gz") as tf:
@@ -502,12 +628,19 @@ def test_low_resource_treebanks_are_extracted_train_and_test_from_the_same_tarba
             info = tarfile.TarInfo(name)
             info.size = len(text.encode())
             tf.addfile(info, io.BytesIO(text.encode()))
-    config = {"run": "t", "languages": ["en", "de"], "corpus": {"sizes": [10, 20]},
-              "data": {"source": "real", "cache": "dl", "staged": str(staged),
-                       "paths": {"ud": {"2.5": {"path": "ud.tgz", "sha256": None}}}},
-              "transfer": {"parsing": {"low_resource": {"treebanks": {"kk": ["UD_Kazakh-KTB"],
-                                                                      "ga": ["UD_Irish-IDT"]}}}},
-              "alignment": {"finetune": {"runs": []}}}
+    config = {
+        "run": "t",
+        "languages": ["en", "de"],
+        "corpus": {"sizes": [10, 20]},
+        "data": {
+            "source": "real",
+            "cache": "dl",
+            "staged": str(staged),
+            "paths": {"ud": {"2.5": {"path": "ud.tgz", "sha256": None}}},
+        },
+        "transfer": {"parsing": {"low_resource": {"treebanks": {"kk": ["UD_Kazakh-KTB"], "ga": ["UD_Irish-IDT"]}}}},
+        "alignment": {"finetune": {"runs": []}},
+    }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     data = "results/t/data/ud"
     targets = [f"{data}/{lang}.{split}.conllu" for lang in ("kk", "ga") for split in ("train", "test")]

@@ -18,8 +18,11 @@ LABELS = ("entailment", "neutral", "contradiction")
 
 def write_xnli_dev(folder: Path, lang: str, n_premises: int = 10, hypotheses: int = 3) -> list[str]:
     """XTREME's dev-{lang}.tsv: premise<TAB>hypothesis<TAB>label, each premise on `hypotheses` consecutive rows."""
-    rows = [f"{lang} premise {p}\t{lang} hypothesis {p}.{h}\t{LABELS[(p + h) % 3]}"
-            for p in range(n_premises) for h in range(hypotheses)]
+    rows = [
+        f"{lang} premise {p}\t{lang} hypothesis {p}.{h}\t{LABELS[(p + h) % 3]}"
+        for p in range(n_premises)
+        for h in range(hypotheses)
+    ]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"dev-{lang}.tsv").write_text("\n".join(rows) + "\n", "utf-8")
     return rows
@@ -34,7 +37,8 @@ def test_xnli_stand_in_cuts_the_parallel_dev_rows_by_premise(tmp_path):
     assert counts == {"train-en": 18, "dev-en": 6, "test-en": 6, "train-fr": 18, "dev-fr": 6, "test-fr": 6}
     premises = {part: {row[0].split()[-1] for row in read_xnli(out[part, "en"])} for part in ("train", "dev", "test")}
     assert premises["train"].isdisjoint(premises["dev"] | premises["test"]) and premises["dev"].isdisjoint(
-        premises["test"])  # a premise's rows stay together: no test premise is trained on
+        premises["test"]
+    )  # a premise's rows stay together: no test premise is trained on
     assert len(premises["train"] | premises["dev"] | premises["test"]) == 10
     for part in ("train", "dev", "test"):  # the same rows in every language (the translations of each other)
         en, fr = read_xnli(out[part, "en"]), read_xnli(out[part, "fr"])
@@ -113,8 +117,10 @@ def test_muse_full_dictionary_alone_stands_in_for_train_and_test_by_frequency_ra
 
 
 def conllu_sentence(words: list[str], upos: str = "NOUN") -> str:
-    lines = [f"{i}\t{w}\t{w}\t{upos}\t_\t_\t{0 if i == 1 else 1}\t{'root' if i == 1 else 'dep'}\t_\t_"
-             for i, w in enumerate(words, start=1)]
+    lines = [
+        f"{i}\t{w}\t{w}\t{upos}\t_\t_\t{0 if i == 1 else 1}\t{'root' if i == 1 else 'dep'}\t_\t_"
+        for i, w in enumerate(words, start=1)
+    ]
     return "\n".join(lines) + "\n\n"
 
 
@@ -139,8 +145,11 @@ def test_ud_treebank_folders_are_read_where_they_lie(tmp_path, ud_folders):
     assert staged_layout(data, "ud") == "folders"
     treebanks, splits = {"en": ["UD_English-EWT"], "fr": ["UD_French-GSD"]}, {"en": ["train", "test"], "fr": ["test"]}
     files = ud_folder_files(data, treebanks, splits)
-    assert [Path(f).name for f in files] == ["en_ewt-ud-train.conllu.gz", "en_ewt-ud-test.conllu",
-                                             "fr_gsd-ud-test.conllu"]
+    assert [Path(f).name for f in files] == [
+        "en_ewt-ud-train.conllu.gz",
+        "en_ewt-ud-test.conllu",
+        "fr_gsd-ud-test.conllu",
+    ]
     counts = U.ud_to_canonical(ud_folders, tmp_path / "out", treebanks, splits)
     assert counts["en.train"] == 3 and counts["fr.test"] == 1
     assert [t["form"] for t in read_conllu(tmp_path / "out/en.train.conllu")[0]] == ["a", "b"]

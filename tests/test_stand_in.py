@@ -28,8 +28,14 @@ def test_a_random_bert_has_the_shape_and_pieces_asked_and_loads_as_a_checkpoint(
     out = save_random_bert(vocab, tmp_path / "models" / "tiny", SHAPE)
     model, tokenizer, _ = load_pretrained(out)
     config = model.config
-    assert (config.hidden_size, config.num_hidden_layers, config.num_attention_heads, config.intermediate_size,
-            config.max_position_embeddings, config.vocab_size) == (8, 3, 2, 16, 24, len(PIECES))
+    assert (
+        config.hidden_size,
+        config.num_hidden_layers,
+        config.num_attention_heads,
+        config.intermediate_size,
+        config.max_position_embeddings,
+        config.vocab_size,
+    ) == (8, 3, 2, 16, 24, len(PIECES))
     assert tokenizer.tokenize("houses maison") == ["house", "##s", "maison"]  # cased WordPiece of the vocabulary
     assert config.pad_token_id == tokenizer.pad_token_id == 0
     assert json.loads((out / RECORD).read_text())["settings"] == SHAPE
@@ -37,8 +43,10 @@ def test_a_random_bert_has_the_shape_and_pieces_asked_and_loads_as_a_checkpoint(
 
 
 def test_the_seed_alone_decides_the_weights(vocab, tmp_path):
-    weights = {name: (save_random_bert(vocab, tmp_path / name, {**SHAPE, "seed": seed}) / "model.safetensors")
-               .read_bytes() for name, seed in (("a", 5), ("b", 5), ("c", 6))}
+    weights = {
+        name: (save_random_bert(vocab, tmp_path / name, {**SHAPE, "seed": seed}) / "model.safetensors").read_bytes()
+        for name, seed in (("a", 5), ("b", 5), ("c", 6))
+    }
     assert weights["a"] == weights["b"] != weights["c"]
 
 

@@ -16,8 +16,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-WITHOUT_TORCH = ("word_retrieval", "word_retrieval_pos", "bert_reduce", "mono_fasttext", "fasttext_retrieval",
-                 "contextual_retrieval_frequency", "contextual_retrieval_pos", "static_word_vectors")
+WITHOUT_TORCH = (
+    "word_retrieval",
+    "word_retrieval_pos",
+    "bert_reduce",
+    "mono_fasttext",
+    "fasttext_retrieval",
+    "contextual_retrieval_frequency",
+    "contextual_retrieval_pos",
+    "static_word_vectors",
+)
 
 
 def _module_imports(script: Path) -> str:

@@ -39,7 +39,7 @@ def test_word2vec_vectors_min_count_and_determinism(token_files, tmp_path):
     train_word2vec(token_files, tmp_path / "c.bin", seed=8, **args)
     a, b, c = load(tmp_path / "a.bin"), load(tmp_path / "b.bin"), load(tmp_path / "c.bin")
     expected = {piece + lang for piece in FREQUENT for lang in ("en", "de")}
-    assert set(a.index_to_key) == expected                  # both languages; rare pieces dropped
+    assert set(a.index_to_key) == expected  # both languages; rare pieces dropped
     assert a.vectors.shape == (len(expected), 12)
     assert np.isfinite(a.vectors).all()
     assert a.index_to_key == b.index_to_key and np.array_equal(a.vectors, b.vectors)
@@ -51,17 +51,28 @@ def test_word2vec_long_document_is_chunked_with_warning(tmp_path, caplog):
     path = tmp_path / "xx.txt"
     path.write_text(" ".join(f"t{i % 7}" for i in range(10_050)) + "\n", encoding="utf-8")
     with caplog.at_level(logging.WARNING, logger="xling.models.static"):
-        train_word2vec([path], tmp_path / "v.bin", dim=4, window=2, epochs=1, min_count=1, sg=0, negative=2,
-                       threads=1, seed=1)
+        train_word2vec(
+            [path], tmp_path / "v.bin", dim=4, window=2, epochs=1, min_count=1, sg=0, negative=2, threads=1, seed=1
+        )
     assert "1 documents exceed gensim's 10000-token line limit" in caplog.text
     assert len(load(tmp_path / "v.bin")) == 7
 
 
 def test_word2vec_empty_vocabulary_is_an_error(token_files, tmp_path):
     with pytest.raises(ValueError, match=r"en\.txt.*min_count=100000"):
-        train_word2vec(token_files, tmp_path / "v.bin", dim=4, window=2, epochs=1, min_count=100_000, sg=0,
-                       negative=2, threads=1, seed=1)
-    assert [p.name for p in tmp_path.iterdir()] == ["tokens"]   # no output, no temporary corpus left
+        train_word2vec(
+            token_files,
+            tmp_path / "v.bin",
+            dim=4,
+            window=2,
+            epochs=1,
+            min_count=100_000,
+            sg=0,
+            negative=2,
+            threads=1,
+            seed=1,
+        )
+    assert [p.name for p in tmp_path.iterdir()] == ["tokens"]  # no output, no temporary corpus left
 
 
 def test_glove_vectors_min_count_and_determinism(token_files, tmp_path):
@@ -89,11 +100,11 @@ def test_glove_vectors_min_count_and_determinism(token_files, tmp_path):
 
 def test_word_vectors_mean_of_pieces(tmp_path):
     vocab = tmp_path / "vocab.txt"
-    vocab.write_text("\n".join(SPECIAL_TOKENS + ["un", "##believ", "##able", "good", "bad", "x"]) + "\n",
-                     encoding="utf-8")
+    vocab.write_text(
+        "\n".join(SPECIAL_TOKENS + ["un", "##believ", "##able", "good", "bad", "x"]) + "\n", encoding="utf-8"
+    )
     kv = KeyedVectors(vector_size=3)
-    table = {"un": [1, 2, 3], "##believ": [4, 0, -1], "##able": [0.5, 0.25, 2], "good": [-1, 1, 0],
-             "[UNK]": [9, 9, 9]}
+    table = {"un": [1, 2, 3], "##believ": [4, 0, -1], "##able": [0.5, 0.25, 2], "good": [-1, 1, 0], "[UNK]": [9, 9, 9]}
     kv.add_vectors(list(table), np.array(list(table.values()), dtype=np.float32))
     vectors = tmp_path / "v.bin"
     kv.save_word2vec_format(str(vectors), binary=True)
@@ -103,7 +114,11 @@ def test_word_vectors_mean_of_pieces(tmp_path):
     assert str(frame["layer"].dtype) == "int32" and str(frame["n"].dtype) == "int64"
     assert all(str(frame[f"d{i}"].dtype) == "float64" for i in range(3))
     # "bad" has no vector, "zzz" is [UNK]: both absent; the repeated "good" appears once
-    assert list(zip(frame["lang"], frame["word"], strict=True)) == [("en", "unbelievable"), ("en", "good"), ("de", "un")]
+    assert list(zip(frame["lang"], frame["word"], strict=True)) == [
+        ("en", "unbelievable"),
+        ("en", "good"),
+        ("de", "un"),
+    ]
     assert (frame["layer"] == 0).all() and (frame["n"] == 1).all()
     expected = np.array([(1 + 4 + 0.5) / 3, (2 + 0 + 0.25) / 3, (3 - 1 + 2) / 3])
     np.testing.assert_allclose(frame.iloc[0][["d0", "d1", "d2"]].to_numpy(float), expected, rtol=1e-6)

@@ -70,9 +70,18 @@ def test_same_seed_same_bytes_other_seed_differs(data, tmp_path):
 def test_adding_a_language_leaves_the_others_unchanged(data, tmp_path):
     fewer = _files(_generate(tmp_path / "fewer", SPEC, ["en", "xa"]))
     full = _files(data)
-    for name in ("corpus/en.txt", "corpus/xa.txt", "dict/en-xa.test.txt", "parallel/en-xa.align",
-                 "ud/xa.dev.conllu", "xnli/test-xa.tsv", "bucc/xa-en.dev.xa", "bucc/xa-en.test.gold",
-                 "wikiann/en.train.tsv", "wikiann/xa.dev.tsv"):
+    for name in (
+        "corpus/en.txt",
+        "corpus/xa.txt",
+        "dict/en-xa.test.txt",
+        "parallel/en-xa.align",
+        "ud/xa.dev.conllu",
+        "xnli/test-xa.tsv",
+        "bucc/xa-en.dev.xa",
+        "bucc/xa-en.test.gold",
+        "wikiann/en.train.tsv",
+        "wikiann/xa.dev.tsv",
+    ):
         assert fewer[name] == full[name], name
 
 
@@ -99,8 +108,9 @@ def test_every_canonical_file_parses(data):
         pairs = formats.read_parallel(data / "parallel" / f"en-{lang}.en", data / "parallel" / f"en-{lang}.{lang}")
         assert len(pairs) == SPEC["parallel_sentences"]
         assert len(formats.read_alignments(data / "parallel" / f"en-{lang}.align")) == len(pairs)
-        tatoeba = formats.read_tatoeba(data / "tatoeba" / f"tatoeba.{lang}-eng.{lang}",
-                                       data / "tatoeba" / f"tatoeba.{lang}-eng.eng")
+        tatoeba = formats.read_tatoeba(
+            data / "tatoeba" / f"tatoeba.{lang}-eng.{lang}", data / "tatoeba" / f"tatoeba.{lang}-eng.eng"
+        )
         assert len(tatoeba) == SPEC["tatoeba_sentences"]
         for split, n in SPEC["bucc_sentences"].items():
             stem = data / "bucc" / f"{lang}-en.{split}"
@@ -277,13 +287,17 @@ def test_wikiann_spans_are_valid_iob2_and_the_same_entities_in_every_language(da
                     assert parts in world.names.entities[etype], (lang, tokens[start:end], etype)
                     found.append((etype, parts))
                 # no name part outside a span
-                assert all(parses[lang][t][0] not in world.names.part_type
-                           for t, tag in zip(tokens, tags, strict=True) if tag == "O")
+                assert all(
+                    parses[lang][t][0] not in world.names.part_type
+                    for t, tag in zip(tokens, tags, strict=True)
+                    if tag == "O"
+                )
                 entities[lang].append(sorted(found))
         for lang in LANGS[1:]:  # the same latent sentences: the same entities, whatever the word order
             assert entities[lang] == entities["en"], lang
-    tags = Counter(tag for _, sentence_tags in formats.read_wikiann(data / "wikiann" / "en.train.tsv")
-                   for tag in sentence_tags)
+    tags = Counter(
+        tag for _, sentence_tags in formats.read_wikiann(data / "wikiann" / "en.train.tsv") for tag in sentence_tags
+    )
     assert all(tags[f"{p}-{t}"] for p in "BI" for t in ("PER", "ORG", "LOC"))  # multi-token names of every type
 
 
@@ -307,8 +321,12 @@ def test_locations_follow_locative_prepositions_in_the_english_file(data, built)
     IN, ON, FROM or TO."""
     _, world, langs = built
     locative = {langs["en"].lemma[world.fid[name]] for name in ("IN", "ON", "FROM", "TO")}
-    before = [tokens[i - 1] for tokens, tags in formats.read_wikiann(data / "wikiann" / "en.train.tsv")
-              for i, tag in enumerate(tags) if tag == "B-LOC"]
+    before = [
+        tokens[i - 1]
+        for tokens, tags in formats.read_wikiann(data / "wikiann" / "en.train.tsv")
+        for i, tag in enumerate(tags)
+        if tag == "B-LOC"
+    ]
     assert before and set(before) <= locative
 
 
@@ -318,8 +336,12 @@ def test_add_names_rate_and_at_least_one(built):
     d = synthetic.spec._Draw(synthetic.spec._rng(1, "probe-names"))
 
     def names(sentence):
-        return [np_ for _, (_, _, _, subj, obj, pps) in sentence for np_ in [subj, obj] + [np_ for _, np_ in pps]
-                if np_ is not None and np_[2] == ner.NAME]
+        return [
+            np_
+            for _, (_, _, _, subj, obj, pps) in sentence
+            for np_ in [subj, obj] + [np_ for _, np_ in pps]
+            if np_ is not None and np_[2] == ner.NAME
+        ]
 
     assert [ner.add_names(d, world.names, s, 0.0) for s in sentences] == sentences
     assert all(len(names(ner.add_names(d, world.names, s, 0.0, at_least_one=True))) == 1 for s in sentences)
@@ -339,9 +361,13 @@ def test_corpora_contain_the_names_in_their_own_script(data, built):
         for etype, entities in world.names.entities.items():
             assert all(langs[lang].lemma[part] in corpus for part in entities[0]), (lang, etype)
         # nearly every entity token of the NER files is a word the pretraining corpus has
-        tokens = [t for split in SPEC["ner_sentences"]
-                  for words, tags in formats.read_wikiann(data / "wikiann" / f"{lang}.{split}.tsv")
-                  for t, tag in zip(words, tags, strict=True) if tag != "O"]
+        tokens = [
+            t
+            for split in SPEC["ner_sentences"]
+            for words, tags in formats.read_wikiann(data / "wikiann" / f"{lang}.{split}.tsv")
+            for t, tag in zip(words, tags, strict=True)
+            if tag != "O"
+        ]
         assert sum(t in corpus for t in tokens) >= 0.85 * len(tokens), lang
         if langs[lang].knobs["copy_of"] is None and lang != "en":  # never anchors: no name shared with English
             assert named and not set(named) & en_forms, lang
@@ -362,12 +388,15 @@ def test_bucc_gold_pairs_are_the_sentences_realised_from_one_latent_sentence(dat
         for split in SPEC["bucc_sentences"]:
             src, en_text, gold = _bucc_files(data, lang, split)
             xx_latent, en_latent, _ = synthetic.bucc_split(cfg, world, en, langs[lang], split)
-            text = {code: [" ".join(synthetic.surface(langs[code], synthetic.realize(langs[code], s, neg)))
-                           for s in latent] for code, latent in ((lang, xx_latent), ("en", en_latent))}
+            text = {
+                code: [" ".join(synthetic.surface(langs[code], synthetic.realize(langs[code], s, neg))) for s in latent]
+                for code, latent in ((lang, xx_latent), ("en", en_latent))
+            }
             assert (text[lang], text["en"]) == (src, en_text)  # the files are these latent sentences, in order
             position = {s: j for j, s in enumerate(en_latent)}
-            same = {(f"{lang}-{i + 1:09d}", f"en-{position[s] + 1:09d}")
-                    for i, s in enumerate(xx_latent) if s in position}
+            same = {
+                (f"{lang}-{i + 1:09d}", f"en-{position[s] + 1:09d}") for i, s in enumerate(xx_latent) if s in position
+            }
             assert sorted(gold) == sorted(same) and len(set(gold)) == len(gold)
             # one-to-one, and no other pair is a translation even by its surface: the English realisation of
             # a non-gold source sentence occurs nowhere on the English side, and every text is unique per side
@@ -447,37 +476,41 @@ def test_few_duplicate_sentences(tmp_path):
     spec = {"sentences": 8000, "languages": {"xb": {"inflection": False}}}
     _, world, langs = synthetic.build(spec, ["en", "xb"])
     for lang in ("en", "xb"):
-        synthetic.write._corpus(synthetic.resolve_spec(spec, ["en", "xb"]), world, langs[lang],
-                                tmp_path / "corpus" / f"{lang}.txt", 8000)
+        synthetic.write._corpus(
+            synthetic.resolve_spec(spec, ["en", "xb"]), world, langs[lang], tmp_path / "corpus" / f"{lang}.txt", 8000
+        )
         lines = [s for doc in formats.read_corpus(tmp_path / "corpus" / f"{lang}.txt") for s in doc]
         assert len(lines) - len(set(lines)) < 0.02 * len(lines)
 
 
-@pytest.mark.parametrize("spec, langs, key", [
-    ({"languages": {"xa": {"script": "klingon"}}}, ["en", "xa"], "synthetic.languages.xa.script"),
-    ({"languages": {"xa": {"anchors": 1.5}}}, ["en", "xa"], "synthetic.languages.xa.anchors"),
-    ({"languages": {"xa": {"order": "SXO"}}}, ["en", "xa"], "synthetic.languages.xa.order"),
-    ({"languages": {"xa": {"colour": 1}}}, ["en", "xa"], "synthetic.languages.xa.colour"),
-    ({"languages": {"xa": {"copy_of": "xb"}}}, ["en", "xa"], "synthetic.languages.xa.copy_of"),
-    ({"languages": {"en": {"script": "greek"}}}, ["en"], "synthetic.languages.en.script"),
-    ({}, ["en", "zz"], "synthetic.languages.zz"),
-    ({"languages": {"xa": {}, "xq": {"skew": -1}}}, ["en", "xa"], "synthetic.languages.xq.skew"),
-    ({"sentencs": 10}, ["en"], "synthetic.sentencs"),
-    ({"sentences": 0}, ["en"], "synthetic.sentences"),
-    ({"document_length": [5, 2]}, ["en"], "synthetic.document_length"),
-    ({"dictionary": {"train": [0, 200], "test": [100, 300]}}, ["en"], "synthetic.dictionary"),
-    ({"dictionary": {"test": [300]}}, ["en"], "synthetic.dictionary.test"),
-    ({"xnli_pairs": {"dev": -1}}, ["en"], "synthetic.xnli_pairs.dev"),
-    ({"bucc_sentences": {"dev": 0}}, ["en"], "synthetic.bucc_sentences.dev"),
-    ({"bucc_sentences": {"train": 10}}, ["en"], "synthetic.bucc_sentences.train"),
-    ({"bucc_gold_rate": 0}, ["en"], "synthetic.bucc_gold_rate"),
-    ({"bucc_gold_rate": 1.5}, ["en"], "synthetic.bucc_gold_rate"),
-    ({"bucc_sentences": {"dev": 100}, "bucc_gold_rate": 0.004}, ["en"], "synthetic.bucc_gold_rate"),
-    ({"ner_sentences": {"dev": 0}}, ["en"], "synthetic.ner_sentences.dev"),
-    ({"ner_sentences": {"valid": 10}}, ["en"], "synthetic.ner_sentences.valid"),
-    ({"named_entities": 0}, ["en"], "synthetic.named_entities"),
-    ({"name_rate": 1.5}, ["en"], "synthetic.name_rate"),
-])
+@pytest.mark.parametrize(
+    "spec, langs, key",
+    [
+        ({"languages": {"xa": {"script": "klingon"}}}, ["en", "xa"], "synthetic.languages.xa.script"),
+        ({"languages": {"xa": {"anchors": 1.5}}}, ["en", "xa"], "synthetic.languages.xa.anchors"),
+        ({"languages": {"xa": {"order": "SXO"}}}, ["en", "xa"], "synthetic.languages.xa.order"),
+        ({"languages": {"xa": {"colour": 1}}}, ["en", "xa"], "synthetic.languages.xa.colour"),
+        ({"languages": {"xa": {"copy_of": "xb"}}}, ["en", "xa"], "synthetic.languages.xa.copy_of"),
+        ({"languages": {"en": {"script": "greek"}}}, ["en"], "synthetic.languages.en.script"),
+        ({}, ["en", "zz"], "synthetic.languages.zz"),
+        ({"languages": {"xa": {}, "xq": {"skew": -1}}}, ["en", "xa"], "synthetic.languages.xq.skew"),
+        ({"sentencs": 10}, ["en"], "synthetic.sentencs"),
+        ({"sentences": 0}, ["en"], "synthetic.sentences"),
+        ({"document_length": [5, 2]}, ["en"], "synthetic.document_length"),
+        ({"dictionary": {"train": [0, 200], "test": [100, 300]}}, ["en"], "synthetic.dictionary"),
+        ({"dictionary": {"test": [300]}}, ["en"], "synthetic.dictionary.test"),
+        ({"xnli_pairs": {"dev": -1}}, ["en"], "synthetic.xnli_pairs.dev"),
+        ({"bucc_sentences": {"dev": 0}}, ["en"], "synthetic.bucc_sentences.dev"),
+        ({"bucc_sentences": {"train": 10}}, ["en"], "synthetic.bucc_sentences.train"),
+        ({"bucc_gold_rate": 0}, ["en"], "synthetic.bucc_gold_rate"),
+        ({"bucc_gold_rate": 1.5}, ["en"], "synthetic.bucc_gold_rate"),
+        ({"bucc_sentences": {"dev": 100}, "bucc_gold_rate": 0.004}, ["en"], "synthetic.bucc_gold_rate"),
+        ({"ner_sentences": {"dev": 0}}, ["en"], "synthetic.ner_sentences.dev"),
+        ({"ner_sentences": {"valid": 10}}, ["en"], "synthetic.ner_sentences.valid"),
+        ({"named_entities": 0}, ["en"], "synthetic.named_entities"),
+        ({"name_rate": 1.5}, ["en"], "synthetic.name_rate"),
+    ],
+)
 def test_bad_spec_names_the_key(spec, langs, key):
     with pytest.raises(ValueError, match=key.replace(".", r"\.")):
         synthetic.resolve_spec(spec, langs)
@@ -489,8 +522,12 @@ def test_pivot_must_come_first():
 
 
 def test_empty_dictionary_range_is_an_error(tmp_path):
-    spec = {"sentences": 50, "concepts": 60, "dictionary": {"train": [0, 30], "test": [500, 600]},
-            "languages": {"xa": {}}}
+    spec = {
+        "sentences": 50,
+        "concepts": 60,
+        "dictionary": {"train": [0, 30], "test": [500, 600]},
+        "languages": {"xa": {}},
+    }
     with pytest.raises(ValueError, match=r"synthetic\.dictionary\.test"):
         synthetic.generate(spec, ["en", "xa"], tmp_path)
 

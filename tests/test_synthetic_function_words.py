@@ -16,9 +16,16 @@ from xling.evaluate.word_pos import CLOSED_CLASS, mrr_by_pos, word_tags
 from synthetic_specs import small_spec
 
 OPEN_CLASS = ["NOUN", "VERB", "ADJ", "ADV"]
-SPEC = small_spec(seed=3, sentences=600, concepts=120, topics=6, dictionary=(0, 60, 100), parallel_sentences=20,
-                  ud_sentences={"train": 60, "dev": 10, "test": 20},
-                  languages={"xa": {"script": "cyrillic", "anchors": 0.2}})
+SPEC = small_spec(
+    seed=3,
+    sentences=600,
+    concepts=120,
+    topics=6,
+    dictionary=(0, 60, 100),
+    parallel_sentences=20,
+    ud_sentences={"train": 60, "dev": 10, "test": 20},
+    languages={"xa": {"script": "cyrillic", "anchors": 0.2}},
+)
 
 
 def _generate(root: Path, function_words: bool) -> Path:
@@ -42,14 +49,16 @@ def _tags(root: Path) -> pd.DataFrame:
 
 def test_function_words_get_a_dictionary_of_their_own_only_when_asked(runs):
     _, world, langs = synthetic.build(SPEC, ["en", "xa"])
-    function = [(langs["en"].lemma[c], langs["xa"].lemma[c])
-                for c in range(world.n_content, world.n_content + len(FUNCTION))]
+    function = [
+        (langs["en"].lemma[c], langs["xa"].lemma[c]) for c in range(world.n_content, world.n_content + len(FUNCTION))
+    ]
     assert _dictionary(runs[True], "function") == function  # every function word occurs in both corpora
     assert not (runs[False] / "dict" / "en-xa.function.txt").exists()
     assert not set(function) & set(_dictionary(runs[True]))
     for split in ("train", "test", "full"):  # the other dictionaries byte for byte as without the key
-        assert (runs[True] / "dict" / f"en-xa.{split}.txt").read_bytes() == \
-            (runs[False] / "dict" / f"en-xa.{split}.txt").read_bytes()
+        assert (runs[True] / "dict" / f"en-xa.{split}.txt").read_bytes() == (
+            runs[False] / "dict" / f"en-xa.{split}.txt"
+        ).read_bytes()
 
 
 def test_the_synthetic_treebank_tags_them_with_the_closed_class(runs):
@@ -68,25 +77,40 @@ def test_the_synthetic_treebank_tags_them_with_the_closed_class(runs):
 def _ranks(pairs, tags: pd.Series, open_rr: float, closed_rr: float) -> pd.DataFrame:
     """Planted per-query ranks of a dictionary: every open-class query at one reciprocal rank, every
     closed-class one at another."""
-    rows = [dict(word=word, reciprocal_rank=closed_rr if tags.get(word) in CLOSED_CLASS else open_rr)
-            for word, _ in pairs]
-    return pd.DataFrame(rows).assign(layer=1, pair="en-xa", model="bert", size=500, window=64, metric="cosine",
-                                     dictionary_split="test")
+    rows = [
+        dict(word=word, reciprocal_rank=closed_rr if tags.get(word) in CLOSED_CLASS else open_rr) for word, _ in pairs
+    ]
+    return pd.DataFrame(rows).assign(
+        layer=1, pair="en-xa", model="bert", size=500, window=64, metric="cosine", dictionary_split="test"
+    )
 
 
 def _claim(root: Path, open_rr: float, closed_rr: float) -> str:
     tags = _tags(root)
     splits = ["test", "function"] if (root / "dict" / "en-xa.function.txt").exists() else ["test"]
     # the main ranks and the function words' (rule word_retrieval_pos reads both files)
-    ranks = pd.concat([_ranks(_dictionary(root, split), tags.set_index("word")["upos"], open_rr, closed_rr)
-                       for split in splits], ignore_index=True)
+    ranks = pd.concat(
+        [_ranks(_dictionary(root, split), tags.set_index("word")["upos"], open_rr, closed_rr) for split in splits],
+        ignore_index=True,
+    )
     pos = mrr_by_pos(ranks, tags, OPEN_CLASS, n_resamples=200).drop(columns="reciprocal_rank", errors="ignore")
-    lm = dict(model="bert", window=64, layer=1, metric="cosine", dictionary_split="test", pair="en-xa", mrr=0.5,
-              chance_mrr=0.01)
+    lm = dict(
+        model="bert",
+        window=64,
+        layer=1,
+        metric="cosine",
+        dictionary_split="test",
+        pair="en-xa",
+        mrr=0.5,
+        chance_mrr=0.01,
+    )
     retrieval = pd.DataFrame([dict(lm, size=size) for size in (100, 500)])
     tables = {"word_retrieval": retrieval, "word_retrieval_pos": pos}
-    return judge_claims(tables, "en", resamples=200, shown_layer=1).set_index("id").loc[
-        "liu2020_what.pos.open-closed", "outcome"]
+    return (
+        judge_claims(tables, "en", resamples=200, shown_layer=1)
+        .set_index("id")
+        .loc["liu2020_what.pos.open-closed", "outcome"]
+    )
 
 
 def test_the_claim_is_judged_on_the_synthetic_classes(runs):
@@ -108,8 +132,10 @@ def test_the_plan_ranks_function_words_on_synthetic_data_with_the_key_only():
 
     on = make_plan(data={"source": "synthetic"}, synthetic={"dictionary": {"function_words": True}})
     assert on.function_dictionaries() == [on.dictionary(lang, "function") for lang in ("de", "fr")]
-    assert all(path.endswith(f"dict/en-{lang}.function.txt")
-               for path, lang in zip(on.function_dictionaries(), ("de", "fr"), strict=True))
+    assert all(
+        path.endswith(f"dict/en-{lang}.function.txt")
+        for path, lang in zip(on.function_dictionaries(), ("de", "fr"), strict=True)
+    )
     assert set(on.function_dictionaries()) <= set(on.layout.synthetic(["en", "de", "fr"], True))
     assert not set(on.function_dictionaries()) & set(on.layout.synthetic(["en", "de", "fr"]))
     assert make_plan(data={"source": "synthetic"}).function_dictionaries() == []
@@ -117,18 +143,27 @@ def test_the_plan_ranks_function_words_on_synthetic_data_with_the_key_only():
     assert real.function_dictionaries() == []  # MUSE has no function-word dictionary of its own
 
 
-@pytest.mark.parametrize("retrieval", [{"candidates": "vocabulary", "vocabulary_size": 50},
-                                       {"metric": "csls", "csls_neighbourhood": "all_words", "vocabulary_size": 50}])
+@pytest.mark.parametrize(
+    "retrieval",
+    [
+        {"candidates": "vocabulary", "vocabulary_size": 50},
+        {"metric": "csls", "csls_neighbourhood": "all_words", "vocabulary_size": 50},
+    ],
+)
 def test_a_search_space_the_function_words_would_join_is_refused(retrieval):
     """The store holds the function words' vectors: where the main retrieval searches the store (vocabulary
     candidates, CSLS neighbourhoods of all words) those outside the retrieval vocabulary would change the main MRR,
     so the plan stops."""
     from plan_configs import make_plan
 
-    plan = make_plan(data={"source": "synthetic"}, synthetic={"dictionary": {"function_words": True}},
-                     retrieval=retrieval)
+    plan = make_plan(
+        data={"source": "synthetic"}, synthetic={"dictionary": {"function_words": True}}, retrieval=retrieval
+    )
     with pytest.raises(ValueError, match=r"function_words.*search space"):
         plan.function_dictionaries()
-    csls_over_queries = make_plan(data={"source": "synthetic"}, synthetic={"dictionary": {"function_words": True}},
-                                  retrieval={"metric": "csls", "csls_neighbourhood": "queries"})
+    csls_over_queries = make_plan(
+        data={"source": "synthetic"},
+        synthetic={"dictionary": {"function_words": True}},
+        retrieval={"metric": "csls", "csls_neighbourhood": "queries"},
+    )
     assert csls_over_queries.function_dictionaries()

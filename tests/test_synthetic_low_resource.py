@@ -18,9 +18,16 @@ from xling.plan.data import SYNTHETIC_LOW_RESOURCE, SyntheticData, synthetic_low
 from xling.plan.study import Plan
 from synthetic_specs import small_spec
 
-SPEC = small_spec(seed=5, sentences=300, concepts=100, topics=5, dictionary=(0, 40, 80), parallel_sentences=10,
-                  ud_sentences={"train": 30, "dev": 10, "test": 40},
-                  languages={"xa": {"script": "cyrillic", "anchors": 0.3}})
+SPEC = small_spec(
+    seed=5,
+    sentences=300,
+    concepts=100,
+    topics=5,
+    dictionary=(0, 40, 80),
+    parallel_sentences=10,
+    ud_sentences={"train": 30, "dev": 10, "test": 40},
+    languages={"xa": {"script": "cyrillic", "anchors": 0.3}},
+)
 LANGS = ["en", "xa"]
 LOW = {"xd": {"script": "cyrillic", "anchors": 0.1, "order": "SOV"}, "xf": {"script": "latin", "anchors": 0.05}}
 SENTENCES = {"train": 12, "test": 25}
@@ -38,8 +45,12 @@ def test_train_and_test_only_the_run_languages_sentences_in_their_own_words(writ
     """No dev split; each split the first sentences of the run languages' split of that name (the same trees as
     English's where the word order is English's), in a lexicon of the language's own."""
     ud = written / "ud"
-    assert sorted(p.name for p in ud.glob("x[df].*")) == ["xd.test.conllu", "xd.train.conllu", "xf.test.conllu",
-                                                          "xf.train.conllu"]
+    assert sorted(p.name for p in ud.glob("x[df].*")) == [
+        "xd.test.conllu",
+        "xd.train.conllu",
+        "xf.test.conllu",
+        "xf.train.conllu",
+    ]
     for split, n in SENTENCES.items():
         english = read_conllu(ud / f"en.{split}.conllu")[:n]
         for lang in LOW:
@@ -47,8 +58,9 @@ def test_train_and_test_only_the_run_languages_sentences_in_their_own_words(writ
             assert len(sentences) == n
             assert [len(s) for s in sentences] == [len(s) for s in english]
         same_order = read_conllu(ud / f"xf.{split}.conllu")
-        assert [[(t["upos"], t["head"], t["deprel"]) for t in s] for s in same_order] == \
-            [[(t["upos"], t["head"], t["deprel"]) for t in s] for s in english]
+        assert [[(t["upos"], t["head"], t["deprel"]) for t in s] for s in same_order] == [
+            [(t["upos"], t["head"], t["deprel"]) for t in s] for s in english
+        ]
     words = {lang: {t["form"] for s in read_conllu(ud / f"{lang}.test.conllu") for t in s} for lang in ("en", "xf")}
     assert 0 < len(words["en"] & words["xf"]) < len(words["xf"]) / 2, "the anchors shared, the rest its own"
 
@@ -66,12 +78,15 @@ def test_same_seed_same_bytes(written, tmp_path):
         assert path.read_bytes() == (written / "ud" / path.name).read_bytes()
 
 
-@pytest.mark.parametrize("low, sentences, message", [
-    ({"xa": {}}, SENTENCES, r"synthetic\.languages: xa also in `languages`"),
-    (LOW, {"train": 5, "dev": 5, "test": 5}, r"synthetic\.sentences: expected train and test \(no dev split\)"),
-    ({"xd": {"script": "greek"}}, SENTENCES, r"synthetic\.languages\.xd\.script: greek is the script of no run "),
-    ({"xd": {"order": "XYZ"}}, SENTENCES, r"low_resource\.synthetic: synthetic\.languages\.xd\.order"),
-])
+@pytest.mark.parametrize(
+    "low, sentences, message",
+    [
+        ({"xa": {}}, SENTENCES, r"synthetic\.languages: xa also in `languages`"),
+        (LOW, {"train": 5, "dev": 5, "test": 5}, r"synthetic\.sentences: expected train and test \(no dev split\)"),
+        ({"xd": {"script": "greek"}}, SENTENCES, r"synthetic\.languages\.xd\.script: greek is the script of no run "),
+        ({"xd": {"order": "XYZ"}}, SENTENCES, r"low_resource\.synthetic: synthetic\.languages\.xd\.order"),
+    ],
+)
 def test_bad_settings_name_the_key(low, sentences, message, tmp_path):
     with pytest.raises(ValueError, match=message):
         synthetic.low_resource_treebanks(SPEC, LANGS, low, sentences, tmp_path)
@@ -114,8 +129,18 @@ def test_none_without_parsing_and_never_a_run_language():
     plan = demo_plan(**SYNTHETIC_LOW)
     assert synthetic_low_resource({**plan.config, "transfer": {**plan.config["transfer"], "tasks": ["xnli"]}}) == {}
     with pytest.raises(ValueError, match="xa also in `languages`"):
-        synthetic_low_resource({**plan.config, "transfer": {**plan.config["transfer"], "parsing": {
-            **plan.config["transfer"]["parsing"], "low_resource": {"synthetic": {"languages": {"xa": {}}}}}}})
+        synthetic_low_resource(
+            {
+                **plan.config,
+                "transfer": {
+                    **plan.config["transfer"],
+                    "parsing": {
+                        **plan.config["transfer"]["parsing"],
+                        "low_resource": {"synthetic": {"languages": {"xa": {}}}},
+                    },
+                },
+            }
+        )
     assert SyntheticData.from_config(plan.config).ud_splits("xa") == ["train", "dev", "test"]
 
 
@@ -129,16 +154,36 @@ def _parsing_rows(plan, mds_gain: float) -> pd.DataFrame:
         for split in plan.task_splits("parsing", lang):
             for transform in ("none", "mds") if lang != "en" else ("none",):
                 gain = (mds_gain if lang in low else 1.0) if transform == "mds" else 0.0
-                rows.append(dict(task="parsing", model="bert", size=12000, window=128, freeze=1, lang=lang,
-                                 split=split, train_transform="none", transform=transform, selected=True,
-                                 alpha=1.0 if transform == "mds" else float("nan"), metric="las", seed=seed,
-                                 n=3000, value=40.0 + gain + spread, flag=None, low_resource=lang in low))
+                rows.append(
+                    dict(
+                        task="parsing",
+                        model="bert",
+                        size=12000,
+                        window=128,
+                        freeze=1,
+                        lang=lang,
+                        split=split,
+                        train_transform="none",
+                        transform=transform,
+                        selected=True,
+                        alpha=1.0 if transform == "mds" else float("nan"),
+                        metric="las",
+                        seed=seed,
+                        n=3000,
+                        value=40.0 + gain + spread,
+                        flag=None,
+                        low_resource=lang in low,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
 def _outcome(rows: pd.DataFrame) -> str:
-    return judge_claims({"transfer": rows}, "en", resamples=200).set_index("id").loc[
-        "liu2020_short.parsing.mds", "outcome"]
+    return (
+        judge_claims({"transfer": rows}, "en", resamples=200)
+        .set_index("id")
+        .loc["liu2020_short.parsing.mds", "outcome"]
+    )
 
 
 def test_the_claim_is_judged_on_the_synthetic_low_resource_rows():

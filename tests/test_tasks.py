@@ -22,8 +22,10 @@ CONLL18 = Path(__file__).parent / "data" / "conll18"
 
 
 def test_accuracy_by_hand():
-    assert accuracy(["entailment", "neutral", "contradiction", "neutral"],
-                    ["entailment", "contradiction", "contradiction", "entailment"]) == (50.0, 4)
+    assert accuracy(
+        ["entailment", "neutral", "contradiction", "neutral"],
+        ["entailment", "contradiction", "contradiction", "entailment"],
+    ) == (50.0, 4)
     with pytest.raises(ValueError, match="3 gold labels but 2 predicted"):
         accuracy(["a", "b", "c"], ["a", "b"])
     with pytest.raises(ValueError, match="no examples"):
@@ -144,8 +146,9 @@ def test_span_f1_equals_seqeval_classification_report_on_random_tags():
         predicted = [[g if rng.random() < 0.7 else rng.choice(tags) for g in sentence] for sentence in gold]
         micro = classification_report(gold, predicted, output_dict=True, zero_division=0)["micro avg"]
         p, r, f1, n = span_f1(gold, predicted)
-        assert (p, r, f1, n) == pytest.approx((100 * micro["precision"], 100 * micro["recall"],
-                                               100 * micro["f1-score"], micro["support"]))
+        assert (p, r, f1, n) == pytest.approx(
+            (100 * micro["precision"], 100 * micro["recall"], 100 * micro["f1-score"], micro["support"])
+        )
 
 
 @pytest.mark.parametrize("tags, repaired", [

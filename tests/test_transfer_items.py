@@ -65,8 +65,9 @@ def test_parsing_items_reproduce_uas_and_las_on_the_conll18_fixtures():
 
 def ner(rng, n=60):
     examples = [(None, list(rng.choice(NER, size=k))) for k in rng.integers(1, 15, size=n)]
-    predictions = [[NER.index(t) if rng.random() < 0.7 else int(rng.integers(0, len(NER))) for t in tags]
-                   for _, tags in examples]
+    predictions = [
+        [NER.index(t) if rng.random() < 0.7 else int(rng.integers(0, len(NER))) for t in tags] for _, tags in examples
+    ]
     return examples, predictions
 
 
@@ -89,11 +90,18 @@ def part_and_items(examples, predictions, *, lang="en", split="dev"):
     checks = transfer_checks("xnli", examples, predictions, NLI)
     keys = {"lang": lang, "split": split, "transform": "none", "alpha": np.nan, "metric": "accuracy"}
     value = score("xnli", examples, predictions, NLI)["accuracy"][0]
-    row = {**keys, "value": value, "chance": checks.chances["accuracy"].value,
-           "chance_how": checks.chances["accuracy"].how, "flag": checks.flag, "learn_check": split == "dev"}
+    row = {
+        **keys,
+        "value": value,
+        "chance": checks.chances["accuracy"].value,
+        "chance_how": checks.chances["accuracy"].how,
+        "flag": checks.flag,
+        "learn_check": split == "dev",
+    }
     counts = np.asarray(checks.items["accuracy"])
-    items = pd.DataFrame({**keys, "item": np.arange(len(counts)), "numerator": counts[:, 0],
-                          "denominator": counts[:, 1]})
+    items = pd.DataFrame(
+        {**keys, "item": np.arange(len(counts)), "numerator": counts[:, 0], "denominator": counts[:, 1]}
+    )
     return row, items
 
 
@@ -106,8 +114,9 @@ def test_the_gathered_interval_brackets_the_number_and_is_the_bootstrap_of_the_i
     assert out[list(table.columns)].equals(table.assign(flag=[None, None]))  # numbers and keys unchanged
     assert (out.ci_low < out.value).all() and (out.value < out.ci_high).all()
     assert (out.ci_resamples == 500).all() and (out.ci_seed == 7).all() and (out.n_items == 200).all()
-    expected = bootstrap_ratio(Ratio(test_items.numerator.to_numpy(), test_items.denominator.to_numpy()),
-                               n_resamples=500, seed=7)
+    expected = bootstrap_ratio(
+        Ratio(test_items.numerator.to_numpy(), test_items.denominator.to_numpy()), n_resamples=500, seed=7
+    )
     assert out.ci_low[1] == pytest.approx(100 * expected.low) and out.ci_high[1] == pytest.approx(100 * expected.high)
 
 

@@ -12,14 +12,24 @@ from transformers import BertTokenizerFast
 from tiny_checkpoints import one_torch_thread, tiny_bert
 
 from xling.encode.encoder import Encoder
-from xling.evaluate.translation import (TranslationSettings, bleu1, bleu_tokenizer, convert_rate, piece_counts,
-                                        sentence_means, store_means, token_translation, translate_pair, vocabulary)
+from xling.evaluate.translation import (
+    TranslationSettings,
+    bleu1,
+    bleu_tokenizer,
+    convert_rate,
+    piece_counts,
+    sentence_means,
+    store_means,
+    token_translation,
+    translate_pair,
+    vocabulary,
+)
 from xling.report.language import convert_rate_by_alpha, translation_flags
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 LETTERS = "bcdfghklmnprstvzjqwx"
-A_WORDS = [f"a{c}" for c in LETTERS]   # language "a"
-B_WORDS = [f"o{c}" for c in LETTERS]   # language "b": word i of b translates word i of a
+A_WORDS = [f"a{c}" for c in LETTERS]  # language "a"
+B_WORDS = [f"o{c}" for c in LETTERS]  # language "b": word i of b translates word i of a
 
 
 def save_model(model, vocab, out: Path) -> Path:
@@ -45,6 +55,7 @@ def sentences(lang, n, rng, length=8):
 
 
 # ---------------------------------------------------------------------------------------------- metrics
+
 
 def test_bleu1_hand_computed_and_equal_to_sacrebleu():
     # 4 of 5 hypothesis unigrams match (the, cat, on, mat); BP = exp(1 - 6/5)
@@ -81,8 +92,12 @@ def test_vocabulary(tmp_path):
 
 
 def test_store_means(tmp_path):
-    rows = [dict(lang=lang, layer=layer, stat=stat, n=10, d0=float(layer), d1=1.0 if stat == "token" else 2.0)
-            for lang in ("en", "xa") for stat in ("token", "sentence") for layer in (1, 0, 2)]
+    rows = [
+        dict(lang=lang, layer=layer, stat=stat, n=10, d0=float(layer), d1=1.0 if stat == "token" else 2.0)
+        for lang in ("en", "xa")
+        for stat in ("token", "sentence")
+        for layer in (1, 0, 2)
+    ]
     pd.DataFrame(rows).to_parquet(tmp_path / "langs.parquet")
     means = store_means(tmp_path / "langs.parquet", "xa", "sentence")
     np.testing.assert_allclose(means, [[0, 2], [1, 2], [2, 2]])
@@ -91,6 +106,7 @@ def test_store_means(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------- decoding
+
 
 @pytest.fixture(scope="module")
 def random_model(tmp_path_factory):
@@ -107,9 +123,18 @@ def test_token_translation_table_and_samples(random_model):
     means = sentence_means(encoder, src, batch_size=3)
     assert means["token"].shape == (3, 32)
     mean_b = means["token"] + 1.0
-    table, samples = token_translation(encoder, src, ref, "a", "b", means["token"], mean_b, set(A_WORDS), set(B_WORDS),
-                                       TranslationSettings(layers=[0, 1, 2], alphas=[-1, 0, 2], batch_size=3,
-                                                           n_samples=2))
+    table, samples = token_translation(
+        encoder,
+        src,
+        ref,
+        "a",
+        "b",
+        means["token"],
+        mean_b,
+        set(A_WORDS),
+        set(B_WORDS),
+        TranslationSettings(layers=[0, 1, 2], alphas=[-1, 0, 2], batch_size=3, n_samples=2),
+    )
     assert len(table) == 9 and set(table["alpha"]) == {-1.0, 0.0, 2.0}
     base = table[table["alpha"] == 0]
     assert base["bleu1"].nunique() == 1 and base["convert_rate"].nunique() <= 1
@@ -118,8 +143,18 @@ def test_token_translation_table_and_samples(random_model):
     assert len(samples) == 2 and samples["alpha"].iloc[0] == 2.0
     assert len(samples["output"].iloc[0].split()) <= 9
     with pytest.raises(ValueError, match="shape"):
-        token_translation(encoder, src, ref, "a", "b", mean_b[:2], mean_b, set(), set(),
-                          TranslationSettings(layers=[0], alphas=[1], batch_size=3))
+        token_translation(
+            encoder,
+            src,
+            ref,
+            "a",
+            "b",
+            mean_b[:2],
+            mean_b,
+            set(),
+            set(),
+            TranslationSettings(layers=[0], alphas=[1], batch_size=3),
+        )
 
 
 @pytest.fixture(scope="module")
@@ -140,9 +175,18 @@ def constant_model(tmp_path_factory):
 def constant_translation(model_dir, **kwargs):
     encoder = Encoder.from_pretrained(model_dir, device="cpu")
     mean_a = np.zeros((3, 32))
-    return token_translation(encoder, ["ab ac ad"], ["ab abs ob"], "a", "b", mean_a, mean_a + 1.0, set(A_WORDS),
-                             set(B_WORDS), TranslationSettings(layers=[1, 2], alphas=[-1, 0, 1, 2], batch_size=2,
-                                                               **kwargs))[0]
+    return token_translation(
+        encoder,
+        ["ab ac ad"],
+        ["ab abs ob"],
+        "a",
+        "b",
+        mean_a,
+        mean_a + 1.0,
+        set(A_WORDS),
+        set(B_WORDS),
+        TranslationSettings(layers=[1, 2], alphas=[-1, 0, 1, 2], batch_size=2, **kwargs),
+    )[0]
 
 
 def test_token_sets_of_the_translated_sentences_count_every_pair(constant_model):
@@ -150,8 +194,15 @@ def test_token_sets_of_the_translated_sentences_count_every_pair(constant_model)
     pair's sentences, not only the first max_sentences translated (Liu et al. Table 6: the XNLI test set's)."""
     pairs = [("ab ac", "ob oc"), ("ab ad", "ob"), ("af", "of og")]
     for min_count, (src, tgt) in {1: ({"ab", "ac", "ad", "af"}, {"ob", "oc", "of", "og"}), 2: ({"ab"}, {"ob"})}.items():
-        table, _ = translate_pair(constant_model, "a", "b", pairs, TranslationSettings(
-            directions=["en-xx"], layers=[1], alphas=[0], batch_size=2, max_sentences=1, min_count=min_count))
+        table, _ = translate_pair(
+            constant_model,
+            "a",
+            "b",
+            pairs,
+            TranslationSettings(
+                directions=["en-xx"], layers=[1], alphas=[0], batch_size=2, max_sentences=1, min_count=min_count
+            ),
+        )
         row = table.iloc[0]
         assert (row.src_vocab_size, row.tgt_vocab_size, row.shared_vocab_size) == (len(src), len(tgt), 0)
         assert row.n_sentences == 1
@@ -195,8 +246,19 @@ def test_items_reproduce_the_convert_rate_and_the_repeated_token_is_flagged(cons
     src, ref = [" ".join(s) for s in sentences("a", 6, rng)], [" ".join(s) for s in sentences("b", 6, rng)]
     means = sentence_means(encoder, src, batch_size=3)["token"]
     items = []
-    table, _ = token_translation(encoder, src, ref, "a", "b", means, means + 1.0, set(A_WORDS), set(B_WORDS),
-                                 TranslationSettings(layers=[1, 2], alphas=[0, 2], batch_size=3), items)
+    table, _ = token_translation(
+        encoder,
+        src,
+        ref,
+        "a",
+        "b",
+        means,
+        means + 1.0,
+        set(A_WORDS),
+        set(B_WORDS),
+        TranslationSettings(layers=[1, 2], alphas=[0, 2], batch_size=3),
+        items,
+    )
     sums = pd.concat(items).groupby(["layer", "alpha"])[["numerator", "denominator"]].sum()
     for row in table.itertuples():
         assert sums.numerator[row.layer, row.alpha] / sums.denominator[row.layer, row.alpha] == row.convert_rate
@@ -209,14 +271,26 @@ def test_items_reproduce_the_convert_rate_and_the_repeated_token_is_flagged(cons
 
 
 def test_layer_average_counts_dropped_layers():
-    table = pd.DataFrame(dict(model="bert", size=1, window=8, src="a", tgt="b", alpha=1.0, layer=[1, 2, 3],
-                              convert_rate=[0.2, math.nan, 0.6], bleu1=[1.0, 2.0, 6.0]))
+    table = pd.DataFrame(
+        dict(
+            model="bert",
+            size=1,
+            window=8,
+            src="a",
+            tgt="b",
+            alpha=1.0,
+            layer=[1, 2, 3],
+            convert_rate=[0.2, math.nan, 0.6],
+            bleu1=[1.0, 2.0, 6.0],
+        )
+    )
     (row,) = convert_rate_by_alpha(table).to_dict("records")
     assert row["convert_rate"] == pytest.approx(0.4) and row["bleu1"] == pytest.approx(3.0)
     assert row["n_layers"] == 3 and row["n_layers_undefined"] == 1
 
 
 # ---------------------------------------------------------------------------------------------- acceptance
+
 
 def check_language_switch(table: pd.DataFrame, tolerance: float = 0.02) -> None:
     """The studies' claim: the convert rate rises with alpha, and a negative alpha keeps the output in the
@@ -242,8 +316,9 @@ def train_two_languages(out: Path, steps: int, seed: int = 0) -> Path:
     model = tiny_model(len(vocab))
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     for _ in range(steps):
-        batch = [[2] + [index[w] for w in sentences("a" if rng.random() < 0.5 else "b", 1, rng)[0]] + [3]
-                 for _ in range(32)]
+        batch = [
+            [2] + [index[w] for w in sentences("a" if rng.random() < 0.5 else "b", 1, rng)[0]] + [3] for _ in range(32)
+        ]
         ids = torch.tensor(batch)
         masked = torch.rand(ids.shape) < 0.15
         masked[:, [0, -1]] = False
@@ -272,9 +347,18 @@ def test_mds_switches_language_on_a_tiny_trained_model(trained_model, torch_one_
     mean_b = sentence_means(encoder, [" ".join(s) for s in sentences("b", 200, rng)], 64, positions)["token"]
     src = [" ".join(s) for s in sentences("a", 40, rng)]
     ref = [" ".join("o" + w[1:] for w in s.split()) for s in src]
-    table, _ = token_translation(encoder, src, ref, "a", "b", mean_a, mean_b, set(A_WORDS), set(B_WORDS),
-                                 TranslationSettings(layers=[0, 1, 2], alphas=[-1, 0, 1, 2, 3], batch_size=64,
-                                                     shift_positions=positions))
+    table, _ = token_translation(
+        encoder,
+        src,
+        ref,
+        "a",
+        "b",
+        mean_a,
+        mean_b,
+        set(A_WORDS),
+        set(B_WORDS),
+        TranslationSettings(layers=[0, 1, 2], alphas=[-1, 0, 1, 2, 3], batch_size=64, shift_positions=positions),
+    )
     table = table.assign(model="bert", size=0, window=0, src="a", tgt="b")
     check_language_switch(table)
     assert translation_flags(table) == ""  # a working model is not flagged
@@ -290,29 +374,92 @@ def test_report_sections_render(tmp_path):
     from xling.report.core import render_report
 
     rng = np.random.default_rng(0)
-    translation = pd.DataFrame([
-        dict(model=model, size=size, window=window, src=s, tgt=t, pair="en-xa", direction=d, layer=layer,
-             alpha=float(a), bleu1=rng.uniform(0, 30), convert_rate=rng.uniform(), n_sentences=3, n_tokens=9,
-             mean_stat="token", mean_source="store", bleu_tokenize="13a")
-        for model, size, window in (("bert", 500, 32), ("bert-base-multilingual-cased", 0, 0))
-        for d, (s, t) in {"en->xx": ("en", "xa"), "xx->en": ("xa", "en")}.items()
-        for layer in (1, 2) for a in (-1, 0, 1, 2)])
-    tatoeba = pd.DataFrame([
-        dict(model="bert-base-multilingual-cased", size=0, window=0, lang="de", pair="en-de", direction=d, layer=layer,
-             variant=v, accuracy=0.25 if v == "original" else 0.5, n_queries=4, n_candidates=4, mds_alpha=1.0,
-             mean_stat="sentence")
-        for d in ("xx->en", "en->xx") for layer in (7, 8) for v in ("original", "zero_mean", "mds")])
+    translation = pd.DataFrame(
+        [
+            dict(
+                model=model,
+                size=size,
+                window=window,
+                src=s,
+                tgt=t,
+                pair="en-xa",
+                direction=d,
+                layer=layer,
+                alpha=float(a),
+                bleu1=rng.uniform(0, 30),
+                convert_rate=rng.uniform(),
+                n_sentences=3,
+                n_tokens=9,
+                mean_stat="token",
+                mean_source="store",
+                bleu_tokenize="13a",
+            )
+            for model, size, window in (("bert", 500, 32), ("bert-base-multilingual-cased", 0, 0))
+            for d, (s, t) in {"en->xx": ("en", "xa"), "xx->en": ("xa", "en")}.items()
+            for layer in (1, 2)
+            for a in (-1, 0, 1, 2)
+        ]
+    )
+    tatoeba = pd.DataFrame(
+        [
+            dict(
+                model="bert-base-multilingual-cased",
+                size=0,
+                window=0,
+                lang="de",
+                pair="en-de",
+                direction=d,
+                layer=layer,
+                variant=v,
+                accuracy=0.25 if v == "original" else 0.5,
+                n_queries=4,
+                n_candidates=4,
+                mds_alpha=1.0,
+                mean_stat="sentence",
+            )
+            for d in ("xx->en", "en->xx")
+            for layer in (7, 8)
+            for v in ("original", "zero_mean", "mds")
+        ]
+    )
     published = tmp_path / "paper_results.yaml"
-    published.write_text(yaml.safe_dump({"tatoeba": [{
-        "source": "A test (2020)", "id": "Table 0", "metric": "accuracy", "scale": 100,
-        "settings": {"variant": "original"}, "rows": [{"model": "bert-base-multilingual-cased", "lang": "de",
-                                                      "value": 30.0}]}]}))
-    config = {"run": "t", "languages": ["en", "xa", "de"], "data": {"source": "synthetic"}, "models": ["bert"],
-              "windows": [32], "language": {"sentence_retrieval": {"layer": 8}}}
-    saved = render_report({"token_translation": translation, "tatoeba": tatoeba}, config, tmp_path / "r.html",
-                          tmp_path / "figures", paper_results=published)
-    assert {"language_translation_convert_rate", "language_translation_bleu1", "language_translation_alpha",
-            "language_tatoeba_layers"} <= set(saved)
+    published.write_text(
+        yaml.safe_dump(
+            {
+                "tatoeba": [
+                    {
+                        "source": "A test (2020)",
+                        "id": "Table 0",
+                        "metric": "accuracy",
+                        "scale": 100,
+                        "settings": {"variant": "original"},
+                        "rows": [{"model": "bert-base-multilingual-cased", "lang": "de", "value": 30.0}],
+                    }
+                ]
+            }
+        )
+    )
+    config = {
+        "run": "t",
+        "languages": ["en", "xa", "de"],
+        "data": {"source": "synthetic"},
+        "models": ["bert"],
+        "windows": [32],
+        "language": {"sentence_retrieval": {"layer": 8}},
+    }
+    saved = render_report(
+        {"token_translation": translation, "tatoeba": tatoeba},
+        config,
+        tmp_path / "r.html",
+        tmp_path / "figures",
+        paper_results=published,
+    )
+    assert {
+        "language_translation_convert_rate",
+        "language_translation_bleu1",
+        "language_translation_alpha",
+        "language_tatoeba_layers",
+    } <= set(saved)
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "Best layer and" in html and "Tatoeba accuracy (%, xx\u2192en, layer 8)" in html
     assert "A test (2020)" in html and "25.0" in html  # ours (0.25 x 100) beside the published 30.0
@@ -334,25 +481,74 @@ def test_report_names_degenerate_results(tmp_path):
             for layer in (1, 2):
                 for a in (0.0, 1.0, 2.0):
                     undefined = constant or (layer == 2 and a == 1.0)
-                    rows.append(dict(model=model, size=size, window=32, src=s, tgt=t, pair="en-xa", direction=d,
-                                     layer=layer, alpha=a, bleu1=5.0, convert_rate=math.nan if undefined else 0.25 * a,
-                                     n_sentences=3, n_tokens=12, n_src_only=0 if undefined else 6,
-                                     n_tgt_only=0 if undefined else 2, n_shared=12 if undefined else 4, n_neither=0,
-                                     distinct_predictions=1 if constant else 7,
-                                     changed_share=0.0 if constant or a == 0 else 0.5, bleu_unit="wordpieces",
-                                     mean_stat="token", mean_source="store",
-                                     flag="one token repeated: 'ab' is 100.0% of 12 output pieces"
-                                     if constant and a > 0 else None))
-    tatoeba = pd.DataFrame([
-        dict(model="bert", size=size, window=32, lang="xa", pair="en-xa", direction=d, layer=layer, variant=v,
-             accuracy=0.1, n_queries=10, n_candidates=10, vector_spread=0.0 if size == 500 else 0.3, mds_alpha=1.0,
-             mean_stat="token")
-        for size in (500, 900) for d in ("en->xx", "xx->en") for layer in (1, 2)
-        for v in ("original", "zero_mean", "mds")])
-    config = {"run": "t", "languages": ["en", "xa"], "data": {"source": "synthetic"}, "models": ["bert"],
-              "windows": [32], "language": {"sentence_retrieval": {"layer": 2}}}
-    render_report({"token_translation": pd.DataFrame(rows), "tatoeba": tatoeba}, config, tmp_path / "r.html",
-                  tmp_path / "figures", paper_results=tmp_path / "none.yaml")
+                    rows.append(
+                        dict(
+                            model=model,
+                            size=size,
+                            window=32,
+                            src=s,
+                            tgt=t,
+                            pair="en-xa",
+                            direction=d,
+                            layer=layer,
+                            alpha=a,
+                            bleu1=5.0,
+                            convert_rate=math.nan if undefined else 0.25 * a,
+                            n_sentences=3,
+                            n_tokens=12,
+                            n_src_only=0 if undefined else 6,
+                            n_tgt_only=0 if undefined else 2,
+                            n_shared=12 if undefined else 4,
+                            n_neither=0,
+                            distinct_predictions=1 if constant else 7,
+                            changed_share=0.0 if constant or a == 0 else 0.5,
+                            bleu_unit="wordpieces",
+                            mean_stat="token",
+                            mean_source="store",
+                            flag="one token repeated: 'ab' is 100.0% of 12 output pieces"
+                            if constant and a > 0
+                            else None,
+                        )
+                    )
+    tatoeba = pd.DataFrame(
+        [
+            dict(
+                model="bert",
+                size=size,
+                window=32,
+                lang="xa",
+                pair="en-xa",
+                direction=d,
+                layer=layer,
+                variant=v,
+                accuracy=0.1,
+                n_queries=10,
+                n_candidates=10,
+                vector_spread=0.0 if size == 500 else 0.3,
+                mds_alpha=1.0,
+                mean_stat="token",
+            )
+            for size in (500, 900)
+            for d in ("en->xx", "xx->en")
+            for layer in (1, 2)
+            for v in ("original", "zero_mean", "mds")
+        ]
+    )
+    config = {
+        "run": "t",
+        "languages": ["en", "xa"],
+        "data": {"source": "synthetic"},
+        "models": ["bert"],
+        "windows": [32],
+        "language": {"sentence_retrieval": {"layer": 2}},
+    }
+    render_report(
+        {"token_translation": pd.DataFrame(rows), "tatoeba": tatoeba},
+        config,
+        tmp_path / "r.html",
+        tmp_path / "figures",
+        paper_results=tmp_path / "none.yaml",
+    )
     html = html_lib.unescape((tmp_path / "r.html").read_text(encoding="utf-8"))
     assert "undefined: 0 source-only, 0 target-only, 12 shared output pieces" in html
     assert html.count("constant predictions: one output piece whatever the input") == 2  # both directions of 500
@@ -370,8 +566,16 @@ def test_table1_flags_list_each_reason_once_with_its_alphas_in_order():
     """The cells shown come in the order their best layers won; the flags name the alphas sorted."""
     from xling.report.language import _cell_flags
 
-    cells = pd.DataFrame({"flag": ["one token repeated: 'da' is 96%", None,
-                                   "one token repeated: 'da' is 100%; at or below chance: 0.0"]}, index=[3.0, 0.0, -1.0])
+    cells = pd.DataFrame(
+        {
+            "flag": [
+                "one token repeated: 'da' is 96%",
+                None,
+                "one token repeated: 'da' is 100%; at or below chance: 0.0",
+            ]
+        },
+        index=[3.0, 0.0, -1.0],
+    )
     assert _cell_flags(cells, "") == "α -1, 3: one token repeated; α -1: at or below chance"
     assert _cell_flags(cells.assign(flag="one token repeated: 'da' is 96%"), "") == "every α: one token repeated"
     assert _cell_flags(cells.iloc[[1]], "constant predictions") == "constant predictions"

@@ -7,17 +7,26 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from xling.evaluate.uncertainty import (Ratio, bootstrap_groups, bootstrap_mean, bootstrap_ratio,
-                                        bootstrap_seeds_and_groups, bootstrap_seeds_and_items,
-                                        bootstrap_statistic, paired_difference,
-                                        paired_groups_difference, seed_spread)
+from xling.evaluate.uncertainty import (
+    Ratio,
+    bootstrap_groups,
+    bootstrap_mean,
+    bootstrap_ratio,
+    bootstrap_seeds_and_groups,
+    bootstrap_seeds_and_items,
+    bootstrap_statistic,
+    paired_difference,
+    paired_groups_difference,
+    seed_spread,
+)
 
 RESAMPLES = 9999
 
 
 def _reference(data, statistic, method, paired=False):
-    result = stats.bootstrap(data, statistic, n_resamples=RESAMPLES, method=method, paired=paired,
-                             vectorized=False, rng=12345)
+    result = stats.bootstrap(
+        data, statistic, n_resamples=RESAMPLES, method=method, paired=paired, vectorized=False, rng=12345
+    )
     return result.confidence_interval, result.standard_error
 
 
@@ -46,8 +55,9 @@ def test_ratio_matches_scipy_paired(method):
     predicted = rng.integers(0, 4, size=200)
     correct = np.minimum(gold, predicted) * (rng.random(200) < 0.6)
     ours = bootstrap_ratio(Ratio(2 * correct, predicted + gold), n_resamples=RESAMPLES, seed=3, method=method)
-    reference, se = _reference((correct, predicted, gold), lambda c, p, g: 2 * c.sum() / (p.sum() + g.sum()),
-                               method, paired=True)
+    reference, se = _reference(
+        (correct, predicted, gold), lambda c, p, g: 2 * c.sum() / (p.sum() + g.sum()), method, paired=True
+    )
     _close(ours, reference, se)
 
 
@@ -57,8 +67,9 @@ def test_statistic_callback_matches_scipy(method):
     rng = np.random.default_rng(2)
     x = rng.normal(size=80)
     y = x + rng.normal(size=80)
-    ours = bootstrap_statistic(lambda idx: np.corrcoef(x[idx], y[idx])[0, 1], len(x), n_resamples=RESAMPLES,
-                               seed=4, method=method)
+    ours = bootstrap_statistic(
+        lambda idx: np.corrcoef(x[idx], y[idx])[0, 1], len(x), n_resamples=RESAMPLES, seed=4, method=method
+    )
     reference, se = _reference((x, y), lambda a, b: np.corrcoef(a, b)[0, 1], method, paired=True)
     _close(ours, reference, se)
 
@@ -153,8 +164,10 @@ def test_exact_bounds_over_groups_use_their_effective_size_and_only_hits():
     both = bootstrap_groups([[1.0] * 10, [0.0] * 20])
     n = 4 / (1 / 10 + 1 / 20)
     assert both.method == "clopper-pearson" and both.estimate == 0.5
-    assert (both.low, both.high) == (pytest.approx(stats.beta.ppf(0.025, n / 2, n / 2 + 1)),
-                                     pytest.approx(stats.beta.ppf(0.975, n / 2 + 1, n / 2)))
+    assert (both.low, both.high) == (
+        pytest.approx(stats.beta.ppf(0.025, n / 2, n / 2 + 1)),
+        pytest.approx(stats.beta.ppf(0.975, n / 2 + 1, n / 2)),
+    )
     assert bootstrap_groups([[1.0] * 10, [0.0, 1.0] * 10]).method == "percentile"
     assert bootstrap_mean(np.full(30, 0.25)).method == "percentile"
     ratio = bootstrap_ratio(Ratio(np.full(5, 2.0), np.full(5, 2.0)))
@@ -166,9 +179,15 @@ def test_interval_records_how_it_was_drawn_and_is_reproducible():
     first = bootstrap_mean(scores, n_resamples=500, level=0.9, seed=11)
     assert first == bootstrap_mean(scores, n_resamples=500, level=0.9, seed=11)
     assert first != bootstrap_mean(scores, n_resamples=500, level=0.9, seed=12)
-    assert first.columns("mrr_") == {"mrr_ci_low": first.low, "mrr_ci_high": first.high, "mrr_ci_level": 0.9,
-                                     "mrr_ci_resamples": 500, "mrr_ci_seed": 11, "mrr_ci_method": "percentile",
-                                     "mrr_n_items": 100}
+    assert first.columns("mrr_") == {
+        "mrr_ci_low": first.low,
+        "mrr_ci_high": first.high,
+        "mrr_ci_level": 0.9,
+        "mrr_ci_resamples": 500,
+        "mrr_ci_seed": 11,
+        "mrr_ci_method": "percentile",
+        "mrr_n_items": 100,
+    }
     assert str(first).startswith(f"{scores.mean():.3f} [")
 
 

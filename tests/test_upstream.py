@@ -63,8 +63,7 @@ def test_truncated_archive_names_the_file(tmp_path, kind):
     else:
         make_tar(path, members, {"tar.gz": "w:gz", "tar.bz2": "w:bz2", "tar": "w"}[kind])
     with U.archive_errors(path):
-        assert sum(1 for name, h in U.iter_members(path, lambda n: True) for _ in U.member_lines(h, name)) \
-            == 40000
+        assert sum(1 for name, h in U.iter_members(path, lambda n: True) for _ in U.member_lines(h, name)) == 40000
     cut_in_half(path)
     with pytest.raises(FormatError, match=rf"^{path}: truncated or corrupt archive"):
         with U.archive_errors(path):
@@ -91,16 +90,23 @@ ARTICLES = [
 
 
 def make_wiki_shard(path: Path, texts: list[str], row_group_size: int = 2) -> Path:
-    table = pa.table({"id": [str(i) for i in range(len(texts))],
-                      "url": [f"https://example.org/{i}" for i in range(len(texts))],
-                      "title": [f"T{i}" for i in range(len(texts))], "text": texts})
+    table = pa.table(
+        {
+            "id": [str(i) for i in range(len(texts))],
+            "url": [f"https://example.org/{i}" for i in range(len(texts))],
+            "title": [f"T{i}" for i in range(len(texts))],
+            "text": texts,
+        }
+    )
     pq.write_table(table, path, row_group_size=row_group_size)
     return path
 
 
 def test_wikipedia_parquet_to_corpus(tmp_path):
-    shards = [make_wiki_shard(tmp_path / "train-00000.parquet", ARTICLES[:2]),
-              make_wiki_shard(tmp_path / "train-00001.parquet", ARTICLES[2:])]
+    shards = [
+        make_wiki_shard(tmp_path / "train-00000.parquet", ARTICLES[:2]),
+        make_wiki_shard(tmp_path / "train-00001.parquet", ARTICLES[2:]),
+    ]
     out = tmp_path / "corpus" / "en.txt"
     counts = U.wikipedia_to_corpus(shards, out, "en", n_sentences=None)
     assert read_corpus(out) == [
@@ -161,9 +167,13 @@ LEIPZIG = "1\tFirst sentence.\n2\tSecond  one.\n3\t\n4\tFourth.\n"
 @pytest.mark.parametrize("archived", [False, True])
 def test_leipzig_to_corpus(tmp_path, archived):
     if archived:
-        source = make_tar(tmp_path / "eng_wikipedia_2016_10K.tar.gz",
-                          {"eng_wikipedia_2016_10K/eng_wikipedia_2016_10K-words.txt": "1\tx\t3\n",
-                           "eng_wikipedia_2016_10K/eng_wikipedia_2016_10K-sentences.txt": LEIPZIG})
+        source = make_tar(
+            tmp_path / "eng_wikipedia_2016_10K.tar.gz",
+            {
+                "eng_wikipedia_2016_10K/eng_wikipedia_2016_10K-words.txt": "1\tx\t3\n",
+                "eng_wikipedia_2016_10K/eng_wikipedia_2016_10K-sentences.txt": LEIPZIG,
+            },
+        )
     else:
         source = tmp_path / "eng_wikipedia_2016_10K-sentences.txt"
         source.write_text(LEIPZIG, encoding="utf-8")
@@ -189,8 +199,9 @@ EP_FR = "Reprise de la session\n\nJe déclare la session reprise, vendredi.\n\nD
 def test_europarl_from_tgz(tmp_path):
     source = make_tar(tmp_path / "fr-en.tgz", {"europarl-v7.fr-en.en": EP_EN, "europarl-v7.fr-en.fr": EP_FR})
     out_en, out_fr = tmp_path / "parallel" / "en-fr.en", tmp_path / "parallel" / "en-fr.fr"
-    counts = U.europarl_to_parallel(source, "fr", out_en, out_fr,
-                                    corpus_out={"fr": tmp_path / "corpus" / "fr.txt"}, doc_lines=2)
+    counts = U.europarl_to_parallel(
+        source, "fr", out_en, out_fr, corpus_out={"fr": tmp_path / "corpus" / "fr.txt"}, doc_lines=2
+    )
     assert counts == {"pairs": 3, "empty_pairs": 2}
     assert read_parallel(out_en, out_fr) == [
         ("Resumption of the session", "Reprise de la session"),
@@ -198,7 +209,9 @@ def test_europarl_from_tgz(tmp_path):
         ("OK .", "D'accord ."),
     ]
     assert read_corpus(tmp_path / "corpus" / "fr.txt") == [
-        ["Reprise de la session", "Je déclare la session reprise, vendredi."], ["D'accord."]]
+        ["Reprise de la session", "Je déclare la session reprise, vendredi."],
+        ["D'accord."],
+    ]
     assert not list(out_en.parent.glob(".europarl.*"))  # temporary extraction removed
 
 
@@ -217,7 +230,6 @@ def test_europarl_plain_files_untokenized_and_length_mismatch(tmp_path):
         U.europarl_to_parallel(tmp_path, "es", tmp_path / "o.en", tmp_path / "o.es")
 
 
-
 def test_europarl_sample_staged_as_one_side_with_english_beside_it(tmp_path):
     """The shared copies are samples under their own names (europarl-v7.fr-en.head3000.fr): data.paths names the
     foreign side, the fetch links it into the cache, and the English side is read from beside the real file."""
@@ -230,27 +242,38 @@ def test_europarl_sample_staged_as_one_side_with_english_beside_it(tmp_path):
     link.symlink_to(staged / "sample.head3.fr")
     counts = U.europarl_to_parallel(link, "fr", tmp_path / "o.en", tmp_path / "o.fr", tokenize=None)
     assert counts == {"pairs": 3, "empty_pairs": 2}
-    assert read_parallel(tmp_path / "o.en", tmp_path / "o.fr")[0] == ("Resumption of the session", "Reprise de la session")
+    assert read_parallel(tmp_path / "o.en", tmp_path / "o.fr")[0] == (
+        "Resumption of the session",
+        "Reprise de la session",
+    )
     with pytest.raises(FormatError, match=r"must end in \.es"):
         U.europarl_to_parallel(link, "es", tmp_path / "o.en", tmp_path / "o.es")
     (staged / "sample.head3.en").unlink()
     with pytest.raises(FormatError, match="no English side"):
         U.europarl_to_parallel(link, "fr", tmp_path / "o.en", tmp_path / "o.fr")
 
+
 # ============================================================================ OPUS (MultiUN, Tanzil)
 def test_opus_moses_zip_en_second_and_en_first(tmp_path):
     """OPUS names the pair in alphabetical order: ar-en (English second) and en-zh (English first)."""
-    source = make_zip(tmp_path / "ar-en.txt.zip", {
-        "README": "MultiUN ...", "LICENSE": "...",
-        "MultiUN.ar-en.ar": "مرحبا، العالم.\n\nسطر ثالث\n",
-        "MultiUN.ar-en.en": "Hello, world.\nOnly English.\nThird line\n"})
+    source = make_zip(
+        tmp_path / "ar-en.txt.zip",
+        {
+            "README": "MultiUN ...",
+            "LICENSE": "...",
+            "MultiUN.ar-en.ar": "مرحبا، العالم.\n\nسطر ثالث\n",
+            "MultiUN.ar-en.en": "Hello, world.\nOnly English.\nThird line\n",
+        },
+    )
     out_en, out_ar = tmp_path / "parallel" / "en-ar.en", tmp_path / "parallel" / "en-ar.ar"
     counts = U.opus_to_parallel(source, "MultiUN", "ar", out_en, out_ar)
     assert counts == {"pairs": 2, "empty_pairs": 1}
     assert read_parallel(out_en, out_ar) == [("Hello , world .", "مرحبا، العالم ."), ("Third line", "سطر ثالث")]
     assert not list(out_en.parent.glob(".multiun.*"))  # temporary extraction removed
-    source = make_zip(tmp_path / "en-zh.txt.zip", {"MultiUN.en-zh.en": "The UN, 2010.\nTwo.\n",
-                                                   "MultiUN.en-zh.zh": "联合国，2010年。\n二。\n"})
+    source = make_zip(
+        tmp_path / "en-zh.txt.zip",
+        {"MultiUN.en-zh.en": "The UN, 2010.\nTwo.\n", "MultiUN.en-zh.zh": "联合国，2010年。\n二。\n"},
+    )
     U.opus_to_parallel(source, "MultiUN", "zh", tmp_path / "o.en", tmp_path / "o.zh", tokenize_xx="zh", max_pairs=1)
     # sacrebleu's zh tokenizer: every Chinese character (and punctuation) a token of its own
     assert read_parallel(tmp_path / "o.en", tmp_path / "o.zh") == [("The UN , 2010 .", "联 合 国 ， 2010 年 。")]
@@ -263,6 +286,7 @@ def test_opus_missing_member_or_unequal_sides_name_the_archive(tmp_path):
     source = make_zip(tmp_path / "en-ur2.txt.zip", {"Tanzil.en-ur.en": "a\nb\n", "Tanzil.en-ur.ur": "x\n"})
     with pytest.raises(FormatError, match=r"Tanzil\.en-ur\.en\]: 2 lines, but .*Tanzil\.en-ur\.ur\]: 1 lines"):
         U.opus_to_parallel(source, "Tanzil", "ur", tmp_path / "o.en", tmp_path / "o.ur")
+
 
 # ============================================================================ UD
 def conllu(words: list[str], upos: str = "NOUN") -> str:
@@ -286,14 +310,21 @@ UD_RELEASE = {
 def test_ud_release_to_canonical(tmp_path):
     source = make_tar(tmp_path / "ud-treebanks-v2.5.tgz", UD_RELEASE)
     out = tmp_path / "ud"
-    counts = U.ud_to_canonical(source, out, {"en": "UD_English-EWT", "th": ["UD_Thai-PUD"]},
-                               {"en": ["train", "dev", "test"], "th": ["test"]})
+    counts = U.ud_to_canonical(
+        source, out, {"en": "UD_English-EWT", "th": ["UD_Thai-PUD"]}, {"en": ["train", "dev", "test"], "th": ["test"]}
+    )
     assert counts["en.train"] == 3 and counts["en.dev"] == 1 and counts["en.test"] == 2
     assert counts["th.test"] == 4
-    assert sorted(p.name for p in out.iterdir()) == ["en.dev.conllu", "en.test.conllu", "en.train.conllu",
-                                                     "th.test.conllu"]
-    assert out.joinpath("en.train.conllu").read_text() == UD_RELEASE[
-        "ud-treebanks-v2.5/UD_English-EWT/en_ewt-ud-train.conllu"]  # verbatim copy
+    assert sorted(p.name for p in out.iterdir()) == [
+        "en.dev.conllu",
+        "en.test.conllu",
+        "en.train.conllu",
+        "th.test.conllu",
+    ]
+    assert (
+        out.joinpath("en.train.conllu").read_text()
+        == UD_RELEASE["ud-treebanks-v2.5/UD_English-EWT/en_ewt-ud-train.conllu"]
+    )  # verbatim copy
     assert [t["form"] for t in read_conllu(out / "th.test.conllu")[0]] == ["ก"]
 
 
@@ -311,8 +342,11 @@ def test_ud_missing_split_and_bad_member(tmp_path):
     broken = dict(UD_RELEASE)
     broken["ud-treebanks-v2.5/UD_German-GSD/de_gsd-ud-test.conllu"] = conllu(["x"], upos="NOUNS")
     source = make_tar(tmp_path / "broken.tgz", broken)
-    with pytest.raises(FormatError, match=r"broken.tgz\[ud-treebanks-v2.5/UD_German-GSD/de_gsd-ud-test.conllu\]"
-                                          r":2: unknown UPOS 'NOUNS'"):
+    with pytest.raises(
+        FormatError,
+        match=r"broken.tgz\[ud-treebanks-v2.5/UD_German-GSD/de_gsd-ud-test.conllu\]"
+        r":2: unknown UPOS 'NOUNS'",
+    ):
         U.ud_to_canonical(source, tmp_path / "ud", {"de": "UD_German-GSD"}, ["test"])
     assert not (tmp_path / "ud" / "de.test.conllu").exists()
 
@@ -336,8 +370,9 @@ def test_muse_full_train_test(tmp_path):
     assert U.muse_to_canonical(src, "de", out) == {"full": 3, "train": 1, "test": 1}
     assert out["full"].read_text() == "the der\nthe die\ncat Katze\n"
     assert read_dictionary(out["test"]) == [("cat", "Katze")]
-    archive = make_tar(tmp_path / "dictionaries.tar.gz",
-                       {f"dictionaries/{p.name}": p.read_text() for p in src.iterdir()})
+    archive = make_tar(
+        tmp_path / "dictionaries.tar.gz", {f"dictionaries/{p.name}": p.read_text() for p in src.iterdir()}
+    )
     assert U.muse_to_canonical(archive, "de", {"train": tmp_path / "t.txt"}) == {"train": 1}
     (src / "en-de.5000-6500.txt").write_text("cat Katze\nbroken\n", encoding="utf-8")
     with pytest.raises(FormatError, match=r"en-de.5000-6500.txt:2: expected 2 fields"):
@@ -363,8 +398,10 @@ def test_muse_annotated_union(tmp_path, caplog):
 
 
 # ============================================================================ XNLI, MultiNLI
-XNLI_HEADER = ("language\tgold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\t"
-               "sentence2_parse\tsentence1\tsentence2\tpromptID\tpairID\tgenre")
+XNLI_HEADER = (
+    "language\tgold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\t"
+    "sentence2_parse\tsentence1\tsentence2\tpromptID\tpairID\tgenre"
+)
 
 
 def xnli_row(lang, label, s1, s2):
@@ -372,24 +409,27 @@ def xnli_row(lang, label, s1, s2):
 
 
 def make_xnli_zip(path, rows_dev, rows_test=None):
-    members = {"XNLI-1.0/xnli.dev.tsv": "\n".join([XNLI_HEADER] + rows_dev) + "\n",
-               "XNLI-1.0/xnli.dev.jsonl": "{}\n"}
+    members = {"XNLI-1.0/xnli.dev.tsv": "\n".join([XNLI_HEADER] + rows_dev) + "\n", "XNLI-1.0/xnli.dev.jsonl": "{}\n"}
     if rows_test is not None:
         members["XNLI-1.0/xnli.test.tsv"] = "\n".join([XNLI_HEADER] + rows_test) + "\n"
     return make_zip(path, members)
 
 
 def test_xnli_zip_to_canonical(tmp_path):
-    rows = [xnli_row("en", "entailment", "A man sleeps.", "A person rests."),
-            xnli_row("de", "contradictory", "Ein Mann.", "Keine  Frau."),
-            xnli_row("zh", "neutral", "一个人。", "两个人。"),
-            xnli_row("en", "contradictory", "Yes.", "No.")]
+    rows = [
+        xnli_row("en", "entailment", "A man sleeps.", "A person rests."),
+        xnli_row("de", "contradictory", "Ein Mann.", "Keine  Frau."),
+        xnli_row("zh", "neutral", "一个人。", "两个人。"),
+        xnli_row("en", "contradictory", "Yes.", "No."),
+    ]
     source = make_xnli_zip(tmp_path / "XNLI-1.0.zip", rows, rows[:2])
     counts = U.xnli_to_canonical(source, tmp_path / "xnli", ["en", "de"])
     assert counts["dev-en"] == 2 and counts["dev-de"] == 1 and counts["dev-other_languages_skipped"] == 1
     assert counts["test-en"] == 1
     assert read_xnli(tmp_path / "xnli/dev-en.tsv") == [
-        ("A man sleeps.", "A person rests.", "entailment"), ("Yes.", "No.", "contradiction")]
+        ("A man sleeps.", "A person rests.", "entailment"),
+        ("Yes.", "No.", "contradiction"),
+    ]
     assert read_xnli(tmp_path / "xnli/dev-de.tsv") == [("Ein Mann.", "Keine Frau.", "contradiction")]
 
 
@@ -399,32 +439,39 @@ def test_xnli_errors(tmp_path):
         U.xnli_to_canonical(source, tmp_path / "o", ["en", "fr"], ["dev"])
     with pytest.raises(FormatError, match=r"missing xnli.test.tsv"):
         U.xnli_to_canonical(source, tmp_path / "o", ["en"], ["test"])
-    source = make_xnli_zip(tmp_path / "y.zip", [xnli_row("en", "entailment", "A.", "B."),
-                                                xnli_row("en", "sure", "A.", "B.")])
+    source = make_xnli_zip(
+        tmp_path / "y.zip", [xnli_row("en", "entailment", "A.", "B."), xnli_row("en", "sure", "A.", "B.")]
+    )
     with pytest.raises(FormatError, match=r"y.zip\[XNLI-1.0/xnli.dev.tsv\]:3: unknown label 'sure'"):
         U.xnli_to_canonical(source, tmp_path / "o", ["en"], ["dev"])
     assert not (tmp_path / "o" / "dev-en.tsv").exists()
     source = make_xnli_zip(tmp_path / "z.zip", [xnli_row("en", "entailment", "A.", "B.") + "\textra"])
     with pytest.raises(FormatError, match=r":2: 12 fields, header has 11"):
         U.xnli_to_canonical(source, tmp_path / "o", ["en"], ["dev"])
-    big = make_xnli_zip(tmp_path / "big.zip", [xnli_row("en", "entailment", line, "B.")
-                                               for line in filler(20000).splitlines()])
+    big = make_xnli_zip(
+        tmp_path / "big.zip", [xnli_row("en", "entailment", line, "B.") for line in filler(20000).splitlines()]
+    )
     cut_in_half(big)
     with pytest.raises(FormatError, match=rf"^{big}: truncated or corrupt archive"):
         U.xnli_to_canonical(big, tmp_path / "o", ["en"], ["dev"])
 
 
 def test_multinli_train(tmp_path, caplog):
-    rows = [{"gold_label": "neutral", "sentence1": "Conceptually cream\tskimming.", "sentence2": "Product."},
-            {"gold_label": "-", "sentence1": "x", "sentence2": "y"},
-            {"gold_label": "contradiction", "sentence1": "A.", "sentence2": "B.", "genre": "gov"}]
-    source = make_zip(tmp_path / "multinli_1.0.zip", {
-        "multinli_1.0/multinli_1.0_dev_matched.jsonl": json.dumps(rows[0]) + "\n",
-        "multinli_1.0/multinli_1.0_train.jsonl": "".join(json.dumps(r) + "\n" for r in rows)})
+    rows = [
+        {"gold_label": "neutral", "sentence1": "Conceptually cream\tskimming.", "sentence2": "Product."},
+        {"gold_label": "-", "sentence1": "x", "sentence2": "y"},
+        {"gold_label": "contradiction", "sentence1": "A.", "sentence2": "B.", "genre": "gov"},
+    ]
+    source = make_zip(
+        tmp_path / "multinli_1.0.zip",
+        {
+            "multinli_1.0/multinli_1.0_dev_matched.jsonl": json.dumps(rows[0]) + "\n",
+            "multinli_1.0/multinli_1.0_train.jsonl": "".join(json.dumps(r) + "\n" for r in rows),
+        },
+    )
     out = tmp_path / "train-en.tsv"
     assert U.multinli_to_train(source, out) == {"pairs": 2, "no_gold_label": 1}
-    assert read_xnli(out) == [("Conceptually cream skimming.", "Product.", "neutral"),
-                              ("A.", "B.", "contradiction")]
+    assert read_xnli(out) == [("Conceptually cream skimming.", "Product.", "neutral"), ("A.", "B.", "contradiction")]
     plain = tmp_path / "multinli_1.0_train.jsonl"
     plain.write_text(json.dumps(rows[0]) + "\n{not json\n", encoding="utf-8")
     with pytest.raises(FormatError, match=rf"^{plain}:2: not a MultiNLI JSON row"):
@@ -447,17 +494,29 @@ PANX_ZH = "zh:北京\tB-LOC\nzh:是\tO\n\n"
 
 
 def test_wikiann_zip_to_canonical(tmp_path, panx_zip, caplog):
-    source = panx_zip(tmp_path / "panx_dataset.zip", {
-        "en": {"train": PANX_EN, "dev": PANX_EN, "test": "en:x\tO\n", "extra": "en:y\tO\n"},
-        "zh": {"dev": PANX_ZH, "test": PANX_ZH, "train": PANX_ZH},
-        "de": {"train": "not even read\n"}})
+    source = panx_zip(
+        tmp_path / "panx_dataset.zip",
+        {
+            "en": {"train": PANX_EN, "dev": PANX_EN, "test": "en:x\tO\n", "extra": "en:y\tO\n"},
+            "zh": {"dev": PANX_ZH, "test": PANX_ZH, "train": PANX_ZH},
+            "de": {"train": "not even read\n"},
+        },
+    )
     with caplog.at_level(logging.INFO, logger="xling.data.upstream"):
         counts = U.wikiann_to_canonical(source, tmp_path / "wikiann", ["en", "zh"])
-    assert counts == {"en.train": 2, "en.dev": 2, "en.test": 1, "en.other_members_skipped": 1,
-                      "zh.dev": 1, "zh.test": 1, "zh.train": 1}
+    assert counts == {
+        "en.train": 2,
+        "en.dev": 2,
+        "en.test": 1,
+        "en.other_members_skipped": 1,
+        "zh.dev": 1,
+        "zh.test": 1,
+        "zh.train": 1,
+    }
     # the prefix stripped up to its own colon only; one blank line ends each sentence
     assert (tmp_path / "wikiann" / "en.train.tsv").read_text() == (
-        "Sioux\tB-ORG\nFalls\tI-ORG\n(\tO\n10:30\tO\n\nAna\tB-PER\n\n")
+        "Sioux\tB-ORG\nFalls\tI-ORG\n(\tO\n10:30\tO\n\nAna\tB-PER\n\n"
+    )
     assert read_wikiann(tmp_path / "wikiann" / "zh.test.tsv") == [(["北京", "是"], ["B-LOC", "O"])]
     assert not (tmp_path / "wikiann" / "de.train.tsv").exists()
     assert "en.other_members_skipped=1" in caplog.text
@@ -472,13 +531,16 @@ def test_wikiann_from_a_directory_of_language_archives(tmp_path, panx_zip):
     assert len(read_wikiann(tmp_path / "out" / "en.dev.tsv")) == 2
 
 
-@pytest.mark.parametrize("member, message", [
-    ("en:Paris\tB-MISC\n", r"\[en.tar.gz\]\[test\]:1: unknown tag 'B-MISC'"),
-    ("en:a\tO\nfr:Paris\tB-LOC\n", r"\[en.tar.gz\]\[test\]:2: token 'fr:Paris' lacks the 'en:' prefix"),
-    ("en:Paris B-LOC\n", r"\[en.tar.gz\]\[test\]:1: expected 2 tab-separated fields"),
-    ("en:\tO\n", r"\[en.tar.gz\]\[test\]:1: empty token"),
-    ("\n\n", r"\[en.tar.gz\]\[test\]: no sentences"),
-])
+@pytest.mark.parametrize(
+    "member, message",
+    [
+        ("en:Paris\tB-MISC\n", r"\[en.tar.gz\]\[test\]:1: unknown tag 'B-MISC'"),
+        ("en:a\tO\nfr:Paris\tB-LOC\n", r"\[en.tar.gz\]\[test\]:2: token 'fr:Paris' lacks the 'en:' prefix"),
+        ("en:Paris B-LOC\n", r"\[en.tar.gz\]\[test\]:1: expected 2 tab-separated fields"),
+        ("en:\tO\n", r"\[en.tar.gz\]\[test\]:1: empty token"),
+        ("\n\n", r"\[en.tar.gz\]\[test\]: no sentences"),
+    ],
+)
 def test_wikiann_bad_member_names_archive_member_and_line(tmp_path, panx_zip, member, message):
     source = panx_zip(tmp_path / "p.zip", {"en": {"train": PANX_EN, "dev": PANX_EN, "test": member}})
     with pytest.raises(FormatError, match=rf"^{source}" + message):
@@ -506,9 +568,12 @@ def test_tatoeba_renames_to_study_codes(tmp_path):
     (src / "tatoeba.cmn-eng.eng").write_text("Hello.\nBye.\n", encoding="utf-8")
     assert U.tatoeba_to_canonical(src, "zh", tmp_path / "tatoeba")["pairs"] == 2
     assert read_tatoeba(tmp_path / "tatoeba/tatoeba.zh-eng.zh", tmp_path / "tatoeba/tatoeba.zh-eng.eng") == [
-        ("你好。", "Hello."), ("再见。", "Bye.")]
-    laser = make_zip(tmp_path / "master.zip", {
-        f"LASER-master/data/tatoeba/v1/{p.name}": p.read_text() for p in src.iterdir()})
+        ("你好。", "Hello."),
+        ("再见。", "Bye."),
+    ]
+    laser = make_zip(
+        tmp_path / "master.zip", {f"LASER-master/data/tatoeba/v1/{p.name}": p.read_text() for p in src.iterdir()}
+    )
     assert U.tatoeba_to_canonical(laser, "zh", tmp_path / "t2")["pairs"] == 2
 
 
@@ -527,16 +592,17 @@ def test_tatoeba_errors(tmp_path):
 # ============================================================================ BUCC
 def bucc_members(split: str, gold: str) -> dict[str, str]:
     base = f"bucc2018/de-en/de-en.{split}"
-    return {f"{base}.de": "de-000000001\tHallo Welt.\nde-000000002\tTschüss.\n",
-            f"{base}.en": "en-000000001\tBye.\nen-000000002\tHello world.\nen-000000003\tNoise.\n",
-            f"{base}.gold": gold}
+    return {
+        f"{base}.de": "de-000000001\tHallo Welt.\nde-000000002\tTschüss.\n",
+        f"{base}.en": "en-000000001\tBye.\nen-000000002\tHello world.\nen-000000003\tNoise.\n",
+        f"{base}.gold": gold,
+    }
 
 
 def test_bucc_tar_bz2_renames_splits(tmp_path):
     gold = "de-000000001\ten-000000002\nde-000000002\ten-000000001\n"
     sample = make_tar(tmp_path / "bucc2018-de-en.sample-gold.tar.bz2", bucc_members("sample", gold), "w:bz2")
-    training = make_tar(tmp_path / "bucc2018-de-en.training-gold.tar.bz2",
-                        bucc_members("training", gold), "w:bz2")
+    training = make_tar(tmp_path / "bucc2018-de-en.training-gold.tar.bz2", bucc_members("training", gold), "w:bz2")
     out = tmp_path / "bucc"
     assert U.bucc_to_canonical(sample, "de", out) == {"dev.de": 2, "dev.en": 3, "dev.gold": 2}
     assert U.bucc_to_canonical(training, "de", out)["test.gold"] == 2
@@ -562,8 +628,9 @@ def test_bucc_errors(tmp_path):
     with pytest.raises(FormatError, match=r"BUCC de-en sample lacks its gold file"):
         U.bucc_to_canonical(make_tar(tmp_path / "c.tar.bz2", members, "w:bz2"), "de", tmp_path / "out")
     big = bucc_members("sample", "")
-    big["bucc2018/de-en/de-en.sample.de"] = "".join(f"de-{i:09d}\t{line}\n"
-                                                    for i, line in enumerate(filler(30000).splitlines()))
+    big["bucc2018/de-en/de-en.sample.de"] = "".join(
+        f"de-{i:09d}\t{line}\n" for i, line in enumerate(filler(30000).splitlines())
+    )
     cut = cut_in_half(make_tar(tmp_path / "d.tar.bz2", big, "w:bz2"))
     with pytest.raises(FormatError, match=rf"^{cut}: truncated or corrupt archive"):
         U.bucc_to_canonical(cut, "de", tmp_path / "out")
@@ -574,9 +641,10 @@ VOCAB = "[PAD]\n[unused1]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n!\nthe\n##s\n"
 
 
 def test_mbert_vocab_from_zip_and_plain(tmp_path, caplog):
-    source = make_zip(tmp_path / "multi_cased_L-12_H-768_A-12.zip", {
-        "multi_cased_L-12_H-768_A-12/bert_config.json": "{}",
-        "multi_cased_L-12_H-768_A-12/vocab.txt": VOCAB})
+    source = make_zip(
+        tmp_path / "multi_cased_L-12_H-768_A-12.zip",
+        {"multi_cased_L-12_H-768_A-12/bert_config.json": "{}", "multi_cased_L-12_H-768_A-12/vocab.txt": VOCAB},
+    )
     out = tmp_path / "vocab.txt"
     assert U.mbert_vocab(source, out, expected_size=9)["tokens"] == 9
     assert out.read_text() == VOCAB

@@ -4,8 +4,24 @@ measurable (missing, without an interval, degenerate)."""
 import pytest
 
 from xling.evaluate.uncertainty import Interval
-from xling.evaluate.verdicts import (FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURABLE, Measure, Verdict, above_chance,
-                                     all_of, any_of, at_least, equivalent, every_unit, greater, most, negate, rises)
+from xling.evaluate.verdicts import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_MEASURABLE,
+    Measure,
+    Verdict,
+    above_chance,
+    all_of,
+    any_of,
+    at_least,
+    equivalent,
+    every_unit,
+    greater,
+    most,
+    negate,
+    rises,
+)
 
 
 def m(label, value, half_width=0.01, flag=None):
@@ -21,15 +37,18 @@ CLOSE = m("GloVe", 0.295)  # overlaps HIGH
 DEGENERATE = m("BERT", 0.055, flag="not above chance: 95% interval 0.055 [0.041, 0.070] holds chance 0.050")
 
 
-@pytest.mark.parametrize("a, b, outcome", [
-    (HIGH, LOW, HOLDS),
-    (LOW, HIGH, FAILS),
-    (HIGH, CLOSE, INCONCLUSIVE),
-    (DEGENERATE, LOW, NOT_MEASURABLE),
-    (LOW, DEGENERATE, NOT_MEASURABLE),
-    (Measure("BERT", None), LOW, NOT_MEASURABLE),
-    (Measure("BERT", 0.3), LOW, NOT_MEASURABLE),  # no interval
-])
+@pytest.mark.parametrize(
+    "a, b, outcome",
+    [
+        (HIGH, LOW, HOLDS),
+        (LOW, HIGH, FAILS),
+        (HIGH, CLOSE, INCONCLUSIVE),
+        (DEGENERATE, LOW, NOT_MEASURABLE),
+        (LOW, DEGENERATE, NOT_MEASURABLE),
+        (Measure("BERT", None), LOW, NOT_MEASURABLE),
+        (Measure("BERT", 0.3), LOW, NOT_MEASURABLE),  # no interval
+    ],
+)
 def test_greater(a, b, outcome):
     assert greater(a, b).outcome == outcome
 
@@ -55,15 +74,18 @@ def test_paired_interval_decides_over_overlapping_intervals():
     assert "paired difference +0.005 [+0.002, +0.008]" in greater(HIGH, CLOSE, paired(0.005, 0.002, 0.008)).reason
 
 
-@pytest.mark.parametrize("a, b, margin, outcome", [
-    (HIGH, LOW, 0.0, HOLDS),
-    (Measure.constant("MDS", 0.5), Measure.constant("zero-mean", 0.5), 0.0, HOLDS),  # an exact tie
-    (LOW, HIGH, 0.0, FAILS),
-    (CLOSE, HIGH, 0.0, INCONCLUSIVE),
-    (CLOSE, HIGH, 0.03, HOLDS),  # no worse than 0.03 below
-    (LOW, HIGH, 0.05, FAILS),  # at least 0.08 below
-    (DEGENERATE, LOW, 0.0, NOT_MEASURABLE),
-])
+@pytest.mark.parametrize(
+    "a, b, margin, outcome",
+    [
+        (HIGH, LOW, 0.0, HOLDS),
+        (Measure.constant("MDS", 0.5), Measure.constant("zero-mean", 0.5), 0.0, HOLDS),  # an exact tie
+        (LOW, HIGH, 0.0, FAILS),
+        (CLOSE, HIGH, 0.0, INCONCLUSIVE),
+        (CLOSE, HIGH, 0.03, HOLDS),  # no worse than 0.03 below
+        (LOW, HIGH, 0.05, FAILS),  # at least 0.08 below
+        (DEGENERATE, LOW, 0.0, NOT_MEASURABLE),
+    ],
+)
 def test_at_least(a, b, margin, outcome):
     assert at_least(a, b, margin=margin).outcome == outcome
 
@@ -75,13 +97,16 @@ def test_at_least_with_paired_interval_and_bad_margin():
         at_least(HIGH, LOW, margin=-1)
 
 
-@pytest.mark.parametrize("a, outcome", [
-    (m("no-anchors", 45.0, 3.0), HOLDS),
-    (m("no-anchors", 30.0, 2.0), FAILS),
-    (m("no-anchors", 35.0, 4.0), INCONCLUSIVE),
-    (m("no-anchors", 45.0, 3.0, flag="constant predictions"), FAILS),
-    (Measure("no-anchors", None), NOT_MEASURABLE),
-])
+@pytest.mark.parametrize(
+    "a, outcome",
+    [
+        (m("no-anchors", 45.0, 3.0), HOLDS),
+        (m("no-anchors", 30.0, 2.0), FAILS),
+        (m("no-anchors", 35.0, 4.0), INCONCLUSIVE),
+        (m("no-anchors", 45.0, 3.0, flag="constant predictions"), FAILS),
+        (Measure("no-anchors", None), NOT_MEASURABLE),
+    ],
+)
 def test_above_chance(a, outcome):
     assert above_chance(a, 100 / 3).outcome == outcome
 
@@ -112,14 +137,17 @@ def _outcomes(*outcomes):
     return [Verdict(o, o) for o in outcomes], [f"l{i}" for i in range(len(outcomes))]
 
 
-@pytest.mark.parametrize("outcomes, expected", [
-    ((HOLDS, HOLDS, FAILS), HOLDS),
-    ((HOLDS, FAILS, FAILS), FAILS),
-    ((HOLDS, HOLDS, FAILS, FAILS), FAILS),  # half is not most
-    ((HOLDS, INCONCLUSIVE, FAILS), INCONCLUSIVE),
-    ((HOLDS, HOLDS, FAILS, NOT_MEASURABLE), HOLDS),  # 2 of 3 measurable
-    ((NOT_MEASURABLE, NOT_MEASURABLE), NOT_MEASURABLE),
-])
+@pytest.mark.parametrize(
+    "outcomes, expected",
+    [
+        ((HOLDS, HOLDS, FAILS), HOLDS),
+        ((HOLDS, FAILS, FAILS), FAILS),
+        ((HOLDS, HOLDS, FAILS, FAILS), FAILS),  # half is not most
+        ((HOLDS, INCONCLUSIVE, FAILS), INCONCLUSIVE),
+        ((HOLDS, HOLDS, FAILS, NOT_MEASURABLE), HOLDS),  # 2 of 3 measurable
+        ((NOT_MEASURABLE, NOT_MEASURABLE), NOT_MEASURABLE),
+    ],
+)
 def test_most(outcomes, expected):
     verdict = most(*_outcomes(*outcomes))
     assert verdict.outcome == expected
@@ -133,13 +161,17 @@ def test_most_reason_counts_units():
 def test_most_says_why_each_unit_left_out_is_not_measurable():
     """A unit left out is named with its own reason (as every_unit does), so a claim no unit measures says what
     its numbers are, not only which units they were."""
-    verdicts = [Verdict(NOT_MEASURABLE, "xd LAS is degenerate (at or below chance: 5.9 <= chance 25.9)"),
-                Verdict(NOT_MEASURABLE, "xe LAS is degenerate (at or below chance: 1.8 <= chance 29.2)")]
+    verdicts = [
+        Verdict(NOT_MEASURABLE, "xd LAS is degenerate (at or below chance: 5.9 <= chance 25.9)"),
+        Verdict(NOT_MEASURABLE, "xe LAS is degenerate (at or below chance: 1.8 <= chance 29.2)"),
+    ]
     verdict = most(verdicts, ["xd", "xe"])
     assert verdict.outcome == NOT_MEASURABLE
-    assert verdict.reason == ("no languages measurable; not measurable: xd (xd LAS is degenerate (at or below "
-                              "chance: 5.9 <= chance 25.9)); xe (xe LAS is degenerate (at or below chance: 1.8 <= "
-                              "chance 29.2))")
+    assert verdict.reason == (
+        "no languages measurable; not measurable: xd (xd LAS is degenerate (at or below "
+        "chance: 5.9 <= chance 25.9)); xe (xe LAS is degenerate (at or below chance: 1.8 <= "
+        "chance 29.2))"
+    )
 
 
 def test_rises():
@@ -170,13 +202,16 @@ def test_measure_text_and_constructors():
         Verdict("maybe", "")
 
 
-@pytest.mark.parametrize("a, b, margin, outcome", [
-    (m("a", 0.500), m("b", 0.505), 0.03, HOLDS),  # difference [-0.025, +0.015] inside +-0.03
-    (m("a", 0.500), m("b", 0.505), 0.02, INCONCLUSIVE),  # -0.025 beyond -0.02, +0.015 inside
-    (m("a", 0.500), m("b", 0.600), 0.03, FAILS),  # [-0.12, -0.08] wholly below -0.03
-    (m("a", 0.600), m("b", 0.500), 0.03, FAILS),  # wholly above +0.03: a gain is no equivalence either
-    (DEGENERATE, m("b", 0.055), 0.03, NOT_MEASURABLE),
-])
+@pytest.mark.parametrize(
+    "a, b, margin, outcome",
+    [
+        (m("a", 0.500), m("b", 0.505), 0.03, HOLDS),  # difference [-0.025, +0.015] inside +-0.03
+        (m("a", 0.500), m("b", 0.505), 0.02, INCONCLUSIVE),  # -0.025 beyond -0.02, +0.015 inside
+        (m("a", 0.500), m("b", 0.600), 0.03, FAILS),  # [-0.12, -0.08] wholly below -0.03
+        (m("a", 0.600), m("b", 0.500), 0.03, FAILS),  # wholly above +0.03: a gain is no equivalence either
+        (DEGENERATE, m("b", 0.055), 0.03, NOT_MEASURABLE),
+    ],
+)
 def test_equivalent_is_two_one_sided_tests_on_the_difference(a, b, margin, outcome):
     assert equivalent(a, b, margin=margin).outcome == outcome
 

@@ -21,15 +21,17 @@ def test_gather_marks_the_rows_of_an_experiment(tmp_path):
         part = tmp_path / f"w{window}.parquet"
         pd.DataFrame({"window": [window, window], "mrr": [0.1, 0.2]}).to_parquet(part)
         parts.append(part)
-    table = gather(parts, tmp_path / "all.parquet", tmp_path / "all.csv",
-                   marks={"window_sweep": [str(parts[0]), str(parts[2])]})
+    table = gather(
+        parts, tmp_path / "all.parquet", tmp_path / "all.csv", marks={"window_sweep": [str(parts[0]), str(parts[2])]}
+    )
     assert table["window_sweep"].tolist() == [True, True, False, False, True, True]
     assert pd.read_parquet(tmp_path / "all.parquet").equals(table)
     assert pd.read_csv(tmp_path / "all.csv")["window_sweep"].tolist() == table["window_sweep"].tolist()
     assert "window_sweep" not in gather(parts, tmp_path / "b.parquet", tmp_path / "b.csv")
     with pytest.raises(ValueError, match="not gathered.*elsewhere.parquet"):
-        gather(parts, tmp_path / "c.parquet", tmp_path / "c.csv",
-               marks={"window_sweep": [tmp_path / "elsewhere.parquet"]})
+        gather(
+            parts, tmp_path / "c.parquet", tmp_path / "c.csv", marks={"window_sweep": [tmp_path / "elsewhere.parquet"]}
+        )
 
 
 def sweep_table() -> pd.DataFrame:
@@ -45,9 +47,14 @@ def sweep_table() -> pd.DataFrame:
 
 def render(tmp_path, table, config):
     out = tmp_path / "report.html"
-    saved = render_report({"word_retrieval": table}, config, out, tmp_path / "figures",
-                          paper_results=tmp_path / "absent.yaml",
-                          expected=[f["name"] for f in expected_figures(config, ["word_retrieval"])])
+    saved = render_report(
+        {"word_retrieval": table},
+        config,
+        out,
+        tmp_path / "figures",
+        paper_results=tmp_path / "absent.yaml",
+        expected=[f["name"] for f in expected_figures(config, ["word_retrieval"])],
+    )
     return out.read_text(encoding="utf-8"), saved
 
 
@@ -63,8 +70,12 @@ def section(html: str, name: str) -> str:
 
 def test_report_shows_the_sweep_apart_from_the_grid(tmp_path):
     html, saved = render(tmp_path, sweep_table(), sweep_config())
-    assert set(saved) == {"word_retrieval_mrr_by_pair_w512", "word_retrieval_mrr_by_pair_w20",
-                          "word_retrieval_window_effect", "word_retrieval_window_sweep"}
+    assert set(saved) == {
+        "word_retrieval_mrr_by_pair_w512",
+        "word_retrieval_mrr_by_pair_w20",
+        "word_retrieval_window_effect",
+        "word_retrieval_window_sweep",
+    }
     # the sweep's table: Word2Vec at 200k, one row per sweep window, the sweep model's planted MRR in its row
     sweep_rows = rows_containing(section(html, "window_sweep"), "Word2Vec")
     assert len(sweep_rows) == 2 and all("200k" in r for r in sweep_rows)

@@ -13,8 +13,9 @@ from xling.represent.word_spaces import SentenceCap, fasttext_vectors, first_sen
 
 def test_vocabulary_most_frequent_first_ties_by_word(tmp_path):
     counts = tmp_path / "counts.parquet"
-    pd.DataFrame({"lang": ["en"] * 5 + ["xa"], "word": ["b", "a", "c", "d", "e", "z"],
-                  "count": [5, 5, 9, 1, 2, 99]}).to_parquet(counts)
+    pd.DataFrame(
+        {"lang": ["en"] * 5 + ["xa"], "word": ["b", "a", "c", "d", "e", "z"], "count": [5, 5, 9, 1, 2, 99]}
+    ).to_parquet(counts)
     assert vocabulary(counts, "en", min_count=2, size=10) == ["c", "a", "b", "e"]
     assert vocabulary(counts, "en", min_count=2, size=2) == ["c", "a"]
     assert vocabulary(counts, "xa", min_count=100, size=10) == []
@@ -56,11 +57,14 @@ def test_a_sentence_cap_averages_over_the_first_sentences_tokenized_as_the_token
     word_means(model, by_hand, "en", words, tmp_path / "expected.parquet", **kw)
     cap = SentenceCap(3, corpus, tmp_path / "bert" / "vocab.txt")
     word_means(model, whole, "en", words, tmp_path / "capped.parquet", cap=cap, **kw)
-    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "capped.parquet"),
-                                  pd.read_parquet(tmp_path / "expected.parquet"))
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "capped.parquet"), pd.read_parquet(tmp_path / "expected.parquet")
+    )
     word_means(model, whole, "en", words, tmp_path / "all.parquet", cap=SentenceCap(5, corpus, cap.vocab), **kw)
     word_means(model, whole, "en", words, tmp_path / "uncapped.parquet", **kw)
-    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "all.parquet"), pd.read_parquet(tmp_path / "uncapped.parquet"))
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "all.parquet"), pd.read_parquet(tmp_path / "uncapped.parquet")
+    )
     assert not pd.read_parquet(tmp_path / "all.parquet").equals(pd.read_parquet(tmp_path / "capped.parquet"))
 
 
@@ -68,8 +72,9 @@ def test_fasttext_vectors_in_the_store_layout_deterministic(tmp_path):
     tokens = tmp_path / "xa.txt"
     rng = np.random.default_rng(0)
     words = [f"w{i}" for i in range(20)]
-    tokens.write_text("".join(" ".join(rng.choice(words, 12)) + "\n" for _ in range(200)) + "ab ##cd\n",
-                      encoding="utf-8")
+    tokens.write_text(
+        "".join(" ".join(rng.choice(words, 12)) + "\n" for _ in range(200)) + "ab ##cd\n", encoding="utf-8"
+    )
     settings = dict(dim=8, epochs=2, window=2, min_count=1, seed=3)
     table = fasttext_vectors(tokens, "xa", ["w1", "abcd", "never"], **settings)
     assert table["word"].tolist() == ["w1", "abcd"]  # pieces joined into words; an unseen word has no vector

@@ -46,7 +46,7 @@ def test_train_vocab_special_tokens_first_and_round_trip(trained):
     vocab = vocab_path.read_text(encoding="utf-8").splitlines()
     assert vocab[:5] == SPECIAL_TOKENS
     assert len(vocab) == len(set(vocab)) <= 60
-    assert {"lowest", "tower", "the"} <= set(vocab)         # frequent words become whole tokens
+    assert {"lowest", "tower", "the"} <= set(vocab)  # frequent words become whole tokens
     tokenizer = load_tokenizer(vocab_path)
     assert tokenizer.get_vocab_size() == len(vocab)
     assert [tokenizer.id_to_token(i) for i in range(len(vocab))] == vocab
@@ -101,8 +101,14 @@ def test_count_words(tmp_path):
     assert list(table.columns) == ["lang", "word", "count"]
     assert table["count"].dtype == "int64"
     rows = set(table.itertuples(index=False, name=None))
-    assert rows == {("en", "good", 3), ("en", "Unbelievably", 1), ("en", "x", 1), ("de", "guten", 1), ("de", "gut", 1),
-                    ("de", "xy", 1)}
+    assert rows == {
+        ("en", "good", 3),
+        ("en", "Unbelievably", 1),
+        ("en", "x", 1),
+        ("de", "guten", 1),
+        ("de", "gut", 1),
+        ("de", "xy", 1),
+    }
     with pytest.raises(ValueError, match="already counted"):
         count_words([tmp_path / "en.txt", tmp_path / "en.txt"], out)
 
@@ -115,13 +121,15 @@ def test_mbert_vocab(shared_data, tmp_path):
     assert tokenizer.get_vocab_size() == 119547
     assert word_pieces(tokenizer, "Hello") == ["Hello"]
     assert word_pieces(tokenizer, "Unbelievably") == ["Un", "##beli", "##eva", "##bly"]
-    assert word_pieces(tokenizer, "北京") == ["北", "京"]                # CJK characters split
-    assert word_pieces(tokenizer, "naïve") == ["na", "##ï", "##ve"]    # cased mBERT keeps accents
+    assert word_pieces(tokenizer, "北京") == ["北", "京"]  # CJK characters split
+    assert word_pieces(tokenizer, "naïve") == ["na", "##ï", "##ve"]  # cased mBERT keeps accents
     corpus = tmp_path / "de.txt"
     corpus.write_text("Hello world.\nUnbelievably good!\n\nStraße\n", encoding="utf-8")
     tokenize_corpus(corpus, vocab_path, tmp_path / "tok.txt")
     assert (tmp_path / "tok.txt").read_text(encoding="utf-8").splitlines() == [
-        "Hello world . Un ##beli ##eva ##bly good !", "Straße"]
+        "Hello world . Un ##beli ##eva ##bly good !",
+        "Straße",
+    ]
 
 
 def test_mbert_matches_reference_python_tokenizer(shared_data):
@@ -142,9 +150,14 @@ def test_trained_vocabulary_is_identical_on_every_run(tmp_path):
     """tokenizers' trainer alone tie-breaks in hash-map order (huggingface/tokenizers#1794)."""
     from xling.data.synthetic import generate
 
-    spec = {"seed": 3, "sentences": 1500, "concepts": 200, "topics": 10,
-            "dictionary": {"train": [0, 100], "test": [100, 150]},
-            "languages": {"xa": {"script": "cyrillic", "anchors": 0.2}, "xb": {"script": "greek"}}}
+    spec = {
+        "seed": 3,
+        "sentences": 1500,
+        "concepts": 200,
+        "topics": 10,
+        "dictionary": {"train": [0, 100], "test": [100, 150]},
+        "languages": {"xa": {"script": "cyrillic", "anchors": 0.2}, "xb": {"script": "greek"}},
+    }
     generate(spec, ["en", "xa", "xb"], tmp_path / "data")
     corpora = sorted((tmp_path / "data" / "corpus").glob("*.txt"))
     vocabs = []
@@ -169,20 +182,30 @@ def lowercased_run(tmp_path):
     vocab, tokens = tmp_path / "vocab.txt", tmp_path / "xx.txt"
     train_vocab([corpus], vocab, vocab_size=60, min_frequency=2, lowercase=True)
     tokenize_corpus(corpus, vocab, tokens, lowercase=True)
-    hparams = {"hidden_size": 16, "num_layers": 1, "num_heads": 2, "intermediate_size": 32, "window": 8,
-               "batch_size": 4, "max_steps": 2, "warmup_steps": 1, "log_every": 1, "checkpoint_every": 2}
+    hparams = {
+        "hidden_size": 16,
+        "num_layers": 1,
+        "num_heads": 2,
+        "intermediate_size": 32,
+        "window": 8,
+        "batch_size": 4,
+        "max_steps": 2,
+        "warmup_steps": 1,
+        "log_every": 1,
+        "checkpoint_every": 2,
+    }
     bert.pretrain([tokens], vocab, tmp_path / "bert", tmp_path / "ckpt", hparams, lowercase=True)
     return vocab, tokens, tmp_path / "bert"
 
 
 def test_lowercase_training_vocabulary_and_token_files_agree(lowercased_run):
     vocab, tokens, _ = lowercased_run
-    pieces = vocab.read_text(encoding="utf-8").split()[len(SPECIAL_TOKENS):]
+    pieces = vocab.read_text(encoding="utf-8").split()[len(SPECIAL_TOKENS) :]
     assert not any(c.isupper() or c in "éÉüÜ" for p in pieces for c in p)  # lowercased AND accents stripped
     tokenizer = load_tokenizer(vocab, lowercase=True)
     first_line = tokens.read_text(encoding="utf-8").splitlines()[0].split()
     expected = [p for w in "Éclair Über alles .".split() for p in word_pieces(tokenizer, w)]
-    assert first_line[:len(expected)] == expected
+    assert first_line[: len(expected)] == expected
     assert word_pieces(tokenizer, "Éclair") == word_pieces(tokenizer, "eclair") and "[UNK]" not in expected
     assert word_text(word_pieces(tokenizer, "Über")) == normalize_word("Über", True) == "uber"
 
@@ -228,8 +251,18 @@ def test_cased_bert_keeps_case_even_with_a_lowercase_only_vocabulary(tmp_path):
     vocab, tokens = tmp_path / "vocab.txt", tmp_path / "xx.txt"
     train_vocab([corpus], vocab, vocab_size=40, min_frequency=2)
     tokenize_corpus(corpus, vocab, tokens)
-    hparams = {"hidden_size": 16, "num_layers": 1, "num_heads": 2, "intermediate_size": 32, "window": 8,
-               "batch_size": 4, "max_steps": 1, "warmup_steps": 0, "log_every": 1, "checkpoint_every": 1}
+    hparams = {
+        "hidden_size": 16,
+        "num_layers": 1,
+        "num_heads": 2,
+        "intermediate_size": 32,
+        "window": 8,
+        "batch_size": 4,
+        "max_steps": 1,
+        "warmup_steps": 0,
+        "log_every": 1,
+        "checkpoint_every": 1,
+    }
     bert.pretrain([tokens], vocab, tmp_path / "bert", tmp_path / "ckpt", hparams)
     inference = AutoTokenizer.from_pretrained(tmp_path / "bert")
     assert inference.tokenize("The cat") == word_pieces(load_tokenizer(vocab), "The") + ["cat"]

@@ -39,7 +39,8 @@ def test_window_sweep_rows_are_marked_and_reported(test_run):
     swept = table[table.window_sweep]
     size = min(config["corpus"]["sizes"])
     assert set(zip(swept.model, swept["size"], swept.window, strict=True)) == {
-        ("word2vec", size, window) for window in config["window_sweep"]["windows"]}
+        ("word2vec", size, window) for window in config["window_sweep"]["windows"]
+    }
     assert set(swept.pair) == {"en-xa", "en-xe"} and swept.mrr.between(0, 1).all()
     assert not table[~table.window_sweep & ~table.window.isin(config["windows"])].shape[0]
     assert (results / "figures/word_retrieval_window_sweep.png").stat().st_size > 0
@@ -83,7 +84,8 @@ def test_word_pairs_and_contextual_retrieval_of_the_test_run(test_run):
     intersection = pairs[pairs.links_from == "pairs"].set_index(["lang", "split"])
     assert intersection.loc[("xa", "test"), "sentence_pairs"] == align["test_sentences"]
     assert intersection.loc[("xa", f"train{max(align['train_sentences'])}"), "sentence_pairs"] == max(
-        align["train_sentences"])
+        align["train_sentences"]
+    )
     assert (intersection.aer < 0.3).all() and (intersection.loc["xe"].aer < 0.05).all()
     table = pd.read_parquet(eval_dir / "contextual_retrieval.parquet")
     lms = language_berts(preset_plan("test"))
@@ -176,10 +178,12 @@ def test_full_study_extracts_the_six_low_resource_treebanks_and_parses_them(full
     output = re.search(r"^    output: (.*)$", block, re.M)[1]
     written = sorted(re.findall(r"data/ud/(\w+)\.(\w+)\.conllu", output))
     assert written == sorted((lang, split) for lang in langs for split in ("test", "train")), "never dev"
-    parsing = re.findall(r"^rule finetune:\n((?:    .*\n)*?    wildcards: task=parsing, lm=bert/.*, variant=f\d+,.*\n)",
-                         dry, re.M)
-    assert parsing and all(f"data/ud/{lang}.{split}.conllu" in job for job in parsing for lang in langs
-                           for split in ("train", "test"))
+    parsing = re.findall(
+        r"^rule finetune:\n((?:    .*\n)*?    wildcards: task=parsing, lm=bert/.*, variant=f\d+,.*\n)", dry, re.M
+    )
+    assert parsing and all(
+        f"data/ud/{lang}.{split}.conllu" in job for job in parsing for lang in langs for split in ("train", "test")
+    )
 
 
 def test_hf_checkpoint_joins_every_representation_experiment(tmp_path):
@@ -219,8 +223,11 @@ def test_aligned_model_joins_every_experiment(tmp_path):
     assert dry.returncode == 0, dry.stderr[-3000:]
     assert job_counts(dry.stdout)["align_finetune"] == 1
     assert f"results/test/finetuned/xnli/{lm}/f{config['transfer']['freeze'][0]}-cao/seed1" in dry.stdout
-    targets = [f"results/test/eval/retrieval/{lm}.parquet", f"results/test/eval/token_translation/{lm}/en-{lang}.parquet",
-               f"results/test/eval/sentence_retrieval/tatoeba/{lm}/{lang}.parquet"]
+    targets = [
+        f"results/test/eval/retrieval/{lm}.parquet",
+        f"results/test/eval/token_translation/{lm}/en-{lang}.parquet",
+        f"results/test/eval/sentence_retrieval/tatoeba/{lm}/{lang}.parquet",
+    ]
     dry = snakemake("-n", *targets, "--configfile", str(TEST_PRESET), cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr[-3000:]
     counts = job_counts(dry.stdout)
@@ -230,6 +237,7 @@ def test_aligned_model_joins_every_experiment(tmp_path):
     assert f"results/test/models/{base}," in align
     assert all(f"results/test/data/align/en-{x}/train{n}.align" in align for x in config["languages"][1:])
     assert any("rule bert_extract:" in j and f"results/test/models/{lm}," in j for j in jobs)
+
 
 def dry_run_over_test_preset(tmp_path, override: str, timeout: int):
     """A dry run of the test preset with `override` (YAML) merged over it."""
@@ -269,14 +277,21 @@ def demo_run(tmp_path_factory) -> Path:
     built in a fresh working directory."""
     config = yaml.safe_load((REPO / "presets/demo.yaml").read_text())
     sizes, windows, langs = config["corpus"]["sizes"], config["windows"], config["languages"]
-    targets = [f"results/demo/eval/retrieval/{model}/{size}-w{window}.parquet"
-               for model in ("glove", "word2vec") for size in sizes for window in windows]
-    targets += [f"results/demo/eval/token_translation/bert/{max(sizes)}-w{max(windows)}/{langs[0]}-{lang}.parquet"
-                for lang in langs[1:]]
+    targets = [
+        f"results/demo/eval/retrieval/{model}/{size}-w{window}.parquet"
+        for model in ("glove", "word2vec")
+        for size in sizes
+        for window in windows
+    ]
+    targets += [
+        f"results/demo/eval/token_translation/bert/{max(sizes)}-w{max(windows)}/{langs[0]}-{lang}.parquet"
+        for lang in langs[1:]
+    ]
     targets += [f"results/demo/eval/contextual_retrieval/{lm}.parquet" for lm in demo_aligned_and_base(config)]
     workdir = tmp_path_factory.mktemp("demo")
-    done = snakemake(*targets, "--configfile", str(REPO / "presets/demo.yaml"), "--cores", "2",
-                     cwd=workdir, timeout=1800)
+    done = snakemake(
+        *targets, "--configfile", str(REPO / "presets/demo.yaml"), "--cores", "2", cwd=workdir, timeout=1800
+    )
     assert done.returncode == 0, done.stderr[-5000:]
     return workdir / "results/demo/eval"
 
@@ -292,8 +307,11 @@ def test_demo_static_models_retrieve_clearly_above_chance(demo_run):
 def test_demo_convert_rate_rises_with_alpha(demo_run):
     from test_translation import check_language_switch
 
-    parts = [p for p in (demo_run / "token_translation").glob("bert/*/*.parquet")
-             if not {".samples", ".items"} & set(p.suffixes)]  # the tables, not their samples or per-sentence items
+    parts = [
+        p
+        for p in (demo_run / "token_translation").glob("bert/*/*.parquet")
+        if not {".samples", ".items"} & set(p.suffixes)
+    ]  # the tables, not their samples or per-sentence items
     table = pd.concat([pd.read_parquet(p) for p in parts])
     assert sorted(table.alpha.unique()) == [-1, 0, 1, 2, 3]
     check_language_switch(table)

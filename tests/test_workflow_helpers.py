@@ -28,8 +28,14 @@ rule b:
 
 
 def fresh(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(cwd / "Snakefile"), *args],
-                          cwd=cwd, env=environment(), capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(cwd / "Snakefile"), *args],
+        cwd=cwd,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def comparable(text: str) -> str:
@@ -49,8 +55,11 @@ def toy(tmp_path, monkeypatch) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("args", [("-n",), ("-n", "--forceall", "-p"), ("-n", "no-such-target"), ("--lint",)],
-                         ids=["plan", "forced", "bad target", "lint"])
+@pytest.mark.parametrize(
+    "args",
+    [("-n",), ("-n", "--forceall", "-p"), ("-n", "no-such-target"), ("--lint",)],
+    ids=["plan", "forced", "bad target", "lint"],
+)
 def test_a_warm_dry_run_prints_and_exits_as_a_fresh_one(toy, args):
     warm = snakemake(*args, cwd=toy, repo=toy)
     plain = fresh(*args, cwd=toy)

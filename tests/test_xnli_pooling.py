@@ -46,10 +46,8 @@ def _classifier(pooling: str, states: torch.Tensor) -> PairClassifier:
 
 
 def test_cls_reads_the_first_position_and_mean_the_non_pad_positions_by_hand():
-    states = torch.tensor([[[1.0, 2.0], [3.0, 4.0], [100.0, 100.0]],
-                           [[0.0, 0.0], [2.0, 2.0], [4.0, -2.0]]])
-    batch = {"input_ids": torch.zeros(2, 3, dtype=torch.long),
-             "attention_mask": torch.tensor([[1, 1, 0], [1, 1, 1]])}
+    states = torch.tensor([[[1.0, 2.0], [3.0, 4.0], [100.0, 100.0]], [[0.0, 0.0], [2.0, 2.0], [4.0, -2.0]]])
+    batch = {"input_ids": torch.zeros(2, 3, dtype=torch.long), "attention_mask": torch.tensor([[1, 1, 0], [1, 1, 1]])}
     assert _classifier("cls", states).logits(batch).tolist() == [[1.0, 2.0], [0.0, 0.0]]
     assert _classifier("mean", states).logits(batch).tolist() == [[2.0, 3.0], [2.0, 0.0]]  # the pad row left out
 
@@ -67,8 +65,10 @@ def test_the_setting_reaches_xnli_fine_tunings_only():
     plan = make_plan(transfer={"xnli": {"pooling": "mean"}, "tasks": ["xnli", "pos"]}, language={"sizes": [200]})
     params = plan.transfer_params(wildcards(task="xnli", lm="bert/200-w5", variant="f0", seed="1"))
     assert params["settings"]["pooling"] == "mean"
-    assert "pooling" not in plan.transfer_params(wildcards(task="pos", lm="bert/200-w5", variant="f0",
-                                                           seed="1"))["settings"]
+    assert (
+        "pooling"
+        not in plan.transfer_params(wildcards(task="pos", lm="bert/200-w5", variant="f0", seed="1"))["settings"]
+    )
     static = plan.transfer_params(wildcards(task="xnli", lm="glove/200-w5", variant="static", seed="1"))
     assert "pooling" not in static["settings"], "InferSent pools its own way: the setting reruns no static model"
     cao = plan.cao_settings
@@ -85,8 +85,13 @@ def _synthetic_xnli(split: str, n: int) -> dict[str, list[tuple[str, str, str]]]
     cfg, world, langs = build({**spec["synthetic"], "xnli_pairs": {split: n}}, spec["languages"])
     pairs = xnli_pairs(cfg, world, split, n)
     neg = world.fid["NOT"]
-    return {code: [(" ".join(surface(lang, realize(lang, p, neg))), " ".join(surface(lang, realize(lang, h, neg))),
-                    label) for p, h, label in pairs] for code, lang in langs.items()}
+    return {
+        code: [
+            (" ".join(surface(lang, realize(lang, p, neg))), " ".join(surface(lang, realize(lang, h, neg))), label)
+            for p, h, label in pairs
+        ]
+        for code, lang in langs.items()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -96,22 +101,41 @@ def study_xnli():
     recorded = json.loads((FIXTURE / "synthetic.json").read_text())["dev_xa_sha256"]
     assert hashlib.sha256(text.encode()).hexdigest() == recorded, (
         "the synthetic generator no longer writes the study run's dev-xa.tsv the fixture BERT was pretrained "
-        "beside: regenerate tests/data/xnli_collapse from a presets/study.yaml run")
+        "beside: regenerate tests/data/xnli_collapse from a presets/study.yaml run"
+    )
     return data
 
 
 def _finetune_and_test(tmp_path: Path, data: dict, pooling: str, n_train: int):
     """Fine-tune the fixture BERT on the first n_train English pairs as a transfer job does and score every
     language's test pairs with the pipeline's scoring: the accuracy rows (value, flag) by language."""
-    settings = {"epochs": 2, "batch_size": 32, "learning_rate": 5e-4, "warmup": 0.1, "weight_decay": 0.01,
-                "dropout": 0.1, "max_length": 64, "max_train": None, "pooling": pooling}
-    ft.finetune("xnli", load_bert(FIXTURE), data["train"]["en"][:n_train], {"en": data["dev"]["en"]},
-                tmp_path / "model", tmp_path / "ckpt", settings, ft.FinetuneRun(seed=1, checkpoint_every=10_000),
-                score=transfer.score)
-    table = transfer.evaluate(tmp_path / "model", {lang: {"dev": data["dev"][lang], "test": data["test"][lang]}
-                                                   for lang in data["test"]},
-                              transfer.TransferTest(pivot="en", layer=2, alphas=[1.0], positions="all", mds=False,
-                                                    batch_size=64))
+    settings = {
+        "epochs": 2,
+        "batch_size": 32,
+        "learning_rate": 5e-4,
+        "warmup": 0.1,
+        "weight_decay": 0.01,
+        "dropout": 0.1,
+        "max_length": 64,
+        "max_train": None,
+        "pooling": pooling,
+    }
+    ft.finetune(
+        "xnli",
+        load_bert(FIXTURE),
+        data["train"]["en"][:n_train],
+        {"en": data["dev"]["en"]},
+        tmp_path / "model",
+        tmp_path / "ckpt",
+        settings,
+        ft.FinetuneRun(seed=1, checkpoint_every=10_000),
+        score=transfer.score,
+    )
+    table = transfer.evaluate(
+        tmp_path / "model",
+        {lang: {"dev": data["dev"][lang], "test": data["test"][lang]} for lang in data["test"]},
+        transfer.TransferTest(pivot="en", layer=2, alphas=[1.0], positions="all", mds=False, batch_size=64),
+    )
     rows = table[(table["split"] == "test") & (table["metric"] == "accuracy")]
     return {row.lang: (row.value, row.flag if isinstance(row.flag, str) else None) for row in rows.itertuples()}
 
@@ -120,12 +144,14 @@ def _finetune_and_test(tmp_path: Path, data: dict, pooling: str, n_train: int):
 def test_the_study_bert_collapses_on_cls_and_transfers_with_mean_pooling(study_xnli, tmp_path):
     before = _finetune_and_test(tmp_path / "cls", study_xnli, "cls", 3000)  # the study's recipe before the fix
     assert before["en"][0] > 50, "English is learned"
-    assert any("constant predictions" in (flag or "") for lang, (_, flag) in before.items() if lang != "en"), \
+    assert any("constant predictions" in (flag or "") for lang, (_, flag) in before.items() if lang != "en"), (
         f"one class in some other language, the collapse: {before}"
+    )
 
     after = _finetune_and_test(tmp_path / "mean", study_xnli, "mean", 12000)
     n = len(study_xnli["test"]["en"])
     for lang, (accuracy, flag) in after.items():
-        assert binomtest(round(accuracy * n / 100), n, 1 / 3, alternative="greater").pvalue < 0.001, \
+        assert binomtest(round(accuracy * n / 100), n, 1 / 3, alternative="greater").pvalue < 0.001, (
             f"{lang}: {accuracy:.1f} % is not above chance"
+        )
         assert flag is None, f"{lang}: {flag}"

@@ -43,12 +43,28 @@ def _model_config(architecture: str, vocab_size: int, pad_id: int):
     from transformers import DistilBertConfig, XLMRobertaConfig
 
     if architecture == "distilbert":
-        return DistilBertConfig(vocab_size=vocab_size, dim=HIDDEN, n_layers=LAYERS, n_heads=2, hidden_dim=32,
-                                max_position_embeddings=POSITIONS, pad_token_id=pad_id)
+        return DistilBertConfig(
+            vocab_size=vocab_size,
+            dim=HIDDEN,
+            n_layers=LAYERS,
+            n_heads=2,
+            hidden_dim=32,
+            max_position_embeddings=POSITIONS,
+            pad_token_id=pad_id,
+        )
     # RoBERTa numbers positions from pad_id + 1: POSITIONS pieces need POSITIONS + 2 embeddings
-    return XLMRobertaConfig(max_position_embeddings=POSITIONS + pad_id + 1, type_vocab_size=1, bos_token_id=0,
-                            eos_token_id=2, vocab_size=vocab_size, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
-                            num_attention_heads=2, intermediate_size=32, pad_token_id=pad_id)
+    return XLMRobertaConfig(
+        max_position_embeddings=POSITIONS + pad_id + 1,
+        type_vocab_size=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        vocab_size=vocab_size,
+        hidden_size=HIDDEN,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=2,
+        intermediate_size=32,
+        pad_token_id=pad_id,
+    )
 
 
 def _wordpieces() -> list[str]:
@@ -71,8 +87,12 @@ def _xlmr_tokenizer():
     backend = Tokenizer(models.Unigram())
     backend.pre_tokenizer = pre_tokenizers.Metaspace()
     backend.decoder = decoders.Metaspace()
-    trainer = trainers.UnigramTrainer(vocab_size=80, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
-                                      unk_token="<unk>", show_progress=False)
+    trainer = trainers.UnigramTrainer(
+        vocab_size=80,
+        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+        unk_token="<unk>",
+        show_progress=False,
+    )
     backend.train_from_iterator(sentences("en", 200, 0) + sentences("xx", 200, 0), trainer)
     return XLMRobertaTokenizerFast(tokenizer_object=backend)
 
@@ -82,9 +102,17 @@ def tiny_bert(vocab_size: int, hidden: int = 16, layers: int = 2, positions: int
     `config`: further BertConfig fields (dropouts, attention implementation)."""
     from transformers import BertConfig, BertForMaskedLM
 
-    return BertForMaskedLM(BertConfig(vocab_size=vocab_size, hidden_size=hidden, num_hidden_layers=layers,
-                                      num_attention_heads=2, intermediate_size=2 * hidden,
-                                      max_position_embeddings=positions, **config))
+    return BertForMaskedLM(
+        BertConfig(
+            vocab_size=vocab_size,
+            hidden_size=hidden,
+            num_hidden_layers=layers,
+            num_attention_heads=2,
+            intermediate_size=2 * hidden,
+            max_position_embeddings=positions,
+            **config,
+        )
+    )
 
 
 def save_tiny_bert(out: Path, vocab: list[str] | Path, seed: int = 0, **shape) -> Path:

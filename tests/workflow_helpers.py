@@ -35,16 +35,26 @@ def snakemake(*args: str, cwd: Path, timeout: int = 600, repo: Path = REPO) -> s
     argv = ["--snakefile", str(repo / "Snakefile"), *map(str, args)]
     if RUNS_NO_JOB & set(argv) and hasattr(os, "fork"):
         return warm_snakemake().run(argv, cwd=Path(cwd), env=environment(), timeout=timeout)
-    return subprocess.run([sys.executable, "-m", "snakemake", *argv], cwd=cwd, env=environment(),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", *argv],
+        cwd=cwd,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 class WarmSnakemake:
     """The client of one tests/snakemake_zygote.py process: runs one Snakemake command at a time."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("snakemake_zygote.py"))],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment())
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("snakemake_zygote.py"))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=environment(),
+        )
         self.pending = b""
 
     def run(self, argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
@@ -60,8 +70,9 @@ class WarmSnakemake:
                 os.kill(pid, signal.SIGKILL)  # as subprocess.run does on its timeout
                 self._answer(timeout=60)
                 raise subprocess.TimeoutExpired(["snakemake", *argv], timeout) from None
-            return subprocess.CompletedProcess(["snakemake", *argv], code, out.read_text(errors="replace"),
-                                               err.read_text(errors="replace"))
+            return subprocess.CompletedProcess(
+                ["snakemake", *argv], code, out.read_text(errors="replace"), err.read_text(errors="replace")
+            )
 
     def _answer(self, timeout: float) -> dict:
         """The zygote's next line, read without a buffer that select() cannot see."""

@@ -31,9 +31,13 @@ class Imports:
 Statement = tuple[str | None, int, tuple[str, ...] | None, int]
 
 
-def analyse(entry: str | Path, root: str | Path, package: str = "xling",
-            memo: dict[Path, list[tuple[str, int]]] | None = None,
-            statements: Callable[[Path], list[Statement]] | None = None) -> Imports:
+def analyse(
+    entry: str | Path,
+    root: str | Path,
+    package: str = "xling",
+    memo: dict[Path, list[tuple[str, int]]] | None = None,
+    statements: Callable[[Path], list[Statement]] | None = None,
+) -> Imports:
     """Follow the imports of `entry` (a script, or a module of `package`) through `package`, which
     lies in `root`; raises ImportError naming file and line for an import of a missing module. `memo`
     keeps each file's imports between calls on one checkout (the workflow's parse: every rule's entry
@@ -75,8 +79,9 @@ def import_statements(source: bytes, filename: str = "<source>") -> list[Stateme
     return found
 
 
-def _imported(path: Path, root: Path, package: str,
-              statements: Callable[[Path], list[Statement]] | None = None) -> list[tuple[str, int]]:
+def _imported(
+    path: Path, root: Path, package: str, statements: Callable[[Path], list[Statement]] | None = None
+) -> list[tuple[str, int]]:
     """(absolute module name, line) of every import in the file; for `from m import a`, also `m.a`
     where that is a module of the package."""
     here = _module_name(path, root, package)

@@ -84,6 +84,7 @@ def merge(base: Any, override: Any) -> Any:
 def settled(config: dict, schema: dict) -> dict:
     """The run's settings: `config` over the schema's defaults, at every depth (defaults of objects the config
     sets are filled in too)."""
+
     def fill(value: Any, node: dict) -> Any:
         node = _resolve(node, schema)
         if isinstance(value, dict) and node.get("properties"):
@@ -136,16 +137,20 @@ def is_unspoken(key: str, unspoken: dict | None) -> bool:
     included)."""
     parts = key.split(".")
     prefixes = [".".join(parts[:n]) for n in range(1, len(parts) + 1)]
-    return any(prefix.rpartition(".")[2] in RUNTIME.get(prefix.rpartition(".")[0], ()) for prefix in prefixes) \
-        or any(fnmatch.fnmatchcase(prefix, pattern) for pattern in unspoken or {} for prefix in prefixes)
+    return any(prefix.rpartition(".")[2] in RUNTIME.get(prefix.rpartition(".")[0], ()) for prefix in prefixes) or any(
+        fnmatch.fnmatchcase(prefix, pattern) for pattern in unspoken or {} for prefix in prefixes
+    )
 
 
 def without_unspoken(value: Any, key: str, unspoken: dict | None) -> Any:
     """An object's value less its keys (at any depth) that no paper speaks to."""
     if not isinstance(value, dict):
         return value
-    return {k: without_unspoken(v, f"{key}.{k}", unspoken) for k, v in value.items()
-            if not is_unspoken(f"{key}.{k}", unspoken)}
+    return {
+        k: without_unspoken(v, f"{key}.{k}", unspoken)
+        for k, v in value.items()
+        if not is_unspoken(f"{key}.{k}", unspoken)
+    }
 
 
 def value_at(settings: dict, key: str, unspoken: dict | None = None) -> Any:
@@ -166,11 +171,14 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, list) or isinstance(b, list):
-        return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) \
+        return (
+            isinstance(a, list)
+            and isinstance(b, list)
+            and len(a) == len(b)
             and all(same(x, y) for x, y in zip(a, b, strict=True))
+        )
     if isinstance(a, dict) or isinstance(b, dict):
-        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() \
-            and all(same(a[k], b[k]) for k in a)
+        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     return a == b
 
 
@@ -178,15 +186,22 @@ def differing(value: Any, recorded: Any, key: str) -> list[tuple[str, Any, Any]]
     """Where a value differs from the one recorded: (dotted key, value, recorded), down to the leaf that
     differs where both are objects."""
     if isinstance(value, dict) and isinstance(recorded, dict):
-        return [d for k in sorted(set(value) | set(recorded), key=str)
-                for d in differing(value.get(k, _MISSING), recorded.get(k, _MISSING), f"{key}.{k}")]
+        return [
+            d
+            for k in sorted(set(value) | set(recorded), key=str)
+            for d in differing(value.get(k, _MISSING), recorded.get(k, _MISSING), f"{key}.{k}")
+        ]
     return [] if same(value, recorded) else [(key, value, recorded)]
 
 
 def yaml_value(value: Any) -> str:
     """A value as one line of YAML, to paste into a row."""
-    return yaml.safe_dump(value, default_flow_style=True, width=10**6, allow_unicode=True).strip().removesuffix(
-        "\n...").strip()
+    return (
+        yaml.safe_dump(value, default_flow_style=True, width=10**6, allow_unicode=True)
+        .strip()
+        .removesuffix("\n...")
+        .strip()
+    )
 
 
 def _shown(value: Any) -> str:
@@ -202,9 +217,11 @@ def uncovered(protocol: dict, schema: dict, config: dict) -> list[str]:
     for key, value in leaves(settled(config, schema)):
         if is_unspoken(key, unspoken) or any(key == k or key.startswith(k + ".") for k in keys):
             continue
-        found.append(f"{key} (= {yaml_value(value)}) has no row: add one to resources/protocol.yaml's settings with "
-                     f"`config_key: {key}` and `{OURS}: {yaml_value(value)}` (paper_value: not stated where no paper "
-                     f"states it), or list it under `unspoken` with a one-line reason if it changes no number")
+        found.append(
+            f"{key} (= {yaml_value(value)}) has no row: add one to resources/protocol.yaml's settings with "
+            f"`config_key: {key}` and `{OURS}: {yaml_value(value)}` (paper_value: not stated where no paper "
+            f"states it), or list it under `unspoken` with a one-line reason if it changes no number"
+        )
     return found
 
 
@@ -215,8 +232,12 @@ def in_schema(schema: dict, key: str, *, open_objects: bool = False) -> bool:
     for part in key.split("."):
         node = _resolve(node, schema)
         properties = node.get("properties")
-        if not properties and open_objects and node.get("type") == "object" \
-                and node.get("additionalProperties", True) is not False:
+        if (
+            not properties
+            and open_objects
+            and node.get("type") == "object"
+            and node.get("additionalProperties", True) is not False
+        ):
             return True
         if part not in (properties or {}):
             return False
@@ -257,8 +278,11 @@ def problems(protocol: dict, schema: dict, config: dict, scopes: dict | None = N
             found.append(f"unspoken {pattern}: give the one-line reason no paper speaks to it")
     for entry in protocol["settings"]:
         name = entry.get("id", "?")
-        missing = [field for field in ("id", "paper", "experiment", "section", "setting", "paper_value", "config_key")
-                   if field not in entry]
+        missing = [
+            field
+            for field in ("id", "paper", "experiment", "section", "setting", "paper_value", "config_key")
+            if field not in entry
+        ]
         if missing:
             found.append(f"{name}: missing {', '.join(missing)}")
             continue
@@ -277,8 +301,10 @@ def problems(protocol: dict, schema: dict, config: dict, scopes: dict | None = N
             if not entry.get("ours"):
                 found.append(f"{name}: no config key, so `ours` must say what the code does")
             elif stated(entry) and not entry.get("same") and not entry.get("reason"):
-                found.append(f"{name}: the code's setting ({entry['ours']}) differs from the paper's "
-                             f"({entry['paper_value']}) without a reason (or `same: true`)")
+                found.append(
+                    f"{name}: the code's setting ({entry['ours']}) differs from the paper's "
+                    f"({entry['paper_value']}) without a reason (or `same: true`)"
+                )
             continue
         if key is not None:
             try:
@@ -297,21 +323,26 @@ def problems(protocol: dict, schema: dict, config: dict, scopes: dict | None = N
             continue
         recorded = entry[OURS]
         for leaf, have, wanted in differing(value, recorded, where):
-            found.append(f"{name}: {leaf} is {_shown(have)}, the row records {OURS} {_shown(wanted)}: a deviation "
-                         f"is made only by editing this row of resources/protocol.yaml (with its reason)")
+            found.append(
+                f"{name}: {leaf} is {_shown(have)}, the row records {OURS} {_shown(wanted)}: a deviation "
+                f"is made only by editing this row of resources/protocol.yaml (with its reason)"
+            )
         if not stated(entry):
             continue
         agrees = matches(entry, recorded)
         if not agrees and not entry.get("reason"):
-            found.append(f"{name}: {where} is {recorded!r}, the paper ({entry['paper']} {entry['section']}) "
-                         f"states {expected(entry)!r}, and no reason is recorded")
+            found.append(
+                f"{name}: {where} is {recorded!r}, the paper ({entry['paper']} {entry['section']}) "
+                f"states {expected(entry)!r}, and no reason is recorded"
+            )
         if agrees and str(entry.get("reason", "")).startswith(TODO):
             found.append(f"{name}: {where} is the paper's {recorded!r} now; remove the TODO reason")
     return found + uncovered(protocol, schema, config)
 
 
-def deviations(config: dict, *, schema: dict | None = None, protocol: dict | None = None,
-               defaults: dict | None = None) -> list[dict]:
+def deviations(
+    config: dict, *, schema: dict | None = None, protocol: dict | None = None, defaults: dict | None = None
+) -> list[dict]:
     """What a run (its config, before or after schema defaults) does differently from each paper: one row per
     setting that differs (with the recorded reason, or "set by this run" where the run changed a default that
     is the paper's) and per setting a paper does not state (with ours). `defaults` is the full study's config
@@ -325,10 +356,17 @@ def deviations(config: dict, *, schema: dict | None = None, protocol: dict | Non
         key = entry["config_key"]
         value = value_at(settings, key, protocol.get("unspoken")) if key else None
         scoped = key is None and entry.get("scope") is not None  # the code's scope, as the test read it
-        row = dict(paper=entry["paper"], experiment=entry["experiment"], section=entry["section"],
-                   setting=entry["setting"], paper_value=entry["paper_value"], config_key=key,
-                   ours=value if key else entry.get(OURS) if scoped else entry.get("ours"),
-                   note=entry.get("ours", "") if key else "", reason=entry.get("reason", ""))
+        row = dict(
+            paper=entry["paper"],
+            experiment=entry["experiment"],
+            section=entry["section"],
+            setting=entry["setting"],
+            paper_value=entry["paper_value"],
+            config_key=key,
+            ours=value if key else entry.get(OURS) if scoped else entry.get("ours"),
+            note=entry.get("ours", "") if key else "",
+            reason=entry.get("reason", ""),
+        )
         if not stated(entry):
             rows.append({**row, "status": NOT_STATED})
         elif scoped:

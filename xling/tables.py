@@ -25,10 +25,17 @@ def data_settings(config: dict) -> dict:
     else:
         drop = {"wikipedia"} if data.get("corpus", "wikipedia") != "wikipedia" else set()
         source = {"data": {k: v for k, v in computed("data", data).items() if k not in drop}}
-    tokenizer = {k: v for k, v in (config.get("tokenizer") or {}).items()
-                 if k not in TRAINED_VOCAB_KEYS or (config.get("tokenizer") or {}).get("vocab") == "train"}
-    return {"languages": config.get("languages"), **source, "corpus": config.get("corpus") or {},
-            "tokenizer": tokenizer}
+    tokenizer = {
+        k: v
+        for k, v in (config.get("tokenizer") or {}).items()
+        if k not in TRAINED_VOCAB_KEYS or (config.get("tokenizer") or {}).get("vocab") == "train"
+    }
+    return {
+        "languages": config.get("languages"),
+        **source,
+        "corpus": config.get("corpus") or {},
+        "tokenizer": tokenizer,
+    }
 
 
 def run_settings(config: dict, model: str) -> dict:
@@ -68,9 +75,13 @@ def write_parquet(table: pd.DataFrame, path: str | Path) -> None:
         table.to_parquet(tmp, index=False)
 
 
-def gather(paths: list[str | Path], out_parquet: str | Path, out_csv: str | Path,
-           marks: Mapping[str, Iterable[str | Path]] | None = None,
-           each: Callable[[Path, pd.DataFrame], pd.DataFrame] | None = None) -> pd.DataFrame:
+def gather(
+    paths: list[str | Path],
+    out_parquet: str | Path,
+    out_csv: str | Path,
+    marks: Mapping[str, Iterable[str | Path]] | None = None,
+    each: Callable[[Path, pd.DataFrame], pd.DataFrame] | None = None,
+) -> pd.DataFrame:
     """Concatenate per-setting tables (same columns) into one table, also as CSV for spreadsheets.
 
     `marks` {column: paths}: a boolean column per experiment, True on the rows read from its paths, so an
@@ -81,8 +92,10 @@ def gather(paths: list[str | Path], out_parquet: str | Path, out_csv: str | Path
     stray = set().union(*marked.values()) - {Path(p) for p in paths}
     if stray:
         raise ValueError(f"marked tables that are not gathered: {sorted(map(str, stray))}")
-    tables = [pd.read_parquet(p).assign(**{column: Path(p) in experiment for column, experiment in marked.items()})
-              for p in paths]
+    tables = [
+        pd.read_parquet(p).assign(**{column: Path(p) in experiment for column, experiment in marked.items()})
+        for p in paths
+    ]
     if each is not None:
         tables = [each(Path(p), table) for p, table in zip(paths, tables, strict=True)]
     table = pd.concat(tables, ignore_index=True)

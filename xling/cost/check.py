@@ -34,18 +34,22 @@ def compare(estimates, benchmark_root: Path) -> tuple[list[dict], dict]:
         m = measured(benchmark_root, e.job.benchmark)
         if m is None:
             continue
-        row = rows.setdefault(e.job.rule, {"rule": e.job.rule, "jobs": 0, "estimated_s": 0.0, "measured_s": 0.0,
-                                           "max_rss_mb": 0.0})
+        row = rows.setdefault(
+            e.job.rule, {"rule": e.job.rule, "jobs": 0, "estimated_s": 0.0, "measured_s": 0.0, "max_rss_mb": 0.0}
+        )
         row["jobs"] += 1
         row["estimated_s"] += e.seconds
         row["measured_s"] += m["s"]
         row["max_rss_mb"] = max(row["max_rss_mb"], m["max_rss"])
     for row in rows.values():
         row["ratio"] = row["estimated_s"] / row["measured_s"] if row["measured_s"] else float("inf")
-    total = {"rule": "total", "jobs": sum(r["jobs"] for r in rows.values()),
-             "estimated_s": sum(r["estimated_s"] for r in rows.values()),
-             "measured_s": sum(r["measured_s"] for r in rows.values()),
-             "max_rss_mb": max((r["max_rss_mb"] for r in rows.values()), default=0.0)}
+    total = {
+        "rule": "total",
+        "jobs": sum(r["jobs"] for r in rows.values()),
+        "estimated_s": sum(r["estimated_s"] for r in rows.values()),
+        "measured_s": sum(r["measured_s"] for r in rows.values()),
+        "max_rss_mb": max((r["max_rss_mb"] for r in rows.values()), default=0.0),
+    }
     total["ratio"] = total["estimated_s"] / total["measured_s"] if total["measured_s"] else float("inf")
     total["within_2x"] = sum(0.5 <= r["ratio"] <= 2.0 for r in rows.values())
     return sorted(rows.values(), key=lambda r: -r["measured_s"]), total

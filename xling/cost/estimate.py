@@ -56,15 +56,17 @@ def rule_spec(throughput: dict, rule: str, allow_fallback: bool) -> tuple[dict, 
     raise MissingThroughput(rule)
 
 
-def estimate_jobs(jobs, ctx: Context, throughput: dict, gpus_present: bool = True,
-                  allow_fallback: bool = False) -> list[Estimate]:
+def estimate_jobs(
+    jobs, ctx: Context, throughput: dict, gpus_present: bool = True, allow_fallback: bool = False
+) -> list[Estimate]:
     """Every job's estimate; refuses (MissingThroughput naming every uncosted rule) unless allow_fallback."""
     missing = sorted({j.rule for j in jobs if j.rule not in throughput["rules"]})
     if missing and not allow_fallback:
         raise MissingThroughput(
             f"no throughput figure for rule(s) {', '.join(missing)}: add them to the rules of the throughput file "
             "(work model, device, start-up seconds, with their source) or pass --fallback to cost them as "
-            f"{throughput['fallback']} (printed as an assumption)")
+            f"{throughput['fallback']} (printed as an assumption)"
+        )
     return [_estimate(job, ctx, throughput, gpus_present, allow_fallback) for job in jobs]
 
 
@@ -75,8 +77,11 @@ def _estimate(job, ctx: Context, throughput: dict, gpus_present: bool, allow_fal
     threads = max(1, job.threads)
     seconds = float(spec.get("startup_s", throughput["fallback"]["startup_s"]))
     if work.flops:
-        rate = (throughput["devices"]["gpu"]["flops_per_s"] if device == "gpu"
-                else cpu_flops_per_thread(throughput, work.hidden) * threads)
+        rate = (
+            throughput["devices"]["gpu"]["flops_per_s"]
+            if device == "gpu"
+            else cpu_flops_per_thread(throughput, work.hidden) * threads
+        )
         seconds += work.flops / rate
     seconds += work.units * float(spec.get("s_per_unit", 0.0)) / threads
     gpu_mem = 0.0
@@ -84,8 +89,10 @@ def _estimate(job, ctx: Context, throughput: dict, gpus_present: bool, allow_fal
         embeddings = ctx.vocab() * work.hidden
         if work.batch_tokens:
             layers_x_hidden = work.params / (12 * work.hidden)
-            gpu_mem = (BYTES_TRAINING_STATE * (work.params + embeddings)
-                       + ACTIVATION_BYTES * work.batch_tokens * layers_x_hidden)
+            gpu_mem = (
+                BYTES_TRAINING_STATE * (work.params + embeddings)
+                + ACTIVATION_BYTES * work.batch_tokens * layers_x_hidden
+            )
         else:
             gpu_mem = BYTES_INFERENCE * (work.params + embeddings)
     declared = float(job.resources.get("mem_mb", 0) or 0)
@@ -97,10 +104,25 @@ def per_rule(estimates: list[Estimate]) -> list[dict]:
     """One row per rule, in plan order of first appearance."""
     rows: dict[str, dict] = {}
     for e in estimates:
-        row = rows.setdefault(e.job.rule, {"rule": e.job.rule, "jobs": 0, "tokens": 0.0, "steps": 0.0,
-                                           "examples": 0.0, "flops": 0.0, "cpu_h": 0.0, "gpu_h": 0.0,
-                                           "longest_s": 0.0, "gpu_mem_gb": 0.0, "host_mem_gb": 0.0,
-                                           "device": e.device, "fallback": e.fallback, "notes": e.work.notes})
+        row = rows.setdefault(
+            e.job.rule,
+            {
+                "rule": e.job.rule,
+                "jobs": 0,
+                "tokens": 0.0,
+                "steps": 0.0,
+                "examples": 0.0,
+                "flops": 0.0,
+                "cpu_h": 0.0,
+                "gpu_h": 0.0,
+                "longest_s": 0.0,
+                "gpu_mem_gb": 0.0,
+                "host_mem_gb": 0.0,
+                "device": e.device,
+                "fallback": e.fallback,
+                "notes": e.work.notes,
+            },
+        )
         row["jobs"] += 1
         if e.device not in row["device"]:
             row["device"] += "+" + e.device
@@ -130,7 +152,7 @@ def _longest_chains(estimates: list[Estimate], forward: bool) -> dict[int, float
                 dependants[dep].append(e.job.jobid)
     memo: dict[int, float] = {}
     order = _topological(by_id, dependants)
-    for jobid in (order if forward else reversed(order)):
+    for jobid in order if forward else reversed(order):
         e = by_id[jobid]
         links = [d for d in e.job.depends_on if d in by_id] if forward else dependants[jobid]
         memo[jobid] = e.seconds + max((memo[d] for d in links), default=0.0)

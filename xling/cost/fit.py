@@ -23,8 +23,9 @@ def matched(preset: Path, run_root: Path, throughput: dict) -> list[tuple]:
     """(rule, measured seconds, units per thread, seconds of FLOP work, peak RSS) of each measured job."""
     plan = plan_jobs([preset], ROOT / "Snakefile")
     out = []
-    for e in estimate_jobs(plan.jobs, Context(plan.config, throughput["data"]), throughput, gpus_present=False,
-                           allow_fallback=True):
+    for e in estimate_jobs(
+        plan.jobs, Context(plan.config, throughput["data"]), throughput, gpus_present=False, allow_fallback=True
+    ):
         m = measured(run_root, e.job.benchmark)
         if m is None:
             continue
@@ -43,14 +44,17 @@ def fit(rows: list[tuple]) -> dict[str, dict]:
     for rule, points in sorted(by_rule.items()):
         per_unit = None
         if any(p[2] for p in points):
-            largest = sorted(points, key=lambda p: p[2])[len(points) // 2:]  # the larger half by units
+            largest = sorted(points, key=lambda p: p[2])[len(points) // 2 :]  # the larger half by units
             smallest = sorted(points, key=lambda p: p[2])[: max(1, len(points) // 2)]
             du = statistics.median(p[2] for p in largest) - statistics.median(p[2] for p in smallest)
             ds = statistics.median(p[1] - p[3] for p in largest) - statistics.median(p[1] - p[3] for p in smallest)
             per_unit = max(ds / du, 0.0) if du > 0 else 0.0
         startup = statistics.median(p[1] - p[3] - (per_unit or 0.0) * p[2] for p in points)
-        fitted[rule] = {"startup_s": round(max(startup, 0.1), 1), "mem_mb": round(max(p[4] for p in points)),
-                        "jobs": len(points)}
+        fitted[rule] = {
+            "startup_s": round(max(startup, 0.1), 1),
+            "mem_mb": round(max(p[4] for p in points)),
+            "jobs": len(points),
+        }
         if per_unit is not None:
             fitted[rule]["s_per_unit"] = float(f"{per_unit:.3g}")
     return fitted

@@ -42,8 +42,14 @@ class Plan:
 def plan_jobs(configfiles: list[Path], snakefile: Path = Path("Snakefile"), forceall: bool = True) -> Plan:
     """Every job `snakemake -n [--forceall] --configfile ...` plans, with the edges between them."""
     from snakemake.api import SnakemakeApi
-    from snakemake.settings.types import (ConfigSettings, DAGSettings, OutputSettings, Quietness,
-                                          ResourceSettings, StorageSettings)
+    from snakemake.settings.types import (
+        ConfigSettings,
+        DAGSettings,
+        OutputSettings,
+        Quietness,
+        ResourceSettings,
+        StorageSettings,
+    )
 
     snakefile = Path(snakefile).resolve()
     here = Path.cwd()

@@ -53,8 +53,14 @@ class Context:
     def size(self, dataset: str, split: str) -> float:
         """Examples in one language's split of a dataset (synthetic: the generator's counts)."""
         if self.synthetic:
-            key = {"xnli": "xnli_pairs", "pos": "ud_sentences", "parsing": "ud_sentences", "ner": "ner_sentences",
-                   "tatoeba": "tatoeba_sentences", "bucc": "bucc_sentences"}[dataset]
+            key = {
+                "xnli": "xnli_pairs",
+                "pos": "ud_sentences",
+                "parsing": "ud_sentences",
+                "ner": "ner_sentences",
+                "tatoeba": "tatoeba_sentences",
+                "bucc": "bucc_sentences",
+            }[dataset]
             value = self.config["synthetic"][key]
             return float(value[split] if isinstance(value, dict) else value)
         return float(self.data["examples"][dataset][split])
@@ -102,10 +108,16 @@ def _pretrain(job, ctx: Context) -> Work:
     # bert.batch_tokens counts the batch in tokens: batch_tokens // window blocks (xling.models.bert_hparams)
     batch = float(int(hp["batch_tokens"]) // window if hp.get("batch_tokens") else hp["batch_size"])
     tokens = steps * batch * window
-    return Work(flops=tokens * train_flops_per_token(hp, window, ctx.vocab(), hp.get("mlm_probability", 0.15)),
-                tokens=tokens, steps=steps, examples=steps * batch, hidden=hp["hidden_size"],
-                params=dense_params(hp), batch_tokens=batch * window,
-                notes=[f"tokens = max_steps x blocks a step x window ({steps:.0f} x {batch:.0f} x {window})"])
+    return Work(
+        flops=tokens * train_flops_per_token(hp, window, ctx.vocab(), hp.get("mlm_probability", 0.15)),
+        tokens=tokens,
+        steps=steps,
+        examples=steps * batch,
+        hidden=hp["hidden_size"],
+        params=dense_params(hp),
+        batch_tokens=batch * window,
+        notes=[f"tokens = max_steps x blocks a step x window ({steps:.0f} x {batch:.0f} x {window})"],
+    )
 
 
 def _example_length(ctx: Context, task: str, max_length: int) -> float:
@@ -116,9 +128,17 @@ def _example_length(ctx: Context, task: str, max_length: int) -> float:
 def _finetune(job, ctx: Context) -> Work:
     """One fine-tuning job: the fine-tuning, then the scoring of every tested language (rules/transfer.smk)."""
     fit, test = _fit(job, ctx), _scoring(job, ctx)
-    return Work(flops=fit.flops + test.flops, units=fit.units + test.units, tokens=fit.tokens + test.tokens,
-                steps=fit.steps, examples=fit.examples + test.examples, hidden=fit.hidden, params=fit.params,
-                batch_tokens=fit.batch_tokens, notes=fit.notes + test.notes)
+    return Work(
+        flops=fit.flops + test.flops,
+        units=fit.units + test.units,
+        tokens=fit.tokens + test.tokens,
+        steps=fit.steps,
+        examples=fit.examples + test.examples,
+        hidden=fit.hidden,
+        params=fit.params,
+        batch_tokens=fit.batch_tokens,
+        notes=fit.notes + test.notes,
+    )
 
 
 def _evaluated(ctx: Context, task: str, split: str, settings: dict) -> float:
@@ -141,14 +161,27 @@ def _fit(job, ctx: Context) -> Work:
     dev *= settings["epochs"] * length
     shape = lm_shape(lm, ctx)
     if shape is None:  # frozen static vectors under a small trained head: CPU, per example
-        return Work(units=examples, tokens=tokens, steps=steps, examples=examples,
-                    notes=["static model: counted in examples (frozen vectors, small head)"])
+        return Work(
+            units=examples,
+            tokens=tokens,
+            steps=steps,
+            examples=examples,
+            notes=["static model: counted in examples (frozen vectors, small head)"],
+        )
     flops = tokens * train_flops_per_token(shape, int(length), 0, 0) + dev * infer_flops_per_token(shape, int(length))
-    return Work(flops=flops,
-                tokens=tokens, steps=steps, examples=examples, hidden=shape["hidden_size"],
-                params=dense_params(shape), batch_tokens=settings["batch_size"] * settings["max_length"],
-                notes=[f"{task}: {settings['epochs']} epochs x {train:.0f} examples x {length:.0f} pieces; "
-                       "every layer counted as trained (freezing saves part of the backward)"])
+    return Work(
+        flops=flops,
+        tokens=tokens,
+        steps=steps,
+        examples=examples,
+        hidden=shape["hidden_size"],
+        params=dense_params(shape),
+        batch_tokens=settings["batch_size"] * settings["max_length"],
+        notes=[
+            f"{task}: {settings['epochs']} epochs x {train:.0f} examples x {length:.0f} pieces; "
+            "every layer counted as trained (freezing saves part of the backward)"
+        ],
+    )
 
 
 def _scoring(job, ctx: Context) -> Work:
@@ -163,11 +196,15 @@ def _inference(lm, ctx: Context, examples: float, length: float, what: str) -> W
     shape = lm_shape(lm, ctx)
     tokens = examples * length
     if shape is None:
-        return Work(units=examples, tokens=tokens, examples=examples,
-                    notes=[f"{what}: static model, per example"])
-    return Work(flops=tokens * infer_flops_per_token(shape, int(min(length, _window(lm, 512)))), tokens=tokens,
-                examples=examples, hidden=shape["hidden_size"], params=dense_params(shape),
-                notes=[f"{what}: {examples:.0f} x {length:.0f} pieces"])
+        return Work(units=examples, tokens=tokens, examples=examples, notes=[f"{what}: static model, per example"])
+    return Work(
+        flops=tokens * infer_flops_per_token(shape, int(min(length, _window(lm, 512)))),
+        tokens=tokens,
+        examples=examples,
+        hidden=shape["hidden_size"],
+        params=dense_params(shape),
+        notes=[f"{what}: {examples:.0f} x {length:.0f} pieces"],
+    )
 
 
 def _extract(job, ctx: Context) -> Work:
@@ -189,7 +226,9 @@ def _language_pairs(job, ctx: Context, sentences: float, what: str) -> Work:
 
 def _token_translation(job, ctx: Context) -> Work:
     settings = job.params["settings"]
-    every = ctx.size("xnli", "test") * 4 / 3 if settings["data"] == "xnli" else ctx.config["alignment"]["test_sentences"]
+    every = (
+        ctx.size("xnli", "test") * 4 / 3 if settings["data"] == "xnli" else ctx.config["alignment"]["test_sentences"]
+    )
     n = float(settings.get("max_sentences") or every)  # XNLI: each premise (one per three examples), each hypothesis
     return _language_pairs(job, ctx, n, "parallel sentences, both sides")
 
@@ -207,8 +246,9 @@ def _contextual_retrieval(job, ctx: Context) -> Work:
 
 
 def _rotation(job, ctx: Context) -> Work:
-    return _language_pairs(job, ctx, float(parse_aligned_run(job.wildcards["n"])[0]),
-                           "alignment train pairs of the language")
+    return _language_pairs(
+        job, ctx, float(parse_aligned_run(job.wildcards["n"])[0]), "alignment train pairs of the language"
+    )
 
 
 def _align_finetune(job, ctx: Context) -> Work:
@@ -219,18 +259,30 @@ def _align_finetune(job, ctx: Context) -> Work:
     tokens = 2 * pairs * length
     # the aligned model and the frozen base (the regulariser) both read every sentence
     flops = tokens * (train_flops_per_token(shape, int(length), 0, 0) + infer_flops_per_token(shape, int(length)))
-    return Work(flops=flops, tokens=tokens, examples=pairs, steps=pairs / (2 * settings["pairs_per_language"]),
-                hidden=shape["hidden_size"], params=dense_params(shape), batch_tokens=64 * length,
-                notes=[f"{pairs:.0f} pairs x 2 sides x {length:.0f} pieces, trained + frozen base forward"])
+    return Work(
+        flops=flops,
+        tokens=tokens,
+        examples=pairs,
+        steps=pairs / (2 * settings["pairs_per_language"]),
+        hidden=shape["hidden_size"],
+        params=dense_params(shape),
+        batch_tokens=64 * length,
+        notes=[f"{pairs:.0f} pairs x 2 sides x {length:.0f} pieces, trained + frozen base forward"],
+    )
 
 
 def _models_on(job, ctx: Context, sentences: float, what: str) -> Work:
     """Jobs that run several BERTs (params `models`) over the same sentences, two languages each."""
     models = job.params["models"]
     works = [_inference(m, ctx, 2 * sentences, ctx.pieces_per_sentence(), what) for m in models]
-    return Work(flops=sum(w.flops for w in works), tokens=sum(w.tokens for w in works), examples=2 * sentences,
-                hidden=max(w.hidden for w in works), params=max(w.params for w in works),
-                notes=[f"{len(models)} models x {what}: 2 x {sentences:.0f} sentences"])
+    return Work(
+        flops=sum(w.flops for w in works),
+        tokens=sum(w.tokens for w in works),
+        examples=2 * sentences,
+        hidden=max(w.hidden for w in works),
+        params=max(w.params for w in works),
+        notes=[f"{len(models)} models x {what}: 2 x {sentences:.0f} sentences"],
+    )
 
 
 def _cka(job, ctx: Context) -> Work:
@@ -260,8 +312,10 @@ def _mono_contextual(job, ctx: Context) -> Work:
         per_token = settings["task_layers"] * layer_flops + infer_flops_per_token(shape, int(length))
         work.flops += runs * tokens * per_token
         work.tokens += runs * tokens
-    work.notes.append(f"{len(settings['layers'])} layers x 2 models x tasks {job.params['tasks']} with "
-                      f"{settings['task_layers']} trained task layers")
+    work.notes.append(
+        f"{len(settings['layers'])} layers x 2 models x tasks {job.params['tasks']} with "
+        f"{settings['task_layers']} trained task layers"
+    )
     return work
 
 
@@ -275,8 +329,12 @@ def _corpus_sentences(job, ctx: Context) -> Work:
     """CPU rules timed per corpus sentence (sampling, tokenising, counting, code-switching)."""
     size = float(job.wildcards.get("size") or max(ctx.config["corpus"]["sizes"]))
     langs = 1 if "lang" in job.wildcards else len(ctx.config["languages"])
-    return Work(units=size * langs, examples=size * langs, tokens=size * langs * ctx.pieces_per_sentence(),
-                notes=[f"{size * langs:.0f} corpus sentences"])
+    return Work(
+        units=size * langs,
+        examples=size * langs,
+        tokens=size * langs * ctx.pieces_per_sentence(),
+        notes=[f"{size * langs:.0f} corpus sentences"],
+    )
 
 
 def _static_train(job, ctx: Context) -> Work:
@@ -288,8 +346,12 @@ def _static_train(job, ctx: Context) -> Work:
     side = float(job.params.get("side_window") or hp.get("window") or 5)
     dim, epochs = float(hp.get("dim", 300)), float(hp.get("epochs", 5))
     context = side if job.rule != "glove" else 1.0
-    return Work(units=tokens * epochs * dim * context / 1e6, tokens=tokens * epochs, examples=size * langs,
-                notes=[f"units = tokens x epochs x dim{' x side window' if context != 1 else ''} / 1e6"])
+    return Work(
+        units=tokens * epochs * dim * context / 1e6,
+        tokens=tokens * epochs,
+        examples=size * langs,
+        notes=[f"units = tokens x epochs x dim{' x side window' if context != 1 else ''} / 1e6"],
+    )
 
 
 def _word_pairs(job, ctx: Context) -> Work:
@@ -300,15 +362,29 @@ def _word_pairs(job, ctx: Context) -> Work:
 
 
 def _fixed(job, ctx: Context) -> Work:
-    return Work(notes=["a fixed time per job, as measured at calibration scale (tables, parsers, retrieval on stored "
-                       "vectors): its growth with the data is not modelled, a floor at larger scales"])
+    return Work(
+        notes=[
+            "a fixed time per job, as measured at calibration scale (tables, parsers, retrieval on stored "
+            "vectors): its growth with the data is not modelled, a floor at larger scales"
+        ]
+    )
 
 
 WORK_MODELS = {
-    "pretrain": _pretrain, "finetune": _finetune, "extract": _extract,
-    "token_translation": _token_translation, "sentence_retrieval": _sentence_retrieval,
-    "contextual_retrieval": _contextual_retrieval, "rotation": _rotation, "align_finetune": _align_finetune,
-    "cka": _cka, "mono_sentences": _mono_sentences, "mono_contextual": _mono_contextual,
-    "mono_word_means": _mono_word_means, "corpus_sentences": _corpus_sentences, "static_train": _static_train,
-    "word_pairs": _word_pairs, "fixed": _fixed,
+    "pretrain": _pretrain,
+    "finetune": _finetune,
+    "extract": _extract,
+    "token_translation": _token_translation,
+    "sentence_retrieval": _sentence_retrieval,
+    "contextual_retrieval": _contextual_retrieval,
+    "rotation": _rotation,
+    "align_finetune": _align_finetune,
+    "cka": _cka,
+    "mono_sentences": _mono_sentences,
+    "mono_contextual": _mono_contextual,
+    "mono_word_means": _mono_word_means,
+    "corpus_sentences": _corpus_sentences,
+    "static_train": _static_train,
+    "word_pairs": _word_pairs,
+    "fixed": _fixed,
 }

@@ -69,36 +69,50 @@ def format_links(links: Links) -> str:
     return " ".join(f"{i}-{j}" for i, j in sorted(links))
 
 
-def eflomal_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], *, model: int = 3,
-                  n_samplers: int = 3, null_prior: float = 0.2, rel_iterations: float = 1.0
-                  ) -> tuple[list[Links], list[Links]]:
+def eflomal_links(
+    src: Sequence[Sequence[str]],
+    tgt: Sequence[Sequence[str]],
+    *,
+    model: int = 3,
+    n_samplers: int = 3,
+    null_prior: float = 0.2,
+    rel_iterations: float = 1.0,
+) -> tuple[list[Links], list[Links]]:
     """eflomal's forward (each tgt word linked to at most one src word) and reverse (each src word to at most one
     tgt word) links of the tokenized sentence pairs, both as (src index, tgt index)."""
     import eflomal
 
     if len(src) != len(tgt):
         raise ValueError(f"{len(src)} source sentences but {len(tgt)} target sentences")
-    aligner = eflomal.Aligner(model=model, n_samplers=n_samplers, null_prior=null_prior,
-                              rel_iterations=rel_iterations)
+    aligner = eflomal.Aligner(model=model, n_samplers=n_samplers, null_prior=null_prior, rel_iterations=rel_iterations)
     with tempfile.TemporaryDirectory(prefix="eflomal-") as tmp:
         fwd, rev = os.path.join(tmp, "fwd"), os.path.join(tmp, "rev")
-        aligner.align([" ".join(s) for s in src], [" ".join(t) for t in tgt], links_filename_fwd=fwd,
-                      links_filename_rev=rev, quiet=True)
-        links = [[parse_links(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
-                 for path in (fwd, rev)]
+        aligner.align(
+            [" ".join(s) for s in src],
+            [" ".join(t) for t in tgt],
+            links_filename_fwd=fwd,
+            links_filename_rev=rev,
+            quiet=True,
+        )
+        links = [
+            [parse_links(line) for line in Path(path).read_text(encoding="utf-8").splitlines()] for path in (fwd, rev)
+        ]
     for direction, found in zip(("forward", "reverse"), links, strict=True):
         if len(found) != len(src):
             raise RuntimeError(f"eflomal wrote {len(found)} {direction} alignments for {len(src)} sentence pairs")
     return links[0], links[1]
 
 
-def fast_align_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], *,
-                     favor_diagonal: bool = FAST_ALIGN_STANDARD["favor_diagonal"],
-                     optimize_tension: bool = FAST_ALIGN_STANDARD["optimize_tension"],
-                     variational_bayes: bool = FAST_ALIGN_STANDARD["variational_bayes"],
-                     iterations: int = FAST_ALIGN_STANDARD["iterations"],
-                     prob_align_null: float = FAST_ALIGN_STANDARD["prob_align_null"]
-                     ) -> tuple[list[Links], list[Links]]:
+def fast_align_links(
+    src: Sequence[Sequence[str]],
+    tgt: Sequence[Sequence[str]],
+    *,
+    favor_diagonal: bool = FAST_ALIGN_STANDARD["favor_diagonal"],
+    optimize_tension: bool = FAST_ALIGN_STANDARD["optimize_tension"],
+    variational_bayes: bool = FAST_ALIGN_STANDARD["variational_bayes"],
+    iterations: int = FAST_ALIGN_STANDARD["iterations"],
+    prob_align_null: float = FAST_ALIGN_STANDARD["prob_align_null"],
+) -> tuple[list[Links], list[Links]]:
     """fast_align's forward (each tgt word linked to at most one src word) and reverse (each src word to at most
     one tgt word) links, both as (src index, tgt index); the settings as systran-align names them (module
     xling.data.fast_align; the defaults, its STANDARD, are -d -o -v)."""
@@ -106,16 +120,23 @@ def fast_align_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]],
 
     if len(src) != len(tgt):
         raise ValueError(f"{len(src)} source sentences but {len(tgt)} target sentences")
-    return fast_align.links(src, tgt, favor_diagonal=favor_diagonal, optimize_tension=optimize_tension,
-                            variational_bayes=variational_bayes, iterations=iterations,
-                            prob_align_null=prob_align_null)
+    return fast_align.links(
+        src,
+        tgt,
+        favor_diagonal=favor_diagonal,
+        optimize_tension=optimize_tension,
+        variational_bayes=variational_bayes,
+        iterations=iterations,
+        prob_align_null=prob_align_null,
+    )
 
 
 ALIGNERS = ("fast_align", "eflomal")
 
 
-def directional_links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], aligner: str, settings: dict
-                      ) -> tuple[list[Links], list[Links]]:
+def directional_links(
+    src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], aligner: str, settings: dict
+) -> tuple[list[Links], list[Links]]:
     """Forward and reverse links of the named aligner (`ALIGNERS`) with its settings."""
     if aligner == "fast_align":
         return fast_align_links(src, tgt, **settings)
@@ -141,8 +162,10 @@ def split_indices(n_pairs: int, test: int, dev: int, train: Sequence[int]) -> di
     before them, train{n} the n pairs before dev, nearest first (so the smaller train sets are prefixes)."""
     need = pairs_needed(test, dev, train)
     if n_pairs < need:
-        raise ValueError(f"{n_pairs} sentence pairs, but test {test} + dev {dev} + the largest train set "
-                         f"{max(train, default=0)} need {need}")
+        raise ValueError(
+            f"{n_pairs} sentence pairs, but test {test} + dev {dev} + the largest train set "
+            f"{max(train, default=0)} need {need}"
+        )
     splits = {"test": list(range(n_pairs - test, n_pairs)), "dev": list(range(n_pairs - test - dev, n_pairs - test))}
     before_dev = n_pairs - test - dev
     for n in sorted(set(train)):
@@ -163,8 +186,14 @@ def alignment_error(predicted: Sequence[Links], sure: Sequence[Links], possible:
         a_s, a_p = a_s + len(a & s), a_p + len(a & p)
     if n_a + n_s == 0:
         raise ValueError("no predicted and no gold links: the alignment error rate is undefined")
-    return dict(precision=a_p / n_a if n_a else float("nan"), recall=a_s / n_s if n_s else float("nan"),
-                aer=1.0 - (a_s + a_p) / (n_a + n_s), links=n_a, gold_sure=n_s, gold_possible=sum(map(len, possible)))
+    return dict(
+        precision=a_p / n_a if n_a else float("nan"),
+        recall=a_s / n_s if n_s else float("nan"),
+        aer=1.0 - (a_s + a_p) / (n_a + n_s),
+        links=n_a,
+        gold_sure=n_s,
+        gold_possible=sum(map(len, possible)),
+    )
 
 
 def read_gold(path: str | os.PathLike) -> tuple[list[Links], list[Links]]:
@@ -172,49 +201,76 @@ def read_gold(path: str | os.PathLike) -> tuple[list[Links], list[Links]]:
     return read_alignments(path, possible=False), read_alignments(path, possible=True)
 
 
-def write_split(out_dir: str | os.PathLike, split: str, src_lang: str, tgt_lang: str,
-                src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], links: Sequence[Links]) -> None:
+def write_split(
+    out_dir: str | os.PathLike,
+    split: str,
+    src_lang: str,
+    tgt_lang: str,
+    src: Sequence[Sequence[str]],
+    tgt: Sequence[Sequence[str]],
+    links: Sequence[Links],
+) -> None:
     """{split}.{src_lang}, {split}.{tgt_lang} and {split}.align under out_dir (module docstring), atomically."""
     out = Path(out_dir)
-    for path, lines in ((out / f"{split}.{src_lang}", (" ".join(s) for s in src)),
-                        (out / f"{split}.{tgt_lang}", (" ".join(t) for t in tgt)),
-                        (out / f"{split}.align", (format_links(a) for a in links))):
+    for path, lines in (
+        (out / f"{split}.{src_lang}", (" ".join(s) for s in src)),
+        (out / f"{split}.{tgt_lang}", (" ".join(t) for t in tgt)),
+        (out / f"{split}.align", (format_links(a) for a in links)),
+    ):
         with atomic_write(path) as handle:
             for line in lines:
                 handle.write(line + "\n")
 
 
-def read_split(directory: str | os.PathLike, split: str, src_lang: str, tgt_lang: str
-               ) -> tuple[list[list[str]], list[list[str]], list[Links]]:
+def read_split(
+    directory: str | os.PathLike, split: str, src_lang: str, tgt_lang: str
+) -> tuple[list[list[str]], list[list[str]], list[Links]]:
     """The tokenized sentences and links `write_split` wrote to `directory`."""
     directory = Path(directory)
-    return read_split_files(directory / f"{split}.{src_lang}", directory / f"{split}.{tgt_lang}",
-                            directory / f"{split}.align")
+    return read_split_files(
+        directory / f"{split}.{src_lang}", directory / f"{split}.{tgt_lang}", directory / f"{split}.align"
+    )
 
 
-def read_split_files(src_path: str | os.PathLike, tgt_path: str | os.PathLike, align_path: str | os.PathLike
-                     ) -> tuple[list[list[str]], list[list[str]], list[Links]]:
+def read_split_files(
+    src_path: str | os.PathLike, tgt_path: str | os.PathLike, align_path: str | os.PathLike
+) -> tuple[list[list[str]], list[list[str]], list[Links]]:
     """A split's three files, named one by one (as a rule's inputs name them); a line-count mismatch or a link
     outside its sentence raises a FormatError naming the file and line."""
     pairs = read_parallel(src_path, tgt_path)
     links = read_alignments(align_path)
     if len(links) != len(pairs):
-        raise FormatError(f"{align_path}: {len(links)} lines, but {src_path}: {len(pairs)} lines; the alignment "
-                          "file must have one line per sentence pair")
+        raise FormatError(
+            f"{align_path}: {len(links)} lines, but {src_path}: {len(pairs)} lines; the alignment "
+            "file must have one line per sentence pair"
+        )
     src = [s.split() for s, _ in pairs]
     tgt = [t.split() for _, t in pairs]
     for lineno, (s, t, a) in enumerate(zip(src, tgt, links, strict=True), start=1):
         bad = sorted((i, j) for i, j in a if i >= len(s) or j >= len(t))
         if bad:
-            raise FormatError(f"{align_path}:{lineno}: link {bad[0][0]}-{bad[0][1]} outside the sentence pair "
-                              f"({len(s)} and {len(t)} words)")
+            raise FormatError(
+                f"{align_path}:{lineno}: link {bad[0][0]}-{bad[0][1]} outside the sentence pair "
+                f"({len(s)} and {len(t)} words)"
+            )
     return src, tgt, links
 
 
-def align_corpus(src_path: str | os.PathLike, tgt_path: str | os.PathLike, out_dir: str | os.PathLike,
-                 src_lang: str, tgt_lang: str, *, tokenizer: str, test: int, dev: int, train: Sequence[int],
-                 aligner: str = "fast_align", aligner_settings: dict | None = None,
-                 gold_path: str | os.PathLike | None = None) -> pd.DataFrame:
+def align_corpus(
+    src_path: str | os.PathLike,
+    tgt_path: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    src_lang: str,
+    tgt_lang: str,
+    *,
+    tokenizer: str,
+    test: int,
+    dev: int,
+    train: Sequence[int],
+    aligner: str = "fast_align",
+    aligner_settings: dict | None = None,
+    gold_path: str | os.PathLike | None = None,
+) -> pd.DataFrame:
     """Tokenize the line-aligned files, align the pairs the splits use with `aligner` (and its settings), write
     every split (`write_split`) and return one row per split and links (the aligner's forward and reverse, and
     the word pairs): sentence pairs, links and, with gold links, precision, recall and AER.
@@ -232,12 +288,19 @@ def align_corpus(src_path: str | os.PathLike, tgt_path: str | os.PathLike, out_d
         for path, lines, words in ((src_path, (s for s, _ in pairs), src), (tgt_path, (t for _, t in pairs), tgt)):
             for lineno, (line, tokens) in enumerate(zip(lines, words, strict=True), start=1):
                 if line.split() != tokens:
-                    raise FormatError(f"{path}:{lineno}: the {tokenizer} tokenizer changes the tokens the gold links "
-                                      f"of {gold_path} refer to; use alignment.tokenizer: whitespace")
+                    raise FormatError(
+                        f"{path}:{lineno}: the {tokenizer} tokenizer changes the tokens the gold links "
+                        f"of {gold_path} refer to; use alignment.tokenizer: whitespace"
+                    )
     kept = [k for k, (s, t) in enumerate(zip(src, tgt, strict=True)) if s and t]
     if len(kept) < len(pairs):
-        logger.warning("%s / %s: %d of %d pairs have an empty side and are left out", src_path, tgt_path,
-                       len(pairs) - len(kept), len(pairs))
+        logger.warning(
+            "%s / %s: %d of %d pairs have an empty side and are left out",
+            src_path,
+            tgt_path,
+            len(pairs) - len(kept),
+            len(pairs),
+        )
     try:
         splits = split_indices(len(kept), test, dev, train)
     except ValueError as exc:
@@ -252,8 +315,15 @@ def align_corpus(src_path: str | os.PathLike, tgt_path: str | os.PathLike, out_d
     for split, indices in splits.items():
         rows_of = [position[k] for k in indices]
         originals = [kept[k] for k in indices]
-        write_split(out_dir, split, src_lang, tgt_lang, [src[k] for k in originals], [tgt[k] for k in originals],
-                    [links["pairs"][n] for n in rows_of])
+        write_split(
+            out_dir,
+            split,
+            src_lang,
+            tgt_lang,
+            [src[k] for k in originals],
+            [tgt[k] for k in originals],
+            [links["pairs"][n] for n in rows_of],
+        )
         for method, found in links.items():
             chosen = [found[n] for n in rows_of]
             row = dict(split=split, links_from=method, sentence_pairs=len(indices), links=sum(map(len, chosen)))

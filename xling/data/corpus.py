@@ -110,7 +110,8 @@ def prepare(raw_path, out_path, normalization: str | None = "NFC", dedup: bool =
                 logger.info("%s: %d sentences read (%.0f/s), %d kept", raw_path, counts["read"], rate, counts["kept"])
         if counts["kept"] == 0:  # raised inside the block, so no output file is left behind
             raise ValueError(
-                f"{raw_path}: no sentences left after cleaning ({counts['read']} read, {counts['empty']} empty)")
+                f"{raw_path}: no sentences left after cleaning ({counts['read']} read, {counts['empty']} empty)"
+            )
     logger.info("%s -> %s: %s (%.1fs)", raw_path, out_path, counts, time.monotonic() - start)
     return counts
 

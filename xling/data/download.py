@@ -66,7 +66,7 @@ def rewrite_url(url: str, mirror: str | None) -> str:
 def _local_path(location: str) -> Path | None:
     """The filesystem path of a `file://` URL or plain path, None for a network URL."""
     if location.startswith("file://"):
-        return Path(location[len("file://"):])
+        return Path(location[len("file://") :])
     if "://" not in location:
         return Path(location)
     return None
@@ -90,8 +90,13 @@ class _Progress:
         if self.total:
             eta = (self.total - self.done) / rate if rate > 0 else float("inf")
             logger.info(
-                "%s: %s / %s (%.1f%%) at %s/s, ETA %s", self.url, _size(self.done), _size(self.total),
-                100.0 * self.done / self.total, _size(rate), _duration(eta),
+                "%s: %s / %s (%.1f%%) at %s/s, ETA %s",
+                self.url,
+                _size(self.done),
+                _size(self.total),
+                100.0 * self.done / self.total,
+                _size(rate),
+                _duration(eta),
             )
         else:
             logger.info("%s: %s at %s/s", self.url, _size(self.done), _size(rate))
@@ -140,8 +145,7 @@ def _validator_path(part: Path) -> Path:
 def _validators(headers) -> dict:
     """The response's strong ETag and Last-Modified: what If-Range may quote (a weak ETag may not)."""
     etag = headers.get("ETag") or ""
-    return {"etag": etag if etag and not etag.startswith("W/") else None,
-            "last_modified": headers.get("Last-Modified")}
+    return {"etag": etag if etag and not etag.startswith("W/") else None, "last_modified": headers.get("Last-Modified")}
 
 
 def _saved_validator(part: Path, url: str) -> dict | None:
@@ -189,16 +193,16 @@ def _get(session, url: str, headers: dict, timeout: float):
     raise DownloadError(f"{url}: more than {MAX_REDIRECTS} redirects")
 
 
-def _fetch_once(session, url: str, part: Path, timeout: float, progress_interval: float,
-                state: _PartState | None = None) -> None:
+def _fetch_once(
+    session, url: str, part: Path, timeout: float, progress_interval: float, state: _PartState | None = None
+) -> None:
     """One HTTP attempt: resume `part` with Range + If-Range when it has bytes whose validator is known (else start
     over); raise on failure. Updates `state` (spliced or not, final URL)."""
     state = state if state is not None else _PartState()
     offset = part.stat().st_size if part.exists() else 0
     saved = _saved_validator(part, url) if offset else None
     if offset and saved is None:
-        logger.warning("%s: partial file %s has no ETag or Last-Modified to check it against; starting over",
-                       url, part)
+        logger.warning("%s: partial file %s has no ETag or Last-Modified to check it against; starting over", url, part)
         _discard(part)
         offset = 0
     headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
@@ -227,16 +231,24 @@ def _fetch_once(session, url: str, part: Path, timeout: float, progress_interval
         mode = "ab"
         if status == 200:
             if offset:
-                logger.warning("%s: the server sent the whole file (HTTP 200: changed since the partial file, or "
-                               "no Range support); restarting from 0", url)
+                logger.warning(
+                    "%s: the server sent the whole file (HTTP 200: changed since the partial file, or "
+                    "no Range support); restarting from 0",
+                    url,
+                )
             offset, mode, state.spliced = 0, "wb", False
             _validator_path(part).write_text(json.dumps({"url": url, **_validators(resp.headers)}), encoding="utf-8")
         elif offset and status == 206:
             start = resp.headers.get("Content-Range", "").partition(" ")[2].partition("-")[0]
             if start != str(offset) or not _same_file(saved, resp.headers):
-                logger.warning("%s: Content-Range %r, ETag %r, Last-Modified %r do not continue the partial file; "
-                               "restarting from 0", url, resp.headers.get("Content-Range"),
-                               resp.headers.get("ETag"), resp.headers.get("Last-Modified"))
+                logger.warning(
+                    "%s: Content-Range %r, ETag %r, Last-Modified %r do not continue the partial file; "
+                    "restarting from 0",
+                    url,
+                    resp.headers.get("Content-Range"),
+                    resp.headers.get("ETag"),
+                    resp.headers.get("Last-Modified"),
+                )
                 _discard(part)
                 raise _Incomplete("partial response of another file")
             logger.info("%s: resuming at byte %d", url, offset)
@@ -329,8 +341,12 @@ def download(
                 whole = _remote_sha256(session, source, timeout)
                 if whole != actual:
                     _discard(part)
-                    raise ChecksumError(label, whole, actual, "resumed first download against a whole response; "
-                                        "partial file removed, nothing recorded")
+                    raise ChecksumError(
+                        label,
+                        whole,
+                        actual,
+                        "resumed first download against a whole response; partial file removed, nothing recorded",
+                    )
             lock.record(url, actual, size, final_url=state.final_url if state.final_url != source else None)
             logger.info("%s: first download, recorded sha256 %s in %s", label, actual, lock.path)
         elif not expected:
@@ -351,25 +367,27 @@ def _fetch_with_retries(session, source, label, part, retries, backoff, timeout,
             return
         except DownloadError:
             raise
-        except (_Retryable, _Incomplete, requests.ConnectionError, requests.Timeout,
-                requests.exceptions.ChunkedEncodingError) as err:
+        except (
+            _Retryable,
+            _Incomplete,
+            requests.ConnectionError,
+            requests.Timeout,
+            requests.exceptions.ChunkedEncodingError,
+        ) as err:
             if attempt == retries:
                 raise DownloadError(
                     f"{label}: failed after {retries + 1} attempts: {err}"
                     + (f" (partial file kept for resuming: {part})" if part.exists() else "")
                 ) from err
             wait = backoff * 2**attempt
-            logger.warning("%s: attempt %d/%d failed (%s); retrying in %.1f s",
-                           label, attempt + 1, retries + 1, err, wait)
+            logger.warning(
+                "%s: attempt %d/%d failed (%s); retrying in %.1f s", label, attempt + 1, retries + 1, err, wait
+            )
             time.sleep(wait)
 
 
 def stage(
-    path: str | os.PathLike,
-    dest: str | os.PathLike,
-    sha256: str | None = None,
-    mode: str = "symlink",
-    label: str = "",
+    path: str | os.PathLike, dest: str | os.PathLike, sha256: str | None = None, mode: str = "symlink", label: str = ""
 ) -> Path:
     """Use a pre-staged local copy as `dest` (symlink or copy), verified when `sha256` is known.
 

@@ -58,8 +58,9 @@ class Lock:
             finally:
                 fcntl.flock(guard, fcntl.LOCK_UN)
 
-    def record(self, url: str, sha256: str, size: int, how: str = "trust-on-first-download",
-               final_url: str | None = None) -> None:
+    def record(
+        self, url: str, sha256: str, size: int, how: str = "trust-on-first-download", final_url: str | None = None
+    ) -> None:
         """Record the sha256 of a first download; refuses to overwrite a different recorded value."""
         with self._locked():
             entries = self._read()
@@ -79,6 +80,8 @@ class Lock:
                 "To pin one for everyone, copy it into resources/sources.yaml.\n"
                 + yaml.safe_dump({"files": dict(sorted(entries.items()))}, sort_keys=False)
             )
-            tmp = self.path.with_name(f".{self.path.name}.tmp")  # one name: under the flock, a killed writer's is reused
+            tmp = self.path.with_name(
+                f".{self.path.name}.tmp"
+            )  # one name: under the flock, a killed writer's is reused
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, self.path)

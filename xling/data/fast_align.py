@@ -45,8 +45,7 @@ the entries whose log probability is at least -4 (53,564 of 251,551 forward entr
 and `viterbi_links` would score each dropped pair as MISSING_PROB: there, 14,809 forward links against fast_align's
 15,285 (Jaccard 0.904), 8,463 word pairs against 8,537. fast_align's own -t beam prunes only the table it writes
 with -p, never the one it decodes from."""
-STANDARD = dict(favor_diagonal=True, optimize_tension=True, variational_bayes=True, iterations=5,
-                prob_align_null=0.08)
+STANDARD = dict(favor_diagonal=True, optimize_tension=True, variational_bayes=True, iterations=5, prob_align_null=0.08)
 
 _TRAIN = """
 import json, sys, systran_align
@@ -89,8 +88,15 @@ def final_tensions(log: str) -> list[float]:
     return tensions
 
 
-def viterbi_links(table: dict[str, dict[str, float]], src: Sequence[str], tgt: Sequence[str], *, tension: float,
-                  favor_diagonal: bool, prob_align_null: float) -> set[tuple[int, int]]:
+def viterbi_links(
+    table: dict[str, dict[str, float]],
+    src: Sequence[str],
+    tgt: Sequence[str],
+    *,
+    tension: float,
+    favor_diagonal: bool,
+    prob_align_null: float,
+) -> set[tuple[int, int]]:
     """fast_align's decoding of one direction (its final pass): each tgt word j linked to the src word i that
     maximises t(tgt_j | src_i) * p(i | j), the first such i on a tie, or to none when NULL's t(tgt_j | NULL) *
     p(NULL) is at least as large. With the diagonal, p(NULL) = p0 and p(i | j) is proportional to
@@ -115,23 +121,41 @@ def viterbi_links(table: dict[str, dict[str, float]], src: Sequence[str], tgt: S
     return links
 
 
-def train(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], workdir: str | os.PathLike,
-          settings: dict) -> tuple[dict, dict, list[float], dict[str, str]]:
+def train(
+    src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], workdir: str | os.PathLike, settings: dict
+) -> tuple[dict, dict, list[float], dict[str, str]]:
     """Both directions' whole lexical tables (`WHOLE_TABLE`) and final tensions, trained on one thread, and each
     word's id (the tables' keys; one vocabulary for both sides, as fast_align's)."""
     ids: dict[str, str] = {}
     work = Path(workdir)
     with open(work / "corpus", "w", encoding="utf-8") as corpus:
         for s, t in zip(src, tgt, strict=True):
-            corpus.write(" ".join(ids.setdefault(w, f"s{len(ids)}") for w in s) + " ||| "
-                         + " ".join(ids.setdefault(w, f"s{len(ids)}") for w in t) + "\n")
+            corpus.write(
+                " ".join(ids.setdefault(w, f"s{len(ids)}") for w in s)
+                + " ||| "
+                + " ".join(ids.setdefault(w, f"s{len(ids)}") for w in t)
+                + "\n"
+            )
     if "beam_threshold" in settings:
-        raise ValueError("fast_align settings: beam_threshold is not a setting; the tables are written whole "
-                         "(WHOLE_TABLE), as the original fast_align decodes from its whole table")
+        raise ValueError(
+            "fast_align settings: beam_threshold is not a setting; the tables are written whole "
+            "(WHOLE_TABLE), as the original fast_align decodes from its whole table"
+        )
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-c", _TRAIN, str(work / "corpus"), str(work / "fwd"), str(work / "rev"),
-                           json.dumps({**settings, "beam_threshold": WHOLE_TABLE})], env=env, capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _TRAIN,
+            str(work / "corpus"),
+            str(work / "fwd"),
+            str(work / "rev"),
+            json.dumps({**settings, "beam_threshold": WHOLE_TABLE}),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"systran-align failed ({done.returncode}): {done.stderr[-2000:]}")
     tensions = final_tensions(done.stderr)
@@ -140,8 +164,9 @@ def train(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], workdir: s
     return read_table(work / "fwd"), read_table(work / "rev"), tensions, ids
 
 
-def links(src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], **settings
-          ) -> tuple[list[set[tuple[int, int]]], list[set[tuple[int, int]]]]:
+def links(
+    src: Sequence[Sequence[str]], tgt: Sequence[Sequence[str]], **settings
+) -> tuple[list[set[tuple[int, int]]], list[set[tuple[int, int]]]]:
     """Forward (each tgt word to at most one src word) and reverse (each src word to at most one tgt word) links,
     both as (src index, tgt index); `settings` override STANDARD (systran-align's keyword names)."""
     settings = {**STANDARD, **settings}

@@ -29,21 +29,35 @@ def sample_heldout(prepared_path, out_path, n_sentences: int, seed: int, disjoin
     order = np.random.default_rng(seed).permutation(len(sizes))
     sizes = np.asarray(sizes, dtype=np.int64)
     if disjoint_from + n_sentences > sizes.sum():
-        raise ValueError(f"{prepared_path}: {sizes.sum()} sentences cannot hold a sample of {disjoint_from} and "
-                         f"{n_sentences} held-out sentences apart")
+        raise ValueError(
+            f"{prepared_path}: {sizes.sum()} sentences cannot hold a sample of {disjoint_from} and "
+            f"{n_sentences} held-out sentences apart"
+        )
     sampled = documents_for(sizes[order], disjoint_from)
     heldout = order[::-1][: documents_for(sizes[order[::-1]], n_sentences)]
     if sampled + len(heldout) > len(order):
-        raise ValueError(f"{prepared_path}: the sample of {disjoint_from} sentences takes {sampled} of the "
-                         f"{len(order)} documents, and {n_sentences} held-out sentences need {len(heldout)} more")
+        raise ValueError(
+            f"{prepared_path}: the sample of {disjoint_from} sentences takes {sampled} of the "
+            f"{len(order)} documents, and {n_sentences} held-out sentences need {len(heldout)} more"
+        )
     left = n_sentences
     with open(prepared_path, "rb") as src, atomic_write(out_path, "wb") as out:
         for i, index in enumerate(heldout):
             src.seek(offsets[index])
             lines = list(islice(src, min(int(sizes[index]), left)))
-            out.write((b"\n" if i else b"") + b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines))
+            out.write(
+                (b"\n" if i else b"") + b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines)
+            )
             left -= len(lines)
-    result = dict(sentences=n_sentences - left, documents=len(heldout), documents_between=len(order) - sampled - len(heldout))
-    logger.info("%s -> %s (seed %d, apart from the first %d sentences): %s", prepared_path, out_path, seed,
-                disjoint_from, result)
+    result = dict(
+        sentences=n_sentences - left, documents=len(heldout), documents_between=len(order) - sampled - len(heldout)
+    )
+    logger.info(
+        "%s -> %s (seed %d, apart from the first %d sentences): %s",
+        prepared_path,
+        out_path,
+        seed,
+        disjoint_from,
+        result,
+    )
     return result

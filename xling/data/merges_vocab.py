@@ -15,9 +15,16 @@ def start_size(corpus_paths, lowercase: bool, limit_alphabet: int) -> int:
     return len(SPECIAL_TOKENS) + 2 * len(_alphabet([str(p) for p in corpus_paths], normalizer, limit_alphabet))
 
 
-def train_merges_vocab(corpus_paths, out_vocab, merges: int, min_frequency: int, lowercase: bool,
-                       limit_alphabet: int) -> None:
+def train_merges_vocab(
+    corpus_paths, out_vocab, merges: int, min_frequency: int, lowercase: bool, limit_alphabet: int
+) -> None:
     """train_vocab (xling.data.wordpiece) with the size given as merges."""
     size = start_size(corpus_paths, lowercase, limit_alphabet) + merges
-    train_vocab(corpus_paths, out_vocab, vocab_size=size, min_frequency=min_frequency, lowercase=lowercase,
-                limit_alphabet=limit_alphabet)
+    train_vocab(
+        corpus_paths,
+        out_vocab,
+        vocab_size=size,
+        min_frequency=min_frequency,
+        lowercase=lowercase,
+        limit_alphabet=limit_alphabet,
+    )

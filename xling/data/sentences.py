@@ -25,8 +25,10 @@ logger = logging.getLogger(__name__)
 
 #: language code -> splitter used (documented in spec/data.md)
 SPLITTERS: dict[str, str] = {
-    **{lang: "sentencex" for lang in ("en", "fr", "es", "de", "el", "bg", "ru", "tr", "ar", "vi",
-                                       "zh", "hi", "sw", "ur")},
+    **{
+        lang: "sentencex"
+        for lang in ("en", "fr", "es", "de", "el", "bg", "ru", "tr", "ar", "vi", "zh", "hi", "sw", "ur")
+    },
     "th": "pythainlp-crfcut",
 }
 LANGUAGES: tuple[str, ...] = tuple(SPLITTERS)
@@ -40,15 +42,14 @@ _ENCLOSURES_HIDDEN = str.maketrans({"\u037e": ";", **{c: "\u2019" for c in _ENCL
 
 def _check_lang(lang: str) -> None:
     if lang not in SPLITTERS:
-        raise ValueError(f"no sentence splitter configured for language {lang!r} "
-                         f"(known: {' '.join(LANGUAGES)})")
+        raise ValueError(f"no sentence splitter configured for language {lang!r} (known: {' '.join(LANGUAGES)})")
 
 
 def _slices(original: str, pieces: list[str]) -> list[str]:
     """Cut `original` at the boundaries of `pieces` (a same-length, translated copy's split)."""
     out, start = [], 0
     for piece in pieces:
-        out.append(original[start:start + len(piece)])
+        out.append(original[start : start + len(piece)])
         start += len(piece)
     if start != len(original):  # the splitter must cover the whole text; never lose characters
         raise RuntimeError(f"sentence splitter dropped characters ({start} of {len(original)})")
@@ -97,8 +98,13 @@ def split_sentences(text: str, lang: str, max_chars: int = 1000) -> list[str]:
         if paragraph:
             sentences.extend(_split_paragraph(paragraph, lang, max_chars, stats))
     if stats["resplit"]:
-        logger.debug("%s: %d over-long pieces re-split with quotes/brackets hidden, %d still > %d chars",
-                     lang, stats["resplit"], stats["too_long"], max_chars)
+        logger.debug(
+            "%s: %d over-long pieces re-split with quotes/brackets hidden, %d still > %d chars",
+            lang,
+            stats["resplit"],
+            stats["too_long"],
+            max_chars,
+        )
     return sentences
 
 
@@ -117,8 +123,8 @@ def check_sentence_count(lang: str, got: int, asked: int, min_fraction: float) -
     if not 0.0 <= min_fraction <= 1.0:
         raise ValueError(f"min_fraction must be in [0, 1], got {min_fraction}")
     if got < min_fraction * asked:
-        raise ValueError(f"{lang}: got {got} sentences but {asked} were asked "
-                         f"({got / asked:.1%} < required {min_fraction:.0%})")
+        raise ValueError(
+            f"{lang}: got {got} sentences but {asked} were asked ({got / asked:.1%} < required {min_fraction:.0%})"
+        )
     if got < asked:
-        logger.warning("%s: got %d sentences, fewer than the %d asked (%.1f%%)",
-                       lang, got, asked, 100.0 * got / asked)
+        logger.warning("%s: got %d sentences, fewer than the %d asked (%.1f%%)", lang, got, asked, 100.0 * got / asked)

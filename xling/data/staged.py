@@ -7,8 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 #: dataset -> (layout, a file pattern that marks a directory as holding it)
-STAGED_LAYOUTS = {"xnli": ("xtreme", "dev-*.tsv"), "wikiann": ("xtreme", "dev-*.tsv"),
-                  "ud": ("folders", "UD_*/*-ud-*.conllu*")}
+STAGED_LAYOUTS = {
+    "xnli": ("xtreme", "dev-*.tsv"),
+    "wikiann": ("xtreme", "dev-*.tsv"),
+    "ud": ("folders", "UD_*/*-ud-*.conllu*"),
+}
 
 
 def staged_dir(data_config: dict, name: str) -> Path | None:
@@ -37,8 +40,9 @@ def staged_files(data_config: dict, name: str, relative: list[str]) -> list[str]
     paths = [folder / rel for rel in relative]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
-        raise FileNotFoundError(f"data.paths.{name} ({staged_layout(data_config, name)} layout): missing "
-                                f"{', '.join(missing)}")
+        raise FileNotFoundError(
+            f"data.paths.{name} ({staged_layout(data_config, name)} layout): missing {', '.join(missing)}"
+        )
     return [str(p) for p in paths]
 
 
@@ -51,8 +55,10 @@ def ud_folder_files(data_config: dict, treebanks: dict[str, list[str]], splits: 
         for split in splits[lang]:
             hits = [path for tb in names for path in sorted((folder / tb).glob(f"*-ud-{split}.conllu*"))]
             if not hits:
-                raise FileNotFoundError(f"data.paths.ud (treebank folders): no {split} file for {lang} in "
-                                        f"{', '.join(str(folder / tb) for tb in names)}")
+                raise FileNotFoundError(
+                    f"data.paths.ud (treebank folders): no {split} file for {lang} in "
+                    f"{', '.join(str(folder / tb) for tb in names)}"
+                )
             found += hits
     return [str(path) for path in found]
 
@@ -70,8 +76,9 @@ def staged_languages(sources, name: str, languages: list[str]) -> list[str]:
         return languages
     if name == "ud":
         return languages if sources.file("ud", str(sources.config["ud_release"])).staged else []
-    return [lang for lang in languages if any(ref.staged for ref in sources.files(name, lang=lang) or
-                                              sources.files(name))]
+    return [
+        lang for lang in languages if any(ref.staged for ref in sources.files(name, lang=lang) or sources.files(name))
+    ]
 
 
 def ud_folder_splits(data_config: dict, treebanks: list[str], splits: list[str]) -> list[str]:
@@ -83,10 +90,9 @@ def ud_folder_splits(data_config: dict, treebanks: list[str], splits: list[str])
 #: what stands in for the unstaged part of a dataset staged in another layout (the report's overview says it)
 STAND_INS = {
     "xnli": "XNLI 1.0's dev sets alone (XTREME's layout), cut by premise: 60 % English pairs for MultiNLI's training "
-            "set, 20 % dev, 20 % test in every language",
+    "set, 20 % dev, 20 % test in every language",
     "wikiann": "no labelled test sets: each WikiAnn dev set cut in half, dev / test",
-    "muse": "MUSE's full dictionaries alone: train / test are their source words of frequency ranks 0-5000 / "
-            "5000-6500",
+    "muse": "MUSE's full dictionaries alone: train / test are their source words of frequency ranks 0-5000 / 5000-6500",
 }
 
 
@@ -95,7 +101,10 @@ def stand_ins(sources) -> dict[str, str]:
     layout, a MUSE train or test split staged as the full dictionary."""
     found = {name: STAND_INS[name] for name in ("xnli", "wikiann") if staged_layout(sources.config, name) == "xtreme"}
     muse = sources.config.get("paths", {}).get("muse") or {}
-    if any(isinstance(node, dict) and Path(str(node.get("path", ""))).name.removesuffix(".gz") == f"en-{lang}.txt"
-           for split in ("train", "test") for lang, node in (muse.get(split) or {}).items()):
+    if any(
+        isinstance(node, dict) and Path(str(node.get("path", ""))).name.removesuffix(".gz") == f"en-{lang}.txt"
+        for split in ("train", "test")
+        for lang, node in (muse.get(split) or {}).items()
+    ):
         found["muse"] = STAND_INS["muse"]  # read by upstream.muse_full_to_split
     return found

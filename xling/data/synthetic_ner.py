@@ -67,9 +67,13 @@ def _name(d, names: Names, slot) -> tuple:
 def add_names(d, names: Names, sentence, rate: float, at_least_one: bool = False):
     """The latent sentence with each noun phrase in a name slot made a name with probability `rate`;
     `at_least_one`: if none was, one slot drawn uniformly is (every clause has a subject)."""
-    slots = [(i, role) for i, (_, (_, _, _, _, obj, pps)) in enumerate(sentence)
-             for role in [("subj",)] + ([("obj",)] if obj else [])
-             + [("pp", j) for j, (adp, _) in enumerate(pps) if adp in names.slot_types]]
+    slots = [
+        (i, role)
+        for i, (_, (_, _, _, _, obj, pps)) in enumerate(sentence)
+        for role in [("subj",)]
+        + ([("obj",)] if obj else [])
+        + [("pp", j) for j, (adp, _) in enumerate(pps) if adp in names.slot_types]
+    ]
     chosen = [slot for slot in slots if d.u() < rate]
     if at_least_one and not chosen:
         chosen = [d.choice(slots)]
@@ -82,7 +86,7 @@ def add_names(d, names: Names, sentence, rate: float, at_least_one: bool = False
             clause[4] = _name(d, names, "obj")
         else:
             j, adp = role[1], clause[5][role[1]][0]
-            clause[5] = clause[5][:j] + ((adp, _name(d, names, adp)),) + clause[5][j + 1:]
+            clause[5] = clause[5][:j] + ((adp, _name(d, names, adp)),) + clause[5][j + 1 :]
     return tuple((cconj, tuple(clause)) for (cconj, _), clause in zip(sentence, clauses, strict=True))
 
 

@@ -58,12 +58,14 @@ def normalize_word(word: str, lowercase: bool) -> str:
     """
     if not lowercase:
         return word
-    return normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=False, strip_accents=True,
-                                      lowercase=True).normalize_str(word)
+    return normalizers.BertNormalizer(
+        clean_text=False, handle_chinese_chars=False, strip_accents=True, lowercase=True
+    ).normalize_str(word)
 
 
-def train_vocab(corpus_paths, out_vocab, vocab_size: int, min_frequency: int, lowercase: bool = False,
-                limit_alphabet: int = 1000) -> None:
+def train_vocab(
+    corpus_paths, out_vocab, vocab_size: int, min_frequency: int, lowercase: bool = False, limit_alphabet: int = 1000
+) -> None:
     """Train a BERT WordPiece vocabulary on the corpora and write it as `vocab.txt` (one token a line).
 
     The five BERT special tokens come first (ids 0-4). `limit_alphabet` caps the single characters
@@ -82,17 +84,30 @@ def train_vocab(corpus_paths, out_vocab, vocab_size: int, min_frequency: int, lo
     tokenizer = _bert_tokenizer(None, lowercase)
     alphabet = _alphabet(paths, tokenizer._tokenizer.normalizer, limit_alphabet)
     fixed_ids = SPECIAL_TOKENS + [PREFIX + c for c in alphabet]
-    tokenizer.train(paths, vocab_size=vocab_size, min_frequency=min_frequency, limit_alphabet=len(alphabet),
-                    initial_alphabet=alphabet, special_tokens=fixed_ids, show_progress=False,
-                    wordpieces_prefix=PREFIX)
+    tokenizer.train(
+        paths,
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        limit_alphabet=len(alphabet),
+        initial_alphabet=alphabet,
+        special_tokens=fixed_ids,
+        show_progress=False,
+        wordpieces_prefix=PREFIX,
+    )
     vocab = tokenizer.get_vocab()
     tokens = sorted(vocab, key=vocab.__getitem__)
     if [vocab[t] for t in tokens] != list(range(len(tokens))) or tokens[: len(SPECIAL_TOKENS)] != SPECIAL_TOKENS:
         raise RuntimeError("trained vocabulary does not start with the BERT special tokens at ids 0-4")
     with atomic_write(out_vocab) as out:
         out.write("".join(t + "\n" for t in tokens))
-    logger.info("trained WordPiece vocabulary of %d tokens (alphabet %d) on %d files in %.1fs -> %s",
-                len(tokens), len(alphabet), len(paths), time.monotonic() - start, out_vocab)
+    logger.info(
+        "trained WordPiece vocabulary of %d tokens (alphabet %d) on %d files in %.1fs -> %s",
+        len(tokens),
+        len(alphabet),
+        len(paths),
+        time.monotonic() - start,
+        out_vocab,
+    )
 
 
 def _alphabet(paths: list[str], normalizer, limit: int) -> list[str]:
@@ -168,7 +183,7 @@ def tokenize_corpus(corpus_path, vocab_path, out_path, lowercase: bool = False, 
             position = 0
             lines = []
             for doc in batch:
-                pieces = [t for enc in encodings[position:position + len(doc)] for t in enc.tokens]
+                pieces = [t for enc in encodings[position : position + len(doc)] for t in enc.tokens]
                 position += len(doc)
                 counts["sentences"] += len(doc)
                 if not pieces:
@@ -181,13 +196,23 @@ def tokenize_corpus(corpus_path, vocab_path, out_path, lowercase: bool = False, 
             out.write("".join(lines))
             if time.monotonic() - last_log > 30:
                 last_log = time.monotonic()
-                logger.info("%s: %d sentences, %d tokens (%.0f sentences/s)", corpus_path, counts["sentences"],
-                            counts["tokens"], counts["sentences"] / (last_log - start))
+                logger.info(
+                    "%s: %d sentences, %d tokens (%.0f sentences/s)",
+                    corpus_path,
+                    counts["sentences"],
+                    counts["tokens"],
+                    counts["sentences"] / (last_log - start),
+                )
     if counts["sentences"] == 0:
         raise ValueError(f"{corpus_path}: empty corpus")
     counts["seconds"] = round(time.monotonic() - start, 3)
-    logger.info("%s -> %s: %s (%.0f sentences/s)", corpus_path, out_path, counts,
-                counts["sentences"] / max(counts["seconds"], 1e-9))
+    logger.info(
+        "%s -> %s: %s (%.0f sentences/s)",
+        corpus_path,
+        out_path,
+        counts,
+        counts["sentences"] / max(counts["seconds"], 1e-9),
+    )
     return counts
 
 
@@ -218,8 +243,13 @@ def count_words(token_paths, out_parquet) -> None:
                     unk_words += 1
                     continue
                 counter[word_text(pieces[start:end])] += 1
-        logger.info("%s: %d word types, %d tokens, %d words with [UNK] skipped", path, len(counter),
-                    sum(counter.values()), unk_words)
+        logger.info(
+            "%s: %d word types, %d tokens, %d words with [UNK] skipped",
+            path,
+            len(counter),
+            sum(counter.values()),
+            unk_words,
+        )
         frame = pd.DataFrame({"word": list(counter.keys()), "count": list(counter.values())})
         frame.insert(0, "lang", lang)
         frames.append(frame)

@@ -25,11 +25,18 @@ def ablation_scores(table: pd.DataFrame, pivot: str) -> pd.DataFrame:
     points (a `variant` column), one row per language: the mean over the best points (`best_points`), which the
     `points` column names."""
     task_metric = table["metric"] == table["task"].map(TASK_METRIC)
-    rows = table[(table["split"] == "test") & (table["lang"] != pivot) & (table["transform"] == "none")
-                 & table["selected"].astype(bool) & task_metric]
+    rows = table[
+        (table["split"] == "test")
+        & (table["lang"] != pivot)
+        & (table["transform"] == "none")
+        & table["selected"].astype(bool)
+        & task_metric
+    ]
     if "variant" in table and len(rows):
-        rows = best_points(rows, table[(table["split"] == "dev") & (table["lang"] == pivot)
-                                       & (table["transform"] == "none") & task_metric])
+        rows = best_points(
+            rows,
+            table[(table["split"] == "dev") & (table["lang"] == pivot) & (table["transform"] == "none") & task_metric],
+        )
     parts = rows["lm"].str.split("/")
     return rows.assign(setting=parts.str[1], pair=parts.str[2])
 
@@ -49,6 +56,9 @@ def best_points(test: pd.DataFrame, pivot_dev: pd.DataFrame, best: int = BEST_PO
     out["value"] = grouped["value"].mean().to_numpy()
     out["points"] = grouped["variant"].agg(", ".join).to_numpy()
     if "flag" in rows:
-        out["flag"] = grouped["flag"].agg(lambda flags: "; ".join(dict.fromkeys(f for f in flags if isinstance(f, str)))
-                                          or None).to_numpy()
+        out["flag"] = (
+            grouped["flag"]
+            .agg(lambda flags: "; ".join(dict.fromkeys(f for f in flags if isinstance(f, str))) or None)
+            .to_numpy()
+        )
     return out.drop(columns="rank")

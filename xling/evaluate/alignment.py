@@ -21,9 +21,13 @@ from xling.plan.transfer import is_alignment_variant, rotation_kind
 ALIGNED_LM = re.compile(r"aligned/(\d+)(?:-[a-z][a-z0-9_]*)*/(.+)")  # xling.plan.models.ALIGNED_ID
 FASTTEXT = "fasttext"
 #: Cao et al.'s names of the settings (published_results.yaml), from our lm kind and transform / method
-CAO_SETTINGS = {("base", "none"): "base_bert", ("base", "rotation-word"): "word_aligned_rotation",
-                ("base", "rotation-sentence"): "sentence_aligned_rotation", ("aligned", "none"): "word_aligned_finetuned",
-                ("fasttext", "rotation-word"): "aligned_fasttext_sentence"}
+CAO_SETTINGS = {
+    ("base", "none"): "base_bert",
+    ("base", "rotation-word"): "word_aligned_rotation",
+    ("base", "rotation-sentence"): "sentence_aligned_rotation",
+    ("aligned", "none"): "word_aligned_finetuned",
+    ("fasttext", "rotation-word"): "aligned_fasttext_sentence",
+}
 
 
 def aligned_lm(lm: str) -> tuple[str, int]:
@@ -53,13 +57,20 @@ def cao_xnli(transfer: pd.DataFrame) -> pd.DataFrame:
     a rotation's n is in its rows' shift_settings. Empty when the table has no such row (or no lm column)."""
     if "lm" not in transfer:
         return transfer.iloc[0:0]
-    rows = transfer[(transfer["task"] == "xnli") & (transfer["split"] == "test") & (transfer["metric"] == "accuracy")
-                    & (transfer["train_transform"] == "none") & transfer["selected"].astype(bool)]
+    rows = transfer[
+        (transfer["task"] == "xnli")
+        & (transfer["split"] == "test")
+        & (transfer["metric"] == "accuracy")
+        & (transfer["train_transform"] == "none")
+        & transfer["selected"].astype(bool)
+    ]
     if "variant" in rows:  # Cao et al.'s fine-tunings only (tables written before variants: every row)
         rows = _rotation_pivot_rows(rows[rows["variant"].map(is_alignment_variant)])
-    rows = rows.assign(base=rows["lm"].map(lambda lm: aligned_lm(lm)[0]),
-                       parallel_sentences=rows["lm"].map(lambda lm: aligned_lm(lm)[1]),
-                       setting=[cao_setting(lm, t) for lm, t in zip(rows["lm"], rows["transform"], strict=True)])
+    rows = rows.assign(
+        base=rows["lm"].map(lambda lm: aligned_lm(lm)[0]),
+        parallel_sentences=rows["lm"].map(lambda lm: aligned_lm(lm)[1]),
+        setting=[cao_setting(lm, t) for lm, t in zip(rows["lm"], rows["transform"], strict=True)],
+    )
     rows["setting"] = rows["setting"].replace("base_bert", "zero_shot_base_bert")  # Table 1's name of it
     rotated = rows["transform"].str.startswith("rotation")
     if "shift_settings" in rows:
@@ -100,8 +111,10 @@ def _rotation_sentences(settings) -> int:
 def cao_retrieval(table: pd.DataFrame) -> pd.DataFrame:
     """Contextual word retrieval rows with `base`, `parallel_sentences`, `setting` (Cao et al.'s name) and
     `retrieval` (contextual / non_contextual), as Table 3 reads them."""
-    rows = table.assign(base=table["lm"].map(lambda lm: aligned_lm(lm)[0]),
-                        setting=[cao_setting(lm, m) for lm, m in zip(table["lm"], table["method"], strict=True)],
-                        retrieval=table["contextual"].map(lambda c: "contextual" if c else "non_contextual"))
+    rows = table.assign(
+        base=table["lm"].map(lambda lm: aligned_lm(lm)[0]),
+        setting=[cao_setting(lm, m) for lm, m in zip(table["lm"], table["method"], strict=True)],
+        retrieval=table["contextual"].map(lambda c: "contextual" if c else "non_contextual"),
+    )
     rows = rows.assign(parallel_sentences=_parallel(rows, rows["lm"]))
     return rows[rows["setting"].notna()]

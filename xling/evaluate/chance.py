@@ -52,18 +52,22 @@ def _fmt(value: float) -> str:
 def _gold_counts(n_candidates: int, n_gold) -> np.ndarray:
     n_gold = np.atleast_1d(np.asarray(n_gold, dtype=np.int64))
     if n_candidates < 1 or n_gold.size == 0 or np.any(n_gold < 1) or np.any(n_gold > n_candidates):
-        raise ValueError(f"chance needs n_candidates >= 1 and 1 <= golds <= n_candidates per query, got "
-                         f"{n_candidates} candidates and golds {n_gold[:5].tolist()}")
+        raise ValueError(
+            f"chance needs n_candidates >= 1 and 1 <= golds <= n_candidates per query, got "
+            f"{n_candidates} candidates and golds {n_gold[:5].tolist()}"
+        )
     return n_gold
 
 
 # ---------------------------------------------------------------------------------------------- chance levels
 
+
 def retrieval_mrr(n_candidates: int, n_gold=1) -> Chance:
     """MRR of the best of each query's golds placed at random among the candidates (ranks.chance_mrr)."""
     golds = _gold_counts(n_candidates, n_gold)
-    return Chance(chance_mrr(n_candidates, golds), f"best of {_span(golds)} gold(s) at random among "
-                                                   f"{n_candidates} candidates")
+    return Chance(
+        chance_mrr(n_candidates, golds), f"best of {_span(golds)} gold(s) at random among {n_candidates} candidates"
+    )
 
 
 def retrieval_precision_at_k(n_candidates: int, k: int, n_gold=1) -> Chance:
@@ -71,8 +75,10 @@ def retrieval_precision_at_k(n_candidates: int, k: int, n_gold=1) -> Chance:
     probability averaged over queries (k / n with one gold); the P@k of collapsed vectors (every score tied)."""
     golds = _gold_counts(n_candidates, n_gold)
     tied = Ranks(np.zeros_like(golds), np.full_like(golds, n_candidates), golds)
-    return Chance(float(np.mean(expected_hit_at_k(tied, k))), f"P@{k} with {_span(golds)} gold(s) at random "
-                                                               f"among {n_candidates} candidates")
+    return Chance(
+        float(np.mean(expected_hit_at_k(tied, k))),
+        f"P@{k} with {_span(golds)} gold(s) at random among {n_candidates} candidates",
+    )
 
 
 def retrieval_accuracy(n_candidates: int, n_gold=1) -> Chance:
@@ -158,6 +164,7 @@ def cka(random_cka: float) -> Chance:
 
 
 # ---------------------------------------------------------------------------------------------- degenerate checks
+
 
 def _bounds(number: Interval | float) -> tuple[float, float, str]:
     if isinstance(number, Interval):

@@ -89,28 +89,35 @@ def cka_by_layer(x, y, debiased: bool = False) -> list[float]:
     """CKA at each layer of two stacks of paired representations x [n, L, d1] and y [n, L, d2]."""
     x, y = np.asarray(x), np.asarray(y)
     if x.ndim != 3 or y.ndim != 3 or x.shape[:2] != y.shape[:2]:
-        raise ValueError(f"CKA by layer needs [n, layers, dim] arrays with equal n and layers, got {x.shape} "
-                         f"and {y.shape}")
+        raise ValueError(
+            f"CKA by layer needs [n, layers, dim] arrays with equal n and layers, got {x.shape} and {y.shape}"
+        )
     return [linear_cka(x[:, layer], y[:, layer], debiased) for layer in range(x.shape[1])]
 
 
 # ---------------------------------------------------------------------------------------------- models
 
-def xnli_parallel(pivot_path, target_path, max_sentences: int | None = None,
-                  example_order: bool = False) -> list[tuple[str, str]]:
+
+def xnli_parallel(
+    pivot_path, target_path, max_sentences: int | None = None, example_order: bool = False
+) -> list[tuple[str, str]]:
     """The distinct (pivot, target) sentence pairs of two line-aligned XNLI files (premises, then hypotheses,
     in file order; XNLI repeats each premise for its three hypotheses), the first `max_sentences`.
     example_order: each example's premise (where new) then its hypothesis, so that a cap keeps both kinds in
     the test set's proportion (token translation: "each sentence in XNLI test-set")."""
     pivot, target = read_xnli(pivot_path), read_xnli(target_path)
     if len(pivot) != len(target):
-        raise ValueError(f"{pivot_path}: {len(pivot)} examples, but {target_path}: {len(target)}; the XNLI "
-                         "files of two languages must be line-aligned translations")
+        raise ValueError(
+            f"{pivot_path}: {len(pivot)} examples, but {target_path}: {len(target)}; the XNLI "
+            "files of two languages must be line-aligned translations"
+        )
     if example_order:
         pairs = dict.fromkeys(pair for p, t in zip(pivot, target, strict=True) for pair in ((p[0], t[0]), (p[1], t[1])))
     else:
-        pairs = dict.fromkeys([(p[0], t[0]) for p, t in zip(pivot, target, strict=True)] +
-                              [(p[1], t[1]) for p, t in zip(pivot, target, strict=True)])
+        pairs = dict.fromkeys(
+            [(p[0], t[0]) for p, t in zip(pivot, target, strict=True)]
+            + [(p[1], t[1]) for p, t in zip(pivot, target, strict=True)]
+        )
     return list(pairs)[:max_sentences] if max_sentences else list(pairs)
 
 
@@ -133,9 +140,17 @@ def random_encoder(like, seed: int):
     return Encoder(model, like.tokenizer, like.device, like.dtype, like.max_length, f"random({like.name})")
 
 
-def cka_table(encoders: tuple, pairs: list[tuple[str, str]], *, multilingual=None, random_seed: int,
-              debiased: bool, batch_size: int, ci_level: float = DEFAULT_LEVEL,
-              ci_seed: int = DEFAULT_SEED) -> pd.DataFrame:
+def cka_table(
+    encoders: tuple,
+    pairs: list[tuple[str, str]],
+    *,
+    multilingual=None,
+    random_seed: int,
+    debiased: bool,
+    batch_size: int,
+    ci_level: float = DEFAULT_LEVEL,
+    ci_seed: int = DEFAULT_SEED,
+) -> pd.DataFrame:
     """Linear CKA per layer of the parallel sentences `pairs` (pivot, target): 'monolingual' = the pivot's model on
     the pivot side vs the target's model on the target side; 'multilingual' = one model on both sides (when
     given); 'random' = the pivot's model vs a random encoder of the target's architecture on the target side
@@ -145,25 +160,32 @@ def cka_table(encoders: tuple, pairs: list[tuple[str, str]], *, multilingual=Non
     `layer_mean_debiased`) the debiased one, which the jackknife intervals over the sentences (groups drawn from
     ci_seed, at ci_level) and the paired ones of xling.evaluate.cka_intervals.interval_rows surround (module
     docstring)."""
+
     def pooled(encoder, side: int, what: str) -> np.ndarray:
         return mean_pooled(encoder, [p[side] for p in pairs], batch_size, what)
 
-    vectors = {"pivot": pooled(encoders[0], 0, "pivot sentences"),
-               "target": pooled(encoders[1], 1, "target sentences"),
-               "random target": pooled(random_encoder(encoders[1], random_seed), 1, "target sentences, random encoder")}
+    vectors = {
+        "pivot": pooled(encoders[0], 0, "pivot sentences"),
+        "target": pooled(encoders[1], 1, "target sentences"),
+        "random target": pooled(random_encoder(encoders[1], random_seed), 1, "target sentences, random encoder"),
+    }
     comparisons = {"monolingual": ("pivot", "target"), "random": ("pivot", "random target")}
     if multilingual is not None:
         sides = multilingual if isinstance(multilingual, tuple) else (multilingual, multilingual)
         vectors["multilingual pivot"] = pooled(sides[0], 0, "pivot sentences, multilingual model")
         vectors["multilingual target"] = pooled(sides[1], 1, "target sentences, multilingual model")
         comparisons["multilingual"] = ("multilingual pivot", "multilingual target")
-    rows = [{"comparison": comparison, "layer": layer, "cka": value} for comparison, (a, b) in comparisons.items()
-            for layer, value in enumerate(cka_by_layer(vectors[a], vectors[b], debiased))]
+    rows = [
+        {"comparison": comparison, "layer": layer, "cka": value}
+        for comparison, (a, b) in comparisons.items()
+        for layer, value in enumerate(cka_by_layer(vectors[a], vectors[b], debiased))
+    ]
     table = pd.DataFrame(rows).assign(debiased=debiased, n_sentences=len(pairs))
     values = left_out_cka(vectors, comparisons, seed=ci_seed, debiased=True)
     intervals = pd.DataFrame(interval_rows(values, len(pairs), level=ci_level, seed=ci_seed))
     intervals = intervals.rename(columns={"layer_mean": "layer_mean_debiased"}).assign(
-        cka_debiased=[float(values[row["comparison"]][0, row["layer"]]) for _, row in intervals.iterrows()])
+        cka_debiased=[float(values[row["comparison"]][0, row["layer"]]) for _, row in intervals.iterrows()]
+    )
     table = table.merge(intervals, on=["comparison", "layer"], how="left", validate="one_to_one")
     # the layers' mean of the CKA column itself (the Gram form's estimate differs from it in the last digits)
     return table.assign(layer_mean=table.groupby("comparison")["cka"].transform("mean"))

@@ -42,13 +42,14 @@ def _gram(x: np.ndarray) -> np.ndarray:
     return x @ x.T
 
 
-def _hsic(w: np.ndarray, kw: np.ndarray, lw: np.ndarray, quad: np.ndarray, k: np.ndarray, l: np.ndarray,
-          debiased: bool) -> np.ndarray:
+def _hsic(
+    w: np.ndarray, kw: np.ndarray, lw: np.ndarray, quad: np.ndarray, k: np.ndarray, l: np.ndarray, debiased: bool
+) -> np.ndarray:
     """HSIC of each row of weights w [B, n] (module docstring); kw = w K, lw = w L, quad = w'(K o L)w."""
     m = w.sum(axis=1)
     k_total, l_total = np.einsum("bi,bi->b", w, kw), np.einsum("bi,bi->b", w, lw)
     if not debiased:
-        return quad - 2.0 / m * np.einsum("bi,bi,bi->b", w, kw, lw) + k_total * l_total / m ** 2
+        return quad - 2.0 / m * np.einsum("bi,bi,bi->b", w, kw, lw) + k_total * l_total / m**2
     k_diag, l_diag = np.diag(k), np.diag(l)
     trace = quad - w @ (k_diag * l_diag)
     k_total, l_total = k_total - w @ k_diag, l_total - w @ l_diag
@@ -56,8 +57,9 @@ def _hsic(w: np.ndarray, kw: np.ndarray, lw: np.ndarray, quad: np.ndarray, k: np
     return (trace + k_total * l_total / ((m - 1) * (m - 2)) - 2.0 / (m - 2) * cross) / (m * (m - 3))
 
 
-def _cka_rows(grams: Mapping[str, np.ndarray], comparisons: Mapping[str, tuple[str, str]], w: np.ndarray,
-              debiased: bool) -> dict[str, np.ndarray]:
+def _cka_rows(
+    grams: Mapping[str, np.ndarray], comparisons: Mapping[str, tuple[str, str]], w: np.ndarray, debiased: bool
+) -> dict[str, np.ndarray]:
     """CKA of each comparison (its two sides' names in `grams`) on each row of weights w."""
     products = {name: w @ gram for name, gram in grams.items()}
     quads: dict[tuple[str, str], np.ndarray] = {}
@@ -85,21 +87,30 @@ def _kept_weights(n: int, groups: list[np.ndarray]) -> np.ndarray:
     return weights
 
 
-def left_out_cka(sides: Mapping[str, np.ndarray], comparisons: Mapping[str, tuple[str, str]], *, seed: int,
-                 debiased: bool = False, max_groups: int = MAX_GROUPS) -> dict[str, np.ndarray]:
+def left_out_cka(
+    sides: Mapping[str, np.ndarray],
+    comparisons: Mapping[str, tuple[str, str]],
+    *,
+    seed: int,
+    debiased: bool = False,
+    max_groups: int = MAX_GROUPS,
+) -> dict[str, np.ndarray]:
     """{comparison: CKA values [1 + G, layers]}: row 0 on every sentence, then with each group of
     `jackknife_groups(n, seed, max_groups)` left out. sides: name -> representations [n, layers, d] (or [n, d]:
     one layer) of the same n sentences; comparisons: name -> (side, side)."""
     sides = {name: np.asarray(x)[:, None] if np.ndim(x) == 2 else np.asarray(x) for name, x in sides.items()}
     n, n_layers = next(iter(sides.values())).shape[:2]
     if any(x.shape[:2] != (n, n_layers) for x in sides.values()):
-        raise ValueError(f"CKA intervals need every side on the same sentences and layers: "
-                         f"{ {name: x.shape for name, x in sides.items()} }")
+        raise ValueError(
+            f"CKA intervals need every side on the same sentences and layers: "
+            f"{ {name: x.shape for name, x in sides.items()} }"
+        )
     weights = _kept_weights(n, jackknife_groups(n, seed, max_groups))
     values = {name: [] for name in comparisons}
     for layer in range(n_layers):
-        grams = {name: _gram(x[:, layer]) for name, x in sides.items()
-                 if any(name in pair for pair in comparisons.values())}
+        grams = {
+            name: _gram(x[:, layer]) for name, x in sides.items() if any(name in pair for pair in comparisons.values())
+        }
         for name, by_row in _cka_rows(grams, comparisons, weights, debiased).items():
             values[name].append(by_row)
     return {name: np.stack(by_layer, axis=1) for name, by_layer in values.items()}
@@ -121,12 +132,14 @@ def interval(values: np.ndarray, n_items: int, *, level: float, seed: int) -> In
     return Interval(estimate, estimate - half, estimate + half, level, groups, seed, n_items, METHOD)
 
 
-def interval_rows(values: Mapping[str, np.ndarray], n_items: int, *, level: float, seed: int,
-                  reference: str = "monolingual") -> list[dict]:
+def interval_rows(
+    values: Mapping[str, np.ndarray], n_items: int, *, level: float, seed: int, reference: str = "monolingual"
+) -> list[dict]:
     """One row per (comparison, layer) of `left_out_cka` values: the CKA's interval (ci_* columns); the paired
     interval of this comparison minus `reference` at the layer (vs_<reference>_low/high; NaN on the reference's
     own rows and when the run lacks it); and the comparison's mean over layers (the paper's "average" row) with
     its interval and its paired difference to the reference's mean (layer_mean*)."""
+
     def bounds(v: np.ndarray | None) -> tuple[float, float]:
         if v is None:
             return np.nan, np.nan
@@ -142,10 +155,18 @@ def interval_rows(values: Mapping[str, np.ndarray], n_items: int, *, level: floa
         mean_vs = bounds(mean - base.mean(axis=1) if other else None)
         for layer in range(by_layer.shape[1]):
             vs = bounds(by_layer[:, layer] - base[:, layer] if other else None)
-            rows.append({"comparison": name, "layer": layer,
-                         **interval(by_layer[:, layer], n_items, level=level, seed=seed).columns(),
-                         f"vs_{reference}_low": vs[0], f"vs_{reference}_high": vs[1],
-                         "layer_mean": mean_interval.estimate, "layer_mean_ci_low": mean_interval.low,
-                         "layer_mean_ci_high": mean_interval.high,
-                         f"layer_mean_vs_{reference}_low": mean_vs[0], f"layer_mean_vs_{reference}_high": mean_vs[1]})
+            rows.append(
+                {
+                    "comparison": name,
+                    "layer": layer,
+                    **interval(by_layer[:, layer], n_items, level=level, seed=seed).columns(),
+                    f"vs_{reference}_low": vs[0],
+                    f"vs_{reference}_high": vs[1],
+                    "layer_mean": mean_interval.estimate,
+                    "layer_mean_ci_low": mean_interval.low,
+                    "layer_mean_ci_high": mean_interval.high,
+                    f"layer_mean_vs_{reference}_low": mean_vs[0],
+                    f"layer_mean_vs_{reference}_high": mean_vs[1],
+                }
+            )
     return rows

@@ -56,9 +56,16 @@ def _first_occurrences(words: Sequence[Sequence[str]]) -> list[np.ndarray]:
     return masks
 
 
-def retrieve(src: Sequence[np.ndarray], tgt: Sequence[np.ndarray], links: Sequence[set[tuple[int, int]]], *,
-             k: int = 10, contextual: bool = True, block: int = 1024,
-             words: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None = None) -> pd.DataFrame:
+def retrieve(
+    src: Sequence[np.ndarray],
+    tgt: Sequence[np.ndarray],
+    links: Sequence[set[tuple[int, int]]],
+    *,
+    k: int = 10,
+    contextual: bool = True,
+    block: int = 1024,
+    words: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None = None,
+) -> pd.DataFrame:
     """Contextual word retrieval in both directions (module docstring): one row per query, QUERY_COLUMNS.
 
     src, tgt: per sentence pair, the word vectors [n_words, H] of each side (NaN rows: no vector); links: per
@@ -87,16 +94,28 @@ def retrieve(src: Sequence[np.ndarray], tgt: Sequence[np.ndarray], links: Sequen
         matrix = np.concatenate([np.asarray(v, dtype=np.float32)[m] for v, m in zip(vectors, keep, strict=True)])
         sides.append((matrix, {key: row for row, key in enumerate(flat)}))
     tables = []
-    for direction, (query_side, gold_side, pairs) in zip(DIRECTIONS, (
+    for direction, (query_side, gold_side, pairs) in zip(
+        DIRECTIONS,
+        (
             (0, 1, [(s, i, j) for s, a in enumerate(links) for i, j in sorted(a)]),
-            (1, 0, [(s, j, i) for s, a in enumerate(links) for i, j in sorted(a)])), strict=True):
+            (1, 0, [(s, j, i) for s, a in enumerate(links) for i, j in sorted(a)]),
+        ),
+        strict=True,
+    ):
         (queries, query_rows), (candidates, gold_rows) = sides[query_side], sides[gold_side]
         pairs = [(s, q, g) for s, q, g in pairs if (s, q) in query_rows and (s, g) in gold_rows]
         if not pairs:
             raise ValueError(f"{direction}: no word pair has vectors on both sides")
-        ranks = nn_ranks(queries[[query_rows[(s, q)] for s, q, _ in pairs]], candidates,
-                         [{gold_rows[(s, g)]} for s, _, g in pairs], block=block, metric="csls", csls_k=k,
-                         source_space=queries, target_space=candidates)
+        ranks = nn_ranks(
+            queries[[query_rows[(s, q)] for s, q, _ in pairs]],
+            candidates,
+            [{gold_rows[(s, g)]} for s, _, g in pairs],
+            block=block,
+            metric="csls",
+            csls_k=k,
+            source_space=queries,
+            target_space=candidates,
+        )
         table = pd.DataFrame(pairs, columns=["sentence", "position", "gold_position"])
         table.insert(0, "direction", direction)
         if words is not None:
@@ -107,13 +126,15 @@ def retrieve(src: Sequence[np.ndarray], tgt: Sequence[np.ndarray], links: Sequen
         table["hit"] = expected_hit_at_k(ranks, 1)
         table["n_candidates"] = len(candidates)
         tables.append(table[QUERY_COLUMNS])
-        logger.info("%s: %d queries, %d candidates, accuracy %.4f", direction, len(pairs), len(candidates),
-                    table["hit"].mean())
+        logger.info(
+            "%s: %d queries, %d candidates, accuracy %.4f", direction, len(pairs), len(candidates), table["hit"].mean()
+        )
     return pd.concat(tables, ignore_index=True)
 
 
-def word_pair_set(src_words: Sequence[Sequence[str]], tgt_words: Sequence[Sequence[str]],
-                  links: Sequence[set[tuple[int, int]]]) -> set[tuple[str, str]]:
+def word_pair_set(
+    src_words: Sequence[Sequence[str]], tgt_words: Sequence[Sequence[str]], links: Sequence[set[tuple[int, int]]]
+) -> set[tuple[str, str]]:
     """The (source word, target word) pairs of a split's links: what "seen in training" means."""
     return {(s[i], t[j]) for s, t, a in zip(src_words, tgt_words, links, strict=True) for i, j in a}
 
@@ -128,8 +149,10 @@ def test_filter(queries: pd.DataFrame, seen_pairs: set[tuple[str, str]]) -> pd.D
     """`queries` (from `retrieve`, with words) with two columns the test score leaves out: `seen`, the word
     pair (source word, target word) is among the training pairs; `exact`, the two words are the same string."""
     src_word, tgt_word = pair_words(queries)
-    return queries.assign(seen=[pair in seen_pairs for pair in zip(src_word, tgt_word, strict=True)],
-                          exact=(src_word == tgt_word).to_numpy())
+    return queries.assign(
+        seen=[pair in seen_pairs for pair in zip(src_word, tgt_word, strict=True)],
+        exact=(src_word == tgt_word).to_numpy(),
+    )
 
 
 def mean_interval(hits: Sequence[np.ndarray], bootstrap: Bootstrap) -> tuple[float, float]:
@@ -138,8 +161,9 @@ def mean_interval(hits: Sequence[np.ndarray], bootstrap: Bootstrap) -> tuple[flo
     when an array is empty (its accuracy is NaN too)."""
     if not hits or any(len(h) == 0 for h in hits):
         return np.nan, np.nan
-    found = bootstrap_groups(list(hits), n_resamples=bootstrap.resamples, level=bootstrap.level,
-                             seed=bootstrap.seed, method=bootstrap.method)
+    found = bootstrap_groups(
+        list(hits), n_resamples=bootstrap.resamples, level=bootstrap.level, seed=bootstrap.seed, method=bootstrap.method
+    )
     return found.low, found.high
 
 
@@ -161,8 +185,13 @@ def _scored(queries: pd.DataFrame, exclude_seen: bool, exclude_exact: bool) -> n
     return ~((queries["seen"].to_numpy() & exclude_seen) | (queries["exact"].to_numpy() & exclude_exact))
 
 
-def accuracy(queries: pd.DataFrame, by: Sequence[str] = (), exclude_seen: bool = True,
-             exclude_exact: bool = True, bootstrap: Bootstrap | None = None) -> pd.DataFrame:
+def accuracy(
+    queries: pd.DataFrame,
+    by: Sequence[str] = (),
+    exclude_seen: bool = True,
+    exclude_exact: bool = True,
+    bootstrap: Bootstrap | None = None,
+) -> pd.DataFrame:
     """Accuracy per group of `by` (ACCURACY_COLUMNS): the mean hit of each direction and their average (the
     paper's number), over the queries `test_filter` marks and these settings do not exclude; n_queries counts
     the queries scored (both directions), n_seen and n_exact those left out for each reason (a query can be
@@ -181,19 +210,35 @@ def accuracy(queries: pd.DataFrame, by: Sequence[str] = (), exclude_seen: bool =
         scored = group[group["_scored"]]
         hits = {d: scored.loc[scored["direction"] == d, "hit"].to_numpy(np.float64) for d in DIRECTIONS}
         per = {d: h.mean() if len(h) else np.nan for d, h in hits.items()}
-        row = {**dict(zip(keys, key, strict=True)), "accuracy": float(np.mean(list(per.values()))),
-               "accuracy_src_tgt": per[DIRECTIONS[0]], "accuracy_tgt_src": per[DIRECTIONS[1]],
-               "n_queries": len(scored), "n_seen": int(group["_seen"].sum()), "n_exact": int(group["_exact"].sum()),
-               "chance": _chance(scored)}
+        row = {
+            **dict(zip(keys, key, strict=True)),
+            "accuracy": float(np.mean(list(per.values()))),
+            "accuracy_src_tgt": per[DIRECTIONS[0]],
+            "accuracy_tgt_src": per[DIRECTIONS[1]],
+            "n_queries": len(scored),
+            "n_seen": int(group["_seen"].sum()),
+            "n_exact": int(group["_exact"].sum()),
+            "chance": _chance(scored),
+        }
         if bootstrap:
             row.update(zip(CI_COLUMNS, mean_interval(list(hits.values()), bootstrap), strict=True))
         rows.append(row)
     return pd.DataFrame(rows, columns=keys + columns)[list(by) + columns]
 
 
-def evaluate(encoder, test: dict, seen: dict, *, layer: int, k: int, block: int, batch_size: int,
-             exclude_seen: bool = True, exclude_exact: bool = True,
-             rotations: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def evaluate(
+    encoder,
+    test: dict,
+    seen: dict,
+    *,
+    layer: int,
+    k: int,
+    block: int,
+    batch_size: int,
+    exclude_seen: bool = True,
+    exclude_exact: bool = True,
+    rotations: dict | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Contextual and non-contextual retrieval of one model for every language pair.
 
     test {lang: (src words, tgt words, links)} of the test split (xling.data.alignment.read_split; src is the
@@ -216,19 +261,32 @@ def evaluate(encoder, test: dict, seen: dict, *, layer: int, k: int, block: int,
                 raise ValueError(f"{method} ({n} sentences): no rotation for {lang}")
             side = tgt if maps is None else [v @ np.asarray(maps[lang], dtype=np.float32) for v in tgt]
             for contextual in (True, False):
-                found = test_filter(retrieve(src, side, links, k=k, contextual=contextual, block=block,
-                                             words=(src_words, tgt_words)), seen[lang])
+                found = test_filter(
+                    retrieve(src, side, links, k=k, contextual=contextual, block=block, words=(src_words, tgt_words)),
+                    seen[lang],
+                )
                 keys = dict(lang=lang, method=method, parallel_sentences=n, contextual=contextual)
                 tables.append(accuracy(found, exclude_seen=exclude_seen, exclude_exact=exclude_exact).assign(**keys))
                 queries.append(found.assign(**keys))
-                logger.info("%s, %s, %scontextual: accuracy %.4f", lang, method, "" if contextual else "non-",
-                            tables[-1]["accuracy"].iloc[0])
+                logger.info(
+                    "%s, %s, %scontextual: accuracy %.4f",
+                    lang,
+                    method,
+                    "" if contextual else "non-",
+                    tables[-1]["accuracy"].iloc[0],
+                )
     return pd.concat(tables, ignore_index=True), pd.concat(queries, ignore_index=True)
 
 
-def accuracy_by_pos(queries: pd.DataFrame, tags: dict[str, str], groups: dict[str, Sequence[str]],
-                    by: Sequence[str], exclude_seen: bool, exclude_exact: bool,
-                    bootstrap: Bootstrap | None = None) -> pd.DataFrame:
+def accuracy_by_pos(
+    queries: pd.DataFrame,
+    tags: dict[str, str],
+    groups: dict[str, Sequence[str]],
+    by: Sequence[str],
+    exclude_seen: bool,
+    exclude_exact: bool,
+    bootstrap: Bootstrap | None = None,
+) -> pd.DataFrame:
     """Accuracy per universal POS tag of the pair's src (pivot) word and per group of tags (Cao et al. Table 4:
     lexical overlap, closed class, open class), per group of `by`.
 
@@ -241,11 +299,15 @@ def accuracy_by_pos(queries: pd.DataFrame, tags: dict[str, str], groups: dict[st
     upos = src_word.map(tags)
     tagged = queries.assign(pos=upos, group=upos.map(group_of)).dropna(subset=["group"])
     by = list(by)
-    per_tag = accuracy(tagged, by=by + ["group", "pos"], exclude_seen=exclude_seen, exclude_exact=exclude_exact,
-                       bootstrap=bootstrap)
-    per_group = (per_tag.groupby(by + ["group"], sort=True)
-                 .agg(accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum"), chance=("chance", "mean"))
-                 .reset_index().assign(pos="average"))
+    per_tag = accuracy(
+        tagged, by=by + ["group", "pos"], exclude_seen=exclude_seen, exclude_exact=exclude_exact, bootstrap=bootstrap
+    )
+    per_group = (
+        per_tag.groupby(by + ["group"], sort=True)
+        .agg(accuracy=("accuracy", "mean"), n_queries=("n_queries", "sum"), chance=("chance", "mean"))
+        .reset_index()
+        .assign(pos="average")
+    )
     columns = by + ["group", "pos", "accuracy", "n_queries", "chance"] + (CI_COLUMNS if bootstrap else [])
     if bootstrap:
         scored = tagged[_scored(tagged, exclude_seen, exclude_exact)]
@@ -255,8 +317,10 @@ def accuracy_by_pos(queries: pd.DataFrame, tags: dict[str, str], groups: dict[st
         for key, group in scored.groupby(by + ["group", "pos", "direction"], sort=True):
             if key[:-1] in kept:
                 hits.setdefault(key[:-2], []).append(group["hit"].to_numpy(np.float64))
-        bounds = [mean_interval(hits.get(tuple(key), []), bootstrap)
-                  for key in per_group[by + ["group"]].itertuples(index=False)]
+        bounds = [
+            mean_interval(hits.get(tuple(key), []), bootstrap)
+            for key in per_group[by + ["group"]].itertuples(index=False)
+        ]
         per_group[CI_COLUMNS] = bounds if bounds else np.empty((0, 2))
     return pd.concat([per_tag, per_group], ignore_index=True)[columns]
 
@@ -271,9 +335,16 @@ def frequency_ranks(sentences: Sequence[Sequence[str]]) -> dict[str, int]:
     return {word: rank for rank, word in enumerate(ordered, start=1)}
 
 
-def accuracy_by_rank_difference(queries: pd.DataFrame, src_ranks: dict, tgt_ranks: dict, bins: Sequence[int],
-                                by: Sequence[str], exclude_seen: bool, exclude_exact: bool,
-                                bootstrap: Bootstrap | None = None) -> pd.DataFrame:
+def accuracy_by_rank_difference(
+    queries: pd.DataFrame,
+    src_ranks: dict,
+    tgt_ranks: dict,
+    bins: Sequence[int],
+    by: Sequence[str],
+    exclude_seen: bool,
+    exclude_exact: bool,
+    bootstrap: Bootstrap | None = None,
+) -> pd.DataFrame:
     """Accuracy against |rank of the src word - rank of the tgt word| (`frequency_ranks`; Cao et al. Figure 3),
     per group of `by`: bin b holds the differences in [bins[b], bins[b + 1]), the last bin [bins[-1], inf).
     With `bootstrap`, each bin's interval (CI_COLUMNS)."""
@@ -287,14 +358,32 @@ def accuracy_by_rank_difference(queries: pd.DataFrame, src_ranks: dict, tgt_rank
     index = np.searchsorted(edges, difference.to_numpy(), side="right") - 1
     labels = [f"{lo}-{hi - 1}" for lo, hi in zip(edges[:-1], edges[1:], strict=True)] + [f"{edges[-1]}+"]
     binned = queries.assign(rank_bin=index, rank_difference=[labels[i] for i in index])
-    table = accuracy(binned, by=list(by) + ["rank_bin", "rank_difference"], exclude_seen=exclude_seen,
-                     exclude_exact=exclude_exact, bootstrap=bootstrap)
-    return table[list(by) + ["rank_bin", "rank_difference", "accuracy", "n_queries", "chance"]
-                 + (CI_COLUMNS if bootstrap else [])]
+    table = accuracy(
+        binned,
+        by=list(by) + ["rank_bin", "rank_difference"],
+        exclude_seen=exclude_seen,
+        exclude_exact=exclude_exact,
+        bootstrap=bootstrap,
+    )
+    return table[
+        list(by)
+        + ["rank_bin", "rank_difference", "accuracy", "n_queries", "chance"]
+        + (CI_COLUMNS if bootstrap else [])
+    ]
 
 
-def evaluate_fasttext(pivot: Normalised, other: Normalised, test: tuple, seen: set, trains: dict[int, tuple], *,
-                      k: int, block: int, exclude_seen: bool = True, exclude_exact: bool = True):
+def evaluate_fasttext(
+    pivot: Normalised,
+    other: Normalised,
+    test: tuple,
+    seen: set,
+    trains: dict[int, tuple],
+    *,
+    k: int,
+    block: int,
+    exclude_seen: bool = True,
+    exclude_exact: bool = True,
+):
     """Contextual and non-contextual word retrieval of the baseline for one language pair, with the rotation of
     each train split: (accuracy table, queries), the columns of `evaluate`
     (method "rotation-word", parallel_sentences n).
@@ -310,11 +399,14 @@ def evaluate_fasttext(pivot: Normalised, other: Normalised, test: tuple, seen: s
         logger.info("rotation on train%d: %d word pairs", n, pairs)
         tgt = retrieval_vectors(other, other_words, w)
         for contextual in (True, False):
-            found = test_filter(retrieve(src, tgt, links, k=k, contextual=contextual, block=block,
-                                         words=(pivot_words, other_words)), seen)
+            found = test_filter(
+                retrieve(src, tgt, links, k=k, contextual=contextual, block=block, words=(pivot_words, other_words)),
+                seen,
+            )
             keys = dict(method="rotation-word", parallel_sentences=n, contextual=contextual)
             tables.append(accuracy(found, exclude_seen=exclude_seen, exclude_exact=exclude_exact).assign(**keys))
             queries.append(found.assign(**keys))
-            logger.info("train%d, %scontextual: accuracy %.4f", n, "" if contextual else "non-",
-                        tables[-1]["accuracy"].iloc[0])
+            logger.info(
+                "train%d, %scontextual: accuracy %.4f", n, "" if contextual else "non-", tables[-1]["accuracy"].iloc[0]
+            )
     return pd.concat(tables, ignore_index=True), pd.concat(queries, ignore_index=True)

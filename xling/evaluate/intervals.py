@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from xling.evaluate import chance
-from xling.evaluate.uncertainty import (DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, Ratio,
-                                        bootstrap_ratio)
+from xling.evaluate.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, Ratio, bootstrap_ratio
 
 ITEM_COLUMNS = ("item", "numerator", "denominator")
 INTERVAL_COLUMNS = ("ci_low", "ci_high", "ci_level", "ci_resamples", "ci_seed", "ci_method", "n_items")
@@ -38,8 +37,7 @@ def item_table(keys: dict, numerator, denominator=1) -> pd.DataFrame:
     """One row's items (ITEM_COLUMNS), named by `keys` (the columns the row shares with its table): item i has
     numerator[i] / denominator[i] (a scalar denominator: the same for every item, a hit's 1)."""
     numerator = np.asarray(numerator)
-    return pd.DataFrame({**keys, "item": np.arange(len(numerator)), "numerator": numerator,
-                         "denominator": denominator})
+    return pd.DataFrame({**keys, "item": np.arange(len(numerator)), "numerator": numerator, "denominator": denominator})
 
 
 def _interval(items: pd.DataFrame, scale: float, bootstrap: Bootstrap) -> Interval | None:
@@ -47,14 +45,24 @@ def _interval(items: pd.DataFrame, scale: float, bootstrap: Bootstrap) -> Interv
     ratio = Ratio(items["numerator"].to_numpy(np.float64), items["denominator"].to_numpy(np.float64))
     if ratio.denominator.sum() <= 0:
         return None
-    found = bootstrap_ratio(ratio, n_resamples=bootstrap.resamples, level=bootstrap.level, seed=bootstrap.seed,
-                            method=bootstrap.method)
-    return Interval(scale * found.estimate, scale * found.low, scale * found.high, found.level, found.n_resamples,
-                    found.seed, found.n_items, found.method)
+    found = bootstrap_ratio(
+        ratio, n_resamples=bootstrap.resamples, level=bootstrap.level, seed=bootstrap.seed, method=bootstrap.method
+    )
+    return Interval(
+        scale * found.estimate,
+        scale * found.low,
+        scale * found.high,
+        found.level,
+        found.n_resamples,
+        found.seed,
+        found.n_items,
+        found.method,
+    )
 
 
-def with_intervals(table: pd.DataFrame, items: pd.DataFrame, scale: float = 1.0,
-                   bootstrap: Bootstrap = Bootstrap()) -> pd.DataFrame:
+def with_intervals(
+    table: pd.DataFrame, items: pd.DataFrame, scale: float = 1.0, bootstrap: Bootstrap = Bootstrap()
+) -> pd.DataFrame:
     """`table` (one evaluation's rows) with the interval columns of each row from its items, and its `flag`
     extended by the at-chance reason of that interval (rows with a `chance`) and, when a `learn_check` row
     marks the fine-tuning's own dev split, by `did_not_learn` on every row."""
@@ -65,15 +73,26 @@ def with_intervals(table: pd.DataFrame, items: pd.DataFrame, scale: float = 1.0,
     found = []
     for key, group in items.groupby(keys, dropna=False, sort=False):
         interval = _interval(group, scale, bootstrap)
-        columns = interval.columns() if interval is not None else {
-            **dict.fromkeys(INTERVAL_COLUMNS, np.nan), "n_items": len(group)}
-        found.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)), **columns, "_interval": interval})
+        columns = (
+            interval.columns()
+            if interval is not None
+            else {**dict.fromkeys(INTERVAL_COLUMNS, np.nan), "n_items": len(group)}
+        )
+        found.append(
+            {
+                **dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)),
+                **columns,
+                "_interval": interval,
+            }
+        )
     out = table.merge(pd.DataFrame(found), on=keys, how="left", validate="many_to_one")
     if "flag" not in out:
         out["flag"] = None
     levels = out["chance"] if "chance" in out else [np.nan] * len(out)
-    out["flag"] = [chance.flag(old if isinstance(old, str) else None, _at_chance(interval, level))
-                   for old, interval, level in zip(out["flag"], out["_interval"], levels, strict=True)]
+    out["flag"] = [
+        chance.flag(old if isinstance(old, str) else None, _at_chance(interval, level))
+        for old, interval, level in zip(out["flag"], out["_interval"], levels, strict=True)
+    ]
     if "learn_check" in out and out["learn_check"].any():
         dev = out[out["learn_check"].astype(bool)].iloc[0]
         reason = _at_chance(dev["_interval"], dev.get("chance", np.nan), learned_language=dev.get("lang", "English"))

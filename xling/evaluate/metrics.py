@@ -45,13 +45,24 @@ def _knn_mean(x: np.ndarray, y: np.ndarray, k: int, block: int) -> np.ndarray:
 def _matrix(name: str, x, width: int | None = None) -> np.ndarray:
     t = np.asarray(x, dtype=np.float64)
     if t.ndim != 2 or t.shape[0] == 0 or (width is not None and t.shape[1] != width):
-        raise ValueError(f"{name} must be a non-empty 2-D array" + (f" of width {width}" if width else "")
-                         + f", got shape {tuple(t.shape)}")
+        raise ValueError(
+            f"{name} must be a non-empty 2-D array"
+            + (f" of width {width}" if width else "")
+            + f", got shape {tuple(t.shape)}"
+        )
     return t
 
 
-def nn_ranks(queries, candidates, gold: list[set[int]], block: int = 1024, metric: str = "cosine",
-             csls_k: int = 10, source_space=None, target_space=None) -> Ranks:
+def nn_ranks(
+    queries,
+    candidates,
+    gold: list[set[int]],
+    block: int = 1024,
+    metric: str = "cosine",
+    csls_k: int = 10,
+    source_space=None,
+    target_space=None,
+) -> Ranks:
     """Where the best-ranked gold candidate of each query lands (ties: see the module docstring).
 
     queries [Q, H], candidates [C, H]; gold[i] = indices into candidates of query i's translations

@@ -39,9 +39,17 @@ from xling.represent.store import read_vectors
 logger = logging.getLogger(__name__)
 
 
-def word_translation(pivot: tuple[list[str], np.ndarray], target: tuple[list[str], np.ndarray],
-                     train_pairs: Sequence[tuple[str, str]], test_pairs: Sequence[tuple[str, str]], *,
-                     n_iter: int, csls_k: int = 10, block: int = 1024, hits: list | None = None) -> dict:
+def word_translation(
+    pivot: tuple[list[str], np.ndarray],
+    target: tuple[list[str], np.ndarray],
+    train_pairs: Sequence[tuple[str, str]],
+    test_pairs: Sequence[tuple[str, str]],
+    *,
+    n_iter: int,
+    csls_k: int = 10,
+    block: int = 1024,
+    hits: list | None = None,
+) -> dict:
     """Word translation pivot -> target through a Procrustes map learned on `train_pairs`.
 
     pivot, target: (words, vectors [n, H]) of each language's vocabulary (the candidates are the whole target
@@ -58,8 +66,10 @@ def word_translation(pivot: tuple[list[str], np.ndarray], target: tuple[list[str
 
     train, test = covered(train_pairs), covered(test_pairs)
     if not train or not test:
-        raise ValueError(f"no covered {'train' if not train else 'test'} dictionary pair "
-                         f"({len(src_words)} pivot and {len(tgt_words)} target words with a vector)")
+        raise ValueError(
+            f"no covered {'train' if not train else 'test'} dictionary pair "
+            f"({len(src_words)} pivot and {len(tgt_words)} target words with a vector)"
+        )
     src, tgt = iterative_normalize(src, n_iter), iterative_normalize(tgt, n_iter)
     w = procrustes(tgt[[tgt_index[t] for _, t in train]], src[[src_index[s] for s, _ in train]])
     mapped = tgt @ w  # the target vocabulary in the pivot's space
@@ -68,18 +78,33 @@ def word_translation(pivot: tuple[list[str], np.ndarray], target: tuple[list[str
     gold: list[set[int]] = [set() for _ in queries]
     for s, t in test:
         gold[q_pos[s]].add(tgt_index[t])
-    ranks = metrics.nn_ranks(src[[src_index[s] for s in queries]], mapped, gold, block=block, metric="csls",
-                             csls_k=csls_k, source_space=src, target_space=mapped)
+    ranks = metrics.nn_ranks(
+        src[[src_index[s] for s in queries]],
+        mapped,
+        gold,
+        block=block,
+        metric="csls",
+        csls_k=csls_k,
+        source_space=src,
+        target_space=mapped,
+    )
     if hits is not None:
         hits.append(expected_hit_at_k(ranks, 1))
-    return {"p_at_1": precision_at_k(ranks, 1), "p_at_5": precision_at_k(ranks, 5),
-            "n_train_pairs": len(train), "n_test_pairs": len(test),
-            "coverage": len(test) / len({tuple(p) for p in test_pairs}), "n_queries": len(queries),
-            "n_src_words": len(src_words), "n_tgt_words": len(tgt_words)}
+    return {
+        "p_at_1": precision_at_k(ranks, 1),
+        "p_at_5": precision_at_k(ranks, 5),
+        "n_train_pairs": len(train),
+        "n_test_pairs": len(test),
+        "coverage": len(test) / len({tuple(p) for p in test_pairs}),
+        "n_queries": len(queries),
+        "n_src_words": len(src_words),
+        "n_tgt_words": len(tgt_words),
+    }
 
 
-def sentence_retrieval(train: tuple[np.ndarray, np.ndarray], test: tuple[np.ndarray, np.ndarray], *,
-                       n_iter: int, block: int = 1024) -> dict[str, dict[str, np.ndarray]]:
+def sentence_retrieval(
+    train: tuple[np.ndarray, np.ndarray], test: tuple[np.ndarray, np.ndarray], *, n_iter: int, block: int = 1024
+) -> dict[str, dict[str, np.ndarray]]:
     """Tatoeba-style retrieval of line-aligned test sentences (pivot, target) [n, H] at one layer, with and
     without a Procrustes map learned on the line-aligned train sentences: each query's hit (their mean is P@1),
     {"none": {direction: hits}, "procrustes": ...}; directions 'en->xx' (pivot queries) and 'xx->en'."""
@@ -88,8 +113,10 @@ def sentence_retrieval(train: tuple[np.ndarray, np.ndarray], test: tuple[np.ndar
     w = procrustes(train_tgt, train_src)
     out = {}
     for method, tgt in (("none", test_tgt), ("procrustes", test_tgt @ w)):
-        out[method] = {"en->xx": retrieval_hits(test_src, tgt, block=block)[0],
-                       "xx->en": retrieval_hits(tgt, test_src, block=block)[0]}
+        out[method] = {
+            "en->xx": retrieval_hits(test_src, tgt, block=block)[0],
+            "xx->en": retrieval_hits(tgt, test_src, block=block)[0],
+        }
     return out
 
 
@@ -109,9 +136,20 @@ def dictionary_pairs(path, lowercase: bool) -> list[tuple[str, str]]:
     return [(normalize_word(s, lowercase), normalize_word(t, lowercase)) for s, t in read_dictionary(path)]
 
 
-def word_alignment_table(encoders: tuple, stores: tuple, fasttext: tuple, vocabularies: tuple[list[str], list[str]],
-                         langs: tuple[str, str], train_pairs, test_pairs, *, n_iter: int, csls_k: int,
-                         block: int = 1024, items: list[pd.DataFrame] | None = None) -> pd.DataFrame:
+def word_alignment_table(
+    encoders: tuple,
+    stores: tuple,
+    fasttext: tuple,
+    vocabularies: tuple[list[str], list[str]],
+    langs: tuple[str, str],
+    train_pairs,
+    test_pairs,
+    *,
+    n_iter: int,
+    csls_k: int,
+    block: int = 1024,
+    items: list[pd.DataFrame] | None = None,
+) -> pd.DataFrame:
     """Word translation pivot -> target through a Procrustes map, for (pivot, target) monolingual models:
     level 'embedding' (input-embedding rows of the vocabulary's single-piece words), 'fasttext' (the
     `fasttext` stores' vectors of the same single-piece words: the paper's baseline on BERT's vocabulary),
@@ -119,6 +157,7 @@ def word_alignment_table(encoders: tuple, stores: tuple, fasttext: tuple, vocabu
     (each layer of the `stores`: the mean of a word's contextual vectors). One row per level and layer with
     word_translation's numbers; `items` (a list) gets each row's per-query hits at 1 (level, layer, item,
     numerator, denominator), from which the gather draws P@1's interval."""
+
     def store_space(store, lang, layer, keep):
         store_words, vectors = read_vectors(store, lang, layer)
         chosen = [i for i, w in enumerate(store_words) if w in keep]
@@ -126,8 +165,9 @@ def word_alignment_table(encoders: tuple, stores: tuple, fasttext: tuple, vocabu
 
     def row(level, layer, spaces):
         hits: list[np.ndarray] = []
-        result = word_translation(*spaces, train_pairs, test_pairs, n_iter=n_iter, csls_k=csls_k, block=block,
-                                  hits=hits)
+        result = word_translation(
+            *spaces, train_pairs, test_pairs, n_iter=n_iter, csls_k=csls_k, block=block, hits=hits
+        )
         if items is not None:
             items.append(item_table({"level": level, "layer": int(layer)}, hits[0]))
         logger.info("%s-%s %s layer %d: P@1 %.4f", *langs, level, layer, result["p_at_1"])
@@ -135,29 +175,53 @@ def word_alignment_table(encoders: tuple, stores: tuple, fasttext: tuple, vocabu
 
     words = [set(v) for v in vocabularies]
     embedding = [embedding_words(encoder, w) for encoder, w in zip(encoders, words, strict=True)]
-    rows = [row("embedding", 0, embedding),
-            row("fasttext", 0, [store_space(s, lang, 0, set(e[0])) for s, lang, e in zip(fasttext, langs, embedding, strict=True)]),
-            row("fasttext_all", 0, [store_space(s, lang, 0, w) for s, lang, w in zip(fasttext, langs, words, strict=True)])]
+    rows = [
+        row("embedding", 0, embedding),
+        row(
+            "fasttext",
+            0,
+            [store_space(s, lang, 0, set(e[0])) for s, lang, e in zip(fasttext, langs, embedding, strict=True)],
+        ),
+        row("fasttext_all", 0, [store_space(s, lang, 0, w) for s, lang, w in zip(fasttext, langs, words, strict=True)]),
+    ]
     layers = sorted(set(pq.read_table(stores[0], columns=["layer"]).column("layer").to_pylist()))
-    rows += [row("contextual", layer, [store_space(s, lang, layer, w) for s, lang, w in zip(stores, langs, words, strict=True)])
-             for layer in layers]
+    rows += [
+        row(
+            "contextual",
+            layer,
+            [store_space(s, lang, layer, w) for s, lang, w in zip(stores, langs, words, strict=True)],
+        )
+        for layer in layers
+    ]
     return pd.DataFrame(rows)
 
 
-def sentence_alignment_table(encoders: tuple, map_pairs: list[tuple[str, str]], test_pairs: list[tuple[str, str]],
-                             *, n_iter: int, batch_size: int, block: int = 1024,
-                             items: list[pd.DataFrame] | None = None) -> pd.DataFrame:
+def sentence_alignment_table(
+    encoders: tuple,
+    map_pairs: list[tuple[str, str]],
+    test_pairs: list[tuple[str, str]],
+    *,
+    n_iter: int,
+    batch_size: int,
+    block: int = 1024,
+    items: list[pd.DataFrame] | None = None,
+) -> pd.DataFrame:
     """Tatoeba P@1 per layer for (pivot, target) models, unmapped and through the Procrustes map learned at
     that layer on `map_pairs` (pivot sentence, target sentence); `test_pairs` likewise line-aligned. `items`
     (a list) gets each row's per-query hits (layer, method, direction, item, numerator, denominator)."""
-    train = [mean_pooled(enc, [p[side] for p in map_pairs], batch_size, f"map sentences ({side})")
-             for side, enc in enumerate(encoders)]
-    test = [mean_pooled(enc, [p[side] for p in test_pairs], batch_size, f"test sentences ({side})")
-            for side, enc in enumerate(encoders)]
+    train = [
+        mean_pooled(enc, [p[side] for p in map_pairs], batch_size, f"map sentences ({side})")
+        for side, enc in enumerate(encoders)
+    ]
+    test = [
+        mean_pooled(enc, [p[side] for p in test_pairs], batch_size, f"test sentences ({side})")
+        for side, enc in enumerate(encoders)
+    ]
     rows = []
     for layer in range(train[0].shape[1]):
-        result = sentence_retrieval((train[0][:, layer], train[1][:, layer]), (test[0][:, layer], test[1][:, layer]),
-                                    n_iter=n_iter, block=block)
+        result = sentence_retrieval(
+            (train[0][:, layer], train[1][:, layer]), (test[0][:, layer], test[1][:, layer]), n_iter=n_iter, block=block
+        )
         for method, scores in result.items():
             for direction, hits in scores.items():
                 keys = {"layer": layer, "method": method, "direction": direction}

@@ -73,8 +73,9 @@ class LayerMap:
         return digest.hexdigest()
 
 
-def xnli_word_pairs(pairs: Sequence[tuple[str, str]], pivot: str, lang: str, *, tokenizer: str, aligner: str,
-                    settings: dict, what: str) -> tuple[list[list[str]], list[list[str]], list[Links]]:
+def xnli_word_pairs(
+    pairs: Sequence[tuple[str, str]], pivot: str, lang: str, *, tokenizer: str, aligner: str, settings: dict, what: str
+) -> tuple[list[list[str]], list[list[str]], list[Links]]:
     """The words of each (pivot, target) sentence pair and their one-to-one links by `aligner` (with its
     `settings`: xling.data.alignment.directional_links); pairs with an empty
     side are left out. Raises ValueError naming `what` (the files) when no pair is left or no word is linked."""
@@ -88,25 +89,41 @@ def xnli_word_pairs(pairs: Sequence[tuple[str, str]], pivot: str, lang: str, *, 
     n_links = sum(map(len, links))
     if not n_links:
         raise ValueError(f"{what}: {aligner} linked no word pair in {len(src)} sentence pairs; no map can be learned")
-    logger.info("%s: %d sentence pairs, %d word pairs (one-to-one intersection of %s's two directions)", what,
-                len(src), n_links, aligner)
+    logger.info(
+        "%s: %d sentence pairs, %d word pairs (one-to-one intersection of %s's two directions)",
+        what,
+        len(src),
+        n_links,
+        aligner,
+    )
     return src, tgt, links
 
 
-def layer_maps(encoders: tuple, pivot_words: list[list[str]], target_words: list[list[str]], links: list[Links],
-               layers: Sequence[int], *, n_iter: int, batch_size: int) -> dict[int, tuple[LayerMap, LayerMap]]:
+def layer_maps(
+    encoders: tuple,
+    pivot_words: list[list[str]],
+    target_words: list[list[str]],
+    links: list[Links],
+    layers: Sequence[int],
+    *,
+    n_iter: int,
+    batch_size: int,
+) -> dict[int, tuple[LayerMap, LayerMap]]:
     """{layer: (the pivot's map, the target's map)} for (pivot, target) encoders (xling.encode.Encoder): each
     space's normaliser fitted on all its word vectors of the sentences, the pivot's w the identity, the target's
     Procrustes on the linked words (target -> pivot). Raises ValueError when no linked pair has two vectors."""
     maps = {}
     for layer in layers:
-        vectors = [sentence_word_vectors(encoder, words, layer, batch_size,
-                                         what=f"map sentences ({side}, layer {layer})")
-                   for encoder, words, side in zip(encoders, (pivot_words, target_words), ("pivot", "target"), strict=True)]
+        vectors = [
+            sentence_word_vectors(encoder, words, layer, batch_size, what=f"map sentences ({side}, layer {layer})")
+            for encoder, words, side in zip(encoders, (pivot_words, target_words), ("pivot", "target"), strict=True)
+        ]
         x, y = linked_rows(vectors[0], vectors[1], links)  # (target rows, pivot rows)
         if not len(x):
-            raise ValueError(f"layer {layer}: none of the {sum(map(len, links))} word pairs has a vector on both "
-                             "sides; no map can be learned")
+            raise ValueError(
+                f"layer {layer}: none of the {sum(map(len, links))} word pairs has a vector on both "
+                "sides; no map can be learned"
+            )
         pivot_norm, target_norm = (IterativeNormalizer.fit(_rows(v), n_iter) for v in vectors)
         w = procrustes(target_norm(x), pivot_norm(y))
         maps[layer] = (LayerMap(pivot_norm, np.eye(len(w))), LayerMap(target_norm, w, len(x)))
@@ -144,7 +161,9 @@ def stitched_backbone(model_dir, layer: int, task_layers: int, seed: int) -> Bac
 def _copy_bottom(source, target, layer: int) -> None:
     """source's embeddings and layers 1..layer into target's (both transformers BertModels, or both of another
     masked LM's class)."""
-    for source_module, target_module in zip(layer_modules(source)[: layer + 1], layer_modules(target)[: layer + 1], strict=True):
+    for source_module, target_module in zip(
+        layer_modules(source)[: layer + 1], layer_modules(target)[: layer + 1], strict=True
+    ):
         target_module.load_state_dict(source_module.state_dict())
 
 
@@ -152,21 +171,51 @@ def _hooked(layer_map: LayerMap | None, bert, layer: int):
     return layer_map.hook(bert, layer) if layer_map is not None else contextlib.nullcontext()
 
 
-def train_task_layers(task: str, backbone: Backbone, layer: int, data: dict, out_dir, checkpoint_dir, *,
-                      pivot_map: LayerMap | None, settings: dict, seed: int, pivot: str, device,
-                      identity: dict) -> dict:
+def train_task_layers(
+    task: str,
+    backbone: Backbone,
+    layer: int,
+    data: dict,
+    out_dir,
+    checkpoint_dir,
+    *,
+    pivot_map: LayerMap | None,
+    settings: dict,
+    seed: int,
+    pivot: str,
+    device,
+    identity: dict,
+) -> dict:
     """Fine-tune a stitched backbone's task layers and head on data["train"] (selection on data["dev"], the
     pivot's), the states at `layer` through `pivot_map` (None: as they are); writes out_dir as
     xling.tune.finetune does and returns its record. The frozen layers 1..layer keep their weights."""
     identity = {**identity, "layer": layer, "map": pivot_map.key() if pivot_map is not None else None}
     with _hooked(pivot_map, backbone.encoder.bert, layer):
-        return finetune(task, backbone, data["train"], {pivot: data["dev"]}, out_dir, checkpoint_dir, settings,
-                        FinetuneRun(seed=seed, freeze=layer, selection="en_dev", pivot=pivot, identity=identity,
-                                    device=device), score=score)
+        return finetune(
+            task,
+            backbone,
+            data["train"],
+            {pivot: data["dev"]},
+            out_dir,
+            checkpoint_dir,
+            settings,
+            FinetuneRun(seed=seed, freeze=layer, selection="en_dev", pivot=pivot, identity=identity, device=device),
+            score=score,
+        )
 
 
-def score_through(finetuned, task: str, layer: int, examples: list, *, bottom=None, layer_map: LayerMap | None = None,
-                  batch_size: int, device, ner_repair: bool) -> dict:
+def score_through(
+    finetuned,
+    task: str,
+    layer: int,
+    examples: list,
+    *,
+    bottom=None,
+    layer_map: LayerMap | None = None,
+    batch_size: int,
+    device,
+    ner_repair: bool,
+) -> dict:
     """{metric: (percent, n)} of a stitched task model (finetuned: its output directory) on `examples`, its
     layers 1..layer replaced by those of the BERT directory `bottom` (read with bottom's tokenizer), the
     states at `layer` sent through `layer_map`."""
@@ -182,9 +231,23 @@ def score_through(finetuned, task: str, layer: int, examples: list, *, bottom=No
     return score(task, examples, predictions, record["labels"], ner_repair)
 
 
-def transfer_layer(task: str, data: dict, layer: int, *, pivot_model, target_model=None,
-                   maps: tuple[LayerMap, LayerMap] | None, task_layers: int, settings: dict, seed: int, pivot: str,
-                   checkpoint_dir, batch_size: int, device, ner_repair: bool) -> dict:
+def transfer_layer(
+    task: str,
+    data: dict,
+    layer: int,
+    *,
+    pivot_model,
+    target_model=None,
+    maps: tuple[LayerMap, LayerMap] | None,
+    task_layers: int,
+    settings: dict,
+    seed: int,
+    pivot: str,
+    checkpoint_dir,
+    batch_size: int,
+    device,
+    ner_repair: bool,
+) -> dict:
     """Train task layers on `pivot_model` cut after `layer` (data: train, dev, test_pivot, test_target) and score
     the pivot's test set and the target's: through `target_model`'s bottom and the target map (mlm-align, `maps`
     = (pivot map, target map)), or through the same model with no map (biMLM: target_model and maps None).
@@ -195,19 +258,46 @@ def transfer_layer(task: str, data: dict, layer: int, *, pivot_model, target_mod
     Path(checkpoint_dir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=checkpoint_dir) as tmp:
         out = Path(tmp) / "model"
-        record = train_task_layers(task, backbone, layer, data, out, checkpoint_dir, pivot_map=pivot_map,
-                                   settings=settings, seed=seed, pivot=pivot, device=device,
-                                   identity={"model": fingerprint(pivot_model), "task_layers": task_layers})
+        record = train_task_layers(
+            task,
+            backbone,
+            layer,
+            data,
+            out,
+            checkpoint_dir,
+            pivot_map=pivot_map,
+            settings=settings,
+            seed=seed,
+            pivot=pivot,
+            device=device,
+            identity={"model": fingerprint(pivot_model), "task_layers": task_layers},
+        )
         common = dict(batch_size=batch_size, device=device, ner_repair=ner_repair)
-        scores = {"pivot": score_through(out, task, layer, data["test_pivot"], layer_map=pivot_map, **common),
-                  "target": score_through(out, task, layer, data["test_target"], bottom=target_model,
-                                          layer_map=target_map, **common)}
+        scores = {
+            "pivot": score_through(out, task, layer, data["test_pivot"], layer_map=pivot_map, **common),
+            "target": score_through(
+                out, task, layer, data["test_target"], bottom=target_model, layer_map=target_map, **common
+            ),
+        }
     return {**scores, "record": record}
 
 
-def contextual_transfer_table(task: str, data: dict, layers: Sequence[int], *, models: dict, maps: dict, pivot: str,
-                              task_layers: int, settings: dict, seed: int, checkpoint_dir,
-                              batch_size: int, device, ner_repair: bool = True) -> pd.DataFrame:
+def contextual_transfer_table(
+    task: str,
+    data: dict,
+    layers: Sequence[int],
+    *,
+    models: dict,
+    maps: dict,
+    pivot: str,
+    task_layers: int,
+    settings: dict,
+    seed: int,
+    checkpoint_dir,
+    batch_size: int,
+    device,
+    ner_repair: bool = True,
+) -> pd.DataFrame:
     """Figure 5's numbers for one task and target: one row per (kind, layer, metric) with the target's score
     (`value`, `n`) and the pivot's (`pivot_value`, `pivot_n`). models: {kind: (pivot model dir, target model dir
     or None)} for kinds of KINDS; maps: layer_maps' output (mlm-align only)."""
@@ -217,18 +307,48 @@ def contextual_transfer_table(task: str, data: dict, layers: Sequence[int], *, m
             raise ValueError(f"unknown model kind {kind!r} (known: {', '.join(KINDS)})")
         for n, layer in enumerate(layers, start=1):
             pair = maps[layer] if kind == "mlm-align" else None  # (pivot map, target map)
-            result = transfer_layer(task, data, layer, pivot_model=pivot_model, target_model=target_model,
-                                    maps=pair, task_layers=task_layers, settings=settings, seed=seed, pivot=pivot,
-                                    checkpoint_dir=Path(checkpoint_dir) / kind / f"layer{layer}",
-                                    batch_size=batch_size, device=device, ner_repair=ner_repair)
+            result = transfer_layer(
+                task,
+                data,
+                layer,
+                pivot_model=pivot_model,
+                target_model=target_model,
+                maps=pair,
+                task_layers=task_layers,
+                settings=settings,
+                seed=seed,
+                pivot=pivot,
+                checkpoint_dir=Path(checkpoint_dir) / kind / f"layer{layer}",
+                batch_size=batch_size,
+                device=device,
+                ner_repair=ner_repair,
+            )
             main = TASK_METRIC[task]
-            logger.info("%s layer %d (%d/%d): %s target %.2f, %s %.2f", kind, layer, n, len(layers), main,
-                        result["target"][main][0], pivot, result["pivot"][main][0])
+            logger.info(
+                "%s layer %d (%d/%d): %s target %.2f, %s %.2f",
+                kind,
+                layer,
+                n,
+                len(layers),
+                main,
+                result["target"][main][0],
+                pivot,
+                result["pivot"][main][0],
+            )
             for metric, (value, count) in result["target"].items():
                 pivot_value, pivot_count = result["pivot"][metric]
-                rows.append({"kind": kind, "layer": int(layer), "metric": metric, "value": float(value),
-                             "n": int(count), "pivot_value": float(pivot_value), "pivot_n": int(pivot_count),
-                             "n_map_pairs": pair[1].n_pairs if pair else 0,
-                             "best_epoch": result["record"]["best_epoch"],
-                             "trainable_parameters": result["record"]["trainable_parameters"]})
+                rows.append(
+                    {
+                        "kind": kind,
+                        "layer": int(layer),
+                        "metric": metric,
+                        "value": float(value),
+                        "n": int(count),
+                        "pivot_value": float(pivot_value),
+                        "pivot_n": int(pivot_count),
+                        "n_map_pairs": pair[1].n_pairs if pair else 0,
+                        "best_epoch": result["record"]["best_epoch"],
+                        "trainable_parameters": result["record"]["trainable_parameters"],
+                    }
+                )
     return pd.DataFrame(rows).assign(task=task, task_layers=task_layers, seed=seed)

@@ -36,8 +36,9 @@ class Ranks:
         if arrays[0].size == 0:
             raise ValueError("no ranks: a metric over zero queries is undefined")
         if not arrays[0].shape == arrays[1].shape == arrays[2].shape or arrays[0].ndim != 1:
-            raise ValueError(f"above, tied and tied_gold must be 1-D of one length, got shapes "
-                             f"{[a.shape for a in arrays]}")
+            raise ValueError(
+                f"above, tied and tied_gold must be 1-D of one length, got shapes {[a.shape for a in arrays]}"
+            )
         if np.any(self.above < 0) or np.any(self.tied_gold < 1) or np.any(self.tied < self.tied_gold):
             raise ValueError("ranks need above >= 0 and tied >= tied_gold >= 1 (the best gold ties with itself)")
 
@@ -50,8 +51,9 @@ def expected_reciprocal_rank(ranks: Ranks) -> np.ndarray:
     count (scipy.stats.nhypergeom with r = 1)."""
     out = 1.0 / (ranks.above + 1.0)  # no non-gold tied with the best gold: rank above + 1
     tied = ranks.tied > ranks.tied_gold
-    triples, index = np.unique(np.stack([ranks.above[tied], ranks.tied[tied], ranks.tied_gold[tied]], axis=1),
-                               axis=0, return_inverse=True)
+    triples, index = np.unique(
+        np.stack([ranks.above[tied], ranks.tied[tied], ranks.tied_gold[tied]], axis=1), axis=0, return_inverse=True
+    )
     values = np.empty(len(triples))
     if len(triples):  # scipy.stats only where ties are: a second of start-up per job
         from scipy.stats import nhypergeom

@@ -40,9 +40,21 @@ from scipy import stats
 
 from dataclasses import replace
 
-from xling.evaluate.uncertainty import (DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, EXACT, Interval, Ratio, _as_ratio,
-                                        _check, _exact_at_the_boundary, _grouped, _interval, _ratio_of_sums,
-                                        resample_blocks)
+from xling.evaluate.uncertainty import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    EXACT,
+    Interval,
+    Ratio,
+    _as_ratio,
+    _check,
+    _exact_at_the_boundary,
+    _grouped,
+    _interval,
+    _ratio_of_sums,
+    resample_blocks,
+)
 
 
 class SeedsAndItems(NamedTuple):
@@ -54,15 +66,22 @@ class SeedsAndItems(NamedTuple):
     n_seeds: int
 
 
-def seeds_and_items(values: Sequence[float], lows: Sequence[float], highs: Sequence[float], level: float = 0.95,
-                    limits: tuple[float, float] = (-math.inf, math.inf)) -> SeedsAndItems:
+def seeds_and_items(
+    values: Sequence[float],
+    lows: Sequence[float],
+    highs: Sequence[float],
+    level: float = 0.95,
+    limits: tuple[float, float] = (-math.inf, math.inf),
+) -> SeedsAndItems:
     """The interval of the mean of `values` (one number per seed) from the seeds' spread and each seed's item
     interval [lows[s], highs[s]] (module docstring), clipped to the metric's `limits` (0-100 for a percent).
     The rows-only fallback: conservative (98.5-100 % at the study's sizes where about 95 % is due)."""
     values, lows, highs = (np.asarray(v, dtype=np.float64) for v in (values, lows, highs))
     if values.ndim != 1 or values.size < 2 or lows.shape != values.shape or highs.shape != values.shape:
-        raise ValueError(f"need one value and item bounds per seed, at least two seeds: got {values.shape}, "
-                         f"{lows.shape}, {highs.shape}")
+        raise ValueError(
+            f"need one value and item bounds per seed, at least two seeds: got {values.shape}, "
+            f"{lows.shape}, {highs.shape}"
+        )
     if not (np.all(np.isfinite(values)) and np.all(np.isfinite(lows)) and np.all(np.isfinite(highs))):
         raise ValueError("seed values and their item bounds must be finite")
     if np.any(lows > values) or np.any(highs < values):
@@ -76,8 +95,9 @@ def seeds_and_items(values: Sequence[float], lows: Sequence[float], highs: Seque
     return SeedsAndItems(mean, low, high, k)
 
 
-def paired_seeds_and_items(a_values: Sequence[float], b_values: Sequence[float], items_low: float,
-                           items_high: float, level: float = 0.95) -> SeedsAndItems:
+def paired_seeds_and_items(
+    a_values: Sequence[float], b_values: Sequence[float], items_low: float, items_high: float, level: float = 0.95
+) -> SeedsAndItems:
     """The interval of mean(a_values) - mean(b_values), two systems' per-seed numbers on the SAME test items,
     from the seeds' spread (Welch's t: the two systems' fine-tunings are independent) and the paired item
     interval [items_low, items_high] of the seed-averaged difference (seed_means_difference, every
@@ -94,7 +114,7 @@ def paired_seeds_and_items(a_values: Sequence[float], b_values: Sequence[float],
     share_a, share_b = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     spread = share_a + share_b
     if spread > 0:  # Welch-Satterthwaite degrees of freedom
-        freedom = spread ** 2 / (share_a ** 2 / (a.size - 1) + share_b ** 2 / (b.size - 1))
+        freedom = spread**2 / (share_a**2 / (a.size - 1) + share_b**2 / (b.size - 1))
         seeds_half = float(stats.t.ppf(0.5 + level / 2, freedom) * math.sqrt(spread))
     else:
         seeds_half = 0.0
@@ -114,8 +134,11 @@ def seed_by_item_variance(groups: Sequence[Sequence]) -> float:
     for by_seed in groups:
         deviations = []
         for scores in by_seed:
-            top, bottom = ((np.asarray(scores.numerator, float), np.asarray(scores.denominator, float))
-                           if isinstance(scores, Ratio) else (np.asarray(scores, float), None))
+            top, bottom = (
+                (np.asarray(scores.numerator, float), np.asarray(scores.denominator, float))
+                if isinstance(scores, Ratio)
+                else (np.asarray(scores, float), None)
+            )
             bottom = np.ones_like(top) if bottom is None else bottom
             deviations.append((top - bottom * top.sum() / bottom.sum()) / bottom.mean())
         z = np.vstack(deviations)  # [seed, item]; each seed's row sums to 0
@@ -123,13 +146,18 @@ def seed_by_item_variance(groups: Sequence[Sequence]) -> float:
         if k < 2 or n < 2:
             raise ValueError(f"a seed-by-item variance needs two seeds and two items: got {k} x {n}")
         residual = z - z.mean(axis=0, keepdims=True)
-        total += float(np.sum(residual ** 2)) / ((k - 1) * (n - 1)) / n
+        total += float(np.sum(residual**2)) / ((k - 1) * (n - 1)) / n
     return total / len(groups) ** 2
 
 
-def seeds_and_items_from_items(values: Sequence[float], items_low: float, items_high: float, interaction: float,
-                               level: float = 0.95,
-                               limits: tuple[float, float] = (-math.inf, math.inf)) -> SeedsAndItems:
+def seeds_and_items_from_items(
+    values: Sequence[float],
+    items_low: float,
+    items_high: float,
+    interaction: float,
+    level: float = 0.95,
+    limits: tuple[float, float] = (-math.inf, math.inf),
+) -> SeedsAndItems:
     """The interval of the mean of `values` (one number per seed) from the seeds' spread less the seed-by-item
     noise `interaction` (seed_by_item_variance, in the values' unit squared), and the item bootstrap
     [items_low, items_high] of the seed-averaged score (uncertainty.bootstrap_seed_means: the same items for
@@ -138,8 +166,10 @@ def seeds_and_items_from_items(values: Sequence[float], items_low: float, items_
     if values.ndim != 1 or values.size < 2 or not np.all(np.isfinite(values)):
         raise ValueError(f"need a finite value per seed, at least two seeds: got {values}")
     if items_low > items_high or interaction < 0:
-        raise ValueError(f"the items' interval [{items_low}, {items_high}] is empty or the seed-by-item variance "
-                         f"{interaction} negative")
+        raise ValueError(
+            f"the items' interval [{items_low}, {items_high}] is empty or the seed-by-item variance "
+            f"{interaction} negative"
+        )
     k = values.size
     mean = float(values.mean())
     between = max(0.0, float(values.var(ddof=1)) - interaction)
@@ -149,9 +179,15 @@ def seeds_and_items_from_items(values: Sequence[float], items_low: float, items_
     return SeedsAndItems(mean, low, high, k)
 
 
-def bootstrap_seed_means(groups: Sequence[Sequence], *, shared_items: bool = False,
-                         n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED,
-                         method: str = "percentile") -> Interval:
+def bootstrap_seed_means(
+    groups: Sequence[Sequence],
+    *,
+    shared_items: bool = False,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+    method: str = "percentile",
+) -> Interval:
     """The items' interval of the mean over seeds of the mean over groups: groups[g][s] = seed s on group g's
     items, every seed drawing the same items in each resample (one test set; the seeds' own spread is not in it).
     shared_items: item i of every group is one item (translations of one test set), so every group draws the same
@@ -167,16 +203,23 @@ def bootstrap_seed_means(groups: Sequence[Sequence], *, shared_items: bool = Fal
     _check(n, n_resamples, level, method if method != "bca" else "percentile")
     replicates, start = np.zeros(n_resamples), 0
     for idx in resample_blocks(n, n_resamples, np.random.default_rng(seed)):
-        replicates[start : start + len(idx)] = sum(sign * _ratio_of_sums(r.numerator[idx], r.denominator[idx])
-                                                   for sign, groups_of in zip(signs, systems, strict=True) for r in groups_of)
+        replicates[start : start + len(idx)] = sum(
+            sign * _ratio_of_sums(r.numerator[idx], r.denominator[idx])
+            for sign, groups_of in zip(signs, systems, strict=True)
+            for r in groups_of
+        )
         start += len(idx)
     replicates /= len(groups)
     estimate = float(np.mean([[_ratio_of_sums(*r) for r in groups_of] for groups_of in systems]))
     interval = _interval(estimate, replicates, None, n * len(groups), n_resamples, level, seed, "percentile")
     exact = [_exact_at_the_boundary(groups_of, level) for groups_of in systems]
     if all(e is not None for e in exact):  # every seed at 0 or 1 on every item: their mean's exact interval
-        return replace(interval, low=float(np.mean([e[0] for e in exact])),
-                       high=float(np.mean([e[1] for e in exact])), method=EXACT)
+        return replace(
+            interval,
+            low=float(np.mean([e[0] for e in exact])),
+            high=float(np.mean([e[1] for e in exact])),
+            method=EXACT,
+        )
     # a few hits (or misses) in all: the percentile bootstrap is too narrow there; no narrower than the exact
     # binomial interval of the pooled share on the languages' items (near the middle it is the narrower one)
     n *= len(groups)
@@ -186,9 +229,15 @@ def bootstrap_seed_means(groups: Sequence[Sequence], *, shared_items: bool = Fal
     return replace(interval, low=min(interval.low, low), high=max(interval.high, high))
 
 
-def seed_means_difference(a_groups: Sequence[Sequence], b_groups: Sequence[Sequence], *,
-                          n_resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL,
-                          seed: int = DEFAULT_SEED, method: str = "percentile") -> Interval:
+def seed_means_difference(
+    a_groups: Sequence[Sequence],
+    b_groups: Sequence[Sequence],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+    method: str = "percentile",
+) -> Interval:
     """The items' interval of (mean over a's seeds) - (mean over b's seeds) of the mean over groups:
     a_groups[g][s] = seed s of system a on group g's items (per-item scores or a Ratio), every seed of both
     systems scored on the same items and drawing the same items in each resample (paired)."""

@@ -57,8 +57,11 @@ def upos_accuracy(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[st
     return accuracy([t for s in gold for t in s], [t for s in predicted for t in s])
 
 
-def attachment_scores(gold_sentences: Sequence[conllu.TokenList], predicted_heads: Sequence[Sequence[int]],
-                      predicted_deprels: Sequence[Sequence[str]]) -> AttachmentScores:
+def attachment_scores(
+    gold_sentences: Sequence[conllu.TokenList],
+    predicted_heads: Sequence[Sequence[int]],
+    predicted_deprels: Sequence[Sequence[str]],
+) -> AttachmentScores:
     """UAS and LAS as the CoNLL 2018 shared task's evaluation script (conll18_ud_eval.py) computes them on a
     system file with the gold tokenization.
 
@@ -77,14 +80,19 @@ def attachment_scores(gold_sentences: Sequence[conllu.TokenList], predicted_head
     return AttachmentScores(100.0 * attached / n, 100.0 * labelled / n, n)
 
 
-def attachment_counts(gold_sentences: Sequence[conllu.TokenList], predicted_heads: Sequence[Sequence[int]],
-                      predicted_deprels: Sequence[Sequence[str]]) -> list[tuple[int, int, int]]:
+def attachment_counts(
+    gold_sentences: Sequence[conllu.TokenList],
+    predicted_heads: Sequence[Sequence[int]],
+    predicted_deprels: Sequence[Sequence[str]],
+) -> list[tuple[int, int, int]]:
     """(words, attached, labelled) of each sentence, as attachment_scores counts them: the items its bootstrap
     resamples (their sums are its counts, so the scores are the same numbers)."""
     _check_lengths(gold_sentences, predicted_heads, "sentences")
     _check_lengths(gold_sentences, predicted_deprels, "sentences")
     counts = []
-    for i, (sentence, heads, deprels) in enumerate(zip(gold_sentences, predicted_heads, predicted_deprels, strict=True)):
+    for i, (sentence, heads, deprels) in enumerate(
+        zip(gold_sentences, predicted_heads, predicted_deprels, strict=True)
+    ):
         words = syntactic_words(sentence)
         _check_lengths(words, heads, f"words in sentence {i}")
         _check_lengths(words, deprels, f"words in sentence {i}")
@@ -123,8 +131,9 @@ def repair_spans(tags: Sequence[str]) -> list[str]:
     return repaired
 
 
-def span_f1(gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequence[str]],
-            repair: bool = False) -> SpanScores:
+def span_f1(
+    gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequence[str]], repair: bool = False
+) -> SpanScores:
     """Span-level micro precision, recall and F1 over all entity types (percents), and the number of gold
     spans, with seqeval's default (conlleval) span reading of IOB2 tags.
 
@@ -137,14 +146,17 @@ def span_f1(gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequenc
     from seqeval.metrics import f1_score, precision_score, recall_score
     from seqeval.metrics.sequence_labeling import get_entities
 
-    return SpanScores(100.0 * precision_score(gold, predicted, zero_division=0),
-                      100.0 * recall_score(gold, predicted, zero_division=0),
-                      100.0 * f1_score(gold, predicted, zero_division=0),
-                      len(get_entities(gold)))
+    return SpanScores(
+        100.0 * precision_score(gold, predicted, zero_division=0),
+        100.0 * recall_score(gold, predicted, zero_division=0),
+        100.0 * f1_score(gold, predicted, zero_division=0),
+        len(get_entities(gold)),
+    )
 
 
-def _span_tags(gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequence[str]],
-               repair: bool) -> tuple[list[list[str]], list[list[str]]]:
+def _span_tags(
+    gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequence[str]], repair: bool
+) -> tuple[list[list[str]], list[list[str]]]:
     """The checked gold tags and the (repaired) predicted ones span_f1 scores."""
     _check_lengths(gold_tags, predicted_tags, "sentences")
     for i, (g, p) in enumerate(zip(gold_tags, predicted_tags, strict=True)):
@@ -154,8 +166,9 @@ def _span_tags(gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequ
     return [list(tags) for tags in gold_tags], [repair_spans(tags) if repair else list(tags) for tags in predicted_tags]
 
 
-def span_counts(gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequence[str]],
-                repair: bool = False) -> list[tuple[int, int, int]]:
+def span_counts(
+    gold_tags: Sequence[Sequence[str]], predicted_tags: Sequence[Sequence[str]], repair: bool = False
+) -> list[tuple[int, int, int]]:
     """(correct, predicted, gold) spans of each sentence, read as span_f1 reads them: the items of its
     bootstrap (micro F1 = 2 sum(correct) / (sum(predicted) + sum(gold)))."""
     from seqeval.metrics.sequence_labeling import get_entities

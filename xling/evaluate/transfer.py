@@ -57,11 +57,15 @@ def score(task: str, examples: list, predictions: list, labels: Sequence[str], n
     if task == "xnli":
         return {"accuracy": accuracy([e[2] for e in examples], [labels[p] for p in predictions])}
     if task == "pos":
-        return {"upos": upos_accuracy([[t["upos"] for t in s] for s in examples],
-                                      [[labels[i] for i in p] for p in predictions])}
+        return {
+            "upos": upos_accuracy(
+                [[t["upos"] for t in s] for s in examples], [[labels[i] for i in p] for p in predictions]
+            )
+        }
     if task == "parsing":
-        s = attachment_scores(examples, [heads for heads, _ in predictions],
-                              [[labels[i] for i in rels] for _, rels in predictions])
+        s = attachment_scores(
+            examples, [heads for heads, _ in predictions], [[labels[i] for i in rels] for _, rels in predictions]
+        )
         return {"uas": (s.uas, s.n), "las": (s.las, s.n)}
     if task == "ner":
         s = span_f1([tags for _, tags in examples], [[labels[i] for i in p] for p in predictions], repair=ner_repair)
@@ -117,16 +121,26 @@ def alpha_without_dev(rule: str | float, selected: Sequence[float], grid: Sequen
     return min(grid, key=lambda alpha: (round(abs(alpha - mean), 9), alpha))
 
 
-def language_means(model_path, sentences: dict[str, list[str]], layer: int, *, stat: str, positions: str,
-                   batch_size: int, device, max_length: int | None = None, revision: str | None = None
-                   ) -> dict[str, np.ndarray]:
+def language_means(
+    model_path,
+    sentences: dict[str, list[str]],
+    layer: int,
+    *,
+    stat: str,
+    positions: str,
+    batch_size: int,
+    device,
+    max_length: int | None = None,
+    revision: str | None = None,
+) -> dict[str, np.ndarray]:
     """{lang: mean [H] at `layer`} of a BERT directory or checkpoint over each language's sentences."""
     from xling.encode.encoder import Encoder
     from xling.evaluate.translation import sentence_means
 
     encoder = Encoder.from_pretrained(model_path, device=device, revision=revision, max_length=max_length)
-    return {lang: sentence_means(encoder, texts, batch_size, positions)[stat][layer]
-            for lang, texts in sentences.items()}
+    return {
+        lang: sentence_means(encoder, texts, batch_size, positions)[stat][layer] for lang, texts in sentences.items()
+    }
 
 
 def load_finetuned(path, vectors=None, vocab=None, lowercase: bool = False, pretrained=None, language=None):
@@ -144,12 +158,14 @@ def load_finetuned(path, vectors=None, vocab=None, lowercase: bool = False, pret
     else:
         backbone = load_static(vectors, vocab, lowercase)
     model = build_model(record["task"], backbone, len(record["labels"]), record["settings"])
-    missing, unexpected = model.load_state_dict(torch.load(path / "head.pt", map_location="cpu",
-                                                           weights_only=True), strict=False)
+    missing, unexpected = model.load_state_dict(
+        torch.load(path / "head.pt", map_location="cpu", weights_only=True), strict=False
+    )
     stray = [k for k in missing if not (k.startswith("encoder.") or k == "embed.weight")]
     if stray or unexpected:
-        raise ValueError(f"{path}/head.pt does not fit the {record['task']} model: missing {stray}, "
-                         f"unexpected {unexpected}")
+        raise ValueError(
+            f"{path}/head.pt does not fit the {record['task']} model: missing {stray}, unexpected {unexpected}"
+        )
     return record, model, backbone
 
 
@@ -160,8 +176,9 @@ def _on_view(tuned, pretrained, language: str, spec: dict, path: Path):
     missing, unexpected = view.encoder.bert.load_state_dict(shared, strict=False)
     stray = [k for k in missing if not is_language_specific(k, spec)]
     if stray or unexpected:
-        raise ValueError(f"{path}/encoder does not fit the {language} view of {pretrained}: missing {stray}, "
-                         f"unexpected {unexpected}")
+        raise ValueError(
+            f"{path}/encoder does not fit the {language} view of {pretrained}: missing {stray}, unexpected {unexpected}"
+        )
     return view
 
 
@@ -190,15 +207,30 @@ class TransferTest:
     low_resource_alpha: str | float = "dev_languages"
 
 
-def evaluate(path, data: dict[str, dict[str, list]], test: TransferTest, *, vectors=None, vocab=None,
-             lowercase: bool = False, pretrained=None) -> pd.DataFrame:
+def evaluate(
+    path,
+    data: dict[str, dict[str, list]],
+    test: TransferTest,
+    *,
+    vectors=None,
+    vocab=None,
+    lowercase: bool = False,
+    pretrained=None,
+) -> pd.DataFrame:
     """The table of `evaluate_items` (its arguments), without the items."""
-    return evaluate_items(path, data, test, vectors=vectors, vocab=vocab, lowercase=lowercase,
-                          pretrained=pretrained)[0]
+    return evaluate_items(path, data, test, vectors=vectors, vocab=vocab, lowercase=lowercase, pretrained=pretrained)[0]
 
 
-def evaluate_items(path, data: dict[str, dict[str, list]], test: TransferTest, *, vectors=None, vocab=None,
-                   lowercase: bool = False, pretrained=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def evaluate_items(
+    path,
+    data: dict[str, dict[str, list]],
+    test: TransferTest,
+    *,
+    vectors=None,
+    vocab=None,
+    lowercase: bool = False,
+    pretrained=None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(table, items): score the fine-tuned model at `path` on data = {lang: {"dev": examples, "test": examples}}.
 
     A model fine-tuned with zero-mean is tested with zero-mean (test.pretrained_means). Otherwise it is tested
@@ -216,8 +248,12 @@ def evaluate_items(path, data: dict[str, dict[str, list]], test: TransferTest, *
     batch_size, ner_repair, rotation_layer = test.batch_size, test.ner_repair, test.rotation_layer
     record, model, backbone = load_finetuned(path, vectors, vocab, lowercase)
     ablated = pretrained is not None and read_spec(pretrained) is not None
-    models = {lang: load_finetuned(path, pretrained=pretrained, language=lang)[1:] if ablated and lang != pivot
-              else (model, backbone) for lang in data}
+    models = {
+        lang: load_finetuned(path, pretrained=pretrained, language=lang)[1:]
+        if ablated and lang != pivot
+        else (model, backbone)
+        for lang in data
+    }
     device = torch.device(test.device)
     task, labels = record["task"], record["labels"]
     features = {}
@@ -231,13 +267,21 @@ def evaluate_items(path, data: dict[str, dict[str, list]], test: TransferTest, *
     rows: list[dict] = []
     items: list[pd.DataFrame] = []
 
-    def run(lang: str, split: str, transform: str, delta: np.ndarray | None, alpha: float | None,
-            selected: bool, rotation: np.ndarray | None = None) -> float:
+    def run(
+        lang: str,
+        split: str,
+        transform: str,
+        delta: np.ndarray | None,
+        alpha: float | None,
+        selected: bool,
+        rotation: np.ndarray | None = None,
+    ) -> float:
         model, backbone = models[lang]
         encoder = backbone.encoder
         if encoder is not None:
-            encoder.shift = None if delta is None else Shift(layer, torch.as_tensor(delta, dtype=torch.float32),
-                                                             positions)
+            encoder.shift = (
+                None if delta is None else Shift(layer, torch.as_tensor(delta, dtype=torch.float32), positions)
+            )
         with rotate_layer(encoder.bert, rotation_layer, rotation) if rotation is not None else nullcontext():
             predictions = predict(model, task, features[lang][split], batch_size, device, backbone.pad_id)
         scores = score(task, data[lang][split], predictions, labels, ner_repair)
@@ -245,16 +289,34 @@ def evaluate_items(path, data: dict[str, dict[str, list]], test: TransferTest, *
         at = rotation_layer if rotation is not None else (-1 if delta is None else layer)
         for metric, (value, n) in scores.items():
             level = checks.chances.get(metric)
-            rows.append({"lang": lang, "split": split, "transform": transform, "layer": at,
-                         "alpha": np.nan if alpha is None else float(alpha), "selected": selected, "metric": metric,
-                         "value": float(value), "n": int(n), "chance": np.nan if level is None else level.value,
-                         "chance_how": None if level is None else level.how, "flag": checks.flag,
-                         "learn_check": lang == pivot and split == "dev" and transform in ("none", "zero_mean")
-                         and metric == TASK_METRIC[task], "low_resource": lang in low_resource})
+            rows.append(
+                {
+                    "lang": lang,
+                    "split": split,
+                    "transform": transform,
+                    "layer": at,
+                    "alpha": np.nan if alpha is None else float(alpha),
+                    "selected": selected,
+                    "metric": metric,
+                    "value": float(value),
+                    "n": int(n),
+                    "chance": np.nan if level is None else level.value,
+                    "chance_how": None if level is None else level.how,
+                    "flag": checks.flag,
+                    "learn_check": lang == pivot
+                    and split == "dev"
+                    and transform in ("none", "zero_mean")
+                    and metric == TASK_METRIC[task],
+                    "low_resource": lang in low_resource,
+                }
+            )
             keys = {key: rows[-1][key] for key in ITEM_KEYS}
             counts = np.asarray(checks.items[metric], dtype=np.int64).reshape(-1, 2)
-            items.append(pd.DataFrame({**keys, "item": np.arange(len(counts)), "numerator": counts[:, 0],
-                                       "denominator": counts[:, 1]}))
+            items.append(
+                pd.DataFrame(
+                    {**keys, "item": np.arange(len(counts)), "numerator": counts[:, 0], "denominator": counts[:, 1]}
+                )
+            )
         return scores[TASK_METRIC[task]][0]
 
     low_resource, chosen = set(test.low_resource), []  # chosen: the alphas selected on dev, for the rule
@@ -289,9 +351,21 @@ def evaluate_items(path, data: dict[str, dict[str, list]], test: TransferTest, *
         for row in rows:
             if row["lang"] == lang and row["transform"] == "mds" and row["alpha"] == best:
                 row["selected"] = True
-        logger.info("%s: MDS alpha %s chosen on dev (%s %.2f; unshifted %.2f)", lang, best, TASK_METRIC[task],
-                    curve[best], next(r["value"] for r in rows if r["lang"] == lang and r["split"] == "dev"
-                                      and r["transform"] == "none" and r["metric"] == TASK_METRIC[task]))
+        logger.info(
+            "%s: MDS alpha %s chosen on dev (%s %.2f; unshifted %.2f)",
+            lang,
+            best,
+            TASK_METRIC[task],
+            curve[best],
+            next(
+                r["value"]
+                for r in rows
+                if r["lang"] == lang
+                and r["split"] == "dev"
+                and r["transform"] == "none"
+                and r["metric"] == TASK_METRIC[task]
+            ),
+        )
         if "test" in data[lang]:
             run(lang, "test", "mds", best * shift, best, True)
     if encoder is not None:

@@ -26,8 +26,9 @@ class Checks(NamedTuple):
     flag: str | None
 
 
-def transfer_checks(task: str, examples: list, predictions: list, labels: Sequence[str],
-                    ner_repair: bool = True) -> Checks:
+def transfer_checks(
+    task: str, examples: list, predictions: list, labels: Sequence[str], ner_repair: bool = True
+) -> Checks:
     """The items, chance levels and prediction flags of one scored split (xling.evaluate.transfer.score's
     arguments)."""
     if task == "xnli":
@@ -38,25 +39,36 @@ def transfer_checks(task: str, examples: list, predictions: list, labels: Sequen
     if task == "pos":
         gold = [[t["upos"] for t in s] for s in examples]
         predicted = [[labels[i] for i in p] for p in predictions]
-        items = {"upos": [(sum(g == p for g, p in zip(gs, ps, strict=True)), len(gs)) for gs, ps in zip(gold, predicted, strict=True)]}
+        items = {
+            "upos": [
+                (sum(g == p for g, p in zip(gs, ps, strict=True)), len(gs))
+                for gs, ps in zip(gold, predicted, strict=True)
+            ]
+        }
         level = chance.classification_accuracy([t for s in gold for t in s], n_classes=len(labels))
         flat = [t for s in predicted for t in s]
         return Checks(items, {"upos": level.percent()}, chance.flag(chance.constant_predictions(flat)))
     if task == "parsing":
         deprels = [[labels[i] for i in rels] for _, rels in predictions]
         counts = attachment_counts(examples, [heads for heads, _ in predictions], deprels)
-        items = {"uas": [(attached, n) for n, attached, _ in counts],
-                 "las": [(labelled, n) for n, _, labelled in counts]}
+        items = {
+            "uas": [(attached, n) for n, attached, _ in counts],
+            "las": [(labelled, n) for n, _, labelled in counts],
+        }
         words = [syntactic_words(sentence) for sentence in examples]
-        level = chance.attachment_las([[w["head"] for w in s] for s in words],
-                                      [[w["deprel"] for w in s] for s in words])
+        level = chance.attachment_las(
+            [[w["head"] for w in s] for s in words], [[w["deprel"] for w in s] for s in words]
+        )
         flat = [r for s in deprels for r in s]
         return Checks(items, {"las": level.percent()}, chance.flag(chance.constant_predictions(flat)))
     if task == "ner":
         predicted = [[labels[i] for i in p] for p in predictions]
         counts = span_counts([tags for _, tags in examples], predicted, repair=ner_repair)
-        items = {"f1": [(2 * c, p + g) for c, p, g in counts], "precision": [(c, p) for c, p, _ in counts],
-                 "recall": [(c, g) for c, _, g in counts]}
+        items = {
+            "f1": [(2 * c, p + g) for c, p, g in counts],
+            "precision": [(c, p) for c, p, _ in counts],
+            "recall": [(c, g) for c, _, g in counts],
+        }
         level = chance.span_f1().percent()
         n_predicted = sum(p for _, p, _ in counts)
         # not constant_predictions: "O" is most tags of a working tagger too; all "O" is no predicted span

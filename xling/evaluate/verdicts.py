@@ -101,8 +101,11 @@ def _not_measurable(*measures: Measure) -> Verdict | None:
 def _difference(a: Measure, b: Measure, paired: Interval | None) -> tuple[float, float, str]:
     """(low, high, text) of the interval of a - b: the paired one when given, else from the two intervals."""
     if paired is not None:
-        return paired.low, paired.high, f"paired difference {paired.estimate:+.3g} [{paired.low:+.3g}, " \
-                                        f"{paired.high:+.3g}]"
+        return (
+            paired.low,
+            paired.high,
+            f"paired difference {paired.estimate:+.3g} [{paired.low:+.3g}, {paired.high:+.3g}]",
+        )
     low, high = a.low - b.high, a.high - b.low  # contains 0 exactly when the two intervals overlap
     return low, high, "intervals overlap" if low <= 0 <= high else "intervals apart"
 
@@ -121,8 +124,10 @@ def greater(a: Measure, b: Measure, paired: Interval | None = None, by: float = 
         return Verdict(HOLDS, f"{a} > {b}{gain} ({how})")
     if high <= by:
         return Verdict(FAILS, f"{a} not > {b}{gain} ({how})")
-    return Verdict(INCONCLUSIVE, f"{a} vs {b}: {how}, a gain{gain} is not resolved" if by
-                   else f"{a} vs {b}: {how}, the order is not resolved")
+    return Verdict(
+        INCONCLUSIVE,
+        f"{a} vs {b}: {how}, a gain{gain} is not resolved" if by else f"{a} vs {b}: {how}, the order is not resolved",
+    )
 
 
 def at_least(a: Measure, b: Measure, paired: Interval | None = None, margin: float = 0.0) -> Verdict:
@@ -176,8 +181,12 @@ def _combine(verdicts: Sequence[Verdict], labels: Sequence[str] | None, order: t
     if not verdicts:
         return Verdict(NOT_MEASURABLE, "nothing to compare")
     labels = labels or [""] * len(verdicts)
-    reasons = "; ".join(dict.fromkeys(f"{label}: {v.reason}" if label else v.reason  # a shared reason once
-                                      for label, v in zip(labels, verdicts, strict=True)))
+    reasons = "; ".join(
+        dict.fromkeys(
+            f"{label}: {v.reason}" if label else v.reason  # a shared reason once
+            for label, v in zip(labels, verdicts, strict=True)
+        )
+    )
     for outcome in order:
         if any(v.outcome == outcome for v in verdicts):
             return Verdict(outcome, reasons)
@@ -227,15 +236,19 @@ def most(verdicts: Iterable[Verdict], labels: Sequence[str], unit: str = "langua
     verdicts = list(verdicts)
     if len(labels) != len(verdicts):
         raise ValueError(f"{len(labels)} labels for {len(verdicts)} verdicts")
-    by = {outcome: [label for label, v in zip(labels, verdicts, strict=True) if v.outcome == outcome] for outcome in OUTCOMES}
+    by = {
+        outcome: [label for label, v in zip(labels, verdicts, strict=True) if v.outcome == outcome]
+        for outcome in OUTCOMES
+    }
     measured = len(verdicts) - len(by[NOT_MEASURABLE])
     left = [f"{label} ({v.reason})" for label, v in zip(labels, verdicts, strict=True) if v.outcome == NOT_MEASURABLE]
     left_out = f"; not measurable: {'; '.join(left)}" if left else ""
     if measured == 0:
         return Verdict(NOT_MEASURABLE, f"no {unit} measurable{left_out}")
     count = f"holds in {len(by[HOLDS])} of {measured} {unit}"
-    details = "; ".join(f"{label}: {v.reason}" for label, v in zip(labels, verdicts, strict=True)
-                        if v.outcome != NOT_MEASURABLE)
+    details = "; ".join(
+        f"{label}: {v.reason}" for label, v in zip(labels, verdicts, strict=True) if v.outcome != NOT_MEASURABLE
+    )
     if 2 * len(by[HOLDS]) > measured:
         return Verdict(HOLDS, f"{count} ({details}){left_out}")
     if 2 * (len(by[HOLDS]) + len(by[INCONCLUSIVE])) <= measured:
@@ -243,8 +256,12 @@ def most(verdicts: Iterable[Verdict], labels: Sequence[str], unit: str = "langua
     return Verdict(INCONCLUSIVE, f"{count}, {len(by[INCONCLUSIVE])} open ({details}){left_out}")
 
 
-def rises(points: Sequence[Measure], steps: Sequence[Interval | None] | None = None,
-          overall: Interval | None = None, margin: float = 0.0) -> Verdict:
+def rises(
+    points: Sequence[Measure],
+    steps: Sequence[Interval | None] | None = None,
+    overall: Interval | None = None,
+    margin: float = 0.0,
+) -> Verdict:
     """A number rises over a grid (alpha, data size, window), in the grid's order: no step down beyond the
     margin (each step at_least the one before) and the last point above the first (greater). steps: the
     paired intervals of each point minus the one before; overall: of the last minus the first."""

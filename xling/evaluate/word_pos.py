@@ -81,9 +81,16 @@ def word_tags(conllu_paths: Iterable[str | Path], lowercase: bool = False) -> pd
     return table[TAG_COLUMNS]
 
 
-def mrr_by_pos(ranks: pd.DataFrame, tags: pd.DataFrame, open_class: Iterable[str],
-               closed_class: Iterable[str] = CLOSED_CLASS, *, n_resamples: int = DEFAULT_RESAMPLES,
-               level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED) -> pd.DataFrame:
+def mrr_by_pos(
+    ranks: pd.DataFrame,
+    tags: pd.DataFrame,
+    open_class: Iterable[str],
+    closed_class: Iterable[str] = CLOSED_CLASS,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+) -> pd.DataFrame:
     """MRR of the queries of each tag, of the open and closed classes and of the untagged queries.
 
     ranks: per-query ranks (xling.evaluate.word_retrieval RANK_COLUMNS, plus constant setting columns such
@@ -101,12 +108,16 @@ def mrr_by_pos(ranks: pd.DataFrame, tags: pd.DataFrame, open_class: Iterable[str
     keys = [c for c in ranks.columns if c not in RANK_COLUMNS or c == "layer"]
     tagged = ranks.merge(tags[["word", "upos"]], on="word", how="left", validate="many_to_one")
     upos = tagged["upos"].fillna(UNTAGGED)
-    pos_class = upos.map(lambda tag: UNTAGGED if tag == UNTAGGED else OPEN if tag in open_class
-                         else CLOSED if tag in closed_class else OTHER)
+    pos_class = upos.map(
+        lambda tag: (
+            UNTAGGED if tag == UNTAGGED else OPEN if tag in open_class else CLOSED if tag in closed_class else OTHER
+        )
+    )
     tagged = tagged.assign(pos=upos, pos_class=pos_class)
     classes = tagged[tagged["pos_class"].isin([OPEN, CLOSED])].assign(pos=lambda df: df["pos_class"])
-    grouped = pd.concat([tagged, classes], ignore_index=True).groupby(keys + ["pos", "pos_class"], dropna=False,
-                                                                     sort=True)["reciprocal_rank"]
+    grouped = pd.concat([tagged, classes], ignore_index=True).groupby(
+        keys + ["pos", "pos_class"], dropna=False, sort=True
+    )["reciprocal_rank"]
     rows = []
     for key, ranks_of in grouped:
         low = high = float("nan")

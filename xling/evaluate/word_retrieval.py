@@ -32,8 +32,18 @@ from xling.represent.store import read_vectors
 
 logger = logging.getLogger(__name__)
 
-COLUMNS = ["layer", "mrr", "p_at_1", "p_at_5", "coverage", "n_pairs", "n_covered_pairs", "n_queries",
-           "n_candidates", "chance_mrr"]
+COLUMNS = [
+    "layer",
+    "mrr",
+    "p_at_1",
+    "p_at_5",
+    "coverage",
+    "n_pairs",
+    "n_covered_pairs",
+    "n_queries",
+    "n_candidates",
+    "chance_mrr",
+]
 RANK_COLUMNS = ["layer", "word", "target", "reciprocal_rank", "above", "tied", "tied_gold"]
 CANDIDATES = ("dictionary", "vocabulary")
 MRR_OVER = ("pairs", "words")
@@ -42,8 +52,9 @@ CSLS_NEIGHBOURHOODS = ("all_words", "queries")
 
 def frequent_words(vocab_counts_path, lang: str, min_count: int) -> set[str]:
     """Words of `lang` counted at least `min_count` times."""
-    table = pq.read_table(vocab_counts_path, columns=["word", "count"],
-                          filters=[("lang", "==", lang), ("count", ">=", min_count)])
+    table = pq.read_table(
+        vocab_counts_path, columns=["word", "count"], filters=[("lang", "==", lang), ("count", ">=", min_count)]
+    )
     return set(table.column("word").to_pylist())
 
 
@@ -52,8 +63,9 @@ def _layers(word_means_path, langs: tuple[str, str]) -> list[int]:
     return sorted(set(table.column("layer").to_pylist()))
 
 
-def _queries(covered: list[tuple[str, str]], words: list[str], c_pos: dict[str, int], mrr_over: str
-             ) -> tuple[list[tuple[str, str]], list[set[int]]]:
+def _queries(
+    covered: list[tuple[str, str]], words: list[str], c_pos: dict[str, int], mrr_over: str
+) -> tuple[list[tuple[str, str]], list[set[int]]]:
     """The ranked units, as (source word, target or "") in order, and each one's gold candidate indices:
     one per covered pair with its target alone ("pairs"), or one per source word with all its targets."""
     if mrr_over == "pairs":
@@ -65,25 +77,46 @@ def _queries(covered: list[tuple[str, str]], words: list[str], c_pos: dict[str, 
 
 
 def _pairs(dictionary_path, lowercase: bool) -> list[tuple[str, str]]:
-    pairs = sorted({(normalize_word(s, lowercase), normalize_word(t, lowercase))
-                    for s, t in read_dictionary(dictionary_path)})
+    pairs = sorted(
+        {(normalize_word(s, lowercase), normalize_word(t, lowercase)) for s, t in read_dictionary(dictionary_path)}
+    )
     if not pairs:
         raise ValueError(f"{dictionary_path}: empty dictionary")
     return pairs
 
 
 def _rank_table(layer: int, queries: list[tuple[str, str]], ranks) -> pd.DataFrame:
-    return pd.DataFrame({
-        "layer": int(layer), "word": [w for w, _ in queries], "target": [t for _, t in queries],
-        "reciprocal_rank": expected_reciprocal_rank(ranks),
-        "above": ranks.above, "tied": ranks.tied, "tied_gold": ranks.tied_gold}, columns=RANK_COLUMNS)
+    return pd.DataFrame(
+        {
+            "layer": int(layer),
+            "word": [w for w, _ in queries],
+            "target": [t for _, t in queries],
+            "reciprocal_rank": expected_reciprocal_rank(ranks),
+            "above": ranks.above,
+            "tied": ranks.tied,
+            "tied_gold": ranks.tied_gold,
+        },
+        columns=RANK_COLUMNS,
+    )
 
 
-def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: str, vocab_counts_path,
-                   min_count: int, metric: str = "cosine", csls_k: int = 10, candidates: str = "dictionary",
-                   csls_neighbourhood: str = "all_words", mrr_over: str = "pairs", block: int = 1024,
-                   lowercase: bool = False, return_ranks: bool = False, function_dictionary_path=None
-                   ) -> pd.DataFrame | tuple[pd.DataFrame, ...]:
+def word_retrieval(
+    word_means_path,
+    dictionary_path,
+    src_lang: str,
+    tgt_lang: str,
+    vocab_counts_path,
+    min_count: int,
+    metric: str = "cosine",
+    csls_k: int = 10,
+    candidates: str = "dictionary",
+    csls_neighbourhood: str = "all_words",
+    mrr_over: str = "pairs",
+    block: int = 1024,
+    lowercase: bool = False,
+    return_ranks: bool = False,
+    function_dictionary_path=None,
+) -> pd.DataFrame | tuple[pd.DataFrame, ...]:
     """Retrieve each covered source word's translation among the `candidates`, at every layer.
 
     candidates: "dictionary" or "vocabulary"; csls_neighbourhood (metric "csls" only): "all_words" or
@@ -113,8 +146,11 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
         raise ValueError("function_dictionary_path: its queries are only ranked with return_ranks")
     pairs = _pairs(dictionary_path, lowercase)
     main_pairs = set(pairs)
-    function_pairs = [] if function_dictionary_path is None else \
-        [p for p in _pairs(function_dictionary_path, lowercase) if p not in main_pairs]
+    function_pairs = (
+        []
+        if function_dictionary_path is None
+        else [p for p in _pairs(function_dictionary_path, lowercase) if p not in main_pairs]
+    )
     frequent = {lang: frequent_words(vocab_counts_path, lang, min_count) for lang in (src_lang, tgt_lang)}
     layers = _layers(word_means_path, (src_lang, tgt_lang))
     if not layers:
@@ -130,25 +166,42 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
             raise ValueError(
                 f"{dictionary_path}: no pair covered at layer {layer} ({len(pairs)} pairs; vocabularies "
                 f"{src_lang} {len(src_index)} words, {tgt_lang} {len(tgt_index)} words with count >= {min_count} "
-                f"in {vocab_counts_path} and a vector in {word_means_path})")
+                f"in {vocab_counts_path} and a vector in {word_means_path})"
+            )
         targets = sorted({t for _, t in covered} if candidates == "dictionary" else tgt_index)
 
-        def rank(queried: list[tuple[str, str]], candidate_words: list[str], src_vecs=src_vecs, src_index=src_index,
-                 tgt_vecs=tgt_vecs, tgt_index=tgt_index):
+        def rank(
+            queried: list[tuple[str, str]],
+            candidate_words: list[str],
+            src_vecs=src_vecs,
+            src_index=src_index,
+            tgt_vecs=tgt_vecs,
+            tgt_index=tgt_index,
+        ):
             """The ranks of the covered pairs `queried` among `candidate_words` (this layer's vectors), and the
             ranked units."""
             source_words = sorted({s for s, _ in queried})
-            queries, golds = _queries(queried, source_words, {w: i for i, w in enumerate(candidate_words)},
-                                      mrr_over)
+            queries, golds = _queries(queried, source_words, {w: i for i, w in enumerate(candidate_words)}, mrr_over)
             spaces = {}
             if metric == "csls" and csls_neighbourhood == "all_words":
-                spaces = dict(source_space=src_vecs[sorted(src_index.values())],
-                              target_space=tgt_vecs[sorted(tgt_index.values())])
+                spaces = dict(
+                    source_space=src_vecs[sorted(src_index.values())], target_space=tgt_vecs[sorted(tgt_index.values())]
+                )
             elif metric == "csls":  # "queries": each distinct source word once, however many pairs it has
                 spaces = dict(source_space=src_vecs[[src_index[w] for w in source_words]])
-            return queries, golds, metrics.nn_ranks(src_vecs[[src_index[w] for w, _ in queries]],
-                                                    tgt_vecs[[tgt_index[w] for w in candidate_words]],
-                                                    golds, block=block, metric=metric, csls_k=csls_k, **spaces)
+            return (
+                queries,
+                golds,
+                metrics.nn_ranks(
+                    src_vecs[[src_index[w] for w, _ in queries]],
+                    tgt_vecs[[tgt_index[w] for w in candidate_words]],
+                    golds,
+                    block=block,
+                    metric=metric,
+                    csls_k=csls_k,
+                    **spaces,
+                ),
+            )
 
         queries, golds, ranks = rank(covered, targets)
         if return_ranks:
@@ -156,25 +209,49 @@ def word_retrieval(word_means_path, dictionary_path, src_lang: str, tgt_lang: st
         function_covered = [(s, t) for s, t in function_pairs if s in src_index and t in tgt_index]
         if function_covered:  # the main candidates, plus the function words' targets where those are the dictionary's
             function_queries, _, function_ranks = rank(
-                function_covered, sorted(set(targets) | {t for _, t in function_covered}))
+                function_covered, sorted(set(targets) | {t for _, t in function_covered})
+            )
             function_tables.append(_rank_table(layer, function_queries, function_ranks))
-        rows.append({
-            "layer": int(layer), "mrr": mrr(ranks), "p_at_1": precision_at_k(ranks, 1),
-            "p_at_5": precision_at_k(ranks, 5), "coverage": len(covered) / len(pairs),
-            "n_pairs": len(pairs), "n_covered_pairs": len(covered), "n_queries": len(queries),
-            "n_candidates": len(targets), "chance_mrr": chance_mrr(len(targets), [len(g) for g in golds]),
-        })
-        logger.info("%s-%s layer %d (%s): MRR %.4f P@1 %.4f, %d queries, %d candidates (%s), coverage %.3f",
-                    src_lang, tgt_lang, layer, metric, rows[-1]["mrr"], rows[-1]["p_at_1"], len(queries),
-                    len(targets), candidates, rows[-1]["coverage"])
+        rows.append(
+            {
+                "layer": int(layer),
+                "mrr": mrr(ranks),
+                "p_at_1": precision_at_k(ranks, 1),
+                "p_at_5": precision_at_k(ranks, 5),
+                "coverage": len(covered) / len(pairs),
+                "n_pairs": len(pairs),
+                "n_covered_pairs": len(covered),
+                "n_queries": len(queries),
+                "n_candidates": len(targets),
+                "chance_mrr": chance_mrr(len(targets), [len(g) for g in golds]),
+            }
+        )
+        logger.info(
+            "%s-%s layer %d (%s): MRR %.4f P@1 %.4f, %d queries, %d candidates (%s), coverage %.3f",
+            src_lang,
+            tgt_lang,
+            layer,
+            metric,
+            rows[-1]["mrr"],
+            rows[-1]["p_at_1"],
+            len(queries),
+            len(targets),
+            candidates,
+            rows[-1]["coverage"],
+        )
     table = pd.DataFrame(rows, columns=COLUMNS)
     if not return_ranks:
         return table
     ranks_table = pd.concat(rank_tables, ignore_index=True)
     if function_dictionary_path is None:
         return table, ranks_table
-    function_table = pd.concat(function_tables, ignore_index=True) if function_tables else \
-        pd.DataFrame(columns=RANK_COLUMNS)
-    logger.info("%s: %d function-word queries ranked over %d layers (MRR by part of speech only)",
-                function_dictionary_path, len(function_table), len(layers))
+    function_table = (
+        pd.concat(function_tables, ignore_index=True) if function_tables else pd.DataFrame(columns=RANK_COLUMNS)
+    )
+    logger.info(
+        "%s: %d function-word queries ranked over %d layers (MRR by part of speech only)",
+        function_dictionary_path,
+        len(function_table),
+        len(layers),
+    )
     return table, ranks_table, function_table

@@ -36,15 +36,24 @@ SPEC_FILE = "ablation.json"
 
 def check_spec(spec: dict, num_layers: int) -> dict:
     """The trainer's ablation spec with its defaults; ValueError for an unknown key or a value out of range."""
-    defaults = {"separate_embeddings": False, "separate_layers": 0, "anchors": "default", "domain": "same",
-                "sampling_exponent": 0.7, "sampling_share": "blocks", "sentences": None, "code_switch": None}
+    defaults = {
+        "separate_embeddings": False,
+        "separate_layers": 0,
+        "anchors": "default",
+        "domain": "same",
+        "sampling_exponent": 0.7,
+        "sampling_share": "blocks",
+        "sentences": None,
+        "code_switch": None,
+    }
     unknown = sorted(set(spec) - set(defaults))
     if unknown:
         raise ValueError(f"unknown ablation key(s) {unknown}; known: {sorted(defaults)}")
     out = {**defaults, **spec}
     if not 0 <= int(out["separate_layers"]) < num_layers:
-        raise ValueError(f"separate_layers must be in 0..{num_layers - 1} (the top layer stays shared), "
-                         f"not {out['separate_layers']}")
+        raise ValueError(
+            f"separate_layers must be in 0..{num_layers - 1} (the top layer stays shared), not {out['separate_layers']}"
+        )
     if out["anchors"] not in ("default", "union", "none", "extra"):
         raise ValueError(f"anchors must be default, union, none or extra, not {out['anchors']!r}")
     if not 0 < float(out["sampling_exponent"]) <= 1:
@@ -52,8 +61,10 @@ def check_spec(spec: dict, num_layers: int) -> dict:
     if out["sampling_share"] not in ("sentences", "blocks"):
         raise ValueError(f"sampling_share must be sentences or blocks, not {out['sampling_share']!r}")
     if out["sampling_share"] == "sentences" and not (isinstance(out["sentences"], int) and out["sentences"] > 0):
-        raise ValueError("sampling_share sentences needs `sentences`, each language's training sentences (a positive "
-                         f"integer), not {out['sentences']!r}")
+        raise ValueError(
+            "sampling_share sentences needs `sentences`, each language's training sentences (a positive "
+            f"integer), not {out['sentences']!r}"
+        )
     return out
 
 
@@ -80,6 +91,7 @@ def freeze_language_specific(bert, spec: dict) -> int:
 
 # ---------------------------------------------------------------------------------------------- model dirs
 
+
 def read_spec(path) -> dict | None:
     """The ablation.json of a model directory ({"spec", "languages"}), None for a plain BERT directory."""
     file = Path(path) / SPEC_FILE
@@ -94,6 +106,8 @@ def view_path(path, language: str | None) -> Path | str:
     if spec is None:
         return path
     if language not in spec["languages"]:
-        raise ValueError(f"{Path(path) / SPEC_FILE}: an ablated model has one view per language "
-                         f"{spec['languages']}; say which language the text is in (got {language!r})")
+        raise ValueError(
+            f"{Path(path) / SPEC_FILE}: an ablated model has one view per language "
+            f"{spec['languages']}; say which language the text is in (got {language!r})"
+        )
     return Path(path) / language

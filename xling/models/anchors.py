@@ -23,19 +23,24 @@ SEPARATOR = "@"  # language prefix of a piece in another language's vocabulary (
 
 # ---------------------------------------------------------------------------------------------- vocabularies
 
-def language_blocks(pieces: list[str], used: dict[str, set[str]], special: Iterable[str]
-                    ) -> tuple[list[str], dict[str, list[str]]]:
+
+def language_blocks(
+    pieces: list[str], used: dict[str, set[str]], special: Iterable[str]
+) -> tuple[list[str], dict[str, list[str]]]:
     """Language-specific vocabularies cut out of one joint vocabulary (ablation.vocab.source study): the
     `special` tokens in joint order, and per language the pieces its token files use and every single character
     (so any word of the language can still be spelled), in joint-vocabulary order."""
     special = set(special)
     head = [p for p in pieces if p in special]
-    return head, {lang: [p for p in pieces if p not in special and (p in seen or len(p.removeprefix(PREFIX)) == 1)]
-                  for lang, seen in used.items()}
+    return head, {
+        lang: [p for p in pieces if p not in special and (p in seen or len(p.removeprefix(PREFIX)) == 1)]
+        for lang, seen in used.items()
+    }
 
 
-def trained_blocks(vocabularies: dict[str, list[str]], special: Iterable[str]
-                   ) -> tuple[list[str], dict[str, list[str]]]:
+def trained_blocks(
+    vocabularies: dict[str, list[str]], special: Iterable[str]
+) -> tuple[list[str], dict[str, list[str]]]:
     """Language-specific vocabularies trained on each language's text (ablation.vocab.source pair): the
     `special` tokens in the first vocabulary's order, and each vocabulary without them."""
     special = set(special)
@@ -64,8 +69,9 @@ def view_vocabularies(head: list[str], blocks: dict[str, list[str]], shared: boo
     return views
 
 
-def view_vocabularies_of(anchors: str, vocab_paths: list, token_paths: list, special: Iterable[str]
-                         ) -> dict[str, list[str]] | None:
+def view_vocabularies_of(
+    anchors: str, vocab_paths: list, token_paths: list, special: Iterable[str]
+) -> dict[str, list[str]] | None:
     """The trainer's per-language vocabularies for an ablation's `anchors`: None where every language reads the
     one joint vocabulary (default, extra); for no anchors ("none") and Default anchors ("union") one vocabulary
     file per token file, in the same language order (trained on that language), or the joint one cut to the
@@ -101,8 +107,17 @@ def write_vocab(pieces: Iterable[str], path) -> None:
 
 # ---------------------------------------------------------------------------------------------- code-switching
 
-def code_switch(token_path, out_path, dictionary: dict[str, list[str]], pieces_of, *, rate: float,
-                max_fraction: float, seed: int | tuple[int, ...]) -> dict:
+
+def code_switch(
+    token_path,
+    out_path,
+    dictionary: dict[str, list[str]],
+    pieces_of,
+    *,
+    rate: float,
+    max_fraction: float,
+    seed: int | tuple[int, ...],
+) -> dict:
     """Extra anchors (Conneau et al. 2020 §4.2): each word of a token file that the dictionary has is replaced
     by one of its translations (uniformly) with probability `rate`, at most `max_fraction` of a document's
     words (the paper: of a batch's; when more are drawn, a uniform subset of that many is kept), once for the
@@ -121,14 +136,20 @@ def code_switch(token_path, out_path, dictionary: dict[str, list[str]], pieces_o
             cap = int(max_fraction * len(words))
             if len(chosen) > cap:
                 chosen = sorted(rng.choice(chosen, size=cap, replace=False).tolist())
-            replace = {i: pieces_of(dictionary[words[i]][int(rng.integers(len(dictionary[words[i]])))])
-                       for i in chosen}
+            replace = {i: pieces_of(dictionary[words[i]][int(rng.integers(len(dictionary[words[i]])))]) for i in chosen}
             new = [p for i, (s, e) in enumerate(spans) for p in replace.get(i, pieces[s:e])]
             out.write(" ".join(new) + "\n")
             counts.update(words=len(words), dictionary_words=len(candidates), switched=len(chosen))
-    logger.info("%s -> %s: %d of %d dictionary words switched (%.1f%%; %.1f%% of all %d words)", token_path, out_path,
-                counts["switched"], counts["dictionary_words"], 100 * counts["switched"] / max(counts["dictionary_words"], 1),
-                100 * counts["switched"] / max(counts["words"], 1), counts["words"])
+    logger.info(
+        "%s -> %s: %d of %d dictionary words switched (%.1f%%; %.1f%% of all %d words)",
+        token_path,
+        out_path,
+        counts["switched"],
+        counts["dictionary_words"],
+        100 * counts["switched"] / max(counts["dictionary_words"], 1),
+        100 * counts["switched"] / max(counts["words"], 1),
+        counts["words"],
+    )
     return dict(counts)
 
 

@@ -81,8 +81,12 @@ def resolve_hparams(hparams: dict) -> dict:
 
 
 #: Settings added after checkpoints existed, at the value that trains as before them
-AS_BEFORE = {"schedule": "linear", "batch_tokens": None, "selection": "final",
-             "blocks": {"sentence_separator": False, "short_seq_prob": 0.0}}
+AS_BEFORE = {
+    "schedule": "linear",
+    "batch_tokens": None,
+    "selection": "final",
+    "blocks": {"sentence_separator": False, "short_seq_prob": 0.0},
+}
 
 
 def as_before(h: dict) -> dict:
@@ -145,8 +149,13 @@ def adamw(model, h: dict, fused: bool):
             seen.add(id(p))
             (no_decay if name == "bias" or isinstance(module, nn.LayerNorm) else decay).append(p)
     groups = [{"params": decay, "weight_decay": h["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=h["learning_rate"], betas=(h["adam_beta1"], h["adam_beta2"]),
-                             eps=h["adam_epsilon"], **({"fused": True} if fused else {}))
+    return torch.optim.AdamW(
+        groups,
+        lr=h["learning_rate"],
+        betas=(h["adam_beta1"], h["adam_beta2"]),
+        eps=h["adam_epsilon"],
+        **({"fused": True} if fused else {}),
+    )
 
 
 def load_hparams(value: str) -> dict:

@@ -32,14 +32,19 @@ def save_model_dir(mlm, vocab_path, out_dir: Path, lowercase: bool) -> None:
     from transformers import BertTokenizerFast
 
     mlm.save_pretrained(out_dir)
-    tok = BertTokenizerFast(vocab=str(vocab_path), do_lower_case=lowercase, strip_accents=lowercase,
-                            model_max_length=mlm.config.max_position_embeddings)
+    tok = BertTokenizerFast(
+        vocab=str(vocab_path),
+        do_lower_case=lowercase,
+        strip_accents=lowercase,
+        model_max_length=mlm.config.max_position_embeddings,
+    )
     tok.save_pretrained(out_dir)
     shutil.copyfile(vocab_path, Path(out_dir) / "vocab.txt")  # byte-identical to the vocabulary used
 
 
-def save_views(views, vocabularies: dict[str, list[str]] | None, vocab_path, out_dir: Path, spec: dict,
-               lowercase: bool) -> None:
+def save_views(
+    views, vocabularies: dict[str, list[str]] | None, vocab_path, out_dir: Path, spec: dict, lowercase: bool
+) -> None:
     """An ablated model's directory (xling.models.ablation): ablation.json and one BERT directory per language,
     each with its language's vocabulary (language-specific vocabularies) or the joint one."""
     for lang, view in views.items():

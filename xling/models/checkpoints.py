@@ -31,7 +31,6 @@ RESUMABLE_CHANGES = RUNTIME["bert"]
 _CKPT_RE = re.compile(r"^ckpt-(\d{9})\.pt$")
 
 
-
 @contextlib.contextmanager
 def atomic_directory(out_dir) -> Iterator[Path]:
     """A temporary directory in out_dir's scratch folder (xling.io.scratch) to write a model into; when the block ends without error its files
@@ -134,8 +133,9 @@ class StopSignal:
 
     def _handle(self, signum, frame):
         if not self.signum:
-            logger.warning("received %s: finishing the current step, then checkpoint and exit",
-                           signal.Signals(signum).name)
+            logger.warning(
+                "received %s: finishing the current step, then checkpoint and exit", signal.Signals(signum).name
+            )
         self.signum = signum
 
     def __enter__(self):

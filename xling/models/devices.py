@@ -45,12 +45,13 @@ def cuda_status() -> tuple[bool, str]:
     if torch.version.cuda is None:
         return False, f"torch {torch.__version__} is a CPU-only build"
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    return False, (f"torch {torch.__version__} (built for CUDA {torch.version.cuda}) sees no CUDA device"
-                   f" (CUDA_VISIBLE_DEVICES={visible!r})")
+    return False, (
+        f"torch {torch.__version__} (built for CUDA {torch.version.cuda}) sees no CUDA device"
+        f" (CUDA_VISIBLE_DEVICES={visible!r})"
+    )
 
 
-def job_device(rule: str, gpus: int, device: str | None,
-               cuda: Callable[[], tuple[bool, str]] = cuda_status) -> str:
+def job_device(rule: str, gpus: int, device: str | None, cuda: Callable[[], tuple[bool, str]] = cuda_status) -> str:
     """The device name a job runs on. device None/"auto": CUDA when available, else the CPU, except that a job
     of `gpus` > 0 raises GpuUnavailable instead of falling back; an explicit "cuda..." without CUDA raises
     too; "cpu" (or any other explicit device) is taken as given."""
@@ -68,7 +69,8 @@ def job_device(rule: str, gpus: int, device: str | None,
         "Fix one of: install PyTorch's CUDA build into the environment the jobs run in "
         "(`make install TORCH=cu126`, the CUDA version of your driver; docs/cluster.md); run the job on a node "
         f"whose GPUs it can see; or run it on the CPU on purpose: `--set-resources \"{rule}:device='cpu'\"` "
-        "(or `device: cpu` in the rule's config block, or `gpu: 0` in the profile's set-resources).")
+        "(or `device: cpu` in the rule's config block, or `gpu: 0` in the profile's set-resources)."
+    )
 
 
 def snakemake_job_device(job) -> str:

@@ -54,8 +54,10 @@ def stage_checkpoint(name: str, revision: str | None, out_dir: str | Path) -> st
     if missing:
         raise RuntimeError(f"{name}@{info.sha}: not downloaded: {missing}")
     shutil.rmtree(part / ".cache", ignore_errors=True)  # huggingface_hub's resume metadata, done with
-    (part / RECORD).write_text(json.dumps({"name": name, "revision": revision, "commit": info.sha, "files": files},
-                                          indent=1) + "\n", encoding="utf-8")
+    (part / RECORD).write_text(
+        json.dumps({"name": name, "revision": revision, "commit": info.sha, "files": files}, indent=1) + "\n",
+        encoding="utf-8",
+    )
     if out_dir.exists():
         shutil.rmtree(out_dir)
     os.replace(part, out_dir)

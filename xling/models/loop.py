@@ -73,10 +73,21 @@ class TrainingLoop:
     barrier: waits for every process before an interrupted run exits.
     """
 
-    def __init__(self, directory, total: int, content: Callable[[], dict], *, checkpoint_every: int, keep: int = 1,
-                 log: logging.Logger, log_every_steps: int | None = None, writer: bool = True,
-                 stop: StopSignal | None = None, agree: Callable[[int], int] | None = None,
-                 barrier: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        directory,
+        total: int,
+        content: Callable[[], dict],
+        *,
+        checkpoint_every: int,
+        keep: int = 1,
+        log: logging.Logger,
+        log_every_steps: int | None = None,
+        writer: bool = True,
+        stop: StopSignal | None = None,
+        agree: Callable[[int], int] | None = None,
+        barrier: Callable[[], None] | None = None,
+    ):
         self.directory, self.total, self.content = Path(directory), int(total), content
         self.checkpoint_every, self.keep, self.log = int(checkpoint_every), int(keep), log
         self.log_every_steps, self.writer = log_every_steps, writer
@@ -143,8 +154,12 @@ class TrainingLoop:
         self.save(f"signal {name}")
         if self.writer:
             last = self.latest()
-            self.log.warning("stopped by %s at step %d; the last checkpoint is %s", name, self.step,
-                             last if last is not None else "none (nothing to save)")
+            self.log.warning(
+                "stopped by %s at step %d; the last checkpoint is %s",
+                name,
+                self.step,
+                last if last is not None else "none (nothing to save)",
+            )
         if self.barrier is not None:
             self.barrier()
         raise Interrupted(128 + signum)
@@ -164,8 +179,16 @@ class TrainingLoop:
             due = time.monotonic() - self._logged_at >= LOG_EVERY_S or self.step == 1
         if due:
             now = time.monotonic()
-            report(Progress(self.step, self.total, self.elapsed, self.step - self._logged_step, self._work,
-                            now - self._logged_at))
+            report(
+                Progress(
+                    self.step,
+                    self.total,
+                    self.elapsed,
+                    self.step - self._logged_step,
+                    self._work,
+                    now - self._logged_at,
+                )
+            )
             self._logged_step, self._logged_at, self._work = self.step, now, 0.0
         if periodic and self.step % self.checkpoint_every == 0 and self.step < self.total:
             self.save("periodic")

@@ -42,8 +42,9 @@ class MaskedLMLoss(nn.Module):
         super().__init__()
         self.mlm, self.pad = mlm, pad  # pad: blocks may end in [PAD] (code-switched per batch), masked out
 
-    def forward(self, input_ids: torch.Tensor, flat_positions: torch.Tensor, targets: torch.Tensor,
-                language: str | None = None) -> torch.Tensor:
+    def forward(
+        self, input_ids: torch.Tensor, flat_positions: torch.Tensor, targets: torch.Tensor, language: str | None = None
+    ) -> torch.Tensor:
         mlm = self.mlm if language is None else self.mlm[language]  # an ablation: the batch language's view
         attention = None if self.pad is None else (input_ids != self.pad).long()
         hidden = mlm.bert(input_ids=input_ids, attention_mask=attention).last_hidden_state

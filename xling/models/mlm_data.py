@@ -19,7 +19,6 @@ logger = logging.getLogger(__name__)
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
-
 def read_vocab(vocab_path) -> dict[str, int]:
     """vocab.txt → {piece: id} (id = 0-based line number); the BERT special tokens must be present."""
     vocab: dict[str, int] = {}
@@ -60,9 +59,15 @@ def _language_ids(path, vocab: dict[str, int], separator: int | None = None) -> 
     unknown = int((out == -1).sum())
     out[out == -1] = vocab["[UNK]"]
     log = logger.warning if unknown else logger.info
-    log("%s: %d documents (%d empty lines skipped), %d pieces, %d not in the vocabulary → [UNK] (%.3f%%)",
-        path, n_docs, n_empty, len(out) - (n_docs if separator is not None else 0), unknown,
-        100.0 * unknown / max(len(out), 1))
+    log(
+        "%s: %d documents (%d empty lines skipped), %d pieces, %d not in the vocabulary → [UNK] (%.3f%%)",
+        path,
+        n_docs,
+        n_empty,
+        len(out) - (n_docs if separator is not None else 0),
+        unknown,
+        100.0 * unknown / max(len(out), 1),
+    )
     return out
 
 
@@ -88,9 +93,14 @@ def block_lengths(n_ids: int, body: int, short_seq_prob: float, seed: int) -> np
     return np.asarray(lengths, dtype=np.int64)
 
 
-def load_blocks(token_paths: Sequence, vocab_path, window: int,
-                vocabs: dict[str, dict[str, int]] | None = None, blocks: dict | None = None,
-                seed: int = 1) -> tuple[torch.Tensor, list[str]]:
+def load_blocks(
+    token_paths: Sequence,
+    vocab_path,
+    window: int,
+    vocabs: dict[str, dict[str, int]] | None = None,
+    blocks: dict | None = None,
+    seed: int = 1,
+) -> tuple[torch.Tensor, list[str]]:
     """Pack each language's documents into blocks of `window` ids: [CLS] + up to window-2 stream ids + [SEP].
 
     Like HF run_mlm's group_texts, documents are concatenated and cut into blocks, but a block never mixes two
@@ -107,7 +117,9 @@ def load_blocks(token_paths: Sequence, vocab_path, window: int,
         raise ValueError(f"window must be >= 3 ([CLS] + at least one piece + [SEP]), not {window}")
     fmt = {**PLAIN_BLOCKS, **(blocks or {})}
     if set(fmt) != set(PLAIN_BLOCKS):
-        raise ValueError(f"unknown block setting(s) {sorted(set(fmt) - set(PLAIN_BLOCKS))}; known: {sorted(PLAIN_BLOCKS)}")
+        raise ValueError(
+            f"unknown block setting(s) {sorted(set(fmt) - set(PLAIN_BLOCKS))}; known: {sorted(PLAIN_BLOCKS)}"
+        )
     if not 0 <= float(fmt["short_seq_prob"]) <= 1:
         raise ValueError(f"blocks.short_seq_prob must be in [0, 1], not {fmt['short_seq_prob']}")
     vocab = next(iter(vocabs.values())) if vocabs else read_vocab(vocab_path)  # [CLS], [SEP]: every view's ids
@@ -135,8 +147,14 @@ def load_blocks(token_paths: Sequence, vocab_path, window: int,
         block[np.arange(n), lengths + 1] = sep
         chunks.append(block)
         languages += [lang] * n
-        logger.info("%s: %d blocks of %d tokens, %d shorter (%d trailing pieces dropped)", lang, n, window,
-                    int((lengths < body).sum()), len(ids) - int(lengths.sum()))
+        logger.info(
+            "%s: %d blocks of %d tokens, %d shorter (%d trailing pieces dropped)",
+            lang,
+            n,
+            window,
+            int((lengths < body).sum()),
+            len(ids) - int(lengths.sum()),
+        )
     if not chunks:
         raise ValueError(f"no block of {window} tokens in {list(map(str, token_paths))}")
     return torch.from_numpy(np.concatenate(chunks)), languages
@@ -177,8 +195,15 @@ class LanguageOrder:
     sentences}, the paper's "fraction of sentences in each training corpus") or, without them, of the blocks.
     A pure function of (seed, step)."""
 
-    def __init__(self, languages: Sequence[str], batch_size: int, seed: int, exponent: float, steps: int,
-                 sentences: dict[str, int] | None = None):
+    def __init__(
+        self,
+        languages: Sequence[str],
+        batch_size: int,
+        seed: int,
+        exponent: float,
+        steps: int,
+        sentences: dict[str, int] | None = None,
+    ):
         self.codes = list(dict.fromkeys(languages))
         per_block = np.asarray(languages)
         self.blocks = {c: torch.from_numpy(np.flatnonzero(per_block == c)) for c in self.codes}
@@ -188,8 +213,9 @@ class LanguageOrder:
         share = np.array(counts, dtype=np.float64) / sum(counts)
         self.probabilities = share**exponent / (share**exponent).sum()
         draws = np.random.default_rng(seed_of(seed, "language")).random(steps)
-        self.choices = np.minimum(np.searchsorted(np.cumsum(self.probabilities), draws, side="right"),
-                                  len(self.codes) - 1)
+        self.choices = np.minimum(
+            np.searchsorted(np.cumsum(self.probabilities), draws, side="right"), len(self.codes) - 1
+        )
         self.nth = np.zeros(steps, dtype=np.int64)  # how many earlier steps had the same language
         for i in range(len(self.codes)):
             same = np.flatnonzero(self.choices == i)
@@ -210,9 +236,15 @@ class LanguageOrder:
         return self.blocks[code][self.orders[code].indices(int(self.nth[step]))]
 
 
-def mask_tokens(input_ids: torch.Tensor, special_ids: Sequence[int], mask_id: int, vocab_size: int,
-                mlm_probability: float, generator: torch.Generator,
-                candidates: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def mask_tokens(
+    input_ids: torch.Tensor,
+    special_ids: Sequence[int],
+    mask_id: int,
+    vocab_size: int,
+    mlm_probability: float,
+    generator: torch.Generator,
+    candidates: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """HF DataCollatorForLanguageModeling masking: each non-special token is chosen with mlm_probability;
     of the chosen, 80% → [MASK], 10% → a random id of the vocabulary (of `candidates` when given: the
     batch language's ids, where embeddings are language-specific), 10% kept. Labels are -100 elsewhere.

@@ -37,8 +37,9 @@ class Pretrained(NamedTuple):
     name: str  # what was loaded: the directory (an ablated model's view) or the hub name
 
 
-def load_pretrained(path_or_name: str | Path, *, revision: str | None = None, language: str | None = None,
-                    masked_lm: bool = True) -> Pretrained:
+def load_pretrained(
+    path_or_name: str | Path, *, revision: str | None = None, language: str | None = None, masked_lm: bool = True
+) -> Pretrained:
     """A masked LM and its tokenizer. revision: the hub revision (commit, tag or branch) of a hub name, ignored
     for a local directory. language: the language of the text, which picks an ablated model's view (a plain model
     ignores it). masked_lm=False loads only the transformer (BertModel, XLMRobertaModel, ...; no pooler), as the
@@ -73,8 +74,10 @@ def layer_modules(model) -> list:
     base = base_of(model)
     stack = getattr(base, "encoder", None) or getattr(base, "transformer", None)  # DistilBERT: .transformer
     if not hasattr(base, "embeddings") or not hasattr(stack, "layer"):
-        raise TypeError(f"{type(model).__name__}: expected a transformer with .embeddings and blocks in "
-                        ".encoder.layer or .transformer.layer")
+        raise TypeError(
+            f"{type(model).__name__}: expected a transformer with .embeddings and blocks in "
+            ".encoder.layer or .transformer.layer"
+        )
     return [base.embeddings, *stack.layer]
 
 
@@ -97,8 +100,10 @@ def mlm_head(model) -> tuple[Callable, torch.nn.Linear]:
         head = model.lm_head
         return (lambda states: head.layer_norm(gelu(head.dense(states)))), head.decoder
     if hasattr(model, "vocab_projector"):  # DistilBERT
-        return (lambda states: model.vocab_layer_norm(model.activation(model.vocab_transform(states))),
-                model.vocab_projector)
+        return (
+            lambda states: model.vocab_layer_norm(model.activation(model.vocab_transform(states))),
+            model.vocab_projector,
+        )
     raise TypeError(f"{type(model).__name__}: no masked-LM head known (cls, lm_head or vocab_projector)")
 
 
@@ -109,8 +114,10 @@ def subwords_of(tokenizer) -> Subwords:
     decoder = json.loads(backend.to_str()).get("decoder") if backend is not None else None
     found = _find_decoder(decoder)
     if found is None:
-        raise ValueError(f"{type(tokenizer).__name__}: unknown subword convention (decoder {decoder}); "
-                         "known: WordPiece continuation ('##') and SentencePiece word starts ('\u2581')")
+        raise ValueError(
+            f"{type(tokenizer).__name__}: unknown subword convention (decoder {decoder}); "
+            "known: WordPiece continuation ('##') and SentencePiece word starts ('\u2581')"
+        )
     return found
 
 
@@ -148,8 +155,12 @@ class PairTemplate:
         b = [i for i, o in enumerate(owner) if o == 1]
         if not a or not b or a[-1] > b[0]:
             raise ValueError(f"{type(tokenizer).__name__}: cannot read its pair template ({ids}, {owner})")
-        return cls(tuple(ids[: a[0]]), tuple(ids[a[-1] + 1 : b[0]]), tuple(ids[b[-1] + 1 :]),
-                   "token_type_ids" in tokenizer.model_input_names)
+        return cls(
+            tuple(ids[: a[0]]),
+            tuple(ids[a[-1] + 1 : b[0]]),
+            tuple(ids[b[-1] + 1 :]),
+            "token_type_ids" in tokenizer.model_input_names,
+        )
 
     @property
     def n_special(self) -> int:

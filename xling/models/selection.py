@@ -35,10 +35,22 @@ class DevSelection:
     cross-entropy (the trainer's loss with the model in eval mode); writer: this process writes files (rank 0).
     """
 
-    def __init__(self, blocks: torch.Tensor, special, mask_id: int, vocab_size: int, mlm_probability: float,
-                 seed: int, every: int, directory, micro_batch: int, writer: bool = True):
-        inputs, labels = mask_tokens(blocks, special, mask_id, vocab_size, mlm_probability,
-                                     torch.Generator().manual_seed(seed_of(seed, "dev")))
+    def __init__(
+        self,
+        blocks: torch.Tensor,
+        special,
+        mask_id: int,
+        vocab_size: int,
+        mlm_probability: float,
+        seed: int,
+        every: int,
+        directory,
+        micro_batch: int,
+        writer: bool = True,
+    ):
+        inputs, labels = mask_tokens(
+            blocks, special, mask_id, vocab_size, mlm_probability, torch.Generator().manual_seed(seed_of(seed, "dev"))
+        )
         self.inputs, self.labels = inputs, labels
         self.masked = int((labels != -100).sum())
         if not self.masked:
@@ -72,8 +84,13 @@ class DevSelection:
         loss, perplexity = self.perplexity(model, score, device)
         self.history.append((step, loss, perplexity))
         better = perplexity < self.best_perplexity
-        logger.info("step %d: dev loss %.4f, perplexity %.3f%s", step, loss, perplexity,
-                    " (best so far)" if better else f" (best {self.best_perplexity:.3f} at step {self.best_step})")
+        logger.info(
+            "step %d: dev loss %.4f, perplexity %.3f%s",
+            step,
+            loss,
+            perplexity,
+            " (best so far)" if better else f" (best {self.best_perplexity:.3f} at step {self.best_step})",
+        )
         if better:
             self.best_step, self.best_perplexity = step, perplexity
             if self.writer:
@@ -83,8 +100,9 @@ class DevSelection:
     def _write_best(self, model: torch.nn.Module) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         with atomic_write(self.best_path(self.best_step), "wb") as handle:
-            torch.save({"step": self.best_step, "perplexity": self.best_perplexity, "model": model.state_dict()},
-                       handle)
+            torch.save(
+                {"step": self.best_step, "perplexity": self.best_perplexity, "model": model.state_dict()}, handle
+            )
 
     def best_path(self, step: int) -> Path:
         return self.directory / f"best-{step:09d}.pt"
@@ -99,8 +117,10 @@ class DevSelection:
         self.best_step, self.best_perplexity = state["best_step"], state["best_perplexity"]
         self.history = [tuple(row) for row in state["history"]]
         if self.writer and self.best_step is not None and not self.best_path(self.best_step).exists():
-            raise FileNotFoundError(f"{self.best_path(self.best_step)}: the best checkpoint this run's last "
-                                    f"checkpoint names is missing; delete {self.directory} to restart")
+            raise FileNotFoundError(
+                f"{self.best_path(self.best_step)}: the best checkpoint this run's last "
+                f"checkpoint names is missing; delete {self.directory} to restart"
+            )
         self.prune()
 
     def prune(self) -> None:
@@ -122,5 +142,7 @@ class DevSelection:
         """dev_log.tsv: every evaluation's step, mean cross-entropy and perplexity, and 1 on the step selected."""
         with atomic_write(path) as handle:
             handle.write("\t".join(LOG_COLUMNS) + "\n")
-            handle.writelines(f"{step}\t{loss:.6f}\t{perplexity:.6f}\t{int(step == self.best_step)}\n"
-                              for step, loss, perplexity in self.history)
+            handle.writelines(
+                f"{step}\t{loss:.6f}\t{perplexity:.6f}\t{int(step == self.best_step)}\n"
+                for step, loss, perplexity in self.history
+            )

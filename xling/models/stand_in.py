@@ -38,17 +38,32 @@ def save_random_bert(vocab: str | Path, out_dir: str | Path, settings: dict) -> 
     part.mkdir(parents=True)
     tokenizer = BertTokenizerFast(vocab=str(vocab), do_lower_case=False, strip_accents=False)
     tokenizer.save_pretrained(part)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=settings["hidden_size"],
-                        num_hidden_layers=settings["num_layers"], num_attention_heads=settings["num_heads"],
-                        intermediate_size=settings["intermediate_size"],
-                        max_position_embeddings=settings["max_positions"], pad_token_id=tokenizer.pad_token_id)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=settings["hidden_size"],
+        num_hidden_layers=settings["num_layers"],
+        num_attention_heads=settings["num_heads"],
+        intermediate_size=settings["intermediate_size"],
+        max_position_embeddings=settings["max_positions"],
+        pad_token_id=tokenizer.pad_token_id,
+    )
     torch.manual_seed(settings["seed"])
     BertForMaskedLM(config).eval().save_pretrained(part)
-    (part / RECORD).write_text(json.dumps({"stand_in": "random weights", "vocab": str(vocab),
-                                           "settings": {key: settings[key] for key in SETTINGS}}, indent=1) + "\n",
-                               encoding="utf-8")
-    logger.info("random BertForMaskedLM (%s) with %d pieces of %s -> %s",
-                ", ".join(f"{key} {settings[key]}" for key in SETTINGS), len(tokenizer), vocab, out_dir)
+    (part / RECORD).write_text(
+        json.dumps(
+            {"stand_in": "random weights", "vocab": str(vocab), "settings": {key: settings[key] for key in SETTINGS}},
+            indent=1,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    logger.info(
+        "random BertForMaskedLM (%s) with %d pieces of %s -> %s",
+        ", ".join(f"{key} {settings[key]}" for key in SETTINGS),
+        len(tokenizer),
+        vocab,
+        out_dir,
+    )
     if out_dir.exists():
         shutil.rmtree(out_dir)
     os.replace(part, out_dir)

@@ -98,8 +98,20 @@ class _LogLines(io.TextIOBase):
         return len(text)
 
 
-def train_glove(token_paths, out_path, dim: int, window: int, epochs: int, learning_rate: float, min_count: int,
-                threads: int, seed: int, x_max: float = 100.0, alpha: float = 0.75, max_loss: float = 10.0) -> None:
+def train_glove(
+    token_paths,
+    out_path,
+    dim: int,
+    window: int,
+    epochs: int,
+    learning_rate: float,
+    min_count: int,
+    threads: int,
+    seed: int,
+    x_max: float = 100.0,
+    alpha: float = 0.75,
+    max_loss: float = 10.0,
+) -> None:
     """Train GloVe (glove-python API, package bicleaner-ai-glove) on the token files; write word2vec binary.
 
     Co-occurrences are counted within `window` tokens on each side inside a document, weighted 1/distance;
@@ -120,19 +132,35 @@ def train_glove(token_paths, out_path, dim: int, window: int, epochs: int, learn
     if not vocab:
         raise ValueError(f"{', '.join(paths)}: no token occurs at least min_count={min_count} times")
     dictionary = {token: i for i, token in enumerate(vocab)}
-    logger.info("glove: %d of %d piece types have count >= %d (%.1fs)", len(vocab), len(counts), min_count,
-                time.monotonic() - start)
+    logger.info(
+        "glove: %d of %d piece types have count >= %d (%.1fs)",
+        len(vocab),
+        len(counts),
+        min_count,
+        time.monotonic() - start,
+    )
     del counts
 
     corpus = Corpus(dictionary)
     corpus.fit(_iter_documents(paths, "glove co-occurrences"), window=window, ignore_missing=True)
-    logger.info("glove: co-occurrence matrix %d x %d with %d entries (%.1fs)", len(vocab), len(vocab),
-                corpus.matrix.nnz, time.monotonic() - start)
+    logger.info(
+        "glove: co-occurrence matrix %d x %d with %d entries (%.1fs)",
+        len(vocab),
+        len(vocab),
+        corpus.matrix.nnz,
+        time.monotonic() - start,
+    )
     if corpus.matrix.nnz == 0:
         raise ValueError(f"{', '.join(paths)}: no co-occurrences within window={window}")
 
-    model = Glove(no_components=dim, learning_rate=learning_rate, alpha=alpha, max_count=x_max, max_loss=max_loss,
-                  random_state=seed)
+    model = Glove(
+        no_components=dim,
+        learning_rate=learning_rate,
+        alpha=alpha,
+        max_count=x_max,
+        max_loss=max_loss,
+        random_state=seed,
+    )
     with contextlib.redirect_stdout(_LogLines(epochs)):
         model.fit(corpus.matrix, epochs=epochs, no_threads=threads, verbose=True)
     logger.info("glove: trained %d epochs (%.1fs total)", epochs, time.monotonic() - start)
@@ -171,9 +199,21 @@ def _corpus_file(paths: list[str], directory: Path) -> tuple[str, bool, dict]:
     return paths[0], False, stats
 
 
-def train_word2vec(token_paths, out_path, dim: int, window: int, epochs: int, min_count: int, sg: int,
-                   negative: int, threads: int, seed: int, sample: float = 1e-3, alpha: float = 0.025,
-                   min_alpha: float = 0.0001) -> None:
+def train_word2vec(
+    token_paths,
+    out_path,
+    dim: int,
+    window: int,
+    epochs: int,
+    min_count: int,
+    sg: int,
+    negative: int,
+    threads: int,
+    seed: int,
+    sample: float = 1e-3,
+    alpha: float = 0.025,
+    min_alpha: float = 0.0001,
+) -> None:
     """Train gensim Word2Vec in corpus_file mode (`workers=threads`) on the token files; write word2vec binary.
 
     Several token files are concatenated into one temporary file (corpus_file takes one path).
@@ -191,13 +231,28 @@ def train_word2vec(token_paths, out_path, dim: int, window: int, epochs: int, mi
     try:
         logger.info("word2vec: %d documents, %d tokens from %d files", stats["documents"], stats["tokens"], len(paths))
         if stats["long_documents"]:
-            logger.warning("word2vec: %d documents exceed gensim's %d-token line limit and are trained in chunks",
-                           stats["long_documents"], GENSIM_MAX_LINE)
+            logger.warning(
+                "word2vec: %d documents exceed gensim's %d-token line limit and are trained in chunks",
+                stats["long_documents"],
+                GENSIM_MAX_LINE,
+            )
         if stats["tokens"] == 0:
             raise ValueError(f"{', '.join(paths)}: no tokens")
-        model = Word2Vec(corpus_file=corpus_file, vector_size=dim, window=window, min_count=min_count, sg=sg, hs=0,
-                         negative=negative, sample=sample, alpha=alpha, min_alpha=min_alpha, epochs=epochs,
-                         workers=threads, seed=seed)
+        model = Word2Vec(
+            corpus_file=corpus_file,
+            vector_size=dim,
+            window=window,
+            min_count=min_count,
+            sg=sg,
+            hs=0,
+            negative=negative,
+            sample=sample,
+            alpha=alpha,
+            min_alpha=min_alpha,
+            epochs=epochs,
+            workers=threads,
+            seed=seed,
+        )
     except RuntimeError as error:  # gensim's message for an empty vocabulary
         raise ValueError(f"{', '.join(paths)}: word2vec failed (min_count={min_count}): {error}") from error
     finally:
@@ -207,8 +262,9 @@ def train_word2vec(token_paths, out_path, dim: int, window: int, epochs: int, mi
     _save_vectors(list(model.wv.index_to_key), model.wv.vectors, out_path)
 
 
-def word_vectors(vectors_path, vocab_path, words_by_lang: dict[str, list[str]],
-                 lowercase: bool = False) -> pd.DataFrame:
+def word_vectors(
+    vectors_path, vocab_path, words_by_lang: dict[str, list[str]], lowercase: bool = False
+) -> pd.DataFrame:
     """Static word vectors in the representation-store layout (layer 0, n=1, means).
 
     Each word is tokenized with the WordPiece tokenizer of `vocab_path`; its vector is the mean of its
@@ -235,11 +291,13 @@ def word_vectors(vectors_path, vocab_path, words_by_lang: dict[str, list[str]],
         logger.info("%s: %d words with vectors, %d absent", lang, found, missing)
     dim = vectors.shape[1]
     values = np.vstack(rows) if rows else np.zeros((0, dim))
-    frame = pd.DataFrame({
-        "lang": pd.Series(langs, dtype=object),
-        "word": pd.Series(words, dtype=object),
-        "layer": np.zeros(len(words), dtype=np.int32),
-        "n": np.ones(len(words), dtype=np.int64),
-    })
+    frame = pd.DataFrame(
+        {
+            "lang": pd.Series(langs, dtype=object),
+            "word": pd.Series(words, dtype=object),
+            "layer": np.zeros(len(words), dtype=np.int32),
+            "n": np.ones(len(words), dtype=np.int64),
+        }
+    )
     dims = pd.DataFrame(values, columns=[f"d{i}" for i in range(dim)], dtype=np.float64)
     return pd.concat([frame, dims], axis=1)

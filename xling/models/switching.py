@@ -17,9 +17,10 @@ from xling.plan.seeds import seed_of
 def write_table(path, translations: dict[str, dict[str, list[str]]], pieces_of) -> dict:
     """The trainer's translations table as JSON: per language, each dictionary word's pieces (joined by " ") ->
     its translations' pieces, as `pieces_of(word)` segments them. Returns the words per language."""
-    table = {lang: {" ".join(pieces_of(word)): [" ".join(pieces_of(t)) for t in targets]
-                    for word, targets in words.items()}
-             for lang, words in translations.items()}
+    table = {
+        lang: {" ".join(pieces_of(word)): [" ".join(pieces_of(t)) for t in targets] for word, targets in words.items()}
+        for lang, words in translations.items()
+    }
     with atomic_write(path) as handle:
         json.dump(table, handle, ensure_ascii=False, sort_keys=True)
     return {lang: len(words) for lang, words in table.items()}
@@ -34,8 +35,15 @@ class BatchSwitch:
     Words are found in numpy (a polynomial hash of their ids, checked against the word itself when chosen), so
     a batch of 256 blocks of 256 costs milliseconds, not a Python loop over its words."""
 
-    def __init__(self, table: dict[str, dict[str, list[str]]], vocab: dict[str, int], *, rate: float,
-                 max_fraction: float, seed: int):
+    def __init__(
+        self,
+        table: dict[str, dict[str, list[str]]],
+        vocab: dict[str, int],
+        *,
+        rate: float,
+        max_fraction: float,
+        seed: int,
+    ):
         self.continuation = np.zeros(max(vocab.values()) + 1, dtype=bool)
         for piece, i in vocab.items():
             self.continuation[i] = piece.startswith(PREFIX)
@@ -80,7 +88,9 @@ class BatchSwitch:
             ids, options = table.get(int(hashes[index]), ((), []))
             if tuple(flat[start:end].tolist()) != ids:  # a hash collision: not this word
                 continue
-            by_row.setdefault(start // length, []).append((start % length, end - start, options[int(pick * len(options))]))
+            by_row.setdefault(start // length, []).append(
+                (start % length, end - start, options[int(pick * len(options))])
+            )
             switched += 1
         for row, spans in by_row.items():
             parts, last = [], 0
@@ -90,7 +100,7 @@ class BatchSwitch:
             new = np.concatenate(parts + [body[row, last:]])[:length]
             out[row, 1 : 1 + len(new)] = new
             out[row, 1 + len(new)] = self.sep
-            out[row, 2 + len(new):] = self.pad
+            out[row, 2 + len(new) :] = self.pad
         return out, {"words": words, "candidates": len(candidates), "switched": switched}
 
 

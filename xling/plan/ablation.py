@@ -8,12 +8,16 @@ import posixpath
 import re
 from types import SimpleNamespace
 
-SETTING = r"default|default-anchors|wiki-cc|no-anchors|extra-anchors|sep-emb|sep-l[1-9]\d*|sep-emb-l[1-9]\d*"  # {setting}
+SETTING = (
+    r"default|default-anchors|wiki-cc|no-anchors|extra-anchors|sep-emb|sep-l[1-9]\d*|sep-emb-l[1-9]\d*"  # {setting}
+)
 PAIR = r"[a-z][a-z0-9_]*-[a-z][a-z0-9_]*"  # {pair}
 TASKS = ("xnli", "ner", "parsing", "pos")  # ablation.tasks' choices, each with its ablation.finetune grid
 
 
-SETTING_NAME = re.compile(r"(?P<name>default|default-anchors|wiki-cc|no-anchors|extra-anchors)|sep(?P<emb>-emb)?(?:-l(?P<layers>[1-9]\d*))?")
+SETTING_NAME = re.compile(
+    r"(?P<name>default|default-anchors|wiki-cc|no-anchors|extra-anchors)|sep(?P<emb>-emb)?(?:-l(?P<layers>[1-9]\d*))?"
+)
 
 
 def parse_setting(name: str) -> dict:
@@ -21,11 +25,18 @@ def parse_setting(name: str) -> dict:
     setting name (xling.models.ablation's docstring); ValueError for any other name."""
     match = SETTING_NAME.fullmatch(name)
     if not match or name == "sep":
-        raise ValueError(f"unknown ablation setting {name!r}: default, default-anchors, wiki-cc, no-anchors, extra-anchors, sep-emb, "
-                         "sep-l<k>, sep-emb-l<k>")
-    return {"separate_embeddings": bool(match["emb"]), "separate_layers": int(match["layers"] or 0),
-            "anchors": {"default-anchors": "union", "no-anchors": "none", "extra-anchors": "extra"}.get(match["name"], "default"),
-            "domain": "other" if name == "wiki-cc" else "same"}
+        raise ValueError(
+            f"unknown ablation setting {name!r}: default, default-anchors, wiki-cc, no-anchors, extra-anchors, sep-emb, "
+            "sep-l<k>, sep-emb-l<k>"
+        )
+    return {
+        "separate_embeddings": bool(match["emb"]),
+        "separate_layers": int(match["layers"] or 0),
+        "anchors": {"default-anchors": "union", "no-anchors": "none", "extra-anchors": "extra"}.get(
+            match["name"], "default"
+        ),
+        "domain": "other" if name == "wiki-cc" else "same",
+    }
 
 
 class AblationPlan:
@@ -50,9 +61,11 @@ class AblationPlan:
         settings = self.ablation["settings"]
         models = [f"ablation/{s}/{p}" for s in settings for p in self.ablation_pairs()]
         if models and not self.source.other_domain and "wiki-cc" in settings:
-            raise ValueError("ablation.settings: wiki-cc needs the second language's text from another domain; "
-                             "xling generates it for synthetic data only (no Common Crawl source yet): leave "
-                             "wiki-cc out")
+            raise ValueError(
+                "ablation.settings: wiki-cc needs the second language's text from another domain; "
+                "xling generates it for synthetic data only (no Common Crawl source yet): leave "
+                "wiki-cc out"
+            )
         return models
 
     def ablation_model_dir(self, lm: str) -> str:
@@ -63,9 +76,16 @@ class AblationPlan:
         the trainer's settings (the result tables' hparams)."""
         window = self.ablation["window"]
         cap = self.language["max_length"]
-        return dict(kind="ablation", path=self.ablation_model_dir(lm), label="bert", size=self.ablation_size(),
-                    window=window, max_length=min(window, cap) if cap else window, revision=None,
-                    hparams=self.ablation_hparams(lm.split(posixpath.sep)[1]))
+        return dict(
+            kind="ablation",
+            path=self.ablation_model_dir(lm),
+            label="bert",
+            size=self.ablation_size(),
+            window=window,
+            max_length=min(window, cap) if cap else window,
+            revision=None,
+            hparams=self.ablation_hparams(lm.split(posixpath.sep)[1]),
+        )
 
     def ablation_spec(self, setting: str) -> dict:
         """parse_setting's spec as this run trains it: a setting with separate parameters takes language-specific
@@ -104,7 +124,11 @@ class AblationPlan:
         """A language's token file at ablation.size in the pair's vocabulary (own: its language-specific one)."""
         if self.ablation["vocab"]["source"] == "study":
             return f"{self.results}/tokens/{self.ablation_size()}/{lang}.txt"
-        return f"{self.results}/ablation/tokens/own/{lang}.txt" if own else f"{self.results}/ablation/tokens/{pair}/joint/{lang}.txt"
+        return (
+            f"{self.results}/ablation/tokens/own/{lang}.txt"
+            if own
+            else f"{self.results}/ablation/tokens/{pair}/joint/{lang}.txt"
+        )
 
     def ablation_tokens(self, wildcards) -> list[str]:
         """Token files of the pair in its vocabulary: code-switched once (extra anchors, code_switch.sampling
@@ -131,7 +155,10 @@ class AblationPlan:
 
     def ablation_switch_table(self, wildcards) -> list[str]:
         """The translations table of extra anchors drawn per batch (code_switch.sampling batch); [] otherwise."""
-        if parse_setting(wildcards.setting)["anchors"] != "extra" or self.ablation["code_switch"]["sampling"] != "batch":
+        if (
+            parse_setting(wildcards.setting)["anchors"] != "extra"
+            or self.ablation["code_switch"]["sampling"] != "batch"
+        ):
             return []
         return [f"{self.results}/ablation/switch/{wildcards.pair}.json"]
 
@@ -139,22 +166,32 @@ class AblationPlan:
         """The trainer's settings: the bert block with ablation.bert over it, the stream length and the setting's
         spec."""
         share = self.ablation["sampling_share"]
-        spec = {**self.ablation_spec(setting), "sampling_exponent": self.ablation["sampling_exponent"],
-                "sampling_share": share}
+        spec = {
+            **self.ablation_spec(setting),
+            "sampling_exponent": self.ablation["sampling_exponent"],
+            "sampling_share": share,
+        }
         if share == "sentences":  # each language's corpus is cut to ablation.size sentences (wiki-cc's too)
             spec["sentences"] = self.ablation_size()
         switch = self.ablation["code_switch"]
         if spec["anchors"] == "extra" and switch["sampling"] == "batch":  # the trainer draws them
             spec["code_switch"] = {k: switch[k] for k in ("rate", "max_fraction", "seed")}
-        return {**self.bert_settings(self.config["bert"], self.ablation["bert"]), "window": self.ablation["window"],
-                "ablation": spec}
+        return {
+            **self.bert_settings(self.config["bert"], self.ablation["bert"]),
+            "window": self.ablation["window"],
+            "ablation": spec,
+        }
 
     def ablation_grid(self, task: str) -> dict[str, dict]:
         """{variant: the fine-tuning settings of that grid point} of Conneau et al.'s search for `task`
         (ablation.finetune.<task>, §3.2), at the first freeze depth: f{k}-b{batch}-lr{rate}[-clr{head rate}]."""
         recipe = self.ablation["finetune"][task]
-        fixed = {"epochs": recipe["epochs"], "warmup": recipe["warmup"], "schedule": recipe["schedule"],
-                 "weight_decay": recipe["weight_decay"]}
+        fixed = {
+            "epochs": recipe["epochs"],
+            "warmup": recipe["warmup"],
+            "schedule": recipe["schedule"],
+            "weight_decay": recipe["weight_decay"],
+        }
         freeze = self.transfer["freeze"][0]
         grid = {}
         for batch in recipe["batch_size"]:
@@ -168,8 +205,9 @@ class AblationPlan:
     def ablation_runs(self) -> list[tuple[str, str, str]]:
         """(task, lm, variant) of every ablation's fine-tuning: each task of ablation.tasks, each grid point."""
         grids = {task: self.ablation_grid(task) for task in TASKS if task in self.ablation["tasks"]}
-        return [(task, lm, variant) for lm in self.ablation_models() for task, grid in grids.items()
-                for variant in grid]
+        return [
+            (task, lm, variant) for lm in self.ablation_models() for task, grid in grids.items() for variant in grid
+        ]
 
     def ablation_seeds(self) -> list[int]:
         """The fine-tuning seeds of every ablation: ablation.seeds, else transfer.seeds."""
@@ -177,11 +215,18 @@ class AblationPlan:
 
     def ablation_transfer_parts(self) -> list[str]:
         """Transfer tables of every ablation: each fine-tuning of ablation_runs, each of ablation_seeds."""
-        return [f"{self.results}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
-                for task, lm, variant in self.ablation_runs() for seed in self.ablation_seeds()]
+        return [
+            f"{self.results}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
+            for task, lm, variant in self.ablation_runs()
+            for seed in self.ablation_seeds()
+        ]
 
     def ablation_targets(self) -> list[str]:
-        return [f"{self.results}/eval/ablation.{ext}" for ext in ("parquet", "csv")] if self.ablation_transfer_parts() else []
+        return (
+            [f"{self.results}/eval/ablation.{ext}" for ext in ("parquet", "csv")]
+            if self.ablation_transfer_parts()
+            else []
+        )
 
     @staticmethod
     def ablation_langs(lm: str | None, langs: list[str]) -> list[str]:

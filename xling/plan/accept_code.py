@@ -73,8 +73,12 @@ def main(args: list[str]) -> int:
         return 2
     blocked = [(rule, part) for rule, reason in jobs for part in other_changes(reason)]
     if blocked:
-        print("Refused: these jobs must run for another reason than a code change (nothing was touched):",
-              *(f"  {rule}: {part[:300]}" for rule, part in blocked), sep="\n", file=sys.stderr)
+        print(
+            "Refused: these jobs must run for another reason than a code change (nothing was touched):",
+            *(f"  {rule}: {part[:300]}" for rule, part in blocked),
+            sep="\n",
+            file=sys.stderr,
+        )
         return 1
     cores = [] if any(arg in ("--cores", "-c") or arg.startswith("--cores=") for arg in args) else ["--cores", "1"]
     touch = snakemake("--touch", *cores, *args)

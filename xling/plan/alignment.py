@@ -10,8 +10,27 @@ from typing import Sequence
 from xling.plan.models import aligned_base, aligned_run, parse_aligned_run
 
 # alignment.finetune's settings that decide an aligned model (its params)
-FINETUNE_SETTINGS = ("pairs_per_language", "epochs", "learning_rate", "betas", "eps", "warmup", "regularization", "layer")
-ANALYSIS_BY = ["lm", "model", "size", "window", "lang", "pair", "method", "parallel_sentences", "layer"]  # analyses' groups
+FINETUNE_SETTINGS = (
+    "pairs_per_language",
+    "epochs",
+    "learning_rate",
+    "betas",
+    "eps",
+    "warmup",
+    "regularization",
+    "layer",
+)
+ANALYSIS_BY = [
+    "lm",
+    "model",
+    "size",
+    "window",
+    "lang",
+    "pair",
+    "method",
+    "parallel_sentences",
+    "layer",
+]  # analyses' groups
 
 
 def pairs_needed(test: int, dev: int, train: Sequence[int]) -> int:
@@ -24,15 +43,21 @@ def check_parallel_text(test: int, dev: int, train: Sequence[int], have: int | N
     source's count; None where it is known only once downloaded)."""
     need = pairs_needed(test, dev, train)
     if have is not None and need > have:
-        raise ValueError(f"alignment.test_sentences + dev_sentences + max(train_sentences) = {need} sentence pairs, "
-                         f"but synthetic.parallel_sentences is {have}: lower the "
-                         "alignment splits (presets/demo.yaml: 200 + 100 + 700) or raise the synthetic pairs")
+        raise ValueError(
+            f"alignment.test_sentences + dev_sentences + max(train_sentences) = {need} sentence pairs, "
+            f"but synthetic.parallel_sentences is {have}: lower the "
+            "alignment splits (presets/demo.yaml: 200 + 100 + 700) or raise the synthetic pairs"
+        )
 
 
 class AlignmentPlan:
     def init_alignment(self) -> None:
         self.align = self.config["alignment"]  # defaults filled in by the schema
-        self.align_ft, self.rotation, self.fasttext = self.align["finetune"], self.align["rotation"], self.align["fasttext"]
+        self.align_ft, self.rotation, self.fasttext = (
+            self.align["finetune"],
+            self.align["rotation"],
+            self.align["fasttext"],
+        )
         # {lm: rotation files} evaluated beside the model as it is (method rotation-{kind}): the rotation rules
         # register theirs, {results}/align/rotations/{lm}/{kind}{n}/{lang}.npy, one per aligned language
         self.contextual_rotations = {}
@@ -59,8 +84,10 @@ class AlignmentPlan:
         else:
             missing = sorted(set(named) - set(self.align_pair_langs()))
             if missing:
-                raise ValueError(f"alignment.finetune.runs: {missing} have no parallel text in this run "
-                                 f"(languages with word pairs: {self.align_pair_langs()})")
+                raise ValueError(
+                    f"alignment.finetune.runs: {missing} have no parallel text in this run "
+                    f"(languages with word pairs: {self.align_pair_langs()})"
+                )
         return [lang for lang in self.align_pair_langs() if named is None or lang in named]
 
     def aligned_models(self) -> list[str]:
@@ -72,17 +99,21 @@ class AlignmentPlan:
         bases = self.align_ft["models"]
         if bases is None:
             size, window = max(self.language["sizes"] or self.sizes), max(self.language["windows"] or self.windows)
-            bases = ([f"bert/{size}-w{window}"] if bert else [])
+            bases = [f"bert/{size}-w{window}"] if bert else []
             bases += checkpoints
         known = [f"bert/{s}-w{w}" for s in self.sizes for w in self.windows] if bert else []
         unknown = [base for base in bases if base not in known + checkpoints]
         if unknown:
-            raise ValueError(f"alignment.finetune.models: {unknown} are not BERTs of this run (ours: {known}; "
-                             f"checkpoints: {checkpoints})")
+            raise ValueError(
+                f"alignment.finetune.models: {unknown} are not BERTs of this run (ours: {known}; "
+                f"checkpoints: {checkpoints})"
+            )
         for run in self.align_ft["runs"]:
             if run["size"] not in self.align["train_sentences"]:
-                raise ValueError(f"alignment.finetune.runs: size {run['size']} is not one of "
-                                 f"alignment.train_sentences {self.align['train_sentences']}")
+                raise ValueError(
+                    f"alignment.finetune.runs: size {run['size']} is not one of "
+                    f"alignment.train_sentences {self.align['train_sentences']}"
+                )
         runs = [aligned_run(run["size"], run["languages"]) for run in self.align_ft["runs"]]
         for run in runs:
             self.align_langs(run)  # every language of a run has parallel text
@@ -95,8 +126,12 @@ class AlignmentPlan:
         aligned language's train{n} split (xling.data.alignment's files)."""
         size = parse_aligned_run(wildcards.n)[0]
         files = [self.layout.word_pairs(lang, f"train{size}") for lang in self.align_langs(wildcards.n)]
-        return dict(model=self.lm_model(SimpleNamespace(lm=wildcards.base)), en=[f[0] for f in files],
-                    xx=[f[1] for f in files], links=[f[2] for f in files])
+        return dict(
+            model=self.lm_model(SimpleNamespace(lm=wildcards.base)),
+            en=[f[0] for f in files],
+            xx=[f[1] for f in files],
+            links=[f[2] for f in files],
+        )
 
     def align_finetune_targets(self) -> list[str]:
         """The aligned models of the run (rule all)."""
@@ -125,9 +160,12 @@ class AlignmentPlan:
 
     def contextual_retrieval_inputs(self, wildcards) -> dict:
         langs, seen = self.align_eval_langs(), self.seen_split()
-        return dict(model=self.lm_model(wildcards), rotations=self.contextual_rotations.get(wildcards.lm, []),
-                    test=[f for lang in langs for f in self.word_pair_files(lang, ["test"])["test"]],
-                    seen=[f for lang in langs for f in self.word_pair_files(lang, [seen])[seen]])
+        return dict(
+            model=self.lm_model(wildcards),
+            rotations=self.contextual_rotations.get(wildcards.lm, []),
+            test=[f for lang in langs for f in self.word_pair_files(lang, ["test"])["test"]],
+            seen=[f for lang in langs for f in self.word_pair_files(lang, [seen])[seen]],
+        )
 
     def alignment_bases(self) -> list[str]:
         """The base BERTs fine-tuned for alignment (their XNLI is Cao et al.'s "Base BERT" row)."""
@@ -140,8 +178,10 @@ class AlignmentPlan:
 
     def rotation_files(self, lm: str, n, kinds=None) -> dict:
         """{kind: {lang: path}} of the rotations of `lm` learned on train{n}, one per aligned language."""
-        return {kind: {lang: f"{self.results}/align/rotations/{lm}/{kind}{n}/{lang}.npy" for lang in self.align_langs()}
-                for kind in kinds or self.rotation["kinds"]}
+        return {
+            kind: {lang: f"{self.results}/align/rotations/{lm}/{kind}{n}/{lang}.npy" for lang in self.align_langs()}
+            for kind in kinds or self.rotation["kinds"]
+        }
 
     def rotation_inputs(self, wildcards) -> dict:
         split = f"train{wildcards.n}"
@@ -169,8 +209,10 @@ class AlignmentPlan:
         splits = ["test", self.seen_split()] + [f"train{n}" for n in self.align_ft["sizes"]]
         pairs = {lang: self.word_pair_files(lang, dict.fromkeys(splits)) for lang in langs}
         vectors = [f"{self.results}/models/fasttext/{wildcards.size}/{lang}.kv" for lang in [self.pivot, *langs]]
-        return dict(vectors=vectors,
-                    pairs=[path for by_split in pairs.values() for files in by_split.values() for path in files])
+        return dict(
+            vectors=vectors,
+            pairs=[path for by_split in pairs.values() for files in by_split.values() for path in files],
+        )
 
     def align_baselines_targets(self) -> list[str]:
         """The fastText baseline's retrieval table (rule all; the rotations are inputs of retrieval and XNLI)."""

@@ -53,8 +53,12 @@ class CodeVersions:
         more text the job runs (a rule's shell command)."""
         key = (str(entry), extra)
         if key not in self._versions:
-            files = {self.root / entry, *analyse(self.root / entry, self.root, memo=self._imports,
-                                                 statements=lambda path: self.parse(path)[0]).local}
+            files = {
+                self.root / entry,
+                *analyse(
+                    self.root / entry, self.root, memo=self._imports, statements=lambda path: self.parse(path)[0]
+                ).local,
+            }
             digest = hashlib.sha256()
             for path in sorted(path.resolve().relative_to(self.root).as_posix() for path in files):
                 if path not in self._hashes:
@@ -63,7 +67,6 @@ class CodeVersions:
             digest.update(extra.encode())
             self._versions[key] = PREFIX + digest.hexdigest()
         return self._versions[key]
-
 
     def parse(self, path: Path) -> tuple[list[Statement], str]:
         """The file's import statements and syntax hash: from the cache when its text was parsed before (by
@@ -75,8 +78,10 @@ class CodeVersions:
             entry = self._cache / key[:2] / f"{key}.json" if self._cache else None
             try:
                 found = json.loads(entry.read_text("utf-8")) if entry else None
-                parsed = [tuple(s[:2]) + (tuple(s[2]) if s[2] is not None else None, s[3])
-                          for s in found["statements"]], found["syntax"]
+                parsed = (
+                    [tuple(s[:2]) + (tuple(s[2]) if s[2] is not None else None, s[3]) for s in found["statements"]],
+                    found["syntax"],
+                )
             except (OSError, ValueError, KeyError, TypeError, IndexError):
                 parsed = import_statements(source, str(path)), _syntax_hash(source, str(path))
                 if entry:
@@ -89,8 +94,9 @@ def _store(entry: Path, value: dict) -> None:
     """Write a cache entry atomically (a temporary file renamed), or skip it when the cache is unwritable."""
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=entry.parent, suffix=".tmp", delete=False,
-                                         encoding="utf-8") as handle:
+        with tempfile.NamedTemporaryFile(
+            "w", dir=entry.parent, suffix=".tmp", delete=False, encoding="utf-8"
+        ) as handle:
             json.dump(value, handle)
         os.replace(handle.name, entry)
     except OSError:
@@ -116,8 +122,10 @@ def planned_checkout_file(entry: dict[str, str], root: str | Path) -> Path:
     path = Path(root) / entry["path"]
     found = checkout_file(root, entry["path"])["sha256"]
     if found != entry["sha256"]:
-        raise ValueError(f"{path}: sha256 {found[:12]}... is not the {entry['sha256'][:12]}... the job was planned "
-                         "with: it changed since the plan, or this xling is another checkout's; run Snakemake again")
+        raise ValueError(
+            f"{path}: sha256 {found[:12]}... is not the {entry['sha256'][:12]}... the job was planned "
+            "with: it changed since the plan, or this xling is another checkout's; run Snakemake again"
+        )
     return path
 
 

@@ -68,7 +68,11 @@ class Layout:
             files += [file("dictionary", lang=lang, split=FUNCTION_SPLIT)] if function_words else []
             files += [file("parallel", lang=lang, ext=ext) for ext in (self.pivot, lang, "align")]
             files += [file("tatoeba", lang=lang, side=side) for side in (lang, "eng")]
-            files += [file("bucc", lang=lang, split=split, ext=ext) for split in ("dev", "test") for ext in (lang, "en", "gold")]
+            files += [
+                file("bucc", lang=lang, split=split, ext=ext)
+                for split in ("dev", "test")
+                for ext in (lang, "en", "gold")
+            ]
         return files
 
 
@@ -135,8 +139,10 @@ class SyntheticData(DataSource):
     @classmethod
     def from_config(cls, config: dict) -> "SyntheticData":
         """The source of a synthetic run (rules/data.smk)."""
-        return cls(config["synthetic"]["parallel_sentences"],
-                   {lang: [SYNTHETIC_LOW_RESOURCE] for lang in synthetic_low_resource(config)})
+        return cls(
+            config["synthetic"]["parallel_sentences"],
+            {lang: [SYNTHETIC_LOW_RESOURCE] for lang in synthetic_low_resource(config)},
+        )
 
     def available(self, dataset: str, langs: list[str]) -> list[str]:
         return list(langs)
@@ -198,8 +204,10 @@ def low_resource_treebanks(config: dict) -> dict[str, list[str]]:
     treebanks = transfer["parsing"]["low_resource"]["treebanks"]
     clash = [lang for lang in treebanks if lang in config["languages"]]
     if clash:
-        raise ValueError(f"transfer.parsing.low_resource.treebanks: {', '.join(clash)} also in `languages`; the "
-                         f"low-resource treebanks are test-only languages outside them")
+        raise ValueError(
+            f"transfer.parsing.low_resource.treebanks: {', '.join(clash)} also in `languages`; the "
+            f"low-resource treebanks are test-only languages outside them"
+        )
     return {lang: list(folders) for lang, folders in treebanks.items()}
 
 
@@ -213,6 +221,8 @@ def synthetic_low_resource(config: dict) -> dict[str, dict]:
     languages = transfer["parsing"]["low_resource"]["synthetic"]["languages"]
     clash = [lang for lang in languages if lang in config["languages"]]
     if clash:
-        raise ValueError(f"transfer.parsing.low_resource.synthetic.languages: {', '.join(clash)} also in "
-                         f"`languages`; the low-resource languages are test-only languages outside them")
+        raise ValueError(
+            f"transfer.parsing.low_resource.synthetic.languages: {', '.join(clash)} also in "
+            f"`languages`; the low-resource languages are test-only languages outside them"
+        )
     return {lang: dict(knobs) for lang, knobs in languages.items()}

@@ -35,14 +35,32 @@ def _figure(name: str, caption: str, category: str, label: str) -> dict:
 
 def word_retrieval(config: Mapping) -> list[dict]:
     """MRR by pair per window, the window effect, BERT by layer."""
-    out = [{"name": f"word_retrieval_mrr_by_pair_w{w}", "caption": "word_retrieval_mrr_by_pair.rst",
-            "category": "Word retrieval", "labels": {"figure": "MRR by language pair", "window": str(w)}}
-           for w in sorted(config.get("windows") or [], reverse=True)]
-    out.append({"name": "word_retrieval_window_effect", "caption": "word_retrieval_window_effect.rst",
-                "category": "Word retrieval", "labels": {"figure": "window effect", "window": "all"}})
+    out = [
+        {
+            "name": f"word_retrieval_mrr_by_pair_w{w}",
+            "caption": "word_retrieval_mrr_by_pair.rst",
+            "category": "Word retrieval",
+            "labels": {"figure": "MRR by language pair", "window": str(w)},
+        }
+        for w in sorted(config.get("windows") or [], reverse=True)
+    ]
+    out.append(
+        {
+            "name": "word_retrieval_window_effect",
+            "caption": "word_retrieval_window_effect.rst",
+            "category": "Word retrieval",
+            "labels": {"figure": "window effect", "window": "all"},
+        }
+    )
     if "bert" in (config.get("models") or []):
-        out.append({"name": "word_retrieval_bert_layers", "caption": "word_retrieval_bert_layers.rst",
-                    "category": "Word retrieval", "labels": {"figure": "BERT by layer", "window": "all"}})
+        out.append(
+            {
+                "name": "word_retrieval_bert_layers",
+                "caption": "word_retrieval_bert_layers.rst",
+                "category": "Word retrieval",
+                "labels": {"figure": "BERT by layer", "window": "all"},
+            }
+        )
     return out
 
 
@@ -56,31 +74,51 @@ def window_sweep_declared(config: Mapping) -> bool:
 def window_sweep(config: Mapping) -> list[dict]:
     if not window_sweep_declared(config):
         return []
-    return [{"name": "word_retrieval_window_sweep", "caption": "word_retrieval_window_sweep.rst",
-             "category": "Word retrieval", "labels": {"figure": "window sweep of the static models",
-                                                      "window": "sweep"}}]
+    return [
+        {
+            "name": "word_retrieval_window_sweep",
+            "caption": "word_retrieval_window_sweep.rst",
+            "category": "Word retrieval",
+            "labels": {"figure": "window sweep of the static models", "window": "sweep"},
+        }
+    ]
 
 
 def pretraining(config: Mapping) -> list[dict]:
-    return [{"name": "bert_pretraining_loss", "caption": "bert_pretraining_loss.rst", "category": "BERT pretraining",
-             "labels": {"figure": "pretraining loss", "window": "all"}}]
+    return [
+        {
+            "name": "bert_pretraining_loss",
+            "caption": "bert_pretraining_loss.rst",
+            "category": "BERT pretraining",
+            "labels": {"figure": "pretraining loss", "window": "all"},
+        }
+    ]
 
 
 def translation(config: Mapping) -> list[dict]:
     """The token-translation heatmaps and the curve against alpha."""
-    return [{"name": name, "caption": caption, "category": "Token translation", "labels": {"figure": label}}
-            for name, caption, label in (
-                ("language_translation_convert_rate", "language_translation_heatmap.rst", "convert rate heatmap"),
-                ("language_translation_bleu1", "language_translation_heatmap.rst", "BLEU-1 heatmap"),
-                ("language_translation_alpha", "language_translation_alpha.rst", "against alpha"))]
+    return [
+        {"name": name, "caption": caption, "category": "Token translation", "labels": {"figure": label}}
+        for name, caption, label in (
+            ("language_translation_convert_rate", "language_translation_heatmap.rst", "convert rate heatmap"),
+            ("language_translation_bleu1", "language_translation_heatmap.rst", "BLEU-1 heatmap"),
+            ("language_translation_alpha", "language_translation_alpha.rst", "against alpha"),
+        )
+    ]
 
 
 def sentence_retrieval(config: Mapping) -> list[dict]:
     """The Tatoeba-by-layer figure, drawn when every layer is evaluated (sentence_retrieval.all_layers)."""
     if not ((config.get("language") or {}).get("sentence_retrieval") or {}).get("all_layers", True):
         return []
-    return [{"name": "language_tatoeba_layers", "caption": "language_tatoeba_layers.rst",
-             "category": "Sentence retrieval", "labels": {"figure": "Tatoeba by layer"}}]
+    return [
+        {
+            "name": "language_tatoeba_layers",
+            "caption": "language_tatoeba_layers.rst",
+            "category": "Sentence retrieval",
+            "labels": {"figure": "Tatoeba by layer"},
+        }
+    ]
 
 
 def transfer_sizes(config: Mapping) -> list[int]:
@@ -92,34 +130,77 @@ def transfer(config: Mapping) -> list[dict]:
     """XNLI by model per data size (corpus.sizes), the window effect and the alpha curves on dev. Each is written
     whatever the table holds (a panel says what is missing), so the list depends on the config alone."""
     category = "Zero-shot transfer"
-    out = [{"name": f"transfer_xnli_{size}", "caption": f"{XNLI_CAPTION}.rst", "category": category,
-            "labels": {"figure": "XNLI by model", "size": size_label(size)}} for size in transfer_sizes(config)]
-    out.append({"name": "transfer_xnli_window_effect", "caption": f"{WINDOW_CAPTION}.rst", "category": category,
-                "labels": {"figure": "XNLI window effect", "size": "all"}})
-    out.append({"name": "transfer_mds_alpha", "caption": f"{ALPHA_CAPTION}.rst", "category": category,
-                "labels": {"figure": "MDS alpha on dev", "size": "all"}})
+    out = [
+        {
+            "name": f"transfer_xnli_{size}",
+            "caption": f"{XNLI_CAPTION}.rst",
+            "category": category,
+            "labels": {"figure": "XNLI by model", "size": size_label(size)},
+        }
+        for size in transfer_sizes(config)
+    ]
+    out.append(
+        {
+            "name": "transfer_xnli_window_effect",
+            "caption": f"{WINDOW_CAPTION}.rst",
+            "category": category,
+            "labels": {"figure": "XNLI window effect", "size": "all"},
+        }
+    )
+    out.append(
+        {
+            "name": "transfer_mds_alpha",
+            "caption": f"{ALPHA_CAPTION}.rst",
+            "category": category,
+            "labels": {"figure": "MDS alpha on dev", "size": "all"},
+        }
+    )
     return out
 
 
 def finetuning_curves(config: Mapping) -> list[dict]:
-    return [{"name": FINETUNING_CURVES, "caption": f"{FINETUNING_CURVES}.rst", "category": "Zero-shot transfer",
-             "labels": {"figure": "fine-tuning curves", "size": "all"}}]
+    return [
+        {
+            "name": FINETUNING_CURVES,
+            "caption": f"{FINETUNING_CURVES}.rst",
+            "category": "Zero-shot transfer",
+            "labels": {"figure": "fine-tuning curves", "size": "all"},
+        }
+    ]
 
 
 def alignment_curves(config: Mapping) -> list[dict]:
-    return [{"name": ALIGNMENT_CURVES, "caption": f"{ALIGNMENT_CURVES}.rst", "category": "Contextual alignment",
-             "labels": {"figure": "alignment fine-tuning curves", "size": "all"}}]
+    return [
+        {
+            "name": ALIGNMENT_CURVES,
+            "caption": f"{ALIGNMENT_CURVES}.rst",
+            "category": "Contextual alignment",
+            "labels": {"figure": "alignment fine-tuning curves", "size": "all"},
+        }
+    ]
 
 
 def alignment_xnli_retrieval(config: Mapping) -> list[dict]:
-    return [{"name": XNLI_RETRIEVAL_FIGURE, "caption": f"{XNLI_RETRIEVAL_FIGURE}.rst",
-             "category": "Contextual alignment", "labels": {"figure": "XNLI against word retrieval", "size": "all"}}]
+    return [
+        {
+            "name": XNLI_RETRIEVAL_FIGURE,
+            "caption": f"{XNLI_RETRIEVAL_FIGURE}.rst",
+            "category": "Contextual alignment",
+            "labels": {"figure": "XNLI against word retrieval", "size": "all"},
+        }
+    ]
 
 
 def alignment_frequency(config: Mapping) -> list[dict]:
     """Written whatever the table holds: a panel says what is missing."""
-    return [{"name": FREQUENCY_FIGURE, "caption": f"{FREQUENCY_CAPTION}.rst", "category": "Contextual alignment",
-             "labels": {"figure": "accuracy by frequency-rank difference", "size": "all"}}]
+    return [
+        {
+            "name": FREQUENCY_FIGURE,
+            "caption": f"{FREQUENCY_CAPTION}.rst",
+            "category": "Contextual alignment",
+            "labels": {"figure": "accuracy by frequency-rank difference", "size": "all"},
+        }
+    ]
 
 
 def monolingual_words(config: Mapping) -> list[dict]:
@@ -146,5 +227,10 @@ def selection_config(config: Mapping) -> dict:
     def pick(key, fallback):
         value = report_cfg[key] if report_cfg.get(key) is not None else retrieval.get(fallback)
         return (value[0] if value else None) if isinstance(value, (list, tuple)) else value  # first = main
-    return {"metric": pick("metric", "metric"), "dictionary_split": pick("dictionary_split", "dictionary_split"),
-            "layer": pick("layer", "report_layer"), "select": report_cfg.get("select") or {}}
+
+    return {
+        "metric": pick("metric", "metric"),
+        "dictionary_split": pick("dictionary_split", "dictionary_split"),
+        "layer": pick("layer", "report_layer"),
+        "select": report_cfg.get("select") or {},
+    }

@@ -34,18 +34,23 @@ class GridPlan:
         self.random_models = self.language["random_models"]
         unlisted = sorted(set(self.random_models) - set(self.language["hf_models"]))
         if unlisted:
-            raise ValueError(f"language.random_models: {unlisted} are not in language.hf_models "
-                             f"{self.language['hf_models']} (a random checkpoint is written only for a row of it)")
+            raise ValueError(
+                f"language.random_models: {unlisted} are not in language.hf_models "
+                f"{self.language['hf_models']} (a random checkpoint is written only for a row of it)"
+            )
         unnamed = sorted(name for name in self.random_models if not RANDOM_NAME.fullmatch(name))
         if unnamed:
-            raise ValueError(f"language.random_models: {unnamed} are not names of letters, digits, '.', '_', '-' "
-                             "(each is the directory it is written to)")
+            raise ValueError(
+                f"language.random_models: {unnamed} are not names of letters, digits, '.', '_', '-' "
+                "(each is the directory it is written to)"
+            )
 
     def hf_hub_models(self) -> dict[str, str]:
         """slug -> hub id of the hf_models the workflow stages (rules/checkpoints.smk); the others are directories
         (local ones, or random_models written by the run)."""
-        return {slug: name for slug, name in self.hf_models.items()
-                if is_hub_id(name) and name not in self.random_models}
+        return {
+            slug: name for slug, name in self.hf_models.items() if is_hub_id(name) and name not in self.random_models
+        }
 
     def random_checkpoints(self) -> dict[str, str]:
         """slug -> name of the hf_models the run writes itself (language.random_models; rules/checkpoints.smk)."""
@@ -92,8 +97,13 @@ class GridPlan:
         unknown = sorted(set(sizes) - set(self.sizes))
         if unknown:
             raise ValueError(f"window_sweep.sizes: {unknown} are not in corpus.sizes {self.sizes}")
-        return [(model, size, window) for model in sweep["models"] if model in self.models
-                for size in sizes for window in sweep["windows"]]
+        return [
+            (model, size, window)
+            for model in sweep["models"]
+            if model in self.models
+            for size in sizes
+            for window in sweep["windows"]
+        ]
 
     def vocab_source(self) -> str:
         """The WordPiece vocabulary every model uses: trained on the corpus, the mBERT one, or a given file."""
@@ -111,8 +121,9 @@ class GridPlan:
     def function_words(self) -> bool:
         """Whether the synthetic data holds function-word dictionaries (synthetic.dictionary.function_words), whose
         queries word retrieval ranks for the MRR by part of speech only; real data has none."""
-        return self.config["data"]["source"] == "synthetic" and \
-            bool(self.config.get("synthetic", {}).get("dictionary", {}).get("function_words", False))
+        return self.config["data"]["source"] == "synthetic" and bool(
+            self.config.get("synthetic", {}).get("dictionary", {}).get("function_words", False)
+        )
 
     def function_dictionaries(self) -> list[str]:
         """The function-word dictionaries of the retrieval targets ([] without them: the table by part of speech
@@ -120,13 +131,16 @@ class GridPlan:
         if not self.function_words():
             return []
         retrieval = self.config["retrieval"]
-        if retrieval["candidates"] == "vocabulary" or (retrieval["metric"] == "csls"
-                                                       and retrieval["csls_neighbourhood"] == "all_words"):
+        if retrieval["candidates"] == "vocabulary" or (
+            retrieval["metric"] == "csls" and retrieval["csls_neighbourhood"] == "all_words"
+        ):
             # the store then holds their words, and the main search space or CSLS neighbourhoods are the store's
-            raise ValueError("synthetic.dictionary.function_words: the function words would join the main "
-                             "word retrieval's search space (retrieval.candidates vocabulary, or metric csls with "
-                             "csls_neighbourhood all_words); use candidates dictionary and cosine or CSLS over "
-                             "the queries, or turn function_words off")
+            raise ValueError(
+                "synthetic.dictionary.function_words: the function words would join the main "
+                "word retrieval's search space (retrieval.candidates vocabulary, or metric csls with "
+                "csls_neighbourhood all_words); use candidates dictionary and cosine or CSLS over "
+                "the queries, or turn function_words off"
+            )
         return [self.dictionary(lang, FUNCTION_SPLIT) for lang in self.retrieval_targets()]
 
     def retrieval_targets(self) -> list[str]:
@@ -144,9 +158,11 @@ class GridPlan:
         have = source.ud_splits(pivot) if source.has_treebank(pivot) else []
         missing = [split for split in self.pos["splits"] if split not in have]
         if missing:
-            raise ValueError(f"retrieval.pos.splits: the pivot {pivot} has no UD {missing} split (its treebank "
-                             f"{source.treebank_name(pivot)} has {have}); set retrieval.pos.splits to some of them, "
-                             "or [] for no MRR by part of speech")
+            raise ValueError(
+                f"retrieval.pos.splits: the pivot {pivot} has no UD {missing} split (its treebank "
+                f"{source.treebank_name(pivot)} has {have}); set retrieval.pos.splits to some of them, "
+                "or [] for no MRR by part of speech"
+            )
         return [self.layout.file("treebank", lang=pivot, split=split) for split in self.pos["splits"]]
 
     def pos_treebank_name(self) -> str:
@@ -160,8 +176,22 @@ class GridPlan:
         retrieval.report_layer, language.sentence_retrieval.layer), and the bootstrap the findings' intervals use
         (the MRR table flags its cells by them). A section that reads another key gets
         nothing until the key is added here."""
-        keys = ["run", "languages", "models", "windows", "window_sweep", "data", "corpus", "tokenizer", "represent",
-                "retrieval", "report", "bootstrap", *self.models, *self.source.config_keys]
+        keys = [
+            "run",
+            "languages",
+            "models",
+            "windows",
+            "window_sweep",
+            "data",
+            "corpus",
+            "tokenizer",
+            "represent",
+            "retrieval",
+            "report",
+            "bootstrap",
+            *self.models,
+            *self.source.config_keys,
+        ]
         shown = {key: self.config[key] for key in keys if key in self.config}
         shown["language"] = {"sentence_retrieval": {"layer": self.sent["layer"]}}
         stand_ins = {**self.source.stand_ins, **self.random_stand_ins()}
@@ -171,6 +201,8 @@ class GridPlan:
 
     def random_stand_ins(self) -> dict[str, str]:
         """Checkpoint row -> what stands in for it, for the report: each random_models entry."""
-        return {name: f"a BertForMaskedLM of random weights ({shape['num_layers']} layers, {shape['hidden_size']} "
-                      f"wide, seed {shape['seed']}) with the run's WordPiece vocabulary, not a pretrained checkpoint"
-                for name, shape in self.random_models.items()}
+        return {
+            name: f"a BertForMaskedLM of random weights ({shape['num_layers']} layers, {shape['hidden_size']} "
+            f"wide, seed {shape['seed']}) with the run's WordPiece vocabulary, not a pretrained checkpoint"
+            for name, shape in self.random_models.items()
+        }

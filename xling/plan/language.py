@@ -16,33 +16,51 @@ class LanguagePlan:
         """Targets evaluated on BUCC: those named in sentence_retrieval.bucc_languages (xling.plan.data: on
         synthetic data the schema's default names every target) that have BUCC data."""
         default = self.schema_default("language", "sentence_retrieval", "bucc_languages")
-        return self.source.available("bucc", self.source.bucc_named(self.sent["bucc_languages"], default,
-                                                                    self.targets))
+        return self.source.available("bucc", self.source.bucc_named(self.sent["bucc_languages"], default, self.targets))
 
     def language_models(self) -> list[str]:
         """Model ids ({lm} wildcard): bert/{size}-w{window} for the BERTs of language.sizes x language.windows
         (empty: all), hf/{slug} per checkpoint."""
         sizes, windows = self.language["sizes"] or self.sizes, self.language["windows"] or self.windows
-        for key, chosen, known, where in (("sizes", sizes, self.sizes, "corpus.sizes"),
-                                          ("windows", windows, self.windows, "windows")):
+        for key, chosen, known, where in (
+            ("sizes", sizes, self.sizes, "corpus.sizes"),
+            ("windows", windows, self.windows, "windows"),
+        ):
             unknown = sorted(set(chosen) - set(known))
             if unknown:
                 raise ValueError(f"language.{key}: {unknown} are not in {where} {known}")
-        lms = [f"bert/{s}-w{w}" for s in self.sizes if s in sizes for w in self.windows if w in windows] \
-            if "bert" in self.models else []
+        lms = (
+            [f"bert/{s}-w{w}" for s in self.sizes if s in sizes for w in self.windows if w in windows]
+            if "bert" in self.models
+            else []
+        )
         return lms + [f"hf/{slug}" for slug in self.hf_models]
 
     def translation_settings(self) -> dict:
         """The language.* settings that change token-translation numbers (the model's own are in lm_params)."""
-        keys = ("data", "directions", "layers", "alphas", "mean", "max_sentences", "vocab_min_count",
-                "bleu_tokenize", "bleu_unit", "samples", "mean_positions", "shift_positions")
+        keys = (
+            "data",
+            "directions",
+            "layers",
+            "alphas",
+            "mean",
+            "max_sentences",
+            "vocab_min_count",
+            "bleu_tokenize",
+            "bleu_unit",
+            "samples",
+            "mean_positions",
+            "shift_positions",
+        )
         return {key: self.language[key] for key in keys}
 
     def sentence_retrieval_settings(self, wildcards) -> dict:
         """The language.sentence_retrieval settings that change this task's numbers: a BUCC setting reruns no
         Tatoeba job, and the other way round."""
-        keys = {"tatoeba": ("layer", "all_layers", "mds_alpha", "max_sentences"),
-                "bucc": ("layer", "bucc_layers", "bucc_score", "bucc_k", "mds_alpha")}[wildcards.task]
+        keys = {
+            "tatoeba": ("layer", "all_layers", "mds_alpha", "max_sentences"),
+            "bucc": ("layer", "bucc_layers", "bucc_score", "bucc_k", "mds_alpha"),
+        }[wildcards.task]
         return {**{key: self.sent[key] for key in keys}, "pooling": self.sent[f"{wildcards.task}_pooling"]}
 
     def translation_inputs(self, wildcards) -> dict:
@@ -71,15 +89,24 @@ class LanguagePlan:
         lang, file = wildcards.lang, self.layout.file
         if wildcards.task == "tatoeba":
             return dict(xx=file("tatoeba", lang=lang, side=lang), en=file("tatoeba", lang=lang, side="eng"))
-        return {f"{split}_{side}": file("bucc", lang=lang, split=split, ext=ext)
-                for split in ("dev", "test") for side, ext in (("xx", lang), ("en", "en"), ("gold", "gold"))}
+        return {
+            f"{split}_{side}": file("bucc", lang=lang, split=split, ext=ext)
+            for split in ("dev", "test")
+            for side, ext in (("xx", lang), ("en", "en"), ("gold", "gold"))
+        }
 
     def translation_parts(self, kind: str) -> list[str]:
         suffix = ".samples.parquet" if kind == "samples" else ".parquet"
-        return [f"{self.results}/eval/token_translation/{lm}/{self.pivot}-{lang}{suffix}"
-                for lm in self.language_models() for lang in self.translation_langs()]
+        return [
+            f"{self.results}/eval/token_translation/{lm}/{self.pivot}-{lang}{suffix}"
+            for lm in self.language_models()
+            for lang in self.translation_langs()
+        ]
 
     def retrieval_parts(self, task: str) -> list[str]:
         langs = self.tatoeba_langs() if task == "tatoeba" else self.bucc_langs()
-        return [f"{self.results}/eval/sentence_retrieval/{task}/{lm}/{lang}.parquet"
-                for lm in self.language_models() for lang in langs]
+        return [
+            f"{self.results}/eval/sentence_retrieval/{task}/{lm}/{lang}.parquet"
+            for lm in self.language_models()
+            for lang in langs
+        ]

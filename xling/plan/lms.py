@@ -46,15 +46,28 @@ class ModelPlan:
         cap = self.language["max_length"]
         if kind == "bert":
             max_length = min(window, cap) if cap else window  # positions beyond the training window are untrained
-            params = dict(kind=kind, path=self.model_dir("bert", size, window), label="bert", size=size,
-                          window=window, max_length=max_length, revision=None)
+            params = dict(
+                kind=kind,
+                path=self.model_dir("bert", size, window),
+                label="bert",
+                size=size,
+                window=window,
+                max_length=max_length,
+                revision=None,
+            )
         else:
-            params = dict(kind=kind, path=self.hf_path(name), label=name, size=0, window=0, max_length=cap,
-                          revision=self.language["hf_revisions"].get(name))
+            params = dict(
+                kind=kind,
+                path=self.hf_path(name),
+                label=name,
+                size=0,
+                window=0,
+                max_length=cap,
+                revision=self.language["hf_revisions"].get(name),
+            )
         aligned = aligned_base(wildcards.lm)
         if aligned:
-            params.update(path=self.bert_path(wildcards), label=f"{params['label']}+aligned{aligned[0]}",
-                          revision=None)
+            params.update(path=self.bert_path(wildcards), label=f"{params['label']}+aligned{aligned[0]}", revision=None)
         return params
 
     def base_params(self, wildcards) -> dict:
@@ -95,12 +108,18 @@ class ModelPlan:
         kind, size, window, name = self.lm_kind(wildcards)
         cap = self.config["represent"]["max_length"]
         if kind == "bert":
-            return dict(path=self.bert_path(wildcards), revision=None, max_length=min(window, cap or window),
-                        corpus=False)
+            return dict(
+                path=self.bert_path(wildcards), revision=None, max_length=min(window, cap or window), corpus=False
+            )
         corpus = not self.hf_reads_token_files()
         revision = None if aligned_base(wildcards.lm) else self.language["hf_revisions"].get(name)
-        return dict(path=self.bert_path(wildcards), revision=revision, max_length=cap, corpus=corpus,
-                    **({"lowercase": self.config["tokenizer"]["lowercase"]} if corpus else {}))
+        return dict(
+            path=self.bert_path(wildcards),
+            revision=revision,
+            max_length=cap,
+            corpus=corpus,
+            **({"lowercase": self.config["tokenizer"]["lowercase"]} if corpus else {}),
+        )
 
     def retrieval_counts(self, wildcards) -> str:
         """Word counts that define a model's retrieval vocabulary: those of its data size (a checkpoint: the

@@ -1,12 +1,12 @@
 """The `{lm}` model-id grammar, written once: the wildcard constraints of the rules and the parsing of an id.
 
-    bert/{size}-w{window}             our BERT of one data size and context window (glove/..., word2vec/...: the
-                                      static models of the same grid)
-    hf/{slug}                         a Hugging Face checkpoint (slug: `hf_slug` of its name)
-    aligned/{n}/{base}                a BERT above (ours or a checkpoint) fine-tuned for alignment on n pairs
-                                      per language of alignment.finetune.languages
-    aligned/{n}-{lang}-.../{base}     the same on n pairs of each named language (alignment.finetune.runs)
-    ablation/{setting}/{pivot}-{lang} a bilingual BERT of Conneau et al.'s ablations
+bert/{size}-w{window}             our BERT of one data size and context window (glove/..., word2vec/...: the
+                                  static models of the same grid)
+hf/{slug}                         a Hugging Face checkpoint (slug: `hf_slug` of its name)
+aligned/{n}/{base}                a BERT above (ours or a checkpoint) fine-tuned for alignment on n pairs
+                                  per language of alignment.finetune.languages
+aligned/{n}-{lang}-.../{base}     the same on n pairs of each named language (alignment.finetune.runs)
+ablation/{setting}/{pivot}-{lang} a bilingual BERT of Conneau et al.'s ablations
 """
 
 from __future__ import annotations

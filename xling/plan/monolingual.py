@@ -19,18 +19,23 @@ class MonolingualPlan:
         if self.mono_size not in self.sizes:
             raise ValueError(f"monolingual.size: {self.mono_size} is not in corpus.sizes {self.sizes}")
         if self.mono_window not in self.windows and self.uses_study_bert():
-            raise ValueError(f"monolingual.window: {self.mono_window} is not in windows {self.windows} (the run's "
-                             "BERT of that window is the bilingual side: cka.bilingual or "
-                             "monolingual.contextual.bimlm study)")
+            raise ValueError(
+                f"monolingual.window: {self.mono_window} is not in windows {self.windows} (the run's "
+                "BERT of that window is the bilingual side: cka.bilingual or "
+                "monolingual.contextual.bimlm study)"
+            )
         sides = (("size", self.mono_size, side_size), ("window", self.mono_window, side_window))
         for key, ours, theirs in sides if self.mono_targets() else ():  # no monolingual BERT, nothing compared
             if ours != theirs:
-                raise ValueError(f"monolingual.{key}: {ours} differs from the bilingual side's {theirs} ({side}): "
-                                 "Conneau et al.'s sharing and CKA comparisons need both sides trained on the same "
-                                 f"data size and window; leave monolingual.{key} null or set {side} to {ours}")
+                raise ValueError(
+                    f"monolingual.{key}: {ours} differs from the bilingual side's {theirs} ({side}): "
+                    "Conneau et al.'s sharing and CKA comparisons need both sides trained on the same "
+                    f"data size and window; leave monolingual.{key} null or set {side} to {ours}"
+                )
         if self.cka["en_prime_seed"] == self.mono["seed"]:
-            raise ValueError(f"cka.en_prime_seed must differ from monolingual.seed ({self.mono['seed']}): en' is "
-                             "another seed")
+            raise ValueError(
+                f"cka.en_prime_seed must differ from monolingual.seed ({self.mono['seed']}): en' is another seed"
+            )
         self.en_prime = f"{self.pivot}~{self.cka['en_prime_seed']}"
         self.mono_grid = f"{self.mono_size}-w{self.mono_window}"
         self.mono_contextual = self.mono["contextual"]
@@ -70,8 +75,11 @@ class MonolingualPlan:
         vocabulary, a shared seed would give shared words the same initial embedding); en' ({pivot}~{s}) draws
         it from (s, pivot)."""
         lang, _, seed = mono.partition("~")
-        hparams = {**self.mono_bert(), "window": int(window),
-                   "seed": seed_of(int(seed) if seed else self.mono["seed"], lang)}
+        hparams = {
+            **self.mono_bert(),
+            "window": int(window),
+            "seed": seed_of(int(seed) if seed else self.mono["seed"], lang),
+        }
         if self.mono["max_steps"]:
             hparams["max_steps"] = self.mono["max_steps"]
         return json.dumps(hparams, sort_keys=True)
@@ -85,14 +93,19 @@ class MonolingualPlan:
         return dict(lm=f"mono/{mono}/{self.mono_grid}", hparams=self.mono_hparams(mono, self.mono_window))
 
     def xnli_files(self, lang: str, split: str) -> list[str]:
-        return [self.layout.file("xnli", lang=self.pivot, split=split), self.layout.file("xnli", lang=lang, split=split)]
+        return [
+            self.layout.file("xnli", lang=self.pivot, split=split),
+            self.layout.file("xnli", lang=lang, split=split),
+        ]
 
     def mono_contextual_tasks(self, lang: str) -> list[str]:
         """The contextual word level's tasks for a target: those among the run's transfer.tasks with data in it
         (transfer_langs); none when monolingual.contextual is disabled."""
         if not self.mono_contextual["enabled"]:
             return []
-        return [task for task in CONTEXTUAL_TASKS if task in self.transfer["tasks"] and lang in self.transfer_langs(task)]
+        return [
+            task for task in CONTEXTUAL_TASKS if task in self.transfer["tasks"] and lang in self.transfer_langs(task)
+        ]
 
     def mono_contextual_langs(self) -> list[str]:
         """Targets with a monolingual BERT and a task of the contextual word level: one job each (one map per
@@ -107,8 +120,10 @@ class MonolingualPlan:
         if layers is None:
             return list(range(depth + 1))
         if max(layers) > depth:
-            raise ValueError(f"monolingual.contextual.layers: {max(layers)} is above the models' depth ({depth}: "
-                             "monolingual.bert and the biMLM's, ablation.bert or bert)")
+            raise ValueError(
+                f"monolingual.contextual.layers: {max(layers)} is above the models' depth ({depth}: "
+                "monolingual.bert and the biMLM's, ablation.bert or bert)"
+            )
         return sorted(layers)
 
     def bimlm_is_ablation(self) -> bool:
@@ -132,8 +147,10 @@ class MonolingualPlan:
         """The biMLM baseline's columns of the table: its id and the settings that trained it (rules/ablate.smk's
         or rules/pretrain.smk's)."""
         if self.bimlm_is_ablation():
-            return dict(lm=f"ablation/default/{self.pivot}-{lang}",
-                        hparams=json.dumps(self.ablation_hparams("default"), sort_keys=True))
+            return dict(
+                lm=f"ablation/default/{self.pivot}-{lang}",
+                hparams=json.dumps(self.ablation_hparams("default"), sort_keys=True),
+            )
         if not self.mono_contextual_bimlm(lang):
             return None
         hparams = {**self.bert_settings(self.config["bert"]), "window": self.mono_window}
@@ -155,8 +172,10 @@ class MonolingualPlan:
         pivot and the target (ablation/default/{pivot}-{lang}, Conneau et al. §5.2), or the run's multilingual
         BERT of the same size and window."""
         lang = self.mono_language(wildcards.mono)
-        inputs = dict(models=[self.mono_dir(self.pivot), self.mono_dir(wildcards.mono)],
-                      xnli=self.xnli_files(lang, self.cka["split"]))
+        inputs = dict(
+            models=[self.mono_dir(self.pivot), self.mono_dir(wildcards.mono)],
+            xnli=self.xnli_files(lang, self.cka["split"]),
+        )
         if lang != self.pivot and self.cka["bilingual"] == "ablation":
             inputs["multilingual"] = self.ablation_model_dir(f"ablation/default/{self.pivot}-{lang}")
         elif lang != self.pivot and "bert" in self.models:
@@ -168,8 +187,12 @@ class MonolingualPlan:
         table so the findings can check that the bilingual and monolingual sides differ in sharing only
         (Conneau et al. §5.2): the ablations' size and window (cka.bilingual ablation) or the run's BERT's."""
         size, window, _ = self.bilingual_side()
-        return dict(multilingual_size=int(size), multilingual_window=int(window),
-                    mono_size=int(self.mono_size), mono_window=int(self.mono_window))
+        return dict(
+            multilingual_size=int(size),
+            multilingual_window=int(window),
+            mono_size=int(self.mono_size),
+            mono_window=int(self.mono_window),
+        )
 
     def cka_bilingual_length(self) -> int:
         """The longest input of the bilingual model: the monolingual window, cut to the ablations' (cka.bilingual

@@ -78,6 +78,7 @@ class Table:
 
 # ---------------------------------------------------------------------------------------------- parts
 
+
 def _eval(plan: Plan, part: str) -> str:
     return f"{plan.results}/eval/{part}.parquet"
 
@@ -88,34 +89,50 @@ def window_sweep_parts(plan: Plan) -> list[str]:
 
 def word_retrieval_parts(plan: Plan) -> list[str]:
     """The models x sizes x windows grid, the window sweep's models that are not in it, each checkpoint."""
-    parts = [_eval(plan, f"retrieval/{model}/{size}-w{window}")
-             for model in plan.models for size in plan.sizes for window in plan.windows]
+    parts = [
+        _eval(plan, f"retrieval/{model}/{size}-w{window}")
+        for model in plan.models
+        for size in plan.sizes
+        for window in plan.windows
+    ]
     parts += [part for part in window_sweep_parts(plan) if part not in parts]
     return parts + [_eval(plan, f"retrieval/hf/{slug}") for slug in plan.hf_slugs]
 
 
 def _translation_parts(suffix: str) -> Callable[[Plan], list[str]]:
-    return lambda plan: [_eval(plan, f"token_translation/{lm}/{plan.pivot}-{lang}{suffix}")
-                         for lm in plan.language_models() for lang in plan.translation_langs()]
+    return lambda plan: [
+        _eval(plan, f"token_translation/{lm}/{plan.pivot}-{lang}{suffix}")
+        for lm in plan.language_models()
+        for lang in plan.translation_langs()
+    ]
 
 
 def _sentence_parts(task: str) -> Callable[[Plan], list[str]]:
     def parts(plan: Plan) -> list[str]:
         langs = plan.tatoeba_langs() if task == "tatoeba" else plan.bucc_langs()
-        return [_eval(plan, f"sentence_retrieval/{task}/{lm}/{lang}") for lm in plan.language_models() for lang in langs]
+        return [
+            _eval(plan, f"sentence_retrieval/{task}/{lm}/{lang}") for lm in plan.language_models() for lang in langs
+        ]
+
     return parts
 
 
 def transfer_parts(plan: Plan) -> list[str]:
-    return [_eval(plan, f"transfer/{task}/{lm}/{variant}/seed{seed}")
-            for task, lm, variant in plan.transfer_runs() for seed in plan.seeds]
+    return [
+        _eval(plan, f"transfer/{task}/{lm}/{variant}/seed{seed}")
+        for task, lm, variant in plan.transfer_runs()
+        for seed in plan.seeds
+    ]
 
 
 def ablation_parts(plan: Plan) -> list[str]:
     """Each ablation's transfer tables: each task of ablation.tasks, each point of its fine-tuning grid, every
     seed."""
-    return [_eval(plan, f"transfer/{task}/{lm}/{variant}/seed{seed}")
-            for task, lm, variant in plan.ablation_runs() for seed in plan.ablation_seeds()]
+    return [
+        _eval(plan, f"transfer/{task}/{lm}/{variant}/seed{seed}")
+        for task, lm, variant in plan.ablation_runs()
+        for seed in plan.ablation_seeds()
+    ]
 
 
 def _aligned(plan: Plan) -> bool:
@@ -149,83 +166,184 @@ def _bert_models(plan: Plan) -> list[str]:
 
 def _finetuned(plan: Plan) -> list[str]:
     """Each fine-tuning's directory, whose finetune.json the report draws the fine-tuning curves from."""
-    return [f"{plan.results}/finetuned/{task}/{lm}/{variant}/seed{seed}"
-            for task, lm, variant in plan.transfer_runs() for seed in plan.seeds]
+    return [
+        f"{plan.results}/finetuned/{task}/{lm}/{variant}/seed{seed}"
+        for task, lm, variant in plan.transfer_runs()
+        for seed in plan.seeds
+    ]
 
 
 def _aligned_models(plan: Plan) -> list[str]:
     """The models fine-tuned for alignment (aligned/{n}/{base}), whose training logs the report plots."""
-    return [f"{plan.results}/models/{lm}" for lm in plan.contextual_retrieval_lms()
-            if lm.startswith("aligned/")] if plan.align_pair_langs() else []
+    return (
+        [f"{plan.results}/models/{lm}" for lm in plan.contextual_retrieval_lms() if lm.startswith("aligned/")]
+        if plan.align_pair_langs()
+        else []
+    )
 
 
 # ---------------------------------------------------------------------------------------------- the registry
 
 _LM = ("model", "size", "window")
 REGISTRY: tuple[Table, ...] = (  # in the report's order of sections, so the figures are declared in it
-    Table("word_retrieval", parts=word_retrieval_parts, marks=lambda plan: {"window_sweep": window_sweep_parts(plan)},
-          columns=(*_LM, "layer", "pair", "mrr"),
-          figures=(Figures("word_retrieval", fig.word_retrieval), Figures("window_sweep", fig.window_sweep))),
+    Table(
+        "word_retrieval",
+        parts=word_retrieval_parts,
+        marks=lambda plan: {"window_sweep": window_sweep_parts(plan)},
+        columns=(*_LM, "layer", "pair", "mrr"),
+        figures=(Figures("word_retrieval", fig.word_retrieval), Figures("window_sweep", fig.window_sweep)),
+    ),
     Table("findings", made=lambda plan: True),
-    Table("word_retrieval_ranks", files=lambda plan: [part.removesuffix(".parquet") + ".ranks.parquet"
-                                                      for part in word_retrieval_parts(plan)],
-          # per query: the intervals of the findings and of the report's MRR table, which flags what they flag
-          columns=(*_LM, "layer", "pair", "word", "target", "reciprocal_rank")),
-    Table("word_retrieval_pos", made=lambda plan: bool(plan.pos_splits),
-          columns=(*_LM, "layer", "pair", "pos", "mrr")),
-    Table("bert_training_logs", files=_bert_models, loaded_as="bert_training",
-          figures=(Figures("bert_training", fig.pretraining),)),
-    Table("token_translation", parts=_translation_parts(""),
-          columns=(*_LM, "layer", "pair", "direction", "alpha", "convert_rate"),
-          figures=(Figures("token_translation", fig.translation),), item_scale=1.0),  # convert_rate's interval
+    Table(
+        "word_retrieval_ranks",
+        files=lambda plan: [part.removesuffix(".parquet") + ".ranks.parquet" for part in word_retrieval_parts(plan)],
+        # per query: the intervals of the findings and of the report's MRR table, which flags what they flag
+        columns=(*_LM, "layer", "pair", "word", "target", "reciprocal_rank"),
+    ),
+    Table("word_retrieval_pos", made=lambda plan: bool(plan.pos_splits), columns=(*_LM, "layer", "pair", "pos", "mrr")),
+    Table(
+        "bert_training_logs",
+        files=_bert_models,
+        loaded_as="bert_training",
+        figures=(Figures("bert_training", fig.pretraining),),
+    ),
+    Table(
+        "token_translation",
+        parts=_translation_parts(""),
+        columns=(*_LM, "layer", "pair", "direction", "alpha", "convert_rate"),
+        figures=(Figures("token_translation", fig.translation),),
+        item_scale=1.0,
+    ),  # convert_rate's interval
     Table("token_translation_samples", parts=_translation_parts(".samples")),
-    Table("tatoeba", parts=_sentence_parts("tatoeba"),
-          columns=(*_LM, "layer", "report_layer", "lang", "direction", "variant", "accuracy"),
-          figures=(Figures("sentence_retrieval", fig.sentence_retrieval),), item_scale=1.0),
-    Table("bucc", parts=_sentence_parts("bucc"), columns=(*_LM, "layer", "report_layer", "lang", "variant", "f1"),
-          item_scale=1.0),  # the interval of f1
-    Table("transfer", parts=transfer_parts,
-          columns=(*_LM, "task", "lang", "split", "freeze", "train_transform", "transform", "selected", "metric",
-                   "value"),
-          figures=(Figures("transfer_xnli", fig.transfer),), item_scale=100.0),
+    Table(
+        "tatoeba",
+        parts=_sentence_parts("tatoeba"),
+        columns=(*_LM, "layer", "report_layer", "lang", "direction", "variant", "accuracy"),
+        figures=(Figures("sentence_retrieval", fig.sentence_retrieval),),
+        item_scale=1.0,
+    ),
+    Table(
+        "bucc",
+        parts=_sentence_parts("bucc"),
+        columns=(*_LM, "layer", "report_layer", "lang", "variant", "f1"),
+        item_scale=1.0,
+    ),  # the interval of f1
+    Table(
+        "transfer",
+        parts=transfer_parts,
+        columns=(
+            *_LM,
+            "task",
+            "lang",
+            "split",
+            "freeze",
+            "train_transform",
+            "transform",
+            "selected",
+            "metric",
+            "value",
+        ),
+        figures=(Figures("transfer_xnli", fig.transfer),),
+        item_scale=100.0,
+    ),
     # per item of each fine-tuning, the ablations' too: the findings' intervals over seeds and items
-    Table("transfer_items", report=False,
-          files=lambda plan: [items_of(part) for part in (*transfer_parts(plan), *ablation_parts(plan))],
-          columns=("lang", "split", "transform", "alpha", "metric", "item", "numerator", "denominator")),
-    Table("finetune_logs", files=_finetuned, loaded_as="finetuning",
-          figures=(Figures("finetuning_curves", fig.finetuning_curves, needs=("transfer",)),)),
-    Table("word_pairs", parts=lambda plan: [_eval(plan, f"word_pairs/{plan.pivot}-{lang}")
-                                            for lang in plan.align_pair_langs()]),
-    Table("alignment_logs", files=_aligned_models, loaded_as="alignment_training",
-          figures=(Figures("alignment_curves", fig.alignment_curves, needs=("contextual_retrieval",)),)),
-    Table("contextual_retrieval",
-          parts=lambda plan: [_eval(plan, f"contextual_retrieval/{lm}") for lm in plan.contextual_retrieval_lms()]
-          if plan.align_pair_langs() else [],
-          columns=("lm", "lang", "contextual", "method", "accuracy"),
-          figures=(Figures("alignment_xnli_retrieval", fig.alignment_xnli_retrieval, needs=("transfer",)),)),
-    Table("contextual_retrieval_queries", report=False,  # per query: the findings' intervals
-          files=lambda plan: [_eval(plan, f"contextual_retrieval/{lm}").removesuffix(".parquet") + ".queries.parquet"
-                              for lm in plan.contextual_retrieval_lms()] if plan.align_pair_langs() else [],
-          columns=("lm", "lang", "contextual", "method", "parallel_sentences", "direction", "sentence", "position",
-                   "hit")),
-    Table("contextual_retrieval_pos", made=lambda plan: _aligned(plan) and bool(plan.pos_splits),
-          columns=("lm", "lang", "method", "parallel_sentences", "group", "pos", "accuracy")),
-    Table("contextual_retrieval_frequency", made=_aligned,
-          columns=("lm", "lang", "method", "parallel_sentences", "rank_bin", "rank_difference", "accuracy"),
-          figures=(Figures("alignment_frequency", fig.alignment_frequency),)),
-    Table("ablation", parts=ablation_parts,
-          columns=("lm", "task", "lang", "split", "transform", "selected", "metric", "seed", "value"),
-          item_scale=100.0),
-    Table("monolingual_words", parts=_mono_parts("words", _mono_words),
-          columns=("pair", "level", "layer", "lm_src", "lm_tgt", "p_at_1"), item_scale=1.0,
-          figures=(Figures("monolingual_words", fig.monolingual_words),)),
-    Table("monolingual_contextual", parts=_mono_parts("contextual", lambda plan: plan.mono_contextual_langs()),
-          figures=(Figures("monolingual_contextual", fig.monolingual_contextual),)),
-    Table("monolingual_sentences", parts=_mono_parts("sentences", _mono_sentences),
-          columns=("pair", "layer", "method", "direction", "lm_src", "lm_tgt", "p_at_1"), item_scale=1.0,
-          figures=(Figures("monolingual_sentences", fig.monolingual_sentences),)),
-    Table("cka", parts=_cka_parts, columns=("pair", "comparison", "layer", "lm_src", "lm_tgt", "cka"),
-          figures=(Figures("cka", fig.cka),)),
+    Table(
+        "transfer_items",
+        report=False,
+        files=lambda plan: [items_of(part) for part in (*transfer_parts(plan), *ablation_parts(plan))],
+        columns=("lang", "split", "transform", "alpha", "metric", "item", "numerator", "denominator"),
+    ),
+    Table(
+        "finetune_logs",
+        files=_finetuned,
+        loaded_as="finetuning",
+        figures=(Figures("finetuning_curves", fig.finetuning_curves, needs=("transfer",)),),
+    ),
+    Table(
+        "word_pairs",
+        parts=lambda plan: [_eval(plan, f"word_pairs/{plan.pivot}-{lang}") for lang in plan.align_pair_langs()],
+    ),
+    Table(
+        "alignment_logs",
+        files=_aligned_models,
+        loaded_as="alignment_training",
+        figures=(Figures("alignment_curves", fig.alignment_curves, needs=("contextual_retrieval",)),),
+    ),
+    Table(
+        "contextual_retrieval",
+        parts=lambda plan: (
+            [_eval(plan, f"contextual_retrieval/{lm}") for lm in plan.contextual_retrieval_lms()]
+            if plan.align_pair_langs()
+            else []
+        ),
+        columns=("lm", "lang", "contextual", "method", "accuracy"),
+        figures=(Figures("alignment_xnli_retrieval", fig.alignment_xnli_retrieval, needs=("transfer",)),),
+    ),
+    Table(
+        "contextual_retrieval_queries",
+        report=False,  # per query: the findings' intervals
+        files=lambda plan: (
+            [
+                _eval(plan, f"contextual_retrieval/{lm}").removesuffix(".parquet") + ".queries.parquet"
+                for lm in plan.contextual_retrieval_lms()
+            ]
+            if plan.align_pair_langs()
+            else []
+        ),
+        columns=(
+            "lm",
+            "lang",
+            "contextual",
+            "method",
+            "parallel_sentences",
+            "direction",
+            "sentence",
+            "position",
+            "hit",
+        ),
+    ),
+    Table(
+        "contextual_retrieval_pos",
+        made=lambda plan: _aligned(plan) and bool(plan.pos_splits),
+        columns=("lm", "lang", "method", "parallel_sentences", "group", "pos", "accuracy"),
+    ),
+    Table(
+        "contextual_retrieval_frequency",
+        made=_aligned,
+        columns=("lm", "lang", "method", "parallel_sentences", "rank_bin", "rank_difference", "accuracy"),
+        figures=(Figures("alignment_frequency", fig.alignment_frequency),),
+    ),
+    Table(
+        "ablation",
+        parts=ablation_parts,
+        columns=("lm", "task", "lang", "split", "transform", "selected", "metric", "seed", "value"),
+        item_scale=100.0,
+    ),
+    Table(
+        "monolingual_words",
+        parts=_mono_parts("words", _mono_words),
+        columns=("pair", "level", "layer", "lm_src", "lm_tgt", "p_at_1"),
+        item_scale=1.0,
+        figures=(Figures("monolingual_words", fig.monolingual_words),),
+    ),
+    Table(
+        "monolingual_contextual",
+        parts=_mono_parts("contextual", lambda plan: plan.mono_contextual_langs()),
+        figures=(Figures("monolingual_contextual", fig.monolingual_contextual),),
+    ),
+    Table(
+        "monolingual_sentences",
+        parts=_mono_parts("sentences", _mono_sentences),
+        columns=("pair", "layer", "method", "direction", "lm_src", "lm_tgt", "p_at_1"),
+        item_scale=1.0,
+        figures=(Figures("monolingual_sentences", fig.monolingual_sentences),),
+    ),
+    Table(
+        "cka",
+        parts=_cka_parts,
+        columns=("pair", "comparison", "layer", "lm_src", "lm_tgt", "cka"),
+        figures=(Figures("cka", fig.cka),),
+    ),
 )
 TABLES: dict[str, Table] = {table.name: table for table in REGISTRY}
 #: the columns each table the findings read must have, keyed as their inputs
@@ -233,6 +351,7 @@ FINDINGS_COLUMNS: dict[str, tuple[str, ...]] = {table.name: table.columns for ta
 
 
 # ---------------------------------------------------------------------------------------------- what the rules use
+
 
 def gathered(plan: Plan) -> dict[str, list[str]]:
     """{table: its parts} of every table the gather rule writes in this run."""
@@ -259,14 +378,21 @@ def items(name: str, plan: Plan) -> list[str]:
 def inputs(consumer: str, plan: Plan) -> dict[str, str | list[str]]:
     """{table: Parquet path (the training logs: the model directories)} of the tables this run makes that
     `consumer` (FINDINGS or REPORT) reads."""
-    return {table.name: table.files(plan) if table.files else table.path(plan) for table in REGISTRY
-            if consumer in table.consumers and table.built(plan)}
+    return {
+        table.name: table.files(plan) if table.files else table.path(plan)
+        for table in REGISTRY
+        if consumer in table.consumers and table.built(plan)
+    }
 
 
 def targets(plan: Plan) -> list[str]:
     """Parquet and CSV of every table the run makes (rule all)."""
-    return [table.path(plan, ext) for table in REGISTRY if table.files is None and table.built(plan)
-            for ext in ("parquet", "csv")]
+    return [
+        table.path(plan, ext)
+        for table in REGISTRY
+        if table.files is None and table.built(plan)
+        for ext in ("parquet", "csv")
+    ]
 
 
 def expected_figures(config: Mapping, tables: Iterable[str]) -> list[dict]:
@@ -274,5 +400,11 @@ def expected_figures(config: Mapping, tables: Iterable[str]) -> list[dict]:
     sections know them by), in the report's order: each table's figures whose section has every table it needs."""
     present = set(tables) | {TABLES[name].loaded_as for name in tables if name in TABLES and TABLES[name].loaded_as}
     present |= {table.name for table in REGISTRY if table.loaded_as in present}
-    return [figure for table in REGISTRY if table.name in present for group in table.figures
-            if set(group.needs) <= present for figure in group.figures(config)]
+    return [
+        figure
+        for table in REGISTRY
+        if table.name in present
+        for group in table.figures
+        if set(group.needs) <= present
+        for figure in group.figures(config)
+    ]

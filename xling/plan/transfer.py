@@ -4,8 +4,17 @@ it is tested on, and the settings and files of each job. A mixin of Plan."""
 from __future__ import annotations
 
 TASKS = ("xnli", "pos", "parsing", "ner")
-WEIGHT_KEYS = ("epochs", "batch_size", "learning_rate", "warmup", "weight_decay", "dropout", "max_length", "max_train",
-               "max_eval")  # max_eval: the dev examples choose the epoch
+WEIGHT_KEYS = (
+    "epochs",
+    "batch_size",
+    "learning_rate",
+    "warmup",
+    "weight_decay",
+    "dropout",
+    "max_length",
+    "max_train",
+    "max_eval",
+)  # max_eval: the dev examples choose the epoch
 PARSER_KEYS = ("arc_dim", "label_dim")
 XNLI_KEYS = ("pooling",)  # the classifier's input
 #: alignment.xnli's keys that decide a Cao et al. fine-tuning's weights, over transfer.xnli's (appendix A.1)
@@ -28,7 +37,7 @@ def is_alignment_variant(variant: str) -> bool:
 def rotation_kind(variant: str) -> str | None:
     """The rotation a variant fine-tunes and tests with (f{k}-rot{kind}), else None."""
     suffix = variant_suffix(variant)
-    return suffix[len(ROTATED):] if suffix.startswith(ROTATED) else None
+    return suffix[len(ROTATED) :] if suffix.startswith(ROTATED) else None
 
 
 class TransferPlan:
@@ -36,8 +45,10 @@ class TransferPlan:
         self.transfer = self.config["transfer"]
         if self.transfer["selection"] == "avg_dev" and self.transfer["zero_mean"]:
             # a zero-mean model needs each dev language's own mean to be scored; the loop selects with the pivot's
-            raise ValueError("transfer.selection: avg_dev cannot select zero-mean fine-tunings; set "
-                             "transfer.zero_mean: false or selection: en_dev")
+            raise ValueError(
+                "transfer.selection: avg_dev cannot select zero-mean fine-tunings; set "
+                "transfer.zero_mean: false or selection: en_dev"
+            )
         self.finetune_settings = {task: self.task_settings(task) for task in TASKS}
         cao = self.config["alignment"]["xnli"]
         self.cao_settings = {**self.finetune_settings["xnli"], **{key: cao[key] for key in CAO_KEYS}}
@@ -74,8 +85,11 @@ class TransferPlan:
             cao += [f"f{freeze[0]}-{ROTATED}{kind}" for kind in self.rotation["kinds"]]
         if lm not in self.language_models():
             return [f"f{freeze[0]}", *cao]
-        return [f"f{k}" for k in [*freeze, *mds_depth]] + ([f"f{freeze[0]}-zm"] if self.transfer["zero_mean"] else []) \
+        return (
+            [f"f{k}" for k in [*freeze, *mds_depth]]
+            + ([f"f{freeze[0]}-zm"] if self.transfer["zero_mean"] else [])
             + cao
+        )
 
     def mds_freeze(self) -> int:
         """The freeze depth the language experiments' BERTs are tested with MDS at (Liu et al. full, XNLI: "fixing
@@ -85,8 +99,9 @@ class TransferPlan:
         depth = self.transfer["mds_freeze"]
         depth = self.config["bert"]["num_layers"] // 2 if depth is None else depth
         if depth > self.config["bert"]["num_layers"]:
-            raise ValueError(f"transfer.mds_freeze: {depth} is more than bert.num_layers "
-                             f"({self.config['bert']['num_layers']})")
+            raise ValueError(
+                f"transfer.mds_freeze: {depth} is more than bert.num_layers ({self.config['bert']['num_layers']})"
+            )
         return depth
 
     def transfer_runs(self) -> list[tuple[str, str, str]]:
@@ -101,8 +116,12 @@ class TransferPlan:
             lms += [f"hf/{x}" for x in self.hf_models] + self.aligned_models()
             if task != "xnli":
                 lms = self.language_models()
-            runs += [(task, lm, variant) for lm in lms for variant in self.transfer_variants(lm)
-                     if self.transfer_langs(task) and (task == "xnli" or not is_alignment_variant(variant))]
+            runs += [
+                (task, lm, variant)
+                for lm in lms
+                for variant in self.transfer_variants(lm)
+                if self.transfer_langs(task) and (task == "xnli" or not is_alignment_variant(variant))
+            ]
         return runs
 
     def xnli_windows(self) -> list[int]:
@@ -115,8 +134,11 @@ class TransferPlan:
         return [w for w in self.windows if chosen is None or w in chosen]
 
     def transfer_parts(self) -> list[str]:
-        return [f"{self.results}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
-                for task, lm, variant in self.transfer_runs() for seed in self.transfer["seeds"]]
+        return [
+            f"{self.results}/eval/transfer/{task}/{lm}/{variant}/seed{seed}.parquet"
+            for task, lm, variant in self.transfer_runs()
+            for seed in self.transfer["seeds"]
+        ]
 
     def transfer_langs(self, task: str, lm: str | None = None) -> list[str]:
         """Languages a task is tested on: the pivot and the configured ones that have the task's data (real UD:
@@ -146,8 +168,11 @@ class TransferPlan:
         split; Cao et al.'s fine-tunings (alignment.xnli.selection_languages aligned) the pivot and the languages
         aligned, "the average accuracy across the six languages" (Table 1 note a) of config.yaml."""
         langs = self.transfer_langs(task, lm) if self.selection(variant) == "avg_dev" else [self.pivot]
-        if self.selection(variant) == "avg_dev" and is_alignment_variant(variant) \
-                and self.config["alignment"]["xnli"]["selection_languages"] == "aligned":
+        if (
+            self.selection(variant) == "avg_dev"
+            and is_alignment_variant(variant)
+            and self.config["alignment"]["xnli"]["selection_languages"] == "aligned"
+        ):
             langs = [lang for lang in langs if lang == self.pivot or lang in self.align_langs()]
         return [lang for lang in langs if "dev" in self.task_splits(task, lang)]
 
@@ -155,8 +180,10 @@ class TransferPlan:
         """The pretrained model (BERT directory, or static vectors + the run's vocabulary)."""
         lm = self.any_lm(wildcards)
         if lm["kind"] == "static":
-            return dict(vectors=f"{self.model_dir(lm['label'], lm['size'], lm['window'])}/vectors.bin",
-                        vocab=self.vocab_source())
+            return dict(
+                vectors=f"{self.model_dir(lm['label'], lm['size'], lm['window'])}/vectors.bin",
+                vocab=self.vocab_source(),
+            )
         return dict(model=self.lm_model(wildcards))
 
     def mean_corpora(self, wildcards, langs: list[str]) -> dict:
@@ -165,8 +192,12 @@ class TransferPlan:
         liu2020short.parsing_treebanks)."""
         size = self.any_lm(wildcards)["size"] or max(self.sizes)
         low = self.low_resource_langs(wildcards.task, wildcards.lm)
-        return {lang: self.layout.task_file(wildcards.task, lang, "train") if lang in low
-                else f"{self.results}/corpus/{size}/{lang}.txt" for lang in langs}
+        return {
+            lang: self.layout.task_file(wildcards.task, lang, "train")
+            if lang in low
+            else f"{self.results}/corpus/{size}/{lang}.txt"
+            for lang in langs
+        }
 
     def finetune_inputs(self, wildcards) -> dict:
         """The job's inputs: the fine-tuning's (the pretrained model, the pivot's train set, the dev sets that
@@ -179,16 +210,22 @@ class TransferPlan:
         if variant.endswith("-zm"):
             inputs["corpus"] = self.mean_corpora(wildcards, [self.pivot])[self.pivot]
         if self.uses_rotations(wildcards):  # the dev languages' rotations: the epoch is selected on rotated dev sets
-            inputs["dev_rotations"] = [path for lang, path in self.rotations_tested(wildcards).items()
-                                       if lang in dev_langs]
+            inputs["dev_rotations"] = [
+                path for lang, path in self.rotations_tested(wildcards).items() if lang in dev_langs
+            ]
         return {**inputs, **self.transfer_eval_inputs(wildcards)}  # one job fine-tunes and scores
 
     def transfer_eval_inputs(self, wildcards) -> dict:
         """What scoring the fine-tuned model reads besides it: every tested language's splits, the corpus samples
         of the language means (zero-mean, MDS) and the rotations applied before the classifier."""
         task, variant, lm = wildcards.task, wildcards.variant, wildcards.lm
-        inputs = {"data": [self.layout.task_file(task, lang, split) for lang in self.transfer_langs(task, lm)
-                           for split in self.task_splits(task, lang)]}
+        inputs = {
+            "data": [
+                self.layout.task_file(task, lang, split)
+                for lang in self.transfer_langs(task, lm)
+                for split in self.task_splits(task, lang)
+            ]
+        }
         if variant.endswith("-zm") or self.uses_mds(wildcards):
             inputs["corpora"] = list(self.mean_corpora(wildcards, self.transfer_langs(task, lm)).values())
         if self.uses_rotations(wildcards):
@@ -197,8 +234,11 @@ class TransferPlan:
 
     def uses_rotations(self, wildcards) -> bool:
         """An f{k}-rot{kind} XNLI fine-tuning of a base BERT with registered rotations."""
-        return wildcards.task == "xnli" and wildcards.lm in self.transfer_rotations \
+        return (
+            wildcards.task == "xnli"
+            and wildcards.lm in self.transfer_rotations
             and rotation_kind(wildcards.variant) is not None
+        )
 
     def rotations_tested(self, wildcards) -> dict:
         """{lang: path} of the variant's rotation of each tested language (the pivot has none)."""
@@ -210,23 +250,36 @@ class TransferPlan:
         """The rotation of an f{k}-rot{kind} job: its parallel sentences, layer, and {kind: [lang, ...]} in the
         order of the job's `rotations` input."""
         rotation = self.transfer_rotations[wildcards.lm]
-        return dict(sentences=rotation["sentences"], layer=rotation["layer"],
-                    langs={rotation_kind(wildcards.variant): [lang for lang in self.rotations_tested(wildcards)
-                                                              if lang in langs]})
+        return dict(
+            sentences=rotation["sentences"],
+            layer=rotation["layer"],
+            langs={
+                rotation_kind(wildcards.variant): [lang for lang in self.rotations_tested(wildcards) if lang in langs]
+            },
+        )
 
     def shift_settings(self) -> dict:
         """How zero-mean and MDS shift a BERT: the layer, and the language means (language.* say which mean over
         which positions, and which positions are shifted)."""
-        return dict(layer=self.transfer["layer"], sentences=self.transfer["mean_sentences"],
-                    tokens=self.transfer["mean_tokens"], stat=self.language["mean"], positions=self.language["mean_positions"],
-                    shift_positions=self.language["shift_positions"])
+        return dict(
+            layer=self.transfer["layer"],
+            sentences=self.transfer["mean_sentences"],
+            tokens=self.transfer["mean_tokens"],
+            stat=self.language["mean"],
+            positions=self.language["mean_positions"],
+            shift_positions=self.language["shift_positions"],
+        )
 
     def uses_mds(self, wildcards) -> bool:
         """A language experiments' BERT at a plain variant: every planned depth (transfer.freeze, and mds_freeze, the
         full paper's XNLI depth; the short paper names none for POS and parsing) is tested with MDS."""
         variant = wildcards.variant
-        return self.transfer["mds"] and variant.startswith("f") and variant_suffix(variant) == "" \
+        return (
+            self.transfer["mds"]
+            and variant.startswith("f")
+            and variant_suffix(variant) == ""
             and wildcards.lm in self.language_models()
+        )
 
     def transfer_params(self, wildcards) -> dict:
         """What changes a fine-tuning's weights, besides the model and the data: only the settings this variant
@@ -237,13 +290,21 @@ class TransferPlan:
         if wildcards.lm.startswith("ablation/"):  # a point of Conneau et al.'s search (ablation.finetune)
             settings = {**settings, **self.ablation_grid(wildcards.task)[variant]}
         dev_langs = self.selection_langs(wildcards.task, wildcards.lm, variant)
-        run = dict(task=wildcards.task, seed=int(wildcards.seed), selection=self.selection(variant),
-                   dev_langs=dev_langs, pivot=self.pivot)
+        run = dict(
+            task=wildcards.task,
+            seed=int(wildcards.seed),
+            selection=self.selection(variant),
+            dev_langs=dev_langs,
+            pivot=self.pivot,
+        )
         if variant == "static":  # the run's WordPiece tokenizer; the InferSent classifier's own size and rate
             static = self.transfer["static"]
             run.update(freeze=-1, lowercase=self.config["tokenizer"]["lowercase"])
-            settings = {**{k: v for k, v in settings.items() if k not in XNLI_KEYS},  # InferSent pools its own way
-                        "static_hidden": static["hidden"], "learning_rate": static["learning_rate"]}
+            settings = {
+                **{k: v for k, v in settings.items() if k not in XNLI_KEYS},  # InferSent pools its own way
+                "static_hidden": static["hidden"],
+                "learning_rate": static["learning_rate"],
+            }
         else:
             run["freeze"] = int(variant[1:].split("-")[0])
         if variant.endswith("-zm"):
@@ -258,8 +319,11 @@ class TransferPlan:
         change here reruns it: the fine-tuning resumes from its last checkpoint (keyed by transfer_params and the
         data), so only the scoring is redone."""
         task, variant = wildcards.task, wildcards.variant
-        run = dict(task=task, pivot=self.pivot,
-                   langs={lang: self.task_splits(task, lang) for lang in self.transfer_langs(task, wildcards.lm)})
+        run = dict(
+            task=task,
+            pivot=self.pivot,
+            langs={lang: self.task_splits(task, lang) for lang in self.transfer_langs(task, wildcards.lm)},
+        )
         if variant == "static":
             run["lowercase"] = self.config["tokenizer"]["lowercase"]
         elif variant.endswith("-zm"):
@@ -272,6 +336,7 @@ class TransferPlan:
             run["ner_repair"] = self.transfer["ner_repair"]
         low = self.low_resource_langs(task, wildcards.lm)
         if low and variant != "static":  # their means from the treebank's train text; MDS's alpha by the rule
-            run["low_resource"] = dict(langs=low, mean_text="treebank train split",
-                                       alpha=self.transfer["parsing"]["low_resource"]["alpha"])
+            run["low_resource"] = dict(
+                langs=low, mean_text="treebank train split", alpha=self.transfer["parsing"]["low_resource"]["alpha"]
+            )
         return run

@@ -11,6 +11,20 @@ Importing the package registers every section, in report order.
 """
 
 from xling.report.core import expected_figures, render_report  # noqa: F401
-from xling.report import (glance, run, findings, word_retrieval, word_pos, pretraining, language,  # noqa: F401,E402
-                          sentence_retrieval, transfer, word_pairs, alignment, training_curves,
-                          emerging, monolingual, protocol)
+from xling.report import (
+    glance,
+    run,
+    findings,
+    word_retrieval,
+    word_pos,
+    pretraining,
+    language,  # noqa: F401,E402
+    sentence_retrieval,
+    transfer,
+    word_pairs,
+    alignment,
+    training_curves,
+    emerging,
+    monolingual,
+    protocol,
+)

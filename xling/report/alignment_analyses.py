@@ -27,16 +27,19 @@ def analysis_rows(table: pd.DataFrame) -> pd.DataFrame:
     return rows[rows["parallel_sentences"] == top]
 
 
-def analysis_flags(table: str, rows: pd.DataFrame, keys: list[str], label: Callable[[tuple], str]
-                   ) -> dict[tuple, str | None]:
+def analysis_flags(
+    table: str, rows: pd.DataFrame, keys: list[str], label: Callable[[tuple], str]
+) -> dict[tuple, str | None]:
     """{cell (the values of `keys`): the findings' flag of its mean accuracy over languages} for the analysis table
     `table` (contextual_retrieval_pos or contextual_retrieval_frequency), whose rows are `rows`; `label(cell)` names
     the number in its reason as the findings name it. A table recorded without chance levels flags nothing."""
     scaled = in_percent({table: rows})[table]
-    return {cell if isinstance(cell, tuple) else (cell,):
-            rows_chance_flag(rows_mean(label(cell if isinstance(cell, tuple) else (cell,)), part, "accuracy"),
-                             part).flag
-            for cell, part in scaled.groupby(keys, sort=False)}
+    return {
+        cell if isinstance(cell, tuple) else (cell,): rows_chance_flag(
+            rows_mean(label(cell if isinstance(cell, tuple) else (cell,)), part, "accuracy"), part
+        ).flag
+        for cell, part in scaled.groupby(keys, sort=False)
+    }
 
 
 def recorded_values(table: pd.DataFrame, column: str, names: dict | None = None) -> str:

@@ -35,8 +35,23 @@ def fmt_num(value: Any, digits: int = 3) -> str:
 
 #: Result columns stored as fractions (0-1) that the report shows in percent, the papers' unit for them, so one
 #: metric has one unit in every table and figure. MRR and CKA stay 0-1, as the papers print them; BLEU is 0-100.
-PERCENT_METRICS = frozenset({"accuracy", "f1", "precision", "recall", "dev_f1", "dev_precision", "dev_recall",
-                             "convert_rate", "p_at_1", "p_at_5", "coverage", "none", "procrustes"})
+PERCENT_METRICS = frozenset(
+    {
+        "accuracy",
+        "f1",
+        "precision",
+        "recall",
+        "dev_f1",
+        "dev_precision",
+        "dev_recall",
+        "convert_rate",
+        "p_at_1",
+        "p_at_5",
+        "coverage",
+        "none",
+        "procrustes",
+    }
+)
 
 
 def fmt_percent(fraction: Any, digits: int = 1) -> str:
@@ -91,7 +106,8 @@ def model_groups(df: pd.DataFrame) -> list[tuple]:
     keys = df[MODEL_KEYS].drop_duplicates()
     rank = {m: i for i, m in enumerate(ordered_models(keys["model"]))}
     order = keys.assign(_hf=keys["size"] == 0, _m=keys["model"].map(rank)).sort_values(
-        ["_hf", "_m", "size", "window"], ascending=[True, True, True, False])
+        ["_hf", "_m", "size", "window"], ascending=[True, True, True, False]
+    )
     return [tuple(r) for r in order[MODEL_KEYS].itertuples(index=False)]
 
 
@@ -141,8 +157,16 @@ def breakable(header):
 LONG_TABLE = 15
 
 
-def table_block(title: str, columns: list, rows: list[list], note: str = "", collapsed: bool | None = None,
-                numeric: Iterable[int] = (), wrap: Iterable[int] = (), full: bool = False) -> Block:
+def table_block(
+    title: str,
+    columns: list,
+    rows: list[list],
+    note: str = "",
+    collapsed: bool | None = None,
+    numeric: Iterable[int] = (),
+    wrap: Iterable[int] = (),
+    full: bool = False,
+) -> Block:
     """numeric: column indices right-aligned; wrap: columns of prose allowed to wrap (others stay on one line);
     collapsed: behind a <details> summary (default: when longer than LONG_TABLE rows);
     full: open and laid out to the page width, for the tables a reader must see whole (the findings)."""
@@ -151,8 +175,18 @@ def table_block(title: str, columns: list, rows: list[list], note: str = "", col
     rows, flags = lettered(rows)  # a flagged cell's reason whole: once, under the table (xling.report.flags)
     if len(columns) > COMPACT_COLUMNS:
         columns = [breakable(c) for c in columns]
-    return {"kind": "table", "title": title, "columns": columns, "rows": rows, "note": note, "flags": flags,
-            "collapsed": collapsed, "numeric": set(numeric), "wrap": set(wrap), "full": full}
+    return {
+        "kind": "table",
+        "title": title,
+        "columns": columns,
+        "rows": rows,
+        "note": note,
+        "flags": flags,
+        "collapsed": collapsed,
+        "numeric": set(numeric),
+        "wrap": set(wrap),
+        "full": full,
+    }
 
 
 def empty_block(title: str, message: str) -> Block:

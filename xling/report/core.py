@@ -75,6 +75,7 @@ def table_with_rows(ctx: ReportContext, name: str, columns: Iterable[str], what:
 
 # ---------------------------------------------------------------------------------------------- registry
 
+
 @dataclass(frozen=True)
 class Section:
     """A report section: rendered only when every table in `required` was given to `render_report`."""
@@ -97,16 +98,28 @@ SECTIONS: dict[str, Section] = {}
 LIST_TABLES: dict[str, tuple[str, Callable]] = {}
 
 
-def register_section(name: str, title: str, required: Iterable[str] = (),
-                     results: Mapping[str, Iterable[str]] | None = None, sources: Iterable[str] | None = None):
+def register_section(
+    name: str,
+    title: str,
+    required: Iterable[str] = (),
+    results: Mapping[str, Iterable[str]] | None = None,
+    sources: Iterable[str] | None = None,
+):
     """Decorator: add `render(ctx) -> list[block]` as a section (in registration order), with the result
     columns of its tables (every other column is a setting, listed in the Settings section) and, where a table it
     requires only to be shown is not one its tables are drawn from, the `sources` its tables link to."""
+
     def decorate(render):
-        SECTIONS[name] = Section(name, title, tuple(required), render,
-                                 {k: tuple(v) for k, v in (results or {}).items()},
-                                 None if sources is None else tuple(sources))
+        SECTIONS[name] = Section(
+            name,
+            title,
+            tuple(required),
+            render,
+            {k: tuple(v) for k, v in (results or {}).items()},
+            None if sources is None else tuple(sources),
+        )
         return render
+
     return decorate
 
 
@@ -126,9 +139,11 @@ EXTRAS: dict[str, list[Extra]] = {}
 def register_extra(name: str, section: str, required: Iterable[str] = ()):
     """Decorator: add `render(ctx) -> list[block]` at the end of the section `section` (behind its "More" summary:
     a training curve beside the results it trained), when the tables in `required` were given too."""
+
     def decorate(render):
         EXTRAS.setdefault(section, []).append(Extra(name, tuple(required), render))
         return render
+
     return decorate
 
 
@@ -138,6 +153,7 @@ def register_list_table(key: str, name: str, loader: Callable) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- context
+
 
 @dataclass
 class ReportContext:
@@ -171,9 +187,14 @@ class ReportContext:
         with atomic_path(path) as tmp:
             tmp.write_bytes(data)
         self.saved[name] = path
-        return {"kind": "figure", "name": name, "title": title,
-                "src": "data:image/png;base64," + base64.b64encode(data).decode("ascii"),
-                "caption": self.caption(caption), "settings": settings}
+        return {
+            "kind": "figure",
+            "name": name,
+            "title": title,
+            "src": "data:image/png;base64," + base64.b64encode(data).decode("ascii"),
+            "caption": self.caption(caption),
+            "settings": settings,
+        }
 
     def caption(self, name: str) -> str:
         """The plain text of reports/<name>.rst, the same caption `snakemake --report` shows."""
@@ -209,6 +230,7 @@ def recorded_json(value: Any) -> dict:
 
 # ---------------------------------------------------------------------------------------------- render
 
+
 def _run_name(config: Mapping) -> str:
     run = config.get("run")
     if isinstance(run, Mapping):
@@ -225,7 +247,7 @@ def shown_path(path: str | Path) -> str:
     if not path.is_absolute() and ".." not in parts:
         return path.as_posix()
     if "results" in parts:
-        return Path(*parts[parts.index("results"):]).as_posix()
+        return Path(*parts[parts.index("results") :]).as_posix()
     try:
         return Path(os.path.abspath(path)).relative_to(CHECKOUT).as_posix()
     except ValueError:
@@ -259,8 +281,9 @@ def _report_order(sections: Iterable[Section]) -> list[Section]:
     sections = list(sections)
     rank = {name: i for i, name in enumerate(LEAD)}
     last = {name: i for i, name in enumerate(APPENDIX)}
-    return sorted(sections, key=lambda s: (0, rank[s.name]) if s.name in rank else (2, last[s.name])
-                  if s.name in last else (1, 0))
+    return sorted(
+        sections, key=lambda s: (0, rank[s.name]) if s.name in rank else (2, last[s.name]) if s.name in last else (1, 0)
+    )
 
 
 def _shown_blocks(section: Section, blocks: list[Block]) -> list[Block]:
@@ -277,14 +300,20 @@ def _lead_open(blocks: list[Block]) -> list[Block]:
     if not results:
         return blocks
     end = next((i for i in results if not blocks[i].get("collapsed")), results[0])
-    lead, rest = blocks[: end + 1], blocks[end + 1:]
+    lead, rest = blocks[: end + 1], blocks[end + 1 :]
     if not any(b["kind"] != "text" for b in rest):
         return blocks
     kinds = [b["kind"] for b in rest]
-    counts = [f"{n} {what}{'' if n == 1 else 's'}" for what, n in (
-        ("table", kinds.count("table")), ("figure", kinds.count("figure")),
-        ("settings list", kinds.count("group") + kinds.count("settings")),
-        ("published-numbers note", kinds.count("published"))) if n]
+    counts = [
+        f"{n} {what}{'' if n == 1 else 's'}"
+        for what, n in (
+            ("table", kinds.count("table")),
+            ("figure", kinds.count("figure")),
+            ("settings list", kinds.count("group") + kinds.count("settings")),
+            ("published-numbers note", kinds.count("published")),
+        )
+        if n
+    ]
     return lead + [{"kind": "more", "title": "More of this section: " + ", ".join(counts), "blocks": rest}]
 
 
@@ -301,10 +330,16 @@ def _section_blocks(section: Section, ctx: ReportContext, links: Mapping[str, li
     return blocks
 
 
-def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config: dict, out_html: str | Path,
-                  figure_dir: str | Path, paper_results: str | Path | None = None,
-                  template_dir: str | Path | None = None, expected: Iterable[str] | None = None,
-                  metadata: Mapping | None = None) -> dict[str, Path]:
+def render_report(
+    tables: Mapping[str, str | Path | pd.DataFrame | list],
+    config: dict,
+    out_html: str | Path,
+    figure_dir: str | Path,
+    paper_results: str | Path | None = None,
+    template_dir: str | Path | None = None,
+    expected: Iterable[str] | None = None,
+    metadata: Mapping | None = None,
+) -> dict[str, Path]:
     """Render the report to `out_html` (one self-contained file) and the figures to figure_dir/<name>.png.
 
     tables: table key -> Parquet/TSV path (or DataFrame), or a list of files for a key registered with
@@ -324,9 +359,16 @@ def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config
     loaded, paths = _load_tables(tables)
     figure_dir = Path(figure_dir)
     figure_dir.mkdir(parents=True, exist_ok=True)
-    ctx = ReportContext(config=config, tables=loaded, table_paths=paths, figure_dir=figure_dir,
-                        captions_dir=template_dir, published=load_paper_results(paper_results),
-                        published_path=paper_results, metadata=dict(metadata or {}))
+    ctx = ReportContext(
+        config=config,
+        tables=loaded,
+        table_paths=paths,
+        figure_dir=figure_dir,
+        captions_dir=template_dir,
+        published=load_paper_results(paper_results),
+        published_path=paper_results,
+        metadata=dict(metadata or {}),
+    )
     links = download_links(tables, {key: name for key, (name, _) in LIST_TABLES.items()}, out_html)
     sections = []
     for section in _report_order(SECTIONS.values()):
@@ -335,18 +377,29 @@ def render_report(tables: Mapping[str, str | Path | pd.DataFrame | list], config
             logger.info("report: skipping section %s (no %s table)", section.name, ", ".join(missing))
             continue
         logger.info("report: rendering section %s", section.name)
-        sections.append({"id": section.name, "title": section.title,
-                         "blocks": _shown_blocks(section, _section_blocks(section, ctx, links)),
-                         "collapsed": section.name in APPENDIX})
+        sections.append(
+            {
+                "id": section.name,
+                "title": section.title,
+                "blocks": _shown_blocks(section, _section_blocks(section, ctx, links)),
+                "collapsed": section.name in APPENDIX,
+            }
+        )
     if expected is not None and set(expected) != set(ctx.saved):
-        raise ValueError(f"report figures differ from the declared ones: not written "
-                         f"{sorted(set(expected) - set(ctx.saved))}, "
-                         f"not declared {sorted(set(ctx.saved) - set(expected))}")
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template_dir)), undefined=jinja2.StrictUndefined,
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True)
+        raise ValueError(
+            f"report figures differ from the declared ones: not written "
+            f"{sorted(set(expected) - set(ctx.saved))}, "
+            f"not declared {sorted(set(ctx.saved) - set(expected))}"
+        )
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_dir)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     title = report_config.get("title") or f"xling report \u2014 {_run_name(config)}"
-    html = env.get_template(TEMPLATE).render(title=title, run=_run_name(config), sections=sections,
-                                             version=__version__)
+    html = env.get_template(TEMPLATE).render(title=title, run=_run_name(config), sections=sections, version=__version__)
     with atomic_write(out_html) as handle:
         handle.write(html)
     logger.info("report: wrote %s with %d figures", out_html, len(ctx.saved))

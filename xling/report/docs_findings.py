@@ -45,8 +45,14 @@ def markdown_table(df: pd.DataFrame, numbers: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def update_docs(findings: Path, page: Path, heading: str, block: str | None = None,
-                numbers: int | None = None, measured_only: bool = False) -> None:
+def update_docs(
+    findings: Path,
+    page: Path,
+    heading: str,
+    block: str | None = None,
+    numbers: int | None = None,
+    measured_only: bool = False,
+) -> None:
     """Replace the findings block of `page` (the unnamed one, or the one named `block`) with `heading` and the
     findings' table (`measured_only`: the claims the run has no experiment for named in one line instead)."""
     begin, end = markers(block)
@@ -72,8 +78,11 @@ def main(argv=None) -> None:
     parser.add_argument("--heading", required=True, help="what run it is: preset, commit, date, time")
     parser.add_argument("--block", help="the name of the page's block to rewrite (default: the unnamed one)")
     parser.add_argument("--numbers", type=int, help="at most this many numbers per claim (default: all)")
-    parser.add_argument("--measured-only", action="store_true",
-                        help="name the claims the run has no experiment for in one line, not as rows")
+    parser.add_argument(
+        "--measured-only",
+        action="store_true",
+        help="name the claims the run has no experiment for in one line, not as rows",
+    )
     args = parser.parse_args(argv)
     update_docs(args.findings, args.page, args.heading, args.block, args.numbers, args.measured_only)
 

@@ -33,8 +33,9 @@ def _label(path: Path, name: str) -> str:
     return f"{name.replace('_', ' ')}, {path.parent.name} ({kind})"
 
 
-def download_links(tables: Mapping[str, Any], loaded_as: Mapping[str, str], html: str | Path
-                   ) -> dict[str, list[tuple[str, str]]]:
+def download_links(
+    tables: Mapping[str, Any], loaded_as: Mapping[str, str], html: str | Path
+) -> dict[str, list[tuple[str, str]]]:
     """{table name as the sections know it: [(label, href relative to the HTML)]} of the run's files behind each
     table given to the report: a Parquet table's CSV beside it (when it exists: a link never points at nothing), a
     CSV or TSV table itself, each file of a list of files (the training logs). A DataFrame has no file."""
@@ -55,8 +56,9 @@ def download_links(tables: Mapping[str, Any], loaded_as: Mapping[str, str], html
     return links
 
 
-def with_downloads(blocks: list[Block], sources: Iterable[str], links: Mapping[str, list[tuple[str, str]]]
-                   ) -> list[Block]:
+def with_downloads(
+    blocks: list[Block], sources: Iterable[str], links: Mapping[str, list[tuple[str, str]]]
+) -> list[Block]:
     """The blocks with each table's `csv` links: those of its own `sources`, else of the section's."""
     sources = list(dict.fromkeys(sources))
     out = []

@@ -35,15 +35,25 @@ def describe(setting: str) -> list[str]:
     """The paper's columns for a setting of ours: domain, vocabulary (anchors), shared parameters, softmax."""
     spec = parse_setting(setting)
     k = spec["separate_layers"]
-    separate = [part for part, on in (("embeddings", spec["separate_embeddings"]),
-                                      ("layer 1" if k == 1 else f"layers 1-{k}", k)) if on]
-    anchors = {"default": "joint (all shared)", "none": "language-prefixed (none shared)",
-               "union": "per language, their union (a shared string one id)",
-               "extra": "joint + code-switching"}[spec["anchors"]]
+    separate = [
+        part
+        for part, on in (("embeddings", spec["separate_embeddings"]), ("layer 1" if k == 1 else f"layers 1-{k}", k))
+        if on
+    ]
+    anchors = {
+        "default": "joint (all shared)",
+        "none": "language-prefixed (none shared)",
+        "union": "per language, their union (a shared string one id)",
+        "extra": "joint + code-switching",
+    }[spec["anchors"]]
     if spec["separate_embeddings"]:
         anchors = "joint ids, a vector per language (none shared)"
-    return ["other for the 2nd language" if spec["domain"] == "other" else "same", anchors,
-            " + ".join(separate) or "all shared", "language-specific" if spec["separate_embeddings"] else "shared"]
+    return [
+        "other for the 2nd language" if spec["domain"] == "other" else "same",
+        anchors,
+        " + ".join(separate) or "all shared",
+        "language-specific" if spec["separate_embeddings"] else "shared",
+    ]
 
 
 def cell_flags(scores: pd.DataFrame) -> dict[tuple, str]:
@@ -94,9 +104,11 @@ def _points_note(scores: pd.DataFrame) -> str:
     if "points" not in scores:
         return ""
     counts = sorted(scores["points"].str.count(", ").add(1).unique())
-    return (f"Each seed's score is the mean over the {' or '.join(map(str, counts))} point(s) of the task's "
-            "fine-tuning grid (the ablation's fine-tuning settings) with the best pivot dev score of their selected "
-            "epoch (the paper: \"the average of best two set of hyperparameters\").")
+    return (
+        f"Each seed's score is the mean over the {' or '.join(map(str, counts))} point(s) of the task's "
+        "fine-tuning grid (the ablation's fine-tuning settings) with the best pivot dev score of their selected "
+        'epoch (the paper: "the average of best two set of hyperparameters").'
+    )
 
 
 def published_table1(entries: list[dict]) -> tuple[list, list[list]]:
@@ -107,8 +119,7 @@ def published_table1(entries: list[dict]) -> tuple[list, list[list]]:
         row = by_setting.setdefault(setting, {"in_source": entry["in_source"]})
         row[task] = {r["lang"]: r["value"] for r in entry["rows"]}
     tasks = [t for t in TASKS if any(t in row for row in by_setting.values())]
-    langs = {t: [lang for lang in next(r[t] for r in by_setting.values() if t in r) if lang != "delta"]
-             for t in tasks}
+    langs = {t: [lang for lang in next(r[t] for r in by_setting.values() if t in r) if lang != "delta"] for t in tasks}
     # the paper's five setting columns in one cell, so the table fits the page beside its 12 numbers
     columns = ["paper's row", "ours", "domain; BPE; anchors; separate; softmax"]
     for t in tasks:
@@ -131,8 +142,12 @@ def published_table1(entries: list[dict]) -> tuple[list, list[list]]:
     return columns, rows
 
 
-@register_section("emerging_table1", "Ablations of a bilingual MLM (Conneau et al. 2020, Table 1)",
-                  required=(TABLE,), results={TABLE: ("value", "n", "best_epoch")})
+@register_section(
+    "emerging_table1",
+    "Ablations of a bilingual MLM (Conneau et al. 2020, Table 1)",
+    required=(TABLE,),
+    results={TABLE: ("value", "n", "best_epoch")},
+)
 def render_table1(ctx: ReportContext) -> list[Block]:
     where, df = ctx.table_paths[TABLE], ctx.tables[TABLE]
     require_columns(df, REQUIRED, where)
@@ -143,35 +158,53 @@ def render_table1(ctx: ReportContext) -> list[Block]:
     pairs = sorted(scores["pair"].unique())
     n_seeds = sorted(scores.groupby(KEYS)["seed"].nunique().unique())
     freeze = ", ".join(str(f) for f in sorted(df["freeze"].unique())) if "freeze" in df else DASH
-    blocks = [text(
-        "A bilingual masked LM of the pivot with each pair's other language ("
-        + ", ".join(pairs) + ") per setting, all trained by the one BERT trainer on the same token files in batches "
-        "of one language (drawn by its share raised to the sampling exponent, both in the settings): default "
-        "shares everything; "
-        "wiki-cc gives the second language text from another domain; no-anchors prefixes every piece with its "
-        "language, so no id is shared (the paper merges two 40k BPE vocabularies; ours is the run's joint "
-        "vocabulary split by language, so the segmentation stays the default's); extra-anchors code-switches "
-        "dictionary words; sep-emb gives each language its own embeddings and MLM head, sep-l<k> its own layers "
-        "1..k. Each is fine-tuned on English with its language-specific parameters frozen and tested zero-shot "
-        "on the other language's view (its own embeddings and layers, the shared ones fine-tuned).",
-        f"Test scores in percent ({', '.join(f'{TASK_LABEL[t]} {TASK_METRIC[t]}' for t in tasks)}), mean "
-        f"{'± sd ' if n_seeds != [1] else ''}over {', '.join(map(str, n_seeds))} fine-tuning seed(s); "
-        "\u0394 = the task's mean over the target languages minus default's, as the paper's \u0394 (the "
-        f"change of the average over fr, ru and zh). Frozen encoder layers while fine-tuning: {freeze} (plus "
-        "each model's language-specific ones). " + _points_note(scores))]
+    blocks = [
+        text(
+            "A bilingual masked LM of the pivot with each pair's other language ("
+            + ", ".join(pairs)
+            + ") per setting, all trained by the one BERT trainer on the same token files in batches "
+            "of one language (drawn by its share raised to the sampling exponent, both in the settings): default "
+            "shares everything; "
+            "wiki-cc gives the second language text from another domain; no-anchors prefixes every piece with its "
+            "language, so no id is shared (the paper merges two 40k BPE vocabularies; ours is the run's joint "
+            "vocabulary split by language, so the segmentation stays the default's); extra-anchors code-switches "
+            "dictionary words; sep-emb gives each language its own embeddings and MLM head, sep-l<k> its own layers "
+            "1..k. Each is fine-tuned on English with its language-specific parameters frozen and tested zero-shot "
+            "on the other language's view (its own embeddings and layers, the shared ones fine-tuned).",
+            f"Test scores in percent ({', '.join(f'{TASK_LABEL[t]} {TASK_METRIC[t]}' for t in tasks)}), mean "
+            f"{'± sd ' if n_seeds != [1] else ''}over {', '.join(map(str, n_seeds))} fine-tuning seed(s); "
+            "\u0394 = the task's mean over the target languages minus default's, as the paper's \u0394 (the "
+            f"change of the average over fr, ru and zh). Frozen encoder layers while fine-tuning: {freeze} (plus "
+            "each model's language-specific ones). " + _points_note(scores),
+        )
+    ]
     # a flagged cell carries the page's label, its reason lettered under the table (xling.report.flags)
-    note = ("\u2020: a separated model at chance is the paper's finding for some settings; a default at chance "
-            "makes the row's \u0394 carry no signal.") if cell_flags(scores) else ""
-    blocks.append(table_block("Table 1 (ours)", columns, rows, note=note, numeric=range(5, len(columns)),
-                              wrap=(1, 2, 3)))
+    note = (
+        (
+            "\u2020: a separated model at chance is the paper's finding for some settings; a default at chance "
+            "makes the row's \u0394 carry no signal."
+        )
+        if cell_flags(scores)
+        else ""
+    )
+    blocks.append(
+        table_block("Table 1 (ours)", columns, rows, note=note, numeric=range(5, len(columns)), wrap=(1, 2, 3))
+    )
     entries = (ctx.published or {}).get(TABLE) or []
     if entries:
         published_columns, published_rows = published_table1(entries)
-        blocks.append(table_block(
-            f"Published: {entries[0]['source']}, {entries[0]['id']}", published_columns, published_rows,
-            numeric=range(3, len(published_columns)), wrap=(2,), collapsed=True,
-            note="Bilingual MLMs of 8 layers (hidden 768, 12 heads, streams of 256 tokens) on Wikipedia for en-fr, "
-                 "en-ru, en-zh; XNLI accuracy, NER span F1 (WikiAnn; zh: Levow 2006), parsing LAS (UD v2.3). The "
-                 "languages differ from ours, so the numbers stand beside ours for the pattern of \u0394, not "
-                 f"as a comparison. From {shown_path(ctx.published_path)}."))
+        blocks.append(
+            table_block(
+                f"Published: {entries[0]['source']}, {entries[0]['id']}",
+                published_columns,
+                published_rows,
+                numeric=range(3, len(published_columns)),
+                wrap=(2,),
+                collapsed=True,
+                note="Bilingual MLMs of 8 layers (hidden 768, 12 heads, streams of 256 tokens) on Wikipedia for en-fr, "
+                "en-ru, en-zh; XNLI accuracy, NER span F1 (WikiAnn; zh: Levow 2006), parsing LAS (UD v2.3). The "
+                "languages differ from ours, so the numbers stand beside ours for the pattern of \u0394, not "
+                f"as a comparison. From {shown_path(ctx.published_path)}.",
+            )
+        )
     return blocks

@@ -95,8 +95,9 @@ def _bar_label(bars: str, value) -> str:
     return f"{size_label(value)} sentences/language"
 
 
-def mrr_by_pair(summary: pd.DataFrame, settings: str, title: str = "Word retrieval by language pair",
-                bars: str = "size") -> Figure:
+def mrr_by_pair(
+    summary: pd.DataFrame, settings: str, title: str = "Word retrieval by language pair", bars: str = "size"
+) -> Figure:
     """One panel per model (stacked, sharing x = language pair), a bar per data size, chance per bar; a
     Hugging Face checkpoint (size 0) gets a panel of its own with one hatched reference bar per pair (Liu et al.
     Figure 1's "Google BERT").
@@ -112,8 +113,10 @@ def mrr_by_pair(summary: pd.DataFrame, settings: str, title: str = "Word retriev
         panels = [(model, None, rows, False) for model, rows in by_model]
     else:  # a panel per model and size
         panels = [(model, size, cell, False) for model, rows in by_model for size, cell in rows.groupby("size")]
-    panels += [(model, None, summary[summary["model"] == model], True)
-               for model in sorted(summary.loc[checkpoints, "model"].unique())]
+    panels += [
+        (model, None, summary[summary["model"] == model], True)
+        for model in sorted(summary.loc[checkpoints, "model"].unique())
+    ]
     pairs = sorted(summary["pair"].unique())
     values = sorted(ours[bars].unique())
     n_pairs, n_bars = len(pairs), max(len(values), 1)
@@ -134,8 +137,13 @@ def mrr_by_pair(summary: pd.DataFrame, settings: str, title: str = "Word retriev
             style = REFERENCE_STYLE if reference else dict(color=PALETTE[j % len(PALETTE)])
             ax.bar(offsets, cell["mrr"], bar * 0.92, yerr=yerr, capsize=2, error_kw=dict(elinewidth=0.8), **style)
             ok = cell["chance_mrr"].notna().to_numpy()
-            ax.hlines(cell["chance_mrr"].to_numpy()[ok], (offsets - bar / 2)[ok], (offsets + bar / 2)[ok],
-                      zorder=3, **CHANCE_STYLE)
+            ax.hlines(
+                cell["chance_mrr"].to_numpy()[ok],
+                (offsets - bar / 2)[ok],
+                (offsets + bar / 2)[ok],
+                zorder=3,
+                **CHANCE_STYLE,
+            )
         if reference:
             panel = checkpoint_label(model, layer)
         else:
@@ -160,8 +168,9 @@ def mrr_by_pair(summary: pd.DataFrame, settings: str, title: str = "Word retriev
     return fig
 
 
-def window_effect(summary: pd.DataFrame, settings: str,
-                  title: str = "Effect of the context window on word retrieval") -> Figure:
+def window_effect(
+    summary: pd.DataFrame, settings: str, title: str = "Effect of the context window on word retrieval"
+) -> Figure:
     """Panels per data size; per model a bar per window = MRR averaged over pairs, dots = single pairs; each
     Hugging Face checkpoint (size 0) as one hatched reference bar in every panel (Liu et al. Figure 3's
     "Google BERT").
@@ -192,14 +201,27 @@ def window_effect(summary: pd.DataFrame, settings: str,
             colour = PALETTE[(j + 3) % len(PALETTE)]
             offsets = x - group / 2 + bar * (j + 0.5)
             cell = means[(means["size"] == size) & (means["window"] == window)].set_index("model").reindex(models)
-            ax.bar(offsets, cell["mrr"], bar * 0.92, color=colour, alpha=0.85, hatch=HATCHES[j % len(HATCHES)],
-                   edgecolor="white")
+            ax.bar(
+                offsets,
+                cell["mrr"],
+                bar * 0.92,
+                color=colour,
+                alpha=0.85,
+                hatch=HATCHES[j % len(HATCHES)],
+                edgecolor="white",
+            )
             ok = cell["chance_mrr"].notna().to_numpy()
-            ax.hlines(cell["chance_mrr"].to_numpy()[ok], (offsets - bar / 2)[ok], (offsets + bar / 2)[ok],
-                      zorder=3, **CHANCE_STYLE)
+            ax.hlines(
+                cell["chance_mrr"].to_numpy()[ok],
+                (offsets - bar / 2)[ok],
+                (offsets + bar / 2)[ok],
+                zorder=3,
+                **CHANCE_STYLE,
+            )
             for i, model in enumerate(models):
-                points = summary[(summary["model"] == model) & (summary["size"] == size)
-                                 & (summary["window"] == window)]["mrr"].to_numpy()
+                points = summary[
+                    (summary["model"] == model) & (summary["size"] == size) & (summary["window"] == window)
+                ]["mrr"].to_numpy()
                 jitter = rng.uniform(-bar * 0.25, bar * 0.25, size=len(points))
                 ax.scatter(offsets[i] + jitter, points, s=10, color="black", alpha=0.55, zorder=4, linewidths=0)
         x_ref = np.arange(len(models), len(models) + len(checkpoints))
@@ -207,8 +229,15 @@ def window_effect(summary: pd.DataFrame, settings: str,
         ax.hlines(ref_means["chance_mrr"], x_ref - bar / 2, x_ref + bar / 2, zorder=3, **CHANCE_STYLE)
         for i, name in zip(x_ref, checkpoints, strict=True):
             points = reference.loc[reference["model"] == name, "mrr"].to_numpy()
-            ax.scatter(i + rng.uniform(-bar * 0.25, bar * 0.25, size=len(points)), points, s=10, color="black",
-                       alpha=0.55, zorder=4, linewidths=0)
+            ax.scatter(
+                i + rng.uniform(-bar * 0.25, bar * 0.25, size=len(points)),
+                points,
+                s=10,
+                color="black",
+                alpha=0.55,
+                zorder=4,
+                linewidths=0,
+            )
         labels = [model_label(m, _layer_of(summary, m)) for m in models]
         labels += [textwrap.fill(checkpoint_label(m, _layer_of(reference, m)), 18) for m in checkpoints]
         ax.set_xticks(np.arange(len(labels)), labels, fontsize=9)
@@ -218,12 +247,21 @@ def window_effect(summary: pd.DataFrame, settings: str,
         ax.grid(axis="y", alpha=0.3)
         ax.set_axisbelow(True)
     axes[0].set_ylabel(f"MRR (mean over {n_pairs} pair{'s' if n_pairs != 1 else ''})")
-    handles = [Patch(facecolor=PALETTE[(j + 3) % len(PALETTE)], hatch=HATCHES[j % len(HATCHES)],
-                     edgecolor="white", label=f"window {w}") for j, w in enumerate(windows)]
+    handles = [
+        Patch(
+            facecolor=PALETTE[(j + 3) % len(PALETTE)],
+            hatch=HATCHES[j % len(HATCHES)],
+            edgecolor="white",
+            label=f"window {w}",
+        )
+        for j, w in enumerate(windows)
+    ]
     if checkpoints:
         handles.append(Patch(label="checkpoint (no window of ours)", **REFERENCE_STYLE))
-    handles += [Line2D([], [], marker="o", linestyle="", color="black", alpha=0.55, markersize=4,
-                       label="single language pair"), _chance_handle("chance MRR (mean over pairs)")]
+    handles += [
+        Line2D([], [], marker="o", linestyle="", color="black", alpha=0.55, markersize=4, label="single language pair"),
+        _chance_handle("chance MRR (mean over pairs)"),
+    ]
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
     _title(fig, title, settings)
     return fig
@@ -238,8 +276,12 @@ def _layer_of(summary: pd.DataFrame, model: str):
     return int(layers[0]) if len(layers) == 1 else None
 
 
-def bert_layers(summary: pd.DataFrame, settings: str, highlight_layer: int | None = None,
-                title: str = "BERT word retrieval by layer") -> Figure:
+def bert_layers(
+    summary: pd.DataFrame,
+    settings: str,
+    highlight_layer: int | None = None,
+    title: str = "BERT word retrieval by layer",
+) -> Figure:
     """Panels per size (rows) × window (columns); one line per pair plus their mean; chance as a band.
 
     `summary`: BERT rows only, one per size × window × layer × pair, columns layer, mrr, chance_mrr.
@@ -252,8 +294,12 @@ def bert_layers(summary: pd.DataFrame, settings: str, highlight_layer: int | Non
     fig = _new_figure(float(np.clip(2.5 + 3.6 * len(windows), 6.5, 15)), 0.9 + 2.9 * len(sizes))
     axes = fig.subplots(len(sizes), len(windows), sharex=True, sharey=True, squeeze=False)
     top = _ylim_top(summary["mrr"], summary["chance_mrr"])
-    styles = {p: dict(color=PALETTE[i % 7], marker=MARKERS[i % len(MARKERS)],
-                      linestyle=LINESTYLES[(i // 7) % len(LINESTYLES)]) for i, p in enumerate(pairs)}
+    styles = {
+        p: dict(
+            color=PALETTE[i % 7], marker=MARKERS[i % len(MARKERS)], linestyle=LINESTYLES[(i // 7) % len(LINESTYLES)]
+        )
+        for i, p in enumerate(pairs)
+    }
     for r, size in enumerate(sizes):
         for c, window in enumerate(windows):
             ax = axes[r, c]
@@ -272,8 +318,10 @@ def bert_layers(summary: pd.DataFrame, settings: str, highlight_layer: int | Non
                 ax.plot(mean.index, mean["chance_mrr"], zorder=3, **CHANCE_STYLE)
             if highlight_layer is not None:
                 ax.axvline(highlight_layer, color="0.4", linestyle=":", linewidth=1)
-            ax.set_title(f"{size_label(size)} sentences/language, window {window}\n{_chance_text(cell['chance_mrr'])}",
-                         fontsize=9.5)
+            ax.set_title(
+                f"{size_label(size)} sentences/language, window {window}\n{_chance_text(cell['chance_mrr'])}",
+                fontsize=9.5,
+            )
             ax.grid(alpha=0.3)
             ax.set_ylim(0, top)
             if r == len(sizes) - 1:
@@ -283,12 +331,15 @@ def bert_layers(summary: pd.DataFrame, settings: str, highlight_layer: int | Non
     step = max(1, math.ceil(len(layers) / 13))
     axes[-1, 0].set_xticks(layers[::step])
     handles = [Line2D([], [], markersize=4, label=p, **styles[p]) for p in pairs]
-    handles += [Line2D([], [], color="black", linewidth=2.4, label="mean over pairs"),
-                _chance_handle("chance MRR (mean; band = range over pairs)")]
+    handles += [
+        Line2D([], [], color="black", linewidth=2.4, label="mean over pairs"),
+        _chance_handle("chance MRR (mean; band = range over pairs)"),
+    ]
     if highlight_layer is not None:
         handles.append(Line2D([], [], color="0.4", linestyle=":", label=f"layer {highlight_layer} (other figures)"))
-    fig.legend(handles=handles, loc="outside right center", fontsize=8, frameon=False,
-               ncol=1 if len(handles) <= 20 else 2)
+    fig.legend(
+        handles=handles, loc="outside right center", fontsize=8, frameon=False, ncol=1 if len(handles) <= 20 else 2
+    )
     _title(fig, title, settings)
     return fig
 
@@ -319,8 +370,14 @@ def pretraining_loss(log: pd.DataFrame, settings: str = "", title: str = "BERT p
                 smooth = run["loss"].rolling(max(5, len(run) // 50), min_periods=1, center=True).mean()
                 ax.plot(run["step"], smooth, linewidth=1.8, **style)
             else:
-                ax.plot(run["step"], run["loss"], linewidth=1.6, marker="o" if len(run) < 30 else None,
-                        markersize=3, **style)
+                ax.plot(
+                    run["step"],
+                    run["loss"],
+                    linewidth=1.6,
+                    marker="o" if len(run) < 30 else None,
+                    markersize=3,
+                    **style,
+                )
             if ax_lr is not None:
                 ax_lr.plot(run["step"], run["lr"], linewidth=1.2, **style)
             handles.append(Line2D([], [], linewidth=1.8, label=label, **style))
@@ -338,5 +395,15 @@ def pretraining_loss(log: pd.DataFrame, settings: str = "", title: str = "BERT p
     return fig
 
 
-__all__ = ("size_label", "model_label", "checkpoint_label", "ordered_models", "mrr_by_pair", "window_effect",
-                          "bert_layers", "pretraining_loss", "MODEL_LABELS", "PALETTE")
+__all__ = (
+    "size_label",
+    "model_label",
+    "checkpoint_label",
+    "ordered_models",
+    "mrr_by_pair",
+    "window_effect",
+    "bert_layers",
+    "pretraining_loss",
+    "MODEL_LABELS",
+    "PALETTE",
+)

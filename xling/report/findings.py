@@ -16,21 +16,57 @@ from xling.report.core import SECTIONS, ReportContext, register_section, require
 from xling.report.flags import FRACTION_FLAG_TABLES, MARK, in_percent, label, said_once
 
 #: the settings shown under "judged on" (the table and metric: after the numbers and in eval/findings.csv)
-SETTINGS = (("models", "models"), ("corpus_size", "size"), ("windows", "window"), ("layers", "layer"),
-            ("pairs", "pairs"), ("alphas", "alpha"))
+SETTINGS = (
+    ("models", "models"),
+    ("corpus_size", "size"),
+    ("windows", "window"),
+    ("layers", "layer"),
+    ("pairs", "pairs"),
+    ("alphas", "alpha"),
+)
 #: every column but the judging rule (layer_rule, ci_*: said under the table)
-RESULTS = ("id", "paper", "where", "claim", "quote", "outcome", "margin", "margin_source", "reason", "measures",
-           "judged_on", "flags", "table", "metric", *(key for key, _ in SETTINGS))
+RESULTS = (
+    "id",
+    "paper",
+    "where",
+    "claim",
+    "quote",
+    "outcome",
+    "margin",
+    "margin_source",
+    "reason",
+    "measures",
+    "judged_on",
+    "flags",
+    "table",
+    "metric",
+    *(key for key, _ in SETTINGS),
+)
 #: the outcomes as the summary counts them: (value, singular, plural)
-OUTCOMES = (("holds", "holds", "hold"), ("does not hold", "does not hold", "do not hold"),
-            ("inconclusive", "inconclusive", "inconclusive"), ("not measurable", "not measurable", "not measurable"),
-            ("not measured", "not measured (no experiment in this run)", "not measured (no experiment in this run)"))
+OUTCOMES = (
+    ("holds", "holds", "hold"),
+    ("does not hold", "does not hold", "do not hold"),
+    ("inconclusive", "inconclusive", "inconclusive"),
+    ("not measurable", "not measurable", "not measurable"),
+    ("not measured", "not measured (no experiment in this run)", "not measured (no experiment in this run)"),
+)
 FLAG_MARK = MARK
 REASON_CHARS = 300  # the report's cut of a long reason (the findings table keeps it whole)
 #: findings metrics in percent (xling.evaluate.findings judges fractions in percent, as the tables show them);
 #: MRR and CKA are 0-1
-PERCENT_FINDINGS = frozenset({"accuracy", "accuracy (CSLS)", "convert_rate", "f1", "p_at_1", "xnli accuracy",
-                              "pos upos", "parsing las", "ner f1"})
+PERCENT_FINDINGS = frozenset(
+    {
+        "accuracy",
+        "accuracy (CSLS)",
+        "convert_rate",
+        "f1",
+        "p_at_1",
+        "xnli accuracy",
+        "pos upos",
+        "parsing las",
+        "ner f1",
+    }
+)
 
 
 def _settings(row: pd.Series) -> str:
@@ -76,8 +112,10 @@ def flags_line(measures: list[dict]) -> tuple[str, str]:
     if not by_label:
         return "", ""
     every = len(measures) > 1 and len(by_label) == 1 and len(next(iter(by_label.values()))) == len(measures)
-    line = "; ".join(f"{name}: {'every number' if every else ', '.join(dict.fromkeys(numbers))}"
-                     for name, numbers in by_label.items())
+    line = "; ".join(
+        f"{name}: {'every number' if every else ', '.join(dict.fromkeys(numbers))}"
+        for name, numbers in by_label.items()
+    )
     return f"{FLAG_MARK} {line}.", "; ".join(whole)
 
 
@@ -88,15 +126,21 @@ def study_line(paper: str, rows: pd.DataFrame) -> dict:
     cannot = []
     flagged = _flagged(by["not measurable"])
     if flagged:
-        cannot.append(f"{len(by['not measurable'])} claim(s) not measurable, on degenerate numbers ("
-                      + "; ".join(flagged[:3]) + (f"; and {len(flagged) - 3} more" if len(flagged) > 3 else "") + ")")
+        cannot.append(
+            f"{len(by['not measurable'])} claim(s) not measurable, on degenerate numbers ("
+            + "; ".join(flagged[:3])
+            + (f"; and {len(flagged) - 3} more" if len(flagged) > 3 else "")
+            + ")"
+        )
     if len(by["inconclusive"]):
         no_interval = by["inconclusive"]["reason"].str.contains("no interval for").sum()
-        cannot.append(f"{len(by['inconclusive'])} inconclusive" + (
-            f" ({no_interval} for want of an interval: no per-item scores and one seed)" if no_interval else ""))
+        cannot.append(
+            f"{len(by['inconclusive'])} inconclusive"
+            + (f" ({no_interval} for want of an interval: no per-item scores and one seed)" if no_interval else "")
+        )
     if len(by["not measured"]):
         cannot.append(f"{len(by['not measured'])} not measured")
-    summary = (f"This run shows: {', '.join(shows)}." if shows else "This run shows none of its claims either way.")
+    summary = f"This run shows: {', '.join(shows)}." if shows else "This run shows none of its claims either way."
     if cannot:
         summary += " It cannot show: " + "; ".join(cannot) + "."
     return {"text": paper, "sub": summary}
@@ -120,9 +164,17 @@ def _fmt_percent(value) -> str:
 
 #: each metric the findings name, as the page says it (the findings table keeps the run's names: metric_unit
 #: reads them); a metric not here: its words, underscores as spaces
-METRIC_WORDS = {"mrr": "MRR", "cka": "CKA", "convert_rate": "convert rate", "p_at_1": "P@1", "f1": "F1",
-                "xnli accuracy": "XNLI accuracy", "pos upos": "POS accuracy (UPOS)", "parsing las": "parsing LAS",
-                "ner f1": "NER F1"}
+METRIC_WORDS = {
+    "mrr": "MRR",
+    "cka": "CKA",
+    "convert_rate": "convert rate",
+    "p_at_1": "P@1",
+    "f1": "F1",
+    "xnli accuracy": "XNLI accuracy",
+    "pos upos": "POS accuracy (UPOS)",
+    "parsing las": "parsing LAS",
+    "ner f1": "NER F1",
+}
 
 
 def metric_words(metric) -> str:
@@ -135,8 +187,9 @@ def margin_words(source: str) -> str:
     (findings.margins.<kind>, findings.margin) named by what it is, not by its key (docs/report.md lists them)."""
     kind = re.fullmatch(r"default \(findings\.margins\.(\w+)\)", source)
     if kind:
-        return "the run's default for " + {"percent": "percentages"}.get(kind.group(1), METRIC_WORDS.get(
-            kind.group(1), kind.group(1)))
+        return "the run's default for " + {"percent": "percentages"}.get(
+            kind.group(1), METRIC_WORDS.get(kind.group(1), kind.group(1))
+        )
     return "the run's non-inferiority margin" if source.startswith("findings.margin ") else source
 
 
@@ -179,8 +232,14 @@ def _numbers(row: pd.Series) -> dict:
     measures = shown_measures(row)
     numbers = numbers_text(row, measures) or DASH
     why, whole = flags_line(measures)
-    cell = {"text": numbers, "sub": why} if why and row["outcome"] == "not measurable" else {  # the flags: the reason
-        "text": numbers, "sub": f"{why} Why: {shortened(without_numbers(row['reason']))}".strip()}
+    cell = (
+        {"text": numbers, "sub": why}
+        if why and row["outcome"] == "not measurable"
+        else {  # the flags: the reason
+            "text": numbers,
+            "sub": f"{why} Why: {shortened(without_numbers(row['reason']))}".strip(),
+        }
+    )
     return {**cell, "title": whole} if whole else cell
 
 
@@ -201,8 +260,11 @@ def claim_cell(row: pd.Series, anchors: dict[str, str] | None = None) -> dict:
     and the paper's sentence verbatim; the claim's id (the key of eval/findings.csv, a code name, not prose) in
     the tooltip."""
     quote = f": \u201c{row['quote']}\u201d" if isinstance(row.get("quote"), str) and row["quote"] else ""
-    cell = {"text": row["claim"], "sub": f"the paper's {row['where']}{quote}",
-            "title": f"eval/findings.csv: {row['id']}"}
+    cell = {
+        "text": row["claim"],
+        "sub": f"the paper's {row['where']}{quote}",
+        "title": f"eval/findings.csv: {row['id']}",
+    }
     section = (anchors or {}).get(row.get("table")) if isinstance(row.get("table"), str) else None
     if section:
         cell["href"] = f"#{section}"
@@ -215,46 +277,68 @@ def outcome_cell(row: pd.Series) -> dict:
     if margin is None or pd.isna(margin):
         return {"text": row["outcome"], "sub": "no margin (strict)"}
     unit = metric_unit(row.get("metric"))
-    return {"text": row["outcome"],
-            "sub": f"margin \u00b1{float(margin):g}{_points(float(margin)) if unit == '%' else ''} "
-                   f"({margin_words(str(row['margin_source']))})"}
+    return {
+        "text": row["outcome"],
+        "sub": f"margin \u00b1{float(margin):g}{_points(float(margin)) if unit == '%' else ''} "
+        f"({margin_words(str(row['margin_source']))})",
+    }
 
 
 def _points(margin: float) -> str:
     return " point" if margin == 1 else " points"
 
 
-@register_section("findings", "What this run shows: the papers' claims", required=("findings",),
-                  results={"findings": RESULTS})
+@register_section(
+    "findings", "What this run shows: the papers' claims", required=("findings",), results={"findings": RESULTS}
+)
 def render_findings(ctx: ReportContext) -> list[Block]:
     df = ctx.tables["findings"]
     require_columns(df, RESULTS, ctx.table_paths["findings"])
     studies = [study_line(paper, rows) for paper, rows in df.groupby("paper", sort=False)]
     anchors = evidence_sections({s.name for s in SECTIONS.values() if all(t in ctx.tables for t in s.required)})
     measured = df[df["outcome"] != "not measured"]
-    rows = [[claim_cell(row, anchors), outcome_cell(row), _numbers(row),
-             {"text": row["judged_on"] or DASH, "sub": _settings(row)}] for _, row in measured.iterrows()]
+    rows = [
+        [
+            claim_cell(row, anchors),
+            outcome_cell(row),
+            _numbers(row),
+            {"text": row["judged_on"] or DASH, "sub": _settings(row)},
+        ]
+        for _, row in measured.iterrows()
+    ]
     # a claim the run has no experiment for has no number: one line under the table, not an empty row
-    absent = [{**claim_cell(row), "sub": f"{claim_cell(row)['sub']}. Why: {row['reason']}"}
-              for _, row in df[df["outcome"] == "not measured"].iterrows()]
+    absent = [
+        {**claim_cell(row), "sub": f"{claim_cell(row)['sub']}. Why: {row['reason']}"}
+        for _, row in df[df["outcome"] == "not measured"].iterrows()
+    ]
     how = ""
     if "ci_level" in df and len(df):
         first = df.iloc[0]
-        how = (f"Intervals: {float(first['ci_level']):.0%} bootstrap ({first['ci_method']}, "
-               f"{int(first['ci_resamples'])} resamples, seed {int(first['ci_seed'])}) over the test queries where "
-               f"the run keeps them (exact binomial, Clopper-Pearson, where every query is a hit or every one a "
-               f"miss; over languages or tags with their effective size), else a t interval over seeds; each claim's "
-               f"margin under its outcome (an equivalence holds when the difference's interval lies within "
-               f"\u00b1margin); BERT's layer rule: {first['layer_rule']}. "
-               f"{FLAG_MARK}: the degenerate numbers (at chance, one class, nothing mined, ...) that make a claim "
-               "not measurable, by the label every table of the report uses; each reason whole in the cell's tooltip "
-               "and in the table's CSV (eval/findings.csv, linked above the table).")
-    return [text(counts_line(df)),
-            {"kind": "list", "title": "By study", "items": studies},
-            table_block("Claims and outcomes", ["claim", "outcome", "numbers of this run (with intervals)",
-                                                {"text": "judged on", "sub": "settings"}], rows, wrap=(0, 1, 2, 3),
-                        full=True,
-                        note=how),
-            *([{"kind": "list", "title": f"Not measured: no experiment in this run ({len(absent)})",
-                "items": absent}] if absent else [])]
-
+        how = (
+            f"Intervals: {float(first['ci_level']):.0%} bootstrap ({first['ci_method']}, "
+            f"{int(first['ci_resamples'])} resamples, seed {int(first['ci_seed'])}) over the test queries where "
+            f"the run keeps them (exact binomial, Clopper-Pearson, where every query is a hit or every one a "
+            f"miss; over languages or tags with their effective size), else a t interval over seeds; each claim's "
+            f"margin under its outcome (an equivalence holds when the difference's interval lies within "
+            f"\u00b1margin); BERT's layer rule: {first['layer_rule']}. "
+            f"{FLAG_MARK}: the degenerate numbers (at chance, one class, nothing mined, ...) that make a claim "
+            "not measurable, by the label every table of the report uses; each reason whole in the cell's tooltip "
+            "and in the table's CSV (eval/findings.csv, linked above the table)."
+        )
+    return [
+        text(counts_line(df)),
+        {"kind": "list", "title": "By study", "items": studies},
+        table_block(
+            "Claims and outcomes",
+            ["claim", "outcome", "numbers of this run (with intervals)", {"text": "judged on", "sub": "settings"}],
+            rows,
+            wrap=(0, 1, 2, 3),
+            full=True,
+            note=how,
+        ),
+        *(
+            [{"kind": "list", "title": f"Not measured: no experiment in this run ({len(absent)})", "items": absent}]
+            if absent
+            else []
+        ),
+    ]

@@ -22,23 +22,27 @@ from xling.evaluate.findings.core import bucc_flags, transfer_flags, translation
 MARK = "\u2020"
 #: the short label of each kind of reason, in the order a cell prefers them (the most specific first: a constant
 #: classifier is also at chance): (pattern searched in one reason, label; {0} is the pattern's first group)
-LABELS = ((r"did not learn (\w+)", "fine-tuning did not learn {0}"),
-          (r"constant predictions|one class predicted", "constant predictions"),
-          (r"one token repeated|one distinct output piece", "one token repeated"),
-          (r"shift changed no output piece", "shift changed nothing"),
-          (r"nothing mined", "nothing mined"),
-          (r"no entity predicted", "no entity predicted"),
-          (r"no correct entity", "no correct entity"),
-          (r"scores tied", "all scores tied"),
-          (r"at or below chance", "at or below chance"),
-          (r"not above chance", "not above chance"))
+LABELS = (
+    (r"did not learn (\w+)", "fine-tuning did not learn {0}"),
+    (r"constant predictions|one class predicted", "constant predictions"),
+    (r"one token repeated|one distinct output piece", "one token repeated"),
+    (r"shift changed no output piece", "shift changed nothing"),
+    (r"nothing mined", "nothing mined"),
+    (r"no entity predicted", "no entity predicted"),
+    (r"no correct entity", "no correct entity"),
+    (r"scores tied", "all scores tied"),
+    (r"at or below chance", "at or below chance"),
+    (r"not above chance", "not above chance"),
+)
 #: the tables whose gather flags state the interval and the chance level of a fraction (0-1) that the report shows
 #: in percent (xling.report.blocks.PERCENT_METRICS); their reasons are shown in percent too (`in_percent`)
 FRACTION_FLAG_TABLES = frozenset({"tatoeba", "bucc", "token_translation", "contextual_retrieval"})
 _NUMBER = r"-?\d+(?:\.\d+)?(?:e-?\d+)?"
 #: an interval's (or a bare number's) comparison with chance, as xling.evaluate.chance.at_or_below_chance writes it
-_AGAINST_CHANCE = re.compile(rf"(?P<level>\d+% interval )?(?P<value>{_NUMBER})(?: \[(?P<low>{_NUMBER}), "
-                             rf"(?P<high>{_NUMBER})\])? (?P<op>holds chance|<= chance) (?P<chance>{_NUMBER})")
+_AGAINST_CHANCE = re.compile(
+    rf"(?P<level>\d+% interval )?(?P<value>{_NUMBER})(?: \[(?P<low>{_NUMBER}), "
+    rf"(?P<high>{_NUMBER})\])? (?P<op>holds chance|<= chance) (?P<chance>{_NUMBER})"
+)
 
 
 def no_word_pairs(n_links: int, recall: float | None = None) -> str | None:
@@ -53,12 +57,16 @@ def no_word_pairs(n_links: int, recall: float | None = None) -> str | None:
 
 
 #: how the findings compute each table's own flags (besides the gather's `flag` column, which every table keeps)
-COMPUTED = {"transfer": lambda rows, pivot: transfer_flags(rows, pivot),
-            "bucc": lambda rows, pivot: bucc_flags(rows),
-            "token_translation": lambda rows, pivot: translation_flags(rows),
-            "word_pairs": lambda rows, pivot: pd.Series(
-                [no_word_pairs(int(n), r if pd.notna(r) else None) for n, r in zip(rows["links"], rows["recall"], strict=True)],
-                index=rows.index, dtype=object)}
+COMPUTED = {
+    "transfer": lambda rows, pivot: transfer_flags(rows, pivot),
+    "bucc": lambda rows, pivot: bucc_flags(rows),
+    "token_translation": lambda rows, pivot: translation_flags(rows),
+    "word_pairs": lambda rows, pivot: pd.Series(
+        [no_word_pairs(int(n), r if pd.notna(r) else None) for n, r in zip(rows["links"], rows["recall"], strict=True)],
+        index=rows.index,
+        dtype=object,
+    ),
+}
 
 
 def row_flags(table: str, rows: pd.DataFrame, pivot: str) -> pd.Series:
@@ -102,8 +110,10 @@ def cell_reason(flags: Iterable) -> str | None:
 
 _NUM = r"-?\d+(?:\.\d+)?(?:e-?\d+)?"
 #: a number's interval holding chance, and the same number at or below that chance (either unit: 'V % ...')
-_HOLDS = re.compile(rf"not above chance: (?:\d+% interval )?(?P<value>{_NUM})(?: \[{_NUM}, {_NUM}\])?(?: %)? "
-                    rf"holds chance (?P<chance>{_NUM})(?: %)?$")
+_HOLDS = re.compile(
+    rf"not above chance: (?:\d+% interval )?(?P<value>{_NUM})(?: \[{_NUM}, {_NUM}\])?(?: %)? "
+    rf"holds chance (?P<chance>{_NUM})(?: %)?$"
+)
 _AT_OR_BELOW = re.compile(rf"at or below chance: (?P<value>{_NUM})(?: %)? <= chance (?P<chance>{_NUM})(?: %)?$")
 _CONSTANT = re.compile(r"constant predictions: .* is [\d.]+% of (\d+)$")
 _ONE_CLASS = re.compile(r"one class's share \(\d+/(\d+)\): one class predicted$")
@@ -127,8 +137,21 @@ def said_once(reason: str) -> str:
     for i, part in enumerate(parts):
         for restating, stated, same in _RESTATEMENTS:
             found = restating.match(part)  # at the part's start: a part a row's prefix names ('xa: ...') stays
-            j = next((j for j in reversed(range(i)) if j not in dropped and (restating, j) not in used  # its row's
-                      and stated.search(parts[j]) and same(found, stated.search(parts[j]))), None) if found else None
+            j = (
+                next(
+                    (
+                        j
+                        for j in reversed(range(i))
+                        if j not in dropped
+                        and (restating, j) not in used  # its row's
+                        and stated.search(parts[j])
+                        and same(found, stated.search(parts[j]))
+                    ),
+                    None,
+                )
+                if found
+                else None
+            )
             if j is not None:
                 dropped.add(i)
                 used.add((restating, j))
@@ -139,14 +162,19 @@ def said_once(reason: str) -> str:
 
 
 def _same_number(a: re.Match, b: re.Match) -> bool:
-    return all(abs(float(a.group(k)) - float(b.group(k))) <= 1e-3 * max(abs(float(a.group(k))), 1e-9)
-               for k in ("value", "chance"))
+    return all(
+        abs(float(a.group(k)) - float(b.group(k))) <= 1e-3 * max(abs(float(a.group(k))), 1e-9)
+        for k in ("value", "chance")
+    )
 
 
 #: (a part that restates another, the part it restates, whether the two are about the same number)
-_RESTATEMENTS = ((_AT_OR_BELOW, _HOLDS, _same_number),
-                 (_ONE_CLASS, _CONSTANT, lambda a, b: a.group(1) == b.group(1)),
-                 (_ONE_PIECE, _ONE_TOKEN, lambda a, b: True), (_ONE_PREDICTION, _ONE_TOKEN, lambda a, b: True))
+_RESTATEMENTS = (
+    (_AT_OR_BELOW, _HOLDS, _same_number),
+    (_ONE_CLASS, _CONSTANT, lambda a, b: a.group(1) == b.group(1)),
+    (_ONE_PIECE, _ONE_TOKEN, lambda a, b: True),
+    (_ONE_PREDICTION, _ONE_TOKEN, lambda a, b: True),
+)
 
 
 def label(reason: str) -> str:
@@ -172,8 +200,10 @@ def in_percent(reason: str | None) -> str | None:
         def pc(key: str) -> str:
             value = 100 * float(found.group(key))
             return f"{value:.1f}" if value == 0 or abs(value) >= 0.1 else f"{value:.2g}"
+
         interval = f" [{pc('low')}, {pc('high')}]" if found.group("low") is not None else ""
         return f"{found.group('level') or ''}{pc('value')}{interval} % {found.group('op')} {pc('chance')} %"
+
     return _AGAINST_CHANCE.sub(percent, reason)
 
 
@@ -187,8 +217,12 @@ def flagged_cell(shown: str, reason: str | None, sub: str = "") -> dict | str:
     whole in `title` (the tooltip) and in `flag`, which `lettered` turns into the table's note."""
     if not is_degenerate(reason):
         return {"text": shown, "sub": sub} if sub else shown
-    return {"text": flagged_text(shown, reason), "sub": _with_label(sub, MARK + " " + label(reason)),
-            "title": reason, "flag": {"reason": reason, "sub": sub, "label": label(reason)}}
+    return {
+        "text": flagged_text(shown, reason),
+        "sub": _with_label(sub, MARK + " " + label(reason)),
+        "title": reason,
+        "flag": {"reason": reason, "sub": sub, "label": label(reason)},
+    }
 
 
 def _with_label(sub: str, flag: str) -> str:
@@ -213,6 +247,7 @@ def lettered(rows: list[list]) -> tuple[list[list], list[tuple[str, str]]]:
         flag = cell["flag"]
         mark = keys.setdefault(flag["reason"], MARK + letter(len(keys)))
         return {**cell, "sub": _with_label(flag["sub"], f"{mark} {flag['label']}")}
+
     rows = [[key(cell) for cell in row] for row in rows]
     return rows, [(mark, by_key(reason, keys) or reason) for reason, mark in keys.items()]
 
@@ -226,8 +261,11 @@ def by_key(reason: str, keys: dict[str, str]) -> str | None:
     if windows:
         found = []
         for window, rest in windows:
-            named = {noted[len(window) + 2:]: mark for noted, mark in keys.items()
-                     if noted != reason and noted.startswith(f"{window}: ")}
+            named = {
+                noted[len(window) + 2 :]: mark
+                for noted, mark in keys.items()
+                if noted != reason and noted.startswith(f"{window}: ")
+            }
             known = {**{n: m for n, m in keys.items() if n != reason}, **named}
             inner = f"as {known[rest]}" if rest in known else by_key(rest, known)
             if inner is None:
@@ -247,7 +285,7 @@ def _window_groups(reason: str) -> list[tuple[str, str]] | None:
     for part in parts:
         window = re.match(r"(window \d+): ", part)
         if window:
-            groups.append((window.group(1), [part[window.end():]]))
+            groups.append((window.group(1), [part[window.end() :]]))
         else:
             groups[-1][1].append(part)
     return [(window, "; ".join(rest)) for window, rest in groups]
@@ -266,8 +304,14 @@ def _by_language(reason: str, keys: dict[str, str]) -> str | None:
             return None
     found, seen = [], set()
     for prefix, parts in groups:  # a part an earlier language has already given is not repeated (cell_reason)
-        match = next((mark for noted, mark in keys.items() if noted != reason
-                      and [p for p in reason_parts(f"{prefix}: {noted}") if p not in seen] == parts), None)
+        match = next(
+            (
+                mark
+                for noted, mark in keys.items()
+                if noted != reason and [p for p in reason_parts(f"{prefix}: {noted}") if p not in seen] == parts
+            ),
+            None,
+        )
         if match is None:
             return None
         found.append((prefix, match))
@@ -289,8 +333,9 @@ def figure_note(rows: pd.DataFrame, flags: pd.Series, point: list[str]) -> str:
     if not marked:
         return ""
     every = cell_reason(marked)
-    mostly = " Most of its points are degenerate: it shows no evidence either way." if 2 * len(marked) > len(
-        reasons) else ""
+    mostly = (
+        " Most of its points are degenerate: it shows no evidence either way." if 2 * len(marked) > len(reasons) else ""
+    )
     return f"{MARK} {len(marked)} of {len(reasons)} points are drawn from numbers the findings flag ({every}).{mostly}"
 
 

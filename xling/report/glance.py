@@ -23,8 +23,12 @@ def _bert_line(ctx: ReportContext) -> str:
     if not hparams:
         return ""
     parts = []
-    for key, label in (("num_layers", "layers"), ("hidden_size", "dimensions"), ("max_steps", "steps"),
-                       ("seed", "seed")):
+    for key, label in (
+        ("num_layers", "layers"),
+        ("hidden_size", "dimensions"),
+        ("max_steps", "steps"),
+        ("seed", "seed"),
+    ):
         values = sorted({h[key] for h in hparams if h.get(key) is not None}, key=str)
         if values:
             shown = "/".join(str(v) for v in values)
@@ -50,8 +54,12 @@ def _static_line(ctx: ReportContext) -> str:
 
 
 def _checkpoints(ctx: ReportContext) -> list[str]:
-    models = {m for df in ctx.tables.values() if "model" in df and "size" in df
-              for m in df.loc[df["size"] == 0, "model"].dropna().unique()}
+    models = {
+        m
+        for df in ctx.tables.values()
+        if "model" in df and "size" in df
+        for m in df.loc[df["size"] == 0, "model"].dropna().unique()
+    }
     return sorted(models)
 
 
@@ -65,8 +73,11 @@ def _fine_tuning_seeds(ctx: ReportContext) -> str:
 
 def _data_line(ctx: ReportContext) -> str:
     sources = [str(s) for s in _values(ctx, "source", skip=("token_translation_samples",))]
-    kind = ("synthetic: generated languages with known dictionaries" if sources == ["synthetic"]
-            else ", ".join(sources) or DASH)
+    kind = (
+        "synthetic: generated languages with known dictionaries"
+        if sources == ["synthetic"]
+        else ", ".join(sources) or DASH
+    )
     sizes = [s for s in _values(ctx, "size") if s > 0]
     size_text = ", ".join(f"{size_label(s)} ({int(s):,})" for s in sizes) or DASH
     return f"{kind}; languages {', '.join(_languages(ctx)) or DASH}; sentences per language {size_text}"
@@ -76,9 +87,11 @@ def _cost_line(meta: Mapping) -> str:
     jobs = meta.get("jobs")
     if not jobs:
         return "no benchmark files found"
-    return (f"{_hours(meta['job_seconds'])} of job time over {jobs} benchmarked jobs; "
-            f"{_hours(meta['wall_seconds'])} from the first job's start to the last job's end "
-            f"({meta['finished']})")
+    return (
+        f"{_hours(meta['job_seconds'])} of job time over {jobs} benchmarked jobs; "
+        f"{_hours(meta['wall_seconds'])} from the first job's start to the last job's end "
+        f"({meta['finished']})"
+    )
 
 
 def _hours(seconds: float) -> str:
@@ -93,17 +106,31 @@ def render_run(ctx: ReportContext) -> list[Block]:
     checkpoints = _checkpoints(ctx)
     if checkpoints:
         models.append("published checkpoints: " + ", ".join(checkpoints))
-    rows = [("data", _data_line(ctx)),
-            ("models", "; ".join(models) or ", ".join(model_label(m) for m in ordered_models(
-                {m for df in ctx.tables.values() if "model" in df for m in df["model"].dropna().unique()})) or DASH),
-            ("seeds", _fine_tuning_seeds(ctx) or DASH),
-            ("checkout", meta.get("commit") or "unknown (not a git checkout)"),
-            ("settings hash", meta.get("config_hash") or DASH),
-            ("cost", _cost_line(meta))]
+    rows = [
+        ("data", _data_line(ctx)),
+        (
+            "models",
+            "; ".join(models)
+            or ", ".join(
+                model_label(m)
+                for m in ordered_models(
+                    {m for df in ctx.tables.values() if "model" in df for m in df["model"].dropna().unique()}
+                )
+            )
+            or DASH,
+        ),
+        ("seeds", _fine_tuning_seeds(ctx) or DASH),
+        ("checkout", meta.get("commit") or "unknown (not a git checkout)"),
+        ("settings hash", meta.get("config_hash") or DASH),
+        ("cost", _cost_line(meta)),
+    ]
     blocks = [settings_block("The run", rows)]
     sources = [str(s) for s in _values(ctx, "source", skip=("token_translation_samples",))]
     if sources == ["synthetic"]:
-        blocks.append(text("The data are synthetic, so a verdict below says whether the pipeline reproduces an "
-                           "effect on controlled languages, not whether it holds for real ones."))
+        blocks.append(
+            text(
+                "The data are synthetic, so a verdict below says whether the pipeline reproduces an "
+                "effect on controlled languages, not whether it holds for real ones."
+            )
+        )
     return blocks
-

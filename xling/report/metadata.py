@@ -22,9 +22,12 @@ def settings_hash(settings: Mapping) -> str:
 
 def checkout_commit(checkout: str | Path) -> str | None:
     """'<12 hex digits> of <commit date>', '+ uncommitted changes' when the work tree differs; None outside git."""
+
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(checkout), *args], capture_output=True, text=True, check=True,
-                              timeout=30).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(checkout), *args], capture_output=True, text=True, check=True, timeout=30
+        ).stdout.strip()
+
     try:
         commit, date = git("log", "-1", "--format=%H %cs").split()
         dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
@@ -55,5 +58,8 @@ def benchmark_cost(bench_dir: str | Path) -> dict:
 
 def run_metadata(checkout: str | Path, bench_dir: str | Path, settings: Mapping | None) -> dict:
     """What the first screen shows besides the tables: commit, settings hash and cost."""
-    return {"commit": checkout_commit(checkout), "config_hash": settings_hash(settings) if settings else None,
-            **benchmark_cost(bench_dir)}
+    return {
+        "commit": checkout_commit(checkout),
+        "config_hash": settings_hash(settings) if settings else None,
+        **benchmark_cost(bench_dir),
+    }

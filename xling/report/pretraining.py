@@ -16,16 +16,37 @@ import pandas as pd
 
 from xling.report import figures
 from xling.report.blocks import DASH, Block, flatten, fmt_count, fmt_num, table_block
-from xling.report.core import (ReportContext, read_table, recorded_json, register_list_table, register_section,
-                               require_columns)
+from xling.report.core import (
+    ReportContext,
+    read_table,
+    recorded_json,
+    register_list_table,
+    register_section,
+    require_columns,
+)
 from xling.report.figures import size_label
 
 # BERT hyper-parameters named in the loss figure's title (all of them are in the Settings section).
 # batch_tokens where set: the batch counted in tokens (batch_size then counts nothing at any window)
-TITLE_KEYS = ("hidden_size", "num_layers", "num_heads", "intermediate_size", "learning_rate", "batch_size",
-              "batch_tokens", "max_steps", "warmup_steps", "mlm_probability", "seed")
-LOG_COLUMN_ALIASES = {"tokens/s": "tokens_per_s", "tokens_per_sec": "tokens_per_s", "tok/s": "tokens_per_s",
-                      "learning_rate": "lr"}
+TITLE_KEYS = (
+    "hidden_size",
+    "num_layers",
+    "num_heads",
+    "intermediate_size",
+    "learning_rate",
+    "batch_size",
+    "batch_tokens",
+    "max_steps",
+    "warmup_steps",
+    "mlm_probability",
+    "seed",
+)
+LOG_COLUMN_ALIASES = {
+    "tokens/s": "tokens_per_s",
+    "tokens_per_sec": "tokens_per_s",
+    "tok/s": "tokens_per_s",
+    "learning_rate": "lr",
+}
 MODEL_DIR_NAME = re.compile(r"^(?P<size>\d+)-w(?P<window>\d+)$")
 
 
@@ -45,15 +66,16 @@ def load_training_logs(logs: Iterable[str | Path | tuple[str | Path, int, int] |
             path = Path(item)
             match = MODEL_DIR_NAME.match(path.parent.name)
             if not match:
-                raise ValueError(f"{path}: cannot tell size and window from the directory name "
-                                 f"{path.parent.name!r} (expected '<size>-w<window>'); pass (path, size, window)")
+                raise ValueError(
+                    f"{path}: cannot tell size and window from the directory name "
+                    f"{path.parent.name!r} (expected '<size>-w<window>'); pass (path, size, window)"
+                )
             size, window, model = int(match["size"]), int(match["window"]), "bert"
         else:
             (path, size, window), model = item, "bert"
         path = Path(path)
         frame = read_table(path) if path.suffix == ".parquet" else pd.read_csv(path, sep="\t")
-        frame.columns = [LOG_COLUMN_ALIASES.get(str(c).strip().lower(), str(c).strip().lower())
-                         for c in frame.columns]
+        frame.columns = [LOG_COLUMN_ALIASES.get(str(c).strip().lower(), str(c).strip().lower()) for c in frame.columns]
         require_columns(frame, ("step", "loss"), str(path))
         if frame.empty:
             raise ValueError(f"{path}: training log has a header but no rows")
@@ -81,10 +103,13 @@ def hparams_line(ctx: ReportContext) -> str:
     """The main hyper-parameters of the BERTs the loss figure plots (the grid's: the ablations' bilingual BERTs,
     recorded under model bert in the ablation table, are not plotted), as the result tables recorded them; one
     line per distinct setting, '' when no table did."""
-    recorded = {value: keys for value, keys in ctx.recorded("hparams", model="bert").items()
-                if set(keys) - {"ablation"}}
-    lines = [", ".join(f"{k} {v}" for k, v in flatten(recorded_json(value)) if k in TITLE_KEYS and v != DASH)
-             for value in recorded]
+    recorded = {
+        value: keys for value, keys in ctx.recorded("hparams", model="bert").items() if set(keys) - {"ablation"}
+    }
+    lines = [
+        ", ".join(f"{k} {v}" for k, v in flatten(recorded_json(value)) if k in TITLE_KEYS and v != DASH)
+        for value in recorded
+    ]
     return " | ".join(dict.fromkeys(line for line in lines if line))
 
 
@@ -99,19 +124,35 @@ def render_bert_training(ctx: ReportContext) -> list[Block]:
         raise ValueError(f"{where}: no BERT training-log rows")
     line = hparams_line(ctx)
     fig = figures.pretraining_loss(log, settings=line)
-    block = ctx.figure("bert_pretraining_loss", fig, "bert_pretraining_loss", line or "see Settings",
-                       "BERT pretraining loss")
+    block = ctx.figure(
+        "bert_pretraining_loss", fig, "bert_pretraining_loss", line or "see Settings", "BERT pretraining loss"
+    )
     rows = []
     log = log.sort_values(["size", "window", "step"], ascending=[True, False, True])
     for (size, window), run in log.groupby(["size", "window"], sort=False):
         rate = run["tokens_per_s"].mean() if "tokens_per_s" in run else float("nan")
-        rows.append([size_label(size), str(window), fmt_count(run["step"].iloc[-1]), fmt_num(run["loss"].iloc[0]),
-                     fmt_num(run["loss"].iloc[-1]), fmt_num(run["loss"].min()),
-                     "\u2014" if math.isnan(rate) else f"{rate:,.0f}"])
-    columns = ["size (sentences/lang)", "window", "last step", "first loss", "last loss", "min loss",
-               "mean tokens/s"]
-    table = table_block("Pretraining summary", columns, rows, numeric=range(2, 7),
-                        note="Loss is the training masked-LM loss as logged (one batch per logged step). "
-                        + (f"Settings: {line}; the full list is in Settings." if line else
-                           "The result tables record no BERT hyper-parameters."))
+        rows.append(
+            [
+                size_label(size),
+                str(window),
+                fmt_count(run["step"].iloc[-1]),
+                fmt_num(run["loss"].iloc[0]),
+                fmt_num(run["loss"].iloc[-1]),
+                fmt_num(run["loss"].min()),
+                "\u2014" if math.isnan(rate) else f"{rate:,.0f}",
+            ]
+        )
+    columns = ["size (sentences/lang)", "window", "last step", "first loss", "last loss", "min loss", "mean tokens/s"]
+    table = table_block(
+        "Pretraining summary",
+        columns,
+        rows,
+        numeric=range(2, 7),
+        note="Loss is the training masked-LM loss as logged (one batch per logged step). "
+        + (
+            f"Settings: {line}; the full list is in Settings."
+            if line
+            else "The result tables record no BERT hyper-parameters."
+        ),
+    )
     return [block, table]

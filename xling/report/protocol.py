@@ -21,8 +21,9 @@ INTRO = (
     "stated\"), the section that states it, the config key that holds ours and the full study's exact value; a test "
     "keeps the full study's settings (config.yaml with the schema's defaults) at the recorded values, each differing "
     "from a paper's only with a reason. Below, per paper: the settings in "
-    "which this run differs from the paper (\"set by this run\": a default of the full study this run changed) and "
-    "the settings the paper does not state, with the choice made here.")
+    'which this run differs from the paper ("set by this run": a default of the full study this run changed) and '
+    "the settings the paper does not state, with the choice made here."
+)
 
 
 def _shown(value: Any) -> str:
@@ -43,8 +44,11 @@ def _setting(row: dict) -> str:
 
 
 def _paper_rows(rows: list[dict]) -> tuple[list[list[str]], list[list[str]]]:
-    differs = [[_setting(row), _shown(row["paper_value"]), _ours(row), row["reason"] or ""]
-               for row in rows if row["status"] == "differs"]
+    differs = [
+        [_setting(row), _shown(row["paper_value"]), _ours(row), row["reason"] or ""]
+        for row in rows
+        if row["status"] == "differs"
+    ]
     unstated = [[_setting(row), _ours(row)] for row in rows if row["status"] == protocol.NOT_STATED]
     return differs, unstated
 
@@ -59,14 +63,31 @@ def protocol_blocks(rows: list[dict], papers: dict) -> list[Block]:
     blocks = [text(INTRO)]
     for paper, info in papers.items():
         differs, unstated = _paper_rows([row for row in rows if row["paper"] == paper])
-        blocks.append(text(f"{info['cite']}: {_count(len(differs), 'setting')} of this run differ from the paper's; "
-                           f"the paper does not state {_count(len(unstated), 'setting')}."))
+        blocks.append(
+            text(
+                f"{info['cite']}: {_count(len(differs), 'setting')} of this run differ from the paper's; "
+                f"the paper does not state {_count(len(unstated), 'setting')}."
+            )
+        )
         if differs:
-            blocks.append(table_block(f"{paper}: where this run differs", ["Setting (experiment; section)", "Paper",
-                                      "Ours (config key)", "Why"], differs, wrap=range(4)))
+            blocks.append(
+                table_block(
+                    f"{paper}: where this run differs",
+                    ["Setting (experiment; section)", "Paper", "Ours (config key)", "Why"],
+                    differs,
+                    wrap=range(4),
+                )
+            )
         if unstated:
-            blocks.append(table_block(f"{paper}: not stated by the paper", ["Setting (experiment; section)",
-                                      "Ours (config key)"], unstated, collapsed=True, wrap=range(2)))
+            blocks.append(
+                table_block(
+                    f"{paper}: not stated by the paper",
+                    ["Setting (experiment; section)", "Ours (config key)"],
+                    unstated,
+                    collapsed=True,
+                    wrap=range(2),
+                )
+            )
     return blocks
 
 
@@ -74,9 +95,17 @@ def protocol_blocks(rows: list[dict], papers: dict) -> list[Block]:
 def render_protocol(ctx: ReportContext) -> list[Block]:
     given = ctx.config.get("protocol")
     if not given:
-        return [text("The report was rendered without the run's protocol settings (report params `protocol`): "
-                     "no deviations are listed.")]
+        return [
+            text(
+                "The report was rendered without the run's protocol settings (report params `protocol`): "
+                "no deviations are listed."
+            )
+        ]
     table = protocol.load_protocol(given["table"])
-    rows = protocol.deviations(given["run"], schema=protocol.load_yaml(given["schema"]), protocol=table,
-                               defaults=protocol.load_yaml(given["study"]))
+    rows = protocol.deviations(
+        given["run"],
+        schema=protocol.load_yaml(given["schema"]),
+        protocol=table,
+        defaults=protocol.load_yaml(given["study"]),
+    )
     return protocol_blocks(rows, table["papers"])

@@ -24,18 +24,42 @@ from typing import Any, Mapping
 import pandas as pd
 import yaml
 
-from xling.report.blocks import (DASH, MODEL_KEYS, PERCENT_METRICS, Block, empty_block, fmt_setting, model_groups,
-                                 model_name, table_block)
+from xling.report.blocks import (
+    DASH,
+    MODEL_KEYS,
+    PERCENT_METRICS,
+    Block,
+    empty_block,
+    fmt_setting,
+    model_groups,
+    model_name,
+    table_block,
+)
 
 DEFAULT_PAPER_RESULTS = Path("resources/paper_results.yaml")
 NO_PUBLISHED = "No published numbers recorded"
 BEST = "best"
-ENTRY_KEYS = {"source", "id", "paper", "metric", "scale", "model", "settings", "best_of", "what", "note",
-              "in_source", "rows"}
+ENTRY_KEYS = {
+    "source",
+    "id",
+    "paper",
+    "metric",
+    "scale",
+    "model",
+    "settings",
+    "best_of",
+    "what",
+    "note",
+    "in_source",
+    "rows",
+}
 NOT_SETTINGS = {"value", "at"}
 COLUMN_LABELS = {"lang": "language", "src": "from", "tgt": "into", "alpha": "\u03b1", "pos": "part of speech"}
-PUBLISHED_MODELS = {"bert-base-multilingual-cased": "Google's mBERT", "bert": "BERT from scratch",
-                    "bilingual-mlm": "a bilingual MLM per language pair"}
+PUBLISHED_MODELS = {
+    "bert-base-multilingual-cased": "Google's mBERT",
+    "bert": "BERT from scratch",
+    "bilingual-mlm": "a bilingual MLM per language pair",
+}
 
 
 def load_paper_results(path: str | Path | None) -> dict[str, list[dict]]:
@@ -78,7 +102,8 @@ def _check_entry(entry: Any, where: str) -> None:
         if not isinstance(row["value"], (int, float)) or isinstance(row["value"], bool):
             raise ValueError(f"{where}.rows[{j}]: value must be a number, got {row['value']!r}")
     models = {row.get("model", entry.get("model")) for row in entry["rows"] or []} | (
-        {entry["model"]} if "model" in entry else set())
+        {entry["model"]} if "model" in entry else set()
+    )
     if None in models or len(models) > 1:
         raise ValueError(f"{where}: give one model for the entry (found {sorted(map(str, models))})")
 
@@ -91,6 +116,7 @@ def _one_model(entry: Mapping) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------- matching
+
 
 @dataclass(frozen=True)
 class Matching:
@@ -112,8 +138,8 @@ class Cell:
     """Ours for one published number and one model of ours."""
 
     value: float
-    chosen: dict          # setting -> our value where it was chosen as best
-    differs: list[str]    # published settings ours does not share, as 'layer 2 (paper 8)'
+    chosen: dict  # setting -> our value where it was chosen as best
+    differs: list[str]  # published settings ours does not share, as 'layer 2 (paper 8)'
 
 
 def _row_settings(entry: Mapping, prow: Mapping) -> dict:
@@ -124,8 +150,9 @@ def _label(column: str, value: Any) -> str:
     return "best" if value == BEST else fmt_setting(column, value)
 
 
-def compare(df: pd.DataFrame, metric: str, scale: float, settings: Mapping, matching: Matching,
-            best_of: Mapping) -> Cell | None:
+def compare(
+    df: pd.DataFrame, metric: str, scale: float, settings: Mapping, matching: Matching, best_of: Mapping
+) -> Cell | None:
     """Ours for one model of ours (`df`: its rows sharing the published identity) against published
     `settings` (model and identity left out): None when no row is left."""
     for column, allowed in best_of.items():
@@ -164,8 +191,14 @@ def compare(df: pd.DataFrame, metric: str, scale: float, settings: Mapping, matc
     return Cell(float(df[metric].mean()) * scale, chosen, differs)
 
 
-def published_blocks(table: str, ours: pd.DataFrame, published: Mapping[str, list[dict]], where: str,
-                     matching: Matching, title: str = "Published numbers") -> list[Block]:
+def published_blocks(
+    table: str,
+    ours: pd.DataFrame,
+    published: Mapping[str, list[dict]],
+    where: str,
+    matching: Matching,
+    title: str = "Published numbers",
+) -> list[Block]:
     """One block per published entry of `table`: its numbers beside ours (see the module docstring), or
     the line saying none are recorded."""
     entries = published.get(table) or []
@@ -187,9 +220,13 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
     paper = _paper_settings(entry)
     if metric not in ours:
         cells = [[fmt_setting(c, r.get(c)) for c in shown] + [f"{r['value']:,.{digits}f}"] for r in rows]
-        return table_block(title, labels + ["published"], cells, numeric=[len(shown)],
-                           note=f"Our table has no column {metric}: this run does not measure these "
-                                f"numbers. {paper} From {where}.")
+        return table_block(
+            title,
+            labels + ["published"],
+            cells,
+            numeric=[len(shown)],
+            note=f"Our table has no column {metric}: this run does not measure these numbers. {paper} From {where}.",
+        )
     matched, absent = [], []  # absent: the identities (e.g. languages) of the published numbers not in this run
     for prow in rows:
         settings = _row_settings(entry, prow)
@@ -197,8 +234,10 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
         for column in matching.identity:
             if column in settings:
                 if column not in ours:
-                    raise ValueError(f"{where}: {entry['source']} {entry['id']}: our table has no column {column!r} "
-                                     "to match the published numbers on")
+                    raise ValueError(
+                        f"{where}: {entry['source']} {entry['id']}: our table has no column {column!r} "
+                        "to match the published numbers on"
+                    )
                 mask &= ours[column] == settings[column]
         if mask.any():
             matched.append((prow, settings, ours[mask]))
@@ -207,11 +246,19 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
     missing = _not_in_run(absent, ours, matching.identity)
     if not matched:  # e.g. synthetic languages: the published numbers are listed for reference, not compared
         cells = [[fmt_setting(c, r.get(c)) for c in shown] + [f"{r['value']:,.{digits}f}"] for r in rows]
-        return table_block(title, labels + ["published"], cells, numeric=[len(shown)], collapsed=True,
-                           note=f"None of the published numbers is for a setting of this run ({missing}): they "
-                                f"stand beside ours for reference, not as a comparison. {paper} From {where}.")
+        return table_block(
+            title,
+            labels + ["published"],
+            cells,
+            numeric=[len(shown)],
+            collapsed=True,
+            note=f"None of the published numbers is for a setting of this run ({missing}): they "
+            f"stand beside ours for reference, not as a comparison. {paper} From {where}.",
+        )
     groups = _groups(entry, [m[2] for m in matched])
-    header = [{"text": model_name(dict(zip(MODEL_KEYS, g, strict=True))), "sub": _group_flags(entry, g)} for g in groups]
+    header = [
+        {"text": model_name(dict(zip(MODEL_KEYS, g, strict=True))), "sub": _group_flags(entry, g)} for g in groups
+    ]
     cells = []
     for prow, settings, rows_in_run in matched:
         model_settings = {k: v for k, v in settings.items() if k not in MODEL_KEYS and k not in matching.identity}
@@ -223,36 +270,54 @@ def _entry_block(entry: Mapping, ours: pd.DataFrame, matching: Matching, where: 
             part = rows_in_run
             for column, value in zip(MODEL_KEYS, g, strict=True):
                 part = part[part[column] == value]
-            cell = (compare(part, metric, scale, model_settings, matching,
-                            entry.get("best_of") or {}) if len(part) else None)
+            cell = (
+                compare(part, metric, scale, model_settings, matching, entry.get("best_of") or {})
+                if len(part)
+                else None
+            )
             line.append(_cell(cell, prow["value"], digits, _comparable(entry, g, part)))
         cells.append(line)
-    note = (f"{paper} Ours \u00d7 {fmt_setting('scale', scale)} to match the shown unit. " if scale != 1
-            else f"{paper} ")
-    note += ("Under each of ours: the difference (ours \u2212 published) where the setting is comparable (the "
-             "paper's model, or the same real data), else \u201cfor reference\u201d; and the settings that differ "
-             "from the paper's.")
-    no_column = [c for c in dict.fromkeys(k for _, settings, _ in matched for k in settings)
-                 if c not in ours and c not in MODEL_KEYS]
+    note = f"{paper} Ours \u00d7 {fmt_setting('scale', scale)} to match the shown unit. " if scale != 1 else f"{paper} "
+    note += (
+        "Under each of ours: the difference (ours \u2212 published) where the setting is comparable (the "
+        "paper's model, or the same real data), else \u201cfor reference\u201d; and the settings that differ "
+        "from the paper's."
+    )
+    no_column = [
+        c
+        for c in dict.fromkeys(k for _, settings, _ in matched for k in settings)
+        if c not in ours and c not in MODEL_KEYS
+    ]
     if no_column:
-        note += " No setting of ours: " + "; ".join(
-            f"{c} (ours: {matching.absent.get(c, 'not chosen')})" for c in no_column) + "."
+        note += (
+            " No setting of ours: "
+            + "; ".join(f"{c} (ours: {matching.absent.get(c, 'not chosen')})" for c in no_column)
+            + "."
+        )
     if absent:
         note += f" Not in this run: {missing}."
     if entry.get("note"):
         note += f" {entry['note']}"
     note += f" From {where}."
-    return table_block(title, labels + ["published"] + header, cells, note=note,
-                       numeric=range(len(shown), len(shown) + 1 + len(groups)),
-                       wrap=range(len(shown) + 1, len(shown) + 1 + len(groups)))
+    return table_block(
+        title,
+        labels + ["published"] + header,
+        cells,
+        note=note,
+        numeric=range(len(shown), len(shown) + 1 + len(groups)),
+        wrap=range(len(shown) + 1, len(shown) + 1 + len(groups)),
+    )
 
 
 def _not_in_run(absent: list[Mapping], ours: pd.DataFrame, identity: tuple[str, ...]) -> str:
     """'lang es, ar' for the identity values of published numbers that this run lacks (in words: 'proper noun')."""
     parts = []
     for column in identity:
-        values = [v for v in dict.fromkeys(s[column] for s in absent if column in s)
-                  if column not in ours or not (ours[column] == v).any()]
+        values = [
+            v
+            for v in dict.fromkeys(s[column] for s in absent if column in s)
+            if column not in ours or not (ours[column] == v).any()
+        ]
         if values:
             named = ", ".join(_label(column, v).replace("_", " ") for v in values)
             parts.append(f"{COLUMN_LABELS.get(column, column)} {named}")
@@ -276,8 +341,11 @@ def _group_flags(entry: Mapping, group: tuple) -> str:
     for column, ours in zip(MODEL_KEYS, group, strict=True):
         paper = settings.get(column)
         if paper is not None and paper != ours:
-            flags.append(f"paper: {PUBLISHED_MODELS.get(paper, model_name({'model': paper, 'size': 0}))}"
-                         if column == "model" else f"paper {column} {fmt_setting(column, paper)}")
+            flags.append(
+                f"paper: {PUBLISHED_MODELS.get(paper, model_name({'model': paper, 'size': 0}))}"
+                if column == "model"
+                else f"paper {column} {fmt_setting(column, paper)}"
+            )
     return "; ".join(flags) if flags else "as in the paper"
 
 
@@ -288,7 +356,9 @@ WORDS = {"en_dev": "English dev", "avg_dev": "average dev", "token": "token mean
 def _paper_settings(entry: Mapping) -> str:
     model = entry.get("model")
     parts = [f"model {PUBLISHED_MODELS.get(model, model)}"] if model else []
-    parts += [f"{k.replace('_', ' ')} {WORDS.get(str(v), _label(k, v))}" for k, v in (entry.get("settings") or {}).items()]
+    parts += [
+        f"{k.replace('_', ' ')} {WORDS.get(str(v), _label(k, v))}" for k, v in (entry.get("settings") or {}).items()
+    ]
     parts += [f"{k} among {', '.join(fmt_setting(k, x) for x in v)}" for k, v in (entry.get("best_of") or {}).items()]
     return f"Paper's settings: {'; '.join(parts)}." if parts else ""
 

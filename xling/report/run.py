@@ -14,8 +14,18 @@ from typing import Iterable
 
 import pandas as pd
 
-from xling.report.blocks import (DASH, MODEL_KEYS, Block, flatten, fmt_setting, group, model_groups, model_name,
-                                 settings_block, text)
+from xling.report.blocks import (
+    DASH,
+    MODEL_KEYS,
+    Block,
+    flatten,
+    fmt_setting,
+    group,
+    model_groups,
+    model_name,
+    settings_block,
+    text,
+)
 from xling.report.core import SECTIONS, ReportContext, recorded_json, register_section
 from xling.report.figures import model_label, ordered_models, size_label
 
@@ -28,6 +38,8 @@ ROW_NUMBERS = ("chance", "flag", "n_items")
 
 def _is_row_number(column: str) -> bool:
     return column in ROW_NUMBERS or column.endswith(("_low", "_high"))
+
+
 STUDY_DESCRIPTION = (
     "Why is multilingual BERT multilingual? Following Liu, Hsu, Chuang and Lee (2020, \u201cA Study of "
     "Cross-Lingual Ability and Language-specific Information in Multilingual BERT\u201d, arXiv:2004.09205), "
@@ -40,8 +52,9 @@ STUDY_DESCRIPTION = (
 
 def _values(ctx: ReportContext, column: str, skip: tuple[str, ...] = ()) -> list:
     """The values of `column` in every table but those of `skip`."""
-    return sorted({v for key, df in ctx.tables.items() if key not in skip and column in df
-                   for v in df[column].dropna().unique()})
+    return sorted(
+        {v for key, df in ctx.tables.items() if key not in skip and column in df for v in df[column].dropna().unique()}
+    )
 
 
 def _languages(ctx: ReportContext) -> list[str]:
@@ -66,8 +79,13 @@ def _windows_by_model(ctx: ReportContext) -> str:
             for model, window in df[["model", "window"]].dropna().drop_duplicates().itertuples(index=False):
                 if window > 0:
                     found.setdefault(model, set()).add(int(window))
-    return "; ".join(f"{model_label(m)} {', '.join(str(w) for w in sorted(found[m], reverse=True))}"
-                     for m in ordered_models(found)) or DASH
+    return (
+        "; ".join(
+            f"{model_label(m)} {', '.join(str(w) for w in sorted(found[m], reverse=True))}"
+            for m in ordered_models(found)
+        )
+        or DASH
+    )
 
 
 @register_section("overview", "Study and data")
@@ -75,29 +93,48 @@ def render_overview(ctx: ReportContext) -> list[Block]:
     models = [m for df in ctx.tables.values() if "model" in df for m in df["model"].dropna().unique()]
     # the data source recorded by every table (the token-translation samples' `source` is a sample's sentence)
     sources = [str(s) for s in _values(ctx, "source", skip=("token_translation_samples",))]
-    rows = [("run", _joined(str(r) for r in _values(ctx, "run")) if _values(ctx, "run") else
-             str(ctx.config.get("run") or DASH)),
-            ("data source", _joined(sources)),
-            ("languages (first = pivot)", _joined(_languages(ctx))),
-            ("corpus sizes (sentences per language)",
-             _joined(f"{size_label(s)} ({int(s):,})" for s in _values(ctx, "size") if s > 0)),
-            ("context windows (tokens), by model", _windows_by_model(ctx)),
-            ("models", _joined(model_label(m) for m in ordered_models(models))),
-            ("tables", _tables_line(ctx.table_paths))]
+    rows = [
+        (
+            "run",
+            _joined(str(r) for r in _values(ctx, "run")) if _values(ctx, "run") else str(ctx.config.get("run") or DASH),
+        ),
+        ("data source", _joined(sources)),
+        ("languages (first = pivot)", _joined(_languages(ctx))),
+        (
+            "corpus sizes (sentences per language)",
+            _joined(f"{size_label(s)} ({int(s):,})" for s in _values(ctx, "size") if s > 0),
+        ),
+        ("context windows (tokens), by model", _windows_by_model(ctx)),
+        ("models", _joined(model_label(m) for m in ordered_models(models))),
+        ("tables", _tables_line(ctx.table_paths)),
+    ]
     # behind its summary line: the first screen already says what the run is; this adds each model's windows and
     # the files read (a screen of paths), which a reader opens when they need them
-    blocks = [text(STUDY_DESCRIPTION, ctx.report_config.get("description", "")),
-              group([settings_block("The run", rows)], "The run: sources, languages, sizes, each model's windows, "
-                                                       "the tables read")]
+    blocks = [
+        text(STUDY_DESCRIPTION, ctx.report_config.get("description", "")),
+        group(
+            [settings_block("The run", rows)],
+            "The run: sources, languages, sizes, each model's windows, the tables read",
+        ),
+    ]
     if sources == ["synthetic"]:
-        blocks.append(text("The data are synthetic: generated languages with known translation dictionaries, "
-                           "so the numbers test the pipeline and the effect of the settings, not real "
-                           "languages."))
+        blocks.append(
+            text(
+                "The data are synthetic: generated languages with known translation dictionaries, "
+                "so the numbers test the pipeline and the effect of the settings, not real "
+                "languages."
+            )
+        )
     stand_ins = ctx.config.get("stand_ins") or {}
     if stand_ins:
-        blocks.append(text("Stand-ins: parts of the real data or models are not to be had here, and these stand in "
-                           "for them, so the numbers on them are not comparable to the papers': "
-                           + "; ".join(f"{name}: {what}" for name, what in stand_ins.items()) + "."))
+        blocks.append(
+            text(
+                "Stand-ins: parts of the real data or models are not to be had here, and these stand in "
+                "for them, so the numbers on them are not comparable to the papers': "
+                + "; ".join(f"{name}: {what}" for name, what in stand_ins.items())
+                + "."
+            )
+        )
     return blocks
 
 
@@ -109,8 +146,11 @@ def _tables_line(paths) -> str:
     """The run's result files by folder, each folder once ('results/demo/eval/: word_retrieval.parquet, ...'), and
     a file name that many folders hold once with their count and common folder ('finetune.json in 22 folders under
     results/demo/finetuned/'): a path per fine-tuning filled half a screen."""
-    files = [str(path) for value in paths.values()
-             for path in (value if isinstance(value, (list, tuple)) else str(value).split(", "))]
+    files = [
+        str(path)
+        for value in paths.values()
+        for path in (value if isinstance(value, (list, tuple)) else str(value).split(", "))
+    ]
     folders_of: dict[str, list[str]] = {}
     for path in files:
         folder, _, name = path.rpartition("/")
@@ -121,12 +161,16 @@ def _tables_line(paths) -> str:
         if len(folders_of[name]) < MANY_FOLDERS:
             by_folder.setdefault(f"{folder}/" if folder else "", []).append(name)
     parts = [f"{folder} {', '.join(names)}".strip() for folder, names in by_folder.items()]
-    parts += [f"{name} in {len(folders)} folders under {os.path.commonpath(folders)}/"
-              for name, folders in folders_of.items() if len(folders) >= MANY_FOLDERS]
+    parts += [
+        f"{name} in {len(folders)} folders under {os.path.commonpath(folders)}/"
+        for name, folders in folders_of.items()
+        if len(folders) >= MANY_FOLDERS
+    ]
     return "; ".join(parts)
 
 
 # ---------------------------------------------------------------------------------------------- settings
+
 
 def _recorded_blocks(ctx: ReportContext, column: str, title: str, model: str | None = None) -> list[Block]:
     """One settings table per distinct JSON block recorded in `column` (more than one: the tables differ)."""
@@ -163,8 +207,11 @@ def _column_value(df: pd.DataFrame, column: str) -> str:
         per_group = df.groupby(MODEL_KEYS)[column]
         if (per_group.nunique() <= 1).all():
             first = per_group.first()
-            return "; ".join(f"{model_name(dict(zip(MODEL_KEYS, g, strict=True)))} {fmt_setting(column, first[g])}"
-                             for g in model_groups(df) if g in first.index)
+            return "; ".join(
+                f"{model_name(dict(zip(MODEL_KEYS, g, strict=True)))} {fmt_setting(column, first[g])}"
+                for g in model_groups(df)
+                if g in first.index
+            )
     try:
         values = sorted(values)
     except TypeError:  # mixed types
@@ -180,9 +227,15 @@ def _evaluation_blocks(ctx: ReportContext) -> list[Block]:
     for key, df in ctx.tables.items():
         if key not in results:
             continue
-        columns = [c for c in df.columns if c not in results[key] and c not in JSON_COLUMNS
-                   and c not in (*MODEL_KEYS, "run", "source", "vocab") and not str(c).startswith("_")
-                   and not _is_row_number(str(c))]
+        columns = [
+            c
+            for c in df.columns
+            if c not in results[key]
+            and c not in JSON_COLUMNS
+            and c not in (*MODEL_KEYS, "run", "source", "vocab")
+            and not str(c).startswith("_")
+            and not _is_row_number(str(c))
+        ]
         blocks.append(settings_block(key, [(c, _column_value(df, c)) for c in columns]))
     return blocks
 
@@ -191,11 +244,19 @@ def _evaluation_blocks(ctx: ReportContext) -> list[Block]:
 def render_settings(ctx: ReportContext) -> list[Block]:
     """What produced the numbers, as the tables recorded it: data, then each model, then each evaluation."""
     data = _recorded_blocks(ctx, "data_settings", "Data, corpus and tokenizer")
-    blocks = [text("As recorded in the result tables when they were computed (not the current config): the data, "
-                   "each model's hyper-parameters, and each table's evaluation settings (grid columns list "
-                   "their values).")]
-    blocks += data or [text("The tables record no data settings (made before xling recorded them): rerun the "
-                            "evaluations to record them.")]
+    blocks = [
+        text(
+            "As recorded in the result tables when they were computed (not the current config): the data, "
+            "each model's hyper-parameters, and each table's evaluation settings (grid columns list "
+            "their values)."
+        )
+    ]
+    blocks += data or [
+        text(
+            "The tables record no data settings (made before xling recorded them): rerun the "
+            "evaluations to record them."
+        )
+    ]
     models = _model_blocks(ctx)
     if models:
         blocks.append(group(models))

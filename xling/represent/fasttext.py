@@ -40,14 +40,27 @@ class _Sentences:
             yield from (words for words in self.tokenize(document) if words)
 
 
-def train_fasttext(corpus_path, out_path, tokenize: Tokenize, *, dim: int, window: int, epochs: int,
-                   min_count: int, min_n: int, max_n: int, seed: int, threads: int) -> None:
+def train_fasttext(
+    corpus_path,
+    out_path,
+    tokenize: Tokenize,
+    *,
+    dim: int,
+    window: int,
+    epochs: int,
+    min_count: int,
+    min_n: int,
+    max_n: int,
+    seed: int,
+    threads: int,
+) -> None:
     """Train skip-gram fastText on one language's corpus (documents of one sentence per line) and save its
     KeyedVectors (n-grams included) to one file, atomically. `window` counts words on each side."""
     from gensim.models import FastText
 
-    model = FastText(vector_size=dim, window=window, min_count=min_count, min_n=min_n, max_n=max_n, sg=1,
-                     seed=seed, workers=threads)
+    model = FastText(
+        vector_size=dim, window=window, min_count=min_count, min_n=min_n, max_n=max_n, sg=1, seed=seed, workers=threads
+    )
     sentences = _Sentences(corpus_path, tokenize)
     model.build_vocab(corpus_iterable=sentences)
     if not len(model.wv):
@@ -85,8 +98,13 @@ class Normalised:
         return _unit(_unit(raw) - self.mean)
 
 
-def rotation(pivot: Normalised, other: Normalised, pivot_sentences: list[list[str]],
-             other_sentences: list[list[str]], links: list[set[tuple[int, int]]]) -> tuple[np.ndarray, int]:
+def rotation(
+    pivot: Normalised,
+    other: Normalised,
+    pivot_sentences: list[list[str]],
+    other_sentences: list[list[str]],
+    links: list[set[tuple[int, int]]],
+) -> tuple[np.ndarray, int]:
     """(W, pairs): Procrustes mapping the other language's normalised vectors onto the pivot's, on the linked
     words of the sentence pairs (i a pivot position, j the other's)."""
     covariance = CrossCovariance(pivot.vectors.vector_size)
@@ -103,8 +121,7 @@ def sentence_augmented(words: np.ndarray) -> np.ndarray:
     return np.hstack([words, np.broadcast_to(pooled, (len(words), len(pooled)))])
 
 
-def retrieval_vectors(vectors: Normalised, sentences: list[list[str]], w: np.ndarray | None = None
-                      ) -> list[np.ndarray]:
+def retrieval_vectors(vectors: Normalised, sentences: list[list[str]], w: np.ndarray | None = None) -> list[np.ndarray]:
     """Per sentence its words' sentence-augmented vectors [n_words, 4d] (float32), rotated by `w` first (the
     other language) or not (the pivot)."""
     out = []

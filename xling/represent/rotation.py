@@ -91,12 +91,16 @@ class IterativeNormalizer:
     def __call__(self, h):
         """h [..., d] (numpy, or a torch tensor: the result keeps its dtype and device) normalised."""
         if isinstance(h, np.ndarray):
+
             def unit(v):
                 return v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), self.eps)
+
             means = self.means
         else:
+
             def unit(v):
                 return v / v.norm(dim=-1, keepdim=True).clamp_min(self.eps)
+
             import torch
 
             means = torch.as_tensor(self.means, dtype=h.dtype, device=h.device)
@@ -108,8 +112,9 @@ class IterativeNormalizer:
 KINDS = ("word", "sentence")
 
 
-def linked_rows(pivot: list[np.ndarray], other: list[np.ndarray], links: list[set[tuple[int, int]]]
-                ) -> tuple[np.ndarray, np.ndarray]:
+def linked_rows(
+    pivot: list[np.ndarray], other: list[np.ndarray], links: list[set[tuple[int, int]]]
+) -> tuple[np.ndarray, np.ndarray]:
     """The paired word vectors of a block of sentence pairs: (other-language rows, pivot rows), one per link
     i-j (i a pivot position, j the other language's); links to a word without a vector (NaN) are left out."""
     x, y = [], []
@@ -138,9 +143,14 @@ def mean_rows(sentences: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def learn_rotations(word_vectors: Callable[[list[list[str]]], list[np.ndarray]], pivot: list[list[str]],
-                    other: list[list[str]], links: list[set[tuple[int, int]]], *, block: int
-                    ) -> dict[str, tuple[np.ndarray, int]]:
+def learn_rotations(
+    word_vectors: Callable[[list[list[str]]], list[np.ndarray]],
+    pivot: list[list[str]],
+    other: list[list[str]],
+    links: list[set[tuple[int, int]]],
+    *,
+    block: int,
+) -> dict[str, tuple[np.ndarray, int]]:
     """Cao et al.'s two rotation baselines for one language, from word-aligned parallel sentences (tokenized):
     {"word": (W, pairs), "sentence": (W, pairs)}, W mapping the other language onto the pivot (x_other @ W ~
     x_pivot). Word: Procrustes on the linked words' vectors (Wang et al. 2019); sentence: on the sentences' mean
@@ -150,11 +160,13 @@ def learn_rotations(word_vectors: Callable[[list[list[str]]], list[np.ndarray]],
         raise ValueError(f"{len(pivot)} pivot sentences, {len(other)} others and {len(links)} link lines differ")
     covariances: dict[str, CrossCovariance] = {}
     for start in range(0, len(pivot), block):
-        p_words, o_words = word_vectors(pivot[start:start + block]), word_vectors(other[start:start + block])
+        p_words, o_words = word_vectors(pivot[start : start + block]), word_vectors(other[start : start + block])
         p_sentences, o_sentences = mean_rows(p_words), mean_rows(o_words)
         both = ~(np.isnan(p_sentences).any(axis=1) | np.isnan(o_sentences).any(axis=1))
-        for kind, (x, y) in (("word", linked_rows(p_words, o_words, links[start:start + block])),
-                             ("sentence", (o_sentences[both], p_sentences[both]))):
+        for kind, (x, y) in (
+            ("word", linked_rows(p_words, o_words, links[start : start + block])),
+            ("sentence", (o_sentences[both], p_sentences[both])),
+        ):
             covariances.setdefault(kind, CrossCovariance(x.shape[1])).add(x, y)
     if not covariances:
         raise ValueError("no sentence pair: no rotation can be learned")

@@ -130,15 +130,20 @@ def _documents(lines, token_path, vocab: dict[str, int]) -> Iterator[list[str]]:
         pieces = line.split()
         missing = next((p for p in pieces if p not in vocab), None)
         if missing is not None:
-            raise ValueError(f"{token_path}:{lineno}: piece {missing!r} is not in the model's vocabulary "
-                             "(tokens and model must come from the same vocab.txt)")
+            raise ValueError(
+                f"{token_path}:{lineno}: piece {missing!r} is not in the model's vocabulary "
+                "(tokens and model must come from the same vocab.txt)"
+            )
         yield pieces
 
 
 def _write(path: str | Path, keys: dict[str, pa.Array], n: np.ndarray, matrix: np.ndarray) -> None:
     """Write the store table in row groups, so only one group's column copy is in memory at a time."""
-    schema = pa.schema([(k, v.type) for k, v in keys.items()] + [("n", pa.int64())]
-                       + [(f"d{j}", pa.float64()) for j in range(matrix.shape[1])])
+    schema = pa.schema(
+        [(k, v.type) for k, v in keys.items()]
+        + [("n", pa.int64())]
+        + [(f"d{j}", pa.float64()) for j in range(matrix.shape[1])]
+    )
     with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema) as writer:
         for start in range(0, max(len(n), 1), ROWS_PER_GROUP):
             part = slice(start, start + ROWS_PER_GROUP)
@@ -162,8 +167,17 @@ class Extraction:
     revision: str | None = None
 
 
-def extract_bert_shard(model_dir, token_path, lang: str, words: Iterable[str], shard: int, n_shards: int,
-                       out_words, out_langs, settings: Extraction) -> None:
+def extract_bert_shard(
+    model_dir,
+    token_path,
+    lang: str,
+    words: Iterable[str],
+    shard: int,
+    n_shards: int,
+    out_words,
+    out_langs,
+    settings: Extraction,
+) -> None:
     """Run BERT over shard `shard` of `n_shards` (documents i with i % n_shards == shard) of a token file
     and write per-layer SUMS and counts: for each word of `words` seen (-> out_words) and per language
     (stats token and sentence -> out_langs), in the store schema of this module.
@@ -180,8 +194,12 @@ def extract_bert_shard(model_dir, token_path, lang: str, words: Iterable[str], s
     code). `autocast` runs bf16 on CUDA only. device "auto" (or None) means CUDA when available, else CPU.
     max_documents caps the corpus to its first N documents (lines) before sharding; None = all.
     """
-    batch_size, max_length, device, autocast = (settings.batch_size, settings.max_length, settings.device,
-                                                settings.autocast)
+    batch_size, max_length, device, autocast = (
+        settings.batch_size,
+        settings.max_length,
+        settings.device,
+        settings.autocast,
+    )
     max_documents, mean_positions, corpus = settings.max_documents, settings.mean_positions, settings.corpus
     lowercase, revision = settings.lowercase, settings.revision
     if not 0 <= shard < n_shards:
@@ -195,11 +213,17 @@ def extract_bert_shard(model_dir, token_path, lang: str, words: Iterable[str], s
     from xling.encode.encoder import Encoder, resolve_device
 
     device = resolve_device(device)
-    encoder = Encoder.from_pretrained(model_dir, device=device, max_length=max_length, revision=revision,
-                                      dtype=torch.bfloat16 if autocast and device.type == "cuda" else None)
+    encoder = Encoder.from_pretrained(
+        model_dir,
+        device=device,
+        max_length=max_length,
+        revision=revision,
+        dtype=torch.bfloat16 if autocast and device.type == "cuda" else None,
+    )
     if max_length is not None and encoder.max_length < max_length:
-        raise ValueError(f"max_length {max_length} exceeds the model's max_position_embeddings "
-                         f"{encoder.max_length} ({model_dir})")
+        raise ValueError(
+            f"max_length {max_length} exceeds the model's max_position_embeddings {encoder.max_length} ({model_dir})"
+        )
     words = set(words)
     n_layers, hidden = encoder.n_layers + 1, encoder.hidden
     acc = _Accumulator(n_layers, hidden, max(len(words), 1), device)
@@ -210,30 +234,50 @@ def extract_bert_shard(model_dir, token_path, lang: str, words: Iterable[str], s
         total_docs = sum(1 for _ in _shard_lines(token_path, shard, n_shards, max_documents))
         documents = _documents(_shard_lines(token_path, shard, n_shards, max_documents), token_path, encoder.vocab)
     started = time.monotonic()
-    for out in encoder.encode(documents, batch_size, long_words="drop", total=total_docs,
-                              what=f"{token_path} shard {shard}/{n_shards}"):
+    for out in encoder.encode(
+        documents, batch_size, long_words="drop", total=total_docs, what=f"{token_path} shard {shard}/{n_shards}"
+    ):
         acc.add(out, words, mean_positions, lowercase if corpus else None)
-    logger.info("%s shard %d/%d done: %d chunks, %d positions averaged (%s), %d/%d words seen, %.1f s", lang, shard,
-                n_shards, acc.n_sentences, acc.n_tokens, mean_positions, len(acc.word_ids), len(words),
-                time.monotonic() - started)
+    logger.info(
+        "%s shard %d/%d done: %d chunks, %d positions averaged (%s), %d/%d words seen, %.1f s",
+        lang,
+        shard,
+        n_shards,
+        acc.n_sentences,
+        acc.n_tokens,
+        mean_positions,
+        len(acc.word_ids),
+        len(words),
+        time.monotonic() - started,
+    )
 
     n_words = len(acc.word_ids)
     word_list = list(acc.word_ids)  # dict order = word id order
     sums = acc.sums[:n_words].cpu().numpy().reshape(n_words * n_layers, hidden)
     counts = acc.counts[:n_words].cpu().numpy()
-    _write(out_words, {
-        "lang": pa.array([lang] * (n_words * n_layers), type=pa.string()),
-        "word": pa.array(np.repeat(np.array(word_list, dtype=object), n_layers), type=pa.string()),
-        "layer": pa.array(np.tile(np.arange(n_layers, dtype=np.int32), n_words), type=pa.int32()),
-    }, np.repeat(counts, n_layers), sums)
+    _write(
+        out_words,
+        {
+            "lang": pa.array([lang] * (n_words * n_layers), type=pa.string()),
+            "word": pa.array(np.repeat(np.array(word_list, dtype=object), n_layers), type=pa.string()),
+            "layer": pa.array(np.tile(np.arange(n_layers, dtype=np.int32), n_words), type=pa.int32()),
+        },
+        np.repeat(counts, n_layers),
+        sums,
+    )
 
     lang_rows = acc.lang_sums.cpu().numpy().reshape(2 * n_layers, hidden) if acc.n_tokens else np.zeros((0, hidden))
     n_rows = lang_rows.shape[0]
-    _write(out_langs, {
-        "lang": pa.array([lang] * n_rows, type=pa.string()),
-        "layer": pa.array(np.tile(np.arange(n_layers, dtype=np.int32), 2)[:n_rows], type=pa.int32()),
-        "stat": pa.array((["token"] * n_layers + ["sentence"] * n_layers)[:n_rows], type=pa.string()),
-    }, np.array(([acc.n_tokens] * n_layers + [acc.n_sentences] * n_layers)[:n_rows], dtype=np.int64), lang_rows)
+    _write(
+        out_langs,
+        {
+            "lang": pa.array([lang] * n_rows, type=pa.string()),
+            "layer": pa.array(np.tile(np.arange(n_layers, dtype=np.int32), 2)[:n_rows], type=pa.int32()),
+            "stat": pa.array((["token"] * n_layers + ["sentence"] * n_layers)[:n_rows], type=pa.string()),
+        },
+        np.array(([acc.n_tokens] * n_layers + [acc.n_sentences] * n_layers)[:n_rows], dtype=np.int64),
+        lang_rows,
+    )
 
 
 def _sql_string(value: str) -> str:
@@ -273,7 +317,8 @@ def reduce_shards(shard_paths: list, out_path) -> None:
             con.execute(
                 f"COPY (SELECT {key_sql}, CAST(SUM(n) AS BIGINT) AS n, SUM(COLUMNS('^d\\d+$')) / SUM(n) "
                 f"FROM read_parquet({files}) GROUP BY {key_sql} ORDER BY {', '.join(_sql_name(k) for k in order)}) "
-                f"TO {_sql_string(tmp)} (FORMAT parquet, ROW_GROUP_SIZE 8192)")
+                f"TO {_sql_string(tmp)} (FORMAT parquet, ROW_GROUP_SIZE 8192)"
+            )
         finally:
             con.close()
     logger.info("reduced %d shards into %s", len(paths), out_path)
@@ -292,8 +337,7 @@ def read_vectors(path, lang: str, layer: int) -> tuple[list[str], np.ndarray]:
     """Words (sorted) and their vectors [n_words, hidden] (float64) for one language and layer of a words
     store; only the matching row groups are read. Empty when the language or layer is absent."""
     dcols = _d_names(path)
-    table = pq.read_table(path, columns=["word", *dcols],
-                          filters=[("lang", "==", lang), ("layer", "==", int(layer))])
+    table = pq.read_table(path, columns=["word", *dcols], filters=[("lang", "==", lang), ("layer", "==", int(layer))])
     table = table.sort_by("word")
     matrix = np.empty((table.num_rows, len(dcols)), dtype=np.float64)
     for j, name in enumerate(dcols):
@@ -304,8 +348,9 @@ def read_vectors(path, lang: str, layer: int) -> tuple[list[str], np.ndarray]:
 def read_lang_mean(path, lang: str, layer: int, stat: str = "token") -> np.ndarray:
     """One language mean vector [hidden] from a reduced langs store (stat 'token' or 'sentence')."""
     dcols = _d_names(path)
-    table = pq.read_table(path, columns=dcols, filters=[("lang", "==", lang), ("layer", "==", int(layer)),
-                                                        ("stat", "==", stat)])
+    table = pq.read_table(
+        path, columns=dcols, filters=[("lang", "==", lang), ("layer", "==", int(layer)), ("stat", "==", stat)]
+    )
     if table.num_rows != 1:
         raise ValueError(f"{path}: expected one row for lang={lang} layer={layer} stat={stat}, found {table.num_rows}")
     return np.array([table.column(c)[0].as_py() for c in dcols], dtype=np.float64)

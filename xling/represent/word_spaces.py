@@ -25,8 +25,9 @@ logger = logging.getLogger(__name__)
 def vocabulary(counts_path, lang: str, min_count: int, size: int) -> list[str]:
     """A language's word vocabulary: its `size` most frequent words counted at least `min_count` times in a
     word-counts table (lang, word, count), ties by word."""
-    table = pq.read_table(counts_path, columns=["word", "count"],
-                          filters=[("lang", "==", lang), ("count", ">=", min_count)])
+    table = pq.read_table(
+        counts_path, columns=["word", "count"], filters=[("lang", "==", lang), ("count", ">=", min_count)]
+    )
     table = table.sort_by([("count", "descending"), ("word", "ascending")])
     return table.column("word").to_pylist()[:size]
 
@@ -57,8 +58,18 @@ def first_sentences(corpus_path, n: int, out_path) -> bool:
     return cut
 
 
-def word_means(model_dir, token_path, lang: str, words: set[str], out_path, *, batch_size: int,
-               max_length: int | None, device: str | None, cap: SentenceCap | None = None) -> None:
+def word_means(
+    model_dir,
+    token_path,
+    lang: str,
+    words: set[str],
+    out_path,
+    *,
+    batch_size: int,
+    max_length: int | None,
+    device: str | None,
+    cap: SentenceCap | None = None,
+) -> None:
     """The store of one monolingual model over its own language's token file (or over its first `cap.n`
     sentences): per-layer means of each word's contextual vectors (xling.represent.store, one shard reduced to
     means)."""
@@ -66,8 +77,7 @@ def word_means(model_dir, token_path, lang: str, words: set[str], out_path, *, b
         if cap is not None and first_sentences(cap.corpus, cap.n, Path(tmp) / "corpus.txt"):
             token_path = Path(tmp) / "tokens.txt"
             counts = tokenize_corpus(Path(tmp) / "corpus.txt", cap.vocab, token_path, lowercase=cap.lowercase)
-            logger.info("%s: the first %d sentences of %s: %d documents", lang, cap.n, cap.corpus,
-                        counts["documents"])
+            logger.info("%s: the first %d sentences of %s: %d documents", lang, cap.n, cap.corpus, counts["documents"])
         sums = Path(tmp) / "words.parquet"
         extraction = Extraction(batch_size=batch_size, max_length=max_length, device=device)
         extract_bert_shard(model_dir, token_path, lang, words, 0, 1, sums, Path(tmp) / "langs.parquet", extraction)
@@ -85,19 +95,39 @@ class _Words:
             yield detokenize(line.split()).split()
 
 
-def fasttext_vectors(token_path, lang: str, words: Sequence[str], *, dim: int, epochs: int, window: int,
-                     min_count: int, seed: int) -> pd.DataFrame:
+def fasttext_vectors(
+    token_path, lang: str, words: Sequence[str], *, dim: int, epochs: int, window: int, min_count: int, seed: int
+) -> pd.DataFrame:
     """fastText (gensim, skip-gram with character n-grams, one worker: deterministic for a seed) trained on one
     language's token file as words, and the vectors of `words` it trained, in the store layout (layer 0):
     the static baseline of the word level, on the same vocabulary as the BERTs."""
     from gensim.models import FastText
 
-    model = FastText(sentences=_Words(token_path), vector_size=dim, window=window, min_count=min_count,
-                     epochs=epochs, sg=1, workers=1, seed=seed)
+    model = FastText(
+        sentences=_Words(token_path),
+        vector_size=dim,
+        window=window,
+        min_count=min_count,
+        epochs=epochs,
+        sg=1,
+        workers=1,
+        seed=seed,
+    )
     trained = [w for w in words if w in model.wv.key_to_index]
-    logger.info("%s: fastText trained %d words; %d of the %d vocabulary words", token_path, len(model.wv),
-                len(trained), len(words))
+    logger.info(
+        "%s: fastText trained %d words; %d of the %d vocabulary words",
+        token_path,
+        len(model.wv),
+        len(trained),
+        len(words),
+    )
     vectors = np.array([model.wv[w] for w in trained], dtype=np.float64).reshape(len(trained), dim)
-    table = pd.DataFrame({"lang": lang, "word": trained, "layer": np.zeros(len(trained), dtype=np.int32),
-                          "n": np.ones(len(trained), dtype=np.int64)})
+    table = pd.DataFrame(
+        {
+            "lang": lang,
+            "word": trained,
+            "layer": np.zeros(len(trained), dtype=np.int32),
+            "n": np.ones(len(trained), dtype=np.int64),
+        }
+    )
     return pd.concat([table, pd.DataFrame(vectors, columns=[f"d{j}" for j in range(dim)])], axis=1)

@@ -75,8 +75,14 @@ def read_parallel_words(lang: str, en_path, xx_path, align_path) -> ParallelWord
 
 # ---------------------------------------------------------------------------------------------- the loss
 
-def alignment_loss(xx_linked: torch.Tensor, en_linked: torch.Tensor, en_words: torch.Tensor,
-                   en_words_initial: torch.Tensor, regularization: float) -> tuple[torch.Tensor, ...]:
+
+def alignment_loss(
+    xx_linked: torch.Tensor,
+    en_linked: torch.Tensor,
+    en_words: torch.Tensor,
+    en_words_initial: torch.Tensor,
+    regularization: float,
+) -> tuple[torch.Tensor, ...]:
     """(L + λR, L, R): L sums ‖f(i,s) − f(j,t)‖² over the linked pairs' vectors [P, H], R sums
     ‖f(j,t) − f0(j,t)‖² over the English words' vectors [W, H] by the model and by the frozen initial one."""
     pairs = ((xx_linked - en_linked) ** 2).sum()
@@ -112,8 +118,18 @@ def word_states(bert, ids: list[list[int]], pad_id: int, layer: int, device: tor
     return out.hidden_states[layer]
 
 
-def batch_loss(bert, bert0, en: list[dict], xx: list[dict], links: list[list[tuple[int, int]]], *, pad_id: int,
-               layer: int, regularization: float, device: torch.device) -> tuple[torch.Tensor, ...]:
+def batch_loss(
+    bert,
+    bert0,
+    en: list[dict],
+    xx: list[dict],
+    links: list[list[tuple[int, int]]],
+    *,
+    pad_id: int,
+    layer: int,
+    regularization: float,
+    device: torch.device,
+) -> tuple[torch.Tensor, ...]:
     """alignment_loss of one batch of encoded sentence pairs (en[k] and xx[k] a pair with links[k]) and the
     number of links used (a link to a word cut off by max_length is not)."""
     states = word_states(bert, [f["ids"] for f in en + xx], pad_id, layer, device)
@@ -128,9 +144,13 @@ def batch_loss(bert, bert0, en: list[dict], xx: list[dict], links: list[list[tup
                 en_index.append(k * width + en[k]["last"][i])
                 xx_index.append((len(en) + k) * width + xx[k]["last"][j])
     flat, flat0 = states.flatten(0, 1), initial.flatten(0, 1)
-    loss, pairs, drift = alignment_loss(_rows(flat, xx_index), _rows(flat, en_index),
-                                        _rows(flat, [k * width + p for k, p in words]),
-                                        _rows(flat0, [k * width0 + p for k, p in words]), regularization)
+    loss, pairs, drift = alignment_loss(
+        _rows(flat, xx_index),
+        _rows(flat, en_index),
+        _rows(flat, [k * width + p for k, p in words]),
+        _rows(flat0, [k * width0 + p for k, p in words]),
+        regularization,
+    )
     return loss, pairs, drift, len(en_index)
 
 
@@ -139,6 +159,7 @@ def _rows(flat: torch.Tensor, positions: list[int]) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------------------------------------- training
+
 
 @functools.lru_cache(maxsize=64)
 def pair_order(n: int, seed: int, epoch: int, lang_index: int) -> np.ndarray:
@@ -151,14 +172,28 @@ def step_pairs(sizes: list[int], k: int, seed: int, step: int) -> list[list[int]
     over the largest language, a smaller one's permutation wraps around."""
     per_epoch = math.ceil(max(sizes) / k)
     epoch, offset = divmod(step, per_epoch)
-    return [[int(order[(offset * k + r) % n]) for r in range(k)]
-            for l, n in enumerate(sizes) for order in [pair_order(n, seed, epoch, l)]]
+    return [
+        [int(order[(offset * k + r) % n]) for r in range(k)]
+        for l, n in enumerate(sizes)
+        for order in [pair_order(n, seed, epoch, l)]
+    ]
 
 
-def align(model_path, data: list[ParallelWords], out_dir, checkpoint_dir, settings: dict, *, seed: int,
-          revision: str | None = None, max_length: int | None = None, identity: dict | None = None,
-          device: str | torch.device = "cpu", checkpoint_every: int = 500,
-          on_step: Callable[[dict], None] | None = None) -> dict:
+def align(
+    model_path,
+    data: list[ParallelWords],
+    out_dir,
+    checkpoint_dir,
+    settings: dict,
+    *,
+    seed: int,
+    revision: str | None = None,
+    max_length: int | None = None,
+    identity: dict | None = None,
+    device: str | torch.device = "cpu",
+    checkpoint_every: int = 500,
+    on_step: Callable[[dict], None] | None = None,
+) -> dict:
     """Align the BERT at model_path (our directory or a hub name at `revision`) on `data` (one ParallelWords
     per non-English language), write out_dir (see the module docstring) and return its alignment.json record.
 
@@ -186,23 +221,43 @@ def align(model_path, data: list[ParallelWords], out_dir, checkpoint_dir, settin
     for d, (en, xx) in zip(data, features, strict=True):
         cut = sum(1 for sent in en + xx for p in sent["last"] if p < 0)
         counts[d.lang] = {"pairs": len(d), "links": sum(len(x) for x in d.links), "words_without_vector": cut}
-        logger.info("%s: %d sentence pairs, %d links, %d words cut off by max_length %d or without a piece",
-                    d.lang, len(d), counts[d.lang]["links"], cut, max_length)
+        logger.info(
+            "%s: %d sentence pairs, %d links, %d words cut off by max_length %d or without a piece",
+            d.lang,
+            len(d),
+            counts[d.lang]["links"],
+            cut,
+            max_length,
+        )
     sizes = [len(d) for d in data]
     k = settings["pairs_per_language"]
     total = math.ceil(max(sizes) / k) * settings["epochs"]
-    optimizer = torch.optim.Adam(bert.parameters(), lr=settings["learning_rate"], betas=tuple(settings["betas"]),
-                                 eps=settings["eps"])
+    optimizer = torch.optim.Adam(
+        bert.parameters(), lr=settings["learning_rate"], betas=tuple(settings["betas"]), eps=settings["eps"]
+    )
     scheduler = linear_schedule(optimizer, max(1, round(settings["warmup"] * total)), total)
 
-    key = checkpoint_key({"settings": settings, "seed": seed, "layer": layer, "max_length": max_length,
-                          "langs": [d.lang for d in data], "sizes": sizes, "identity": identity or {}})
+    key = checkpoint_key(
+        {
+            "settings": settings,
+            "seed": seed,
+            "layer": layer,
+            "max_length": max_length,
+            "langs": [d.lang for d in data],
+            "sizes": sizes,
+            "identity": identity or {},
+        }
+    )
     ckpt_dir = Path(checkpoint_dir) / key
     state = {"step": 0, "seconds": 0.0, "log": []}
 
     def content() -> dict:
-        return {"bert": bert.state_dict(), "state": state, "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict()}
+        return {
+            "bert": bert.state_dict(),
+            "state": state,
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+        }
 
     def restore(saved: dict) -> str:
         bert.load_state_dict(saved["bert"])
@@ -212,21 +267,47 @@ def align(model_path, data: list[ParallelWords], out_dir, checkpoint_dir, settin
         return f"{total} steps in all"
 
     def report(progress: Progress) -> None:
-        logger.info("step %d/%d loss %.4g (pairs %.4g, drift %.4g, %d links) lr %.2e, %s", progress.step, total,
-                    loss.item(), pairs.item(), drift.item(), n_links, lr, progress.text("steps"))
+        logger.info(
+            "step %d/%d loss %.4g (pairs %.4g, drift %.4g, %d links) lr %.2e, %s",
+            progress.step,
+            total,
+            loss.item(),
+            pairs.item(),
+            drift.item(),
+            n_links,
+            lr,
+            progress.text("steps"),
+        )
 
     with TrainingLoop(ckpt_dir, total, content, checkpoint_every=checkpoint_every, log=logger) as loop:
         loop.resume(restore)
-        logger.info("aligning %s at layer %d on %s: %d steps of %d pairs per language, lr %g, λ %g, %s", model_path,
-                    layer, ", ".join(f"{d.lang} {len(d)}" for d in data), total, k, settings["learning_rate"],
-                    settings["regularization"], device)
+        logger.info(
+            "aligning %s at layer %d on %s: %d steps of %d pairs per language, lr %g, λ %g, %s",
+            model_path,
+            layer,
+            ", ".join(f"{d.lang} {len(d)}" for d in data),
+            total,
+            k,
+            settings["learning_rate"],
+            settings["regularization"],
+            device,
+        )
         while state["step"] < total:
             chosen = step_pairs(sizes, k, seed, state["step"])
             en = [features[l][0][i] for l, rows in enumerate(chosen) for i in rows]
             xx = [features[l][1][i] for l, rows in enumerate(chosen) for i in rows]
             links = [data[l].links[i] for l, rows in enumerate(chosen) for i in rows]
-            loss, pairs, drift, n_links = batch_loss(bert, bert0, en, xx, links, pad_id=pad_id, layer=layer,
-                                                     regularization=settings["regularization"], device=device)
+            loss, pairs, drift, n_links = batch_loss(
+                bert,
+                bert0,
+                en,
+                xx,
+                links,
+                pad_id=pad_id,
+                layer=layer,
+                regularization=settings["regularization"],
+                device=device,
+            )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -238,11 +319,19 @@ def align(model_path, data: list[ParallelWords], out_dir, checkpoint_dir, settin
             if on_step is not None:
                 on_step(state)
             loop.after_step(report)
-    record = {"base": str(model_path), "revision": revision, "settings": settings, "seed": seed, "layer": layer,
-              "max_length": max_length, "languages": counts, "steps": total,
-              "first_loss": state["log"][0][1] if state["log"] else None,
-              "last_loss": state["log"][-1][1] if state["log"] else None,
-              "train_seconds": round(state["seconds"], 1)}
+    record = {
+        "base": str(model_path),
+        "revision": revision,
+        "settings": settings,
+        "seed": seed,
+        "layer": layer,
+        "max_length": max_length,
+        "languages": counts,
+        "steps": total,
+        "first_loss": state["log"][0][1] if state["log"] else None,
+        "last_loss": state["log"][-1][1] if state["log"] else None,
+        "train_seconds": round(state["seconds"], 1),
+    }
     _write_output(model, tokenizer, record, state["log"], Path(out_dir))
     logger.info("wrote %s after %d steps in %s", out_dir, total, hms(state["seconds"]))
     return record
@@ -260,6 +349,6 @@ def _write_output(model, tokenizer, record: dict, log: list, out_dir: Path) -> N
             json.dump(record, handle, indent=1)
         with atomic_write(tmp / "training_log.tsv") as handle:
             handle.write("\t".join(LOG_COLUMNS) + "\n")
-            handle.writelines("\t".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in row) + "\n"
-                              for row in log)
-
+            handle.writelines(
+                "\t".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in row) + "\n" for row in log
+            )

@@ -47,8 +47,9 @@ class BiaffineParser(nn.Module):
     weights start at zero, so every head is equally likely before training.
     """
 
-    def __init__(self, input_dim: int, n_relations: int, arc_dim: int = 500, label_dim: int = 100,
-                 dropout: float = 0.33):
+    def __init__(
+        self, input_dim: int, n_relations: int, arc_dim: int = 500, label_dim: int = 100, dropout: float = 0.33
+    ):
         super().__init__()
         self.root = nn.Parameter(torch.randn(input_dim))  # N(0, 1): the scale of layer-normalised states
         self.arc_dep, self.arc_head = _mlp(input_dim, arc_dim, dropout), _mlp(input_dim, arc_dim, dropout)
@@ -78,11 +79,13 @@ class BiaffineParser(nn.Module):
     def _label_scores(self, dep: torch.Tensor, head_slots: torch.Tensor, heads: torch.Tensor) -> torch.Tensor:
         """Relation scores [B, W, R] of each word given its head slot (heads [B, W], any value at padding)."""
         at_head = head_slots.gather(1, heads.clamp(0, head_slots.shape[1] - 1)[..., None].expand_as(dep))
-        return (torch.einsum("bwi,rij,bwj->bwr", dep, self.label_weight, at_head)
-                + self.label_linear(torch.cat([dep, at_head], dim=-1)))
+        return torch.einsum("bwi,rij,bwj->bwr", dep, self.label_weight, at_head) + self.label_linear(
+            torch.cat([dep, at_head], dim=-1)
+        )
 
-    def forward(self, words: torch.Tensor, mask: torch.Tensor, heads: torch.Tensor,
-                relations: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, words: torch.Tensor, mask: torch.Tensor, heads: torch.Tensor, relations: torch.Tensor
+    ) -> torch.Tensor:
         """Training loss: cross-entropy of each word's gold head over the ROOT and the sentence's other words,
         plus cross-entropy of its gold relation given the gold head, each averaged over the words.
 
@@ -112,11 +115,13 @@ class BiaffineParser(nn.Module):
         heads = torch.zeros(mask.shape, dtype=torch.long)
         for b, n in enumerate(lengths.tolist()):
             scores = np.zeros((n + 1, n + 1))
-            scores[1:] = log_probs[b, :n, :n + 1]
+            scores[1:] = log_probs[b, :n, : n + 1]
             heads[b, :n] = torch.from_numpy(max_spanning_tree(scores))
         relations = self._label_scores(dep, head_slots, heads.to(dep.device)).argmax(-1).cpu()
-        return ([heads[b, :n].tolist() for b, n in enumerate(lengths.tolist())],
-                [relations[b, :n].tolist() for b, n in enumerate(lengths.tolist())])
+        return (
+            [heads[b, :n].tolist() for b, n in enumerate(lengths.tolist())],
+            [relations[b, :n].tolist() for b, n in enumerate(lengths.tolist())],
+        )
 
 
 def max_spanning_tree(scores: np.ndarray) -> np.ndarray:
@@ -157,7 +162,7 @@ def _cycle(heads: np.ndarray) -> np.ndarray | None:
             path.append(node)
             node = heads[node]
         if state[node] == 1:
-            return np.array(path[path.index(node):])
+            return np.array(path[path.index(node) :])
         state[path] = 2
     return None
 

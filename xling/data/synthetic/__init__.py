@@ -31,5 +31,11 @@ from premises) and `write` (the canonical files); this module re-exports what th
 from xling.data.synthetic.language import build, realize, surface  # noqa: F401
 from xling.data.synthetic.spec import DEFAULT_LANGUAGE, DEFAULTS, SCRIPTS, resolve_spec  # noqa: F401
 from xling.data.synthetic.world import Sampler  # noqa: F401
-from xling.data.synthetic.write import (bucc_split, domain_corpus, generate, low_resource_treebanks,  # noqa: F401
-                                        ner_set, xnli_pairs)
+from xling.data.synthetic.write import (
+    bucc_split,
+    domain_corpus,
+    generate,
+    low_resource_treebanks,  # noqa: F401
+    ner_set,
+    xnli_pairs,
+)

@@ -20,8 +20,8 @@ class Language:
     code: str
     knobs: dict
     lemma: list[str]
-    forms: list[dict]           # concept -> {feature or None: surface form}
-    anchors: frozenset          # content concepts written exactly as in English
+    forms: list[dict]  # concept -> {feature or None: surface form}
+    anchors: frozenset  # content concepts written exactly as in English
     tables: Tables
 
     @property
@@ -62,7 +62,7 @@ def build_language(world: World, cfg: dict, code: str, en: Language | None) -> L
     else:
         noise = _rng(seed, "skew", code).lognormal(0.0, 1.0, n) ** knobs["skew"] if knobs["skew"] else 1.0
         tables = Tables(world, world.weight * noise)
-    anchors = frozenset(world.anchor_order[:round(knobs["anchors"] * n)]) if code != "en" else frozenset()
+    anchors = frozenset(world.anchor_order[: round(knobs["anchors"] * n)]) if code != "en" else frozenset()
     lemma: list[str | None] = [None] * len(world.pos)
     forms: list[dict | None] = [None] * len(world.pos)
     if copying:
@@ -129,7 +129,8 @@ def _np_tokens(lang: Language, np_, key: str, deprel: str, head: str) -> list[tu
         return [(nk, noun, None, "PRON", deprel, head)]
     if det == ner.NAME:  # noun: the name's parts; the first heads the others
         return [(nk, noun[0], None, "PROPN", deprel, head)] + [
-            (f"{nk}{k}", part, None, "PROPN", "flat", nk) for k, part in enumerate(noun[1:], start=1)]
+            (f"{nk}{k}", part, None, "PROPN", "flat", nk) for k, part in enumerate(noun[1:], start=1)
+        ]
     head_tok = (nk, noun, number, "NOUN", deprel, head)
     adj_toks = [(f"{key}a{j}", a, None, "ADJ", "amod", nk) for j, a in enumerate(adjs)]
     det_tok = (key + "d", det, None, "DET", "det", nk)
@@ -141,10 +142,12 @@ def _np_tokens(lang: Language, np_, key: str, deprel: str, head: str) -> list[tu
 def _clause_tokens(lang: Language, clause, i: int, cconj, deprel: str, head: str, neg_id: int) -> list[tuple]:
     verb, tense, neg, subj, obj, pps = clause
     vk = f"{i}v"
-    slots = {"V": ([(f"{i}x", neg_id, None, "PART", "advmod", vk)] if neg else [])
-                  + [(vk, verb, tense, "VERB", deprel, head)],
-             "S": _np_tokens(lang, subj, f"{i}s", "nsubj", vk),
-             "O": _np_tokens(lang, obj, f"{i}o", "obj", vk) if obj else []}
+    slots = {
+        "V": ([(f"{i}x", neg_id, None, "PART", "advmod", vk)] if neg else [])
+        + [(vk, verb, tense, "VERB", deprel, head)],
+        "S": _np_tokens(lang, subj, f"{i}s", "nsubj", vk),
+        "O": _np_tokens(lang, obj, f"{i}o", "obj", vk) if obj else [],
+    }
     obliques = []
     for j, (adp, np_) in enumerate(pps):
         toks = _np_tokens(lang, np_, f"{i}p{j}", "obl", vk)
@@ -186,6 +189,7 @@ def conllu_block(lang: Language, records: list[tuple], sent_id: str, world: Worl
             feats = f"Tense={feat}"
         else:
             feats = FUNCTION[c - world.n_content][2] if c >= world.n_content else "_"
-        lines.append("\t".join([str(i), form, lang.lemma[c], upos, "_", feats,
-                                str(position.get(head, 0)), deprel, "_", "_"]))
+        lines.append(
+            "\t".join([str(i), form, lang.lemma[c], upos, "_", feats, str(position.get(head, 0)), deprel, "_", "_"])
+        )
     return "\n".join(lines) + "\n\n"

@@ -58,15 +58,24 @@ DEFAULT_LANGUAGE: dict = {
 
 # Function concepts: (name, UPOS, UD feats). Never anchors; every language has its own forms.
 FUNCTION = [
-    ("DEF", "DET", "Definite=Def|PronType=Art"), ("INDEF", "DET", "Definite=Ind|PronType=Art"),
+    ("DEF", "DET", "Definite=Def|PronType=Art"),
+    ("INDEF", "DET", "Definite=Ind|PronType=Art"),
     ("DEM", "DET", "PronType=Dem"),
-    ("IN", "ADP", "_"), ("ON", "ADP", "_"), ("WITH", "ADP", "_"), ("FROM", "ADP", "_"),
-    ("TO", "ADP", "_"), ("FOR", "ADP", "_"),
-    ("I", "PRON", "Number=Sing|Person=1|PronType=Prs"), ("YOU", "PRON", "Person=2|PronType=Prs"),
-    ("HE", "PRON", "Number=Sing|Person=3|PronType=Prs"), ("SHE", "PRON", "Number=Sing|Person=3|PronType=Prs"),
-    ("WE", "PRON", "Number=Plur|Person=1|PronType=Prs"), ("THEY", "PRON", "Number=Plur|Person=3|PronType=Prs"),
+    ("IN", "ADP", "_"),
+    ("ON", "ADP", "_"),
+    ("WITH", "ADP", "_"),
+    ("FROM", "ADP", "_"),
+    ("TO", "ADP", "_"),
+    ("FOR", "ADP", "_"),
+    ("I", "PRON", "Number=Sing|Person=1|PronType=Prs"),
+    ("YOU", "PRON", "Person=2|PronType=Prs"),
+    ("HE", "PRON", "Number=Sing|Person=3|PronType=Prs"),
+    ("SHE", "PRON", "Number=Sing|Person=3|PronType=Prs"),
+    ("WE", "PRON", "Number=Plur|Person=1|PronType=Prs"),
+    ("THEY", "PRON", "Number=Plur|Person=3|PronType=Prs"),
     ("NOT", "PART", "Polarity=Neg"),
-    ("AND", "CCONJ", "_"), ("BUT", "CCONJ", "_"),
+    ("AND", "CCONJ", "_"),
+    ("BUT", "CCONJ", "_"),
 ]
 POS_FRACTIONS = (("NOUN", 0.5), ("VERB", 0.3), ("ADJ", 0.2))
 NOUN_FEATS = ("Sing", "Plur")
@@ -122,16 +131,23 @@ def _check_int(value, key: str, minimum: int) -> int:
 
 
 def _check_number(value, key: str, low: float, high: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low or (
-            high is not None and value > high):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or value < low
+        or (high is not None and value > high)
+    ):
         _fail(key, f"expected a number in [{low}, {high if high is not None else 'inf'}], got {value!r}")
     return float(value)
 
 
 def _check_range(value, key: str) -> tuple[int, int]:
-    if (not isinstance(value, (list, tuple)) or len(value) != 2
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-            or not 0 <= value[0] < value[1]):
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        or not 0 <= value[0] < value[1]
+    ):
         _fail(key, f"expected a half-open rank range [start, end) with 0 <= start < end, got {value!r}")
     return int(value[0]), int(value[1])
 
@@ -162,8 +178,9 @@ def resolve_spec(spec: dict | None, languages: list[str]) -> dict:
     _check_int(out["seed"], "seed", 0)
     _check_int(out["sentences"], "sentences", 1)
     dl = out["document_length"]
-    if not (isinstance(dl, (list, tuple)) and len(dl) == 2 and all(isinstance(v, int) for v in dl)
-            and 1 <= dl[0] <= dl[1]):
+    if not (
+        isinstance(dl, (list, tuple)) and len(dl) == 2 and all(isinstance(v, int) for v in dl) and 1 <= dl[0] <= dl[1]
+    ):
         _fail("document_length", f"expected [min, max] with 1 <= min <= max, got {dl!r}")
     _check_int(out["concepts"], "concepts", 50)
     _check_number(out["zipf"], "zipf", 0.0, 3.0)

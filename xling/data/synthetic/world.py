@@ -21,18 +21,18 @@ class World:
     n_topics: int
     topic_weight: float
     local_weight: float
-    pos: list[str]                 # per concept id (content ids first, then function ids)
-    weight: np.ndarray             # Zipfian base weight per content concept (id = frequency rank)
+    pos: list[str]  # per concept id (content ids first, then function ids)
+    weight: np.ndarray  # Zipfian base weight per content concept (id = frequency rank)
     members: dict[str, list[int]]  # content POS -> concept ids
-    home: np.ndarray               # home topic per content concept
+    home: np.ndarray  # home topic per content concept
     transitive: dict[int, bool]
     subj_pref: dict[int, list[int]]
     obj_pref: dict[int, list[int]]
     adj_pref: dict[int, list[int]]
-    antonym: dict[int, int]        # verb -> contrasting verb (symmetric), for XNLI contradictions
-    anchor_order: list[int]        # content ids; a language with anchors=a shares the first round(a*n)
-    fid: dict[str, int]            # function concept name -> id
-    names: ner.Names               # named entities; their parts are the last concept ids (PROPN)
+    antonym: dict[int, int]  # verb -> contrasting verb (symmetric), for XNLI contradictions
+    anchor_order: list[int]  # content ids; a language with anchors=a shares the first round(a*n)
+    fid: dict[str, int]  # function concept name -> id
+    names: ner.Names  # named entities; their parts are the last concept ids (PROPN)
 
     def ids(self, upos: str) -> list[int]:
         return [c for c in range(self.n_content, len(self.pos)) if self.pos[c] == upos]
@@ -52,8 +52,8 @@ def build_world(cfg: dict) -> World:
     home = np.zeros(n, dtype=int)
     for ids in members.values():
         for start in range(0, len(ids), n_topics):
-            block = ids[start:start + n_topics]
-            home[block] = rng.permutation(n_topics)[:len(block)]
+            block = ids[start : start + n_topics]
+            home[block] = rng.permutation(n_topics)[: len(block)]
 
     def preferred(pos: str, topic: int, k: int) -> list[int]:
         pool = [c for c in members[pos] if home[c] == topic] or members[pos]
@@ -75,8 +75,24 @@ def build_world(cfg: dict) -> World:
     fid = {name: n + i for i, (name, _, _) in enumerate(FUNCTION)}
     names = ner.draw_names(_Draw(_rng(cfg["seed"], "names")), cfg["named_entities"], len(pos_all), cfg["zipf"], fid)
     pos_all += ["PROPN"] * len(names.part_type)
-    return World(n, n_topics, cfg["topic_weight"], cfg["local_weight"], [str(p) for p in pos_all], weight,
-                 members, home, transitive, subj_pref, obj_pref, adj_pref, antonym, anchor_order, fid, names)
+    return World(
+        n,
+        n_topics,
+        cfg["topic_weight"],
+        cfg["local_weight"],
+        [str(p) for p in pos_all],
+        weight,
+        members,
+        home,
+        transitive,
+        subj_pref,
+        obj_pref,
+        adj_pref,
+        antonym,
+        anchor_order,
+        fid,
+        names,
+    )
 
 
 class Tables:

@@ -30,8 +30,9 @@ def _write_lines(path: Path, lines) -> int:
     return n
 
 
-def _corpus(cfg: dict, world: World, lang: Language, path: Path, sentences: int, stream: str = "corpus",
-            first_topic: int = 0) -> Counter:
+def _corpus(
+    cfg: dict, world: World, lang: Language, path: Path, sentences: int, stream: str = "corpus", first_topic: int = 0
+) -> Counter:
     """Write a monolingual corpus of `sentences` to `path` from the random stream `stream` (documents draw their
     topic among topics first_topic..topics-1); return the counts of its content and function concepts (for the
     dictionaries)."""
@@ -65,12 +66,20 @@ def domain_corpus(spec: dict, languages: list[str], code: str, path, sentences: 
     cfg, world, langs = build(spec, languages)
     first = int(topics_left_out * world.n_topics)
     counts = _corpus(cfg, world, langs[code], Path(path), sentences, stream="domain", first_topic=first)
-    logger.info("%s: %d sentences of another domain (topics %d..%d of %d), %d content concepts used", path,
-                sentences, first, world.n_topics - 1, world.n_topics, sum(c < world.n_content for c in counts))
+    logger.info(
+        "%s: %d sentences of another domain (topics %d..%d of %d), %d content concepts used",
+        path,
+        sentences,
+        first,
+        world.n_topics - 1,
+        world.n_topics,
+        sum(c < world.n_content for c in counts),
+    )
 
 
-def dictionaries(cfg: dict, world: World, en: Language, lang: Language, en_counts: Counter,
-                 counts: Counter) -> dict[str, list[tuple[str, str]]]:
+def dictionaries(
+    cfg: dict, world: World, en: Language, lang: Language, en_counts: Counter, counts: Counter
+) -> dict[str, list[tuple[str, str]]]:
     """MUSE-style lemma pairs; ranks are English corpus-frequency ranks of content concepts. With
     dictionary.function_words also a `function` dictionary of the function words both corpora use (in the
     grammar's order): the closed class of Liu et al. 2020 Table 1, which only the MRR by part of speech scores;
@@ -81,8 +90,11 @@ def dictionaries(cfg: dict, world: World, en: Language, lang: Language, en_count
     out = {"full": [(en.lemma[c], lang.lemma[c]) for c in ranked if counts[c] > 0]}
     for split in ("train", "test"):
         lo, hi = spec[split]
-        keep = [c for c in ranked[lo:hi] if counts[c] > 0
-                and (split == "train" or spec["anchors_in_test"] or c not in lang.anchors)]
+        keep = [
+            c
+            for c in ranked[lo:hi]
+            if counts[c] > 0 and (split == "train" or spec["anchors_in_test"] or c not in lang.anchors)
+        ]
         out[split] = [(en.lemma[c], lang.lemma[c]) for c in keep]
     if spec["function_words"]:
         function = range(world.n_content, world.n_content + len(FUNCTION))
@@ -93,8 +105,9 @@ def dictionaries(cfg: dict, world: World, en: Language, lang: Language, en_count
 LOW_RESOURCE_KEY = "transfer.parsing.low_resource.synthetic"
 
 
-def low_resource_treebanks(spec: dict, languages: list[str], low_resource: dict[str, dict],
-                           sentences: dict[str, int], out_dir: Path) -> None:
+def low_resource_treebanks(
+    spec: dict, languages: list[str], low_resource: dict[str, dict], sentences: dict[str, int], out_dir: Path
+) -> None:
     """Write ud/{code}.{train,test}.conllu under out_dir for each test-only language of `low_resource` (code ->
     knobs as synthetic.languages): the analogue of Liu et al. (short, §5.2)'s low-resource parsing languages,
     which have no official development set and which, but for Kazakh and Irish, mBERT never saw in pretraining.
@@ -105,11 +118,15 @@ def low_resource_treebanks(spec: dict, languages: list[str], low_resource: dict[
     unknown token to the run's vocabulary, which no subword of a seen language could reach."""
     clash = sorted(set(low_resource) & set(languages))
     if clash:
-        raise ValueError(f"{LOW_RESOURCE_KEY}.languages: {', '.join(clash)} also in `languages`; the low-resource "
-                         f"languages are test-only languages outside them")
+        raise ValueError(
+            f"{LOW_RESOURCE_KEY}.languages: {', '.join(clash)} also in `languages`; the low-resource "
+            f"languages are test-only languages outside them"
+        )
     if sorted(sentences) != ["test", "train"]:
-        raise ValueError(f"{LOW_RESOURCE_KEY}.sentences: expected train and test (no dev split), got "
-                         f"{', '.join(sorted(sentences)) or 'none'}")
+        raise ValueError(
+            f"{LOW_RESOURCE_KEY}.sentences: expected train and test (no dev split), got "
+            f"{', '.join(sorted(sentences)) or 'none'}"
+        )
     spec = dict(spec or {})
     try:
         seen = {knobs["script"] for knobs in resolve_spec(spec, languages)["languages"].values()}
@@ -119,8 +136,10 @@ def low_resource_treebanks(spec: dict, languages: list[str], low_resource: dict[
         raise ValueError(f"{LOW_RESOURCE_KEY}: {error}") from None
     for code in low_resource:
         if langs[code].script not in seen:
-            raise ValueError(f"{LOW_RESOURCE_KEY}.languages.{code}.script: {langs[code].script} is the script of no "
-                             f"run language ({', '.join(sorted(seen))}): every word would be unknown to the tokenizer")
+            raise ValueError(
+                f"{LOW_RESOURCE_KEY}.languages.{code}.script: {langs[code].script} is the script of no "
+                f"run language ({', '.join(sorted(seen))}): every word would be unknown to the tokenizer"
+            )
     neg_id = world.fid["NOT"]
     for split in ("train", "test"):
         latent = _latent_set(cfg, world, f"ud-{split}", sentences[split])
@@ -128,8 +147,11 @@ def low_resource_treebanks(spec: dict, languages: list[str], low_resource: dict[
             with atomic_write(Path(out_dir) / "ud" / f"{code}.{split}.conllu") as handle:
                 for k, s in enumerate(latent, start=1):
                     handle.write(conllu_block(langs[code], realize(langs[code], s, neg_id), f"{split}-{k}", world))
-    logger.info("ud/{%s}.{train,test}.conllu: %s sentences, test-only languages without pretraining text",
-                ",".join(low_resource), dict(sentences))
+    logger.info(
+        "ud/{%s}.{train,test}.conllu: %s sentences, test-only languages without pretraining text",
+        ",".join(low_resource),
+        dict(sentences),
+    )
 
 
 def _latent_set(cfg: dict, world: World, purpose: str, n: int) -> list:
@@ -140,8 +162,10 @@ def _latent_set(cfg: dict, world: World, purpose: str, n: int) -> list:
 def ner_set(cfg: dict, world: World, split: str, n: int) -> list:
     """n latent sentences of a WikiAnn split, each naming at least one entity (as WikiAnn's sentences do)."""
     d = _Draw(_rng(cfg["seed"], "ner-names", split))
-    return [ner.add_names(d, world.names, s, cfg["name_rate"], at_least_one=True)
-            for s in _latent_set(cfg, world, f"ner-{split}", n)]
+    return [
+        ner.add_names(d, world.names, s, cfg["name_rate"], at_least_one=True)
+        for s in _latent_set(cfg, world, f"ner-{split}", n)
+    ]
 
 
 def bucc_split(cfg: dict, world: World, en: Language, lang: Language, split: str) -> tuple[list, list, list]:
@@ -162,8 +186,10 @@ def bucc_split(cfg: dict, world: World, en: Language, lang: Language, split: str
     latent = []  # n_gold shared, then n - n_gold of the lang side only, then n - n_gold of the English side only
     while len(latent) < 2 * n - n_gold:
         sentence = s.sentence()
-        texts = {"en": " ".join(surface(en, realize(en, sentence, neg_id))),
-                 "xx": " ".join(surface(lang, realize(lang, sentence, neg_id)))}
+        texts = {
+            "en": " ".join(surface(en, realize(en, sentence, neg_id))),
+            "xx": " ".join(surface(lang, realize(lang, sentence, neg_id))),
+        }
         if any(texts[side] in seen[side] for side in texts):
             continue
         for side, text in texts.items():
@@ -192,16 +218,25 @@ def generate(spec: dict, languages: list[str], out_dir: Path) -> None:
     counts = {}
     for code, lang in langs.items():
         counts[code] = _corpus(cfg, world, lang, out / "corpus" / f"{code}.txt", cfg["sentences"])
-        logger.info("corpus/%s.txt: %d sentences, %d of %d content concepts used (%s script, %.0f%% anchors)",
-                    code, cfg["sentences"], sum(c < world.n_content for c in counts[code]), world.n_content,
-                    lang.script, 100 * len(lang.anchors) / world.n_content)
+        logger.info(
+            "corpus/%s.txt: %d sentences, %d of %d content concepts used (%s script, %.0f%% anchors)",
+            code,
+            cfg["sentences"],
+            sum(c < world.n_content for c in counts[code]),
+            world.n_content,
+            lang.script,
+            100 * len(lang.anchors) / world.n_content,
+        )
 
     for code in languages[1:]:
         sizes = {}
         for split, pairs in dictionaries(cfg, world, en, langs[code], counts["en"], counts[code]).items():
             if not pairs:
-                _fail(f"dictionary.{split}", f"no en-{code} pair in this rank range: only "
-                      f"{len(counts['en'])} content concepts occur in the English corpus")
+                _fail(
+                    f"dictionary.{split}",
+                    f"no en-{code} pair in this rank range: only "
+                    f"{len(counts['en'])} content concepts occur in the English corpus",
+                )
             sizes[split] = _write_lines(out / "dict" / f"en-{code}.{split}.txt", (f"{a} {b}" for a, b in pairs))
         logger.info("dict/en-%s.*.txt: %s pairs", code, sizes)
 
@@ -214,10 +249,14 @@ def generate(spec: dict, languages: list[str], out_dir: Path) -> None:
         _write_lines(out / "parallel" / f"en-{code}.en", (" ".join(surface(en, r)) for r in en_par))
         _write_lines(out / "parallel" / f"en-{code}.{code}", (" ".join(surface(lang, r)) for r in recs))
         _write_lines(out / "parallel" / f"en-{code}.align", (_pharaoh(a, b) for a, b in zip(en_par, recs, strict=True)))
-        _write_lines(out / "tatoeba" / f"tatoeba.{code}-eng.{code}",
-                     (" ".join(surface(lang, realize(lang, s, neg_id))) for s in tatoeba))
-        _write_lines(out / "tatoeba" / f"tatoeba.{code}-eng.eng",
-                     (" ".join(surface(en, realize(en, s, neg_id))) for s in tatoeba))
+        _write_lines(
+            out / "tatoeba" / f"tatoeba.{code}-eng.{code}",
+            (" ".join(surface(lang, realize(lang, s, neg_id))) for s in tatoeba),
+        )
+        _write_lines(
+            out / "tatoeba" / f"tatoeba.{code}-eng.eng",
+            (" ".join(surface(en, realize(en, s, neg_id))) for s in tatoeba),
+        )
     logger.info("parallel/en-*: %d aligned pairs; tatoeba: %d pairs per language", len(parallel), len(tatoeba))
 
     for code in languages[1:]:
@@ -229,8 +268,11 @@ def generate(spec: dict, languages: list[str], out_dir: Path) -> None:
                 texts = (" ".join(surface(side, realize(side, s, neg_id))) for s in sentences)
                 _write_lines(Path(f"{stem}.{ext}"), (f"{_bucc_id(ext, k)}\t{t}" for k, t in enumerate(texts)))
             _write_lines(Path(f"{stem}.gold"), (f"{_bucc_id(code, i)}\t{_bucc_id('en', j)}" for i, j in gold))
-    logger.info("bucc/{lang}-en.{split}.*: %s sentences per side, %s gold pairs", dict(cfg["bucc_sentences"]),
-                {split: bucc_gold_count(n, cfg["bucc_gold_rate"]) for split, n in cfg["bucc_sentences"].items()})
+    logger.info(
+        "bucc/{lang}-en.{split}.*: %s sentences per side, %s gold pairs",
+        dict(cfg["bucc_sentences"]),
+        {split: bucc_gold_count(n, cfg["bucc_gold_rate"]) for split, n in cfg["bucc_sentences"].items()},
+    )
 
     for split, n in cfg["ud_sentences"].items():
         latent = _latent_set(cfg, world, f"ud-{split}", n)
@@ -245,22 +287,35 @@ def generate(spec: dict, languages: list[str], out_dir: Path) -> None:
         for code, lang in langs.items():
             if split == "train" and code != "en":
                 continue
-            _write_lines(out / "xnli" / f"{split}-{code}.tsv",
-                         (" ".join(surface(lang, realize(lang, p, neg_id))) + "\t"
-                          + " ".join(surface(lang, realize(lang, h, neg_id))) + "\t" + label
-                          for p, h, label in pairs))
+            _write_lines(
+                out / "xnli" / f"{split}-{code}.tsv",
+                (
+                    " ".join(surface(lang, realize(lang, p, neg_id)))
+                    + "\t"
+                    + " ".join(surface(lang, realize(lang, h, neg_id)))
+                    + "\t"
+                    + label
+                    for p, h, label in pairs
+                ),
+            )
     logger.info("xnli: %s pairs (train English only), labels balanced", dict(cfg["xnli_pairs"]))
 
     for split, n in cfg["ner_sentences"].items():
         latent = ner_set(cfg, world, split, n)
         for code, lang in langs.items():
             records = (realize(lang, s, neg_id) for s in latent)
-            _write_lines(out / "wikiann" / f"{code}.{split}.tsv", (
-                line for r in records for line in ner.wikiann_lines(surface(lang, r), ner.iob2(r, world.names))))
-    logger.info("wikiann/{lang}.{split}.tsv: %s sentences (parallel across languages), %d entities per type",
-                dict(cfg["ner_sentences"]), cfg["named_entities"])
-    logger.info("synthetic data for %s written to %s in %.1f s", ",".join(languages), out,
-                time.perf_counter() - started)
+            _write_lines(
+                out / "wikiann" / f"{code}.{split}.tsv",
+                (line for r in records for line in ner.wikiann_lines(surface(lang, r), ner.iob2(r, world.names))),
+            )
+    logger.info(
+        "wikiann/{lang}.{split}.tsv: %s sentences (parallel across languages), %d entities per type",
+        dict(cfg["ner_sentences"]),
+        cfg["named_entities"],
+    )
+    logger.info(
+        "synthetic data for %s written to %s in %.1f s", ",".join(languages), out, time.perf_counter() - started
+    )
 
 
 def xnli_pairs(cfg: dict, world: World, split: str, n: int) -> list[tuple]:

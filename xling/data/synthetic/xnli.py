@@ -21,9 +21,9 @@ def _drop(clause, mod):
     if mod[0] == "obj":
         return (verb, tense, neg, subj, None, pps)
     if mod[0] == "pp":
-        return (verb, tense, neg, subj, obj, pps[:mod[1]] + pps[mod[1] + 1:])
+        return (verb, tense, neg, subj, obj, pps[: mod[1]] + pps[mod[1] + 1 :])
     np_ = subj if mod[1] == "subj" else obj
-    np_ = (*np_[:3], np_[3][:mod[2]] + np_[3][mod[2] + 1:])
+    np_ = (*np_[:3], np_[3][: mod[2]] + np_[3][mod[2] + 1 :])
     return (verb, tense, neg, np_, obj, pps) if mod[1] == "subj" else (verb, tense, neg, subj, np_, pps)
 
 

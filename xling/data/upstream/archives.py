@@ -23,8 +23,7 @@ from xling.data.formats import FormatError, PathLike
 logger = logging.getLogger(__name__)
 
 _ARCHIVE = re.compile(r"\.(tar|tgz|tbz2?|txz|tar\.(gz|bz2|xz)|zip)$", re.IGNORECASE)
-_ARCHIVE_ERRORS = (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError,
-                   gzip.BadGzipFile)
+_ARCHIVE_ERRORS = (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile)
 
 
 def is_archive(path: PathLike) -> bool:
@@ -39,14 +38,14 @@ def archive_errors(source: PathLike) -> Iterator[None]:
     except FormatError:
         raise
     except _ARCHIVE_ERRORS as exc:
-        raise FormatError(f"{source}: truncated or corrupt archive ({type(exc).__name__}: {exc}); "
-                          f"delete it and download it again") from None
+        raise FormatError(
+            f"{source}: truncated or corrupt archive ({type(exc).__name__}: {exc}); delete it and download it again"
+        ) from None
     except OSError as exc:
         # bz2 reports a damaged stream as a bare OSError; keep real I/O errors (missing file) as they are
         if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
             raise
-        raise FormatError(f"{source}: truncated or corrupt archive ({exc}); delete it and download it "
-                          f"again") from None
+        raise FormatError(f"{source}: truncated or corrupt archive ({exc}); delete it and download it again") from None
 
 
 def _clean(name: str) -> str:
@@ -62,8 +61,7 @@ def iter_members(source: PathLike, want: Callable[[str], bool]) -> Iterator[tupl
     """
     source = Path(source)
     if source.is_dir() or not is_archive(source):
-        paths = [Path(root, f) for root, dirs, files in os.walk(source) for f in files] \
-            if source.is_dir() else [source]
+        paths = [Path(root, f) for root, dirs, files in os.walk(source) for f in files] if source.is_dir() else [source]
         for path in sorted(paths):
             name = path.relative_to(source).as_posix() if source.is_dir() else path.name
             opener: Callable = open
@@ -100,7 +98,7 @@ def member_lines(handle: IO[bytes], display: str) -> Iterator[tuple[int, str]]:
         try:
             text = decoder.decode(chunk, final=not chunk)
         except UnicodeDecodeError as exc:
-            line = lineno + 1 + rest.count("\n") + chunk[:max(exc.start, 0)].count(b"\n")
+            line = lineno + 1 + rest.count("\n") + chunk[: max(exc.start, 0)].count(b"\n")
             raise FormatError(f"{display}:{line}: not valid UTF-8 ({exc.reason})") from None
         lines = (rest + text).split("\n")
         rest = lines.pop()
@@ -126,8 +124,9 @@ def _display(source: PathLike, name: str) -> str:
     return f"{source}[{name}]"
 
 
-def _read_members(source: PathLike, names: Iterable[str], *, by_basename: bool = True,
-                  optional: Iterable[str] = ()) -> dict[str, list[str]]:
+def _read_members(
+    source: PathLike, names: Iterable[str], *, by_basename: bool = True, optional: Iterable[str] = ()
+) -> dict[str, list[str]]:
     """Read whole (small) members by name into lists of lines; a missing required one is an error."""
     names, optional = set(names), set(optional)
     key = (lambda n: PurePosixPath(n).name) if by_basename else (lambda n: n)

@@ -28,8 +28,7 @@ def _bucc_ids(lines: list[str], display: str, prefix: str) -> list[str]:
     return ids
 
 
-def bucc_to_canonical(source: PathLike, lang: str, out_dir: PathLike,
-                      splits: dict[str, str] = BUCC_SPLITS) -> dict:
+def bucc_to_canonical(source: PathLike, lang: str, out_dir: PathLike, splits: dict[str, str] = BUCC_SPLITS) -> dict:
     """BUCC 2018 archive (`bucc2018-{xx}-en.{sample,training}-gold.tar.bz2`, members
     `bucc2018/{xx}-en/{xx}-en.{split}.{xx,en,gold}`) or directory -> `{out_dir}/{xx}-en.{split}.*`.
 
@@ -43,8 +42,7 @@ def bucc_to_canonical(source: PathLike, lang: str, out_dir: PathLike,
     with archive_errors(source):
         for name, handle in iter_members(source, lambda n: bool(pattern.fullmatch(PurePosixPath(n).name))):
             split, ext = pattern.fullmatch(PurePosixPath(name).name).groups()
-            found.setdefault(split, {})[ext] = [line for _, line in
-                                                member_lines(handle, _display(source, name))]
+            found.setdefault(split, {})[ext] = [line for _, line in member_lines(handle, _display(source, name))]
     if not found:
         raise FormatError(f"{source}: no BUCC {lang}-en files of splits {', '.join(splits)}")
     counts = {}
@@ -67,6 +65,7 @@ def bucc_to_canonical(source: PathLike, lang: str, out_dir: PathLike,
         for ext, lines in files.items():
             with atomic_write(out_dir / f"{lang}-en.{ours}.{ext}") as out:
                 out.writelines(line + "\n" for line in lines)
-        counts.update({f"{ours}.{lang}": len(src_ids), f"{ours}.en": len(en_ids),
-                       f"{ours}.gold": len(files.get("gold", []))})
+        counts.update(
+            {f"{ours}.{lang}": len(src_ids), f"{ours}.en": len(en_ids), f"{ours}.gold": len(files.get("gold", []))}
+        )
     return _log_counts(f"BUCC {lang}-en {source} -> {out_dir}", counts)

@@ -12,8 +12,15 @@ from typing import Callable, Iterable, Iterator
 
 from xling.data.formats import FormatError, PathLike
 from xling.data.sentences import check_sentence_count, splitter
-from xling.data.upstream.archives import (_display, _log_counts, _one_line, archive_errors, is_archive, iter_members,
-                                          member_lines)
+from xling.data.upstream.archives import (
+    _display,
+    _log_counts,
+    _one_line,
+    archive_errors,
+    is_archive,
+    iter_members,
+    member_lines,
+)
 from xling.io import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -23,10 +30,17 @@ TERMINALS = ".!?。！？।॥۔؟…"
 _CLOSERS = "\"'”’»)]）」』›"
 
 
-def wikipedia_to_corpus(shards: Iterable[PathLike], out_path: PathLike, lang: str,
-                        n_sentences: int | None, *, min_line_chars: int | None = None,
-                        min_sentence_chars: int = 5, min_fraction: float = 0.9,
-                        batch_size: int = 64) -> dict:
+def wikipedia_to_corpus(
+    shards: Iterable[PathLike],
+    out_path: PathLike,
+    lang: str,
+    n_sentences: int | None,
+    *,
+    min_line_chars: int | None = None,
+    min_sentence_chars: int = 5,
+    min_fraction: float = 0.9,
+    batch_size: int = 64,
+) -> dict:
     """wikimedia/wikipedia Parquet shards (columns id, url, title, text) -> corpus/{lang}.txt.
 
     Each article is one document; reading stops after the article that reaches `n_sentences`
@@ -41,8 +55,16 @@ def wikipedia_to_corpus(shards: Iterable[PathLike], out_path: PathLike, lang: st
     if min_line_chars is None:
         min_line_chars = 40 if lang == "th" else 10
     split = splitter(lang)  # unknown language -> ValueError before any reading
-    counts = Counter(articles=0, documents=0, sentences=0, empty_lines=0, short_lines=0,
-                     unpunctuated_lines=0, short_sentences=0, empty_articles=0)
+    counts = Counter(
+        articles=0,
+        documents=0,
+        sentences=0,
+        empty_lines=0,
+        short_lines=0,
+        unpunctuated_lines=0,
+        short_sentences=0,
+        empty_articles=0,
+    )
     start = last = time.monotonic()
     with atomic_write(out_path) as out:
         for text in (t for shard in shards for t in _parquet_texts(shard, batch_size)):
@@ -59,10 +81,15 @@ def wikipedia_to_corpus(shards: Iterable[PathLike], out_path: PathLike, lang: st
             if time.monotonic() - last > 30:
                 last = time.monotonic()
                 rate = counts["sentences"] / (last - start)
-                eta = f", ETA {(n_sentences - counts['sentences']) / rate / 60:.0f} min" \
-                    if n_sentences and rate else ""
-                logger.info("%s: %d articles, %d sentences (%.0f sentences/s%s)", lang,
-                            counts["articles"], counts["sentences"], rate, eta)
+                eta = f", ETA {(n_sentences - counts['sentences']) / rate / 60:.0f} min" if n_sentences and rate else ""
+                logger.info(
+                    "%s: %d articles, %d sentences (%.0f sentences/s%s)",
+                    lang,
+                    counts["articles"],
+                    counts["sentences"],
+                    rate,
+                    eta,
+                )
         if n_sentences is not None:
             check_sentence_count(lang, counts["sentences"], n_sentences, min_fraction)
         if counts["sentences"] == 0:
@@ -79,8 +106,9 @@ def _parquet_texts(shard: PathLike, batch_size: int) -> Iterator[str]:
         pfile = pq.ParquetFile(shard)
         columns = pfile.schema_arrow.names
         if "text" not in columns:
-            raise FormatError(f"{shard}: no 'text' column (columns: {', '.join(columns)}); "
-                              f"not a wikimedia/wikipedia shard")
+            raise FormatError(
+                f"{shard}: no 'text' column (columns: {', '.join(columns)}); not a wikimedia/wikipedia shard"
+            )
         for batch in pfile.iter_batches(batch_size=batch_size, columns=["text"]):
             for text in batch.column(0).to_pylist():
                 yield text or ""
@@ -90,8 +118,14 @@ def _parquet_texts(shard: PathLike, batch_size: int) -> Iterator[str]:
         raise FormatError(f"{shard}: cannot read Parquet ({exc}); truncated download?") from None
 
 
-def _article_sentences(text: str, lang: str, split: Callable[[str], list[str]], min_line_chars: int,
-                       min_sentence_chars: int, counts: Counter) -> list[str]:
+def _article_sentences(
+    text: str,
+    lang: str,
+    split: Callable[[str], list[str]],
+    min_line_chars: int,
+    min_sentence_chars: int,
+    counts: Counter,
+) -> list[str]:
     sentences = []
     for line in text.splitlines():
         line = line.strip()
@@ -123,8 +157,7 @@ def leipzig_to_corpus(source: PathLike, out_path: PathLike, n_sentences: int | N
             for lineno, line in member_lines(handle, display):
                 sid, sep, sentence = line.partition("\t")
                 if not sep or not sid.strip().isdigit():
-                    raise FormatError(f"{display}:{lineno}: expected 'id<TAB>sentence' with an "
-                                      f"integer id")
+                    raise FormatError(f"{display}:{lineno}: expected 'id<TAB>sentence' with an integer id")
                 sentence = _one_line(sentence)
                 if not sentence:
                     counts["empty"] += 1

@@ -1,5 +1,4 @@
-"""The mBERT cased vocabulary from Google's release zip or a plain file, copied verbatim and checked.
-"""
+"""The mBERT cased vocabulary from Google's release zip or a plain file, copied verbatim and checked."""
 
 from __future__ import annotations
 
@@ -16,16 +15,20 @@ MBERT_CASED_VOCAB_SIZE = 119547
 _SPECIAL = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
-def mbert_vocab(source: PathLike, out_path: PathLike, expected_size: int | None = MBERT_CASED_VOCAB_SIZE,
-                strict: bool = True) -> dict:
+def mbert_vocab(
+    source: PathLike, out_path: PathLike, expected_size: int | None = MBERT_CASED_VOCAB_SIZE, strict: bool = True
+) -> dict:
     """mBERT cased vocab: Google's `multi_cased_L-12_H-768_A-12.zip` (member
     `multi_cased_L-12_H-768_A-12/vocab.txt`) or a plain vocab file -> `out_path`, copied verbatim.
 
     Checks one token per line, BERT's special tokens present, and `expected_size` lines
     (119,547 for the 2018-11-23 cased model): a different size raises (strict) or warns.
     """
-    want = (lambda n: PurePosixPath(n).name == "vocab.txt") if is_archive(source) or Path(source).is_dir() \
+    want = (
+        (lambda n: PurePosixPath(n).name == "vocab.txt")
+        if is_archive(source) or Path(source).is_dir()
         else (lambda n: True)
+    )
     tokens: list[str] = []
     display = str(source)
     with archive_errors(source):

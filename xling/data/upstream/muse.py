@@ -48,8 +48,9 @@ def muse_to_canonical(source: PathLike, lang: str, out: dict[str, PathLike]) -> 
     return _log_counts(f"MUSE en-{lang} {source} (pairs)", counts)
 
 
-def muse_annotated_to_test(source: PathLike, lang: str, out_path: PathLike,
-                           categories: Iterable[str] = MUSE_CATEGORIES) -> dict:
+def muse_annotated_to_test(
+    source: PathLike, lang: str, out_path: PathLike, categories: Iterable[str] = MUSE_CATEGORIES
+) -> dict:
     """Union of the POS-annotated MUSE test files (Kementchedjhieva et al. 2019:
     `en-{xx}.5000-6500.{a,n,nw,o,pn,v}.txt`) -> one test dictionary.
 
@@ -103,8 +104,10 @@ def muse_full_to_split(source: PathLike, lang: str, split: str, out_path: PathLi
         src, _ = parse_dictionary_line(display, lineno, line)
         if src != previous:
             if src in words:
-                raise FormatError(f"{display}:{lineno}: source word {src!r} seen before line {lineno} with other "
-                                  f"words between: not in frequency order")
+                raise FormatError(
+                    f"{display}:{lineno}: source word {src!r} seen before line {lineno} with other "
+                    f"words between: not in frequency order"
+                )
             words[src], previous = len(words), src
         if first <= words[src] < last:
             kept.append(line)

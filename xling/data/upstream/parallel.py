@@ -30,10 +30,17 @@ def _tokenizer(name: str | None) -> Callable[[str], str]:
     return lambda text: _one_line(tok(_one_line(text)))
 
 
-def europarl_to_parallel(source: PathLike | tuple[PathLike, PathLike], lang: str, out_en: PathLike,
-                         out_xx: PathLike, *, tokenize: str | None = "13a",
-                         corpus_out: dict[str, PathLike] | None = None, doc_lines: int = 1,
-                         max_pairs: int | None = None) -> dict:
+def europarl_to_parallel(
+    source: PathLike | tuple[PathLike, PathLike],
+    lang: str,
+    out_en: PathLike,
+    out_xx: PathLike,
+    *,
+    tokenize: str | None = "13a",
+    corpus_out: dict[str, PathLike] | None = None,
+    doc_lines: int = 1,
+    max_pairs: int | None = None,
+) -> dict:
     """Europarl v7 `europarl-v7.{xx}-en.{en,xx}` -> parallel/en-{xx}.en / .{xx}.
 
     `source`: the release's `{xx}-en.tgz`, a directory holding the two files, a tuple (en_path, xx_path), or
@@ -50,13 +57,22 @@ def europarl_to_parallel(source: PathLike | tuple[PathLike, PathLike], lang: str
     tok = _tokenizer(tokenize)
     if not isinstance(source, tuple) and Path(source).is_file() and not is_archive(source):
         source = _english_beside(Path(source), lang)
-    return _pair_to_parallel(source, names, "europarl", lang, out_en, out_xx, {"en": tok, lang: tok},
-                             corpus_out or {}, doc_lines, max_pairs)
+    return _pair_to_parallel(
+        source, names, "europarl", lang, out_en, out_xx, {"en": tok, lang: tok}, corpus_out or {}, doc_lines, max_pairs
+    )
 
 
-def opus_to_parallel(source: PathLike | tuple[PathLike, PathLike], corpus: str, lang: str, out_en: PathLike,
-                     out_xx: PathLike, *, tokenize: str | None = "13a", tokenize_xx: str | None = "13a",
-                     max_pairs: int | None = None) -> dict:
+def opus_to_parallel(
+    source: PathLike | tuple[PathLike, PathLike],
+    corpus: str,
+    lang: str,
+    out_en: PathLike,
+    out_xx: PathLike,
+    *,
+    tokenize: str | None = "13a",
+    tokenize_xx: str | None = "13a",
+    max_pairs: int | None = None,
+) -> dict:
     """An OPUS corpus in its Moses download (`{a}-{b}.txt.zip`, the two codes in alphabetical order, with members
     `{corpus}.{a}-{b}.{a}` and `.{b}` beside a README and LICENSE; MultiUN and Tanzil for Cao et al.'s Table 5)
     -> parallel/en-{lang}.en / .{lang}, as `europarl_to_parallel` does (line-aligned sides, empty pairs dropped),
@@ -64,8 +80,18 @@ def opus_to_parallel(source: PathLike | tuple[PathLike, PathLike], corpus: str, 
     characters, as BERT's basic tokenizer does, so each character is a word)."""
     pair = "-".join(sorted(("en", lang)))
     names = {f"{corpus}.{pair}.en": "en", f"{corpus}.{pair}.{lang}": lang}
-    return _pair_to_parallel(source, names, corpus, lang, out_en, out_xx,
-                             {"en": _tokenizer(tokenize), lang: _tokenizer(tokenize_xx)}, {}, 1, max_pairs)
+    return _pair_to_parallel(
+        source,
+        names,
+        corpus,
+        lang,
+        out_en,
+        out_xx,
+        {"en": _tokenizer(tokenize), lang: _tokenizer(tokenize_xx)},
+        {},
+        1,
+        max_pairs,
+    )
 
 
 def _english_beside(xx_side: Path, lang: str) -> tuple[Path, Path]:
@@ -80,9 +106,18 @@ def _english_beside(xx_side: Path, lang: str) -> tuple[Path, Path]:
     return english, real
 
 
-def _pair_to_parallel(source: PathLike | tuple[PathLike, PathLike], names: dict[str, str], label: str, lang: str,
-                      out_en: PathLike, out_xx: PathLike, tok: dict[str, Callable[[str], str]],
-                      corpus_out: dict[str, PathLike], doc_lines: int, max_pairs: int | None) -> dict:
+def _pair_to_parallel(
+    source: PathLike | tuple[PathLike, PathLike],
+    names: dict[str, str],
+    label: str,
+    lang: str,
+    out_en: PathLike,
+    out_xx: PathLike,
+    tok: dict[str, Callable[[str], str]],
+    corpus_out: dict[str, PathLike],
+    doc_lines: int,
+    max_pairs: int | None,
+) -> dict:
     """The two sides (members named `names`: file name -> side) of an archive or directory, or a tuple of
     (en, xx) paths, extracted beside the outputs and written by `_write_parallel` (tok: side -> tokenizer)."""
     Path(out_en).parent.mkdir(parents=True, exist_ok=True)
@@ -107,7 +142,8 @@ def _pair_to_parallel(source: PathLike | tuple[PathLike, PathLike], names: dict[
 def _count_lines(path: Path) -> int:
     with open(path, "rb") as handle:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b"")) + (
-            1 if path.stat().st_size and not _ends_with_newline(path) else 0)
+            1 if path.stat().st_size and not _ends_with_newline(path) else 0
+        )
 
 
 def _ends_with_newline(path: Path) -> bool:
@@ -116,14 +152,24 @@ def _ends_with_newline(path: Path) -> bool:
         return handle.read(1) == b"\n"
 
 
-def _write_parallel(paths: dict[str, Path], labels: dict[str, str], lang: str, out_en: PathLike,
-                    out_xx: PathLike, tok: dict[str, Callable[[str], str]], corpus_out: dict[str, PathLike],
-                    doc_lines: int, max_pairs: int | None, source: str) -> dict:
+def _write_parallel(
+    paths: dict[str, Path],
+    labels: dict[str, str],
+    lang: str,
+    out_en: PathLike,
+    out_xx: PathLike,
+    tok: dict[str, Callable[[str], str]],
+    corpus_out: dict[str, PathLike],
+    doc_lines: int,
+    max_pairs: int | None,
+    source: str,
+) -> dict:
     en_path, xx_path = paths["en"], paths[lang]
     n_en, n_xx = _count_lines(en_path), _count_lines(xx_path)
     if n_en != n_xx:
-        raise FormatError(f"{labels['en']}: {n_en} lines, but {labels[lang]}: {n_xx} lines; "
-                          f"the two sides must be line-aligned")
+        raise FormatError(
+            f"{labels['en']}: {n_en} lines, but {labels[lang]}: {n_xx} lines; the two sides must be line-aligned"
+        )
     counts = Counter(pairs=0, empty_pairs=0)
     with contextlib.ExitStack() as stack:
         f_en = stack.enter_context(atomic_write(out_en))

@@ -16,9 +16,12 @@ from xling.io import atomic_write, scratch
 _UD_FILE = re.compile(r"[a-z_]+-ud-(train|dev|test)\.conllu")
 
 
-def ud_to_canonical(source: PathLike, out_dir: PathLike, treebanks: dict[str, str | list[str]],
-                    splits: Iterable[str] | dict[str, Iterable[str]] = ("train", "dev", "test")
-                    ) -> dict:
+def ud_to_canonical(
+    source: PathLike,
+    out_dir: PathLike,
+    treebanks: dict[str, str | list[str]],
+    splits: Iterable[str] | dict[str, Iterable[str]] = ("train", "dev", "test"),
+) -> dict:
     """UD release (`ud-treebanks-v2.x.tgz`: `ud-treebanks-v2.x/UD_<Lang>-<TB>/<code>_<tb>-ud-<split>.conllu`,
     or a directory of treebank folders) -> `{out_dir}/{lang}.{split}.conllu`.
 
@@ -38,8 +41,12 @@ def ud_to_canonical(source: PathLike, out_dir: PathLike, treebanks: dict[str, st
     def want(name: str) -> bool:
         path = PurePosixPath(name)
         m = _UD_FILE.fullmatch(path.name)
-        return (m is not None and len(path.parts) >= 2 and path.parts[-2] in wanted
-                and m.group(1) in split_of[wanted[path.parts[-2]]])
+        return (
+            m is not None
+            and len(path.parts) >= 2
+            and path.parts[-2] in wanted
+            and m.group(1) in split_of[wanted[path.parts[-2]]]
+        )
 
     with scratch(Path(out_dir) / "ud") as tmp:
         with archive_errors(source):
@@ -58,8 +65,10 @@ def ud_to_canonical(source: PathLike, out_dir: PathLike, treebanks: dict[str, st
                 found = parts.get((lang, split), {})
                 if not found:
                     have = sorted(k for k in counts if k.split(".")[0] in tbs)
-                    raise FormatError(f"{source}: no {split} file for {lang} in {', '.join(tbs)} "
-                                      f"(found: {', '.join(have) or 'nothing'})")
+                    raise FormatError(
+                        f"{source}: no {split} file for {lang} in {', '.join(tbs)} "
+                        f"(found: {', '.join(have) or 'nothing'})"
+                    )
                 with atomic_write(out_dir / f"{lang}.{split}.conllu") as out:
                     for tb in tbs:  # configured order, whatever the archive order
                         if tb in found:

@@ -1,5 +1,4 @@
-"""WikiAnn NER as Rahimi et al. (2019) split it -> wikiann/{lang}.{split}.tsv.
-"""
+"""WikiAnn NER as Rahimi et al. (2019) split it -> wikiann/{lang}.{split}.tsv."""
 
 from __future__ import annotations
 
@@ -15,8 +14,9 @@ from xling.io import atomic_write
 WIKIANN_SPLITS = ("train", "dev", "test")
 
 
-def wikiann_to_canonical(source: PathLike, out_dir: PathLike, languages: Iterable[str],
-                         splits: Iterable[str] = WIKIANN_SPLITS) -> dict:
+def wikiann_to_canonical(
+    source: PathLike, out_dir: PathLike, languages: Iterable[str], splits: Iterable[str] = WIKIANN_SPLITS
+) -> dict:
     """WikiAnn as Rahimi et al. (2019) split it (`panx_dataset.zip`, or a directory or tar holding its
     `{lang}.tar.gz` files; each has members `train`, `dev`, `test` of `{lang}:token<TAB>tag` lines,
     a blank line between sentences) -> `{out_dir}/{lang}.{split}.tsv` (XTREME PAN-X layout).
@@ -55,8 +55,9 @@ def wikiann_to_canonical(source: PathLike, out_dir: PathLike, languages: Iterabl
     for lang, found in written.items():
         absent = [split for split in splits if split not in found]
         if absent:
-            raise FormatError(f"{source}[{lang}.tar.gz]: no {', '.join(absent)} member "
-                              f"(found: {', '.join(found) or 'nothing'})")
+            raise FormatError(
+                f"{source}[{lang}.tar.gz]: no {', '.join(absent)} member (found: {', '.join(found) or 'nothing'})"
+            )
     return _log_counts(f"WikiAnn {source} -> {out_dir} (sentences)", dict(counts))
 
 
@@ -71,11 +72,12 @@ def _panx_copy(lines: Iterator[tuple[int, str]], display: str, lang: str, out: I
             continue
         fields = line.split("\t")
         if len(fields) != 2:
-            raise FormatError(f"{display}:{lineno}: expected 2 tab-separated fields ({prefix}token, tag), "
-                              f"got {len(fields)}")
+            raise FormatError(
+                f"{display}:{lineno}: expected 2 tab-separated fields ({prefix}token, tag), got {len(fields)}"
+            )
         if not fields[0].startswith(prefix):
             raise FormatError(f"{display}:{lineno}: token {fields[0][:50]!r} lacks the {prefix!r} prefix")
-        token = fields[0][len(prefix):]
+        token = fields[0][len(prefix) :]
         if not token.strip():
             raise FormatError(f"{display}:{lineno}: empty token")
         out.write(f"{token}\t{parse_ner_tag(display, lineno, fields[1])}\n")

@@ -11,13 +11,21 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable
 
 from xling.data.formats import FormatError, PathLike, parse_xnli_label, read_xnli
-from xling.data.upstream.archives import (_display, _log_counts, _one_line, archive_errors, is_archive, iter_members,
-                                          member_lines)
+from xling.data.upstream.archives import (
+    _display,
+    _log_counts,
+    _one_line,
+    archive_errors,
+    is_archive,
+    iter_members,
+    member_lines,
+)
 from xling.io import atomic_write
 
 
-def xnli_to_canonical(source: PathLike, out_dir: PathLike, languages: Iterable[str],
-                      splits: Iterable[str] = ("dev", "test")) -> dict:
+def xnli_to_canonical(
+    source: PathLike, out_dir: PathLike, languages: Iterable[str], splits: Iterable[str] = ("dev", "test")
+) -> dict:
     """XNLI 1.0 (`XNLI-1.0.zip`: `XNLI-1.0/xnli.{dev,test}.tsv`, a header row with columns
     language, gold_label, ..., sentence1, sentence2, ...) -> `{out_dir}/{split}-{lang}.tsv`.
 
@@ -31,8 +39,7 @@ def xnli_to_canonical(source: PathLike, out_dir: PathLike, languages: Iterable[s
         member = f"xnli.{split}.tsv"
         seen = False
         with archive_errors(source), contextlib.ExitStack() as stack:
-            outs = {lang: stack.enter_context(atomic_write(out_dir / f"{split}-{lang}.tsv"))
-                    for lang in languages}
+            outs = {lang: stack.enter_context(atomic_write(out_dir / f"{split}-{lang}.tsv")) for lang in languages}
             per_lang, skipped = Counter(), 0
             for name, handle in iter_members(source, lambda n, member=member: PurePosixPath(n).name == member):
                 seen, display = True, _display(source, name)
@@ -40,16 +47,17 @@ def xnli_to_canonical(source: PathLike, out_dir: PathLike, languages: Iterable[s
                 _, header = next(lines, (0, ""))
                 columns = header.split("\t")
                 try:
-                    i_lang, i_label, i_s1, i_s2 = (columns.index(c) for c in
-                                                   ("language", "gold_label", "sentence1", "sentence2"))
+                    i_lang, i_label, i_s1, i_s2 = (
+                        columns.index(c) for c in ("language", "gold_label", "sentence1", "sentence2")
+                    )
                 except ValueError:
-                    raise FormatError(f"{display}:1: header lacks language/gold_label/sentence1/sentence2: "
-                                      f"{header[:200]!r}") from None
+                    raise FormatError(
+                        f"{display}:1: header lacks language/gold_label/sentence1/sentence2: {header[:200]!r}"
+                    ) from None
                 for lineno, line in lines:
                     fields = line.split("\t")
                     if len(fields) != len(columns):
-                        raise FormatError(f"{display}:{lineno}: {len(fields)} fields, header has "
-                                          f"{len(columns)}")
+                        raise FormatError(f"{display}:{lineno}: {len(fields)} fields, header has {len(columns)}")
                     lang = fields[i_lang]
                     if lang not in outs:
                         skipped += 1
@@ -79,8 +87,9 @@ def multinli_to_train(source: PathLike, out_path: PathLike) -> dict:
     counts = Counter(pairs=0, no_gold_label=0)
     seen = False
     with archive_errors(source), atomic_write(out_path) as out:
-        for name, handle in iter_members(source, lambda n: PurePosixPath(n).name == member
-                                         or not is_archive(source) and not Path(source).is_dir()):
+        for name, handle in iter_members(
+            source, lambda n: PurePosixPath(n).name == member or not is_archive(source) and not Path(source).is_dir()
+        ):
             seen, display = True, _display(source, name)
             for lineno, line in member_lines(handle, display):
                 if not line.strip():

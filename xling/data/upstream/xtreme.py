@@ -27,8 +27,9 @@ WIKIANN_DEV_SHARE = 0.5
 STAND_IN_SEED = 0
 
 
-def xnli_parts(premises: list[str], shares: dict[str, float] = XNLI_STAND_IN_SHARES,
-               seed: int = STAND_IN_SEED) -> dict[str, list[int]]:
+def xnli_parts(
+    premises: list[str], shares: dict[str, float] = XNLI_STAND_IN_SHARES, seed: int = STAND_IN_SEED
+) -> dict[str, list[int]]:
     """Row indices of each part: runs of rows with one premise go whole to one part, in a seeded order, until the
     part has its share of the rows. Indices are returned in file order."""
     groups: list[list[int]] = []
@@ -53,8 +54,13 @@ def xnli_parts(premises: list[str], shares: dict[str, float] = XNLI_STAND_IN_SHA
     return parts
 
 
-def xtreme_xnli_stand_in(folder: PathLike, outputs: dict[tuple[str, str], PathLike], pivot: str = "en",
-                         shares: dict[str, float] = XNLI_STAND_IN_SHARES, seed: int = STAND_IN_SEED) -> dict:
+def xtreme_xnli_stand_in(
+    folder: PathLike,
+    outputs: dict[tuple[str, str], PathLike],
+    pivot: str = "en",
+    shares: dict[str, float] = XNLI_STAND_IN_SHARES,
+    seed: int = STAND_IN_SEED,
+) -> dict:
     """`{folder}/dev-{lang}.tsv` -> outputs[(part, lang)] for part in `shares` (e.g. ("train", "en"),
     ("test", "fr")). Every language's file must have the pivot's rows, labels in the same order (the parallel
     dev set); the first row that differs is named."""
@@ -71,8 +77,7 @@ def xtreme_xnli_stand_in(folder: PathLike, outputs: dict[tuple[str, str], PathLi
                 with atomic_write(outputs[part, lang]) as out:
                     out.writelines(f"{rows[i][0]}\t{rows[i][1]}\t{rows[i][2]}\n" for i in indices)
                 counts[f"{part}-{lang}"] = len(indices)
-    return _log_counts(f"XNLI stand-in from the staged dev sets in {folder} (seed {seed}, shares {shares})",
-                       counts)
+    return _log_counts(f"XNLI stand-in from the staged dev sets in {folder} (seed {seed}, shares {shares})", counts)
 
 
 def _check_parallel(path: Path, rows: list, pivot_rows: list, pivot_path: Path) -> None:
@@ -80,12 +85,20 @@ def _check_parallel(path: Path, rows: list, pivot_rows: list, pivot_path: Path) 
         raise FormatError(f"{path}: {len(rows)} rows, {pivot_path} has {len(pivot_rows)}: not the parallel dev set")
     for lineno, (row, pivot_row) in enumerate(zip(rows, pivot_rows, strict=True), start=1):
         if row[2] != pivot_row[2]:
-            raise FormatError(f"{path}:{lineno}: label {row[2]!r}, {pivot_path} has {pivot_row[2]!r} on this line: "
-                              f"not the parallel dev set")
+            raise FormatError(
+                f"{path}:{lineno}: label {row[2]!r}, {pivot_path} has {pivot_row[2]!r} on this line: "
+                f"not the parallel dev set"
+            )
 
 
-def xtreme_wikiann_stand_in(folder: PathLike, out_dir: PathLike, languages: Iterable[str], pivot: str = "en",
-                            dev_share: float = WIKIANN_DEV_SHARE, seed: int = STAND_IN_SEED) -> dict:
+def xtreme_wikiann_stand_in(
+    folder: PathLike,
+    out_dir: PathLike,
+    languages: Iterable[str],
+    pivot: str = "en",
+    dev_share: float = WIKIANN_DEV_SHARE,
+    seed: int = STAND_IN_SEED,
+) -> dict:
     """`{folder}/train-{pivot}.tsv` -> `{out_dir}/{pivot}.train.tsv`; each `{folder}/dev-{lang}.tsv` -> a seeded
     `dev_share` of its sentences to `{lang}.dev.tsv`, the rest to `{lang}.test.tsv` (file order kept)."""
     folder, out_dir = Path(folder), Path(out_dir)
@@ -95,15 +108,18 @@ def xtreme_wikiann_stand_in(folder: PathLike, out_dir: PathLike, languages: Iter
         sentences = read_wikiann(folder / f"dev-{lang}.tsv")
         order = list(range(len(sentences)))
         random.Random(seed).shuffle(order)
-        dev = set(order[:round(len(sentences) * dev_share)])
+        dev = set(order[: round(len(sentences) * dev_share)])
         for split, keep in (("dev", True), ("test", False)):
             chosen = [s for i, s in enumerate(sentences) if (i in dev) == keep]
             if not chosen:
-                raise FormatError(f"{folder / f'dev-{lang}.tsv'}: {len(sentences)} sentence(s), too few for dev "
-                                  f"and test")
+                raise FormatError(
+                    f"{folder / f'dev-{lang}.tsv'}: {len(sentences)} sentence(s), too few for dev and test"
+                )
             counts[f"{lang}.{split}"] = _write_ner(chosen, out_dir / f"{lang}.{split}.tsv")
-    return _log_counts(f"WikiAnn stand-in from the staged files in {folder} (sentences; seed {seed}, "
-                       f"dev share {dev_share})", dict(counts))
+    return _log_counts(
+        f"WikiAnn stand-in from the staged files in {folder} (sentences; seed {seed}, dev share {dev_share})",
+        dict(counts),
+    )
 
 
 def _write_ner(sentences: list[tuple[list[str], list[str]]], path: Path) -> int:

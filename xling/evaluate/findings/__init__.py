@@ -34,9 +34,24 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from xling.evaluate.findings import cao, conneau, liu_language, liu_what
-from xling.evaluate.findings.core import (DEFAULT_MARGINS, FAILS, HOLDS, INCONCLUSIVE,  # noqa: F401
-                                          MULTI_FILE, NOT_MEASURABLE, NOT_MEASURED, OUTCOMES, SETTING_COLUMNS,
-                                          TABLES, Criteria, Finding, NotMeasured, Tables, Verdict, in_percent)
+from xling.evaluate.findings.core import (
+    DEFAULT_MARGINS,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,  # noqa: F401
+    MULTI_FILE,
+    NOT_MEASURABLE,
+    NOT_MEASURED,
+    OUTCOMES,
+    SETTING_COLUMNS,
+    TABLES,
+    Criteria,
+    Finding,
+    NotMeasured,
+    Tables,
+    Verdict,
+    in_percent,
+)
 from xling.evaluate.findings.liu_what import bert_layer  # noqa: F401
 from xling.evaluate.findings.seeds import transfer_run_of
 from xling.evaluate.uncertainty import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -71,13 +86,23 @@ def judge_claims(tables: Tables, pivot: str, criteria: Criteria | None = None, *
             values["pairs"] = ", ".join(values["pairs"])
         flags = sorted({m.flag for m in finding.measures if m.flag})
         margin = finding.margin
-        rows.append({"id": claim.id, "paper": claim.paper, "where": claim.where, "claim": claim.text,
-                     "quote": claim.quote, "margin": None if margin is None else float(margin.value),
-                     "margin_source": None if margin is None else margin.source, "outcome": outcome,
-                     "reason": finding.verdict.reason,
-                     "measures": _measures_json(finding.measures), "judged_on": finding.judged_on,
-                     "flags": "; ".join(flags) or None,
-                     **{k: None if v is None else str(v) for k, v in values.items()}})
+        rows.append(
+            {
+                "id": claim.id,
+                "paper": claim.paper,
+                "where": claim.where,
+                "claim": claim.text,
+                "quote": claim.quote,
+                "margin": None if margin is None else float(margin.value),
+                "margin_source": None if margin is None else margin.source,
+                "outcome": outcome,
+                "reason": finding.verdict.reason,
+                "measures": _measures_json(finding.measures),
+                "judged_on": finding.judged_on,
+                "flags": "; ".join(flags) or None,
+                **{k: None if v is None else str(v) for k, v in values.items()},
+            }
+        )
         logger.info("%s: %s (%s)", claim.id, outcome, finding.verdict.reason)
     table = pd.DataFrame(rows)
     table["layer_rule"] = str(criteria.layer)
@@ -106,31 +131,52 @@ def read_tables(paths: Mapping[str, str | Path | Sequence]) -> dict[str, pd.Data
     return tables
 
 
-def criteria_from_config(findings: Mapping, bootstrap: Mapping | None = None, shown: Mapping | None = None,
-                         aligned_langs=Criteria.aligned_langs, xnli_mds_freeze: int = Criteria.xnli_mds_freeze
-                         ) -> Criteria:
+def criteria_from_config(
+    findings: Mapping,
+    bootstrap: Mapping | None = None,
+    shown: Mapping | None = None,
+    aligned_langs=Criteria.aligned_langs,
+    xnli_mds_freeze: int = Criteria.xnli_mds_freeze,
+) -> Criteria:
     """Criteria from the config blocks findings (layer, margin, margins, mds_freeze, stand_ins), bootstrap, the report's
     word-retrieval selection (xling.plan.figures.selection_config: metric, dictionary_split, layer) and the
     languages of the alignment's fine-tuning (alignment.finetune.languages; None: every language; unset: Cao et
     al.'s five) and the freeze depth the plan tests XNLI with MDS at (xling.plan: transfer.mds_freeze)."""
     shown, bootstrap = shown or {}, bootstrap or {}
     given = findings.get("margins") or {}  # each kind by name (tests/test_config_keys.py traces the reads)
-    margins = dict(percent=float(given.get("percent", DEFAULT_MARGINS["percent"])),
-                   mrr=float(given.get("mrr", DEFAULT_MARGINS["mrr"])),
-                   cka=float(given.get("cka", DEFAULT_MARGINS["cka"])))
-    langs = {"aligned_langs": None if aligned_langs is None else tuple(aligned_langs),
-             "stand_ins": {str(paper): str(ours) for paper, ours in (findings.get("stand_ins") or {}).items()}}
-    return Criteria(layer=findings.get("layer", "report"), margin=float(findings.get("margin", 0.0)),
-                    margins=margins, **langs, mds_freeze=findings.get("mds_freeze"),
-                    xnli_mds_freeze=int(xnli_mds_freeze), shown_layer=shown.get("layer"),
-                    metric=shown.get("metric"), dictionary_split=shown.get("dictionary_split"),
-                    resamples=int(bootstrap.get("resamples", DEFAULT_RESAMPLES)),
-                    level=float(bootstrap.get("level", DEFAULT_LEVEL)), seed=int(bootstrap.get("seed", DEFAULT_SEED)),
-                    method=str(bootstrap.get("method", "percentile")))
+    margins = dict(
+        percent=float(given.get("percent", DEFAULT_MARGINS["percent"])),
+        mrr=float(given.get("mrr", DEFAULT_MARGINS["mrr"])),
+        cka=float(given.get("cka", DEFAULT_MARGINS["cka"])),
+    )
+    langs = {
+        "aligned_langs": None if aligned_langs is None else tuple(aligned_langs),
+        "stand_ins": {str(paper): str(ours) for paper, ours in (findings.get("stand_ins") or {}).items()},
+    }
+    return Criteria(
+        layer=findings.get("layer", "report"),
+        margin=float(findings.get("margin", 0.0)),
+        margins=margins,
+        **langs,
+        mds_freeze=findings.get("mds_freeze"),
+        xnli_mds_freeze=int(xnli_mds_freeze),
+        shown_layer=shown.get("layer"),
+        metric=shown.get("metric"),
+        dictionary_split=shown.get("dictionary_split"),
+        resamples=int(bootstrap.get("resamples", DEFAULT_RESAMPLES)),
+        level=float(bootstrap.get("level", DEFAULT_LEVEL)),
+        seed=int(bootstrap.get("seed", DEFAULT_SEED)),
+        method=str(bootstrap.get("method", "percentile")),
+    )
 
 
-def write_findings(paths: Mapping[str, str | Path], out_parquet: str | Path, out_csv: str | Path, pivot: str,
-                   criteria: Criteria | None = None) -> pd.DataFrame:
+def write_findings(
+    paths: Mapping[str, str | Path],
+    out_parquet: str | Path,
+    out_csv: str | Path,
+    pivot: str,
+    criteria: Criteria | None = None,
+) -> pd.DataFrame:
     """Judge every claim on the tables at `paths` and write the findings table (Parquet and CSV)."""
     table = judge_claims(read_tables(paths), pivot, criteria or Criteria())
     write_parquet(table, out_parquet)

@@ -38,11 +38,14 @@ MULTI_FILE = ("word_retrieval_ranks", "contextual_retrieval_queries", "transfer_
 #: flags and reasons read as the tables do: table -> columns. MRR and CKA stay 0-1; XNLI, UPOS, LAS and NER F1
 #: are stored in percent already.
 PERCENT_COLUMNS = {
-    "tatoeba": ("accuracy",), "bucc": ("f1", "precision", "recall", "dev_f1", "dev_precision", "dev_recall"),
+    "tatoeba": ("accuracy",),
+    "bucc": ("f1", "precision", "recall", "dev_f1", "dev_precision", "dev_recall"),
     "token_translation": ("convert_rate",),
     "contextual_retrieval": ("accuracy", "accuracy_src_tgt", "accuracy_tgt_src", "chance"),
-    "contextual_retrieval_pos": ("accuracy", "chance"), "contextual_retrieval_frequency": ("accuracy", "chance"),
-    "contextual_retrieval_queries": ("hit",), "monolingual_words": ("p_at_1", "p_at_5"),
+    "contextual_retrieval_pos": ("accuracy", "chance"),
+    "contextual_retrieval_frequency": ("accuracy", "chance"),
+    "contextual_retrieval_queries": ("hit",),
+    "monolingual_words": ("p_at_1", "p_at_5"),
     "monolingual_sentences": ("p_at_1",),
 }
 #: the settings each finding records, one column each (empty when the claim does not use it)
@@ -176,6 +179,7 @@ def _pairs(series: Mapping[str, pd.Series]) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------- measures
 
+
 def unresolved(*measures: Measure) -> Verdict | None:
     """Not measurable when a number is missing or degenerate; inconclusive when one has no interval yet."""
     problems = [m.problem() for m in measures if m.value is None or np.isnan(m.value) or m.flag]
@@ -219,8 +223,10 @@ def rows_mean(label: str, rows: pd.DataFrame, column: str = "value", by: str | N
     widest case (the spread of a sum is at most the sum of the spreads): the test languages of XNLI, Tatoeba and
     token translation are translations of one another, so their errors are not independent, and an interval
     that assumed so could call a claim on too little."""
+
     def mean(values: str) -> float:
         return float((rows.groupby(by)[values].mean() if by else rows[values]).mean())
+
     if not len(rows) or not all(c in rows and rows[c].notna().all() for c in ROW_INTERVAL):
         return point(label, rows.groupby(by)[column].mean() if by else rows[column], flags)
     return Measure(label, mean(column), mean("ci_low"), mean("ci_high"), joined_flag(flags))
@@ -258,6 +264,7 @@ def rows_chance_flag(measure: Measure, rows: pd.DataFrame, column: str = "chance
 
 # ---------------------------------------------------------------------------------------------- degenerate rows
 
+
 def with_table_flags(rows: pd.DataFrame, computed: pd.Series) -> pd.Series:
     """The flags the findings compute from a table's numbers joined with the table's own `flag` column (the
     gather's: at chance by the row's interval, constant predictions), so that no claim rests on a number its
@@ -265,14 +272,18 @@ def with_table_flags(rows: pd.DataFrame, computed: pd.Series) -> pd.Series:
     if "flag" not in rows:
         return computed
     own = [f if isinstance(f, str) and f else None for f in rows["flag"]]
-    return pd.Series([flag(a, b if isinstance(b, str) else None) for a, b in zip(own, computed, strict=True)],
-                     index=rows.index, dtype=object)
+    return pd.Series(
+        [flag(a, b if isinstance(b, str) else None) for a, b in zip(own, computed, strict=True)],
+        index=rows.index,
+        dtype=object,
+    )
 
 
 def transfer_flags(rows: pd.DataFrame, pivot: str) -> pd.Series:
     """Each transfer row's degenerate reasons the table allows: XNLI at chance or at exactly one class's share
     of a balanced three-way test set (167 of 500: one class predicted), NER F1 0, and a fine-tuning whose pivot
     dev score is degenerate (it did not learn its own language: every row of that model is flagged)."""
+
     def own(row) -> str | None:
         if row["task"] == "xnli":
             n = int(row["n"]) if "n" in row and pd.notna(row["n"]) else 0
@@ -281,24 +292,32 @@ def transfer_flags(rows: pd.DataFrame, pivot: str) -> pd.Series:
             # the table's own chance level (the gather's, computed once per test set: the better of a uniform
             # guess and the test set's majority class), the uniform floor only where the table has none
             chance = row["chance"] if "chance" in row and pd.notna(row["chance"]) else XNLI_CHANCE
-            return flag(at_or_below_chance(row["value"], chance),
-                        f"one class's share ({correct}/{n}): one class predicted" if share else None)
+            return flag(
+                at_or_below_chance(row["value"], chance),
+                f"one class's share ({correct}/{n}): one class predicted" if share else None,
+            )
         if row["task"] == "ner" and row["value"] == 0:
             return "F1 0: no correct entity"
         return None
+
     if rows.empty:
         return pd.Series([], dtype=object)
     own_flags = rows.apply(own, axis=1)
-    model = [c for c in ("model", "size", "window", "lm", "task", "freeze", "train_transform", "seed", "variant")
-             if c in rows]  # variant: Cao et al.'s and a grid point's fine-tunings are fine-tunings of their own
+    model = [
+        c
+        for c in ("model", "size", "window", "lm", "task", "freeze", "train_transform", "seed", "variant")
+        if c in rows
+    ]  # variant: Cao et al.'s and a grid point's fine-tunings are fine-tunings of their own
     dev = (rows["split"] == "dev") & (rows["lang"] == pivot) & (rows["transform"] == "none")
     own_flags = own_flags.map(lambda f: f if isinstance(f, str) else None)
     dead = own_flags[dev].dropna()
     keys = rows[model].astype(str).apply(tuple, axis=1)  # str: a missing lm (NaN) matches itself
     dead_models = dict(zip(keys[dead.index], dead, strict=True))
     learn = keys.map(
-        lambda key: f"the fine-tuning did not learn {pivot} ({pivot} dev {dead_models[key]})"
-        if key in dead_models else None)
+        lambda key: (
+            f"the fine-tuning did not learn {pivot} ({pivot} dev {dead_models[key]})" if key in dead_models else None
+        )
+    )
     text = [[f for f in (a, b) if isinstance(f, str)] for a, b in zip(own_flags, learn, strict=True)]
     return pd.Series([flag(*t) for t in text], index=rows.index, dtype=object)
 
@@ -311,9 +330,11 @@ def bucc_flags(rows: pd.DataFrame) -> pd.Series:
 
 def translation_flags(rows: pd.DataFrame) -> pd.Series:
     """Token translation rows whose decoder repeats one token (one distinct prediction) or changes nothing."""
+
     def own(row) -> str | None:
         repeated = "distinct_predictions" in row and row["distinct_predictions"] <= 1
         return flag("one token repeated: one distinct prediction" if repeated else None)
+
     return rows.apply(own, axis=1) if len(rows) else pd.Series([], dtype=object)
 
 
@@ -322,9 +343,14 @@ def _zero_shot(transfer: pd.DataFrame, pivot: str, task: str) -> pd.DataFrame:
     their degenerate reasons in `flag`."""
     transfer = language_study_rows(transfer)  # before the flags: Cao et al.'s fine-tunings are other runs
     rows = transfer.assign(flag=with_table_flags(transfer, transfer_flags(transfer, pivot)))
-    rows = rows[(rows["task"] == task) & (rows["split"] == "test") & (rows["lang"] != pivot)
-                & (rows["metric"] == TASK_METRIC[task]) & (rows["train_transform"] == "none")
-                & rows["selected"].astype(bool)]
+    rows = rows[
+        (rows["task"] == task)
+        & (rows["split"] == "test")
+        & (rows["lang"] != pivot)
+        & (rows["metric"] == TASK_METRIC[task])
+        & (rows["train_transform"] == "none")
+        & rows["selected"].astype(bool)
+    ]
     if rows.empty:
         raise NotMeasured(f"no zero-shot {task} test scores in transfer")
     return rows

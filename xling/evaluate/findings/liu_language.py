@@ -12,10 +12,30 @@ from __future__ import annotations
 import pandas as pd
 
 from xling.evaluate.chance import is_degenerate
-from xling.evaluate.findings.core import (NOT_MEASURABLE, TASK_METRIC, Claim, Criteria, Finding, Judge, Measure,
-                                          NotMeasured, Tables, Verdict, _pairs, _table, _zero_shot, all_of, at_least,
-                                          bucc_flags, every_unit, greater, most, rows_mean, translation_flags,
-                                          with_table_flags)
+from xling.evaluate.findings.core import (
+    NOT_MEASURABLE,
+    TASK_METRIC,
+    Claim,
+    Criteria,
+    Finding,
+    Judge,
+    Measure,
+    NotMeasured,
+    Tables,
+    Verdict,
+    _pairs,
+    _table,
+    _zero_shot,
+    all_of,
+    at_least,
+    bucc_flags,
+    every_unit,
+    greater,
+    most,
+    rows_mean,
+    translation_flags,
+    with_table_flags,
+)
 from xling.evaluate.findings.seeds import over_seeds, paired_over_seeds
 
 OURS = "our BERT (no Hugging Face checkpoint in this run)"
@@ -32,13 +52,15 @@ def _language_model(table: pd.DataFrame, name: str) -> tuple[pd.DataFrame, str, 
         raise NotMeasured(f"no BERT in {name}")
     size = bert["size"].max()
     window = bert[bert["size"] == size]["window"].max()
-    return bert[(bert["size"] == size) & (bert["window"] == window)], f"bert {size}-w{window}", \
-        f"{OURS}: {size}-w{window}"
+    return (
+        bert[(bert["size"] == size) & (bert["window"] == window)],
+        f"bert {size}-w{window}",
+        f"{OURS}: {size}-w{window}",
+    )
 
 
 def _model_settings(rows: pd.DataFrame, label: str) -> dict:
-    return dict(models=label.split(" ")[0], corpus_size=int(rows["size"].iloc[0]),
-                windows=int(rows["window"].iloc[0]))
+    return dict(models=label.split(" ")[0], corpus_size=int(rows["size"].iloc[0]), windows=int(rows["window"].iloc[0]))
 
 
 #: the freeze depth each paper's MDS transfer runs at: the full paper's XNLI "fixing the first six layers" (of 12:
@@ -56,6 +78,7 @@ def mds_improves_transfer(task: str) -> Judge:
     (PAPER_FREEZE, or findings.mds_freeze) and never another; a degenerate language is left out and named.
     Parsing: on the low-resource treebanks only (the paper's six without a development set; on synthetic data
     the test-only languages without pretraining text that stand for them)."""
+
     def judge(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
         rows = _zero_shot(_table(tables, "transfer"), pivot, task)
         rows, label, judged_on = _language_model(rows, "transfer")
@@ -63,37 +86,61 @@ def mds_improves_transfer(task: str) -> Judge:
         if task == "parsing":
             low = rows[LOW_RESOURCE].fillna(False).astype(bool) if LOW_RESOURCE in rows else None
             if low is None or not low.any():
-                raise NotMeasured("no low-resource parsing treebank in this run (the paper: 6 low-resource "
-                                  "languages without an official development set; on synthetic data, test-only "
-                                  "languages the run does not pretrain on); its parsing languages: "
-                                  + ", ".join(sorted(rows["lang"].unique())))
+                raise NotMeasured(
+                    "no low-resource parsing treebank in this run (the paper: 6 low-resource "
+                    "languages without an official development set; on synthetic data, test-only "
+                    "languages the run does not pretrain on); its parsing languages: "
+                    + ", ".join(sorted(rows["lang"].unique()))
+                )
             pretrained, rows = rows[~low], rows[low]
         depths = sorted(int(f) for f in rows[rows["transform"] == "mds"]["freeze"].unique())
         depth = criteria.mds_freeze if criteria.mds_freeze is not None else PAPER_FREEZE[task]
         depth = criteria.xnli_mds_freeze if depth == "planned" else depth
         depth = (depths[0] if depths else 0) if depth is None else depth
         if depth not in depths:
-            raise NotMeasured(f"no MDS scores of {task} at the paper's freeze depth {depth} for {label} "
-                              f"(the run has {depths or 'none'})")
+            raise NotMeasured(
+                f"no MDS scores of {task} at the paper's freeze depth {depth} for {label} "
+                f"(the run has {depths or 'none'})"
+            )
         at = rows[rows["freeze"] == depth]
         parts = {t: at[at["transform"] == t] for t in ("mds", "none")}
         langs = _pairs({t: p.set_index("lang")["value"] for t, p in parts.items()})
         per_lang, measures = [], []
         for lang in langs:
             here = {t: p[p["lang"] == lang] for t, p in parts.items()}
-            found = {t: over_seeds(f"{lang} {t} ({TASK_METRIC[task]})", p, flags=p["flag"],
-                                   items=tables.get("transfer_items"), criteria=criteria) for t, p in here.items()}
+            found = {
+                t: over_seeds(
+                    f"{lang} {t} ({TASK_METRIC[task]})",
+                    p,
+                    flags=p["flag"],
+                    items=tables.get("transfer_items"),
+                    criteria=criteria,
+                )
+                for t, p in here.items()
+            }
             measures += list(found.values())
-            per_lang.append(greater(found["mds"], found["none"],
-                                    paired_over_seeds(tables, here["mds"], here["none"], criteria)))
+            per_lang.append(
+                greater(found["mds"], found["none"], paired_over_seeds(tables, here["mds"], here["none"], criteria))
+            )
         verdict = most(per_lang, langs)
         if task == "parsing" and verdict.outcome == NOT_MEASURABLE:
-            verdict = Verdict(NOT_MEASURABLE, verdict.reason + _unseen_languages(rows, pretrained[
-                pretrained["freeze"] == depth]))
-        return Finding(verdict, measures,
-                       dict(table="transfer", metric=f"{task} {TASK_METRIC[task]}", **_model_settings(rows, label),
-                            layers=f"frozen up to {depth}", pairs=[f"{pivot}-{lang}" for lang in langs],
-                            alphas="selected on dev"), judged_on)
+            verdict = Verdict(
+                NOT_MEASURABLE, verdict.reason + _unseen_languages(rows, pretrained[pretrained["freeze"] == depth])
+            )
+        return Finding(
+            verdict,
+            measures,
+            dict(
+                table="transfer",
+                metric=f"{task} {TASK_METRIC[task]}",
+                **_model_settings(rows, label),
+                layers=f"frozen up to {depth}",
+                pairs=[f"{pivot}-{lang}" for lang in langs],
+                alphas="selected on dev",
+            ),
+            judged_on,
+        )
+
     return judge
 
 
@@ -105,12 +152,15 @@ def _unseen_languages(low: pd.DataFrame, pretrained: pd.DataFrame) -> str:
         return ""
     unshifted = pretrained[pretrained["transform"] == "none"]
     above = sorted(lang for lang, part in unshifted.groupby("lang") if not part["flag"].map(is_degenerate).any())
-    return ("; the low-resource languages are test-only: no BERT of this run pretrains on their text, and their "
-            "words are their own but for the anchors shared with English. Languages it pretrains on with parsing "
-            f"above the floor: {', '.join(above) if above else 'none'}")
+    return (
+        "; the low-resource languages are test-only: no BERT of this run pretrains on their text, and their "
+        "words are their own but for the anchors shared with English. Languages it pretrains on with parsing "
+        f"above the floor: {', '.join(above) if above else 'none'}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------- language
+
 
 def _convert_rates(tables: Tables) -> tuple[pd.DataFrame, str, str]:
     rows, label, judged_on = _language_model(_table(tables, "token_translation"), "token_translation")
@@ -125,9 +175,14 @@ def _rate(rows: pd.DataFrame, layer, alpha) -> Measure:
 
 
 def _translation_settings(rows: pd.DataFrame, label: str, alphas) -> dict:
-    return dict(table="token_translation", metric="convert_rate", **_model_settings(rows, label),
-                layers=", ".join(str(int(x)) for x in sorted(rows["layer"].unique())),
-                pairs=sorted(rows["pair"].unique()), alphas=", ".join(f"{a:g}" for a in alphas))
+    return dict(
+        table="token_translation",
+        metric="convert_rate",
+        **_model_settings(rows, label),
+        layers=", ".join(str(int(x)) for x in sorted(rows["layer"].unique())),
+        pairs=sorted(rows["pair"].unique()),
+        alphas=", ".join(f"{a:g}" for a in alphas),
+    )
 
 
 def convert_rate_rises(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
@@ -144,8 +199,12 @@ def convert_rate_rises(tables: Tables, criteria: Criteria, pivot: str) -> Findin
         measures += [Measure(f"layer {layer} {m.label}", m.value, m.low, m.high, m.flag) for m in points]
         steps = [at_least(b, a, criteria) for a, b in zip(points, points[1:], strict=False)]
         parts.append(all_of([*steps, greater(points[-1], points[0])]))
-    return Finding(all_of(parts, [f"layer {layer}" for layer in layers]), measures,
-                   _translation_settings(rows, label, alphas), judged_on)
+    return Finding(
+        all_of(parts, [f"layer {layer}" for layer in layers]),
+        measures,
+        _translation_settings(rows, label, alphas),
+        judged_on,
+    )
 
 
 def negative_alpha_stays(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
@@ -190,52 +249,106 @@ def mds_beats_unshifted(task: str) -> Judge:
         langs = _pairs({v: p.groupby("lang")[metric].mean() for v, p in parts.items()})
         per_lang, measures = [], []
         for lang in langs:
-            found = {v: rows_mean(f"{lang} {'MDS' if v == 'mds' else 'unshifted'}", p[p["lang"] == lang], metric,
-                                  "lang", p.loc[p["lang"] == lang, "flag"]) for v, p in parts.items()}
+            found = {
+                v: rows_mean(
+                    f"{lang} {'MDS' if v == 'mds' else 'unshifted'}",
+                    p[p["lang"] == lang],
+                    metric,
+                    "lang",
+                    p.loc[p["lang"] == lang, "flag"],
+                )
+                for v, p in parts.items()
+            }
             measures += list(found.values())
             per_lang.append(greater(found["mds"], found[UNSHIFTED]))
         verdict = every_unit(per_lang, langs) if task == "bucc" else most(per_lang, langs)
-        return Finding(verdict, measures,
-                       dict(table=task, metric=metric, **_model_settings(rows, label),
-                            layers=int(rows["layer"].iloc[0]), pairs=[f"{pivot}-{lang}" for lang in langs],
-                            alphas=", ".join(f"{a:g}" for a in sorted(rows["mds_alpha"].unique()))
-                            if "mds_alpha" in rows else None), judged_on)
+        return Finding(
+            verdict,
+            measures,
+            dict(
+                table=task,
+                metric=metric,
+                **_model_settings(rows, label),
+                layers=int(rows["layer"].iloc[0]),
+                pairs=[f"{pivot}-{lang}" for lang in langs],
+                alphas=", ".join(f"{a:g}" for a in sorted(rows["mds_alpha"].unique())) if "mds_alpha" in rows else None,
+            ),
+            judged_on,
+        )
+
     return judge
+
+
 # ---------------------------------------------------------------------------------------------- the claims
 
 # the papers as ../shared/papers/published_results.yaml keys them (claim ids start with the key)
 FULL = "Liu et al. 2020, A Study of Cross-Lingual Ability and Language-specific Information in Multilingual BERT"
-SHORT = ("Liu et al. 2020, Language Representation in Multilingual BERT and its applications to improve "
-         "Cross-lingual Generalization (arXiv:2010.10041)")
+SHORT = (
+    "Liu et al. 2020, Language Representation in Multilingual BERT and its applications to improve "
+    "Cross-lingual Generalization (arXiv:2010.10041)"
+)
 
 CLAIMS = [
-    Claim("liu2020_short.translation.alpha", SHORT, "§3.3, Table 1",
-          "In unsupervised token translation by MDS, the convert rate rises with alpha.", convert_rate_rises,
-          "as α became larger, the model converted more tokens to target language L2"),
-    Claim("liu2020_short.translation.negative-alpha", SHORT, "§3.3",
-          "With a negative alpha the model keeps decoding tokens of the source language.", negative_alpha_stays,
-          "When given a negative α, the model always decoded tokens belonging toL1."),
-    Claim("liu2020_short.tatoeba.mds", SHORT, "§4.3, Table 2",
-          "In Tatoeba sentence retrieval, MDS-shifted embeddings retrieve better than the unshifted ones in most "
-          "languages.", mds_beats_unshifted("tatoeba"),
-          "On Tatoeba test-set, MDS embeddings were also the best in most of the languages except for Hindi, "
-          "Russian and Vietnamese."),
-    Claim("liu2020_short.bucc.mds", SHORT, "§4.3, Table 3",
-          "In BUCC 2018 bitext mining, MDS-shifted embeddings score better than the unshifted ones in every "
-          "language (test F1).", mds_beats_unshifted("bucc"),
-          "embeddings shifted by MDS consistently achieved higher accuracies on all of the languages"),
-    Claim("liu2020_full.xnli.mds", FULL, "§4.3, Table 4",
-          "With the first six layers frozen in fine-tuning, MDS at the 6th layer at test time improves zero-shot "
-          "XNLI in most languages.", mds_improves_transfer("xnli"),
-          "For XNLI task, we finetuned the m-BERT model on the English dataset while fixing the first six layers "
-          "of it"),
-    Claim("liu2020_short.pos.mds", SHORT, "§5.3, Table 4",
-          "MDS at test time improves zero-shot POS tagging in most languages.", mds_improves_transfer("pos"),
-          "For the POS tagging task, Zero-mean and MDS both improved the performances on the testing sets across "
-          "languages with only a few exceptions."),
-    Claim("liu2020_short.parsing.mds", SHORT, "§5.3, Table 5",
-          "On low-resource treebanks, MDS at test time improves zero-shot dependency parsing (LAS) in most "
-          "languages.", mds_improves_transfer("parsing"),
-          "We evaluated the zero-shot performance on 6 low-resource languages that do not have an official "
-          "development set."),
+    Claim(
+        "liu2020_short.translation.alpha",
+        SHORT,
+        "§3.3, Table 1",
+        "In unsupervised token translation by MDS, the convert rate rises with alpha.",
+        convert_rate_rises,
+        "as α became larger, the model converted more tokens to target language L2",
+    ),
+    Claim(
+        "liu2020_short.translation.negative-alpha",
+        SHORT,
+        "§3.3",
+        "With a negative alpha the model keeps decoding tokens of the source language.",
+        negative_alpha_stays,
+        "When given a negative α, the model always decoded tokens belonging toL1.",
+    ),
+    Claim(
+        "liu2020_short.tatoeba.mds",
+        SHORT,
+        "§4.3, Table 2",
+        "In Tatoeba sentence retrieval, MDS-shifted embeddings retrieve better than the unshifted ones in most "
+        "languages.",
+        mds_beats_unshifted("tatoeba"),
+        "On Tatoeba test-set, MDS embeddings were also the best in most of the languages except for Hindi, "
+        "Russian and Vietnamese.",
+    ),
+    Claim(
+        "liu2020_short.bucc.mds",
+        SHORT,
+        "§4.3, Table 3",
+        "In BUCC 2018 bitext mining, MDS-shifted embeddings score better than the unshifted ones in every "
+        "language (test F1).",
+        mds_beats_unshifted("bucc"),
+        "embeddings shifted by MDS consistently achieved higher accuracies on all of the languages",
+    ),
+    Claim(
+        "liu2020_full.xnli.mds",
+        FULL,
+        "§4.3, Table 4",
+        "With the first six layers frozen in fine-tuning, MDS at the 6th layer at test time improves zero-shot "
+        "XNLI in most languages.",
+        mds_improves_transfer("xnli"),
+        "For XNLI task, we finetuned the m-BERT model on the English dataset while fixing the first six layers of it",
+    ),
+    Claim(
+        "liu2020_short.pos.mds",
+        SHORT,
+        "§5.3, Table 4",
+        "MDS at test time improves zero-shot POS tagging in most languages.",
+        mds_improves_transfer("pos"),
+        "For the POS tagging task, Zero-mean and MDS both improved the performances on the testing sets across "
+        "languages with only a few exceptions.",
+    ),
+    Claim(
+        "liu2020_short.parsing.mds",
+        SHORT,
+        "§5.3, Table 5",
+        "On low-resource treebanks, MDS at test time improves zero-shot dependency parsing (LAS) in most languages.",
+        mds_improves_transfer("parsing"),
+        "We evaluated the zero-shot performance on 6 low-resource languages that do not have an official "
+        "development set.",
+    ),
 ]

@@ -13,12 +13,37 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from xling.report import figures
-from xling.report.blocks import (DASH, MODEL_KEYS, Block, empty_block, fmt_count, fmt_setting, model_name, table_block,
-                                 text)
+from xling.report.blocks import (
+    DASH,
+    MODEL_KEYS,
+    Block,
+    empty_block,
+    fmt_count,
+    fmt_setting,
+    model_name,
+    table_block,
+    text,
+)
 from xling.report.core import ReportContext, register_section
-from xling.report.transfer.common import (ALPHA_CAPTION, DIGITS, TASK_METRIC, METRIC_LABELS, RESULTS, TABLE,
-                                          TASK_LABELS, TASK_ORDER, _check_table, _stats_index, _suptitle, fmt_score,
-                                          score_cell, seed_stats, seeds_text, selection_label, shown_line)
+from xling.report.transfer.common import (
+    ALPHA_CAPTION,
+    DIGITS,
+    TASK_METRIC,
+    METRIC_LABELS,
+    RESULTS,
+    TABLE,
+    TASK_LABELS,
+    TASK_ORDER,
+    _check_table,
+    _stats_index,
+    _suptitle,
+    fmt_score,
+    score_cell,
+    seed_stats,
+    seeds_text,
+    selection_label,
+    shown_line,
+)
 from xling.report.transfer.mds import _chosen_alpha
 
 
@@ -40,8 +65,10 @@ def alpha_table(curves: pd.DataFrame, chosen: pd.DataFrame, test: pd.DataFrame, 
     keys = ["task", "metric", *MODEL_KEYS, "selection", "freeze", "train_transform", "layer", "lang"]
     test_stats = _stats_index(seed_stats(test, keys, where, free=("alpha",)), keys) if len(test) else {}
     rows = []
-    cells = sorted(curves.groupby(keys, sort=True), key=lambda kv: TASK_ORDER.index(kv[0][0])
-                   if kv[0][0] in TASK_ORDER else len(TASK_ORDER))
+    cells = sorted(
+        curves.groupby(keys, sort=True),
+        key=lambda kv: TASK_ORDER.index(kv[0][0]) if kv[0][0] in TASK_ORDER else len(TASK_ORDER),
+    )
     for cell_key, cell in cells:
         picked = chosen
         for column, value in zip(keys, cell_key, strict=True):
@@ -49,8 +76,12 @@ def alpha_table(curves: pd.DataFrame, chosen: pd.DataFrame, test: pd.DataFrame, 
         by_alpha = cell.set_index("alpha")
         task, metric = cell_key[0], cell_key[1]
         key = dict(zip(keys, cell_key, strict=True))
-        line = [f"{TASK_LABELS.get(task, task)}: {METRIC_LABELS.get(metric, metric)}", model_name(key),
-                f"{fmt_setting('freeze', key['freeze'])} / {fmt_setting('layer', key['layer'])}", key["lang"]]
+        line = [
+            f"{TASK_LABELS.get(task, task)}: {METRIC_LABELS.get(metric, metric)}",
+            model_name(key),
+            f"{fmt_setting('freeze', key['freeze'])} / {fmt_setting('layer', key['layer'])}",
+            key["lang"],
+        ]
         for alpha in alphas:
             if alpha not in by_alpha.index:
                 line.append(DASH)
@@ -64,12 +95,21 @@ def alpha_table(curves: pd.DataFrame, chosen: pd.DataFrame, test: pd.DataFrame, 
         line.append(_chosen_alpha(picked))
         line.append(score_cell(test_stats.get(cell_key)))
         rows.append(line)
-    columns = (["task: metric", "model", "frozen (k) / layer", "language"]
-               + [f"\u03b1 = {fmt_setting('alpha', a)}" for a in alphas] + ["chosen \u03b1", "test at chosen \u03b1"])
-    return table_block(title, columns, rows, numeric=range(4, len(columns)), wrap=(0, *range(4, 4 + len(alphas))),
-                       note="Dev scores (%) per \u03b1, mean \u00b1 sd over seeds; \u2605 marks the \u03b1 the seeds "
-                            "chose (their best dev score); the last column is the test score at the chosen \u03b1, "
-                            "the number the tables above report. The test split plays no part in the choice.")
+    columns = (
+        ["task: metric", "model", "frozen (k) / layer", "language"]
+        + [f"\u03b1 = {fmt_setting('alpha', a)}" for a in alphas]
+        + ["chosen \u03b1", "test at chosen \u03b1"]
+    )
+    return table_block(
+        title,
+        columns,
+        rows,
+        numeric=range(4, len(columns)),
+        wrap=(0, *range(4, 4 + len(alphas))),
+        note="Dev scores (%) per \u03b1, mean \u00b1 sd over seeds; \u2605 marks the \u03b1 the seeds "
+        "chose (their best dev score); the last column is the test score at the chosen \u03b1, "
+        "the number the tables above report. The test split plays no part in the choice.",
+    )
 
 
 #: characters a panel's title line holds at 9 pt in a 3.2-inch panel
@@ -80,19 +120,33 @@ def alpha_figure(curves: pd.DataFrame, chosen: pd.DataFrame, settings: str) -> F
     """A panel per task x model x freeze x layer; a line per language (dev score against alpha, mean over
     seeds), a star at each alpha a seed chose."""
     panel_keys = ["task", "metric", *MODEL_KEYS, "selection", "freeze", "train_transform", "layer"]
-    panels = sorted(curves.groupby(panel_keys, sort=True), key=lambda kv: TASK_ORDER.index(kv[0][0])
-                    if kv[0][0] in TASK_ORDER else len(TASK_ORDER)) if len(curves) else []
+    panels = (
+        sorted(
+            curves.groupby(panel_keys, sort=True),
+            key=lambda kv: TASK_ORDER.index(kv[0][0]) if kv[0][0] in TASK_ORDER else len(TASK_ORDER),
+        )
+        if len(curves)
+        else []
+    )
     ncols = min(max(1, len(panels)), 4)  # four narrow panels a row: the section stays short at 100 % zoom
     nrows = max(1, math.ceil(len(panels) / ncols))
     fig = Figure(figsize=(3.2 * ncols + 1.6, 2.8 * nrows + 1.0), dpi=figures.DPI, layout="constrained")
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     if not panels:
-        axes[0].text(0.5, 0.5, "no MDS rows on a dev split in the transfer table", ha="center", va="center",
-                     transform=axes[0].transAxes)
+        axes[0].text(
+            0.5,
+            0.5,
+            "no MDS rows on a dev split in the transfer table",
+            ha="center",
+            va="center",
+            transform=axes[0].transAxes,
+        )
         axes[0].set_axis_off()
     langs = sorted(curves["lang"].unique()) if len(curves) else []
-    styles = {lang: dict(color=figures.PALETTE[i % 7], marker=figures.MARKERS[i % len(figures.MARKERS)])
-              for i, lang in enumerate(langs)}
+    styles = {
+        lang: dict(color=figures.PALETTE[i % 7], marker=figures.MARKERS[i % len(figures.MARKERS)])
+        for i, lang in enumerate(langs)
+    }
     for ax, (key, part) in zip(axes, panels, strict=False):
         info = dict(zip(panel_keys, key, strict=True))
         for lang, line in part.groupby("lang"):
@@ -103,21 +157,40 @@ def alpha_figure(curves: pd.DataFrame, chosen: pd.DataFrame, settings: str) -> F
                 picked = picked[picked[column] == value]
             at = line.set_index("alpha")["mean"]
             for alpha in picked[picked["lang"] == lang]["alpha"].unique():
-                ax.plot([alpha], [at.get(alpha, np.nan)], marker="*", markersize=13, color=styles[lang]["color"],
-                        markeredgecolor="black", linestyle="")
-        lines = [f"{TASK_LABELS.get(info['task'], info['task'])} ({METRIC_LABELS.get(info['metric'])})",
-                 f"{model_name(info)}, k = {int(info['freeze'])}, layer {int(info['layer'])},",
-                 selection_label(info['selection'])]
+                ax.plot(
+                    [alpha],
+                    [at.get(alpha, np.nan)],
+                    marker="*",
+                    markersize=13,
+                    color=styles[lang]["color"],
+                    markeredgecolor="black",
+                    linestyle="",
+                )
+        lines = [
+            f"{TASK_LABELS.get(info['task'], info['task'])} ({METRIC_LABELS.get(info['metric'])})",
+            f"{model_name(info)}, k = {int(info['freeze'])}, layer {int(info['layer'])},",
+            selection_label(info["selection"]),
+        ]
         # each line within its panel (TITLE_CHARS), not running into the next panel's title
         ax.set_title("\n".join(textwrap.fill(line, TITLE_CHARS) for line in lines), fontsize=9)
         ax.set_xlabel("\u03b1")
         ax.set_ylabel("dev score (%)")
         ax.grid(alpha=0.3)
-    for ax in axes[max(1, len(panels)):]:
+    for ax in axes[max(1, len(panels)) :]:
         ax.set_visible(False)
     handles = [Line2D([], [], label=lang, markersize=4, **styles[lang]) for lang in langs]
-    handles.append(Line2D([], [], marker="*", markersize=11, color="0.5", markeredgecolor="black", linestyle="",
-                          label="\u03b1 chosen on dev"))
+    handles.append(
+        Line2D(
+            [],
+            [],
+            marker="*",
+            markersize=11,
+            color="0.5",
+            markeredgecolor="black",
+            linestyle="",
+            label="\u03b1 chosen on dev",
+        )
+    )
     fig.legend(handles=handles, loc="outside right center", fontsize=8, frameon=False)
     _suptitle(fig, "MDS: dev score against \u03b1 per language", settings)
     return fig
@@ -131,16 +204,23 @@ def render_alpha(ctx: ReportContext) -> list[Block]:
     test = df[(df["split"] == "test") & (df["transform"] == "mds") & df["selected"].astype(bool) & main]
     mds = df[(df["transform"] == "mds") & main]
     line = shown_line(mds, ["MDS rows"])
-    blocks = [text("\u03b1 is chosen per language on that language's dev split (the highest dev score over the "
-                   "configured grid), then applied to its test split: the curves and the table under them show the dev "
-                   "scores for every \u03b1, the star the choice. Metric: XNLI accuracy, UPOS accuracy, LAS, span F1.")]
+    blocks = [
+        text(
+            "\u03b1 is chosen per language on that language's dev split (the highest dev score over the "
+            "configured grid), then applied to its test split: the curves and the table under them show the dev "
+            "scores for every \u03b1, the star the choice. Metric: XNLI accuracy, UPOS accuracy, LAS, span F1."
+        )
+    ]
     if curves.empty:
         blocks.append(empty_block("\u03b1 on dev", f"The transfer table ({where}) has no MDS rows on a dev split."))
     else:
         table = alpha_table(curves, chosen, test, where, "Dev score against \u03b1 and the \u03b1 chosen")
     line = f"dev split; {line}"
-    blocks.append(ctx.figure("transfer_mds_alpha", alpha_figure(curves, chosen, line), ALPHA_CAPTION, line,
-                             "MDS \u03b1 chosen on dev"))
+    blocks.append(
+        ctx.figure(
+            "transfer_mds_alpha", alpha_figure(curves, chosen, line), ALPHA_CAPTION, line, "MDS \u03b1 chosen on dev"
+        )
+    )
     if not curves.empty:  # the figure's numbers, each with its test score: behind its title, as the figure shows them
         blocks.append({**table, "collapsed": True})
     blocks.append(full_table(df))
@@ -149,8 +229,23 @@ def render_alpha(ctx: ReportContext) -> list[Block]:
 
 # ---------------------------------------------------------------------------------------------- all numbers
 
-FULL_KEYS = ["task", "model", "size", "window", "freeze", "train_transform", "selection", "split", "transform",
-             "layer", "alpha", "selected", "lang", "metric", "seed"]
+FULL_KEYS = [
+    "task",
+    "model",
+    "size",
+    "window",
+    "freeze",
+    "train_transform",
+    "selection",
+    "split",
+    "transform",
+    "layer",
+    "alpha",
+    "selected",
+    "lang",
+    "metric",
+    "seed",
+]
 
 
 def full_table(df: pd.DataFrame) -> Block:
@@ -158,7 +253,16 @@ def full_table(df: pd.DataFrame) -> Block:
     keys = [k for k in FULL_KEYS if k in df]
     results = [r for r in RESULTS if r in df]
     df = df.sort_values(keys, kind="stable")
-    rows = [[fmt_setting(k, r[k]) for k in keys] + [f"{r['value']:.{DIGITS}f}"]
-            + ([fmt_count(r["n"])] if "n" in results else []) for r in df[keys + results].to_dict("records")]
-    return table_block(f"Zero-shot transfer: all numbers ({len(rows)} rows)", keys + results, rows, collapsed=True,
-                       numeric=range(len(keys), len(keys) + len(results)))
+    rows = [
+        [fmt_setting(k, r[k]) for k in keys]
+        + [f"{r['value']:.{DIGITS}f}"]
+        + ([fmt_count(r["n"])] if "n" in results else [])
+        for r in df[keys + results].to_dict("records")
+    ]
+    return table_block(
+        f"Zero-shot transfer: all numbers ({len(rows)} rows)",
+        keys + results,
+        rows,
+        collapsed=True,
+        numeric=range(len(keys), len(keys) + len(results)),
+    )

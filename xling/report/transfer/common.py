@@ -15,19 +15,59 @@ from xling.data.transfer_tasks import TASK_METRIC  # noqa: F401  (what alpha cur
 from xling.evaluate.alignment import language_study_rows
 from xling.plan.figures import ALPHA_CAPTION, WINDOW_CAPTION, XNLI_CAPTION  # noqa: F401  (used by the sections)
 from xling.report import figures
-from xling.report.blocks import (DASH, MODEL_KEYS, Block, flatten, fmt_setting, group, model_groups, model_name,
-                                 settings_block)
+from xling.report.blocks import (
+    DASH,
+    MODEL_KEYS,
+    Block,
+    flatten,
+    fmt_setting,
+    group,
+    model_groups,
+    model_name,
+    settings_block,
+)
 from xling.report.core import ReportContext, recorded_json, table_with_rows
 from xling.report.flags import cell_reason, flagged_cell, with_flags
 
 TABLE = "transfer"
-REQUIRED = ("task", "model", "size", "window", "freeze", "train_transform", "seed", "selection", "lang", "split",
-            "transform", "layer", "alpha", "selected", "metric", "value", "finetune_settings")
-RESULTS = ("value", "n", "best_epoch", "ci_low", "ci_high", "learn_check")  # each seed's own: its selection, item interval, learning check
+REQUIRED = (
+    "task",
+    "model",
+    "size",
+    "window",
+    "freeze",
+    "train_transform",
+    "seed",
+    "selection",
+    "lang",
+    "split",
+    "transform",
+    "layer",
+    "alpha",
+    "selected",
+    "metric",
+    "value",
+    "finetune_settings",
+)
+RESULTS = (
+    "value",
+    "n",
+    "best_epoch",
+    "ci_low",
+    "ci_high",
+    "learn_check",
+)  # each seed's own: its selection, item interval, learning check
 TASK_ORDER = ("xnli", "pos", "parsing", "ner")
 TASK_LABELS = {"xnli": "XNLI", "pos": "UD POS tagging", "parsing": "UD dependency parsing", "ner": "WikiAnn NER"}
-METRIC_LABELS = {"accuracy": "accuracy", "upos": "UPOS accuracy", "uas": "UAS", "las": "LAS", "f1": "span F1",
-                 "precision": "span precision", "recall": "span recall"}
+METRIC_LABELS = {
+    "accuracy": "accuracy",
+    "upos": "UPOS accuracy",
+    "uas": "UAS",
+    "las": "LAS",
+    "f1": "span F1",
+    "precision": "span precision",
+    "recall": "span recall",
+}
 CHANCE = {("xnli", "accuracy"): 100 / 3}  # the figures' chance line; the cells' flags are the findings' (report.flags)
 SELECTION_LABELS = {"en_dev": "English dev (the papers')", "avg_dev": "average dev over languages (Cao et al.)"}
 #: a table title's words for a checkpoint selection: both selections can stand on one page, each named in full
@@ -44,10 +84,12 @@ DESCRIPTION = (
     "Test-time transforms act at one layer: "
     "zero-mean (each language centred on its mean, also while fine-tuning on English) and MDS (the target "
     "language moved toward English, h + \u03b1 (R_en \u2212 R_xx), \u03b1 chosen per language on that language's "
-    "dev split, then applied to its test split).")
+    "dev split, then applied to its test split)."
+)
 
 
 # ---------------------------------------------------------------------------------------------- seeds and cells
+
 
 def _settings_of(df: pd.DataFrame, keys: Iterable[str], free: Iterable[str] = ()) -> list[str]:
     skip = set(keys) | set(free) | set(RESULTS) | {"seed", "flag"}
@@ -66,14 +108,18 @@ def check_cells(df: pd.DataFrame, keys: list[str], where: str, free: Iterable[st
         if not bad.empty:
             cell = bad.index[0] if isinstance(bad.index[0], tuple) else (bad.index[0],)
             column = bad.columns[(bad.iloc[0] > 1).to_numpy()][0]
-            raise ValueError(f"{where}: several values of {column} in one cell ("
-                             + ", ".join(f"{k}={v}" for k, v in zip(keys, cell, strict=True))
-                             + "); the report averages seeds only")
+            raise ValueError(
+                f"{where}: several values of {column} in one cell ("
+                + ", ".join(f"{k}={v}" for k, v in zip(keys, cell, strict=True))
+                + "); the report averages seeds only"
+            )
     duplicated = df.duplicated([*keys, "seed"], keep=False)
     if duplicated.any():
         row = df[duplicated].iloc[0]
-        raise ValueError(f"{where}: {int(duplicated.sum())} rows share one cell and seed, e.g. "
-                         + ", ".join(f"{k}={row[k]}" for k in [*keys, "seed"]))
+        raise ValueError(
+            f"{where}: {int(duplicated.sum())} rows share one cell and seed, e.g. "
+            + ", ".join(f"{k}={row[k]}" for k in [*keys, "seed"])
+        )
 
 
 def seed_stats(df: pd.DataFrame, keys: list[str], where: str, free: Iterable[str] = ()) -> pd.DataFrame:
@@ -93,11 +139,16 @@ def average_stats(df: pd.DataFrame, keys: list[str], pivot: str) -> pd.DataFrame
     if targets.empty:
         return pd.DataFrame(columns=[*keys, "mean", "sd", "n_seeds", "n_langs"])
     per_seed = targets.groupby([*keys, "seed"], dropna=False).agg(value=("value", "mean"), n_langs=("lang", "nunique"))
-    stats = per_seed.groupby(keys, dropna=False).agg(mean=("value", "mean"), sd=("value", "std"),
-                                                      n_seeds=("value", "count"), n_langs=("n_langs", "max"))
+    stats = per_seed.groupby(keys, dropna=False).agg(
+        mean=("value", "mean"), sd=("value", "std"), n_seeds=("value", "count"), n_langs=("n_langs", "max")
+    )
     if "flag" in df:  # an average over a degenerate language carries that language's reason, named
-        named = targets.assign(flag=[f"{lang}: {f}" if isinstance(f, str) and f else None
-                                     for lang, f in zip(targets["lang"], targets["flag"], strict=True)])
+        named = targets.assign(
+            flag=[
+                f"{lang}: {f}" if isinstance(f, str) and f else None
+                for lang, f in zip(targets["lang"], targets["flag"], strict=True)
+            ]
+        )
         stats = stats.join(named.groupby(keys, dropna=False)["flag"].agg(cell_reason).rename("flag"))
     return stats.reset_index()
 
@@ -122,8 +173,11 @@ def score_cell(stats: Mapping | None, extra: str = "") -> dict | str:
     if extra:
         sub.append(extra)
     reason = stats.get("flag")
-    return flagged_cell(fmt_score(stats["mean"], stats["sd"], stats["n_seeds"]),
-                        reason if isinstance(reason, str) else None, " \u00b7 ".join(sub))
+    return flagged_cell(
+        fmt_score(stats["mean"], stats["sd"], stats["n_seeds"]),
+        reason if isinstance(reason, str) else None,
+        " \u00b7 ".join(sub),
+    )
 
 
 def window_drop(large: float, small: float) -> float:
@@ -133,6 +187,7 @@ def window_drop(large: float, small: float) -> float:
 
 
 # ---------------------------------------------------------------------------------------------- labels and settings
+
 
 def lang_columns(langs: Iterable[str], pivot: str) -> tuple[list[str], list]:
     """The pivot first (marked: the fine-tuning language), then the others in order; and their headers."""
@@ -154,9 +209,13 @@ def freeze_cell(freeze: int) -> str:
 def variant_label(train_transform: str, transform: str, layer) -> str:
     """How the vectors were treated: none, zero-mean (in fine-tuning and test) or MDS (test only)."""
     at = f", layer {int(layer)}" if pd.notna(layer) and int(layer) >= 0 else ""
-    known = {("none", "none"): "none", ("zero_mean", "zero_mean"): f"zero-mean (fine-tuning and test{at})",
-             ("none", "mds"): f"MDS (test{at})", ("none", "rotation-word"): f"word-aligned rotation (test{at})",
-             ("none", "rotation-sentence"): f"sentence-aligned rotation (test{at})"}
+    known = {
+        ("none", "none"): "none",
+        ("zero_mean", "zero_mean"): f"zero-mean (fine-tuning and test{at})",
+        ("none", "mds"): f"MDS (test{at})",
+        ("none", "rotation-word"): f"word-aligned rotation (test{at})",
+        ("none", "rotation-sentence"): f"sentence-aligned rotation (test{at})",
+    }
     return known.get((train_transform, transform), f"fine-tuning {train_transform}, test {transform}{at}")
 
 
@@ -192,12 +251,17 @@ def _per_model(df: pd.DataFrame, column: str) -> str:
     per_model = df.groupby("model")[column]
     if (per_model.nunique() <= 1).all():
         first = per_model.first()
-        return ", ".join(f"{figures.model_label(m)} {fmt_setting(column, first[m])}"
-                         for m in figures.ordered_models(first.index) if pd.notna(first[m]))
+        return ", ".join(
+            f"{figures.model_label(m)} {fmt_setting(column, first[m])}"
+            for m in figures.ordered_models(first.index)
+            if pd.notna(first[m])
+        )
     parts = []
     for key in model_groups(df):
         vals = sorted(_group_rows(df, key)[column].dropna().unique().tolist(), key=str)
-        parts.append(f"{model_name(dict(zip(MODEL_KEYS, key, strict=True)))} {'/'.join(fmt_setting(column, v) for v in vals)}")
+        parts.append(
+            f"{model_name(dict(zip(MODEL_KEYS, key, strict=True)))} {'/'.join(fmt_setting(column, v) for v in vals)}"
+        )
     return ", ".join(parts)
 
 
@@ -205,15 +269,21 @@ def shown_line(df: pd.DataFrame, choices: Iterable[str] = ()) -> str:
     """The settings behind a table or figure: the section's choices, then what the rows recorded (freeze,
     seeds, the pretrained models' dimension, data source, vocabulary, pretraining seed)."""
     parts = list(choices)
-    for column, label in (("dim", "dim"), ("source", "data"), ("vocab", "vocabulary"),
-                          ("pretrain_seed", "pretraining seed")):
+    for column, label in (
+        ("dim", "dim"),
+        ("source", "data"),
+        ("vocab", "vocabulary"),
+        ("pretrain_seed", "pretraining seed"),
+    ):
         value = _per_model(df, column)
         if value:
             parts.append(f"{label} {value}")
     seeds = sorted(df["seed"].dropna().unique().tolist()) if "seed" in df else []
     if seeds:
-        parts.append(("fine-tuning seed " if len(seeds) == 1 else "mean \u00b1 sd over fine-tuning seeds ")
-                     + ", ".join(str(int(s)) for s in seeds))
+        parts.append(
+            ("fine-tuning seed " if len(seeds) == 1 else "mean \u00b1 sd over fine-tuning seeds ")
+            + ", ".join(str(int(s)) for s in seeds)
+        )
     return "; ".join(parts)
 
 

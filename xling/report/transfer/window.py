@@ -13,9 +13,21 @@ from xling.report.blocks import DASH, MODEL_KEYS, Block, empty_block, table_bloc
 from xling.report.core import ReportContext, register_section
 from xling.report.figures import size_label
 from xling.report.flags import cell_reason, flagged_cell
-from xling.report.transfer.common import (DIGITS, PAPER_SELECTION, TABLE, WINDOW_CAPTION, _check_table, _suptitle,
-                                          average_stats, lang_columns, seed_stats, selection_label, selections, shown_line,
-                                          window_drop)
+from xling.report.transfer.common import (
+    DIGITS,
+    PAPER_SELECTION,
+    TABLE,
+    WINDOW_CAPTION,
+    _check_table,
+    _suptitle,
+    average_stats,
+    lang_columns,
+    seed_stats,
+    selection_label,
+    selections,
+    shown_line,
+    window_drop,
+)
 from xling.report.transfer.xnli import xnli_grid
 
 
@@ -37,10 +49,22 @@ def window_effect(grid: pd.DataFrame, pivot: str, where: str) -> pd.DataFrame:
         large, small = int(windows.index.max()), int(windows.index.min())
         # a drop from or to a degenerate accuracy carries its reason, named by window
         flags = cell.set_index("window")["flag"] if "flag" in cell else pd.Series(dtype=object)
-        reason = cell_reason(f"window {w}: {flags[w]}" for w in (large, small)
-                             if w in flags.index and isinstance(flags[w], str))
-        rows.append(dict(model=model, size=size, lang=lang, large=large, small=small, acc_large=windows[large],
-                         acc_small=windows[small], drop=window_drop(windows[large], windows[small]), flag=reason))
+        reason = cell_reason(
+            f"window {w}: {flags[w]}" for w in (large, small) if w in flags.index and isinstance(flags[w], str)
+        )
+        rows.append(
+            dict(
+                model=model,
+                size=size,
+                lang=lang,
+                large=large,
+                small=small,
+                acc_large=windows[large],
+                acc_small=windows[small],
+                drop=window_drop(windows[large], windows[small]),
+                flag=reason,
+            )
+        )
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -57,8 +81,11 @@ def window_table(effect: pd.DataFrame, pivot: str, title: str, note: str) -> Blo
             if lang in cell.index:
                 r = cell.loc[lang]
                 reason = r["flag"] if isinstance(r.get("flag"), str) else None
-                row.append(flagged_cell(f"{r['drop']:+.1f} %",
-                                        reason, f"{r['acc_large']:.{DIGITS}f} \u2192 {r['acc_small']:.{DIGITS}f}"))
+                row.append(
+                    flagged_cell(
+                        f"{r['drop']:+.1f} %", reason, f"{r['acc_large']:.{DIGITS}f} \u2192 {r['acc_small']:.{DIGITS}f}"
+                    )
+                )
             else:
                 row.append(DASH)
         rows.append(row)
@@ -72,27 +99,48 @@ def window_figure(effect: pd.DataFrame, pivot: str, settings: str) -> Figure:
     sizes = sorted(effect["size"].unique())
     langs, _ = lang_columns([lang for lang in effect["lang"].unique() if not lang.startswith("avg")], pivot)
     models = figures.ordered_models(effect["model"])
-    fig = Figure(figsize=(float(np.clip(2.5 + 0.35 * max(1, len(langs)) * max(1, len(models)), 7, 15)),
-                          0.9 + 2.6 * max(1, len(sizes))), dpi=figures.DPI, layout="constrained")
+    fig = Figure(
+        figsize=(
+            float(np.clip(2.5 + 0.35 * max(1, len(langs)) * max(1, len(models)), 7, 15)),
+            0.9 + 2.6 * max(1, len(sizes)),
+        ),
+        dpi=figures.DPI,
+        layout="constrained",
+    )
     axes = np.atleast_1d(fig.subplots(max(1, len(sizes)), 1, sharex=True, squeeze=False)[:, 0])
     if effect.empty:
-        axes[0].text(0.5, 0.5, "no window effect to show: the XNLI rows have one context window per model "
-                     "(or none)", ha="center", va="center", transform=axes[0].transAxes)
+        axes[0].text(
+            0.5,
+            0.5,
+            "no window effect to show: the XNLI rows have one context window per model (or none)",
+            ha="center",
+            va="center",
+            transform=axes[0].transAxes,
+        )
         axes[0].set_axis_off()
     bar = min(0.8 / max(1, len(models)), 0.3)
     x = np.arange(len(langs))
     for ax, size in zip(axes, sizes, strict=False):
         for j, model in enumerate(models):
             cell = effect[(effect["size"] == size) & (effect["model"] == model)].set_index("lang").reindex(langs)
-            bars = ax.bar(x - bar * len(models) / 2 + bar * (j + 0.5), cell["drop"], bar * 0.92,
-                          color=figures.PALETTE[j % len(figures.PALETTE)], label=figures.model_label(model))
+            bars = ax.bar(
+                x - bar * len(models) / 2 + bar * (j + 0.5),
+                cell["drop"],
+                bar * 0.92,
+                color=figures.PALETTE[j % len(figures.PALETTE)],
+                label=figures.model_label(model),
+            )
             for patch, reason in zip(bars, cell["flag"] if "flag" in cell else [], strict=False):
                 if isinstance(reason, str):  # drawn from a degenerate accuracy: hatched, as the legend says
                     patch.set_hatch("xx")
                     patch.set_edgecolor("black")
         windows = effect[effect["size"] == size]
-        ax.set_title(f"{size_label(size)} sentences/language: window {int(windows['large'].max())} \u2192 "
-                     f"{int(windows['small'].min())}", fontsize=10, loc="left")
+        ax.set_title(
+            f"{size_label(size)} sentences/language: window {int(windows['large'].max())} \u2192 "
+            f"{int(windows['small'].min())}",
+            fontsize=10,
+            loc="left",
+        )
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_ylabel("accuracy drop (%)")
         ax.grid(axis="y", alpha=0.3)
@@ -103,8 +151,14 @@ def window_figure(effect: pd.DataFrame, pivot: str, settings: str) -> Figure:
         fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
     drawn = effect[~effect["lang"].astype(str).str.startswith("avg")]
     flagged = int(drawn["flag"].map(lambda f: isinstance(f, str)).sum()) if "flag" in drawn else 0
-    degenerate = (f"\nhatched: {flagged} of {len(drawn)} drops start or end at a degenerate accuracy "
-                  f"(\u2020 in the table), so they carry no window effect") if flagged else ""
+    degenerate = (
+        (
+            f"\nhatched: {flagged} of {len(drawn)} drops start or end at a degenerate accuracy "
+            f"(\u2020 in the table), so they carry no window effect"
+        )
+        if flagged
+        else ""
+    )
     _suptitle(fig, "XNLI accuracy drop from the largest to the smallest context window" + degenerate, settings)
     return fig
 
@@ -118,16 +172,29 @@ def render_window(ctx: ReportContext) -> list[Block]:
     grid = xnli_grid(df, chosen) if len(xnli) else xnli
     effect = window_effect(grid, pivot, where)
     line = shown_line(grid, ["XNLI test accuracy", selection_label(chosen), "no transform", "smallest freeze"])
-    blocks = [text("Liu et al. (2020) Figure 6: the same models pretrained with the largest and the smallest "
-                   "context window. Drop = (accuracy at the largest window \u2212 accuracy at the smallest) / "
-                   "accuracy at the largest \u00d7 100, from the seed means; a negative drop means the small "
-                   "window transfers better. Under each drop: the two accuracies.")]
+    blocks = [
+        text(
+            "Liu et al. (2020) Figure 6: the same models pretrained with the largest and the smallest "
+            "context window. Drop = (accuracy at the largest window \u2212 accuracy at the smallest) / "
+            "accuracy at the largest \u00d7 100, from the seed means; a negative drop means the small "
+            "window transfers better. Under each drop: the two accuracies."
+        )
+    ]
     if effect.empty:
-        blocks.append(empty_block("Window effect", "No model has XNLI results at two context windows in this "
-                                                   "run."))
+        blocks.append(empty_block("Window effect", "No model has XNLI results at two context windows in this run."))
     else:
-        blocks.append(window_table(effect, pivot, "XNLI accuracy drop (%) from the largest to the smallest window",
-                                   f"Settings: {line}."))
-    blocks.append(ctx.figure("transfer_xnli_window_effect", window_figure(effect, pivot, line), WINDOW_CAPTION,
-                             line, "XNLI window effect"))
+        blocks.append(
+            window_table(
+                effect, pivot, "XNLI accuracy drop (%) from the largest to the smallest window", f"Settings: {line}."
+            )
+        )
+    blocks.append(
+        ctx.figure(
+            "transfer_xnli_window_effect",
+            window_figure(effect, pivot, line),
+            WINDOW_CAPTION,
+            line,
+            "XNLI window effect",
+        )
+    )
     return blocks

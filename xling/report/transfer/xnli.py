@@ -14,18 +14,42 @@ from xling.report.blocks import DASH, MODEL_KEYS, Block, empty_block, model_grou
 from xling.plan.figures import transfer_sizes
 from xling.report.core import ReportContext, register_section
 from xling.report.figures import size_label
-from xling.report.transfer.common import (CHANCE, DESCRIPTION, PAPER_SELECTION, RESULTS, TABLE, XNLI_CAPTION,
-                                          _check_table, _group_rows, _stats_index, _suptitle, average_stats,
-                                          finetune_blocks, freeze_cell, lang_columns, score_cell, seed_stats,
-                                          selection_label, selection_title, selections, shown_line)
+from xling.report.transfer.common import (
+    CHANCE,
+    DESCRIPTION,
+    PAPER_SELECTION,
+    RESULTS,
+    TABLE,
+    XNLI_CAPTION,
+    _check_table,
+    _group_rows,
+    _stats_index,
+    _suptitle,
+    average_stats,
+    finetune_blocks,
+    freeze_cell,
+    lang_columns,
+    score_cell,
+    seed_stats,
+    selection_label,
+    selection_title,
+    selections,
+    shown_line,
+)
 
 
 def xnli_grid(df: pd.DataFrame, selection: str) -> pd.DataFrame:
     """The model comparison of Liu et al. Figures 2 and 4: XNLI test accuracy without any transform, for one
     checkpoint selection, each model at its smallest freeze (static models -1, BERTs 0 when fine-tuned whole)."""
-    rows = df[(df["task"] == "xnli") & (df["metric"] == "accuracy") & (df["split"] == "test")
-              & (df["transform"] == "none") & (df["train_transform"] == "none") & df["selected"].astype(bool)
-              & (df["selection"] == selection)]
+    rows = df[
+        (df["task"] == "xnli")
+        & (df["metric"] == "accuracy")
+        & (df["split"] == "test")
+        & (df["transform"] == "none")
+        & (df["train_transform"] == "none")
+        & df["selected"].astype(bool)
+        & (df["selection"] == selection)
+    ]
     if rows.empty:
         return rows
     smallest = rows.groupby(MODEL_KEYS)["freeze"].transform("min")
@@ -40,8 +64,12 @@ def xnli_table(grid: pd.DataFrame, pivot: str, where: str, title: str, note: str
     rows = []
     for key in model_groups(grid):
         freeze = _group_rows(grid, key)["freeze"].iloc[0]
-        row = [figures.model_label(key[0]) if key[1] else key[0], size_label(key[1]) if key[1] else DASH,
-               str(int(key[2])) if key[1] else DASH, freeze_cell(freeze)]
+        row = [
+            figures.model_label(key[0]) if key[1] else key[0],
+            size_label(key[1]) if key[1] else DASH,
+            str(int(key[2])) if key[1] else DASH,
+            freeze_cell(freeze),
+        ]
         row += [score_cell(stats.get((*key, lang))) for lang in langs]
         rows.append(row + [score_cell(averages.get(key))])
     columns = ["model", "size (sentences/lang)", "window", "frozen (k)", *header, f"avg w/o {pivot}"]
@@ -64,11 +92,16 @@ def xnli_by_model_figure(grid: pd.DataFrame, size: int, pivot: str, settings: st
     axes = np.atleast_1d(fig.subplots(n_panels, 1, sharex=True, sharey=True, squeeze=False)[:, 0])
     chance = CHANCE[("xnli", "accuracy")]
     if not windows:
-        axes[0].text(0.5, 0.5, f"no XNLI results for models trained on {size_label(size)} sentences per language",
-                     ha="center", va="center", transform=axes[0].transAxes)
+        axes[0].text(
+            0.5,
+            0.5,
+            f"no XNLI results for models trained on {size_label(size)} sentences per language",
+            ha="center",
+            va="center",
+            transform=axes[0].transAxes,
+        )
         axes[0].set_axis_off()
-    summary = (grid.groupby([*MODEL_KEYS, "lang"])["value"].agg(["mean", "std"]).reset_index()
-               if len(grid) else None)
+    summary = grid.groupby([*MODEL_KEYS, "lang"])["value"].agg(["mean", "std"]).reset_index() if len(grid) else None
     bar = min(0.8 / max(1, len(models)), 0.3)
     x = np.arange(len(langs))
     for ax, window in zip(axes, windows, strict=False):
@@ -78,9 +111,18 @@ def xnli_by_model_figure(grid: pd.DataFrame, size: int, pivot: str, settings: st
             offsets = x - bar * len(panel) / 2 + bar * (j + 0.5)
             label = model_name(dict(zip(MODEL_KEYS, key, strict=True))) if key[1] == 0 else figures.model_label(key[0])
             spread = cell["std"].to_numpy() if cell["std"].notna().any() else None
-            ax.bar(offsets, cell["mean"], bar * 0.92, yerr=spread, capsize=2, error_kw=dict(elinewidth=0.8),
-                   color=figures.PALETTE[j % len(figures.PALETTE)], hatch="//" if key[1] == 0 else "",
-                   edgecolor="white", label=label + (" (reference)" if key[1] == 0 else ""))
+            ax.bar(
+                offsets,
+                cell["mean"],
+                bar * 0.92,
+                yerr=spread,
+                capsize=2,
+                error_kw=dict(elinewidth=0.8),
+                color=figures.PALETTE[j % len(figures.PALETTE)],
+                hatch="//" if key[1] == 0 else "",
+                edgecolor="white",
+                label=label + (" (reference)" if key[1] == 0 else ""),
+            )
         if pivot in langs:
             ax.axvspan(langs.index(pivot) - 0.5, langs.index(pivot) + 0.5, color="0.92", zorder=0)
         ax.axhline(chance, zorder=3, **figures.CHANCE_STYLE)
@@ -97,32 +139,54 @@ def xnli_by_model_figure(grid: pd.DataFrame, size: int, pivot: str, settings: st
     return fig
 
 
-@register_section("transfer_xnli", "Zero-shot transfer: XNLI by model, data size and window", required=(TABLE,),
-                  results={TABLE: RESULTS})
+@register_section(
+    "transfer_xnli",
+    "Zero-shot transfer: XNLI by model, data size and window",
+    required=(TABLE,),
+    results={TABLE: RESULTS},
+)
 def render_xnli(ctx: ReportContext) -> list[Block]:
     df, where = _check_table(ctx)
     pivot = ctx.pivot
-    blocks = [text(DESCRIPTION, "This section follows Liu et al. (2020) Figures 2 and 4: XNLI test accuracy of "
-                   "every model, without transforms, each at its smallest number of frozen layers (the static "
-                   "models' vectors are always frozen; their classifier is named in the fine-tuning settings "
-                   "below). English is the fine-tuning language; the other columns are zero-shot.")]
+    blocks = [
+        text(
+            DESCRIPTION,
+            "This section follows Liu et al. (2020) Figures 2 and 4: XNLI test accuracy of "
+            "every model, without transforms, each at its smallest number of frozen layers (the static "
+            "models' vectors are always frozen; their classifier is named in the fine-tuning settings "
+            "below). English is the fine-tuning language; the other columns are zero-shot.",
+        )
+    ]
     xnli = df[df["task"] == "xnli"]
     if xnli.empty:
-        blocks.append(empty_block("XNLI", f"The transfer table ({where}) has no XNLI rows: this run does not "
-                                          "fine-tune on XNLI."))
+        blocks.append(
+            empty_block("XNLI", f"The transfer table ({where}) has no XNLI rows: this run does not fine-tune on XNLI.")
+        )
     chosen = selections(xnli)[0] if len(xnli) else PAPER_SELECTION
     for selection in selections(xnli):
         grid = xnli_grid(df, selection)
-        choices = ["test split", selection_label(selection), "no transform",
-                   "each model at its smallest freeze"]
-        blocks.append(xnli_table(grid, pivot, where, f"XNLI test accuracy (%) by model, {selection_title(selection)}",
-                                 f"Settings: {shown_line(grid, choices)}. Hugging Face checkpoints have no data "
-                                 "size or window of ours."))
+        choices = ["test split", selection_label(selection), "no transform", "each model at its smallest freeze"]
+        blocks.append(
+            xnli_table(
+                grid,
+                pivot,
+                where,
+                f"XNLI test accuracy (%) by model, {selection_title(selection)}",
+                f"Settings: {shown_line(grid, choices)}. Hugging Face checkpoints have no data size or window of ours.",
+            )
+        )
     grid = xnli_grid(df, chosen) if len(xnli) else xnli
     line = shown_line(grid, ["test split", selection_label(chosen), "no transform", "smallest freeze"])
     for size in transfer_sizes(ctx.config):
         fig = xnli_by_model_figure(grid, size, pivot, line)
-        blocks.append(ctx.figure(f"transfer_xnli_{size}", fig, XNLI_CAPTION, line,
-                                 f"XNLI by model, {size_label(size)} sentences per language"))
+        blocks.append(
+            ctx.figure(
+                f"transfer_xnli_{size}",
+                fig,
+                XNLI_CAPTION,
+                line,
+                f"XNLI by model, {size_label(size)} sentences per language",
+            )
+        )
     blocks += finetune_blocks(df, ["xnli"])
     return blocks
