@@ -2,7 +2,7 @@
 #   make demo   create .venv, install, run the offline demo  -> results/demo/report.html
 #   make test-fast   unit and plan tests, no whole workflow run (minutes)
 #   make test   create .venv, install, run the whole test suite (CI)
-#   make style   the linter and the formatters' check (seconds); make format applies the formatters
+#   make style   lint and formatting checked in seconds, first in make test and test-fast (make format applies it)
 #   make cost   what a run costs before launch (CONFIG=presets/X.yaml; default config.yaml, the full study)
 PYTHON ?= python3
 VENV ?= .venv
@@ -49,7 +49,7 @@ demo: install
 	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --configfile presets/demo.yaml
 	@echo "report: results/demo/report.html"
 
-test: install
+test: install style
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
 
 # the real preset's tests alone (presets/real.yaml on ../shared/data, its whole run included; make test runs them too)
@@ -59,7 +59,7 @@ test-real: install
 # The fast tier (docs/testing.md): the tests marked `workflow` (Snakemake end to end: the shared test-preset run and
 # the tests on it, the demo's and the real preset's runs, the SLURM branch) and `slow` (unit tests of a minute or
 # more on two cores: kill-and-resume, DDP) left out; `make test` runs them
-test-fast: install
+test-fast: install style
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not workflow and not slow"
 
 # GPUS: the GPU counts to schedule the run on
