@@ -73,7 +73,7 @@ lint: install
 
 # The code's style, checked in seconds before the tests (configured in pyproject.toml: ruff's F and B rules at 120
 # columns, ruff format, snakefmt); `make format` rewrites the files so that `make style` passes, the lint aside.
-# Formatting changes the code's content hash, so the jobs of a formatted file rerun once (or `make accept-code`).
+# Formatting reruns no job: a module's code version hashes its syntax tree (docs/testing.md, "Style").
 SMK := Snakefile rules/
 style: install
 	$(BIN)/ruff check
