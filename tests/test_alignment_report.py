@@ -373,9 +373,13 @@ def test_pos_and_frequency_claims():
         "base BERT, rank difference 0-9 80.000, base BERT, rank difference 100+ 40.000" in evidence["cao2020.frequency"]
     )
     assert "base BERT, drop 40.000, word-aligned BERT (fine-tuned), drop 10.000" in evidence["cao2020.frequency"]
-    few = frequency_table().assign(n_queries=20)  # every bin under 30 queries: left out
-    found, _ = verdicts({"contextual_retrieval_frequency": few})
-    assert found["cao2020.frequency"] == NOT_MEASURED
+    few = frequency_table().assign(n_queries=20)  # every bin under 30 queries: the analysis ran, too thin to judge
+    found, evidence = verdicts({"contextual_retrieval_frequency": few})
+    assert found["cao2020.frequency"] == NOT_MEASURABLE and "queries or more" in evidence["cao2020.frequency"]
+    one_bin = frequency_table()  # only one bin of 30 queries or more: no drop to measure
+    one_bin.loc[one_bin["rank_difference"] != "0-9", "n_queries"] = 20
+    assert verdicts({"contextual_retrieval_frequency": one_bin})[0]["cao2020.frequency"] == NOT_MEASURABLE
+    assert verdicts({})[0]["cao2020.frequency"] == NOT_MEASURED  # no analysis in the run at all
 
 
 def with_interval(table: pd.DataFrame, half: float) -> pd.DataFrame:

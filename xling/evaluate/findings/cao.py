@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 
 from xling.evaluate.alignment import cao_retrieval, cao_xnli
-from xling.evaluate.findings.core import (Claim, Criteria, Finding, Margin, Measure, NotMeasured, Tables, _pairs,
-                                          _table, all_of, equivalent, every_unit, from_items, greater, joined_flag,
-                                          point, rows_chance_flag, rows_mean, transfer_flags, with_table_flags)
+from xling.evaluate.findings.core import (NOT_MEASURABLE, Claim, Criteria, Finding, Margin, Measure, NotMeasured,
+                                          Tables, Verdict, _pairs, _table, all_of, equivalent, every_unit, from_items,
+                                          greater, joined_flag, point, rows_chance_flag, rows_mean, transfer_flags,
+                                          with_table_flags)
 from xling.evaluate.findings.seeds import over_seeds, paired_over_seeds
 from xling.plan.models import ALIGNED_ID
 
@@ -304,15 +305,20 @@ def drop(label: str, high: Measure, low: Measure) -> Measure:
     return Measure(label, high.value - low.value, high.low - low.high, high.high - low.low, flags)
 
 
+def _too_few_queries(reason: str) -> Finding:
+    return Finding(Verdict(NOT_MEASURABLE, reason), [], dict(table="contextual_retrieval_frequency"))
+
+
 def alignment_removes_frequency_drop(tables: Tables, criteria: Criteria, pivot: str) -> Finding:
     """Base BERT's contextual retrieval accuracy is lower for the largest frequency-rank differences than for
     the smallest, and fine-tuned alignment drops less between the two. The bins are averaged over one language
-    set (the languages present in every kept bin of both settings); bins under MIN_BIN_QUERIES are dropped."""
+    set (the languages present in every kept bin of both settings); bins under MIN_BIN_QUERIES are dropped. Bins
+    too thin to compare are not measurable: the run has the analysis, its test text holds too few queries."""
     rows = _analysis(tables, "contextual_retrieval_frequency", criteria)
     if "n_queries" in rows:
         rows = rows[rows["n_queries"] >= MIN_BIN_QUERIES]
     if rows.empty:
-        raise NotMeasured(f"no frequency-rank bin with {MIN_BIN_QUERIES} queries or more")
+        return _too_few_queries(f"no frequency-rank bin with {MIN_BIN_QUERIES} queries or more")
     parts, labels, measures, used = [], [], [], set()
     for base, at in rows.groupby("base"):
         cells = at.groupby(["rank_bin", "setting"])["lang"].agg(set)
@@ -321,7 +327,8 @@ def alignment_removes_frequency_drop(tables: Tables, criteria: Criteria, pivot: 
         langs = set.intersection(*(cells[b, s] for b in bins for s in ("base_bert", "word_aligned_finetuned"))) \
             if bins else set()
         if len(bins) < 2 or not langs:
-            raise NotMeasured(f"{base}: fewer than two frequency-rank bins with a common language set")
+            return _too_few_queries(f"{base}: fewer than two frequency-rank bins of {MIN_BIN_QUERIES} queries or more "
+                                    "with a common language set")
         used |= langs
         ends = {}
         for setting in ("base_bert", "word_aligned_finetuned"):
