@@ -87,7 +87,8 @@ def aligned_improves_xnli(tables: Tables, criteria: Criteria, pivot: str) -> Fin
         ns.append(n)
         for lang in _aligned_langs(criteria, set(aligned["lang"]) & set(plain["lang"])):
             sides = [r[r["lang"] == lang] for r in (aligned, plain)]
-            a, b = (_xnli(tables, r, f"{lang} {name}", criteria) for r, name in zip(sides, ("aligned", "base"), strict=True))
+            a, b = (_xnli(tables, r, f"{lang} {name}", criteria)
+                    for r, name in zip(sides, ("aligned", "base"), strict=True))
             measures += [a, b]
             parts.append(greater(a, b, paired_over_seeds(tables, *sides, criteria), by=XNLI_GAIN))
             labels.append(f"{base} on {n:,}, {lang}")
